@@ -1,0 +1,218 @@
+# SPDX-License-Identifier: MIT
+#
+# uslab top-level Makefile, in the style of Kbuild.
+#
+#   make                 build everything (uses configs/performance_defconfig
+#                        when there is no .config yet)
+#   make run             the main job on the bundled default
+#   make check           build and run every test suite
+#   make <name>_defconfig, defconfig, olddefconfig, savedefconfig, menuconfig
+#   make install PREFIX=/usr/local
+#   make clean, distclean
+#   V=1                  show full commands
+#
+# Each folder contributes through its own Build.mk fragment (objects, programs,
+# tests), so that one layer's owner never edits another layer's rules.
+
+MAKEFLAGS += --no-builtin-rules --no-builtin-variables
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.DEFAULT_GOAL := all
+
+srctree := $(CURDIR)
+O       ?= build
+obj     := $(O)
+PREFIX  ?= /usr/local
+DESTDIR ?=
+PYTHON  := /usr/bin/python3
+KCONFIG_CONFIG ?= .config
+export KCONFIG_CONFIG
+
+ifeq ($(V),1)
+  Q :=
+  quiet := @true
+else
+  Q := @
+  quiet := @printf '  %-8s %s\n'
+endif
+
+CC      ?= gcc
+ifeq ($(origin CC),default)
+  CC := gcc
+endif
+AR      := ar
+CLANG   ?= clang
+
+# ---------------------------------------------------------------------------
+# Configuration (kconfiglib from python3-kconfiglib, run with /usr/bin/python3)
+
+config-targets := defconfig olddefconfig savedefconfig menuconfig %_defconfig \
+                  listnewconfig
+no-dot-config  := $(filter $(config-targets) clean distclean deps help,$(MAKECMDGOALS))
+
+autoconf_h := $(obj)/include/generated/autoconf.h
+auto_conf  := $(obj)/auto.conf
+kconfig-files := Kconfig $(wildcard */Kconfig)
+
+$(obj)/.deps-ok: scripts/deps.sh
+	$(Q)mkdir -p $(obj)
+	$(Q)bash scripts/deps.sh
+	$(Q)touch $@
+
+# A fresh clone has no .config: start from the default preset.
+$(KCONFIG_CONFIG): | $(obj)/.deps-ok
+	$(quiet) CONFIG "$@ from configs/performance_defconfig"
+	$(Q)$(PYTHON) -m defconfig --kconfig Kconfig configs/performance_defconfig >/dev/null
+
+# genconfig rewrites the header only when its contents change, so objects
+# rebuild exactly when the configuration does.
+$(autoconf_h) $(auto_conf) &: $(KCONFIG_CONFIG) $(kconfig-files) | $(obj)/.deps-ok
+	$(Q)mkdir -p $(dir $(autoconf_h))
+	$(Q)$(PYTHON) -m olddefconfig Kconfig >/dev/null
+	$(quiet) GEN $(autoconf_h)
+	$(Q)$(PYTHON) -m genconfig --header-path $(autoconf_h) --config-out $(auto_conf) Kconfig
+
+%_defconfig: configs/%_defconfig | $(obj)/.deps-ok
+	$(Q)$(PYTHON) -m defconfig --kconfig Kconfig $<
+defconfig: performance_defconfig
+olddefconfig: | $(obj)/.deps-ok
+	$(Q)$(PYTHON) -m olddefconfig Kconfig
+savedefconfig: | $(obj)/.deps-ok
+	$(Q)$(PYTHON) -m savedefconfig --kconfig Kconfig --out defconfig
+	@echo "wrote ./defconfig (copy it to configs/<name>_defconfig to make a preset)"
+menuconfig: | $(obj)/.deps-ok
+	$(Q)MENUCONFIG_STYLE=aquatic $(PYTHON) -m menuconfig Kconfig
+listnewconfig: | $(obj)/.deps-ok
+	$(Q)$(PYTHON) -m listnewconfig Kconfig
+.PHONY: defconfig olddefconfig savedefconfig menuconfig listnewconfig
+
+ifeq ($(no-dot-config),)
+-include $(auto_conf)
+endif
+
+# ---------------------------------------------------------------------------
+# Flags.  CONFIG_CC_WERROR (on by default, always on in CI) adds -Werror.
+
+OPT       ?= -O2
+WARNINGS  := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+             -Wno-unused-parameter -Wformat=2 -Wvla
+ifneq ($(CONFIG_CC_WERROR)$(CI),)
+  WARNINGS += -Werror
+endif
+ifeq ($(CONFIG_DEBUG_SANITIZE),y)
+  SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
+endif
+CPPFLAGS  := -D_GNU_SOURCE -I$(srctree)/include -I$(srctree) -I$(obj)/include \
+             -include $(autoconf_h)
+CFLAGS    := -std=gnu11 $(OPT) -g -fPIC -pthread -fno-strict-aliasing \
+             -fvisibility=hidden $(WARNINGS) $(SANFLAGS) $(EXTRA_CFLAGS)
+LDFLAGS   := -pthread $(SANFLAGS) $(EXTRA_LDFLAGS)
+LDLIBS    := -lurcu-memb -lurcu-common -lpthread -lrt -lm
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
+
+# Objects rebuild when the flags change, not only when sources do.
+flags-stamp := $(obj)/.flags
+flags-now   := $(CC) $(CPPFLAGS) $(CFLAGS)
+ifneq ($(no-dot-config),)
+else
+$(shell mkdir -p $(obj); [ "`cat $(flags-stamp) 2>/dev/null`" = "$(flags-now)" ] || echo "$(flags-now)" > $(flags-stamp))
+endif
+
+# ---------------------------------------------------------------------------
+# What each folder contributes.  Fragments append to:
+#   core-objs      objects of lib/ page_alloc/ slab/ percpu/ (libuslab-core.a)
+#   malloc-objs    objects of malloc/ (libuslab.so, libuslab.a)
+#   sim-objs       objects of sim/ and tools/ (the uslab CLI)
+#   progs          extra programs, built by `make`
+#   check-progs    Check suites (tests/check_*.c are found automatically)
+#   check-scripts  shell tests run by `make check`
+#   clean-files    extra things `make clean` removes
+
+core-objs   :=
+malloc-objs :=
+sim-objs    :=
+progs       :=
+check-progs :=
+check-scripts :=
+clean-files :=
+install-bins :=
+
+-include $(wildcard */Build.mk)
+
+core-lib   := $(obj)/libuslab-core.a
+shared-lib := $(obj)/libuslab.so
+static-lib := $(obj)/libuslab.a
+
+all: $(core-lib) $(if $(malloc-objs),$(shared-lib) $(static-lib)) $(progs)
+.PHONY: all
+
+$(obj)/%.o: %.c $(autoconf_h) $(flags-stamp) | $(obj)/.deps-ok
+	$(quiet) CC $@
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(obj)/%.o: %.S $(autoconf_h) $(flags-stamp) | $(obj)/.deps-ok
+	$(quiet) AS $@
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(core-lib): $(addprefix $(obj)/,$(core-objs))
+	$(quiet) AR $@
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(static-lib): $(addprefix $(obj)/,$(core-objs) $(malloc-objs))
+	$(quiet) AR $@
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(shared-lib): $(addprefix $(obj)/,$(core-objs) $(malloc-objs))
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,libuslab.so -Wl,-z,nodelete \
+		-o $@ $^ $(LDLIBS)
+
+# Check suites: tests/check_<name>.c, linked against the core library.
+auto-check := $(patsubst %.c,$(obj)/%,$(wildcard tests/check_*.c))
+check-progs += $(auto-check)
+$(auto-check): $(obj)/tests/%: $(obj)/tests/%.o $(core-lib)
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+check-scripts += $(sort $(wildcard tests/test_*.sh))
+
+# Every suite runs even when an earlier one fails; the summary says which.
+check: all $(check-progs)
+	$(Q)O=$(obj) bash tests/run-all.sh $(check-progs) $(check-scripts)
+.PHONY: check
+
+# Layers only look down (shared/DESIGN.md); this fails on an upward include.
+check-layers:
+	$(Q)bash scripts/check-layers.sh
+.PHONY: check-layers
+
+run: all
+	$(Q)O=$(obj) bash scripts/run.sh
+.PHONY: run
+
+install: all
+	$(quiet) INSTALL "$(DESTDIR)$(PREFIX)"
+	$(Q)install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/uslab \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	$(Q)install -m 644 include/uslab/*.h $(DESTDIR)$(PREFIX)/include/uslab/
+	$(Q)install -m 644 $(autoconf_h) $(DESTDIR)$(PREFIX)/include/uslab/autoconf.h
+	$(Q)install -m 644 $(core-lib) $(DESTDIR)$(PREFIX)/lib/
+	$(Q)$(if $(malloc-objs),install -m 755 $(shared-lib) $(DESTDIR)$(PREFIX)/lib/ && install -m 644 $(static-lib) $(DESTDIR)$(PREFIX)/lib/)
+	$(Q)$(if $(install-bins),install -m 755 $(install-bins) $(DESTDIR)$(PREFIX)/bin/)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' scripts/uslab.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/uslab.pc
+.PHONY: install
+
+clean:
+	$(quiet) CLEAN $(obj)
+	$(Q)rm -rf $(obj) $(clean-files)
+distclean: clean
+	$(Q)rm -f .config .config.old defconfig
+.PHONY: clean distclean
+
+help:
+	@sed -n '3,15p' Makefile | sed 's/^# \{0,1\}//'
+.PHONY: help
+
+-include $(shell find $(obj) -name '*.d' 2>/dev/null)

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * struct page: one per 4 KiB page of the reserved range, in a flat map, so
+ * that pointer -> page is arithmetic (the kernel's vmemmap). The page
+ * allocator owns flags, order and the buddy arm of the union; a slab owns the
+ * slab arm while PG_slab is set on its head page. Tail pages of a multi-page
+ * block point to their head (compound_head), set by the page allocator for
+ * every block it hands out.
+ */
+#ifndef USLAB_MM_TYPES_H
+#define USLAB_MM_TYPES_H
+
+#include <stdint.h>
+#include "lib/list.h"
+
+#define PAGE_SHIFT	12
+#define PAGE_SIZE	(1UL << PAGE_SHIFT)
+#define PAGE_MASK	(~(PAGE_SIZE - 1))
+
+struct kmem_cache;
+
+/* page->flags bits */
+enum pageflags {
+	PG_buddy,	/* head of a free block on a buddy free list */
+	PG_head,	/* head of an allocated block of 2^order pages */
+	PG_tail,	/* not a head: compound_head points to it */
+	PG_slab,	/* head of a slab; slab arm of the union valid */
+	PG_large,	/* head of a mapping of its own (above MAX_ORDER) */
+	PG_reserved,	/* inside the range but not handed out */
+	PG_resident,	/* free block whose memory is still resident */
+	PG_rcu,		/* slab waiting for a grace period before freeing */
+	__NR_PAGEFLAGS,
+};
+
+struct page {
+	unsigned long flags;
+	struct page *compound_head;	/* head page of the block (self for heads) */
+	union {
+		/* page allocator: free block (PG_buddy) */
+		struct {
+			struct list_head buddy_list;
+			unsigned int order;
+		};
+		/* page allocator: own mapping (PG_large) */
+		struct {
+			size_t large_size;	/* bytes mapped */
+			size_t large_pages;
+		};
+		/* slab (PG_slab), owned by slab/ */
+		struct {
+			struct list_head slab_list;
+			struct kmem_cache *slab_cache;
+			void *freelist;
+			unsigned short inuse;
+			unsigned short objects;
+			unsigned char slab_order;
+			unsigned char frozen;
+			unsigned short slab_pad;
+		};
+		/* slab waiting for RCU (PG_rcu): liburcu's rcu_head fits here */
+		unsigned long rcu_space[5];
+	};
+};
+
+_Static_assert(sizeof(struct page) == 64, "struct page must stay one cache line");
+
+static inline int PageFlag(const struct page *p, enum pageflags f)
+{
+	return (p->flags >> f) & 1;
+}
+
+static inline void SetPageFlag(struct page *p, enum pageflags f)
+{
+	p->flags |= 1UL << f;
+}
+
+static inline void ClearPageFlag(struct page *p, enum pageflags f)
+{
+	p->flags &= ~(1UL << f);
+}
+
+static inline struct page *compound_head(const struct page *p)
+{
+	return p->compound_head;
+}
+
+#endif /* USLAB_MM_TYPES_H */

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Slab caches with the kernel's API (include/linux/slab.h): same names,
+ * signatures and documented semantics, so kernel code compiles unchanged.
+ *
+ * Concurrency: every function is thread-safe. kmem_cache_destroy() must not
+ * race with allocations from the same cache (as in the kernel).
+ */
+#ifndef USLAB_SLAB_H
+#define USLAB_SLAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "uslab/gfp.h"
+
+typedef unsigned int slab_flags_t;
+
+/* kmem_cache_create() flags, the kernel's names */
+#define SLAB_CONSISTENCY_CHECKS	0x00000100u	/* check frees (double free, bad pointer) */
+#define SLAB_RED_ZONE		0x00000400u	/* guard bytes around each object */
+#define SLAB_POISON		0x00000800u	/* fill freed objects with 0x6b, check on alloc */
+#define SLAB_HWCACHE_ALIGN	0x00002000u	/* align objects on cache lines */
+#define SLAB_PANIC		0x00040000u	/* abort if creation fails */
+#define SLAB_TYPESAFE_BY_RCU	0x00080000u	/* slabs freed only after a grace period */
+#define SLAB_ACCOUNT		0x04000000u	/* accepted, no effect */
+#define SLAB_RECLAIM_ACCOUNT	0x00020000u	/* accepted, no effect */
+#define SLAB_NO_MERGE		0x01000000u	/* accepted; uslab never merges caches */
+#define SLAB_STORE_USER		0x00010000u	/* accepted, no effect */
+
+#define ZERO_SIZE_PTR		((void *)16)
+#define ZERO_OR_NULL_PTR(x)	((unsigned long)(x) <= (unsigned long)ZERO_SIZE_PTR)
+
+#define KMALLOC_MIN_SIZE	8
+#define KMALLOC_SHIFT_LOW	3
+#define KMALLOC_MAX_CACHE_SIZE	CONFIG_KMALLOC_MAX_CACHE_SIZE
+/* Largest kmalloc: the page allocator's own mappings go well beyond this. */
+#define KMALLOC_MAX_SIZE	((size_t)1 << 40)
+#define ARCH_KMALLOC_MINALIGN	8
+
+struct kmem_cache;
+
+/**
+ * kmem_cache_create - create a cache of objects of @size bytes.
+ * @name: shown by slabinfo; the string is copied.
+ * @size: object size (> 0).
+ * @align: minimum alignment (0 = natural word alignment); a power of two.
+ * @flags: SLAB_* flags.
+ * @ctor: called on each object when its slab is created, never again when
+ *        a freed object is reused. May be NULL.
+ * Context: may sleep; takes the cache-list mutex.
+ * Return: the cache, or NULL (errno EINVAL for bad arguments, ENOMEM).
+ */
+struct kmem_cache *kmem_cache_create(const char *name, unsigned int size,
+				     unsigned int align, slab_flags_t flags,
+				     void (*ctor)(void *));
+
+/**
+ * kmem_cache_destroy - destroy a cache. Objects still allocated are
+ * reported on stderr ("kmem_cache_destroy NAME: Slab cache still has
+ * objects") and their slabs are leaked, as the kernel does. NULL is ignored.
+ */
+void kmem_cache_destroy(struct kmem_cache *s);
+
+/**
+ * kmem_cache_shrink - drain per-CPU caches and give empty slabs back to the
+ * page allocator. Return: 0 if every slab was freed, 1 otherwise.
+ */
+int kmem_cache_shrink(struct kmem_cache *s);
+
+void *kmem_cache_alloc(struct kmem_cache *s, gfp_t flags);
+void *kmem_cache_zalloc(struct kmem_cache *s, gfp_t flags);
+void kmem_cache_free(struct kmem_cache *s, void *obj);
+/* Bulk forms, as in the kernel: return the count allocated (all or 0). */
+int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t flags, size_t nr, void **p);
+void kmem_cache_free_bulk(struct kmem_cache *s, size_t nr, void **p);
+unsigned int kmem_cache_size(struct kmem_cache *s);
+const char *kmem_cache_name(const struct kmem_cache *s);
+
+void *kmalloc(size_t size, gfp_t flags);
+void *kzalloc(size_t size, gfp_t flags);
+void *kmalloc_array(size_t n, size_t size, gfp_t flags);
+void *kcalloc(size_t n, size_t size, gfp_t flags);
+void *krealloc(const void *p, size_t new_size, gfp_t flags);
+void kfree(const void *p);
+void kfree_sensitive(const void *p);
+size_t ksize(const void *p);
+/* kmalloc with an alignment (power of two); used by the malloc layer. */
+void *kmalloc_aligned(size_t size, size_t align, gfp_t flags);
+/* Which cache serves kmalloc(@size)? NULL for sizes above the caches. */
+struct kmem_cache *kmalloc_slab(size_t size);
+
+/*
+ * kfree_rcu(ptr, field): free @ptr after a grace period; @field is the name
+ * of its struct rcu_head member (liburcu's). kvfree_rcu(ptr) is the
+ * single-argument form (no rcu_head needed: it waits inline).
+ */
+struct rcu_head;
+void __kfree_rcu(struct rcu_head *head, size_t offset);
+#define kfree_rcu(ptr, field)						\
+	__kfree_rcu(&(ptr)->field, __builtin_offsetof(__typeof__(*(ptr)), field))
+void kvfree_rcu_mightsleep(const void *p);
+/* Wait until every pending kfree_rcu() has been freed. */
+void kfree_rcu_barrier(void);
+
+/*
+ * slabinfo: /proc/slabinfo version 2.1, tunables columns carrying the real
+ * per-CPU magazine settings. Never allocates from the caches it lists.
+ * Return: bytes written (NUL-terminated, truncated at @len).
+ */
+size_t slabinfo_show(char *buf, size_t len);
+/* Write slabinfo to a file descriptor, however long. Return: 0 or -errno. */
+int slabinfo_write_fd(int fd);
+/*
+ * slabinfo_write - "<cache> <limit> <batchcount> <sharedfactor>", as writing
+ * /proc/slabinfo did under SLAB. Return: 0 or -EINVAL/-ENOENT.
+ */
+int slabinfo_write(const char *line);
+
+/**
+ * kmem_cache_set_tunables - magazine size (@limit) and @batchcount for @s;
+ * @shared is kept and shown (sharedfactor). Safe while other threads use @s.
+ * Return: 0 or -EINVAL.
+ */
+int kmem_cache_set_tunables(struct kmem_cache *s, unsigned int limit,
+			    unsigned int batchcount, unsigned int shared);
+
+/** kmem_cache_find - a cache by name (first match), or NULL. */
+struct kmem_cache *kmem_cache_find(const char *name);
+
+/** kmem_cache_shrink_all - kmem_cache_shrink() every cache, then trim pages. */
+void kmem_cache_shrink_all(void);
+
+#endif /* USLAB_SLAB_H */

@@ -1,0 +1,1 @@
+core-objs += lib/log.o
