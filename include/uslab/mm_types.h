@@ -32,6 +32,18 @@ enum pageflags {
 	__NR_PAGEFLAGS,
 };
 
+/*
+ * Who owns which field:
+ *   flags          page allocator; slab sets/clears PG_slab and PG_rcu on the
+ *                  head of a block it holds (never the allocator's bits).
+ *   compound_head  page allocator, set on every page of an allocated block.
+ *   order          page allocator: order of the block this page heads, kept
+ *                  outside the union so that slab may overwrite its arm while
+ *                  it owns the block. Read-only for everyone else.
+ *   union          the arm of the current owner: buddy (PG_buddy), large
+ *                  (PG_large), free address range (PG_reserved), slab
+ *                  (PG_slab) or RCU (PG_rcu).
+ */
 struct page {
 	unsigned long flags;
 	struct page *compound_head;	/* head page of the block (self for heads) */
@@ -39,12 +51,18 @@ struct page {
 		/* page allocator: free block (PG_buddy) */
 		struct {
 			struct list_head buddy_list;
-			unsigned int order;
+			/* pages of the block that may be resident (upper bound) */
+			unsigned int buddy_resident;
 		};
 		/* page allocator: own mapping (PG_large) */
 		struct {
 			size_t large_size;	/* bytes mapped */
 			size_t large_pages;
+		};
+		/* page allocator: free address range above the buddy sections */
+		struct {
+			struct list_head range_list;
+			size_t range_pages;
 		};
 		/* slab (PG_slab), owned by slab/ */
 		struct {
@@ -60,6 +78,8 @@ struct page {
 		/* slab waiting for RCU (PG_rcu): liburcu's rcu_head fits here */
 		unsigned long rcu_space[5];
 	};
+	unsigned int order;	/* page allocator: block order (PG_head, PG_buddy) */
+	unsigned int pa_pad;	/* page allocator: spare */
 };
 
 _Static_assert(sizeof(struct page) == 64, "struct page must stay one cache line");
