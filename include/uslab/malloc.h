@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libuslab: the C library's malloc API on top of kmalloc. The standard
+ * functions keep their usual declarations (stdlib.h, malloc.h); this header
+ * adds the C23 sized frees, which glibc 2.36 does not declare yet, and
+ * uslab's own extras.
+ *
+ * Concurrency: every function is thread-safe and async-signal-unsafe, as
+ * malloc is.
+ */
+#ifndef USLAB_MALLOC_H
+#define USLAB_MALLOC_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* C23: free a block whose size (and alignment) the caller still knows. */
+void free_sized(void *ptr, size_t size);
+void free_aligned_sized(void *ptr, size_t alignment, size_t size);
+
+/**
+ * uslab_malloc_stats - write slabinfo, buddyinfo and the malloc counters to
+ * @fd, as USLAB_OPTIONS=stats does at exit.
+ * Context: any thread; never allocates.
+ */
+void uslab_malloc_stats(int fd);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* USLAB_MALLOC_H */

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Library set-up: options from the environment, fork handlers, statistics
+ * at exit.
+ *
+ * The constructor runs after libc's own start-up, which may already have
+ * called malloc(): that is fine, every layer initializes itself on first use
+ * and the options only tune what is already running.
+ *
+ * Fork: the prepare handler takes every lower layer's locks, outermost
+ * first (per-CPU depots, then slab caches, then the zone lock), and the
+ * parent and child handlers release them in reverse order, so a child forked
+ * while other threads allocate finds every lock free and every list
+ * consistent. The handlers are registered from the constructor, before the
+ * program's own, so they run last in prepare and first after fork: handlers
+ * of other libraries that allocate in their prepare step do not deadlock.
+ *
+ * Locking: none of its own; the atfork handlers hold the lower layers' locks
+ * across fork() as described above.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "uslab/malloc.h"
+#include "uslab/page_alloc.h"
+#include "uslab/slab.h"
+#include "lib/log.h"
+#include "malloc/internal.h"
+
+/*
+ * The lower layers' fork hooks. Declared weak so the library links while a
+ * layer has not provided them yet; each one that exists is called.
+ */
+#define FORK_HOOKS(x)			\
+	x(pcp_fork_prepare)		\
+	x(slab_fork_prepare)		\
+	x(page_alloc_fork_prepare)	\
+	x(page_alloc_fork_parent)	\
+	x(slab_fork_parent)		\
+	x(pcp_fork_parent)		\
+	x(page_alloc_fork_child)	\
+	x(slab_fork_child)		\
+	x(pcp_fork_child)
+#define DECLARE_WEAK(fn) extern void fn(void) __attribute__((weak));
+FORK_HOOKS(DECLARE_WEAK)
+
+#define CALL_IF(fn) do { if (fn) fn(); } while (0)
+
+static void malloc_fork_prepare(void)
+{
+	CALL_IF(pcp_fork_prepare);
+	CALL_IF(slab_fork_prepare);
+	CALL_IF(page_alloc_fork_prepare);
+}
+
+static void malloc_fork_parent(void)
+{
+	CALL_IF(page_alloc_fork_parent);
+	CALL_IF(slab_fork_parent);
+	CALL_IF(pcp_fork_parent);
+}
+
+static void malloc_fork_child(void)
+{
+	CALL_IF(page_alloc_fork_child);
+	CALL_IF(slab_fork_child);
+	CALL_IF(pcp_fork_child);
+}
+
+/**
+ * malloc_print_stats - slabinfo, buddyinfo and malloc's own counters to @fd.
+ * Context: any; never allocates.
+ */
+void malloc_print_stats(int fd)
+{
+	struct page_alloc_stats st;
+	char buf[2048];
+	size_t pos = 0;
+
+	slabinfo_write_fd(fd);
+	page_alloc_buddyinfo(buf, sizeof(buf));
+	malloc_write_str(fd, buf);
+	page_alloc_get_stats(&st);
+	uslab_bufprintf(buf, sizeof(buf), &pos,
+			"malloc: allocated %zu KiB, free resident %zu KiB, returned %zu KiB, "
+			"large %zu KiB, limit %zu KiB, enomem %lu, foreign frees %lu\n",
+			st.bytes_allocated >> 10, st.bytes_free_resident >> 10,
+			st.bytes_free_returned >> 10, st.bytes_large >> 10,
+			st.limit >> 10, st.enomem,
+			__atomic_load_n(&malloc_foreign_frees, __ATOMIC_RELAXED));
+	malloc_write_str(fd, buf);
+}
+
+/** uslab_malloc_stats - see include/uslab/malloc.h. */
+__visible void uslab_malloc_stats(int fd)
+{
+	malloc_print_stats(fd);
+}
+
+__attribute__((constructor(101))) static void malloc_init(void)
+{
+	page_alloc_init();
+	malloc_parse_options(getenv(CONFIG_MALLOC_OPTIONS_ENV));
+	malloc_apply_options();
+	pthread_atfork(malloc_fork_prepare, malloc_fork_parent,
+		       malloc_fork_child);
+}
+
+__attribute__((destructor)) static void malloc_exit(void)
+{
+	if (malloc_opts.stats)
+		malloc_print_stats(2);
+}

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Runtime options: one environment variable (CONFIG_MALLOC_OPTIONS_ENV,
+ * USLAB_OPTIONS by default) holding "name=value" items separated by commas,
+ * described by ONE table below (name, default, description, parser).
+ *
+ *   USLAB_OPTIONS=mag_size=64,mag_size.kmalloc-256=16,trim=1024,stats
+ *   USLAB_OPTIONS=help		print the table on stderr
+ *
+ * Parsing happens once, from the library constructor, into a fixed buffer:
+ * no malloc, no stdio. An unknown or malformed item gives one warning on
+ * stderr naming it and is ignored, so its default stands; the other items
+ * still apply.
+ *
+ * Locking: none; parsing and applying run once from the constructor.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "uslab/page_alloc.h"
+#include "uslab/slab.h"
+#include "lib/log.h"
+#include "malloc/internal.h"
+
+#define __stringify_1(x)	#x
+#define __stringify(x)		__stringify_1(x)
+
+struct malloc_opts malloc_opts = {
+	.mag_size = -1,
+	.batch = -1,
+	.depot_limit = -1,
+	.trim_kb = -1,
+	.reaper_ms = -1,
+	.limit_mb = -1,
+};
+
+struct malloc_option;
+typedef int (*malloc_option_parser)(const struct malloc_option *o,
+				    const char *suffix, const char *val);
+
+struct malloc_option {
+	const char *name;
+	const char *def;
+	const char *desc;
+	malloc_option_parser parse;
+	long *field;		/* for the numeric parsers */
+	bool *flag;		/* for parse_flag */
+	long min, max;
+};
+
+/* A decimal number in [min, max]; no sign except a leading '-'. */
+static int parse_long(const char *val, long min, long max, long *out)
+{
+	bool neg = false;
+	long v = 0;
+
+	if (!val || !*val)
+		return -EINVAL;
+	if (*val == '-')
+		neg = true, val++;
+	if (!*val)
+		return -EINVAL;
+	for (; *val; val++) {
+		if (*val < '0' || *val > '9')
+			return -EINVAL;
+		if (v > (LONG_MAX - 9) / 10)
+			return -ERANGE;
+		v = v * 10 + (*val - '0');
+	}
+	if (neg)
+		v = -v;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+static int parse_num(const struct malloc_option *o, const char *suffix,
+		     const char *val)
+{
+	if (suffix)
+		return -EINVAL;
+	return parse_long(val, o->min, o->max, o->field);
+}
+
+/* "stats", "stats=1", "stats=0", also yes/no/on/off/true/false. */
+static int parse_flag(const struct malloc_option *o, const char *suffix,
+		      const char *val)
+{
+	static const char *const yes[] = { "1", "y", "yes", "on", "true" };
+	static const char *const no[] = { "0", "n", "no", "off", "false" };
+
+	if (suffix)
+		return -EINVAL;
+	if (!val) {
+		*o->flag = true;
+		return 0;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (!strcmp(val, yes[i])) {
+			*o->flag = true;
+			return 0;
+		}
+		if (!strcmp(val, no[i])) {
+			*o->flag = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* mag_size=N for every kmalloc cache, mag_size.<cache or size>=N for one. */
+static int parse_mag_size(const struct malloc_option *o, const char *suffix,
+			  const char *val)
+{
+	struct malloc_cache_opt *c;
+	long limit, size;
+	int err;
+
+	if (!suffix)
+		return parse_num(o, NULL, val);
+	err = parse_long(val, o->min, o->max, &limit);
+	if (err)
+		return err;
+	if (!*suffix || strlen(suffix) >= MALLOC_CACHE_NAME_LEN)
+		return -EINVAL;
+	if (malloc_opts.nr_cache_opts == MALLOC_MAX_CACHE_OPTS)
+		return -ENOSPC;
+	c = &malloc_opts.cache_opts[malloc_opts.nr_cache_opts];
+	memset(c, 0, sizeof(*c));
+	if (!parse_long(suffix, 1, KMALLOC_MAX_CACHE_SIZE, &size))
+		c->size = (size_t)size;
+	else
+		memcpy(c->name, suffix, strlen(suffix) + 1);
+	c->limit = (unsigned int)limit;
+	malloc_opts.nr_cache_opts++;
+	return 0;
+}
+
+static const struct malloc_option malloc_options[] = {
+	{ "mag_size", "Kconfig (" __stringify(CONFIG_PERCPU_MAG_SIZE) ")",
+	  "objects per per-CPU magazine of every kmalloc cache; "
+	  "mag_size.<cache>=N (mag_size.kmalloc-64=32) or "
+	  "mag_size.<bytes>=N (mag_size.64=32) for one cache",
+	  parse_mag_size, &malloc_opts.mag_size, NULL, 0, 4096 },
+	{ "batch", "Kconfig (" __stringify(CONFIG_PERCPU_BATCHCOUNT) ")",
+	  "objects moved per refill or flush (0 = half a magazine)",
+	  parse_num, &malloc_opts.batch, NULL, 0, 4096 },
+	{ "trim", __stringify(CONFIG_PAGE_ALLOC_RESIDENT_FREE_KB),
+	  "KiB of free pages kept resident before the rest goes back to the OS",
+	  parse_num, &malloc_opts.trim_kb, NULL, 0, 1L << 40 },
+	{ "limit_mb", __stringify(CONFIG_PAGE_ALLOC_LIMIT_MB),
+	  "cap on memory held, MiB (0 = none); beyond it malloc fails with ENOMEM",
+	  parse_num, &malloc_opts.limit_mb, NULL, 0, 1L << 30 },
+	{ "stats", "0",
+	  "print slabinfo, buddyinfo and malloc counters on stderr at exit",
+	  parse_flag, NULL, &malloc_opts.stats, 0, 0 },
+	{ "debug", "0",
+	  "poison, red zones and free checks on every malloc size class",
+	  parse_flag, NULL, &malloc_opts.debug, 0, 0 },
+	{ "help", "", "print this table on stderr",
+	  parse_flag, NULL, &malloc_opts.help, 0, 0 },
+};
+
+/* Writes @s to @fd in full; never allocates. */
+void malloc_write_str(int fd, const char *s)
+{
+	size_t n = strlen(s);
+
+	while (n) {
+		ssize_t w = write(fd, s, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+static void option_warn(const char *item, const char *why)
+{
+	char buf[512];
+	size_t pos = 0;
+
+	uslab_bufprintf(buf, sizeof(buf), &pos,
+			"uslab: %s: ignoring option '%s' (%s); its default stands"
+			" (%s=help lists the options)\n",
+			CONFIG_MALLOC_OPTIONS_ENV, item, why,
+			CONFIG_MALLOC_OPTIONS_ENV);
+	malloc_write_str(2, buf);
+}
+
+static int parse_item(char *item)
+{
+	char *val = strchr(item, '=');
+	char *suffix;
+
+	if (val)
+		*val++ = '\0';
+	suffix = strchr(item, '.');
+	if (suffix)
+		*suffix++ = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(malloc_options); i++) {
+		const struct malloc_option *o = &malloc_options[i];
+
+		if (strcmp(item, o->name))
+			continue;
+		if (!val && o->parse != parse_flag)
+			return -EINVAL;
+		return o->parse(o, suffix, val);
+	}
+	return -ENOENT;
+}
+
+/**
+ * malloc_parse_options - parse an option string into malloc_opts.
+ * @str: "name=value,name=value..."; NULL or empty is fine.
+ * Context: constructor, or a test; not thread-safe.
+ * Return: the number of items ignored (each warned about on stderr).
+ */
+int malloc_parse_options(const char *str)
+{
+	char buf[1024], orig[128];
+	char *item, *next;
+	int bad = 0;
+	size_t len;
+
+	if (!str)
+		return 0;
+	len = strlen(str);
+	if (len >= sizeof(buf)) {
+		option_warn("(whole string)", "longer than 1023 characters");
+		return 1;
+	}
+	memcpy(buf, str, len + 1);
+	for (item = buf; item; item = next) {
+		const char *why;
+		int err;
+
+		next = strchr(item, ',');
+		if (next)
+			*next++ = '\0';
+		if (!*item)
+			continue;
+		len = strlen(item);
+		if (len >= sizeof(orig))
+			len = sizeof(orig) - 1;
+		memcpy(orig, item, len);
+		orig[len] = '\0';
+		err = parse_item(item);
+		if (!err)
+			continue;
+		switch (err) {
+		case -ENOENT: why = "unknown option"; break;
+		case -ERANGE: why = "value out of range"; break;
+		case -ENOSPC: why = "too many per-cache settings"; break;
+		default: why = "malformed value"; break;
+		}
+		option_warn(orig, why);
+		bad++;
+	}
+	return bad;
+}
+
+/** malloc_print_help - the option table, one option a line, to @fd. */
+void malloc_print_help(int fd)
+{
+	char buf[512];
+	size_t pos = 0;
+
+	uslab_bufprintf(buf, sizeof(buf), &pos,
+			"uslab options: %s=name=value,name=value...\n",
+			CONFIG_MALLOC_OPTIONS_ENV);
+	malloc_write_str(fd, buf);
+	for (size_t i = 0; i < ARRAY_SIZE(malloc_options); i++) {
+		const struct malloc_option *o = &malloc_options[i];
+
+		pos = 0;
+		uslab_bufprintf(buf, sizeof(buf), &pos, "  %-10s default %-12s %s\n",
+				o->name, *o->def ? o->def : "-", o->desc);
+		malloc_write_str(fd, buf);
+	}
+}
+
+/* The kmalloc classes, smallest first: 8, 16, 32, 64, 96, 128, 192, ... */
+static size_t next_class(size_t size)
+{
+	if (size == 64 || size == 128)
+		return size + size / 2;
+	if (size == 96 || size == 192)
+		return size / 3 * 4;
+	return size * 2;
+}
+
+static void set_tunables(struct kmem_cache *s, long limit, const char *what)
+{
+	long batch = malloc_opts.batch >= 0 ? malloc_opts.batch : CONFIG_PERCPU_BATCHCOUNT;
+	char item[96];
+	size_t pos = 0;
+
+	if (!s || kmem_cache_set_tunables(s, (unsigned int)limit,
+					  (unsigned int)batch, 0)) {
+		uslab_bufprintf(item, sizeof(item), &pos, "%s=%ld", what, limit);
+		option_warn(item, s ? "rejected by the cache" : "no such cache");
+	}
+}
+
+/**
+ * malloc_apply_options - put the parsed options into force.
+ * Context: constructor; the caches may already be in use (tunables are safe
+ * to change under load).
+ */
+void malloc_apply_options(void)
+{
+	if (malloc_opts.help)
+		malloc_print_help(2);
+	if (malloc_opts.limit_mb >= 0)
+		page_alloc_set_limit((size_t)malloc_opts.limit_mb << 20);
+	if (malloc_opts.trim_kb >= 0)
+		page_alloc_set_resident_free((size_t)malloc_opts.trim_kb << 10);
+	if (malloc_opts.mag_size >= 0 || malloc_opts.batch >= 0) {
+		long limit = malloc_opts.mag_size >= 0 ? malloc_opts.mag_size :
+			     CONFIG_PERCPU_MAG_SIZE;
+
+		for (size_t size = KMALLOC_MIN_SIZE; size <= KMALLOC_MAX_CACHE_SIZE;
+		     size = next_class(size))
+			set_tunables(kmalloc_slab(size), limit, "mag_size");
+	}
+	for (unsigned int i = 0; i < malloc_opts.nr_cache_opts; i++) {
+		struct malloc_cache_opt *c = &malloc_opts.cache_opts[i];
+		char what[64];
+		size_t pos = 0;
+
+		if (c->size) {
+			uslab_bufprintf(what, sizeof(what), &pos, "mag_size.%zu", c->size);
+			set_tunables(kmalloc_slab(c->size), c->limit, what);
+		} else {
+			uslab_bufprintf(what, sizeof(what), &pos, "mag_size.%s", c->name);
+			set_tunables(kmem_cache_find(c->name), c->limit, what);
+		}
+	}
+	if (malloc_opts.debug && malloc_debug_enable())
+		option_warn("debug", "cannot create the debug caches");
+}
