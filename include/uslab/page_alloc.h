@@ -124,4 +124,12 @@ void page_alloc_get_stats(struct page_alloc_stats *st);
  */
 size_t page_alloc_buddyinfo(char *buf, size_t len);
 
+/*
+ * fork() safety, registered with pthread_atfork() by the malloc layer:
+ * prepare takes the zone lock, parent releases it, child re-initialises it.
+ */
+void page_alloc_fork_prepare(void);
+void page_alloc_fork_parent(void);
+void page_alloc_fork_child(void);
+
 #endif /* USLAB_PAGE_ALLOC_H */

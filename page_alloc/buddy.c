@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The buddy allocator proper: free lists per order, split on allocation,
+ * merge on free, sections grown on demand.
+ *
+ * Locking: everything here runs under pa_zone.lock (see the comment at the
+ * top of zone.c), except the preparation of tail pages and the zeroing of
+ * a block, which touch only memory the caller now owns.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "page_alloc/internal.h"
+
+static void add_free_locked(struct page *page, unsigned int order,
+			    unsigned int resident)
+{
+	pa_assert_locked();
+	page->flags = 1UL << PG_buddy;
+	page->compound_head = page;
+	page->order = order;
+	page->buddy_resident = resident;
+	/* Possibly-resident blocks first: allocation reuses warm memory and
+	 * the return policy finds its candidates at the front. */
+	if (resident) {
+		SetPageFlag(page, PG_resident);
+		list_add(&page->buddy_list, &pa_zone.free_area[order]);
+	} else {
+		list_add_tail(&page->buddy_list, &pa_zone.free_area[order]);
+	}
+	pa_zone.nr_free[order]++;
+	pa_zone.bytes_free += order_bytes(order);
+	pa_zone.bytes_free_resident += (size_t)resident << PAGE_SHIFT;
+}
+
+static void del_free_locked(struct page *page, unsigned int order)
+{
+	pa_assert_locked();
+	list_del(&page->buddy_list);
+	page->flags = 0;
+	pa_zone.nr_free[order]--;
+	pa_zone.bytes_free -= order_bytes(order);
+	pa_zone.bytes_free_resident -= (size_t)page->buddy_resident << PAGE_SHIFT;
+}
+
+/*
+ * Make the next section of the range usable and put it on the free list of
+ * the largest order as one known-zero block.
+ * Return: 0, or -ENOMEM when the range is used up (the buddy part meets the
+ * own mappings carved from the top) or mprotect fails.
+ */
+int buddy_grow_locked(void)
+{
+	char *sec = pa_zone.buddy_top;
+
+	pa_assert_locked();
+	if ((size_t)(pa_zone.large_bottom - sec) < SECTION_SIZE)
+		return -ENOMEM;
+	if (mprotect(sec, SECTION_SIZE, PROT_READ | PROT_WRITE) != 0)
+		return -ENOMEM;
+	pa_zone.buddy_top = sec + SECTION_SIZE;
+	add_free_locked(virt_to_page(sec), MAX_PAGE_ORDER, 0);
+	pa_stat_inc(sections);
+	pa_probe(section_grow, sec, SECTION_SIZE);
+	return 0;
+}
+
+/*
+ * Free a block of 2^@order pages at @page, of which at most @resident are
+ * resident, merging it with its free buddies. A buddy is free and whole
+ * exactly when its first page has PG_buddy and the same order: only heads of
+ * blocks on a free list carry PG_buddy.
+ */
+void buddy_free_block_locked(struct page *page, unsigned int order,
+			     unsigned int resident)
+{
+	unsigned long pfn = page_to_pfn(page);
+
+	pa_assert_locked();
+	while (order < MAX_PAGE_ORDER) {
+		struct page *buddy = page_alloc_map + (pfn ^ (1UL << order));
+		unsigned long bflags = READ_ONCE(buddy->flags);
+
+		if (!(bflags & (1UL << PG_buddy)) || buddy->order != order)
+			break;
+		del_free_locked(buddy, order);
+		resident += buddy->buddy_resident;
+		pfn &= ~(1UL << order);
+		order++;
+		pa_stat_inc(merges);
+	}
+	add_free_locked(page_alloc_map + pfn, order, resident);
+}
+
+static void pa_report_enomem(gfp_t gfp, unsigned int order, size_t bytes)
+{
+	pa_stat_inc(enomem);
+	pa_probe(enomem, order, bytes);
+	if (!(gfp & __GFP_NOWARN))
+		pr_debug("page_alloc: out of memory for order %u (%zu bytes)",
+			 order, bytes);
+}
+
+/* Head and tails of a block handed out: every page points to its head. */
+static void prep_block(struct page *page, unsigned int order)
+{
+	unsigned long i, n = 1UL << order;
+
+	for (i = 1; i < n; i++) {
+		WRITE_ONCE(page[i].flags, 1UL << PG_tail);
+		page[i].compound_head = page;
+		page[i].order = 0;
+	}
+}
+
+/**
+ * alloc_pages - allocate 2^@order contiguous, naturally aligned pages.
+ * @gfp: __GFP_ZERO zeroes (only when the block may hold old data: memory
+ *       fresh from the OS is known to be zero); __GFP_NOWARN silences the
+ *       debug message on failure.
+ * @order: 0..MAX_PAGE_ORDER.
+ *
+ * The head page gets PG_head and @order; every page's compound_head points
+ * to the head.
+ *
+ * Context: thread-safe; takes the zone lock (mprotect under it when a
+ * section grows, madvise never on this path). Never calls malloc.
+ * Return: the head page, or NULL with errno EINVAL (order out of range) or
+ * ENOMEM (cap reached or address space used up).
+ */
+struct page *alloc_pages(gfp_t gfp, unsigned int order)
+{
+	struct page *page = NULL;
+	unsigned int o, resident;
+	size_t bytes = order_bytes(order);
+
+	if (unlikely(order > MAX_PAGE_ORDER)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (unlikely(pa_init_once())) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	pa_lock();
+	if (unlikely(pa_zone.limit &&
+		     pa_zone.bytes_allocated + bytes > pa_zone.limit))
+		goto out_enomem;
+	for (o = order; o <= MAX_PAGE_ORDER; o++)
+		if (!list_empty(&pa_zone.free_area[o]))
+			break;
+	if (o > MAX_PAGE_ORDER) {
+		if (buddy_grow_locked())
+			goto out_enomem;
+		o = MAX_PAGE_ORDER;
+	}
+	page = list_first_entry(&pa_zone.free_area[o], struct page, buddy_list);
+	resident = page->buddy_resident;
+	del_free_locked(page, o);
+	/* Split: keep the lower half, free the upper; each half may hold
+	 * at most min(resident, its size) resident pages. */
+	while (o > order) {
+		unsigned int half;
+
+		o--;
+		half = min_t(unsigned int, resident, 1U << o);
+		add_free_locked(page + (1UL << o), o, half);
+		resident = half;
+		pa_stat_inc(splits);
+	}
+	page->flags = 1UL << PG_head;
+	page->compound_head = page;
+	page->order = order;
+	pa_zone.bytes_allocated += bytes;
+	pa_stat_inc(allocs[order]);
+	pa_unlock();
+
+	prep_block(page, order);
+	if ((gfp & __GFP_ZERO) && resident)
+		memset(page_address(page), 0, bytes);
+	return page;
+
+out_enomem:
+	pa_report_enomem(gfp, order, bytes);
+	pa_unlock();
+	errno = ENOMEM;
+	return NULL;
+}
+
+static void __slowpath pa_bad_free(struct page *page, unsigned int order,
+				   const char *why)
+{
+	uslab_panic("page_alloc: __free_pages(%p, order %u): %s "
+		    "(flags %#lx, order %u)", page_address(page), order, why,
+		    page->flags, page->order);
+}
+
+static void pa_check_free(struct page *page, unsigned int order)
+{
+	if (!page_alloc_owns(page_address(page)) || !pa_page_in_buddy(page))
+		pa_bad_free(page, order, "not a page of the buddy sections");
+	if (PageFlag(page, PG_buddy))
+		pa_bad_free(page, order, "block already free (double free)");
+	if (PageFlag(page, PG_large))
+		pa_bad_free(page, order, "own mapping, use free_pages_large");
+	if (!PageFlag(page, PG_head) || page->compound_head != page)
+		pa_bad_free(page, order, "not the head of an allocated block");
+	if (page->order != order)
+		pa_bad_free(page, order, "order differs from the allocation");
+}
+
+/**
+ * __free_pages - give back a block from alloc_pages().
+ * @page: its head page.
+ * @order: the order it was allocated with.
+ *
+ * The block merges with free buddies; if more free memory is then
+ * resident than the policy allows, the largest free blocks go back to the
+ * OS (madvise) before returning.
+ *
+ * Context: thread-safe; takes the zone lock, may call madvise under it.
+ * With CONFIG_PAGE_ALLOC_DEBUG a bad free (not allocated, wrong order,
+ * double free) is reported with its address and aborts.
+ */
+void __free_pages(struct page *page, unsigned int order)
+{
+	if (IS_ENABLED(CONFIG_PAGE_ALLOC_DEBUG))
+		pa_check_free(page, order);
+
+	pa_lock();
+	if (IS_ENABLED(CONFIG_PAGE_ALLOC_DEBUG) && PageFlag(page, PG_buddy))
+		pa_bad_free(page, order, "block already free (double free)");
+	pa_zone.bytes_allocated -= order_bytes(order);
+	pa_stat_inc(frees[order]);
+	/* The owner may have written every page. */
+	buddy_free_block_locked(page, order, 1U << order);
+	if (pa_zone.bytes_free_resident > pa_zone.resident_free_max)
+		buddy_enforce_watermark_locked(pa_zone.resident_free_max);
+	pa_unlock();
+}
+
+/**
+ * __get_free_pages - alloc_pages() returning the address.
+ * Context: as alloc_pages().
+ * Return: the address, or 0 with errno set.
+ */
+unsigned long __get_free_pages(gfp_t gfp, unsigned int order)
+{
+	struct page *page = alloc_pages(gfp, order);
+
+	return page ? (unsigned long)page_address(page) : 0;
+}
+
+/**
+ * free_pages - __free_pages() by address; 0 is ignored.
+ * Context: as __free_pages().
+ */
+void free_pages(unsigned long addr, unsigned int order)
+{
+	if (addr)
+		__free_pages(virt_to_page((void *)addr), order);
+}

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The zone: the reserved range, its struct page map, the zone lock, the
+ * return-to-OS policy, limits, statistics and buddyinfo.
+ *
+ * Locking:
+ *   pa_zone.lock (a pthread mutex, statically initialised, so it works
+ *   before anything else in a preloaded process) protects everything in
+ *   struct pa_zone: free lists, free address ranges, buddy_top,
+ *   large_bottom, the byte counts and counters, and the flags/order/union of
+ *   every struct page that is free (PG_buddy, PG_reserved) or is the head of
+ *   a block while it changes hands. A block's pages belong to its owner
+ *   between alloc and free; the allocator only reads their flags (merge
+ *   check on a neighbour), which never show PG_buddy while allocated.
+ *   It is the only lock of the layer, so there is no nesting order; the
+ *   allocator never calls up into slab or malloc while holding it, and never
+ *   calls malloc at all. System calls made under it: mprotect when a
+ *   section grows and madvise when the policy returns memory (bounded by
+ *   one call per block returned).
+ *
+ *   page_alloc_base/end/map are written once, under the lock, before map is
+ *   published with a release store; readers load map with acquire.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "page_alloc/internal.h"
+
+char *page_alloc_base;
+char *page_alloc_end;
+struct page *page_alloc_map;
+
+struct pa_zone pa_zone = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static int pa_reserve_locked(void)
+{
+	size_t want = (size_t)CONFIG_PAGE_ALLOC_VA_RESERVE_GB << 30;
+	size_t size, mapsz;
+	char *raw = MAP_FAILED, *base;
+	void *map = MAP_FAILED;
+	unsigned int o;
+
+	pa_assert_locked();
+	/*
+	 * Reserve address space only. A smaller range is tried when the
+	 * configured one is refused (ulimit -v, valgrind), down to 1 GiB.
+	 */
+	for (size = want; size >= PA_MIN_RESERVE; size >>= 1) {
+		raw = mmap(NULL, size + PA_BASE_ALIGN, PROT_NONE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (raw == MAP_FAILED)
+			continue;
+		mapsz = (size >> PAGE_SHIFT) * sizeof(struct page);
+		map = mmap(NULL, mapsz, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (map != MAP_FAILED)
+			break;
+		munmap(raw, size + PA_BASE_ALIGN);
+		raw = MAP_FAILED;
+	}
+	if (raw == MAP_FAILED)
+		return -ENOMEM;
+
+	/* Keep only the aligned part of the reservation. */
+	base = (char *)ALIGN_UP((unsigned long)raw, PA_BASE_ALIGN);
+	if (base > raw)
+		munmap(raw, (size_t)(base - raw));
+	if (base + size < raw + size + PA_BASE_ALIGN)
+		munmap(base + size, (size_t)(raw + size + PA_BASE_ALIGN - (base + size)));
+
+	for (o = 0; o < NR_PAGE_ORDERS; o++)
+		INIT_LIST_HEAD(&pa_zone.free_area[o]);
+	INIT_LIST_HEAD(&pa_zone.large_free);
+	pa_zone.buddy_top = base;
+	pa_zone.large_bottom = base + size;
+	pa_zone.limit = (size_t)CONFIG_PAGE_ALLOC_LIMIT_MB << 20;
+	pa_zone.resident_free_max = (size_t)CONFIG_PAGE_ALLOC_RESIDENT_FREE_KB << 10;
+
+	page_alloc_base = base;
+	page_alloc_end = base + size;
+	__atomic_store_n(&page_alloc_map, (struct page *)map, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/**
+ * page_alloc_init - reserve the range and the struct page map.
+ *
+ * Idempotent: every entry point calls it; the first caller reserves under
+ * the zone lock, later ones return after one acquire load.
+ *
+ * Context: thread-safe; takes the zone lock the first time. Never allocates.
+ * Return: 0, or -ENOMEM when not even 1 GiB of address space can be had.
+ */
+int page_alloc_init(void)
+{
+	int ret = 0;
+
+	if (pa_initialized())
+		return 0;
+	pa_lock();
+	if (!pa_initialized())
+		ret = pa_reserve_locked();
+	pa_unlock();
+	return ret;
+}
+
+bool pa_page_in_buddy(const struct page *page)
+{
+	return page >= page_alloc_map &&
+	       (const char *)page_address(page) < pa_zone.buddy_top;
+}
+
+/*
+ * The return policy: while more than @max_resident bytes of free memory may
+ * be resident, give the largest possibly-resident free block back with
+ * MADV_DONTNEED. Possibly-resident blocks sit at the front of each free
+ * list, so the candidate of an order is its first block.
+ * Return: bytes given back.
+ */
+size_t buddy_enforce_watermark_locked(size_t max_resident)
+{
+	size_t returned = 0;
+	int o;
+
+	pa_assert_locked();
+	while (pa_zone.bytes_free_resident > max_resident) {
+		struct page *page = NULL;
+
+		for (o = MAX_PAGE_ORDER; o >= 0; o--) {
+			struct list_head *h = &pa_zone.free_area[o];
+
+			if (list_empty(h))
+				continue;
+			page = list_first_entry(h, struct page, buddy_list);
+			if (page->buddy_resident)
+				break;
+			page = NULL;
+		}
+		if (!page)
+			break;
+		/*
+		 * DONTNEED on private anonymous memory: the pages are freed
+		 * and read back as zeros, so the block is known-zero now.
+		 */
+		if (madvise(page_address(page), order_bytes((unsigned int)o),
+			    MADV_DONTNEED) != 0)
+			break;
+		pa_probe(page_return, page_address(page), order_bytes((unsigned int)o));
+		pa_zone.bytes_free_resident -= (size_t)page->buddy_resident << PAGE_SHIFT;
+		returned += (size_t)page->buddy_resident << PAGE_SHIFT;
+		page->buddy_resident = 0;
+		ClearPageFlag(page, PG_resident);
+		list_move_tail(&page->buddy_list, &pa_zone.free_area[o]);
+		pa_stat_inc(trims);
+	}
+	return returned;
+}
+
+/**
+ * page_alloc_trim - give every free, possibly resident page back to the OS.
+ *
+ * Context: thread-safe; takes the zone lock and calls madvise under it.
+ * Return: bytes given back (an upper bound: pages that were never touched
+ * are counted when they share a block with touched ones).
+ */
+size_t page_alloc_trim(void)
+{
+	size_t ret;
+
+	if (pa_init_once())
+		return 0;
+	pa_lock();
+	ret = buddy_enforce_watermark_locked(0);
+	pa_unlock();
+	pa_probe(trim, ret);
+	return ret;
+}
+
+/**
+ * page_alloc_set_limit - cap the bytes handed out (buddy blocks and own
+ * mappings together).
+ * @bytes: the cap; 0 removes it. A cap below what is already handed out
+ *         makes every allocation fail until enough is freed.
+ *
+ * Context: thread-safe; takes the zone lock.
+ * Return: the previous cap.
+ */
+size_t page_alloc_set_limit(size_t bytes)
+{
+	size_t old;
+
+	if (pa_init_once())
+		return 0;
+	pa_lock();
+	old = pa_zone.limit;
+	pa_zone.limit = bytes;
+	pa_unlock();
+	return old;
+}
+
+/**
+ * page_alloc_set_resident_free - set the watermark of the return policy.
+ * @bytes: free memory that may stay resident; beyond it, the largest free
+ *         blocks are given back at once.
+ *
+ * Context: thread-safe; takes the zone lock, may call madvise.
+ */
+void page_alloc_set_resident_free(size_t bytes)
+{
+	if (pa_init_once())
+		return;
+	pa_lock();
+	pa_zone.resident_free_max = bytes;
+	buddy_enforce_watermark_locked(bytes);
+	pa_unlock();
+}
+
+/**
+ * page_alloc_get_stats - a consistent snapshot of the zone's counters.
+ * @st: filled in.
+ *
+ * Context: thread-safe; takes the zone lock. Never allocates.
+ */
+void page_alloc_get_stats(struct page_alloc_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (pa_init_once())
+		return;
+	pa_lock();
+	st->bytes_allocated = pa_zone.bytes_allocated;
+	st->bytes_free_resident = pa_zone.bytes_free_resident;
+	st->bytes_free_returned = pa_zone.bytes_free - pa_zone.bytes_free_resident;
+	st->bytes_large = pa_zone.bytes_large;
+	st->limit = pa_zone.limit;
+	memcpy(st->nr_free, pa_zone.nr_free, sizeof(st->nr_free));
+	memcpy(st->allocs, pa_zone.allocs, sizeof(st->allocs));
+	memcpy(st->frees, pa_zone.frees, sizeof(st->frees));
+	st->splits = pa_zone.splits;
+	st->merges = pa_zone.merges;
+	st->trims = pa_zone.trims;
+	st->enomem = pa_zone.enomem;
+	pa_unlock();
+}
+
+/**
+ * page_alloc_buddyinfo - the zone in /proc/buddyinfo style, then totals.
+ * @buf: output, always NUL-terminated when @len > 0.
+ * @len: size of @buf.
+ *
+ * The first line is exactly /proc/buddyinfo's ("Node 0, zone %8s" then
+ * "%6lu " per order); the lines after it are "name value unit" totals.
+ *
+ * Context: thread-safe; takes the zone lock. Never allocates.
+ * Return: bytes written, not counting the NUL.
+ */
+size_t page_alloc_buddyinfo(char *buf, size_t len)
+{
+	struct page_alloc_stats st;
+	size_t pos = 0;
+	unsigned int o;
+
+	if (!len)
+		return 0;
+	buf[0] = '\0';
+	page_alloc_get_stats(&st);
+	uslab_bufprintf(buf, len, &pos, "Node 0, zone %8s ", "uslab");
+	for (o = 0; o < NR_PAGE_ORDERS; o++)
+		uslab_bufprintf(buf, len, &pos, "%6lu ", st.nr_free[o]);
+	uslab_bufprintf(buf, len, &pos, "\n");
+	uslab_bufprintf(buf, len, &pos, "allocated %zu kB\n", st.bytes_allocated >> 10);
+	uslab_bufprintf(buf, len, &pos, "large %zu kB\n", st.bytes_large >> 10);
+	uslab_bufprintf(buf, len, &pos, "free_resident %zu kB\n", st.bytes_free_resident >> 10);
+	uslab_bufprintf(buf, len, &pos, "free_returned %zu kB\n", st.bytes_free_returned >> 10);
+	uslab_bufprintf(buf, len, &pos, "limit %zu kB\n", st.limit >> 10);
+	uslab_bufprintf(buf, len, &pos,
+			"splits %lu merges %lu trims %lu enomem %lu\n",
+			st.splits, st.merges, st.trims, st.enomem);
+	return pos;
+}
+
+/**
+ * page_alloc_fork_prepare - take the zone lock before fork().
+ *
+ * With page_alloc_fork_parent/child, registered by the malloc layer with
+ * pthread_atfork(), so that the child never inherits a lock held by a
+ * thread that does not exist there.
+ *
+ * Context: pthread_atfork prepare handler; the caller's other allocator
+ * locks must already be held (they nest outside this one).
+ */
+void page_alloc_fork_prepare(void)
+{
+	page_alloc_init();
+	pa_lock();
+}
+
+/** page_alloc_fork_parent - release the zone lock after fork() in the parent. */
+void page_alloc_fork_parent(void)
+{
+	pa_unlock();
+}
+
+/**
+ * page_alloc_fork_child - re-initialise the zone lock in the child; the
+ * state it protects is consistent because prepare held it.
+ */
+void page_alloc_fork_child(void)
+{
+	pthread_mutex_init(&pa_zone.lock, NULL);
+}
