@@ -1,2 +1,19 @@
-# malloc/: the malloc API, linked into libuslab.so and libuslab.a.
+# malloc/: the malloc API, linked into libuslab.so and libuslab.a, and the
+# programs of its tests (tests/malloc/) and benchmarks (bench/).
 malloc-objs += malloc/malloc.o malloc/options.o malloc/debug.o malloc/init.o
+
+# The conformance suite, built twice: plain (run on glibc and preloaded with
+# libuslab.so) and linked statically against libuslab.a.
+malloc-test-progs := $(obj)/tests/malloc/conform $(obj)/tests/malloc/conform-static
+progs += $(malloc-test-progs)
+
+$(obj)/tests/malloc/conform: $(obj)/tests/malloc/conform.o
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lpthread
+
+$(obj)/tests/malloc/conform-static: $(obj)/tests/malloc/conform.o $(obj)/libuslab.a
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The suite calls malloc for its effects: no folding of malloc/free pairs.
+$(obj)/tests/malloc/conform.o: CFLAGS += -fno-builtin

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The malloc conformance suite (tests/malloc/conform.c) three times: on glibc
+# (the suite itself must be right), preloaded with libuslab.so, and linked
+# statically against libuslab.a. Each run must end in "N passed, 0 failed".
+set -u
+O=${O:-build}
+conform=$O/tests/malloc/conform
+static=$O/tests/malloc/conform-static
+lib=$(realpath "$O/libuslab.so")
+for f in "$conform" "$static" "$lib"; do
+	[ -e "$f" ] || { echo "missing $f (run make O=$O first)"; exit 1; }
+done
+# Options from the caller's environment would change what is tested.
+unset USLAB_OPTIONS
+fail=0
+run() {
+	local what=$1; shift
+	echo "== $what"
+	if "$@"; then
+		echo "== $what: PASS"
+	else
+		echo "== $what: FAIL"
+		fail=1
+	fi
+}
+run "glibc" "$conform"
+run "LD_PRELOAD=libuslab.so" env LD_PRELOAD="$lib" "$conform"
+run "linked with libuslab.a" "$static"
+# The preloaded run must really have been on uslab.
+env LD_PRELOAD="$lib" "$conform" misc | grep -q 'suite on uslab' ||
+	{ echo "preloaded run did not see uslab"; fail=1; }
+exit $fail
