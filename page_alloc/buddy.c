@@ -204,8 +204,10 @@ static void pa_check_free(struct page *page, unsigned int order)
 		pa_bad_free(page, order, "block already free (double free)");
 	if (PageFlag(page, PG_large))
 		pa_bad_free(page, order, "own mapping, use free_pages_large");
-	if (!PageFlag(page, PG_head) || page->compound_head != page)
+	if (PageFlag(page, PG_tail))
 		pa_bad_free(page, order, "not the head of an allocated block");
+	if (!PageFlag(page, PG_head) || page->compound_head != page)
+		pa_bad_free(page, order, "block not allocated (double free?)");
 	if (page->order != order)
 		pa_bad_free(page, order, "order differs from the allocation");
 }
@@ -233,6 +235,8 @@ void __free_pages(struct page *page, unsigned int order)
 		pa_bad_free(page, order, "block already free (double free)");
 	pa_zone.bytes_allocated -= order_bytes(order);
 	pa_stat_inc(frees[order]);
+	/* Not a head any more (a second free of it is then caught). */
+	page->flags = 0;
 	/* The owner may have written every page. */
 	buddy_free_block_locked(page, order, 1U << order);
 	if (pa_zone.bytes_free_resident > pa_zone.resident_free_max)
