@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Allocation traces: the event record and a streaming reader and writer for
+ * the uslab trace format (docs/trace-format.md). A trace is a header, then
+ * zstd-compressed chunks of delta-encoded events, then a trailer. The writer
+ * holds one chunk in memory, the reader one chunk: a trace never has to fit
+ * in memory.
+ *
+ * Object ids are dense: the recorder hands out the smallest ids it can and
+ * reuses an id once its object is freed, so a replayer can keep its objects
+ * in a flat array of trace_meta.id_space pointers instead of an address map.
+ * Id 0 is NULL (a failed allocation, free(NULL), realloc(NULL, n)).
+ *
+ * Events are in time order. An id is always allocated (by an event for which
+ * trace_op_is_alloc() is true, or as the new id of a realloc) before it is
+ * freed, and freed before it is handed out again, across all threads.
+ *
+ * Concurrency: a reader or writer is used by one thread at a time; different
+ * readers and writers are independent.
+ */
+#ifndef USLAB_TRACE_H
+#define USLAB_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define TRACE_FORMAT_MAJOR	1
+#define TRACE_FORMAT_MINOR	0
+
+/*
+ * Operations. The numbers are part of the file format: append only.
+ * Fields that an op carries (the rest read back as 0):
+ *   id      every op (the object allocated or freed; 0 = NULL)
+ *   old_id  TRACE_OP_REALLOC (the pointer passed in, 0 = NULL)
+ *   size    alloc ops, realloc, free_sized, free_aligned_sized
+ *           (calloc: nmemb * size, the bytes requested)
+ *   align   memalign, posix_memalign, aligned_alloc, valloc, pvalloc,
+ *           free_aligned_sized
+ */
+enum trace_op {
+	TRACE_OP_MALLOC		= 0,
+	TRACE_OP_FREE		= 1,
+	TRACE_OP_CALLOC		= 2,
+	TRACE_OP_REALLOC	= 3,
+	TRACE_OP_MEMALIGN	= 4,
+	TRACE_OP_POSIX_MEMALIGN	= 5,
+	TRACE_OP_ALIGNED_ALLOC	= 6,
+	TRACE_OP_VALLOC		= 7,
+	TRACE_OP_PVALLOC	= 8,
+	TRACE_OP_FREE_SIZED	= 9,
+	TRACE_OP_FREE_ALIGNED_SIZED = 10,
+	/* The kernel's kmem tracepoints (uslab import perf). */
+	TRACE_OP_KMALLOC	= 11,
+	TRACE_OP_KFREE		= 12,
+	TRACE_OP_CACHE_ALLOC	= 13,	/* kmem_cache_alloc: size = bytes_req */
+	TRACE_OP_CACHE_FREE	= 14,
+	TRACE_OP_NR
+};
+
+#define TRACE_CPU_UNKNOWN	UINT32_MAX
+
+/**
+ * struct trace_event - one allocator call.
+ * @time_ns: nanoseconds since the start of the trace (trace_meta.start_ns).
+ * @id: object allocated or freed; for realloc, the object returned.
+ * @old_id: realloc only: the object passed in.
+ * @size: bytes requested.
+ * @align: requested alignment, 0 when the op has none.
+ * @tid: dense thread number within the trace, from 0.
+ * @cpu: CPU the call ran on (rseq cpu_id), or TRACE_CPU_UNKNOWN.
+ * @op: enum trace_op.
+ */
+struct trace_event {
+	uint64_t time_ns;
+	uint64_t id;
+	uint64_t old_id;
+	uint64_t size;
+	uint64_t align;
+	uint32_t tid;
+	uint32_t cpu;
+	uint8_t op;
+};
+
+/**
+ * struct trace_meta - what the header (and the trailer, when read) says.
+ * @version_major: format version of the file; readers refuse other majors.
+ * @version_minor: minor version (additions a reader may ignore).
+ * @cpus: CPUs online on the recording machine (or simulated, for imports: 0
+ *        when unknown).
+ * @clock_id: clockid_t of the timestamps (CLOCK_MONOTONIC for recordings).
+ * @pid: process id of the recorded process (0 when unknown).
+ * @start_ns: wall-clock time (CLOCK_REALTIME, ns since the epoch) of
+ *            time_ns == 0.
+ * @tool: what produced the trace ("uslab record", "import mtrace", ...).
+ * @cmdline: the recorded command line, arguments separated by spaces.
+ * @has_summary: the trailer was read (writers always write one; a reader
+ *               finds it at open on a seekable file and at the end otherwise)
+ * @nevents: trailer: number of events.
+ * @id_space: trailer: every id in the trace is below this.
+ * @nthreads: trailer: every tid in the trace is below this.
+ * @duration_ns: trailer: time_ns of the last event.
+ */
+struct trace_meta {
+	uint16_t version_major;
+	uint16_t version_minor;
+	uint32_t cpus;
+	uint32_t clock_id;
+	uint32_t pid;
+	uint64_t start_ns;
+	char tool[32];
+	char *cmdline;
+	bool has_summary;
+	uint64_t nevents;
+	uint64_t id_space;
+	uint32_t nthreads;
+	uint64_t duration_ns;
+};
+
+struct trace_writer;
+struct trace_reader;
+
+/* Op properties, for consumers that switch on families rather than ops. */
+const char *trace_op_name(unsigned int op);
+/* Lookup by name as trace_op_name() prints it; -1 when unknown. */
+int trace_op_from_name(const char *name);
+bool trace_op_is_alloc(unsigned int op);	/* returns a new object in id */
+bool trace_op_is_free(unsigned int op);		/* frees id */
+bool trace_op_has_size(unsigned int op);
+bool trace_op_has_align(unsigned int op);
+
+/**
+ * trace_writer_open - start writing a trace to @path.
+ * @wp: receives the writer.
+ * @path: final file name. Data goes to "@path.tmp" and is renamed to @path
+ *        by trace_writer_close(), so a failed run leaves no half-written
+ *        trace behind.
+ * @meta: header fields; the summary fields are ignored (computed).
+ * @level: zstd compression level (0 = default 3).
+ * Context: allocates about 2 MiB; not async-signal-safe.
+ * Return: 0, or -errno (the file could not be created: errno from open;
+ *         -ENOMEM). trace_writer_error() is not available on failure.
+ */
+int trace_writer_open(struct trace_writer **wp, const char *path,
+		      const struct trace_meta *meta, int level);
+
+/**
+ * trace_writer_add - append one event.
+ * @w: the writer.
+ * @ev: the event; time_ns must not decrease, op < TRACE_OP_NR, id and
+ *      old_id < 2^63.
+ * Context: compresses and writes a chunk when the buffer is full.
+ * Return: 0, -EINVAL for a bad event (the writer stays usable), or -errno
+ *         from write(2) (the writer is then failed: close() aborts it).
+ */
+int trace_writer_add(struct trace_writer *w, const struct trace_event *ev);
+
+/**
+ * trace_writer_close - flush, write the trailer, fsync-free rename into place.
+ * @w: the writer, freed in every case.
+ * Return: 0, or -errno (the temporary file is removed and @path untouched).
+ */
+int trace_writer_close(struct trace_writer *w);
+
+/**
+ * trace_writer_abort - drop the trace: remove the temporary file, free @w.
+ */
+void trace_writer_abort(struct trace_writer *w);
+
+/* The last error of @w as text (file, what went wrong). */
+const char *trace_writer_error(const struct trace_writer *w);
+
+/**
+ * trace_reader_open - open a trace for streaming.
+ * @rp: receives the reader (also on failure, so the message can be read;
+ *      close it in every case).
+ * @path: the file.
+ * Context: allocates up to ~40 MiB for the largest chunk the format
+ *          allows, only when such a chunk is met.
+ * Return: 0, or -errno: -ENOENT etc. from open, -EPROTO for a file that is
+ *         not a trace or is damaged (the message names the byte offset).
+ */
+int trace_reader_open(struct trace_reader **rp, const char *path);
+
+/**
+ * trace_reader_open_file - like trace_reader_open() on an open stream.
+ * @rp: receives the reader.
+ * @f: the stream, read from its current position; not closed by the reader.
+ *     When seekable, the trailer is read at open (trace_meta.has_summary).
+ * @name: used in messages.
+ * Return: as trace_reader_open().
+ */
+int trace_reader_open_file(struct trace_reader **rp, FILE *f,
+			   const char *name);
+
+/* Header (and, once read, trailer) fields. Valid until close. */
+const struct trace_meta *trace_reader_meta(const struct trace_reader *r);
+
+/**
+ * trace_reader_next - read the next event.
+ * @r: the reader.
+ * @ev: filled in when 1 is returned.
+ * Return: 1 for an event, 0 at the clean end of the trace (trailer read and
+ *         consistent), -EPROTO for damage or truncation (the message says
+ *         at which byte offset, and what was expected there), -EIO or
+ *         -ENOMEM. After an error every later call returns the same error.
+ */
+int trace_reader_next(struct trace_reader *r, struct trace_event *ev);
+
+/* Index of the next event trace_reader_next() returns (events read so far). */
+uint64_t trace_reader_position(const struct trace_reader *r);
+
+/* The last error as "FILE: byte offset N: expected ..., found ..." text. */
+const char *trace_reader_error(const struct trace_reader *r);
+
+void trace_reader_close(struct trace_reader *r);
+
+#endif /* USLAB_TRACE_H */

@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim/ private declarations: trace format internals, the recorder's raw
+ * stream, importers, and the `uslab` subcommands. Grouped by defining file.
+ */
+#ifndef USLAB_SIM_INTERNAL_H
+#define USLAB_SIM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "lib/compiler.h"
+#include "uslab/trace.h"
+
+/* ---- On-disk layout (docs/trace-format.md); all integers little-endian. */
+
+#define TRACE_MAGIC		"USLABTRC"	/* 8 bytes, file header */
+#define TRACE_CHUNK_MAGIC	0x4b484355u	/* "UCHK" */
+#define TRACE_END_MAGIC		0x444e4555u	/* "UEND" */
+#define TRACE_HDR_FIXED		76u		/* header bytes before cmdline */
+#define TRACE_CMDLINE_MAX	65536u
+#define TRACE_CHUNK_HDR		40u
+#define TRACE_TRAILER		48u
+#define TRACE_CHUNK_RAW		(1u << 20)	/* writer's chunk target */
+#define TRACE_CHUNK_RAW_MAX	(8u << 20)	/* largest chunk a reader accepts */
+#define TRACE_EVENT_MIN		3u		/* op byte, time, id */
+#define TRACE_EVENT_MAX		64u		/* worst-case encoded event */
+
+/* Event byte 0: op in bits 0-4, flags above. */
+#define TRACE_EV_OP_MASK	0x1fu
+#define TRACE_EV_SAME_TID	0x20u
+#define TRACE_EV_SAME_CPU	0x40u
+#define TRACE_EV_RESERVED	0x80u
+
+#define TRACE_ID_LIMIT		((uint64_t)1 << 63)
+
+/* sim/trace_common.c */
+uint32_t trace_crc32c(uint32_t crc, const void *buf, size_t len);
+
+static inline void put_le16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint16_t get_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline uint32_t get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t get_le64(const uint8_t *p)
+{
+	return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
+}
+
+/* LEB128: at most 10 bytes for 64 bits. */
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/*
+ * Decode one varint from [*pp, end). Return: 0, or -1 when it runs past
+ * @end or is longer than 10 bytes / overflows 64 bits.
+ */
+static inline int get_varint(const uint8_t **pp, const uint8_t *end,
+			     uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	uint64_t r = 0;
+	unsigned int shift = 0;
+
+	for (;;) {
+		uint8_t b;
+
+		if (unlikely(p >= end || shift > 63))
+			return -1;
+		b = *p++;
+		if (unlikely(shift == 63 && (b & 0x7e)))
+			return -1;
+		r |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			break;
+		shift += 7;
+	}
+	*pp = p;
+	*v = r;
+	return 0;
+}
+
+static inline uint64_t zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* ---- sim/import_idmap.c: address -> dense id, ids reused after free. */
+
+struct idmap;
+
+struct idmap *idmap_new(void);
+void idmap_free(struct idmap *m);
+/* New object at @addr: its id (never 0). Return: 0, -EEXIST, -ENOMEM. */
+int idmap_insert(struct idmap *m, uint64_t addr, uint64_t *id);
+/* Object at @addr freed: its id. Return: 0, or -ENOENT when not live. */
+int idmap_remove(struct idmap *m, uint64_t addr, uint64_t *id);
+uint64_t idmap_id_space(const struct idmap *m);
+
+/* ---- Importers (sim/import_*.c). Each parses text from @in and hands every
+ * event to @emit; a parse error is reported as "NAME:LINE: what" in @err. */
+
+typedef int (*trace_emit_fn)(void *ctx, const struct trace_event *ev);
+
+struct import_result {
+	uint64_t lines;
+	uint64_t events;
+	uint64_t skipped;	/* lines that are not allocator events */
+	uint32_t cpus;		/* highest CPU seen + 1 */
+	uint32_t pid;
+	char err[512];
+};
+
+/* sim/import_mtrace.c */
+int import_mtrace(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
+		  struct import_result *res);
+/* sim/import_perf.c */
+int import_perf(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
+		struct import_result *res);
+
+/* ---- Recorder raw stream (sim/record_preload.c -> sim/record_collect.c).
+ *
+ * The preloaded recorder appends blocks with one write(2) each (O_APPEND)
+ * to $USLAB_RECORD_DIR/raw.<pid>.<n>; a block is a struct rec_block followed
+ * by @count struct rec_event of one thread, in that thread's order. Host
+ * byte order: the raw files never leave the machine.
+ */
+#define REC_BLOCK_MAGIC		0x4b4c4255u	/* "UBLK" */
+#define REC_BLOCK_EVENTS	1024u
+#define REC_ENV_DIR		"USLAB_RECORD_DIR"
+
+struct rec_event {
+	uint64_t time;		/* CLOCK_MONOTONIC ns */
+	uint64_t size;
+	uint64_t id;
+	uint64_t old_id;
+	uint32_t align;
+	uint16_t cpu;		/* 0xffff: unknown */
+	uint8_t op;
+	uint8_t pad;
+};
+static_assert(sizeof(struct rec_event) == 40, "raw event layout");
+
+struct rec_block {
+	uint32_t magic;
+	uint32_t tid;
+	uint32_t count;
+	uint32_t pad;
+};
+
+/* Written once per process image as raw.<pid>.<n>.meta (text, key=value). */
+#define REC_META_SUFFIX		".meta"
+
+/* ---- Subcommands of the `uslab` CLI (tools/uslab.c holds the table).
+ * Each gets argv[0] = its own name; returns the exit status. */
+
+/* sim/script.c */
+int cmd_script(int argc, char **argv);
+/* sim/report.c */
+int cmd_report(int argc, char **argv);
+/* sim/record_collect.c */
+int cmd_record(int argc, char **argv);
+/* sim/import_cmd.c */
+int cmd_import(int argc, char **argv);
+
+/* Shared CLI helpers (sim/trace_common.c). */
+/* Prints usage of a subcommand to stderr, returns 2 (the usage exit code). */
+int cmd_usage(const char *usage);
+/* Opens @path for reading, printing the error; NULL on failure. */
+struct trace_reader *cmd_open_trace(const char *path);
+/* Reads to the end; on error prints it and returns 1. */
+int cmd_read_error(struct trace_reader *r, int rc);
+
+/* ---- Replay, simulation, tuning, generators (sim/replay*.c, simulate*.c,
+ * tune*.c, calibrate*.c, gen*.c, plot*.c). */
+
+struct kmem_cache;
+
+/* One event as the simulator and the tuner run it: 32 bytes, decoded before
+ * any timing starts. */
+struct sim_ev {
+	uint64_t time_ns;
+	uint64_t size;
+	uint32_t id, old_id;
+	uint32_t tid;
+	uint16_t cpu;		/* already folded onto sim_trace.cpus */
+	uint8_t op;
+	uint8_t align_shift;	/* log2 of the alignment, 0 = none */
+};
+static_assert(sizeof(struct sim_ev) == 32, "compact event");
+
+struct sim_trace {
+	struct sim_ev *ev;
+	size_t n, cap;
+	uint64_t id_space;
+	uint32_t nthreads;
+	unsigned int cpus;	/* simulated CPUs */
+	unsigned int rec_cpus;	/* the recording's, 0 = unknown */
+	char *cmdline;
+};
+
+/* sim/simulate_load.c */
+int sim_trace_load(struct sim_trace *t, const char *path, unsigned int cpus,
+		   const char *who);
+void sim_trace_free(struct sim_trace *t);
+
+#define SIM_MAX_CLASSES		32
+#define SIM_CLASS_NONE		0xff
+#define SIM_CLASS_TABLE		((CONFIG_KMALLOC_MAX_CACHE_SIZE / 8) + 2)
+#define SIM_DEFAULT		(-2L)	/* depot_limit: the library's default */
+
+struct sim_config {
+	unsigned int cpus;
+	int mag_size;			/* every kmalloc cache; -1 = default */
+	struct {
+		char name[32];		/* kmalloc-64 or 64 */
+		int mag;
+	} class_mag[SIM_MAX_CLASSES];
+	unsigned int nr_class_mag;
+	int batch;			/* -1 = default */
+	long depot_limit;		/* SIM_DEFAULT, -1 = unlimited, or N */
+	uint64_t sample_every;		/* events between memory samples */
+	bool per_class;			/* per-class overhead at each sample */
+};
+
+/* What the layers counted for one cache over the run. */
+struct sim_cache_counts {
+	uint64_t allocs, frees;		/* counted by the simulator */
+	uint64_t alloc_hits, free_hits;
+	uint64_t alloc_slow, free_slow;
+	uint64_t refills, flushes, swaps;
+	uint64_t depot_gets, depot_puts;
+	uint64_t drains, direct;
+	unsigned int mag_size, batch;
+};
+
+struct sim_class_result {
+	struct kmem_cache *cache;
+	char name[32];
+	unsigned int objsize;
+	struct sim_cache_counts c;
+	uint64_t slab_bytes_peak;
+	int64_t ovh_peak;		/* slab bytes - live bytes of the class */
+	int64_t ovh_sum;		/* over samples, for the mean */
+};
+
+struct sim_sample {
+	uint64_t time_ns;
+	uint64_t events;
+	uint64_t held;			/* page_alloc bytes_allocated */
+	uint64_t resident_free;		/* page_alloc bytes_free_resident */
+	uint64_t live;			/* requested bytes of live objects */
+};
+
+struct sim_result {
+	uint64_t events, allocs, frees, reallocs, failed, enomem;
+	uint64_t bad_event;
+	double seconds;			/* simulation loop only */
+	uint64_t page_allocs, page_frees, splits, merges;
+	uint64_t held_peak, live_peak, live_end;
+	int64_t ovh_peak;
+	uint64_t held_sum, live_sum;	/* over samples */
+	unsigned int nr_cls;
+	struct sim_class_result cls[SIM_MAX_CLASSES];
+	struct sim_sample *samples;
+	size_t nr_samples, cap_samples;
+};
+
+/* sim/simulate.c */
+void sim_config_init(struct sim_config *cfg);
+int sim_parse_mag_size(struct sim_config *cfg, const char *arg);
+/* @opt: 'm' --mag-size, 'b' --batch, 'd' --depot-limit. Return: 0/-EINVAL. */
+int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg);
+void sim_print_config(FILE *f, const struct sim_config *cfg, unsigned int cpus);
+/* Run @t once through the library; once per process (forked for more). */
+int sim_run(const struct sim_trace *t, const struct sim_config *cfg,
+	    struct sim_result *res);
+void sim_result_free(struct sim_result *res);
+double sim_mean_overhead(const struct sim_result *res);
+int cmd_sim(int argc, char **argv);
+
+/* sim/simulate_pcp.c: the simulator's view of the slab and percpu layers. */
+const char *sim_pcp_engine(void);
+int sim_pcp_apply(const struct sim_config *cfg, struct sim_result *res);
+void sim_pcp_set_cpu(unsigned int cpu, uint64_t time_ns);
+void sim_pcp_collect(struct sim_result *res);
+/* Bytes of slabs per class (slabinfo's num_slabs * pagesperslab). */
+void sim_slab_bytes(const struct sim_result *res, uint64_t *bytes);
+
+/* sim/calibrate.c: the slow-path cost model. */
+struct sim_cost_model {
+	double hit_ns;			/* magazine hit, alloc or free */
+	double refill_ns;		/* one refill batch from the slab layer */
+	double flush_ns;		/* one flush batch to the slab layer */
+	double depot_ns;		/* one depot get or put */
+	double page_ns;			/* one page_alloc block alloc or free */
+	bool calibrated;		/* read from a calibration file */
+	char source[256];		/* the file, or "built-in default" */
+};
+void sim_cost_model_load(struct sim_cost_model *m);
+double sim_cost(const struct sim_cost_model *m, const struct sim_result *res);
+double sim_class_cost(const struct sim_cost_model *m, const struct sim_cache_counts *c);
+int cmd_calibrate(int argc, char **argv);
+
+/* sim/plot.c */
+struct plot_point {
+	double x, y;
+	int kind;			/* 0 swept, 1 frontier, 2 recommended */
+};
+int plot_svg(const char *path, const char *title, const char *xlabel,
+	     const char *ylabel, const struct plot_point *pts, size_t n);
+
+/* sim/tune.c */
+int cmd_tune(int argc, char **argv);
+/* sim/replay.c */
+int cmd_replay(int argc, char **argv);
+/* sim/gen.c */
+int cmd_gen(int argc, char **argv);
+
+#endif /* USLAB_SIM_INTERNAL_H */

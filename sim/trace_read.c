@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Streaming trace reader: holds one chunk (compressed and decoded bytes) at
+ * a time. Every size read from the file is bounded before anything is
+ * allocated, every checksum is verified before a payload is decompressed,
+ * and every error names the byte offset where the damage was found. No
+ * locks: one reader, one thread.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zstd.h>
+#include "sim/internal.h"
+
+struct trace_reader {
+	FILE *f;
+	bool own_file;
+	char *name;
+	struct trace_meta meta;
+	struct trace_meta trailer;	/* as read at open, if seekable */
+	bool trailer_at_open;
+	int error;			/* sticky -errno */
+	bool done;
+	uint64_t off;			/* file offset of the next unread byte */
+	ZSTD_DCtx *dctx;
+	uint8_t *comp;
+	size_t comp_cap;
+	uint8_t *raw;
+	size_t raw_cap;
+	/* The decoded chunk. */
+	uint64_t chunk_off;
+	const uint8_t *p, *end;
+	uint32_t chunk_left;
+	uint32_t chunk_events;
+	uint64_t nevents;		/* events returned so far */
+	uint64_t nchunks;
+	uint64_t prev_time;
+	uint64_t prev_id;
+	uint32_t prev_tid;
+	uint64_t prev_cpu;
+	uint64_t max_id;		/* for checking the trailer */
+	uint32_t max_tid;
+	char err[768];
+};
+
+static int __printf(3, 4) fail(struct trace_reader *r, uint64_t off,
+			       const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(r->err, sizeof(r->err), "%s: byte offset %" PRIu64 ": ",
+		     r->name, off);
+	va_start(ap, fmt);
+	if (n > 0 && (size_t)n < sizeof(r->err))
+		vsnprintf(r->err + n, sizeof(r->err) - (size_t)n, fmt, ap);
+	va_end(ap);
+	r->error = -EPROTO;
+	return r->error;
+}
+
+/*
+ * Read exactly @len bytes at the current offset. A short read is reported
+ * as truncation at the offset where @what was expected.
+ */
+static int read_exact(struct trace_reader *r, void *buf, size_t len,
+		      const char *what)
+{
+	size_t n = fread(buf, 1, len, r->f);
+
+	if (n == len) {
+		r->off += len;
+		return 0;
+	}
+	if (ferror(r->f)) {
+		snprintf(r->err, sizeof(r->err), "%s: byte offset %" PRIu64
+			 ": read error: %s", r->name, r->off + n, strerror(errno));
+		return r->error = -EIO;
+	}
+	return fail(r, r->off, "expected %s (%zu bytes), file ends after %zu",
+		    what, len, n);
+}
+
+static bool parse_trailer(const uint8_t *t, struct trace_meta *m)
+{
+	if (get_le32(t) != TRACE_END_MAGIC ||
+	    get_le32(t + 44) != trace_crc32c(0, t, 44))
+		return false;
+	m->nevents = get_le64(t + 8);
+	m->id_space = get_le64(t + 24);
+	m->duration_ns = get_le64(t + 32);
+	m->nthreads = get_le32(t + 40);
+	m->has_summary = true;
+	return true;
+}
+
+static int read_header(struct trace_reader *r)
+{
+	uint8_t h[TRACE_HDR_FIXED], c[4];
+	uint32_t clen, hsize, crc;
+	int rc;
+
+	rc = read_exact(r, h, 8, "trace magic \"USLABTRC\"");
+	if (rc)
+		return rc;
+	if (memcmp(h, TRACE_MAGIC, 8))
+		return fail(r, 0, "expected trace magic \"USLABTRC\": not a uslab trace");
+	rc = read_exact(r, h + 8, TRACE_HDR_FIXED - 8, "trace header");
+	if (rc)
+		return rc;
+	r->meta.version_major = get_le16(h + 8);
+	r->meta.version_minor = get_le16(h + 10);
+	if (r->meta.version_major != TRACE_FORMAT_MAJOR)
+		return fail(r, 8, "expected format version %d.x, found %u.%u",
+			    TRACE_FORMAT_MAJOR, r->meta.version_major,
+			    r->meta.version_minor);
+	hsize = get_le32(h + 12);
+	clen = get_le32(h + 72);
+	if (clen > TRACE_CMDLINE_MAX)
+		return fail(r, 72, "expected command line length <= %u, found %u",
+			    TRACE_CMDLINE_MAX, clen);
+	if (hsize != TRACE_HDR_FIXED + clen + 4)
+		return fail(r, 12, "expected header size %u, found %u",
+			    TRACE_HDR_FIXED + clen + 4, hsize);
+	r->meta.cmdline = malloc(clen + 1);
+	if (!r->meta.cmdline)
+		return r->error = -ENOMEM;
+	rc = read_exact(r, r->meta.cmdline, clen, "command line");
+	if (rc)
+		return rc;
+	r->meta.cmdline[clen] = 0;
+	rc = read_exact(r, c, 4, "header checksum");
+	if (rc)
+		return rc;
+	crc = trace_crc32c(trace_crc32c(0, h, TRACE_HDR_FIXED), r->meta.cmdline, clen);
+	if (crc != get_le32(c))
+		return fail(r, r->off - 4, "expected header checksum %08x, found %08x",
+			    crc, get_le32(c));
+	r->meta.cpus = get_le32(h + 16);
+	r->meta.clock_id = get_le32(h + 20);
+	r->meta.pid = get_le32(h + 24);
+	r->meta.start_ns = get_le64(h + 32);
+	memcpy(r->meta.tool, h + 40, 31);
+	r->meta.tool[31] = 0;
+	for (char *s = r->meta.tool; *s; s++)
+		if (*s < 0x20 || *s > 0x7e)
+			*s = '?';
+	return 0;
+}
+
+/* On a seekable stream, the trailer is read up front for trace_meta. */
+static void peek_trailer(struct trace_reader *r)
+{
+	uint8_t t[TRACE_TRAILER];
+	off_t here = ftello(r->f);
+
+	if (here < 0 || fseeko(r->f, -(off_t)TRACE_TRAILER, SEEK_END) < 0)
+		goto out;
+	if (fread(t, 1, sizeof(t), r->f) == sizeof(t) &&
+	    parse_trailer(t, &r->trailer)) {
+		r->trailer_at_open = true;
+		r->meta.has_summary = true;
+		r->meta.nevents = r->trailer.nevents;
+		r->meta.id_space = r->trailer.id_space;
+		r->meta.nthreads = r->trailer.nthreads;
+		r->meta.duration_ns = r->trailer.duration_ns;
+	}
+out:
+	clearerr(r->f);
+	if (here >= 0)
+		fseeko(r->f, here, SEEK_SET);
+}
+
+int trace_reader_open_file(struct trace_reader **rp, FILE *f, const char *name)
+{
+	struct trace_reader *r = calloc(1, sizeof(*r));
+	int rc;
+
+	*rp = r;
+	if (!r)
+		return -ENOMEM;
+	r->f = f;
+	r->name = strdup(name ? name : "(trace)");
+	r->dctx = ZSTD_createDCtx();
+	if (!r->name || !r->dctx) {
+		snprintf(r->err, sizeof(r->err), "out of memory");
+		return r->error = -ENOMEM;
+	}
+	rc = read_header(r);
+	if (rc)
+		return rc;
+	peek_trailer(r);
+	return 0;
+}
+
+int trace_reader_open(struct trace_reader **rp, const char *path)
+{
+	FILE *f = fopen(path, "rbe");
+	int rc;
+
+	if (!f) {
+		rc = -errno;
+		*rp = calloc(1, sizeof(**rp));
+		if (*rp) {
+			(*rp)->error = rc;
+			snprintf((*rp)->err, sizeof((*rp)->err), "%s: %s", path,
+				 strerror(-rc));
+		}
+		return rc;
+	}
+	rc = trace_reader_open_file(rp, f, path);
+	if (*rp)
+		(*rp)->own_file = true;
+	else
+		fclose(f);
+	return rc;
+}
+
+const struct trace_meta *trace_reader_meta(const struct trace_reader *r)
+{
+	return &r->meta;
+}
+
+uint64_t trace_reader_position(const struct trace_reader *r)
+{
+	return r->nevents;
+}
+
+const char *trace_reader_error(const struct trace_reader *r)
+{
+	return r->err[0] ? r->err : "no error";
+}
+
+void trace_reader_close(struct trace_reader *r)
+{
+	if (!r)
+		return;
+	if (r->own_file && r->f)
+		fclose(r->f);
+	ZSTD_freeDCtx(r->dctx);
+	free(r->comp);
+	free(r->raw);
+	free(r->meta.cmdline);
+	free(r->name);
+	free(r);
+}
+
+static int grow(uint8_t **buf, size_t *cap, size_t need)
+{
+	uint8_t *n;
+
+	if (*cap >= need)
+		return 0;
+	n = realloc(*buf, need);
+	if (!n)
+		return -ENOMEM;
+	*buf = n;
+	*cap = need;
+	return 0;
+}
+
+static int check_trailer(struct trace_reader *r, const uint8_t *t, uint64_t at)
+{
+	struct trace_meta m = { 0 };
+
+	if (get_le32(t + 44) != trace_crc32c(0, t, 44))
+		return fail(r, at + 44, "expected trailer checksum %08x, found %08x",
+			    trace_crc32c(0, t, 44), get_le32(t + 44));
+	parse_trailer(t, &m);
+	if (m.nevents != r->nevents)
+		return fail(r, at + 8, "trailer says %" PRIu64 " events, the chunks hold %" PRIu64,
+			    m.nevents, r->nevents);
+	if (get_le64(t + 16) != r->nchunks)
+		return fail(r, at + 16, "trailer says %" PRIu64 " chunks, found %" PRIu64,
+			    get_le64(t + 16), r->nchunks);
+	if (r->nevents && (m.id_space <= r->max_id || m.nthreads <= r->max_tid ||
+			   m.duration_ns != r->prev_time))
+		return fail(r, at + 24, "trailer summary (id space, threads, duration) disagrees with the events");
+	if (fgetc(r->f) != EOF)
+		return fail(r, at + TRACE_TRAILER, "expected end of file after the trailer");
+	r->meta.has_summary = true;
+	r->meta.nevents = m.nevents;
+	r->meta.id_space = m.id_space;
+	r->meta.nthreads = m.nthreads;
+	r->meta.duration_ns = m.duration_ns;
+	r->done = true;
+	return 0;
+}
+
+/* Read the next chunk, or the trailer. Return: 1 chunk loaded, 0 end, <0. */
+static int load_chunk(struct trace_reader *r)
+{
+	uint8_t h[TRACE_TRAILER];	/* a chunk header or the trailer */
+	uint64_t at = r->off, base;
+	uint32_t magic, comp, raw, nev, crc;
+	uint64_t first;
+	size_t n;
+	int rc;
+
+	n = fread(h, 1, 4, r->f);
+	if (n != 4) {
+		if (ferror(r->f))
+			return read_exact(r, h, 4, "chunk");
+		return fail(r, at, "expected a chunk (\"UCHK\") or the trailer (\"UEND\"), file ends after %zu bytes (truncated)",
+			    n);
+	}
+	r->off += 4;
+	magic = get_le32(h);
+	if (magic == TRACE_END_MAGIC) {
+		rc = read_exact(r, h + 4, TRACE_TRAILER - 4, "trailer");
+		if (rc)
+			return rc;
+		return check_trailer(r, h, at);
+	}
+	if (magic != TRACE_CHUNK_MAGIC)
+		return fail(r, at, "expected a chunk (\"UCHK\") or the trailer (\"UEND\"), found %02x %02x %02x %02x",
+			    h[0], h[1], h[2], h[3]);
+	rc = read_exact(r, h + 4, TRACE_CHUNK_HDR - 4, "chunk header");
+	if (rc)
+		return rc;
+	crc = trace_crc32c(0, h, 36);
+	if (crc != get_le32(h + 36))
+		return fail(r, at + 36, "expected chunk header checksum %08x, found %08x",
+			    crc, get_le32(h + 36));
+	comp = get_le32(h + 4);
+	raw = get_le32(h + 8);
+	nev = get_le32(h + 12);
+	first = get_le64(h + 16);
+	base = get_le64(h + 24);
+	if (raw > TRACE_CHUNK_RAW_MAX || raw < TRACE_EVENT_MIN)
+		return fail(r, at + 8, "expected decoded chunk size in [%u, %u], found %u",
+			    TRACE_EVENT_MIN, TRACE_CHUNK_RAW_MAX, raw);
+	if (comp > ZSTD_compressBound(raw) || comp == 0)
+		return fail(r, at + 4, "expected compressed size in [1, %zu], found %u",
+			    ZSTD_compressBound(raw), comp);
+	if (nev == 0 || nev > raw / TRACE_EVENT_MIN)
+		return fail(r, at + 12, "expected 1 to %u events for %u bytes, found %u",
+			    raw / TRACE_EVENT_MIN, raw, nev);
+	if (first != r->nevents)
+		return fail(r, at + 16, "expected first event index %" PRIu64 ", found %" PRIu64,
+			    r->nevents, first);
+	if (base != r->prev_time)
+		return fail(r, at + 24, "expected chunk base time %" PRIu64 ", found %" PRIu64,
+			    r->prev_time, base);
+	if (grow(&r->comp, &r->comp_cap, comp) || grow(&r->raw, &r->raw_cap, raw)) {
+		snprintf(r->err, sizeof(r->err), "%s: out of memory", r->name);
+		return r->error = -ENOMEM;
+	}
+	rc = read_exact(r, r->comp, comp, "compressed chunk payload");
+	if (rc)
+		return rc;
+	crc = trace_crc32c(0, r->comp, comp);
+	if (crc != get_le32(h + 32))
+		return fail(r, at + TRACE_CHUNK_HDR,
+			    "chunk payload checksum mismatch (expected %08x, found %08x): payload damaged",
+			    get_le32(h + 32), crc);
+	n = ZSTD_decompressDCtx(r->dctx, r->raw, raw, r->comp, comp);
+	if (ZSTD_isError(n) || n != raw)
+		return fail(r, at + TRACE_CHUNK_HDR,
+			    "expected a zstd frame of %u bytes: %s", raw,
+			    ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size");
+	r->chunk_off = at;
+	r->p = r->raw;
+	r->end = r->raw + raw;
+	r->chunk_left = nev;
+	r->chunk_events = nev;
+	r->prev_id = 0;
+	r->prev_tid = 0;
+	r->prev_cpu = 0;
+	r->nchunks++;
+	return 1;
+}
+
+static int bad_event(struct trace_reader *r, const char *what)
+{
+	return fail(r, r->chunk_off,
+		    "chunk event %u (trace event %" PRIu64 "), decoded byte %td: expected %s",
+		    r->chunk_events - r->chunk_left, r->nevents, r->p - r->raw, what);
+}
+
+int trace_reader_next(struct trace_reader *r, struct trace_event *ev)
+{
+	const uint8_t *p;
+	uint64_t v, id;
+	uint8_t b;
+	int rc;
+
+	if (unlikely(r->error))
+		return r->error;
+	while (unlikely(!r->chunk_left)) {
+		if (r->p != r->end)
+			return bad_event(r, "end of chunk (bytes left over after the last event)");
+		if (r->done)
+			return 0;
+		rc = load_chunk(r);
+		if (rc <= 0)
+			return rc;
+	}
+	p = r->p;
+	if (p >= r->end)
+		return bad_event(r, "an event (chunk ends early)");
+	b = *p++;
+	if ((b & TRACE_EV_OP_MASK) >= TRACE_OP_NR || (b & TRACE_EV_RESERVED))
+		return bad_event(r, "a valid op byte");
+	if (r->chunk_left == r->chunk_events && (b & (TRACE_EV_SAME_TID | TRACE_EV_SAME_CPU)))
+		return bad_event(r, "explicit thread and CPU in a chunk's first event");
+	ev->op = b & TRACE_EV_OP_MASK;
+	if (get_varint(&p, r->end, &v) || v > UINT64_MAX - r->prev_time)
+		return bad_event(r, "time delta varint");
+	ev->time_ns = r->prev_time + v;
+	if (b & TRACE_EV_SAME_TID) {
+		ev->tid = r->prev_tid;
+	} else {
+		if (get_varint(&p, r->end, &v) || v >= UINT32_MAX)
+			return bad_event(r, "thread varint");
+		ev->tid = (uint32_t)v;
+	}
+	if (b & TRACE_EV_SAME_CPU) {
+		v = r->prev_cpu;
+	} else if (get_varint(&p, r->end, &v) || v > UINT32_MAX) {
+		return bad_event(r, "CPU varint");
+	}
+	r->prev_cpu = v;
+	ev->cpu = v ? (uint32_t)(v - 1) : TRACE_CPU_UNKNOWN;
+	if (get_varint(&p, r->end, &v))
+		return bad_event(r, "object id varint");
+	id = r->prev_id + (uint64_t)unzigzag(v);
+	if (id >= TRACE_ID_LIMIT)
+		return bad_event(r, "object id below 2^63");
+	ev->id = id;
+	ev->old_id = 0;
+	if (ev->op == TRACE_OP_REALLOC) {
+		if (get_varint(&p, r->end, &v))
+			return bad_event(r, "realloc old id varint");
+		ev->old_id = id + (uint64_t)unzigzag(v);
+		if (ev->old_id >= TRACE_ID_LIMIT)
+			return bad_event(r, "realloc old id below 2^63");
+	}
+	ev->size = 0;
+	if (trace_op_has_size(ev->op) && get_varint(&p, r->end, &ev->size))
+		return bad_event(r, "size varint");
+	ev->align = 0;
+	if (trace_op_has_align(ev->op) && get_varint(&p, r->end, &ev->align))
+		return bad_event(r, "alignment varint");
+	r->p = p;
+	r->prev_time = ev->time_ns;
+	r->prev_id = id;
+	r->prev_tid = ev->tid;
+	if (id > r->max_id)
+		r->max_id = id;
+	if (ev->old_id > r->max_id)
+		r->max_id = ev->old_id;
+	if (ev->tid > r->max_tid)
+		r->max_tid = ev->tid;
+	r->chunk_left--;
+	r->nevents++;
+	return 1;
+}

@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Trace format: writer -> reader round trips (random events against the
+ * array they came from, several chunks), the trailer summary, and damage:
+ * truncation and flipped bytes must give -EPROTO with the offset named.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "sim/internal.h"
+
+static char path[256];
+
+static void setup(void)
+{
+	snprintf(path, sizeof(path), "/tmp/check_trace.%d.ustr", getpid());
+}
+
+static void teardown(void)
+{
+	unlink(path);
+}
+
+static uint64_t rnd_state;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+static struct trace_event *make_events(size_t n, uint64_t seed)
+{
+	struct trace_event *ev = calloc(n, sizeof(*ev));
+	uint64_t t = 0;
+
+	rnd_state = seed;
+	for (size_t i = 0; i < n; i++) {
+		unsigned int op = rnd() % TRACE_OP_NR;
+
+		t += rnd() % 3 ? rnd() % 1000 : 0;
+		ev[i].op = (uint8_t)op;
+		ev[i].time_ns = t;
+		ev[i].tid = rnd() % 4 ? (uint32_t)(rnd() % 8) : (uint32_t)(rnd() % 100000);
+		ev[i].cpu = rnd() % 10 ? (uint32_t)(rnd() % 4) : TRACE_CPU_UNKNOWN;
+		ev[i].id = rnd() % 5 ? rnd() % 5000 : rnd() >> 2;
+		if (op == TRACE_OP_REALLOC)
+			ev[i].old_id = rnd() % 5000;
+		if (trace_op_has_size(op))
+			ev[i].size = rnd() % 7 ? rnd() % 4096 : rnd();
+		if (trace_op_has_align(op))
+			ev[i].align = 1ull << (rnd() % 16);
+	}
+	return ev;
+}
+
+static void write_trace(const struct trace_event *ev, size_t n)
+{
+	struct trace_meta m = { .cpus = 4, .clock_id = 1, .pid = 42,
+				.start_ns = 123456789, .cmdline = "prog --arg" };
+	struct trace_writer *w;
+
+	strcpy(m.tool, "check_trace");
+	ck_assert_int_eq(trace_writer_open(&w, path, &m, 1), 0);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(trace_writer_add(w, &ev[i]), 0);
+	ck_assert_int_eq(trace_writer_close(w), 0);
+}
+
+START_TEST(roundtrip)
+{
+	/* Enough events for several 1 MiB chunks. */
+	size_t n = 600000;
+	struct trace_event *ev = make_events(n, 0x9e3779b97f4a7c15ull + (uint64_t)_i);
+	struct trace_reader *r;
+	struct trace_event got;
+	const struct trace_meta *m;
+	uint64_t maxid = 0;
+	uint32_t maxtid = 0;
+	size_t i;
+
+	write_trace(ev, n);
+	ck_assert_int_eq(trace_reader_open(&r, path), 0);
+	m = trace_reader_meta(r);
+	ck_assert_str_eq(m->cmdline, "prog --arg");
+	ck_assert_str_eq(m->tool, "check_trace");
+	ck_assert_uint_eq(m->pid, 42);
+	ck_assert_uint_eq(m->cpus, 4);
+	ck_assert(m->has_summary);
+	ck_assert_uint_eq(m->nevents, n);
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(trace_reader_next(r, &got), 1);
+		ck_assert_uint_eq(got.op, ev[i].op);
+		ck_assert_uint_eq(got.time_ns, ev[i].time_ns);
+		ck_assert_uint_eq(got.tid, ev[i].tid);
+		ck_assert_uint_eq(got.cpu, ev[i].cpu);
+		ck_assert_uint_eq(got.id, ev[i].id);
+		ck_assert_uint_eq(got.old_id, ev[i].old_id);
+		ck_assert_uint_eq(got.size, ev[i].size);
+		ck_assert_uint_eq(got.align, ev[i].align);
+		maxid = ev[i].id > maxid ? ev[i].id : maxid;
+		maxid = ev[i].old_id > maxid ? ev[i].old_id : maxid;
+		maxtid = ev[i].tid > maxtid ? ev[i].tid : maxtid;
+	}
+	ck_assert_int_eq(trace_reader_next(r, &got), 0);
+	ck_assert_int_eq(trace_reader_next(r, &got), 0);
+	ck_assert_uint_eq(m->id_space, maxid + 1);
+	ck_assert_uint_eq(m->nthreads, maxtid + 1);
+	ck_assert_uint_eq(m->duration_ns, ev[n - 1].time_ns);
+	trace_reader_close(r);
+	free(ev);
+}
+END_TEST
+
+START_TEST(empty_trace)
+{
+	struct trace_reader *r;
+	struct trace_event got;
+
+	write_trace(NULL, 0);
+	ck_assert_int_eq(trace_reader_open(&r, path), 0);
+	ck_assert_int_eq(trace_reader_next(r, &got), 0);
+	ck_assert_uint_eq(trace_reader_meta(r)->nevents, 0);
+	trace_reader_close(r);
+}
+END_TEST
+
+START_TEST(writer_rejects_bad_events)
+{
+	struct trace_meta m = { 0 };
+	struct trace_writer *w;
+	struct trace_event ev = { .op = TRACE_OP_MALLOC, .time_ns = 10, .id = 1 };
+	struct stat st;
+
+	ck_assert_int_eq(trace_writer_open(&w, path, &m, 0), 0);
+	ck_assert_int_eq(trace_writer_add(w, &ev), 0);
+	ev.time_ns = 5;
+	ck_assert_int_eq(trace_writer_add(w, &ev), -EINVAL);
+	ev.time_ns = 10;
+	ev.op = TRACE_OP_NR;
+	ck_assert_int_eq(trace_writer_add(w, &ev), -EINVAL);
+	ev.op = TRACE_OP_FREE;
+	ev.id = TRACE_ID_LIMIT;
+	ck_assert_int_eq(trace_writer_add(w, &ev), -EINVAL);
+	trace_writer_abort(w);
+	/* Neither the trace nor its temporary file is left behind. */
+	ck_assert_int_eq(stat(path, &st), -1);
+	ck_assert_int_eq(access("/tmp/check_trace.tmp", F_OK), -1);
+}
+END_TEST
+
+static size_t file_size(void)
+{
+	struct stat st;
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	return (size_t)st.st_size;
+}
+
+/* Reads the whole trace; returns the first error (or 0) and the message. */
+static int read_all(FILE *f, char *msg, size_t len)
+{
+	struct trace_reader *r;
+	struct trace_event ev;
+	int rc = trace_reader_open_file(&r, f, "t");
+
+	while (!rc) {
+		rc = trace_reader_next(r, &ev);
+		if (rc == 1)
+			rc = 0;
+		else
+			break;
+	}
+	snprintf(msg, len, "%s", trace_reader_error(r));
+	trace_reader_close(r);
+	return rc;
+}
+
+static uint8_t *load(size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf;
+
+	*len = file_size();
+	buf = malloc(*len);
+	ck_assert_uint_eq(fread(buf, 1, *len, f), *len);
+	fclose(f);
+	return buf;
+}
+
+START_TEST(truncated_everywhere)
+{
+	struct trace_event *ev = make_events(300000, 7);
+	char msg[1024];
+	uint8_t *buf;
+	size_t len, step;
+
+	write_trace(ev, 300000);
+	free(ev);
+	buf = load(&len);
+	step = len / 300 + 1;
+	/* Every cut point in the header and trailer, a spread elsewhere. */
+	for (size_t cut = 0; cut < len; cut += cut < 200 || cut > len - 100 ? 1 : step) {
+		FILE *f = fmemopen(buf, cut, "rb");
+		int rc;
+
+		if (!cut) {
+			f = fopen("/dev/null", "rb");
+		}
+		rc = read_all(f, msg, sizeof(msg));
+		fclose(f);
+		ck_assert_msg(rc == -EPROTO, "cut at %zu: rc %d (%s)", cut, rc, msg);
+		ck_assert_msg(strstr(msg, "byte offset "), "cut %zu: %s", cut, msg);
+	}
+	free(buf);
+}
+END_TEST
+
+START_TEST(flipped_bytes_everywhere)
+{
+	struct trace_event *ev = make_events(200000, 11);
+	char msg[1024];
+	uint8_t *buf;
+	size_t len, step;
+
+	write_trace(ev, 200000);
+	free(ev);
+	buf = load(&len);
+	step = len / 300 + 1;
+	for (size_t at = 0; at < len; at += at < 200 || at > len - 100 ? 1 : step) {
+		for (int bit = 0; bit < 8; bit += 7) {
+			FILE *f;
+			int rc;
+
+			buf[at] ^= (uint8_t)(1u << bit);
+			f = fmemopen(buf, len, "rb");
+			rc = read_all(f, msg, sizeof(msg));
+			fclose(f);
+			buf[at] ^= (uint8_t)(1u << bit);
+			ck_assert_msg(rc == -EPROTO, "flip %zu.%d: rc %d (%s)", at, bit, rc, msg);
+			ck_assert_msg(strstr(msg, "byte offset "), "flip %zu: %s", at, msg);
+		}
+	}
+	free(buf);
+}
+END_TEST
+
+START_TEST(foreign_files)
+{
+	static const char *const junk[] = {
+		"hello world, this is not a trace at all\n",
+		"USLABTRC",			/* magic only */
+		"\x7f" "ELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00",
+		"",
+	};
+	char msg[1024];
+
+	for (size_t i = 0; i < ARRAY_SIZE(junk); i++) {
+		size_t n = strlen(junk[i]);
+		FILE *f = n ? fmemopen((void *)junk[i], n, "rb") : fopen("/dev/null", "rb");
+		int rc = read_all(f, msg, sizeof(msg));
+
+		fclose(f);
+		ck_assert_int_eq(rc, -EPROTO);
+		ck_assert_msg(strstr(msg, "byte offset 0") || strstr(msg, "byte offset 8"),
+			      "%zu: %s", i, msg);
+	}
+}
+END_TEST
+
+START_TEST(varint_limits)
+{
+	uint8_t buf[16], *e;
+	const uint8_t *p;
+	uint64_t v;
+	static const uint64_t vals[] = { 0, 1, 127, 128, 16383, 16384,
+					 UINT32_MAX, UINT64_MAX - 1, UINT64_MAX };
+
+	for (size_t i = 0; i < ARRAY_SIZE(vals); i++) {
+		e = put_varint(buf, vals[i]);
+		p = buf;
+		ck_assert_int_eq(get_varint(&p, e, &v), 0);
+		ck_assert_uint_eq(v, vals[i]);
+		ck_assert_ptr_eq(p, e);
+		p = buf;	/* one byte short */
+		ck_assert_int_eq(get_varint(&p, e - 1, &v), -1);
+	}
+	/* 11 continuation bytes, and a 10th byte overflowing 64 bits. */
+	memset(buf, 0xff, sizeof(buf));
+	p = buf;
+	ck_assert_int_eq(get_varint(&p, buf + 16, &v), -1);
+	buf[9] = 0x02;
+	p = buf;
+	ck_assert_int_eq(get_varint(&p, buf + 16, &v), -1);
+	ck_assert_int_eq(unzigzag(zigzag(INT64_MIN)), INT64_MIN);
+	ck_assert_int_eq(unzigzag(zigzag(-5)), -5);
+}
+END_TEST
+
+static Suite *trace_suite(void)
+{
+	Suite *s = suite_create("trace");
+	TCase *tc = tcase_create("format");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, roundtrip, 0, 2);
+	tcase_add_test(tc, empty_trace);
+	tcase_add_test(tc, writer_rejects_bad_events);
+	tcase_add_test(tc, truncated_everywhere);
+	tcase_add_test(tc, flipped_bytes_everywhere);
+	tcase_add_test(tc, foreign_files);
+	tcase_add_test(tc, varint_limits);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(trace_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

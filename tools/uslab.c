@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uslab: the trace and simulator CLI, perf-style subcommands.
+ *
+ * To add a subcommand: write `int cmd_xxx(int argc, char **argv)` in sim/,
+ * declare it in sim/internal.h, add one line to the table below.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "sim/internal.h"
+
+struct subcommand {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct subcommand cmds[] = {
+	{ "script",	cmd_script,	"print the events of a trace as text" },
+};
+
+static int usage(FILE *out)
+{
+	fprintf(out, "usage: uslab COMMAND [ARGS]\n\ncommands:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+		fprintf(out, "  %-10s %s\n", cmds[i].name, cmds[i].help);
+	fprintf(out, "\n'uslab COMMAND --help' describes one command.\n");
+	return out == stdout ? 0 : 2;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage(stderr);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help"))
+		return usage(stdout);
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "uslab: unknown command '%s'\n", argv[1]);
+	return usage(stderr);
+}
