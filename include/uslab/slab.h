@@ -132,4 +132,14 @@ struct kmem_cache *kmem_cache_find(const char *name);
 /** kmem_cache_shrink_all - kmem_cache_shrink() every cache, then trim pages. */
 void kmem_cache_shrink_all(void);
 
+/*
+ * fork() safety, for the malloc layer's pthread_atfork(): prepare pauses
+ * liburcu's call_rcu workers and takes slab_mutex and every cache lock;
+ * parent releases them; child re-initialises them. Call page_alloc's
+ * handlers after (prepare) and before (parent, child) these.
+ */
+void slab_fork_prepare(void);
+void slab_fork_parent(void);
+void slab_fork_child(void);
+
 #endif /* USLAB_SLAB_H */

@@ -1,0 +1,2 @@
+# slab/: kmem_cache, kmalloc size classes, debug checks, RCU, slabinfo
+core-objs += slab/slab.o slab/debug.o slab/kmalloc.o slab/rcu.o slab/slabinfo.o

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slab/ private declarations: struct kmem_cache, the slab arm of struct page
+ * and the slow paths the per-CPU layer refills from and flushes to.
+ *
+ * Which calls may run concurrently (all on the same cache unless stated):
+ *
+ *   slab_alloc_bulk   / slab_alloc_bulk      safe (cache lock)
+ *   slab_alloc_bulk   / slab_free_bulk       safe (cache lock)
+ *   slab_free_bulk    / kmem_cache_shrink    safe (cache lock)
+ *   anything          / slabinfo_show        safe (RCU walk + cache lock)
+ *   anything          / kmem_cache_destroy   NOT safe on the same cache,
+ *                                            as in the kernel
+ *   kmem_cache_create / kmem_cache_destroy   safe (slab_mutex) on
+ *                                            different caches
+ */
+#ifndef USLAB_SLAB_INTERNAL_H
+#define USLAB_SLAB_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <urcu/list.h>
+#include "lib/compiler.h"
+#include "lib/list.h"
+#include "lib/log.h"
+#include "uslab/mm_types.h"
+#include "uslab/page_alloc.h"
+#include "uslab/slab.h"
+
+#define SLAB_NAME_LEN		48
+/* Debug fill bytes, the kernel's values (include/linux/poison.h). */
+#define POISON_FREE		0x6b
+#define POISON_END		0xa5
+#define SLUB_RED_INACTIVE	0xbb
+#define SLUB_RED_ACTIVE		0xcc
+
+/* Flags that make a cache a debug cache (checks on every alloc and free). */
+#define SLAB_DEBUG_FLAGS	(SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON)
+/* Internal: poisoning really done (off for ctor and TYPESAFE_BY_RCU caches). */
+#define __OBJECT_POISON		0x80000000u
+/* Internal: one of the kmalloc-N caches. */
+#define __SLAB_KMALLOC		0x40000000u
+
+/* Slab orders are tried up to this before accepting fewer objects. */
+#define SLAB_PREFERRED_MAX_ORDER	3
+#define SLAB_MIN_OBJECTS		4
+#define SLAB_MIN_PARTIAL		2
+#define SLAB_MAX_PARTIAL		10
+
+/*
+ * A cache. Objects are laid out in a slab with a stride of @size:
+ *
+ *   [left red zone: red_left_pad][object: object_size][right red zone]
+ *   [free pointer, when outside the object][padding to @align]
+ *
+ * The free pointer sits at @offset from the object start: 0 (inside the
+ * free object) for plain caches, past the object for caches whose free
+ * objects must stay intact (ctor, SLAB_TYPESAFE_BY_RCU, poisoning).
+ */
+struct kmem_cache {
+	/* Read-mostly, set at creation. */
+	unsigned int object_size;	/* what the user asked for (class size for kmalloc) */
+	unsigned int size;		/* stride in the slab */
+	unsigned int align;
+	unsigned int offset;		/* free pointer offset from the object */
+	unsigned int red_left_pad;
+	unsigned int rz_end;		/* right red zone ends at object + rz_end */
+	unsigned int order;		/* slab is 2^order pages */
+	unsigned int objects;		/* objects per slab */
+	unsigned int min_partial;	/* empty slabs kept */
+	slab_flags_t flags;
+	void (*ctor)(void *);
+
+	/* Tunables for the per-CPU layer; written under @lock. */
+	unsigned int limit;
+	unsigned int batchcount;
+	unsigned int shared;
+
+	pthread_mutex_t lock;
+	pthread_t lock_owner;		/* for slab_assert_locked() */
+	/* Protected by @lock. */
+	struct list_head partial;	/* 0 < inuse < objects */
+	struct list_head full;		/* inuse == objects */
+	struct list_head empty;		/* inuse == 0, at most min_partial */
+	unsigned long nr_partial, nr_full, nr_empty;
+	unsigned long nr_slabs;		/* partial + full + empty */
+	unsigned long nr_inuse;		/* objects handed out by the slab layer */
+	unsigned long slabs_allocated, slabs_freed;
+	unsigned long alloc_calls, free_calls;
+
+	/* slab_caches, under slab_mutex for writers and RCU for readers. */
+	struct cds_list_head list;
+	char name[SLAB_NAME_LEN];
+};
+
+/* slab/slab.c */
+extern pthread_mutex_t slab_mutex;
+extern struct cds_list_head slab_caches;
+extern struct kmem_cache kmem_cache_boot;
+void slab_init(void);
+void slab_lock(struct kmem_cache *s);
+void slab_unlock(struct kmem_cache *s);
+void slab_assert_locked(struct kmem_cache *s);
+int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n);
+void slab_free_bulk(struct kmem_cache *s, void **objs, int n);
+void *slab_alloc(struct kmem_cache *s, gfp_t gfp);
+void slab_free(struct kmem_cache *s, void *obj);
+int slab_calculate_layout(struct kmem_cache *s);
+int __kmem_cache_create(struct kmem_cache *s, const char *name,
+			unsigned int size, unsigned int align,
+			slab_flags_t flags, void (*ctor)(void *));
+void slab_nofail_wait(unsigned int attempt);
+
+static inline bool slab_debug(const struct kmem_cache *s)
+{
+	return IS_ENABLED(CONFIG_SLAB_DEBUG) && (s->flags & SLAB_DEBUG_FLAGS);
+}
+
+static inline void *slab_base(const struct page *slab)
+{
+	return page_address(slab);
+}
+
+/* The slab (head page) of an object inside the reserved range. */
+static inline struct page *virt_to_slab(const void *p)
+{
+	struct page *head = compound_head(virt_to_page(p));
+
+	return PageFlag(head, PG_slab) ? head : NULL;
+}
+
+static inline void *get_freepointer(const struct kmem_cache *s, void *obj)
+{
+	return *(void **)((char *)obj + s->offset);
+}
+
+static inline void set_freepointer(const struct kmem_cache *s, void *obj,
+				   void *next)
+{
+	*(void **)((char *)obj + s->offset) = next;
+}
+
+/* Object that contains @addr (any byte of its stride), no checks. */
+static inline void *slab_nearest_obj(const struct kmem_cache *s,
+				     const struct page *slab, const void *addr)
+{
+	char *base = slab_base(slab);
+	size_t idx = (size_t)((const char *)addr - base) / s->size;
+
+	return base + idx * s->size + s->red_left_pad;
+}
+
+/* slab/debug.c */
+void slab_debug_init_object(struct kmem_cache *s, void *obj);
+void slab_debug_alloc_locked(struct kmem_cache *s, struct page *slab, void *obj);
+struct page *slab_debug_free_locked(struct kmem_cache *s, void *obj,
+				    const char *caller);
+void slab_bad_pointer(const char *caller, const char *cache, const void *p,
+		      const char *why, bool fatal);
+
+/* slab/kmalloc.c */
+struct kmem_cache *kmalloc_cache_get(unsigned int idx);
+
+/* slab/rcu.c */
+void slab_rcu_init(void);
+void slab_rcu_register_thread(void);
+void slab_rcu_barrier_if_pending(void);
+void slab_rcu_free_slab(struct page *slab);
+void slab_rcu_barrier(void);
+void slab_rcu_synchronize(void);
+void slab_rcu_read_lock(void);
+void slab_rcu_read_unlock(void);
+void slab_rcu_fork_prepare(void);
+void slab_rcu_fork_parent(void);
+void slab_rcu_fork_child(void);
+
+/* slab/slabinfo.c */
+void slab_default_tunables(struct kmem_cache *s);
+
+#endif /* USLAB_SLAB_INTERNAL_H */

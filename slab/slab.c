@@ -1,0 +1,768 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Slab caches: kmem_cache_create/destroy/shrink, the slab slow paths
+ * (allocate from a slab's freelist, free to it, grow and discard slabs) and
+ * the list of caches.
+ *
+ * Locking, outermost first:
+ *
+ *   slab_mutex         the list of caches (slab_caches) for writers:
+ *                      create, destroy, lazy kmalloc-N creation, fork,
+ *                      slabinfo_write. Readers (slabinfo, kmem_cache_find,
+ *                      kmem_cache_shrink_all) walk the list under RCU.
+ *   kmem_cache->lock   one cache: its partial/full/empty lists and counters,
+ *                      its tunables, and the freelist and inuse count of
+ *                      every slab of the cache.
+ *
+ * Never taken under a cache lock: page_alloc's zone lock (slabs are
+ * allocated before and freed after the cache lock), liburcu (call_rcu and
+ * rcu_barrier may call malloc, which is this allocator when preloaded) and
+ * constructors (which may allocate). call_rcu is not called under
+ * slab_mutex either.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+#include <time.h>
+#include <urcu/urcu-memb.h>
+#include <urcu/rculist.h>
+#include "slab/internal.h"
+
+pthread_mutex_t slab_mutex = PTHREAD_MUTEX_INITIALIZER;
+CDS_LIST_HEAD(slab_caches);
+
+/* The cache of struct kmem_cache itself, as the kernel's kmem_cache. */
+struct kmem_cache kmem_cache_boot;
+static pthread_once_t slab_once = PTHREAD_ONCE_INIT;
+
+void slab_lock(struct kmem_cache *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->lock_owner = pthread_self();
+}
+
+void slab_unlock(struct kmem_cache *s)
+{
+	s->lock_owner = (pthread_t)0;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void slab_assert_locked(struct kmem_cache *s)
+{
+	BUG_ON(!pthread_equal(READ_ONCE(s->lock_owner), pthread_self()));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Layout */
+
+static unsigned int calculate_alignment(slab_flags_t flags, unsigned int align,
+					unsigned int size)
+{
+	/* As the kernel: small objects share a cache line rather than pad it. */
+	if (flags & SLAB_HWCACHE_ALIGN) {
+		unsigned int ralign = 64;
+
+		while (size <= ralign / 2)
+			ralign /= 2;
+		align = max_t(unsigned int, align, ralign);
+	}
+	return max_t(unsigned int, align, sizeof(void *));
+}
+
+static bool order_fits(unsigned int size, unsigned int order,
+		       unsigned int min_objects, unsigned int waste_pct)
+{
+	size_t bytes = PAGE_SIZE << order;
+	size_t n = bytes / size;
+
+	if (n < min_objects || n > USHRT_MAX)
+		return false;
+	return (bytes - n * size) * 100 <= bytes * waste_pct;
+}
+
+/*
+ * The slab order rule (docs/slab.md): the smallest order up to
+ * SLAB_PREFERRED_MAX_ORDER that holds SLAB_MIN_OBJECTS objects with a tail
+ * of at most CONFIG_SLAB_MAX_WASTE_PERCENT; failing that, the smallest order
+ * up to MAX_PAGE_ORDER that holds one object within the waste bound;
+ * failing that (objects just above a power of two pages), the order with
+ * the least waste. Return: the order, or -EINVAL when no block is big
+ * enough.
+ */
+static int calculate_order(unsigned int size)
+{
+	unsigned int pct = CONFIG_SLAB_MAX_WASTE_PERCENT;
+	unsigned int order, best = 0;
+	size_t best_waste = SIZE_MAX;
+
+	for (order = 0; order <= SLAB_PREFERRED_MAX_ORDER &&
+			order <= MAX_PAGE_ORDER; order++)
+		if (order_fits(size, order, SLAB_MIN_OBJECTS, pct))
+			return (int)order;
+	for (order = 0; order <= MAX_PAGE_ORDER; order++)
+		if (order_fits(size, order, 1, pct))
+			return (int)order;
+	for (order = 0; order <= MAX_PAGE_ORDER; order++) {
+		size_t bytes = PAGE_SIZE << order;
+		size_t n = bytes / size, waste;
+
+		if (!n || n > USHRT_MAX)
+			continue;
+		/* waste per byte, compared without division */
+		waste = (bytes - n * size) * ((PAGE_SIZE << MAX_PAGE_ORDER) / bytes);
+		if (waste < best_waste) {
+			best_waste = waste;
+			best = order;
+		}
+	}
+	return best_waste == SIZE_MAX ? -EINVAL : (int)best;
+}
+
+/**
+ * slab_calculate_layout - place red zones and the free pointer, pick the
+ * stride and the slab order of @s (object_size, align, flags, ctor set).
+ * Context: the cache is not yet visible to other threads.
+ * Return: 0 or -EINVAL (object too large for the biggest block).
+ */
+int slab_calculate_layout(struct kmem_cache *s)
+{
+	unsigned int inuse, align;
+	int order;
+
+	if ((s->flags & SLAB_POISON) && !s->ctor &&
+	    !(s->flags & SLAB_TYPESAFE_BY_RCU))
+		s->flags |= __OBJECT_POISON;
+	align = calculate_alignment(s->flags, s->align, s->object_size);
+	s->align = align;
+
+	s->red_left_pad = 0;
+	if (s->flags & SLAB_RED_ZONE)
+		s->red_left_pad = ALIGN_UP((unsigned int)sizeof(void *), align);
+	inuse = ALIGN_UP(s->object_size, (unsigned int)sizeof(void *));
+	if ((s->flags & SLAB_RED_ZONE) && inuse == s->object_size)
+		inuse += sizeof(void *);
+	s->rz_end = (s->flags & SLAB_RED_ZONE) ? inuse : s->object_size;
+
+	/* Objects that must stay intact while free keep the link outside. */
+	if ((s->flags & (__OBJECT_POISON | SLAB_TYPESAFE_BY_RCU)) || s->ctor) {
+		s->offset = inuse;
+		inuse += sizeof(void *);
+	} else {
+		s->offset = 0;
+	}
+	s->size = ALIGN_UP(s->red_left_pad + inuse, align);
+
+	order = calculate_order(s->size);
+	if (order < 0)
+		return order;
+	s->order = (unsigned int)order;
+	s->objects = (unsigned int)((PAGE_SIZE << order) / s->size);
+
+	/* Empty slabs kept: more for big objects, whose slabs cost more to make. */
+	if (!IS_ENABLED(CONFIG_PERCPU_CACHE)) {
+		s->min_partial = 0;	/* nocache: empty pages go back at once */
+	} else {
+		unsigned int lg = 31 - (unsigned int)__builtin_clz(s->size);
+
+		s->min_partial = min_t(unsigned int, SLAB_MAX_PARTIAL,
+				       max_t(unsigned int, SLAB_MIN_PARTIAL, lg / 2));
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Slabs */
+
+static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp)
+{
+	struct page *slab;
+	char *base, *obj, *next;
+	unsigned int i;
+
+	slab = alloc_pages((gfp & ~(__GFP_ZERO | __GFP_NOFAIL)) | __GFP_NOWARN,
+			   s->order);
+	if (unlikely(!slab))
+		return NULL;
+	base = slab_base(slab);
+	slab->slab_cache = s;
+	slab->objects = (unsigned short)s->objects;
+	slab->inuse = 0;
+	slab->slab_order = (unsigned char)s->order;
+	slab->frozen = 0;
+	INIT_LIST_HEAD(&slab->slab_list);
+
+	obj = base + s->red_left_pad;
+	slab->freelist = obj;
+	for (i = 0; i < s->objects; i++, obj = next) {
+		next = i + 1 < s->objects ? obj + s->size : NULL;
+		if (slab_debug(s))
+			slab_debug_init_object(s, obj);
+		/* The constructor runs once per object, here and never again. */
+		if (s->ctor)
+			s->ctor(obj);
+		set_freepointer(s, obj, next);
+	}
+	SetPageFlag(slab, PG_slab);
+	return slab;
+}
+
+static void discard_slab(struct kmem_cache *s, struct page *slab)
+{
+	if (s->flags & SLAB_TYPESAFE_BY_RCU) {
+		slab_rcu_free_slab(slab);
+		return;
+	}
+	ClearPageFlag(slab, PG_slab);
+	__free_pages(slab, slab->slab_order);
+}
+
+static void discard_slabs(struct kmem_cache *s, struct list_head *list)
+{
+	struct page *slab, *tmp;
+
+	/* _safe: call_rcu reuses slab_list as the rcu_head. */
+	list_for_each_entry_safe(slab, tmp, list, slab_list)
+		discard_slab(s, slab);
+}
+
+enum slab_state { SLAB_EMPTY, SLAB_PARTIAL, SLAB_FULL };
+
+static enum slab_state slab_state(const struct page *slab)
+{
+	if (!slab->inuse)
+		return SLAB_EMPTY;
+	return slab->inuse == slab->objects ? SLAB_FULL : SLAB_PARTIAL;
+}
+
+static unsigned long *state_count(struct kmem_cache *s, enum slab_state st)
+{
+	return st == SLAB_EMPTY ? &s->nr_empty :
+	       st == SLAB_FULL ? &s->nr_full : &s->nr_partial;
+}
+
+static struct list_head *state_list(struct kmem_cache *s, enum slab_state st)
+{
+	return st == SLAB_EMPTY ? &s->empty :
+	       st == SLAB_FULL ? &s->full : &s->partial;
+}
+
+/* Move @slab to the list of its state after its inuse changed. */
+static void relist_locked(struct kmem_cache *s, struct page *slab,
+			  enum slab_state before)
+{
+	enum slab_state now = slab_state(slab);
+
+	slab_assert_locked(s);
+	if (now == before)
+		return;
+	(*state_count(s, before))--;
+	(*state_count(s, now))++;
+	/* Partial slabs at the head are the first to be refilled from. */
+	list_move(&slab->slab_list, state_list(s, now));
+}
+
+static void add_slab_locked(struct kmem_cache *s, struct page *slab)
+{
+	slab_assert_locked(s);
+	list_add(&slab->slab_list, &s->empty);
+	s->nr_empty++;
+	s->nr_slabs++;
+	s->slabs_allocated++;
+}
+
+/* Unlink every empty slab beyond @keep onto @discard. */
+static void take_empty_locked(struct kmem_cache *s, unsigned long keep,
+			      struct list_head *discard)
+{
+	slab_assert_locked(s);
+	while (s->nr_empty > keep) {
+		struct page *slab = list_first_entry(&s->empty, struct page,
+						     slab_list);
+
+		list_move(&slab->slab_list, discard);
+		s->nr_empty--;
+		s->nr_slabs--;
+		s->slabs_freed++;
+	}
+}
+
+/* One load and one store to pop; the slab is ours under the cache lock. */
+static void *take_object_locked(struct kmem_cache *s, struct page *slab)
+{
+	void *obj = slab->freelist;
+
+	slab->freelist = get_freepointer(s, obj);
+	slab->inuse++;
+	if (slab_debug(s))
+		slab_debug_alloc_locked(s, slab, obj);
+	return obj;
+}
+
+/**
+ * slab_alloc_bulk - take up to @n objects from the slabs of @s (the refill
+ * path of the per-CPU layer). Partial slabs first, then kept empty ones,
+ * then new slabs from page_alloc.
+ * @gfp: __GFP_ZERO zeroes each object.
+ * Context: thread-safe; takes the cache lock once, and once more per new
+ * slab (allocated with the lock dropped, so constructors may allocate).
+ * Return: objects stored in @objs; fewer than @n only when page_alloc
+ * failed (errno ENOMEM).
+ */
+int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n)
+{
+	struct page *slab, *fresh = NULL;
+	int i = 0, k;
+
+	slab_lock(s);
+	while (i < n) {
+		enum slab_state before;
+
+		if (!list_empty(&s->partial))
+			slab = list_first_entry(&s->partial, struct page, slab_list);
+		else if (!list_empty(&s->empty))
+			slab = list_first_entry(&s->empty, struct page, slab_list);
+		else if (fresh) {
+			add_slab_locked(s, fresh);
+			fresh = NULL;
+			continue;
+		} else {
+			slab_unlock(s);
+			fresh = allocate_slab(s, gfp);
+			slab_lock(s);
+			if (!fresh)
+				break;
+			continue;
+		}
+		before = slab_state(slab);
+		while (i < n && slab->freelist)
+			objs[i++] = take_object_locked(s, slab);
+		relist_locked(s, slab, before);
+	}
+	/* Others refilled the lists while we grew: keep the new slab. */
+	if (fresh)
+		add_slab_locked(s, fresh);
+	s->nr_inuse += (unsigned long)i;
+	s->alloc_calls++;
+	slab_unlock(s);
+
+	if (gfp & __GFP_ZERO)
+		for (k = 0; k < i; k++)
+			memset(objs[k], 0, s->object_size);
+	if (unlikely(i < n))
+		errno = ENOMEM;
+	return i;
+}
+
+/**
+ * slab_free_bulk - give @n objects of @s back to their slabs (the flush
+ * path of the per-CPU layer). Slabs that become empty beyond min_partial
+ * go back to page_alloc (after a grace period for SLAB_TYPESAFE_BY_RCU).
+ * Context: thread-safe; takes the cache lock once. Debug caches check each
+ * object and abort with a report on a double free or a bad pointer.
+ */
+void slab_free_bulk(struct kmem_cache *s, void **objs, int n)
+{
+	LIST_HEAD(discard);
+	int k;
+
+	slab_lock(s);
+	for (k = 0; k < n; k++) {
+		void *obj = objs[k];
+		struct page *slab;
+		enum slab_state before;
+
+		if (slab_debug(s))
+			slab = slab_debug_free_locked(s, obj, "kmem_cache_free");
+		else
+			slab = compound_head(virt_to_page(obj));
+		before = slab_state(slab);
+		set_freepointer(s, obj, slab->freelist);
+		slab->freelist = obj;
+		slab->inuse--;
+		relist_locked(s, slab, before);
+	}
+	s->nr_inuse -= (unsigned long)n;
+	s->free_calls++;
+	if (s->nr_empty > s->min_partial)
+		take_empty_locked(s, s->min_partial, &discard);
+	slab_unlock(s);
+
+	discard_slabs(s, &discard);
+}
+
+/* __GFP_NOFAIL: give back what can be given, then wait a little longer each time. */
+void slab_nofail_wait(unsigned int attempt)
+{
+	struct timespec ts = { 0, 0 };
+	unsigned int shift = attempt < 7 ? attempt : 7;
+
+	kmem_cache_shrink_all();
+	if (!attempt)
+		return;
+	ts.tv_nsec = (long)(1000000UL << shift);	/* 1 ms ... 128 ms */
+	nanosleep(&ts, NULL);
+}
+
+static void slab_oom_warn(struct kmem_cache *s, gfp_t gfp)
+{
+	static unsigned long warned;
+
+	if (gfp & __GFP_NOWARN)
+		return;
+	/* Rate limit: the first few failures tell the story. */
+	if (__atomic_fetch_add(&warned, 1, __ATOMIC_RELAXED) < 10)
+		pr_warn("kmem_cache_alloc(%s): out of memory (slab order %u)",
+			s->name, s->order);
+}
+
+/**
+ * slab_alloc - one object from the slab layer: the slow path below the
+ * per-CPU magazines, and today the whole of kmem_cache_alloc().
+ * Context: thread-safe.
+ * Return: the object, or NULL with errno ENOMEM (never with __GFP_NOFAIL).
+ */
+void *slab_alloc(struct kmem_cache *s, gfp_t gfp)
+{
+	unsigned int attempt = 0;
+	void *obj;
+
+	for (;;) {
+		if (likely(slab_alloc_bulk(s, gfp, &obj, 1) == 1))
+			return obj;
+		if (!(gfp & __GFP_NOFAIL))
+			break;
+		slab_nofail_wait(attempt++);
+	}
+	slab_oom_warn(s, gfp);
+	errno = ENOMEM;
+	return NULL;
+}
+
+/** slab_free - one object back to its slab (see slab_free_bulk()). */
+void slab_free(struct kmem_cache *s, void *obj)
+{
+	slab_free_bulk(s, &obj, 1);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Public API */
+
+static void boot_cache_init(void)
+{
+	slab_rcu_init();
+	__kmem_cache_create(&kmem_cache_boot, "kmem_cache",
+			    sizeof(struct kmem_cache), 0, SLAB_HWCACHE_ALIGN,
+			    NULL);
+	pthread_mutex_lock(&slab_mutex);
+	cds_list_add_tail_rcu(&kmem_cache_boot.list, &slab_caches);
+	pthread_mutex_unlock(&slab_mutex);
+}
+
+/** slab_init - set up the boot cache; idempotent, cheap after the first call. */
+void slab_init(void)
+{
+	pthread_once(&slab_once, boot_cache_init);
+}
+
+/**
+ * __kmem_cache_create - fill in @s (zeroed) and compute its layout; the
+ * caller adds it to slab_caches under slab_mutex.
+ * Context: @s is not yet visible to other threads.
+ * Return: 0 or -EINVAL.
+ */
+int __kmem_cache_create(struct kmem_cache *s, const char *name,
+			unsigned int size, unsigned int align,
+			slab_flags_t flags, void (*ctor)(void *))
+{
+	if (!IS_ENABLED(CONFIG_SLAB_DEBUG))
+		flags &= ~SLAB_DEBUG_FLAGS;
+	else if (IS_ENABLED(CONFIG_SLAB_DEBUG_ON))
+		flags |= SLAB_DEBUG_FLAGS;
+
+	strncpy(s->name, name, sizeof(s->name) - 1);
+	s->name[sizeof(s->name) - 1] = '\0';
+	s->object_size = size;
+	s->align = align;
+	s->flags = flags;
+	s->ctor = ctor;
+	if (slab_calculate_layout(s))
+		return -EINVAL;
+	pthread_mutex_init(&s->lock, NULL);
+	INIT_LIST_HEAD(&s->partial);
+	INIT_LIST_HEAD(&s->full);
+	INIT_LIST_HEAD(&s->empty);
+	CDS_INIT_LIST_HEAD(&s->list);
+	slab_default_tunables(s);
+	return 0;
+}
+
+/**
+ * kmem_cache_create - create a cache of objects of @size bytes.
+ * @name: shown by slabinfo; copied (truncated to 47 bytes).
+ * @size: object size, 1 .. 4 MiB (the largest buddy block).
+ * @align: minimum alignment, 0 or a power of two.
+ * @flags: SLAB_* flags; debug flags need CONFIG_SLAB_DEBUG.
+ * @ctor: run on each object when its slab is created, never on reuse.
+ * Context: may sleep; takes slab_mutex. Does not call malloc.
+ * Return: the cache, or NULL with errno EINVAL (bad arguments) or ENOMEM.
+ * With SLAB_PANIC a failure aborts instead.
+ */
+struct kmem_cache *kmem_cache_create(const char *name, unsigned int size,
+				     unsigned int align, slab_flags_t flags,
+				     void (*ctor)(void *))
+{
+	struct kmem_cache *s;
+	int err = -EINVAL;
+
+	slab_init();
+	if (!name || !size || (align & (align - 1)) ||
+	    size > (PAGE_SIZE << MAX_PAGE_ORDER))
+		goto out_fail;
+	err = -ENOMEM;
+	s = slab_alloc(&kmem_cache_boot, GFP_KERNEL | __GFP_ZERO);
+	if (!s)
+		goto out_fail;
+	err = __kmem_cache_create(s, name, size, align, flags, ctor);
+	if (err)
+		goto out_free;
+	pthread_mutex_lock(&slab_mutex);
+	cds_list_add_tail_rcu(&s->list, &slab_caches);
+	pthread_mutex_unlock(&slab_mutex);
+	return s;
+
+out_free:
+	slab_free(&kmem_cache_boot, s);
+out_fail:
+	if (flags & SLAB_PANIC)
+		uslab_panic("kmem_cache_create(%s) failed: %s", name ? name : "(null)",
+			    strerror(-err));
+	errno = -err;
+	return NULL;
+}
+
+/**
+ * kmem_cache_destroy - destroy a cache. As the kernel: when objects are
+ * still allocated, report "kmem_cache_destroy NAME: Slab cache still has
+ * objects" with the count, free only the empty slabs and leave the cache in
+ * place (so that the live objects stay valid and can still be freed).
+ * @s: the cache, or NULL (ignored).
+ * Context: may sleep (waits for an RCU grace period, and for pending
+ * kfree_rcu()/TYPESAFE_BY_RCU frees). Not concurrently with other uses
+ * of @s. Takes slab_mutex.
+ */
+void kmem_cache_destroy(struct kmem_cache *s)
+{
+	LIST_HEAD(discard);
+	unsigned long live, slabs;
+
+	if (!s)
+		return;
+	/* Objects of @s may be waiting in kfree_rcu(). */
+	slab_rcu_barrier_if_pending();
+	/* percpu: drain @s's magazines here, before counting live objects. */
+
+	pthread_mutex_lock(&slab_mutex);
+	slab_lock(s);
+	take_empty_locked(s, 0, &discard);
+	live = s->nr_inuse;
+	slabs = s->nr_slabs;
+	slab_unlock(s);
+	if (live) {
+		pthread_mutex_unlock(&slab_mutex);
+		pr_err("kmem_cache_destroy %s: Slab cache still has objects "
+		       "(%lu objects in %lu slabs)", s->name, live, slabs);
+		discard_slabs(s, &discard);
+		return;
+	}
+	cds_list_del_rcu(&s->list);
+	pthread_mutex_unlock(&slab_mutex);
+
+	discard_slabs(s, &discard);
+	/* slabinfo readers may still look at @s; TYPESAFE slabs in flight. */
+	slab_rcu_synchronize();
+	if (s->flags & SLAB_TYPESAFE_BY_RCU)
+		slab_rcu_barrier();
+	pthread_mutex_destroy(&s->lock);
+	slab_free(&kmem_cache_boot, s);
+}
+
+/**
+ * kmem_cache_shrink - give every empty slab of @s back to page_alloc.
+ * Context: thread-safe; takes the cache lock.
+ * Return: 0 if the cache holds no slab afterwards, 1 otherwise.
+ */
+int kmem_cache_shrink(struct kmem_cache *s)
+{
+	LIST_HEAD(discard);
+	unsigned long left;
+
+	/* percpu: drain every CPU's magazines of @s here. */
+	slab_lock(s);
+	take_empty_locked(s, 0, &discard);
+	left = s->nr_slabs;
+	slab_unlock(s);
+	discard_slabs(s, &discard);
+	return left ? 1 : 0;
+}
+
+/**
+ * kmem_cache_shrink_all - kmem_cache_shrink() every cache, then trim the
+ * page allocator.
+ * Context: thread-safe; walks the cache list under RCU (no slab_mutex,
+ * since TYPESAFE_BY_RCU discards call call_rcu).
+ */
+void kmem_cache_shrink_all(void)
+{
+	struct kmem_cache *s;
+
+	slab_init();
+	slab_rcu_read_lock();
+	cds_list_for_each_entry_rcu(s, &slab_caches, list)
+		kmem_cache_shrink(s);
+	slab_rcu_read_unlock();
+	page_alloc_trim();
+}
+
+void *kmem_cache_alloc(struct kmem_cache *s, gfp_t flags)
+{
+	return slab_alloc(s, flags);
+}
+
+void *kmem_cache_zalloc(struct kmem_cache *s, gfp_t flags)
+{
+	return slab_alloc(s, flags | __GFP_ZERO);
+}
+
+/*
+ * The cache an object really belongs to. A debug cache reports a mismatch
+ * (and aborts) in slab_debug_free_locked(); otherwise warn and use the
+ * object's own cache, as the kernel's cache_from_obj() does.
+ */
+static struct kmem_cache *cache_from_obj(struct kmem_cache *s, void *obj)
+{
+	struct page *slab;
+
+	if (slab_debug(s))
+		return s;
+	if (unlikely(!page_alloc_owns(obj) || !(slab = virt_to_slab(obj)))) {
+		slab_bad_pointer("kmem_cache_free", s->name, obj,
+				 "not a slab object", false);
+		return NULL;
+	}
+	if (unlikely(slab->slab_cache != s)) {
+		pr_warn("kmem_cache_free(%s): object 0x%lx belongs to cache %s",
+			s->name, (unsigned long)obj, slab->slab_cache->name);
+		return slab->slab_cache;
+	}
+	return s;
+}
+
+void kmem_cache_free(struct kmem_cache *s, void *obj)
+{
+	if (unlikely(!obj))
+		return;
+	s = cache_from_obj(s, obj);
+	if (likely(s))
+		slab_free(s, obj);
+}
+
+int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t flags, size_t nr, void **p)
+{
+	size_t done = 0;
+
+	while (done < nr) {
+		int want = nr - done > INT_MAX ? INT_MAX : (int)(nr - done);
+		int got = slab_alloc_bulk(s, flags, p + done, want);
+
+		done += (size_t)got;
+		if (got < want) {
+			/* All or nothing, as the kernel. */
+			kmem_cache_free_bulk(s, done, p);
+			return 0;
+		}
+	}
+	return (int)done;
+}
+
+void kmem_cache_free_bulk(struct kmem_cache *s, size_t nr, void **p)
+{
+	size_t k;
+
+	/* s == NULL: objects of any caches (kfree_bulk). */
+	if (!s) {
+		for (k = 0; k < nr; k++)
+			kfree(p[k]);
+		return;
+	}
+	while (nr) {
+		int n = nr > INT_MAX ? INT_MAX : (int)nr;
+
+		slab_free_bulk(s, p, n);
+		p += n;
+		nr -= (size_t)n;
+	}
+}
+
+unsigned int kmem_cache_size(struct kmem_cache *s)
+{
+	return s->object_size;
+}
+
+const char *kmem_cache_name(const struct kmem_cache *s)
+{
+	return s->name;
+}
+
+/** kmem_cache_find - first cache named @name, or NULL. Context: RCU walk. */
+struct kmem_cache *kmem_cache_find(const char *name)
+{
+	struct kmem_cache *s, *found = NULL;
+
+	slab_init();
+	slab_rcu_read_lock();
+	cds_list_for_each_entry_rcu(s, &slab_caches, list) {
+		if (!strcmp(s->name, name)) {
+			found = s;
+			break;
+		}
+	}
+	slab_rcu_read_unlock();
+	return found;
+}
+
+/* ---------------------------------------------------------------------- */
+/* fork(): every slab lock is taken before and released or re-made after. */
+
+void slab_fork_prepare(void)
+{
+	struct kmem_cache *s;
+
+	slab_init();
+	slab_rcu_fork_prepare();
+	pthread_mutex_lock(&slab_mutex);
+	cds_list_for_each_entry(s, &slab_caches, list)
+		slab_lock(s);
+}
+
+void slab_fork_parent(void)
+{
+	struct kmem_cache *s;
+
+	cds_list_for_each_entry(s, &slab_caches, list)
+		slab_unlock(s);
+	pthread_mutex_unlock(&slab_mutex);
+	slab_rcu_fork_parent();
+}
+
+void slab_fork_child(void)
+{
+	struct kmem_cache *s;
+
+	/* The forking thread holds every lock; re-making them is simplest. */
+	cds_list_for_each_entry(s, &slab_caches, list) {
+		pthread_mutex_init(&s->lock, NULL);
+		s->lock_owner = (pthread_t)0;
+	}
+	pthread_mutex_init(&slab_mutex, NULL);
+	slab_rcu_fork_child();
+}
