@@ -33,7 +33,7 @@ static void add_free_locked(struct page *page, unsigned int order,
 	pa_zone.bytes_free_resident += (size_t)resident << PAGE_SHIFT;
 }
 
-static void del_free_locked(struct page *page, unsigned int order)
+void buddy_del_free_locked(struct page *page, unsigned int order)
 {
 	pa_assert_locked();
 	list_del(&page->buddy_list);
@@ -83,7 +83,7 @@ void buddy_free_block_locked(struct page *page, unsigned int order,
 
 		if (!(bflags & (1UL << PG_buddy)) || buddy->order != order)
 			break;
-		del_free_locked(buddy, order);
+		buddy_del_free_locked(buddy, order);
 		resident += buddy->buddy_resident;
 		pfn &= ~(1UL << order);
 		order++;
@@ -157,7 +157,7 @@ struct page *alloc_pages(gfp_t gfp, unsigned int order)
 	}
 	page = list_first_entry(&pa_zone.free_area[o], struct page, buddy_list);
 	resident = page->buddy_resident;
-	del_free_locked(page, o);
+	buddy_del_free_locked(page, o);
 	/* Split: keep the lower half, free the upper; each half may hold
 	 * at most min(resident, its size) resident pages. */
 	while (o > order) {
@@ -221,12 +221,16 @@ static void pa_check_free(struct page *page, unsigned int order)
  * resident than the policy allows, the largest free blocks go back to the
  * OS (madvise) before returning.
  *
- * Context: thread-safe; takes the zone lock, may call madvise under it.
+ * Context: thread-safe; takes the zone lock; may then call madvise (without
+ * it) on up to four blocks.
  * With CONFIG_PAGE_ALLOC_DEBUG a bad free (not allocated, wrong order,
  * double free) is reported with its address and aborts.
  */
 void __free_pages(struct page *page, unsigned int order)
 {
+	size_t max;
+	bool over;
+
 	if (IS_ENABLED(CONFIG_PAGE_ALLOC_DEBUG))
 		pa_check_free(page, order);
 
@@ -239,9 +243,12 @@ void __free_pages(struct page *page, unsigned int order)
 	page->flags = 0;
 	/* The owner may have written every page. */
 	buddy_free_block_locked(page, order, 1U << order);
-	if (pa_zone.bytes_free_resident > pa_zone.resident_free_max)
-		buddy_enforce_watermark_locked(pa_zone.resident_free_max);
+	max = pa_zone.resident_free_max;
+	over = pa_zone.bytes_free_resident > max;
 	pa_unlock();
+	/* Bounded work per free: a few blocks, largest first. */
+	if (unlikely(over))
+		buddy_reclaim(max, 4);
 }
 
 /**

@@ -49,6 +49,7 @@ struct pa_zone {
 	size_t bytes_large;		/* of which own mappings */
 	size_t bytes_free;		/* free in buddy sections */
 	size_t bytes_free_resident;	/* of which possibly resident */
+	size_t bytes_isolated;		/* free, off the lists while returned */
 	size_t limit;			/* 0: no cap */
 	size_t resident_free_max;	/* watermark of the return policy */
 
@@ -118,10 +119,11 @@ static inline size_t order_bytes(unsigned int order)
 }
 
 /* page_alloc/zone.c */
-size_t buddy_enforce_watermark_locked(size_t max_resident);
+size_t buddy_reclaim(size_t max_resident, unsigned int max_blocks);
 
 /* page_alloc/buddy.c */
 int buddy_grow_locked(void);
+void buddy_del_free_locked(struct page *page, unsigned int order);
 void buddy_free_block_locked(struct page *page, unsigned int order,
 			     unsigned int resident);
 

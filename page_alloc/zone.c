@@ -14,9 +14,10 @@
  *   check on a neighbour), which never show PG_buddy while allocated.
  *   It is the only lock of the layer, so there is no nesting order; the
  *   allocator never calls up into slab or malloc while holding it, and never
- *   calls malloc at all. System calls made under it: mprotect when a
- *   section grows and madvise when the policy returns memory (bounded by
- *   one call per block returned).
+ *   calls malloc at all. The only system call made under it is mprotect
+ *   when a section grows (once per section); madvise, when the policy
+ *   returns memory, runs outside it on a block isolated from the free
+ *   lists (counted in bytes_isolated meanwhile).
  *
  *   page_alloc_base/end/map are written once, under the lock, before map is
  *   published with a release store; readers load map with acquire.
@@ -113,47 +114,85 @@ bool pa_page_in_buddy(const struct page *page)
 }
 
 /*
- * The return policy: while more than @max_resident bytes of free memory may
- * be resident, give the largest possibly-resident free block back with
- * MADV_DONTNEED. Possibly-resident blocks sit at the front of each free
- * list, so the candidate of an order is its first block.
- * Return: bytes given back.
+ * Take the largest possibly-resident free block off its free list, so that
+ * it can be given back to the OS without the lock held. Possibly-resident
+ * blocks sit at the front of each list: the candidate of an order is its
+ * first block.
+ * Return: the block (@order and @resident filled in), or NULL if no free
+ * block may be resident.
  */
-size_t buddy_enforce_watermark_locked(size_t max_resident)
+static struct page *isolate_resident_locked(unsigned int *order,
+					    unsigned int *resident)
 {
-	size_t returned = 0;
 	int o;
 
 	pa_assert_locked();
-	while (pa_zone.bytes_free_resident > max_resident) {
+	for (o = MAX_PAGE_ORDER; o >= 0; o--) {
+		struct list_head *h = &pa_zone.free_area[o];
+		struct page *page;
+
+		if (list_empty(h))
+			continue;
+		page = list_first_entry(h, struct page, buddy_list);
+		if (!page->buddy_resident)
+			continue;
+		*order = (unsigned int)o;
+		*resident = page->buddy_resident;
+		buddy_del_free_locked(page, (unsigned int)o);
+		pa_zone.bytes_isolated += order_bytes((unsigned int)o);
+		return page;
+	}
+	return NULL;
+}
+
+/*
+ * The return policy: while more than @max_resident bytes of free memory may
+ * be resident, give the largest possibly-resident free block back with
+ * MADV_DONTNEED, at most @max_blocks of them (0: no bound). Each block is
+ * isolated under the zone lock, returned without it (the madvise of a large
+ * resident block takes long enough to stall every other thread), then freed
+ * again as known-zero, merging as usual.
+ *
+ * Context: takes and drops the zone lock; the caller must not hold it.
+ * Return: bytes given back (resident upper bounds of the blocks).
+ */
+size_t buddy_reclaim(size_t max_resident, unsigned int max_blocks)
+{
+	size_t returned = 0;
+	unsigned int n = 0;
+
+	for (;;) {
+		unsigned int order, resident;
 		struct page *page = NULL;
+		void *addr;
+		int ret;
 
-		for (o = MAX_PAGE_ORDER; o >= 0; o--) {
-			struct list_head *h = &pa_zone.free_area[o];
-
-			if (list_empty(h))
-				continue;
-			page = list_first_entry(h, struct page, buddy_list);
-			if (page->buddy_resident)
-				break;
-			page = NULL;
-		}
+		pa_lock();
+		if (pa_zone.bytes_free_resident > max_resident &&
+		    (!max_blocks || n < max_blocks))
+			page = isolate_resident_locked(&order, &resident);
+		pa_unlock();
 		if (!page)
 			break;
+
 		/*
 		 * DONTNEED on private anonymous memory: the pages are freed
 		 * and read back as zeros, so the block is known-zero now.
 		 */
-		if (madvise(page_address(page), order_bytes((unsigned int)o),
-			    MADV_DONTNEED) != 0)
+		addr = page_address(page);
+		ret = madvise(addr, order_bytes(order), MADV_DONTNEED);
+		pa_probe(page_return, addr, order_bytes(order));
+
+		pa_lock();
+		pa_zone.bytes_isolated -= order_bytes(order);
+		buddy_free_block_locked(page, order, ret ? resident : 0);
+		if (!ret)
+			pa_stat_inc(trims);
+		pa_unlock();
+		if (ret)
 			break;
-		pa_probe(page_return, page_address(page), order_bytes((unsigned int)o));
-		pa_zone.bytes_free_resident -= (size_t)page->buddy_resident << PAGE_SHIFT;
-		returned += (size_t)page->buddy_resident << PAGE_SHIFT;
-		page->buddy_resident = 0;
-		ClearPageFlag(page, PG_resident);
-		list_move_tail(&page->buddy_list, &pa_zone.free_area[o]);
-		pa_stat_inc(trims);
+		returned += (size_t)resident << PAGE_SHIFT;
+		n++;
 	}
 	return returned;
 }
@@ -161,7 +200,7 @@ size_t buddy_enforce_watermark_locked(size_t max_resident)
 /**
  * page_alloc_trim - give every free, possibly resident page back to the OS.
  *
- * Context: thread-safe; takes the zone lock and calls madvise under it.
+ * Context: thread-safe; takes the zone lock per block, madvise outside it.
  * Return: bytes given back (an upper bound: pages that were never touched
  * are counted when they share a block with touched ones).
  */
@@ -171,9 +210,7 @@ size_t page_alloc_trim(void)
 
 	if (pa_init_once())
 		return 0;
-	pa_lock();
-	ret = buddy_enforce_watermark_locked(0);
-	pa_unlock();
+	ret = buddy_reclaim(0, 0);
 	pa_probe(trim, ret);
 	return ret;
 }
@@ -205,7 +242,7 @@ size_t page_alloc_set_limit(size_t bytes)
  * @bytes: free memory that may stay resident; beyond it, the largest free
  *         blocks are given back at once.
  *
- * Context: thread-safe; takes the zone lock, may call madvise.
+ * Context: thread-safe; takes the zone lock, may call madvise (outside it).
  */
 void page_alloc_set_resident_free(size_t bytes)
 {
@@ -213,8 +250,8 @@ void page_alloc_set_resident_free(size_t bytes)
 		return;
 	pa_lock();
 	pa_zone.resident_free_max = bytes;
-	buddy_enforce_watermark_locked(bytes);
 	pa_unlock();
+	buddy_reclaim(bytes, 0);
 }
 
 /**
@@ -231,7 +268,9 @@ void page_alloc_get_stats(struct page_alloc_stats *st)
 	pa_lock();
 	st->bytes_allocated = pa_zone.bytes_allocated;
 	st->bytes_free_resident = pa_zone.bytes_free_resident;
-	st->bytes_free_returned = pa_zone.bytes_free - pa_zone.bytes_free_resident;
+	/* a block being returned right now counts as returned */
+	st->bytes_free_returned = pa_zone.bytes_free + pa_zone.bytes_isolated -
+				  pa_zone.bytes_free_resident;
 	st->bytes_large = pa_zone.bytes_large;
 	st->limit = pa_zone.limit;
 	memcpy(st->nr_free, pa_zone.nr_free, sizeof(st->nr_free));
