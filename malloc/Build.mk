@@ -5,10 +5,7 @@ malloc-objs += malloc/malloc.o malloc/options.o malloc/debug.o malloc/init.o
 # The conformance suite, built twice: plain (run on glibc and preloaded with
 # libuslab.so) and linked statically against libuslab.a.
 malloc-test-progs := $(obj)/tests/malloc/conform $(obj)/tests/malloc/conform-static
-# Until slab/ builds, libuslab.a cannot link a program: keep `make` green.
-ifneq ($(wildcard slab/Build.mk),)
 progs += $(malloc-test-progs)
-endif
 
 $(obj)/tests/malloc/conform: $(obj)/tests/malloc/conform.o
 	$(quiet) LD $@

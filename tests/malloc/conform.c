@@ -27,6 +27,10 @@
 
 /* Present only when uslab is the allocator (preloaded or linked). */
 extern void uslab_malloc_stats(int fd) __attribute__((weak));
+/* C23 sized frees: glibc 2.36 has neither, uslab has both. */
+extern void free_sized(void *p, size_t size) __attribute__((weak));
+extern void free_aligned_sized(void *p, size_t align, size_t size)
+	__attribute__((weak));
 
 static bool on_uslab;
 static int test_failures;
@@ -738,11 +742,14 @@ static void test_misc(void)
 	CHECK(mi.arena + mi.hblkhd > 0, "mallinfo2 shows nothing held");
 	free(p);
 	/* free_sized / free_aligned_sized are C23; glibc 2.36 lacks them. */
-	void (*fs)(void *, size_t) = (void (*)(void *, size_t))dlsym(RTLD_DEFAULT,
-								       "free_sized");
-	void (*fas)(void *, size_t, size_t) =
-		(void (*)(void *, size_t, size_t))dlsym(RTLD_DEFAULT,
-							"free_aligned_sized");
+	void (*fs)(void *, size_t) = free_sized;
+	void (*fas)(void *, size_t, size_t) = free_aligned_sized;
+
+	if (!fs)
+		fs = (void (*)(void *, size_t))dlsym(RTLD_DEFAULT, "free_sized");
+	if (!fas)
+		fas = (void (*)(void *, size_t, size_t))dlsym(RTLD_DEFAULT,
+							      "free_aligned_sized");
 
 	if (on_uslab)
 		CHECK(fs && fas, "uslab without free_sized/free_aligned_sized");
