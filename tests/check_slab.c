@@ -1,0 +1,1071 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Check suite for slab/: many sizes, alignments and constructors (no
+ * overlap, alignment, the constructor contract), ksize and the kmalloc edge
+ * cases, kmem_cache_shrink giving pages back, cross-thread alloc/free,
+ * destroy with live objects, the exact report of every debug check, bulk
+ * calls, slabinfo and its tunables, __GFP_NOFAIL, fork, and a seeded
+ * randomized model test of a cache.
+ *
+ * White-box: reads struct kmem_cache (slab/internal.h) to check the slab
+ * lists against the cache's counters and the reference model.
+ *
+ * SLAB_SEED=<n> reproduces a run of the randomized test; the seed in use is
+ * printed on stderr.
+ */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "lib/log.h"
+#include "slab/internal.h"
+
+/* ------------------------------------------------------------------ */
+/* helpers */
+
+static unsigned long test_seed(void)
+{
+	static unsigned long seed;
+	const char *env;
+
+	if (seed)
+		return seed;
+	env = getenv("SLAB_SEED");
+	seed = env ? strtoul(env, NULL, 0) :
+		     (unsigned long)time(NULL) ^ (unsigned long)getpid();
+	if (!seed)
+		seed = 1;
+	fprintf(stderr, "check_slab: seed %lu (set SLAB_SEED to repeat)\n", seed);
+	return seed;
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545F4914F6CDD1DULL;
+}
+
+static int ptr_cmp(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Lists and counters of @s agree with each other; returns objects in use. */
+static unsigned long check_cache_invariants(struct kmem_cache *s)
+{
+	struct page *slab;
+	unsigned long n, inuse = 0, total = 0;
+
+	slab_lock(s);
+	n = 0;
+	list_for_each_entry(slab, &s->partial, slab_list) {
+		ck_assert(slab->inuse > 0 && slab->inuse < slab->objects);
+		ck_assert(PageFlag(slab, PG_slab) && slab->slab_cache == s);
+		inuse += slab->inuse;
+		n++;
+	}
+	ck_assert_uint_eq(n, s->nr_partial);
+	total += n;
+	n = 0;
+	list_for_each_entry(slab, &s->full, slab_list) {
+		ck_assert_uint_eq(slab->inuse, slab->objects);
+		ck_assert(slab->freelist == NULL);
+		inuse += slab->inuse;
+		n++;
+	}
+	ck_assert_uint_eq(n, s->nr_full);
+	total += n;
+	n = 0;
+	list_for_each_entry(slab, &s->empty, slab_list) {
+		void *p;
+		unsigned int free = 0;
+
+		ck_assert_uint_eq(slab->inuse, 0);
+		for (p = slab->freelist; p; p = get_freepointer(s, p))
+			free++;
+		ck_assert_uint_eq(free, slab->objects);
+		n++;
+	}
+	ck_assert_uint_eq(n, s->nr_empty);
+	ck_assert_uint_le(s->nr_empty, s->min_partial);
+	total += n;
+	ck_assert_uint_eq(total, s->nr_slabs);
+	ck_assert_uint_eq(inuse, s->nr_inuse);
+	slab_unlock(s);
+	return inuse;
+}
+
+/*
+ * Run @fn in a child whose log goes to a pipe. The child first writes the
+ * report it expects ("EXPECT <line>"), then triggers the check, which must
+ * abort after writing exactly that line.
+ */
+static void expect_report(void (*fn)(int fd))
+{
+	int fds[2];
+	pid_t pid;
+	int status;
+	char buf[2048], *nl, *report;
+	ssize_t n, len = 0;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		uslab_log_set_fd(fds[1]);
+		fn(fds[1]);
+		_exit(0);	/* the check did not fire */
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
+		len += n;
+	buf[len] = '\0';
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+		      "child did not abort; output: %s", buf);
+	ck_assert_msg(!strncmp(buf, "EXPECT ", 7), "no expectation: %s", buf);
+	nl = strchr(buf, '\n');
+	ck_assert_ptr_nonnull(nl);
+	*nl = '\0';
+	report = nl + 1;
+	nl = strchr(report, '\n');
+	ck_assert_ptr_nonnull(nl);
+	*nl = '\0';
+	ck_assert_str_eq(report, buf + 7);
+}
+
+static void expect_line(int fd, const char *fmt, ...) __printf(2, 3);
+static void expect_line(int fd, const char *fmt, ...)
+{
+	char line[512];
+	int n = snprintf(line, sizeof(line), "EXPECT uslab: ");
+	va_list ap;
+
+	va_start(ap, fmt);
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	line[n++] = '\n';
+	ck_assert_int_eq(write(fd, line, (size_t)n), n);
+}
+
+/* ------------------------------------------------------------------ */
+/* sizes, alignments, constructors */
+
+static const unsigned int test_sizes[] = {
+	1, 7, 8, 13, 24, 40, 64, 100, 127, 192, 250, 500, 1000, 1500, 4000,
+	4096, 5000, 9000, 20000, 70000,
+};
+static const unsigned int test_aligns[] = { 0, 8, 16, 64, 256, 4096 };
+
+START_TEST(test_sizes_alignments)
+{
+	unsigned int si, ai, f, i, nobj = 150;
+	uintptr_t addrs[150];
+
+	for (si = 0; si < ARRAY_SIZE(test_sizes); si++)
+	for (ai = 0; ai < ARRAY_SIZE(test_aligns); ai++)
+	for (f = 0; f < 2; f++) {
+		unsigned int size = test_sizes[si], align = test_aligns[ai];
+		unsigned int want = align ? align : 8;
+		struct kmem_cache *s;
+		void *objs[150];
+
+		s = kmem_cache_create("sizes", size, align,
+				      f ? SLAB_HWCACHE_ALIGN : 0, NULL);
+		ck_assert_ptr_nonnull(s);
+		ck_assert_uint_eq(kmem_cache_size(s), size);
+		if (f && size > 32)
+			want = want > 64 ? want : 64;
+		for (i = 0; i < nobj; i++) {
+			objs[i] = kmem_cache_alloc(s, GFP_KERNEL);
+			ck_assert_ptr_nonnull(objs[i]);
+			ck_assert_msg((uintptr_t)objs[i] % want == 0,
+				      "size %u align %u: %p", size, align, objs[i]);
+			memset(objs[i], (int)(i & 0xff), size);
+			addrs[i] = (uintptr_t)objs[i];
+		}
+		for (i = 0; i < nobj; i++) {
+			unsigned char *p = objs[i];
+
+			ck_assert_uint_eq(p[0], i & 0xff);
+			ck_assert_uint_eq(p[size - 1], i & 0xff);
+		}
+		qsort(addrs, nobj, sizeof(addrs[0]), ptr_cmp);
+		for (i = 1; i < nobj; i++)
+			ck_assert_msg(addrs[i - 1] + size <= addrs[i],
+				      "overlap at size %u", size);
+		check_cache_invariants(s);
+		for (i = 0; i < nobj; i++)
+			kmem_cache_free(s, objs[i]);
+		ck_assert_uint_eq(check_cache_invariants(s), 0);
+		kmem_cache_destroy(s);
+	}
+}
+END_TEST
+
+static unsigned long ctor_calls;
+#define CTOR_MAGIC 0x5eedf00dU
+
+struct ctor_obj {
+	unsigned int magic;
+	unsigned int state;
+	char pad[52];
+};
+
+static void test_ctor(void *p)
+{
+	struct ctor_obj *o = p;
+
+	__atomic_fetch_add(&ctor_calls, 1, __ATOMIC_RELAXED);
+	o->magic = CTOR_MAGIC;
+	o->state = 0;
+}
+
+START_TEST(test_constructor_contract)
+{
+	struct kmem_cache *s;
+	struct ctor_obj *objs[1000];
+	unsigned long calls;
+	unsigned int i, round;
+
+	ctor_calls = 0;
+	s = kmem_cache_create("ctor", sizeof(struct ctor_obj), 0, 0, test_ctor);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(ctor_calls, 0);	/* no slab yet */
+	for (i = 0; i < 1000; i++) {
+		objs[i] = kmem_cache_alloc(s, GFP_KERNEL);
+		ck_assert_uint_eq(objs[i]->magic, CTOR_MAGIC);
+		ck_assert_uint_eq(objs[i]->state, 0);
+	}
+	/* Once per object of each slab created, at creation. */
+	ck_assert_uint_eq(ctor_calls, s->nr_slabs * s->objects);
+	calls = ctor_calls;
+	for (round = 0; round < 3; round++) {
+		/* Every other object: slabs stay partial, none is discarded. */
+		for (i = round & 1; i < 1000; i += 2) {
+			/* Users give objects back in the constructed state. */
+			objs[i]->state = 0;
+			kmem_cache_free(s, objs[i]);
+		}
+		for (i = round & 1; i < 1000; i += 2) {
+			objs[i] = kmem_cache_alloc(s, GFP_KERNEL);
+			/* The free pointer never clobbers a ctor object. */
+			ck_assert_uint_eq(objs[i]->magic, CTOR_MAGIC);
+			ck_assert_uint_eq(objs[i]->state, 0);
+			objs[i]->state = 1;
+		}
+	}
+	ck_assert_uint_eq(ctor_calls, calls);	/* not on reuse */
+	for (i = 0; i < 1000; i++)
+		kmem_cache_free(s, objs[i]);
+	/* Slabs made again after being given back are constructed again. */
+	kmem_cache_shrink(s);
+	objs[0] = kmem_cache_alloc(s, GFP_KERNEL);
+	ck_assert_uint_eq(ctor_calls, s->slabs_allocated * s->objects);
+	ck_assert_uint_eq(ctor_calls, calls + s->objects);
+	kmem_cache_free(s, objs[0]);
+	kmem_cache_destroy(s);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* kmalloc */
+
+START_TEST(test_kmalloc_ksize)
+{
+	size_t sz;
+
+	for (sz = 1; sz <= 20000; sz += (sz < 300 ? 1 : 97)) {
+		unsigned char *p = kmalloc(sz, GFP_KERNEL);
+		size_t ks = ksize(p);
+
+		ck_assert_ptr_nonnull(p);
+		ck_assert_msg(ks >= sz, "ksize %zu < %zu", ks, sz);
+		ck_assert((uintptr_t)p % 8 == 0);
+		memset(p, 0xab, ks);	/* all of ksize is usable */
+		kfree(p);
+	}
+}
+END_TEST
+
+START_TEST(test_kmalloc_pow2_aligned)
+{
+	size_t sz;
+	void *p[4];
+	int i;
+
+	for (sz = 8; sz <= ((size_t)4 << 20); sz <<= 1) {
+		for (i = 0; i < 4; i++) {
+			p[i] = kmalloc(sz, GFP_KERNEL);
+			ck_assert_ptr_nonnull(p[i]);
+			ck_assert_msg((uintptr_t)p[i] % sz == 0,
+				      "kmalloc(%zu) = %p", sz, p[i]);
+		}
+		for (i = 0; i < 4; i++)
+			kfree(p[i]);
+	}
+}
+END_TEST
+
+START_TEST(test_kmalloc_edges)
+{
+	unsigned char *p, *q;
+	size_t i;
+
+	ck_assert_ptr_eq(kmalloc(0, GFP_KERNEL), ZERO_SIZE_PTR);
+	ck_assert_ptr_eq(kzalloc(0, GFP_KERNEL), ZERO_SIZE_PTR);
+	kfree(NULL);
+	kfree(ZERO_SIZE_PTR);
+	kfree_sensitive(NULL);
+	ck_assert_uint_eq(ksize(NULL), 0);
+	ck_assert_uint_eq(ksize(ZERO_SIZE_PTR), 0);
+
+	errno = 0;
+	ck_assert_ptr_null(kmalloc_array(SIZE_MAX / 2, 3, GFP_KERNEL));
+	ck_assert_int_eq(errno, ENOMEM);
+	errno = 0;
+	ck_assert_ptr_null(kcalloc((size_t)1 << 33, (size_t)1 << 33, GFP_KERNEL));
+	ck_assert_int_eq(errno, ENOMEM);
+	errno = 0;
+	ck_assert_ptr_null(kmalloc(KMALLOC_MAX_SIZE + 1, GFP_KERNEL | __GFP_NOWARN));
+	ck_assert_int_eq(errno, ENOMEM);
+
+	/* kzalloc/kcalloc zero memory that was dirty before. */
+	p = kmalloc(200, GFP_KERNEL);
+	memset(p, 0xff, 200);
+	kfree(p);
+	p = kzalloc(200, GFP_KERNEL);
+	for (i = 0; i < 200; i++)
+		ck_assert_uint_eq(p[i], 0);
+	kfree(p);
+	p = kcalloc(10, 20, GFP_KERNEL);
+	for (i = 0; i < 200; i++)
+		ck_assert_uint_eq(p[i], 0);
+	kfree(p);
+	p = kmalloc_array(10, 20, GFP_KERNEL);
+	ck_assert_uint_ge(ksize(p), 200);
+	kfree(p);
+
+	/* Beyond the caches: page blocks, then an own mapping. */
+	p = kmalloc(KMALLOC_MAX_CACHE_SIZE + 1, GFP_KERNEL);
+	ck_assert_ptr_nonnull(p);
+	ck_assert((uintptr_t)p % PAGE_SIZE == 0);
+	ck_assert_uint_ge(ksize(p), KMALLOC_MAX_CACHE_SIZE + 1);
+	memset(p, 1, ksize(p));
+	kfree(p);
+	p = kzalloc((size_t)9 << 20, GFP_KERNEL);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_ge(ksize(p), (size_t)9 << 20);
+	ck_assert_uint_eq(p[(9 << 20) - 1], 0);
+	memset(p, 2, (size_t)9 << 20);
+	kfree(p);
+
+	/* krealloc keeps contents across every kind of backing, both ways. */
+	{
+		static const size_t steps[] = {
+			10, 100, 5000, 100000, (size_t)6 << 20, 50, 3, 20000,
+		};
+		size_t k, j;
+
+		p = krealloc(NULL, steps[0], GFP_KERNEL);
+		ck_assert_ptr_nonnull(p);
+		for (j = 0; j < steps[0]; j++)
+			p[j] = (unsigned char)(j * 3);
+		for (k = 1; k < ARRAY_SIZE(steps); k++) {
+			size_t keep = steps[k - 1] < steps[k] ? steps[k - 1] : steps[k];
+
+			q = krealloc(p, steps[k], GFP_KERNEL);
+			ck_assert_ptr_nonnull(q);
+			ck_assert_uint_ge(ksize(q), steps[k]);
+			for (j = 0; j < keep; j++)
+				ck_assert_uint_eq(q[j], (unsigned char)(j * 3 + k - 1));
+			for (j = 0; j < steps[k]; j++)
+				q[j] = (unsigned char)(j * 3 + k);
+			p = q;
+		}
+	}
+	q = krealloc(p, 0, GFP_KERNEL);
+	ck_assert_ptr_eq(q, ZERO_SIZE_PTR);
+
+	p = kmalloc(64, GFP_KERNEL);
+	memset(p, 0x5a, 64);
+	kfree_sensitive(p);
+}
+END_TEST
+
+START_TEST(test_kmalloc_aligned)
+{
+	size_t align, sizes[] = { 1, 24, 100, 3000, 70000 };
+	unsigned int k;
+	void *p;
+
+	for (align = 1; align <= ((size_t)8 << 20); align <<= 1) {
+		for (k = 0; k < ARRAY_SIZE(sizes); k++) {
+			p = kmalloc_aligned(sizes[k], align, GFP_KERNEL);
+			ck_assert_ptr_nonnull(p);
+			ck_assert_msg((uintptr_t)p % align == 0,
+				      "kmalloc_aligned(%zu, %zu) = %p", sizes[k], align, p);
+			ck_assert_uint_ge(ksize(p), sizes[k]);
+			memset(p, 0x11, sizes[k]);
+			kfree(p);
+		}
+	}
+	errno = 0;
+	ck_assert_ptr_null(kmalloc_aligned(10, 3, GFP_KERNEL));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_ptr_eq(kmalloc_slab(8), kmalloc_slab(1));
+	ck_assert_ptr_eq(kmalloc_slab(96), kmalloc_slab(65));
+	ck_assert_str_eq(kmem_cache_name(kmalloc_slab(96)), "kmalloc-96");
+	ck_assert_str_eq(kmem_cache_name(kmalloc_slab(150)), "kmalloc-192");
+	ck_assert_str_eq(kmem_cache_name(kmalloc_slab(8192)), "kmalloc-8k");
+	ck_assert_ptr_null(kmalloc_slab(KMALLOC_MAX_CACHE_SIZE + 1));
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* shrink, destroy, bulk */
+
+START_TEST(test_shrink_returns_pages)
+{
+	struct kmem_cache *s;
+	struct page_alloc_stats st;
+	size_t base, full, after_free;
+	static void *objs[6000];
+	unsigned int i;
+
+	s = kmem_cache_create("shrinkme", 256, 0, 0, NULL);
+	ck_assert_ptr_nonnull(s);
+	page_alloc_get_stats(&st);
+	base = st.bytes_allocated;
+	for (i = 0; i < 6000; i++)
+		objs[i] = kmem_cache_alloc(s, GFP_KERNEL);
+	page_alloc_get_stats(&st);
+	full = st.bytes_allocated;
+	ck_assert_uint_ge(full - base, 6000 * 256);
+	for (i = 0; i < 6000; i++)
+		kmem_cache_free(s, objs[i]);
+	page_alloc_get_stats(&st);
+	after_free = st.bytes_allocated;
+	ck_assert_uint_lt(after_free, full);
+	/* min_partial empty slabs stay until shrink. */
+	ck_assert_uint_eq(after_free - base,
+			  (size_t)s->nr_empty << (PAGE_SHIFT + s->order));
+	ck_assert_int_eq(kmem_cache_shrink(s), 0);
+	page_alloc_get_stats(&st);
+	ck_assert_uint_eq(st.bytes_allocated, base);
+	ck_assert_uint_eq(s->nr_slabs, 0);
+	/* A cache with live objects reports that slabs remain. */
+	objs[0] = kmem_cache_alloc(s, GFP_KERNEL);
+	ck_assert_int_eq(kmem_cache_shrink(s), 1);
+	kmem_cache_free(s, objs[0]);
+	kmem_cache_destroy(s);
+}
+END_TEST
+
+START_TEST(test_destroy_with_live_objects)
+{
+	struct kmem_cache *s;
+	void *a, *b, *c;
+	int fds[2];
+	char buf[512];
+	ssize_t n;
+
+	s = kmem_cache_create("leaky", 48, 0, 0, NULL);
+	a = kmem_cache_alloc(s, GFP_KERNEL);
+	b = kmem_cache_alloc(s, GFP_KERNEL);
+	c = kmem_cache_alloc(s, GFP_KERNEL);
+	ck_assert_int_eq(pipe(fds), 0);
+	uslab_log_set_fd(fds[1]);
+	kmem_cache_destroy(s);
+	uslab_log_set_fd(2);
+	close(fds[1]);
+	n = read(fds[0], buf, sizeof(buf) - 1);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	ck_assert_str_eq(buf, "uslab: kmem_cache_destroy leaky: Slab cache still "
+			      "has objects (3 objects in 1 slabs)\n");
+	/* The cache stays: its objects are still valid and can be freed. */
+	ck_assert_ptr_eq(kmem_cache_find("leaky"), s);
+	memset(a, 1, 48);
+	kmem_cache_free(s, a);
+	kmem_cache_free(s, b);
+	kmem_cache_free(s, c);
+	kmem_cache_destroy(s);
+	ck_assert_ptr_null(kmem_cache_find("leaky"));
+}
+END_TEST
+
+START_TEST(test_bulk)
+{
+	struct kmem_cache *s = kmem_cache_create("bulk", 72, 0, 0, NULL);
+	void *objs[1000];
+	int i, j;
+
+	ck_assert_int_eq(kmem_cache_alloc_bulk(s, GFP_KERNEL | __GFP_ZERO, 1000, objs),
+			 1000);
+	for (i = 0; i < 1000; i++) {
+		for (j = 0; j < 72; j++)
+			ck_assert_uint_eq(((unsigned char *)objs[i])[j], 0);
+		memset(objs[i], i & 0xff, 72);
+	}
+	for (i = 0; i < 1000; i++)
+		ck_assert_uint_eq(((unsigned char *)objs[i])[71], i & 0xff);
+	ck_assert_uint_eq(check_cache_invariants(s), 1000);
+	kmem_cache_free_bulk(s, 1000, objs);
+	ck_assert_uint_eq(check_cache_invariants(s), 0);
+	/* NULL cache: objects of any cache, kfree_bulk style. */
+	objs[0] = kmalloc(10, GFP_KERNEL);
+	objs[1] = kmem_cache_alloc(s, GFP_KERNEL);
+	kmem_cache_free_bulk(NULL, 2, objs);
+	ck_assert_uint_eq(check_cache_invariants(s), 0);
+	kmem_cache_destroy(s);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* threads: producers hand objects to consumers */
+
+#define XT_RING		1024
+#define XT_PER_PRODUCER	40000
+#define XT_PRODUCERS	3
+#define XT_CONSUMERS	3
+
+struct xt_obj {
+	unsigned long stamp;
+	unsigned long check;
+	char pad[40];
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	void *ring[XT_RING];
+	unsigned int head, tail, producers_left;
+	struct kmem_cache *s;
+	unsigned long consumed;
+} xt = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+static void *xt_producer(void *arg)
+{
+	unsigned long id = (unsigned long)arg, i;
+
+	for (i = 0; i < XT_PER_PRODUCER; i++) {
+		void *p;
+		unsigned long stamp = (id << 32) | i;
+
+		if (i & 1) {
+			struct xt_obj *o = kmem_cache_alloc(xt.s, GFP_KERNEL);
+
+			ck_assert_ptr_nonnull(o);
+			o->stamp = stamp;
+			o->check = ~stamp;
+			p = o;
+		} else {
+			unsigned long *k = kmalloc(16 + (i % 700), GFP_KERNEL);
+
+			ck_assert_ptr_nonnull(k);
+			k[0] = stamp | 1UL << 63;
+			k[1] = ~k[0];
+			p = k;
+		}
+		pthread_mutex_lock(&xt.lock);
+		while (xt.head - xt.tail == XT_RING)
+			pthread_cond_wait(&xt.cond, &xt.lock);
+		xt.ring[xt.head++ % XT_RING] = p;
+		pthread_cond_broadcast(&xt.cond);
+		pthread_mutex_unlock(&xt.lock);
+	}
+	pthread_mutex_lock(&xt.lock);
+	xt.producers_left--;
+	pthread_cond_broadcast(&xt.cond);
+	pthread_mutex_unlock(&xt.lock);
+	return NULL;
+}
+
+static void *xt_consumer(void *arg)
+{
+	for (;;) {
+		unsigned long *p;
+
+		pthread_mutex_lock(&xt.lock);
+		while (xt.head == xt.tail && xt.producers_left)
+			pthread_cond_wait(&xt.cond, &xt.lock);
+		if (xt.head == xt.tail) {
+			pthread_mutex_unlock(&xt.lock);
+			return NULL;
+		}
+		p = xt.ring[xt.tail++ % XT_RING];
+		xt.consumed++;
+		pthread_cond_broadcast(&xt.cond);
+		pthread_mutex_unlock(&xt.lock);
+
+		/* An object shared by two live allocations fails this. */
+		ck_assert_uint_eq(p[1], ~p[0]);
+		if (p[0] >> 63)
+			kfree(p);
+		else
+			kmem_cache_free(xt.s, p);
+	}
+}
+
+START_TEST(test_cross_thread)
+{
+	pthread_t th[XT_PRODUCERS + XT_CONSUMERS];
+	unsigned long i;
+
+	xt.s = kmem_cache_create("xthread", sizeof(struct xt_obj), 0, 0, NULL);
+	xt.producers_left = XT_PRODUCERS;
+	for (i = 0; i < XT_PRODUCERS; i++)
+		pthread_create(&th[i], NULL, xt_producer, (void *)i);
+	for (i = 0; i < XT_CONSUMERS; i++)
+		pthread_create(&th[XT_PRODUCERS + i], NULL, xt_consumer, NULL);
+	for (i = 0; i < XT_PRODUCERS + XT_CONSUMERS; i++)
+		pthread_join(th[i], NULL);
+	ck_assert_uint_eq(xt.consumed, XT_PRODUCERS * XT_PER_PRODUCER);
+	ck_assert_uint_eq(check_cache_invariants(xt.s), 0);
+	for (i = 0; i < 13; i++) {
+		struct kmem_cache *k = kmalloc_slab(8UL << (i < 12 ? i : 0));
+
+		if (k)
+			ck_assert_uint_eq(check_cache_invariants(k), 0);
+	}
+	kmem_cache_destroy(xt.s);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* randomized model test */
+
+START_TEST(test_random_model)
+{
+	uint64_t st = test_seed() * 2654435761UL + 1;
+	struct kmem_cache *s;
+	enum { CAP = 3000, STEPS = 30000, SZ = 40 };
+	static unsigned char *live[CAP];
+	static unsigned long tag[CAP];
+	unsigned int nlive = 0, step, i;
+	unsigned long next_tag = 1;
+
+	s = kmem_cache_create("model", SZ, 0, 0, NULL);
+	for (step = 0; step < STEPS; step++) {
+		unsigned int op = (unsigned int)(rnd(&st) % 100);
+		/* Drift between filling up and draining, to reach empty slabs. */
+		unsigned int fill = (step / 3000) % 2 ? 30 : 70;
+
+		if (op < fill && nlive < CAP) {
+			unsigned int k = 1 + (unsigned int)(rnd(&st) % 8), j;
+			void *objs[8];
+
+			if (k > CAP - nlive)
+				k = CAP - nlive;
+			if (k > 1)
+				ck_assert_int_eq(kmem_cache_alloc_bulk(s, GFP_KERNEL, k, objs),
+						 (int)k);
+			else
+				objs[0] = kmem_cache_alloc(s, GFP_KERNEL);
+			for (j = 0; j < k; j++) {
+				live[nlive] = objs[j];
+				tag[nlive] = next_tag++;
+				memset(live[nlive], (int)(tag[nlive] & 0xff), SZ);
+				memcpy(live[nlive], &tag[nlive], sizeof(tag[0]));
+				nlive++;
+			}
+		} else if (op < 98 && nlive) {
+			unsigned int idx = (unsigned int)(rnd(&st) % nlive);
+			unsigned long t;
+
+			memcpy(&t, live[idx], sizeof(t));
+			ck_assert_uint_eq(t, tag[idx]);
+			ck_assert_uint_eq(live[idx][SZ - 1], tag[idx] & 0xff);
+			kmem_cache_free(s, live[idx]);
+			live[idx] = live[--nlive];
+			tag[idx] = tag[nlive];
+		} else {
+			kmem_cache_shrink(s);
+			ck_assert_uint_eq(s->nr_empty, 0);
+		}
+		ck_assert_uint_eq(check_cache_invariants(s), nlive);
+		ck_assert_uint_ge(s->nr_slabs * s->objects, nlive);
+		if (step % 500 == 0) {
+			uintptr_t addrs[CAP];
+
+			for (i = 0; i < nlive; i++) {
+				unsigned long t;
+
+				memcpy(&t, live[i], sizeof(t));
+				ck_assert_uint_eq(t, tag[i]);
+				addrs[i] = (uintptr_t)live[i];
+			}
+			qsort(addrs, nlive, sizeof(addrs[0]), ptr_cmp);
+			for (i = 1; i < nlive; i++)
+				ck_assert_uint_le(addrs[i - 1] + SZ, addrs[i]);
+		}
+	}
+	while (nlive)
+		kmem_cache_free(s, live[--nlive]);
+	ck_assert_uint_eq(check_cache_invariants(s), 0);
+	kmem_cache_destroy(s);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* debug checks: corrupt, then assert the exact report */
+
+static void dbg_double_free(int fd)
+{
+	struct kmem_cache *s = kmem_cache_create("dbl", 32, 0,
+						 SLAB_CONSISTENCY_CHECKS, NULL);
+	void *o = kmem_cache_alloc(s, GFP_KERNEL);
+
+	kmem_cache_alloc(s, GFP_KERNEL);
+	kmem_cache_free(s, o);
+	expect_line(fd, "kmem_cache_free(dbl): double free of object 0x%lx",
+		    (unsigned long)o);
+	kmem_cache_free(s, o);
+}
+
+static void dbg_redzone_right(int fd)
+{
+	struct kmem_cache *s = kmem_cache_create("rz", 24, 0, SLAB_RED_ZONE, NULL);
+	char *o = kmem_cache_alloc(s, GFP_KERNEL);
+
+	expect_line(fd, "Redzone overwritten at 0x%lx (cache rz, object 0x%lx)",
+		    (unsigned long)(o + 24), (unsigned long)o);
+	o[24] = 0;	/* one past the end */
+	kmem_cache_free(s, o);
+}
+
+static void dbg_redzone_left(int fd)
+{
+	struct kmem_cache *s = kmem_cache_create("rzl", 100, 0, SLAB_RED_ZONE, NULL);
+	char *o = kmem_cache_alloc(s, GFP_KERNEL);
+
+	expect_line(fd, "Redzone overwritten at 0x%lx (cache rzl, object 0x%lx)",
+		    (unsigned long)(o - 1), (unsigned long)o);
+	o[-1] = 0;	/* one before the start */
+	kmem_cache_free(s, o);
+}
+
+static void dbg_poison(int fd)
+{
+	struct kmem_cache *s = kmem_cache_create("poi", 64, 0, SLAB_POISON, NULL);
+	char *o = kmem_cache_alloc(s, GFP_KERNEL), *again;
+
+	kmem_cache_free(s, o);
+	o[10] = 1;	/* use after free */
+	expect_line(fd, "Poison overwritten at 0x%lx (cache poi, object 0x%lx)",
+		    (unsigned long)(o + 10), (unsigned long)o);
+	again = kmem_cache_alloc(s, GFP_KERNEL);	/* LIFO: the same object */
+	(void)again;
+}
+
+static void dbg_poison_intact(int fd)
+{
+	struct kmem_cache *s = kmem_cache_create("poi2", 64, 0, SLAB_POISON, NULL);
+	unsigned char *o = kmem_cache_alloc(s, GFP_KERNEL);
+	int i;
+
+	kmem_cache_free(s, o);
+	/* Freed objects read 0x6b, ending in 0xa5. */
+	for (i = 0; i < 63; i++)
+		if (o[i] != POISON_FREE)
+			_exit(3);
+	if (o[63] != POISON_END)
+		_exit(4);
+	o = kmem_cache_alloc(s, GFP_KERNEL);
+	kmem_cache_free(s, o);
+	expect_line(fd, "kmem_cache_free(poi2): double free of object 0x%lx",
+		    (unsigned long)o);
+	kmem_cache_free(s, o);
+}
+
+static void dbg_not_boundary(int fd)
+{
+	struct kmem_cache *s = kmem_cache_create("bp", 64, 0,
+						 SLAB_CONSISTENCY_CHECKS, NULL);
+	char *o = kmem_cache_alloc(s, GFP_KERNEL);
+
+	expect_line(fd, "kmem_cache_free(bp): invalid pointer 0x%lx (not at an "
+		    "object boundary)", (unsigned long)(o + 8));
+	kmem_cache_free(s, o + 8);
+}
+
+static void dbg_wrong_cache(int fd)
+{
+	struct kmem_cache *a = kmem_cache_create("cache-a", 64, 0,
+						 SLAB_CONSISTENCY_CHECKS, NULL);
+	struct kmem_cache *b = kmem_cache_create("cache-b", 64, 0,
+						 SLAB_CONSISTENCY_CHECKS, NULL);
+	void *o = kmem_cache_alloc(a, GFP_KERNEL);
+
+	expect_line(fd, "kmem_cache_free(cache-b): invalid pointer 0x%lx (object "
+		    "of cache cache-a)", (unsigned long)o);
+	kmem_cache_free(b, o);
+}
+
+static void dbg_not_slab(int fd)
+{
+	struct kmem_cache *s = kmem_cache_create("ns", 64, 0,
+						 SLAB_CONSISTENCY_CHECKS, NULL);
+	static char not_ours[64];
+
+	expect_line(fd, "kmem_cache_free(ns): invalid pointer 0x%lx (not a slab "
+		    "object)", (unsigned long)not_ours);
+	kmem_cache_free(s, not_ours);
+}
+
+START_TEST(test_debug_reports)
+{
+	expect_report(dbg_double_free);
+	expect_report(dbg_redzone_right);
+	expect_report(dbg_redzone_left);
+	expect_report(dbg_poison);
+	expect_report(dbg_poison_intact);
+	expect_report(dbg_not_boundary);
+	expect_report(dbg_wrong_cache);
+	expect_report(dbg_not_slab);
+}
+END_TEST
+
+/* Debug caches keep working for correct programs, kmalloc caches included. */
+START_TEST(test_debug_clean_run)
+{
+	struct kmem_cache *s = kmem_cache_create("dbgok", 50, 0,
+		SLAB_RED_ZONE | SLAB_POISON | SLAB_CONSISTENCY_CHECKS, NULL);
+	void *objs[500];
+	int i, round;
+
+	for (round = 0; round < 3; round++) {
+		for (i = 0; i < 500; i++) {
+			objs[i] = kmem_cache_alloc(s, GFP_KERNEL);
+			memset(objs[i], 0x33, 50);
+		}
+		for (i = 0; i < 500; i++)
+			kmem_cache_free(s, objs[i]);
+	}
+	check_cache_invariants(s);
+	kmem_cache_destroy(s);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* slabinfo and tunables */
+
+START_TEST(test_slabinfo)
+{
+	static char buf[65536];
+	struct kmem_cache *s = kmem_cache_create("info-cache", 300, 0, 0, NULL);
+	void *objs[20];
+	char *line, name[64];
+	unsigned long a, n, as, ns, sa;
+	unsigned int sz, ops, pps, lim, bat, sh;
+	int i;
+
+	for (i = 0; i < 20; i++)
+		objs[i] = kmem_cache_alloc(s, GFP_KERNEL);
+	ck_assert_uint_gt(slabinfo_show(buf, sizeof(buf)), 0);
+	{
+		static const char head[] = "slabinfo - version: 2.1\n# name            "
+			"<active_objs> <num_objs> <objsize> <objperslab> "
+			"<pagesperslab> : tunables <limit> <batchcount> "
+			"<sharedfactor> : slabdata <active_slabs> <num_slabs> "
+			"<sharedavail>\n";
+
+		ck_assert(!strncmp(buf, head, strlen(head)));
+	}
+	line = strstr(buf, "\ninfo-cache ");
+	ck_assert_ptr_nonnull(line);
+	ck_assert_int_eq(sscanf(line + 1, "%63s %lu %lu %u %u %u : tunables %u %u %u"
+				" : slabdata %lu %lu %lu", name, &a, &n, &sz, &ops,
+				&pps, &lim, &bat, &sh, &as, &ns, &sa), 12);
+	ck_assert_uint_eq(a, 20);
+	ck_assert_uint_eq(n, s->nr_slabs * s->objects);
+	ck_assert_uint_eq(sz, s->size);
+	ck_assert_uint_eq(ops, s->objects);
+	ck_assert_uint_eq(pps, 1U << s->order);
+	ck_assert_uint_eq(ns, s->nr_slabs);
+
+	ck_assert_int_eq(slabinfo_write("info-cache 64 16 4\n"), 0);
+	slabinfo_show(buf, sizeof(buf));
+	line = strstr(buf, "\ninfo-cache ");
+	ck_assert_int_eq(sscanf(line + 1, "%63s %lu %lu %u %u %u : tunables %u %u %u",
+				name, &a, &n, &sz, &ops, &pps, &lim, &bat, &sh), 9);
+	ck_assert_uint_eq(lim, 64);
+	ck_assert_uint_eq(bat, 16);
+	ck_assert_uint_eq(sh, 4);
+	ck_assert_int_eq(slabinfo_write("no-such-cache 64 16 4"), -ENOENT);
+	ck_assert_int_eq(slabinfo_write("info-cache 64 65 4"), -EINVAL);
+	ck_assert_int_eq(slabinfo_write("info-cache 0 0 0"), -EINVAL);
+	ck_assert_int_eq(slabinfo_write("info-cache 64 16"), -EINVAL);
+	ck_assert_int_eq(slabinfo_write("info-cache 64 16 4 junk"), -EINVAL);
+	ck_assert_int_eq(slabinfo_write("info-cache -1 16 4"), -EINVAL);
+	ck_assert_int_eq(kmem_cache_set_tunables(s, 5000, 1, 0), -EINVAL);
+	ck_assert_int_eq(kmem_cache_set_tunables(s, 10, 10, 0), 0);
+
+	/* Truncation keeps the buffer a C string. */
+	ck_assert_uint_eq(slabinfo_show(buf, 10), 9);
+	ck_assert_uint_eq(strlen(buf), 9);
+	ck_assert_int_eq(slabinfo_write_fd(-1), -EBADF);
+	for (i = 0; i < 20; i++)
+		kmem_cache_free(s, objs[i]);
+	kmem_cache_destroy(s);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* gfp flags, creation errors, fork */
+
+START_TEST(test_gfp_nofail)
+{
+	struct page_alloc_stats st;
+	static void *objs[100000];
+	unsigned int n = 0, i;
+	void *p;
+
+	page_alloc_get_stats(&st);
+	page_alloc_set_limit(st.bytes_allocated + ((size_t)1 << 20));
+	while (n < 100000 && (objs[n] = kmalloc(256, GFP_KERNEL | __GFP_NOWARN)))
+		n++;
+	ck_assert_uint_lt(n, 100000);
+	ck_assert_int_eq(errno, ENOMEM);
+	/* Freed objects leave empty slabs held by kmalloc-256 (min_partial). */
+	for (i = 0; i < n; i++)
+		kfree(objs[i]);
+	for (i = 0; i < 100; i++) {
+		objs[i] = kmalloc(2048, GFP_KERNEL | __GFP_NOWARN);
+		if (!objs[i])
+			break;
+	}
+	/* __GFP_NOFAIL shrinks the caches and gets its memory. */
+	p = kmalloc(2048, GFP_KERNEL | __GFP_NOFAIL);
+	ck_assert_ptr_nonnull(p);
+	kfree(p);
+	while (i--)
+		kfree(objs[i]);
+	page_alloc_set_limit(0);
+}
+END_TEST
+
+START_TEST(test_create_errors)
+{
+	errno = 0;
+	ck_assert_ptr_null(kmem_cache_create("bad", 0, 0, 0, NULL));
+	ck_assert_int_eq(errno, EINVAL);
+	errno = 0;
+	ck_assert_ptr_null(kmem_cache_create("bad", 64, 24, 0, NULL));
+	ck_assert_int_eq(errno, EINVAL);
+	errno = 0;
+	ck_assert_ptr_null(kmem_cache_create(NULL, 64, 0, 0, NULL));
+	ck_assert_int_eq(errno, EINVAL);
+	errno = 0;
+	ck_assert_ptr_null(kmem_cache_create("huge", (8U << 20), 0, 0, NULL));
+	ck_assert_int_eq(errno, EINVAL);
+	kmem_cache_destroy(NULL);
+}
+END_TEST
+
+START_TEST(test_panic_flag)
+{
+	kmem_cache_create("panic", 0, 0, SLAB_PANIC, NULL);
+}
+END_TEST
+
+static void rcu_cb_ctor(void *p)
+{
+	memset(p, 0x77, 8);
+}
+
+START_TEST(test_fork)
+{
+	struct kmem_cache *s = kmem_cache_create("forky", 128, 0,
+						 SLAB_TYPESAFE_BY_RCU, rcu_cb_ctor);
+	void *o = kmem_cache_alloc(s, GFP_KERNEL);
+	void *k = kmalloc(100, GFP_KERNEL);
+	pid_t pid;
+	int status;
+
+	slab_fork_prepare();
+	pid = fork();
+	if (pid == 0) {
+		void *objs[200];
+		int i;
+
+		slab_fork_child();
+		/* Everything works in the child, call_rcu included. */
+		kfree(k);
+		kmem_cache_free(s, o);
+		for (i = 0; i < 200; i++)
+			objs[i] = kmem_cache_alloc(s, GFP_KERNEL);
+		for (i = 0; i < 200; i++)
+			kmem_cache_free(s, objs[i]);
+		kmem_cache_shrink(s);
+		kmem_cache_destroy(s);
+		_exit(kmem_cache_find("forky") ? 1 : 0);
+	}
+	slab_fork_parent();
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	kfree(k);
+	kmem_cache_free(s, o);
+	kmem_cache_destroy(s);
+}
+END_TEST
+
+static Suite *slab_suite(void)
+{
+	Suite *su = suite_create("slab");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_sizes_alignments);
+	tcase_add_test(tc, test_constructor_contract);
+	tcase_add_test(tc, test_kmalloc_ksize);
+	tcase_add_test(tc, test_kmalloc_pow2_aligned);
+	tcase_add_test(tc, test_kmalloc_edges);
+	tcase_add_test(tc, test_kmalloc_aligned);
+	tcase_add_test(tc, test_shrink_returns_pages);
+	tcase_add_test(tc, test_destroy_with_live_objects);
+	tcase_add_test(tc, test_bulk);
+	tcase_add_test(tc, test_cross_thread);
+	tcase_add_test(tc, test_random_model);
+	tcase_add_test(tc, test_slabinfo);
+	tcase_add_test(tc, test_gfp_nofail);
+	tcase_add_test(tc, test_create_errors);
+	tcase_add_test_raise_signal(tc, test_panic_flag, SIGABRT);
+	tcase_add_test(tc, test_fork);
+	suite_add_tcase(su, tc);
+
+	if (IS_ENABLED(CONFIG_SLAB_DEBUG)) {
+		tc = tcase_create("debug");
+		tcase_set_timeout(tc, 60);
+		tcase_add_test(tc, test_debug_reports);
+		tcase_add_test(tc, test_debug_clean_run);
+		suite_add_tcase(su, tc);
+	}
+	return su;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(slab_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
