@@ -19,3 +19,7 @@ $(obj)/uslab: $$(addprefix $(obj)/,$$(sim-objs)) $(core-lib)
 # White-box suite of the trace format links the format objects.
 $(obj)/tests/check_trace: $(addprefix $(obj)/,$(trace-objs))
 $(obj)/tests/check_trace: LDLIBS += $(SIM_LIBS)
+
+# --- replay, simulation, tuning, calibration, generators (sim/ owner B).
+sim-objs += sim/gen.o sim/replay.o sim/simulate_load.o
+# --- end replay/sim/tune

@@ -17,6 +17,9 @@ struct subcommand {
 
 static const struct subcommand cmds[] = {
 	{ "script",	cmd_script,	"print the events of a trace as text" },
+	/* replay, simulation, tuning, generators (sim/ owner B) */
+	{ "replay",	cmd_replay,	"replay a trace for real on uslab, glibc, jemalloc, ..." },
+	{ "gen",	cmd_gen,	"write a synthetic workload (rpmalloc, mtmalloc, prodcons)" },
 };
 
 static int usage(FILE *out)

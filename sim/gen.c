@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uslab gen: synthetic workloads written as traces.
+ *
+ * Each generator is a set of per-thread state machines; the threads are
+ * interleaved round-robin, one operation each, so the trace looks like the
+ * threads ran in parallel on min(threads, cpus) CPUs. Time advances by a
+ * fixed step per event. Everything is drawn from one seeded xoshiro256**
+ * stream per thread, so the same arguments give the same bytes.
+ *
+ *   rpmalloc      the rpmalloc thread-cache study (shared/seeds): each thread
+ *                 allocates B blocks in [min, max] bytes with a linear
+ *                 falloff, then L loops each freeing and reallocating F% of
+ *                 them at scattered indices, then frees everything. No
+ *                 cross-thread frees.
+ *   mtmalloc-N    mtmalloc's benchmark size ranges (0-32K ... 0-256K): each
+ *                 thread allocates sizes uniform in [1, N] and keeps a window
+ *                 of W live blocks, freeing the oldest as it goes.
+ *   prodcons      producer-consumer: the first half of the threads allocate
+ *                 messages into a FIFO of depth Q, the second half free them
+ *                 (every free is cross-thread).
+ *
+ * No locks: single-threaded tool.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "lib/compiler.h"
+#include "uslab/trace.h"
+#include "sim/internal.h"
+
+struct rng {
+	uint64_t s[4];
+};
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static void rng_seed(struct rng *r, uint64_t seed, uint64_t stream)
+{
+	uint64_t x = seed * 0x2545f4914f6cdd1dULL + stream;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		r->s[i] = splitmix64(&x);
+}
+
+static inline uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+/* xoshiro256**: a few shifts and multiplies per draw. */
+static uint64_t rng_next(struct rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t res = rotl(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return res;
+}
+
+/* Uniform in [0, n), n > 0; the multiply-shift bias is below 2^-32. */
+static uint64_t rng_below(struct rng *r, uint64_t n)
+{
+	return (uint64_t)(((unsigned __int128)rng_next(r) * n) >> 64);
+}
+
+/* Uniform double in [0, 1). */
+static double rng_unit(struct rng *r)
+{
+	return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/*
+ * gen_size_linear_falloff - a size in [lo, hi] whose density falls linearly
+ * from lo to hi (density at hi is zero): with y = (hi - x) / (hi - lo),
+ * the density of y is 2y, so y = sqrt(u).
+ */
+static uint64_t size_linear_falloff(struct rng *r, uint64_t lo, uint64_t hi)
+{
+	double y = __builtin_sqrt(rng_unit(r));
+	uint64_t x = hi - (uint64_t)(y * (double)(hi - lo));
+
+	return x < lo ? lo : (x > hi ? hi : x);
+}
+
+struct gen_params {
+	const char *kind;
+	unsigned int threads;
+	unsigned int cpus;
+	uint64_t seed;
+	uint64_t blocks;	/* rpmalloc: blocks per thread */
+	uint64_t loops;		/* rpmalloc: loops; mtmalloc/prodcons: ops per thread */
+	unsigned int percent;	/* rpmalloc: share freed per loop */
+	uint64_t min_size, max_size;
+	uint64_t window;	/* mtmalloc: live blocks per thread; prodcons: queue depth */
+	uint64_t step_ns;
+};
+
+struct gen_thread {
+	struct rng rng;
+	uint64_t *ids;		/* live object ids by slot (rpmalloc, mtmalloc ring) */
+	uint64_t nr;		/* slots in use */
+	uint64_t phase, i, l, idx;
+	int substep;
+	bool done;
+};
+
+struct gen_state {
+	struct gen_params p;
+	struct gen_thread *t;
+	struct trace_writer *out;
+	uint64_t next_id;	/* ids handed out so far: the id space */
+	uint64_t *free_ids;	/* ids freed, reused last-in first-out */
+	uint64_t nr_free_ids, free_ids_cap;
+	uint64_t objects;
+	uint64_t now;
+	uint64_t events;
+	/* prodcons FIFO of ids */
+	uint64_t *fifo;
+	uint64_t head, tail;
+};
+
+static int emit(struct gen_state *g, unsigned int tid, enum trace_op op,
+		uint64_t id, uint64_t size)
+{
+	struct trace_event ev = {
+		.op = op,
+		.id = id,
+		.size = size,
+		.tid = tid,
+		.cpu = tid % g->p.cpus,
+		.time_ns = g->now,
+	};
+	int err;
+
+	if (op == TRACE_OP_FREE) {
+		/* Keep ids dense, as the format promises readers (trace.h). */
+		if (g->nr_free_ids == g->free_ids_cap) {
+			uint64_t cap = g->free_ids_cap ? 2 * g->free_ids_cap : 1024;
+			uint64_t *n = realloc(g->free_ids, cap * sizeof(*n));
+
+			if (!n) {
+				fprintf(stderr, "uslab gen: out of memory\n");
+				return -ENOMEM;
+			}
+			g->free_ids = n;
+			g->free_ids_cap = cap;
+		}
+		g->free_ids[g->nr_free_ids++] = id;
+	}
+	g->now += g->p.step_ns;
+	g->events++;
+	err = trace_writer_add(g->out, &ev);
+	if (err)
+		fprintf(stderr, "uslab gen: %s\n", trace_writer_error(g->out));
+	return err;
+}
+
+static uint64_t new_id(struct gen_state *g)
+{
+	g->objects++;
+	if (g->nr_free_ids)
+		return g->free_ids[--g->nr_free_ids];
+	return ++g->next_id;
+}
+
+static int rp_step(struct gen_state *g, unsigned int tid)
+{
+	struct gen_thread *t = &g->t[tid];
+	const struct gen_params *p = &g->p;
+	uint64_t nfree = p->blocks * p->percent / 100;
+	uint64_t id;
+
+	switch (t->phase) {
+	case 0:	/* fill */
+		if (t->i < p->blocks) {
+			id = new_id(g);
+			t->ids[t->i++] = id;
+			return emit(g, tid, TRACE_OP_MALLOC, id,
+				    size_linear_falloff(&t->rng, p->min_size, p->max_size));
+		}
+		t->phase = 1;
+		t->i = 0;
+		/* fall through */
+	case 1:	/* loops: free then reallocate at scattered indices */
+		if (t->l < p->loops && nfree) {
+			if (t->substep == 0) {
+				t->idx = rng_below(&t->rng, p->blocks);
+				t->substep = 1;
+				return emit(g, tid, TRACE_OP_FREE, t->ids[t->idx], 0);
+			}
+			id = new_id(g);
+			t->ids[t->idx] = id;
+			t->substep = 0;
+			if (++t->i == nfree) {
+				t->i = 0;
+				t->l++;
+			}
+			return emit(g, tid, TRACE_OP_MALLOC, id,
+				    size_linear_falloff(&t->rng, p->min_size, p->max_size));
+		}
+		t->phase = 2;
+		t->i = 0;
+		/* fall through */
+	case 2:	/* free everything */
+		if (t->i < p->blocks)
+			return emit(g, tid, TRACE_OP_FREE, t->ids[t->i++], 0);
+		t->done = true;
+	}
+	return 0;
+}
+
+static int mt_step(struct gen_state *g, unsigned int tid)
+{
+	struct gen_thread *t = &g->t[tid];
+	const struct gen_params *p = &g->p;
+	uint64_t id;
+
+	if (t->phase == 0) {
+		if (t->l < p->loops) {
+			/* Ring of p->window slots: when full, free the oldest first. */
+			if (t->substep == 0 && t->nr == p->window) {
+				t->substep = 1;
+				return emit(g, tid, TRACE_OP_FREE, t->ids[t->idx], 0);
+			}
+			if (t->substep == 1)
+				t->nr--;
+			t->substep = 0;
+			id = new_id(g);
+			t->ids[t->idx] = id;
+			t->idx = (t->idx + 1) % p->window;
+			t->nr++;
+			t->l++;
+			return emit(g, tid, TRACE_OP_MALLOC, id,
+				    1 + rng_below(&t->rng, p->max_size));
+		}
+		t->phase = 1;
+	}
+	if (t->nr) {
+		/* oldest live slot is idx - nr (mod window) */
+		uint64_t slot = (t->idx + p->window - t->nr) % p->window;
+
+		t->nr--;
+		return emit(g, tid, TRACE_OP_FREE, t->ids[slot], 0);
+	}
+	t->done = true;
+	return 0;
+}
+
+/*
+ * Producers are threads [0, np), consumers [np, threads). A producer step
+ * allocates one message unless the FIFO holds @window of them; a consumer
+ * step frees the oldest message once the FIFO is full (or the producers are
+ * done), so about @window messages are live in the steady state.
+ */
+static int pc_step(struct gen_state *g, unsigned int tid)
+{
+	struct gen_thread *t = &g->t[tid];
+	const struct gen_params *p = &g->p;
+	unsigned int i, np = p->threads / 2;
+	bool producers_done = true;
+	uint64_t id;
+
+	if (tid < np) {
+		if (t->l >= p->loops) {
+			t->done = true;
+			return 0;
+		}
+		if (g->tail - g->head >= p->window)
+			return 0;	/* queue full: the producer waits */
+		id = new_id(g);
+		g->fifo[g->tail++ % p->window] = id;
+		t->l++;
+		return emit(g, tid, TRACE_OP_MALLOC, id,
+			    p->min_size + rng_below(&t->rng, p->max_size - p->min_size + 1));
+	}
+	for (i = 0; i < np; i++)
+		producers_done &= g->t[i].done;
+	if (g->head == g->tail) {
+		t->done = producers_done;
+		return 0;
+	}
+	/* Consumers wait for a full queue, so about @window messages stay live. */
+	if (!producers_done && g->tail - g->head < p->window)
+		return 0;
+	return emit(g, tid, TRACE_OP_FREE, g->fifo[g->head++ % p->window], 0);
+}
+
+static int gen_run(struct gen_state *g)
+{
+	int (*step)(struct gen_state *, unsigned int);
+	unsigned int i, live;
+	int err;
+
+	if (!strcmp(g->p.kind, "rpmalloc"))
+		step = rp_step;
+	else if (!strcmp(g->p.kind, "prodcons"))
+		step = pc_step;
+	else
+		step = mt_step;
+
+	do {
+		live = 0;
+		for (i = 0; i < g->p.threads; i++) {
+			if (g->t[i].done)
+				continue;
+			err = step(g, i);
+			if (err)
+				return err;
+			live += !g->t[i].done;
+		}
+	} while (live);
+	return 0;
+}
+
+static void gen_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: uslab gen KIND [-t THREADS] [-o TRACE] [options]\n"
+		"  KIND: rpmalloc | mtmalloc-32k | mtmalloc-64k | mtmalloc-128k |\n"
+		"        mtmalloc-256k | prodcons\n"
+		"  -t, --threads N    threads (default 1; prodcons: 2)\n"
+		"  -o, --output FILE  trace to write (required)\n"
+		"  -s, --seed N       seed (default 1)\n"
+		"  -c, --cpus N       CPUs the threads run on (default min(threads, 2))\n"
+		"  -b, --blocks N     rpmalloc: blocks per thread (default 150000)\n"
+		"  -l, --loops N      rpmalloc: loops (default 1000);\n"
+		"                     mtmalloc, prodcons: allocations per thread\n"
+		"                     (default 100000)\n"
+		"  -p, --percent N    rpmalloc: blocks freed and reallocated per loop (50)\n"
+		"      --min N        smallest size (rpmalloc 16, prodcons 16)\n"
+		"      --max N        largest size (rpmalloc 16000, mtmalloc-NK N KiB,\n"
+		"                     prodcons 1024)\n"
+		"  -w, --window N     mtmalloc: live blocks per thread (64);\n"
+		"                     prodcons: queue depth (256)\n"
+		"      --step-ns N    virtual time between events (default 50)\n");
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return (errno || end == s || *end || *s == '-') ? -1 : 0;
+}
+
+int cmd_gen(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "threads", required_argument, NULL, 't' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "blocks", required_argument, NULL, 'b' },
+		{ "loops", required_argument, NULL, 'l' },
+		{ "percent", required_argument, NULL, 'p' },
+		{ "window", required_argument, NULL, 'w' },
+		{ "min", required_argument, NULL, 'm' },
+		{ "max", required_argument, NULL, 'M' },
+		{ "step-ns", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct gen_state g = { 0 };
+	struct trace_meta meta = { 0 };
+	struct gen_params *p = &g.p;
+	const char *outpath = NULL;
+	uint64_t v, threads = 0, cpus = 0, loops = 0, window = 0;
+	uint64_t minsz = 0, maxsz = 0;
+	char cmdline[256];
+	unsigned int i;
+	int c, err = 1;
+
+	p->seed = 1;
+	p->blocks = 150000;
+	p->percent = 50;
+	p->step_ns = 50;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "t:o:s:c:b:l:p:w:h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			gen_usage(stdout);
+			return 0;
+		}
+		if (c == 'o') {
+			outpath = optarg;
+			continue;
+		}
+		if (c == '?' || parse_u64(optarg, &v)) {
+			if (c != '?')
+				fprintf(stderr, "uslab gen: bad number '%s'\n", optarg);
+			gen_usage(stderr);
+			return 2;
+		}
+		switch (c) {
+		case 't': threads = v; break;
+		case 's': p->seed = v; break;
+		case 'c': cpus = v; break;
+		case 'b': p->blocks = v; break;
+		case 'l': loops = v; break;
+		case 'p': p->percent = (unsigned int)v; break;
+		case 'w': window = v; break;
+		case 'm': minsz = v; break;
+		case 'M': maxsz = v; break;
+		case 'S': p->step_ns = v; break;
+		}
+	}
+	if (optind != argc - 1 || !outpath) {
+		fprintf(stderr, "uslab gen: need one KIND and -o TRACE\n");
+		gen_usage(stderr);
+		return 2;
+	}
+	p->kind = argv[optind];
+	if (!strcmp(p->kind, "rpmalloc")) {
+		p->min_size = minsz ? minsz : 16;
+		p->max_size = maxsz ? maxsz : 16000;
+		p->loops = loops ? loops : 1000;
+		threads = threads ? threads : 1;
+	} else if (!strncmp(p->kind, "mtmalloc-", 9)) {
+		unsigned long kb = strtoul(p->kind + 9, NULL, 10);
+
+		if (kb != 32 && kb != 64 && kb != 128 && kb != 256) {
+			fprintf(stderr, "uslab gen: unknown kind '%s'\n", p->kind);
+			return 2;
+		}
+		p->min_size = 1;
+		p->max_size = maxsz ? maxsz : kb * 1024;
+		p->loops = loops ? loops : 100000;
+		p->window = window ? window : 64;
+		threads = threads ? threads : 1;
+	} else if (!strcmp(p->kind, "prodcons")) {
+		p->min_size = minsz ? minsz : 16;
+		p->max_size = maxsz ? maxsz : 1024;
+		p->loops = loops ? loops : 100000;
+		p->window = window ? window : 256;
+		threads = threads ? threads : 2;
+		if (threads < 2) {
+			fprintf(stderr, "uslab gen: prodcons needs at least 2 threads\n");
+			return 2;
+		}
+	} else {
+		fprintf(stderr, "uslab gen: unknown kind '%s'\n", p->kind);
+		gen_usage(stderr);
+		return 2;
+	}
+	if (!threads || threads > 4096 || p->percent > 100 || !p->max_size ||
+	    p->min_size > p->max_size || (p->window == 0 && strcmp(p->kind, "rpmalloc"))) {
+		fprintf(stderr, "uslab gen: argument out of range\n");
+		return 2;
+	}
+	p->threads = (unsigned int)threads;
+	p->cpus = (unsigned int)(cpus ? cpus : (threads < 2 ? threads : 2));
+
+	g.t = calloc(p->threads, sizeof(*g.t));
+	if (!g.t)
+		goto out_nomem;
+	for (i = 0; i < p->threads; i++) {
+		uint64_t n = !strcmp(p->kind, "rpmalloc") ? p->blocks : p->window;
+
+		rng_seed(&g.t[i].rng, p->seed, i);
+		if (!strcmp(p->kind, "prodcons"))
+			continue;
+		g.t[i].ids = malloc((n ? n : 1) * sizeof(uint64_t));
+		if (!g.t[i].ids)
+			goto out_nomem;
+	}
+	if (!strcmp(p->kind, "prodcons")) {
+		g.fifo = malloc(p->window * sizeof(uint64_t));
+		if (!g.fifo)
+			goto out_nomem;
+	}
+
+	snprintf(cmdline, sizeof(cmdline), "uslab gen %s -t %u --seed %" PRIu64,
+		 p->kind, p->threads, p->seed);
+	meta.version_major = TRACE_FORMAT_MAJOR;
+	meta.version_minor = TRACE_FORMAT_MINOR;
+	meta.cpus = p->cpus;
+	meta.clock_id = CLOCK_MONOTONIC;
+	snprintf(meta.tool, sizeof(meta.tool), "uslab gen");
+	meta.cmdline = cmdline;
+	c = trace_writer_open(&g.out, outpath, &meta, 0);
+	if (c) {
+		fprintf(stderr, "uslab gen: %s: %s\n", outpath, strerror(-c));
+		goto out_free;
+	}
+	if (gen_run(&g)) {
+		trace_writer_abort(g.out);
+		goto out_free;
+	}
+	c = trace_writer_close(g.out);
+	if (c) {
+		fprintf(stderr, "uslab gen: %s: %s\n", outpath, strerror(-c));
+		goto out_free;
+	}
+	fprintf(stderr, "uslab gen: %s: %" PRIu64 " events, %" PRIu64 " objects, %u threads\n",
+		outpath, g.events, g.objects, p->threads);
+	err = 0;
+	goto out_free;
+
+out_nomem:
+	fprintf(stderr, "uslab gen: out of memory\n");
+out_free:
+	if (g.t)
+		for (i = 0; i < p->threads; i++)
+			free(g.t[i].ids);
+	free(g.t);
+	free(g.fifo);
+	free(g.free_ids);
+	return err;
+}

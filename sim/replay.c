@@ -1,0 +1,592 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uslab replay: run a trace for real, one thread per recorded thread, at
+ * full speed, through whatever malloc the process has: glibc, or another
+ * allocator preloaded by re-executing ourselves with LD_PRELOAD.
+ *
+ * Before the clock starts, the whole trace is decoded into one array of
+ * 32-byte events per thread. Each object lifetime gets its own slot (the
+ * trace reuses ids after a free; a reused id is a new object and must not
+ * wait for the old one), and every event gets the sequence number it must
+ * find on its slot: the k-th operation on a slot waits until done[slot] ==
+ * k, then stores k + 1. Operations by the thread that allocated the object
+ * pass straight through (one load, one compare, one store); an object freed
+ * by another thread waits for its allocation. Every wait is for an event
+ * earlier in the trace, so the earliest unfinished event can always run:
+ * no deadlock.
+ *
+ * Latency: every 8th call of each thread is timed with rdtsc (about 25
+ * cycles each side), converted with the TSC rate measured against
+ * CLOCK_MONOTONIC over the run. Memory: one byte of every page of each
+ * allocation is written, as a program would touch what it asked for
+ * (--no-touch turns that off).
+ *
+ * Locks: none. done[] and ptr[] slots are handed between threads with
+ * release stores and acquire loads; the start barrier is a pthread barrier.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+#include "lib/compiler.h"
+#include "uslab/trace.h"
+#include "sim/internal.h"
+
+#define RP_SAMPLE_SHIFT	3		/* time one call in 8 */
+#define RP_ENV_CHILD	"USLAB_REPLAY_CHILD"
+
+struct rp_ev {
+	uint64_t size;
+	uint32_t id, old_id;
+	uint32_t seq_id, seq_old;	/* done[] value each must find */
+	uint8_t op;
+	uint8_t align_shift;
+};
+
+struct rp_thread {
+	pthread_t th;
+	struct rp_ev *ev;
+	size_t n, cap;
+	uint32_t *lat;			/* sampled cycles */
+	size_t nlat;
+	uint64_t waits;			/* cross-thread waits that spun */
+	struct replay *rp;
+};
+
+struct replay {
+	struct rp_thread *t;
+	unsigned int nthreads;
+	uint64_t nslots;			/* object lifetimes: slots 1..nslots */
+	_Atomic uint32_t *done;
+	void *_Atomic *ptr;
+	pthread_barrier_t start;
+	bool touch;
+	uint64_t ops[TRACE_OP_NR];
+	uint64_t events;
+};
+
+static inline uint64_t rdtsc(void)
+{
+#if defined(__x86_64__)
+	uint32_t lo, hi;
+
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+#else
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int rp_push(struct rp_thread *t, const struct rp_ev *e)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 4096;
+		struct rp_ev *n = realloc(t->ev, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->ev = n;
+		t->cap = cap;
+	}
+	t->ev[t->n++] = *e;
+	return 0;
+}
+
+/* Decode the trace into per-thread arrays with their sequence numbers. */
+static int rp_load(struct replay *rp, const char *path, unsigned int fold)
+{
+	struct trace_reader *r = NULL;
+	const struct trace_meta *m;
+	struct trace_event ev;
+	uint32_t *seq = NULL, *map = NULL;	/* by slot; id -> slot */
+	uint64_t seq_cap = 0, map_cap = 0;
+	int rc;
+
+	rc = trace_reader_open(&r, path);
+	if (rc) {
+		fprintf(stderr, "uslab replay: %s\n", r ? trace_reader_error(r) : strerror(-rc));
+		goto out;
+	}
+	m = trace_reader_meta(r);
+	rp->nthreads = fold ? fold : (m->has_summary && m->nthreads ? m->nthreads : 1);
+	rp->t = calloc(rp->nthreads, sizeof(*rp->t));
+	if (!rp->t)
+		goto out_nomem;
+	while ((rc = trace_reader_next(r, &ev)) == 1) {
+		struct rp_ev e = { 0 };
+		unsigned int tid;
+		uint64_t hi = ev.id > ev.old_id ? ev.id : ev.old_id;
+		bool in_place = ev.op == TRACE_OP_REALLOC && ev.id == ev.old_id;
+
+		if (hi >= TRACE_ID_LIMIT) {
+			fprintf(stderr, "uslab replay: %s: event %" PRIu64 ": id %" PRIu64
+				" out of range\n", path, rp->events, hi);
+			rc = -ERANGE;
+			goto out;
+		}
+		if (hi >= map_cap) {
+			uint64_t cap = map_cap ? map_cap : 4096;
+			uint32_t *n;
+
+			while (cap <= hi)
+				cap *= 2;
+			n = realloc(map, cap * sizeof(*n));
+			if (!n)
+				goto out_nomem;
+			memset(n + map_cap, 0, (cap - map_cap) * sizeof(*n));
+			map = n;
+			map_cap = cap;
+		}
+		/* A slot per object lifetime; an id reused later gets a new one. */
+		if (ev.op == TRACE_OP_REALLOC || trace_op_is_free(ev.op))
+			e.old_id = ev.old_id || trace_op_is_free(ev.op) ?
+				map[trace_op_is_free(ev.op) ? ev.id : ev.old_id] : 0;
+		if (ev.id && !trace_op_is_free(ev.op)) {
+			if (in_place) {
+				e.id = e.old_id;
+			} else {
+				if (rp->nslots + 1 >= UINT32_MAX) {
+					fprintf(stderr, "uslab replay: %s: more than 2^32 objects\n", path);
+					rc = -ERANGE;
+					goto out;
+				}
+				e.id = (uint32_t)++rp->nslots;
+				map[ev.id] = e.id;
+			}
+		}
+		if (trace_op_is_free(ev.op)) {
+			e.id = e.old_id;	/* frees name their object in id */
+			e.old_id = 0;
+		}
+		if (rp->nslots >= seq_cap) {
+			uint64_t cap = seq_cap ? 2 * seq_cap : 4096;
+			uint32_t *n = realloc(seq, cap * sizeof(*n));
+
+			if (!n)
+				goto out_nomem;
+			memset(n + seq_cap, 0, (cap - seq_cap) * sizeof(*n));
+			seq = n;
+			seq_cap = cap;
+		}
+		if (fold) {
+			tid = ev.tid % fold;
+		} else {
+			if (ev.tid >= rp->nthreads) {
+				unsigned int nt = ev.tid + 1;
+				struct rp_thread *n = realloc(rp->t, nt * sizeof(*n));
+
+				if (!n)
+					goto out_nomem;
+				memset(n + rp->nthreads, 0, (nt - rp->nthreads) * sizeof(*n));
+				rp->t = n;
+				rp->nthreads = nt;
+			}
+			tid = ev.tid;
+		}
+		e.op = ev.op;
+		e.size = ev.size;
+		/* log2 of the alignment, rounded up as glibc rounds memalign's */
+		if (ev.align > 1)
+			e.align_shift = (uint8_t)(64 - __builtin_clzll(ev.align - 1));
+		/* Ids 0 (NULL) need no ordering; the old side of realloc first. */
+		if (e.old_id && e.old_id != e.id)
+			e.seq_old = seq[e.old_id]++;
+		if (e.id)
+			e.seq_id = seq[e.id]++;
+		if (rp_push(&rp->t[tid], &e))
+			goto out_nomem;
+		if (ev.op < TRACE_OP_NR)
+			rp->ops[ev.op]++;
+		rp->events++;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "uslab replay: %s\n", trace_reader_error(r));
+		goto out;
+	}
+	rc = 0;
+	goto out;
+out_nomem:
+	fprintf(stderr, "uslab replay: %s: out of memory decoding the trace\n", path);
+	rc = -ENOMEM;
+out:
+	free(seq);
+	free(map);
+	if (r)
+		trace_reader_close(r);
+	return rc;
+}
+
+static __always_inline void rp_wait(struct replay *rp, struct rp_thread *t,
+				    uint32_t id, uint32_t want)
+{
+	unsigned int spins = 0;
+
+	if (likely(atomic_load_explicit(&rp->done[id], memory_order_acquire) == want))
+		return;
+	t->waits++;
+	while (atomic_load_explicit(&rp->done[id], memory_order_acquire) != want) {
+		if (++spins < 256)
+			__builtin_ia32_pause();
+		else
+			sched_yield();
+	}
+}
+
+static __always_inline void rp_touch(struct replay *rp, void *p, uint64_t size)
+{
+	char *c = p;
+	uint64_t off;
+
+	if (!rp->touch || !p)
+		return;
+	for (off = 0; off < size; off += 4096)
+		((volatile char *)c)[off] = 1;
+}
+
+static __always_inline void *rp_alloc(const struct rp_ev *e)
+{
+	size_t align = e->align_shift ? (size_t)1 << e->align_shift : sizeof(void *);
+	void *p = NULL;
+
+	switch (e->op) {
+	case TRACE_OP_CALLOC:
+		return calloc(1, e->size);
+	case TRACE_OP_MEMALIGN:
+		return memalign(align, e->size);
+	case TRACE_OP_POSIX_MEMALIGN:
+		if (align < sizeof(void *))
+			align = sizeof(void *);
+		return posix_memalign(&p, align, e->size) ? NULL : p;
+	case TRACE_OP_ALIGNED_ALLOC:
+		return aligned_alloc(align, e->size);
+	case TRACE_OP_VALLOC:
+		return valloc(e->size);
+	case TRACE_OP_PVALLOC:
+		return pvalloc(e->size);
+	default:
+		return malloc(e->size);
+	}
+}
+
+/* One event. Return: the object now live under e->id, if any. */
+static __always_inline void rp_do(struct replay *rp, const struct rp_ev *e)
+{
+	void *p;
+
+	switch (e->op) {
+	case TRACE_OP_FREE:
+	case TRACE_OP_FREE_SIZED:
+	case TRACE_OP_FREE_ALIGNED_SIZED:
+	case TRACE_OP_KFREE:
+	case TRACE_OP_CACHE_FREE:
+		if (!e->id)
+			return;
+		p = atomic_load_explicit(&rp->ptr[e->id], memory_order_relaxed);
+		free(p);
+		atomic_store_explicit(&rp->ptr[e->id], NULL, memory_order_relaxed);
+		return;
+	case TRACE_OP_REALLOC: {
+		void *old = e->old_id ?
+			atomic_load_explicit(&rp->ptr[e->old_id], memory_order_relaxed) : NULL;
+
+		if (!e->id && (e->size || !e->old_id))
+			return;		/* failed in the recording: nothing changed */
+		p = realloc(old, e->size);
+		if (e->old_id && e->old_id != e->id)
+			atomic_store_explicit(&rp->ptr[e->old_id], NULL, memory_order_relaxed);
+		if (e->id) {
+			rp_touch(rp, p, e->size);
+			atomic_store_explicit(&rp->ptr[e->id], p, memory_order_relaxed);
+		} else {
+			free(p);	/* realloc(p, 0) may return a new block */
+		}
+		return;
+	}
+	default:
+		if (!e->id)
+			return;		/* the recorded call failed */
+		p = rp_alloc(e);
+		rp_touch(rp, p, e->size);
+		atomic_store_explicit(&rp->ptr[e->id], p, memory_order_relaxed);
+		return;
+	}
+}
+
+static void *rp_thread_fn(void *arg)
+{
+	struct rp_thread *t = arg;
+	struct replay *rp = t->rp;
+	size_t i;
+
+	pthread_barrier_wait(&rp->start);
+	for (i = 0; i < t->n; i++) {
+		const struct rp_ev *e = &t->ev[i];
+
+		if (e->old_id && e->old_id != e->id)
+			rp_wait(rp, t, e->old_id, e->seq_old);
+		if (e->id)
+			rp_wait(rp, t, e->id, e->seq_id);
+		if (unlikely(!(i & ((1u << RP_SAMPLE_SHIFT) - 1)))) {
+			uint64_t t0 = rdtsc(), d;
+
+			rp_do(rp, e);
+			d = rdtsc() - t0;
+			t->lat[t->nlat++] = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+		} else {
+			rp_do(rp, e);
+		}
+		if (e->old_id && e->old_id != e->id)
+			atomic_store_explicit(&rp->done[e->old_id], e->seq_old + 1,
+					      memory_order_release);
+		if (e->id)
+			atomic_store_explicit(&rp->done[e->id], e->seq_id + 1,
+					      memory_order_release);
+	}
+	return NULL;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static long rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long pages = 0, res = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld %ld", &pages, &res) != 2)
+		res = 0;
+	fclose(f);
+	return res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static const char *const rp_allocators[][2] = {
+	{ "glibc", NULL },
+	{ "jemalloc", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2" },
+	{ "tcmalloc", "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4" },
+	{ "mimalloc", "/usr/lib/x86_64-linux-gnu/libmimalloc.so.2" },
+	{ "uslab", "libuslab.so" },	/* next to the uslab binary */
+};
+
+/*
+ * Re-execute ourselves with the allocator preloaded. The child sees
+ * RP_ENV_CHILD and replays in place.
+ */
+static int rp_reexec(const char *name, const char *lib, char **argv)
+{
+	char self[4096], path[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0) {
+		fprintf(stderr, "uslab replay: cannot find my own binary: %s\n", strerror(errno));
+		return 1;
+	}
+	self[n] = '\0';
+	if (lib && lib[0] != '/') {
+		char *slash = strrchr(self, '/');
+
+		snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - self), self, lib);
+		lib = path;
+	}
+	if (lib && access(lib, R_OK)) {
+		fprintf(stderr, "uslab replay: allocator %s: %s: %s\n", name, lib, strerror(errno));
+		return 1;
+	}
+	setenv(RP_ENV_CHILD, name, 1);
+	if (lib)
+		setenv("LD_PRELOAD", lib, 1);
+	else
+		unsetenv("LD_PRELOAD");
+	execv(self, argv - 1);	/* argv[-1] is "uslab" */
+	fprintf(stderr, "uslab replay: exec %s: %s\n", self, strerror(errno));
+	return 1;
+}
+
+static const char rp_usage[] =
+	"usage: uslab replay TRACE [--allocator uslab|glibc|jemalloc|tcmalloc|mimalloc]\n"
+	"                          [--threads-as-recorded | --threads N] [--no-touch]\n"
+	"  Replays the trace for real, one thread per recorded thread, keeping\n"
+	"  every object's alloc-before-free order across threads.\n";
+
+int cmd_replay(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "allocator", required_argument, NULL, 'a' },
+		{ "threads-as-recorded", no_argument, NULL, 'R' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "no-touch", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct replay rp = { .touch = true };
+	const char *alloc = "glibc", *child = getenv(RP_ENV_CHILD);
+	unsigned long fold = 0;
+	struct rusage ru0, ru1;
+	uint64_t t0, t1, c0, c1, waits = 0, nlat = 0;
+	uint32_t *lat = NULL;
+	double cyc_per_ns, wall;
+	long rss0;
+	unsigned int i;
+	size_t k;
+	char *end;
+	int c, err = 1;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "a:t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'a': alloc = optarg; break;
+		case 'R': fold = 0; break;
+		case 't':
+			fold = strtoul(optarg, &end, 10);
+			if (*end || !fold || fold > 4096) {
+				fprintf(stderr, "uslab replay: bad --threads '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'n': rp.touch = false; break;
+		case 'h': fputs(rp_usage, stdout); return 0;
+		default: fputs(rp_usage, stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fputs(rp_usage, stderr);
+		return 2;
+	}
+	for (i = 0; i < ARRAY_SIZE(rp_allocators); i++)
+		if (!strcmp(alloc, rp_allocators[i][0]))
+			break;
+	if (i == ARRAY_SIZE(rp_allocators)) {
+		fprintf(stderr, "uslab replay: unknown allocator '%s'\n", alloc);
+		fputs(rp_usage, stderr);
+		return 2;
+	}
+	if (!child || strcmp(child, alloc))
+		return rp_reexec(alloc, rp_allocators[i][1], argv);
+	unsetenv(RP_ENV_CHILD);
+	unsetenv("LD_PRELOAD");		/* not for anything we might start */
+
+	if (rp_load(&rp, argv[optind], (unsigned int)fold))
+		goto out;
+	/* Bookkeeping allocated and touched before the clock starts. */
+	rp.done = calloc(rp.nslots + 1, sizeof(*rp.done));
+	rp.ptr = calloc(rp.nslots + 1, sizeof(*rp.ptr));
+	if (!rp.done || !rp.ptr)
+		goto out_nomem;
+	memset((void *)rp.done, 0, (rp.nslots + 1) * sizeof(*rp.done));
+	memset((void *)rp.ptr, 0, (rp.nslots + 1) * sizeof(*rp.ptr));
+	for (i = 0; i < rp.nthreads; i++) {
+		struct rp_thread *t = &rp.t[i];
+
+		t->rp = &rp;
+		t->lat = malloc(((t->n >> RP_SAMPLE_SHIFT) + 1) * sizeof(*t->lat));
+		if (!t->lat)
+			goto out_nomem;
+		memset(t->lat, 0, ((t->n >> RP_SAMPLE_SHIFT) + 1) * sizeof(*t->lat));
+	}
+	if (pthread_barrier_init(&rp.start, NULL, rp.nthreads + 1))
+		goto out_nomem;
+	for (i = 0; i < rp.nthreads; i++) {
+		if (pthread_create(&rp.t[i].th, NULL, rp_thread_fn, &rp.t[i])) {
+			fprintf(stderr, "uslab replay: cannot start thread %u of %u\n", i, rp.nthreads);
+			exit(1);	/* threads wait on the barrier: no clean way back */
+		}
+	}
+	rss0 = rss_kib();
+	getrusage(RUSAGE_SELF, &ru0);
+	t0 = mono_ns();
+	c0 = rdtsc();
+	pthread_barrier_wait(&rp.start);
+	for (i = 0; i < rp.nthreads; i++)
+		pthread_join(rp.t[i].th, NULL);
+	c1 = rdtsc();
+	t1 = mono_ns();
+	getrusage(RUSAGE_SELF, &ru1);
+	wall = (double)(t1 - t0) / 1e9;
+	cyc_per_ns = t1 > t0 ? (double)(c1 - c0) / (double)(t1 - t0) : 1.0;
+
+	for (i = 0; i < rp.nthreads; i++) {
+		nlat += rp.t[i].nlat;
+		waits += rp.t[i].waits;
+	}
+	lat = malloc((nlat ? nlat : 1) * sizeof(*lat));
+	if (!lat)
+		goto out_nomem;
+	for (i = 0, k = 0; i < rp.nthreads; i++) {
+		memcpy(lat + k, rp.t[i].lat, rp.t[i].nlat * sizeof(*lat));
+		k += rp.t[i].nlat;
+	}
+	qsort(lat, nlat, sizeof(*lat), cmp_u32);
+
+	printf("uslab replay: %s on %s\n", argv[optind], alloc);
+	{
+		/* Say which object really serves malloc: proof the preload took. */
+		Dl_info di;
+		void *(*volatile m)(size_t) = malloc;
+
+		if (dladdr((void *)m, &di) && di.dli_fname)
+			printf("malloc from: %s\n", di.dli_fname);
+	}
+	printf("events: %" PRIu64 " (malloc %" PRIu64 ", free %" PRIu64 ", calloc %" PRIu64
+	       ", realloc %" PRIu64 ", aligned %" PRIu64 ")\n",
+	       rp.events, rp.ops[TRACE_OP_MALLOC] + rp.ops[TRACE_OP_KMALLOC] + rp.ops[TRACE_OP_CACHE_ALLOC],
+	       rp.ops[TRACE_OP_FREE] + rp.ops[TRACE_OP_FREE_SIZED] + rp.ops[TRACE_OP_FREE_ALIGNED_SIZED] +
+	       rp.ops[TRACE_OP_KFREE] + rp.ops[TRACE_OP_CACHE_FREE],
+	       rp.ops[TRACE_OP_CALLOC], rp.ops[TRACE_OP_REALLOC],
+	       rp.ops[TRACE_OP_MEMALIGN] + rp.ops[TRACE_OP_POSIX_MEMALIGN] +
+	       rp.ops[TRACE_OP_ALIGNED_ALLOC] + rp.ops[TRACE_OP_VALLOC] + rp.ops[TRACE_OP_PVALLOC]);
+	printf("threads: %u, cross-thread waits: %" PRIu64 "\n", rp.nthreads, waits);
+	printf("wall time: %.6f s\n", wall);
+	printf("throughput: %.1f ns per operation (wall / events), %.2f million events/s\n",
+	       rp.events ? wall * 1e9 / (double)rp.events : 0.0,
+	       wall > 0 ? (double)rp.events / wall / 1e6 : 0.0);
+	if (nlat)
+		printf("latency (1 call in %u timed, %" PRIu64 " samples): p50 %.0f ns, p99 %.0f ns, "
+		       "p99.9 %.0f ns, max %.0f ns\n", 1u << RP_SAMPLE_SHIFT, nlat,
+		       lat[nlat / 2] / cyc_per_ns, lat[nlat * 99 / 100] / cyc_per_ns,
+		       lat[nlat * 999 / 1000] / cyc_per_ns, lat[nlat - 1] / cyc_per_ns);
+	printf("peak RSS: %ld KiB (%ld KiB above the replayer's own %ld KiB at the start)\n",
+	       ru1.ru_maxrss, ru1.ru_maxrss > rss0 ? ru1.ru_maxrss - rss0 : 0, rss0);
+	printf("page faults: %ld minor, %ld major\n",
+	       ru1.ru_minflt - ru0.ru_minflt, ru1.ru_majflt - ru0.ru_majflt);
+	err = 0;
+	goto out;
+out_nomem:
+	fprintf(stderr, "uslab replay: out of memory for the bookkeeping\n");
+out:
+	free(lat);
+	if (rp.t)
+		for (i = 0; i < rp.nthreads; i++) {
+			free(rp.t[i].ev);
+			free(rp.t[i].lat);
+		}
+	free(rp.t);
+	free((void *)rp.done);
+	free((void *)rp.ptr);
+	return err;
+}
