@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-CPU magazines: a mechanism that keeps, for each cache and each CPU, a
+ * loaded magazine (array of object pointers) and a spare, with a depot of
+ * full and empty magazines behind them (Bonwick's magazines, the kernel's
+ * sheaves and barn). It knows nothing about slabs: the layer above supplies
+ * refill and flush callbacks that move objects in batches.
+ *
+ * The alloc and free fast paths are each one rseq critical section ending
+ * in a single committing store (x86-64). Where rseq cannot be used the
+ * fallback mode serves the same API with a lock per CPU; the mode is chosen
+ * once per process (pcp_mode()).
+ *
+ * Built with -DUSLAB_VCPU=1 (libuslab-core-vcpu.a), the same policy runs on
+ * virtual CPUs named by the caller (pcp_vcpu_set()) and a virtual clock
+ * (pcp_vclock_set()): no rseq, no threads, deterministic.
+ *
+ * Concurrency:
+ *
+ *   call                        | concurrent with           | safe?
+ *   ----------------------------+---------------------------+------
+ *   pcp_alloc / pcp_free        | each other, any thread    | yes
+ *   pcp_alloc / pcp_free        | pcp_cache_drain           | yes
+ *   pcp_alloc / pcp_free        | pcp_cache_set_tunables    | yes
+ *   pcp_alloc / pcp_free        | pcp_reap_all (reaper)     | yes
+ *   pcp_alloc / pcp_free        | pcp_cache_destroy         | no
+ *   pcp_cache_stats/objects     | anything but destroy      | yes (racy sum)
+ *   pcp_fork_*                  | only from pthread_atfork  |
+ */
+#ifndef USLAB_PERCPU_H
+#define USLAB_PERCPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+#include "lib/compiler.h"
+
+#ifndef USLAB_VCPU
+#define USLAB_VCPU 0
+#endif
+
+/* The primitive behind the fast paths, chosen once per process. */
+enum pcp_mode_id {
+	PCP_MODE_OFF,		/* CONFIG_PERCPU_CACHE=n: no magazines */
+	PCP_MODE_RSEQ,		/* rseq critical sections, no locks */
+	PCP_MODE_FALLBACK,	/* per-CPU lock, CPU from sched_getcpu() */
+	PCP_MODE_VCPU,		/* virtual CPUs named by the caller (simulator) */
+};
+
+/*
+ * Statistics, declared once (X-macro). Per cache per CPU, plain
+ * non-atomic increments; compiled away without CONFIG_PERCPU_STATS.
+ */
+#define PCP_STAT_LIST(X)						\
+	X(ALLOC_HIT,	"alloc_hit")	/* served by the loaded magazine */ \
+	X(FREE_HIT,	"free_hit")	/* stored into the loaded magazine */ \
+	X(ALLOC_SLOW,	"alloc_slow")	/* alloc took the slow path */	\
+	X(FREE_SLOW,	"free_slow")	/* free took the slow path */	\
+	X(SWAP,		"swap")		/* loaded and spare exchanged */ \
+	X(REFILL,	"refill")	/* batch from the layer above */ \
+	X(FLUSH,	"flush")	/* batch back to the layer above */ \
+	X(DEPOT_GET,	"depot_get")	/* magazine taken from the depot */ \
+	X(DEPOT_PUT,	"depot_put")	/* magazine given to the depot */ \
+	X(RSEQ_ABORT,	"rseq_abort")	/* critical section aborted */	\
+	X(FALLBACK_OP,	"fallback_op")	/* op done under the CPU lock */ \
+	X(DRAIN,	"drain")	/* CPU drained (shrink, resize, reaper) */ \
+	X(DIRECT,	"direct")	/* op bypassed magazines */
+
+enum pcp_stat_item {
+#define PCP_STAT_ENUM(name, str) PCP_STAT_##name,
+	PCP_STAT_LIST(PCP_STAT_ENUM)
+#undef PCP_STAT_ENUM
+	NR_PCP_STATS
+};
+
+struct pcp_stats {
+	uint64_t v[NR_PCP_STATS];
+};
+
+/*
+ * What the layer above supplies. Both may be called with a per-CPU lock
+ * and the depot lock of this cache held: they must not call back into
+ * pcp_* functions of the same cache.
+ */
+struct pcp_ops {
+	/* Put up to @nr objects in @objs. Return: how many (0 = ENOMEM). */
+	unsigned int (*refill)(void *owner, void **objs, unsigned int nr);
+	/* Take back @nr objects. */
+	void (*flush)(void *owner, void **objs, unsigned int nr);
+};
+
+/* A magazine: @count objects in objs[0..count), room for @size. */
+struct pcp_mag {
+	uint64_t count;
+	uint64_t size;
+	struct pcp_mag *next;		/* depot list */
+	uint64_t pad;
+	void *objs[];
+};
+
+struct pcp_cpu;
+
+/*
+ * One per cache. Only @cpus is read by the inline fast paths: cpus[cpu] is
+ * the CPU's struct pcp_cpu while its fast path may run, NULL when not yet
+ * allocated or stopped by a remote drain. cpus[-1] and cpus[-2] exist and
+ * stay NULL, so an unregistered rseq area (cpu_id -1 or -2) falls into the
+ * slow path with no extra test.
+ */
+struct pcp_cache {
+	struct pcp_cpu **cpus;
+	/* the rest is private to percpu/ */
+	struct pcp_cpu **slow;		/* every allocated pcp_cpu */
+	const struct pcp_ops *ops;
+	void *owner;
+	char name[32];
+	unsigned int objsize;
+	unsigned int limit, batchcount, depot_limit;
+	pthread_mutex_t lock;		/* lazy pcp_cpu allocation, tunables */
+	struct pcp_depot *depot;
+	struct pcp_cache *next;		/* registry */
+	unsigned long nr_direct;	/* ops that bypassed magazines */
+};
+
+/*
+ * struct pcp_cpu (percpu/internal.h) starts with the loaded magazine and
+ * then its counters; the fast paths rely on both offsets.
+ */
+#define PCP_CPU_MAG_OFFSET	0
+#define PCP_CPU_STAT_OFFSET	8
+
+/* percpu/cpu.c */
+extern long pcp_rseq_off;		/* TLS offset of the rseq area in use */
+
+/**
+ * pcp_init - choose the mode, find the possible CPUs; idempotent.
+ * Context: any thread; every entry point calls it. Never allocates.
+ * Return: 0.
+ */
+int pcp_init(void);
+
+/** pcp_mode - "off", "rseq", "fallback" or "vcpu". Context: any. */
+const char *pcp_mode(void);
+enum pcp_mode_id pcp_mode_id(void);
+
+/** pcp_nr_cpu_ids - highest possible CPU + 1 (arrays are this long). */
+unsigned int pcp_nr_cpu_ids(void);
+
+/**
+ * pcp_default_limit - magazine size for objects of @size bytes when
+ * CONFIG_PERCPU_MAG_SIZE is 0: 120 up to 256 B, 54 up to 1 KiB, 24 up to
+ * 2 KiB, 16 below 4 KiB, 8 from 4 KiB (the old SLAB's table).
+ * Return: the limit; CONFIG_PERCPU_MAG_SIZE when that is set.
+ */
+unsigned int pcp_default_limit(unsigned int size);
+/** pcp_default_batchcount - CONFIG_PERCPU_BATCHCOUNT, or (@limit + 1) / 2. */
+unsigned int pcp_default_batchcount(unsigned int limit);
+
+/**
+ * pcp_cache_create - per-CPU magazines in front of a cache.
+ * @name: copied (truncated to 31 bytes), for messages.
+ * @owner: passed to @ops.
+ * @ops: refill and flush (must outlive the pcp_cache).
+ * @objsize: object size, for the default limit.
+ * Context: may sleep; takes the registry lock. Memory from page_alloc.
+ * Return: the pcp_cache, or NULL with errno ENOMEM; NULL with errno
+ * EOPNOTSUPP in mode "off" (the caller then goes to its own slow path).
+ */
+struct pcp_cache *pcp_cache_create(const char *name, void *owner,
+				   const struct pcp_ops *ops,
+				   unsigned int objsize);
+
+/**
+ * pcp_cache_destroy - drain every CPU and the depot into @ops->flush, then
+ * free the magazines. Context: no concurrent use of @pc. NULL is ignored.
+ */
+void pcp_cache_destroy(struct pcp_cache *pc);
+
+/**
+ * pcp_cache_drain - flush every CPU's magazines and the whole depot back
+ * to the layer above. Remote CPUs are stopped and fenced (membarrier).
+ * Context: may sleep; safe while other threads use @pc.
+ */
+void pcp_cache_drain(struct pcp_cache *pc);
+
+/**
+ * pcp_cache_set_tunables - magazine size and batch count.
+ * @limit: objects per magazine, 1..4096.
+ * @batchcount: objects per refill or flush, 1..@limit.
+ * Every magazine of the old size is drained first.
+ * Context: may sleep; safe while other threads use @pc.
+ * Return: 0 or -EINVAL.
+ */
+int pcp_cache_set_tunables(struct pcp_cache *pc, unsigned int limit,
+			   unsigned int batchcount);
+void pcp_cache_get_tunables(const struct pcp_cache *pc, unsigned int *limit,
+			    unsigned int *batchcount);
+
+/**
+ * pcp_cache_stats - sum of the statistics of CPU @cpu, or of all CPUs
+ * when @cpu < 0. All zero without CONFIG_PERCPU_STATS.
+ * Context: any; lock-free, the sum is not a snapshot.
+ */
+void pcp_cache_stats(struct pcp_cache *pc, int cpu, struct pcp_stats *st);
+/** pcp_stat_name - "alloc_hit", ... for @item. */
+const char *pcp_stat_name(enum pcp_stat_item item);
+
+/**
+ * pcp_cache_objects - objects held in magazines (every CPU) and the depot.
+ * Exact only when nothing else runs on @pc.
+ * @depot_full: if not NULL, full magazines in the depot.
+ */
+unsigned long pcp_cache_objects(struct pcp_cache *pc, unsigned long *depot_full);
+
+/**
+ * pcp_reap_all - one reaper pass over every cache: trim each depot to its
+ * working set (Bonwick: magazines unused during the last period go back),
+ * drain CPUs idle since the last pass. The reaper thread calls it each
+ * CONFIG_PERCPU_REAPER_PERIOD_MS; the simulator gets it from the clock.
+ * Context: may sleep.
+ */
+void pcp_reap_all(void);
+
+/** pcp_drain_all - pcp_cache_drain() on every cache. */
+void pcp_drain_all(void);
+
+/*
+ * pthread_atfork handlers for the malloc layer: prepare takes every
+ * per-CPU, depot and registry lock; parent and child release them. The
+ * child has no reaper (it is not restarted before exec); the rseq
+ * registration of the forking thread survives the fork.
+ */
+void pcp_fork_prepare(void);
+void pcp_fork_parent(void);
+void pcp_fork_child(void);
+
+/* Stops the reaper thread (also done at exit). */
+void pcp_reaper_stop(void);
+/* Was the reaper thread started? */
+bool pcp_reaper_running(void);
+
+/*
+ * Virtual CPU and clock (libuslab-core-vcpu.a only; elsewhere they return
+ * -EOPNOTSUPP). pcp_vcpu_set names the CPU the calling thread runs on from
+ * now on (0..pcp_nr_cpu_ids()-1). pcp_vclock_set advances the virtual
+ * clock (ns, never backwards); each reaper period crossed runs
+ * pcp_reap_all(). pcp_vcpu_set_nr sets the number of virtual CPUs before
+ * the first cache exists (default 64).
+ */
+int pcp_vcpu_set(int cpu);
+int pcp_vclock_set(uint64_t ns);
+int pcp_vcpu_set_nr(unsigned int nr);
+
+/* percpu/magazine.c: the slow paths behind the inline fast paths. */
+void *pcp_alloc_slow(struct pcp_cache *pc);
+void pcp_free_slow(struct pcp_cache *pc, void *obj);
+void pcp_count_abort(struct pcp_cache *pc);
+
+/*
+ * Hit counters: one `incq` on the pcp_cpu just committed to, after the
+ * section (one instruction, so only a migration between the commit and
+ * the increment, racing with the old CPU's own increment, can lose one).
+ */
+#if IS_ENABLED(CONFIG_PERCPU_STATS)
+#define PCP_ASM_STAT	"incq %c[stat](%%rdx)\n\t"
+#else
+#define PCP_ASM_STAT	""
+#endif
+#define PCP_STAT_OFF(item)	(PCP_CPU_STAT_OFFSET + 8 * (item))
+
+#if defined(__x86_64__) && !USLAB_VCPU
+/*
+ * rseq descriptor, pointer array and exit points, as librseq lays them
+ * out (debuggers and tools find critical sections through them).
+ * Labels: 1 start, 2 post-commit, 3 descriptor, 4 abort handler.
+ */
+#define PCP_RSEQ_CS(exit_label)						\
+	".pushsection __rseq_cs, \"aw\"\n\t"				\
+	".balign 32\n\t"						\
+	"3:\n\t"							\
+	".long 0x0, 0x0\n\t"						\
+	".quad 1f, (2f - 1f), 4f\n\t"					\
+	".popsection\n\t"						\
+	".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"			\
+	".quad 3b\n\t"							\
+	".popsection\n\t"						\
+	".pushsection __rseq_exit_point_array, \"aw\"\n\t"		\
+	".quad 1f, " exit_label "\n\t"					\
+	".popsection\n\t"
+
+/* The abort handler, preceded by the signature (ud1 0x53053053). */
+#define PCP_RSEQ_ABORT(abort_label)					\
+	".pushsection __rseq_failure, \"ax\"\n\t"			\
+	".byte 0x0f, 0xb9, 0x3d\n\t"					\
+	".long 0x53053053\n\t"						\
+	"4:\n\t"							\
+	"jmp " abort_label "\n\t"					\
+	".popsection\n\t"
+
+/**
+ * pcp_alloc - take an object from this CPU's loaded magazine.
+ * Context: any thread; lock-free, no atomic instruction, no syscall.
+ * Return: an object, or what the slow path returns (NULL when the layer
+ * above is out of memory).
+ *
+ * Cost on a hit: 2 loads to arm the section (rseq offset, descriptor
+ * address) and 1 store, then cpu id, cpus[cpu], magazine, count: 4 loads,
+ * 2 tests; 1 load of the object and the committing store of count - 1.
+ */
+static __always_inline void *pcp_alloc(struct pcp_cache *pc)
+{
+	void *obj;
+	long off = pcp_rseq_off;
+	struct pcp_cpu **cpus = pc->cpus;
+
+retry:
+	__asm__ __volatile__ goto (
+		PCP_RSEQ_CS("%l[slow]")
+		"leaq 3b(%%rip), %%rax\n\t"
+		"movq %%rax, %%fs:8(%[off])\n\t"
+		"1:\n\t"
+		"movslq %%fs:4(%[off]), %%rax\n\t"
+		"movq (%[cpus], %%rax, 8), %%rdx\n\t"
+		"testq %%rdx, %%rdx\n\t"
+		"jz %l[slow]\n\t"
+		"movq (%%rdx), %%rcx\n\t"
+		"movq (%%rcx), %%rax\n\t"
+		"testq %%rax, %%rax\n\t"
+		"jz %l[slow]\n\t"
+		"movq 24(%%rcx, %%rax, 8), %[obj]\n\t"
+		"decq %%rax\n\t"
+		"movq %%rax, (%%rcx)\n\t"	/* commit */
+		"2:\n\t"
+		PCP_ASM_STAT
+		PCP_RSEQ_ABORT("%l[abort]")
+		: [obj] "=&r" (obj)
+		: [off] "r" (off), [cpus] "r" (cpus),
+		  [stat] "i" (PCP_STAT_OFF(PCP_STAT_ALLOC_HIT))
+		: "rax", "rcx", "rdx", "memory", "cc"
+		: slow, abort);
+	return obj;
+abort:
+	/* preempted, migrated or signalled inside the section: again */
+	if (IS_ENABLED(CONFIG_PERCPU_STATS))
+		pcp_count_abort(pc);
+	goto retry;
+slow:
+	return pcp_alloc_slow(pc);
+}
+
+/**
+ * pcp_free - put @obj into this CPU's loaded magazine.
+ * Context: any thread; lock-free, no atomic instruction, no syscall.
+ *
+ * Cost on a hit: as pcp_alloc, with a compare against the magazine's size
+ * instead of a test, the object stored, and the committing store of
+ * count + 1.
+ */
+static __always_inline void pcp_free(struct pcp_cache *pc, void *obj)
+{
+	long off = pcp_rseq_off;
+	struct pcp_cpu **cpus = pc->cpus;
+
+retry:
+	__asm__ __volatile__ goto (
+		PCP_RSEQ_CS("%l[slow]")
+		"leaq 3b(%%rip), %%rax\n\t"
+		"movq %%rax, %%fs:8(%[off])\n\t"
+		"1:\n\t"
+		"movslq %%fs:4(%[off]), %%rax\n\t"
+		"movq (%[cpus], %%rax, 8), %%rdx\n\t"
+		"testq %%rdx, %%rdx\n\t"
+		"jz %l[slow]\n\t"
+		"movq (%%rdx), %%rcx\n\t"
+		"movq (%%rcx), %%rax\n\t"
+		"cmpq 8(%%rcx), %%rax\n\t"
+		"jae %l[slow]\n\t"
+		"movq %[obj], 32(%%rcx, %%rax, 8)\n\t"
+		"incq %%rax\n\t"
+		"movq %%rax, (%%rcx)\n\t"	/* commit */
+		"2:\n\t"
+		PCP_ASM_STAT
+		PCP_RSEQ_ABORT("%l[abort]")
+		:
+		: [off] "r" (off), [cpus] "r" (cpus), [obj] "r" (obj),
+		  [stat] "i" (PCP_STAT_OFF(PCP_STAT_FREE_HIT))
+		: "rax", "rcx", "rdx", "memory", "cc"
+		: slow, abort);
+	return;
+abort:
+	/* preempted, migrated or signalled inside the section: again */
+	if (IS_ENABLED(CONFIG_PERCPU_STATS))
+		pcp_count_abort(pc);
+	goto retry;
+slow:
+	pcp_free_slow(pc, obj);
+}
+#else
+/* Virtual CPUs (simulator) and other architectures: the locked path. */
+static __always_inline void *pcp_alloc(struct pcp_cache *pc)
+{
+	return pcp_alloc_slow(pc);
+}
+
+static __always_inline void pcp_free(struct pcp_cache *pc, void *obj)
+{
+	pcp_free_slow(pc, obj);
+}
+#endif
+
+#endif /* USLAB_PERCPU_H */

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: MIT
+/*
+ * CPUs, the mode, rseq registration and the remote fence.
+ *
+ * The mode is chosen once per process by pcp_init():
+ *   off       CONFIG_PERCPU_CACHE=n
+ *   vcpu      built with USLAB_VCPU=1 (the simulator's library)
+ *   rseq      x86-64, CONFIG_PERCPU_RSEQ, not under valgrind, an rseq area
+ *             registered for the initializing thread (glibc's, or ours when
+ *             glibc did not register), and membarrier's
+ *             PRIVATE_EXPEDITED_RSEQ command registered
+ *   fallback  everything else: a lock per CPU, CPU from sched_getcpu()
+ *
+ * pcp_rseq_off is the TLS offset of the rseq area the fast paths read. In
+ * every mode but rseq it names our own area, which is then never
+ * registered: its cpu_id stays -1 and the fast paths always fall into the
+ * slow path, so no fast path can run beside a locked path.
+ *
+ * Locks: none (pcp_init is serialized by pthread_once).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/rseq.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/membarrier.h>
+#include <valgrind/valgrind.h>
+#include "lib/log.h"
+#include "percpu/internal.h"
+
+long pcp_rseq_off;
+enum pcp_mode_id pcp_mode_cur;
+unsigned int pcp_nr_cpus;
+
+/* Registered only when glibc has not registered its own. */
+static __thread struct rseq pcp_own_rseq
+	__attribute__((tls_model("initial-exec"), aligned(32))) = {
+	.cpu_id = (uint32_t)RSEQ_CPU_ID_UNINITIALIZED,
+};
+static bool pcp_own_area;	/* rseq mode on our own area */
+static bool pcp_fence_flag_cpu;	/* MEMBARRIER_CMD_FLAG_CPU works */
+
+static pthread_once_t pcp_once = PTHREAD_ONCE_INIT;
+
+static const char *const pcp_mode_names[] = {
+	[PCP_MODE_OFF] = "off",
+	[PCP_MODE_RSEQ] = "rseq",
+	[PCP_MODE_FALLBACK] = "fallback",
+	[PCP_MODE_VCPU] = "vcpu",
+};
+
+/**
+ * pcp_parse_cpulist - highest CPU in a list such as "0-3,8,10-11\n".
+ * @max_id: set to the highest id.
+ * Return: 0, or -EINVAL when @s is not a CPU list.
+ */
+int pcp_parse_cpulist(const char *s, unsigned int *max_id)
+{
+	unsigned long hi = 0;
+	bool any = false;
+
+	while (*s && *s != '\n') {
+		char *end;
+		unsigned long a = strtoul(s, &end, 10), b = a;
+
+		if (end == s)
+			return -EINVAL;
+		s = end;
+		if (*s == '-') {
+			b = strtoul(s + 1, &end, 10);
+			if (end == s + 1 || b < a)
+				return -EINVAL;
+			s = end;
+		}
+		if (b > hi)
+			hi = b;
+		any = true;
+		if (*s == ',')
+			s++;
+		else if (*s && *s != '\n')
+			return -EINVAL;
+	}
+	if (!any || hi > 65535)
+		return -EINVAL;
+	*max_id = (unsigned int)hi;
+	return 0;
+}
+
+/* Possible CPUs from sysfs with open/read (no malloc, no stdio). */
+static unsigned int pcp_read_possible(void)
+{
+	char buf[512];
+	unsigned int max_id;
+	ssize_t n = -1;
+	int fd = open("/sys/devices/system/cpu/possible", O_RDONLY | O_CLOEXEC);
+	long conf;
+
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	if (n > 0) {
+		buf[n] = '\0';
+		if (!pcp_parse_cpulist(buf, &max_id))
+			return max_id + 1;
+	}
+	/* No sysfs: stay safe, the kernel may name any CPU it has. */
+	conf = sysconf(_SC_NPROCESSORS_CONF);
+	pr_warn("percpu: cannot read /sys/devices/system/cpu/possible; "
+		"assuming up to %ld CPUs", conf > 1024 ? conf : 1024L);
+	return conf > 1024 ? (unsigned int)conf : 1024;
+}
+
+static inline struct rseq *pcp_rseq_area(void)
+{
+	return (struct rseq *)((char *)__builtin_thread_pointer() + pcp_rseq_off);
+}
+
+static int pcp_rseq_register_own(void)
+{
+	long r = syscall(__NR_rseq, &pcp_own_rseq, sizeof(pcp_own_rseq), 0,
+			 RSEQ_SIG);
+
+	if (r) {
+		/* this thread stays on the direct path */
+		WRITE_ONCE(pcp_own_rseq.cpu_id,
+			   (uint32_t)RSEQ_CPU_ID_REGISTRATION_FAILED);
+		return -errno;
+	}
+	return 0;
+}
+
+static long pcp_membarrier(int cmd, unsigned int flags, int cpu)
+{
+	return syscall(__NR_membarrier, cmd, flags, cpu);
+}
+
+static enum pcp_mode_id pcp_choose_rseq(void)
+{
+	long q;
+
+	if (!IS_ENABLED(CONFIG_PERCPU_RSEQ) || USLAB_VCPU)
+		return PCP_MODE_FALLBACK;
+#if !defined(__x86_64__)
+	return PCP_MODE_FALLBACK;
+#endif
+	if (RUNNING_ON_VALGRIND)
+		return PCP_MODE_FALLBACK;
+	if (__rseq_size >= 20 &&
+	    (int)((struct rseq *)((char *)__builtin_thread_pointer() +
+				  __rseq_offset))->cpu_id >= 0) {
+		pcp_rseq_off = __rseq_offset;	/* glibc's registration */
+	} else {
+		if (pcp_rseq_register_own())
+			return PCP_MODE_FALLBACK;
+		pcp_own_area = true;
+	}
+	q = pcp_membarrier(MEMBARRIER_CMD_QUERY, 0, 0);
+	if (q < 0 || !(q & MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ) ||
+	    pcp_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0)) {
+		/*
+		 * No way to fence a remote CPU: drains and resizes could not
+		 * stop its fast paths. Run locked instead (our own area, if
+		 * registered, stays registered but unused).
+		 */
+		pr_info("percpu: membarrier RSEQ fence unavailable, fallback mode");
+		pcp_own_area = false;
+		return PCP_MODE_FALLBACK;
+	}
+	pcp_fence_flag_cpu = pcp_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ,
+					    MEMBARRIER_CMD_FLAG_CPU, 0) == 0;
+	return PCP_MODE_RSEQ;
+}
+
+static void pcp_init_once(void)
+{
+	enum pcp_mode_id mode;
+
+	/* until decided, fast paths read our never-registered area */
+	pcp_rseq_off = (long)((char *)&pcp_own_rseq -
+			      (char *)__builtin_thread_pointer());
+	if (!pcp_nr_cpus)
+		pcp_nr_cpus = USLAB_VCPU ? 64 : pcp_read_possible();
+	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
+		mode = PCP_MODE_OFF;
+	else if (USLAB_VCPU)
+		mode = PCP_MODE_VCPU;
+	else
+		mode = pcp_choose_rseq();
+	if (mode != PCP_MODE_RSEQ)
+		pcp_rseq_off = (long)((char *)&pcp_own_rseq -
+				      (char *)__builtin_thread_pointer());
+	pcp_mode_cur = mode;
+}
+
+int pcp_init(void)
+{
+	pthread_once(&pcp_once, pcp_init_once);
+	return 0;
+}
+
+const char *pcp_mode(void)
+{
+	pcp_init();
+	return pcp_mode_names[pcp_mode_cur];
+}
+
+enum pcp_mode_id pcp_mode_id(void)
+{
+	pcp_init();
+	return pcp_mode_cur;
+}
+
+unsigned int pcp_nr_cpu_ids(void)
+{
+	pcp_init();
+	return pcp_nr_cpus;
+}
+
+static __thread int pcp_vcpu_cur;
+
+/**
+ * pcp_current_cpu - the CPU the slow path works for.
+ * Context: any thread. In rseq mode registers our own area for this thread
+ * the first time (when glibc has not registered one).
+ * Return: the CPU, or -1 when this thread must bypass the magazines (its
+ * rseq registration failed while the process runs in rseq mode).
+ */
+int pcp_current_cpu(void)
+{
+	int cpu;
+
+	switch (pcp_mode_cur) {
+	case PCP_MODE_RSEQ:
+		cpu = (int)READ_ONCE(pcp_rseq_area()->cpu_id);
+		if (likely(cpu >= 0))
+			return cpu;
+		if (pcp_own_area && cpu == RSEQ_CPU_ID_UNINITIALIZED &&
+		    !pcp_rseq_register_own())
+			return (int)READ_ONCE(pcp_rseq_area()->cpu_id);
+		return -1;
+	case PCP_MODE_VCPU:
+		return pcp_vcpu_cur;
+	case PCP_MODE_FALLBACK:
+		cpu = sched_getcpu();
+		if (unlikely(cpu < 0 || (unsigned int)cpu >= pcp_nr_cpus))
+			cpu = 0;
+		return cpu;
+	default:
+		return -1;
+	}
+}
+
+/**
+ * pcp_fence_cpu - after it returns, no rseq critical section that was
+ * running (or preempted) on @cpu before the call can commit.
+ * Context: rseq mode; may sleep (a system call and an IPI).
+ *
+ * Where MEMBARRIER_CMD_FLAG_CPU is refused (kernels before 5.10 lack it)
+ * the fence covers every CPU running this process: the same guarantee,
+ * more IPIs. Locked modes need no fence: the CPU lock excludes every
+ * operation on the CPU.
+ */
+void pcp_fence_cpu(int cpu)
+{
+	long r;
+
+	if (pcp_mode_cur != PCP_MODE_RSEQ)
+		return;
+	do {
+		r = pcp_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ,
+				   pcp_fence_flag_cpu ? MEMBARRIER_CMD_FLAG_CPU : 0,
+				   cpu);
+	} while (r && errno == EINTR);
+	if (r)
+		uslab_panic("percpu: membarrier fence for CPU %d failed: errno %d",
+			    cpu, errno);
+}
+
+/* Virtual CPUs and clock (the simulator's library). */
+static uint64_t pcp_vclock;
+
+uint64_t pcp_now_ns(void)
+{
+	struct timespec ts;
+
+	if (USLAB_VCPU)
+		return pcp_vclock;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int pcp_vcpu_set(int cpu)
+{
+	if (!USLAB_VCPU)
+		return -EOPNOTSUPP;
+	pcp_init();
+	if (cpu < 0 || (unsigned int)cpu >= pcp_nr_cpus)
+		return -EINVAL;
+	pcp_vcpu_cur = cpu;
+	return 0;
+}
+
+int pcp_vcpu_set_nr(unsigned int nr)
+{
+	if (!USLAB_VCPU)
+		return -EOPNOTSUPP;
+	if (nr == 0 || nr > 4096 || pcp_registry)
+		return -EINVAL;
+	pcp_nr_cpus = nr;
+	return 0;
+}
+
+int pcp_vclock_set(uint64_t ns)
+{
+	static uint64_t next_reap;
+	const uint64_t period = (uint64_t)CONFIG_PERCPU_REAPER_PERIOD_MS * 1000000u;
+
+	if (!USLAB_VCPU)
+		return -EOPNOTSUPP;
+	if (ns < pcp_vclock)
+		return -EINVAL;
+	pcp_vclock = ns;
+	if (!IS_ENABLED(CONFIG_PERCPU_REAPER))
+		return 0;
+	if (!next_reap)
+		next_reap = period;
+	/* one reaper pass per period crossed, as the thread would run */
+	while (ns >= next_reap) {
+		pcp_reap_all();
+		next_reap += period;
+	}
+	return 0;
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * percpu/ private declarations, grouped by the file that defines them.
+ */
+#ifndef USLAB_PERCPU_INTERNAL_H
+#define USLAB_PERCPU_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "lib/compiler.h"
+#include "uslab/mm_types.h"
+#include "uslab/percpu.h"
+
+#ifndef CONFIG_PERCPU_REAPER_PERIOD_MS
+#define CONFIG_PERCPU_REAPER_PERIOD_MS	2000	/* reaper off: the vcpu clock's period */
+#endif
+
+/*
+ * One per cache per CPU, allocated the first time that CPU takes a slow
+ * path for the cache. @mag and @stat are read and written by the fast paths
+ * of the CPU without a lock; every other field, and every change of the
+ * @mag pointer, is made under @lock.
+ */
+struct pcp_cpu {
+	struct pcp_mag *mag;		/* loaded magazine (never NULL) */
+	uint64_t stat[NR_PCP_STATS];
+	struct pcp_mag *spare;		/* NULL or a real magazine */
+	pthread_mutex_t lock;		/* slow paths and drains of this CPU */
+	pthread_t owner;		/* holder of @lock, for assertions */
+	int cpu;
+	uint64_t slow_ops;		/* slow paths taken (idle detection) */
+	uint64_t idle_snap;		/* state at the last reaper pass */
+} __cacheline_aligned;
+
+static_assert(offsetof(struct pcp_cpu, mag) == PCP_CPU_MAG_OFFSET,
+	      "fast paths load the magazine at this offset");
+static_assert(offsetof(struct pcp_cpu, stat) == PCP_CPU_STAT_OFFSET,
+	      "fast paths count hits at this offset");
+static_assert(offsetof(struct pcp_mag, count) == 0 &&
+	      offsetof(struct pcp_mag, size) == 8 &&
+	      offsetof(struct pcp_mag, objs) == 32,
+	      "fast paths address the magazine with these offsets");
+
+/* Full and empty magazines of one cache, behind every CPU. */
+struct pcp_depot {
+	pthread_mutex_t lock;
+	struct pcp_mag *full, *empty;	/* singly linked through ->next */
+	unsigned long nr_full, nr_empty;
+	/* Bonwick's working set: lowest counts seen since the last trim */
+	unsigned long min_full, min_empty;
+};
+
+/* Size 0, count 0: fails both fast paths, so the slow path takes over. */
+extern struct pcp_mag pcp_empty_mag;
+
+static inline bool mag_is_real(const struct pcp_mag *m)
+{
+	return m != &pcp_empty_mag;
+}
+
+#define PCP_MAX_LIMIT	4096u
+#define PCP_CHUNK	64u	/* objects moved per refill/flush call */
+
+/* percpu/cpu.c */
+extern enum pcp_mode_id pcp_mode_cur;
+extern unsigned int pcp_nr_cpus;
+int pcp_current_cpu(void);
+void pcp_fence_cpu(int cpu);
+uint64_t pcp_now_ns(void);
+int pcp_parse_cpulist(const char *s, unsigned int *max_id);
+
+/* percpu/mem.c: magazine and per-CPU memory, from page_alloc */
+void *pcp_mem_alloc(size_t size);
+void pcp_mem_free(void *p, size_t size);
+void pcp_mem_fork_prepare(void);
+void pcp_mem_fork_parent(void);
+void pcp_mem_fork_child(void);
+
+/*
+ * percpu/rseq.c: slow-path primitives on the loaded magazine @m of CPU
+ * @cpu, each one rseq critical section. Return: objects moved (or 0 for
+ * swap), -1 when the caller is not on @cpu, -2 when the section aborted.
+ */
+long pcp_rseq_pop(struct pcp_mag *m, int cpu, void **out, unsigned long n);
+long pcp_rseq_push(struct pcp_mag *m, int cpu, void *const *in,
+		   unsigned long n);
+long pcp_rseq_swap(struct pcp_mag **slot, int cpu, struct pcp_mag *new_mag);
+
+/* percpu/reaper.c */
+enum {
+	PCP_REAPER_NONE,	/* not started yet: the next slow path starts it */
+	PCP_REAPER_STARTING,
+	PCP_REAPER_RUNNING,
+	PCP_REAPER_STOPPED,	/* stopped at exit or by pcp_reaper_stop() */
+	PCP_REAPER_DISABLED,	/* Kconfig off, vcpu, fork child, create failed */
+};
+extern int pcp_reaper_state;
+void pcp_reaper_kick_slow(void);
+
+static __always_inline void pcp_reaper_kick(void)
+{
+	if (IS_ENABLED(CONFIG_PERCPU_REAPER) && !USLAB_VCPU &&
+	    unlikely(__atomic_load_n(&pcp_reaper_state, __ATOMIC_RELAXED) ==
+		     PCP_REAPER_NONE))
+		pcp_reaper_kick_slow();
+}
+
+/* percpu/magazine.c */
+extern pthread_mutex_t pcp_registry_lock;
+extern struct pcp_cache *pcp_registry;
+
+#endif /* USLAB_PERCPU_INTERNAL_H */

@@ -1,0 +1,1015 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The magazine and depot policy, written once for every primitive: rseq
+ * sections (library), a lock per CPU (fallback) and virtual CPUs
+ * (simulator). Only prim_pop/prim_push/prim_swap differ between them.
+ *
+ * Per cache, per CPU: a loaded magazine (the fast paths pop and push on
+ * it) and a spare. Alloc on an empty loaded magazine: swap with a spare
+ * that has objects, else take a full magazine from the depot (the empty
+ * one becomes the spare, the old spare goes to the depot's empties), else
+ * refill a batch from the layer above. Free on a full loaded magazine:
+ * swap with a spare that has room, else put the full spare in the depot
+ * and load an empty magazine, else (depot at its limit) flush a batch to
+ * the layer above. The depot keeps Bonwick's working set: magazines not
+ * needed during a whole reaper period go back.
+ *
+ * Locks, outermost first (never two of the same kind at once, except
+ * pcp_fork_prepare, which takes every CPU lock in CPU order):
+ *
+ *   pcp_registry_lock   the list of caches (create, destroy, reaper pass)
+ *   pcp_cache->lock     lazy pcp_cpu allocation, tunables, drain of all CPUs
+ *   pcp_cpu->lock       the CPU's slow paths and remote drains; the spare;
+ *                       changes of the loaded magazine pointer; the cpus[]
+ *                       entry (unpublished while a remote drain works)
+ *   pcp_depot->lock     the depot's lists and working-set marks
+ *   (layer above)       ops->refill and ops->flush take the slab lock
+ *   pcp_mem_lock        magazine memory; page_alloc's lock inside it
+ *
+ * The fast paths take no lock: they only move the loaded magazine's count
+ * inside an rseq section on their CPU. Whoever changes the loaded pointer
+ * does it in an rseq section on that CPU (slow path), or after
+ * unpublishing cpus[cpu] and fencing the CPU with membarrier (remote).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include "lib/log.h"
+#include "percpu/internal.h"
+
+struct pcp_mag pcp_empty_mag = { .count = 0, .size = 0 };
+
+pthread_mutex_t pcp_registry_lock = PTHREAD_MUTEX_INITIALIZER;
+struct pcp_cache *pcp_registry;
+
+static const char *const pcp_stat_names[] = {
+#define PCP_STAT_NAME(name, str) [PCP_STAT_##name] = str,
+	PCP_STAT_LIST(PCP_STAT_NAME)
+#undef PCP_STAT_NAME
+};
+
+const char *pcp_stat_name(enum pcp_stat_item item)
+{
+	return item < NR_PCP_STATS ? pcp_stat_names[item] : "?";
+}
+
+static __always_inline void pcp_stat(struct pcp_cpu *c, enum pcp_stat_item i)
+{
+	if (IS_ENABLED(CONFIG_PERCPU_STATS))
+		c->stat[i]++;
+}
+
+/* ------------------------------------------------------------------ */
+/* Defaults and tunables */
+
+unsigned int pcp_default_limit(unsigned int size)
+{
+	if (CONFIG_PERCPU_MAG_SIZE > 0)
+		return CONFIG_PERCPU_MAG_SIZE;
+	/* the old SLAB's enable_cpucache() table */
+	if (size >= PAGE_SIZE)
+		return 8;
+	if (size > 2048)
+		return 16;
+	if (size > 1024)
+		return 24;
+	if (size > 256)
+		return 54;
+	return 120;
+}
+
+unsigned int pcp_default_batchcount(unsigned int limit)
+{
+	if (CONFIG_PERCPU_BATCHCOUNT > 0)
+		return min_t(unsigned int, CONFIG_PERCPU_BATCHCOUNT, limit);
+	return (limit + 1) / 2;
+}
+
+static unsigned int pcp_default_depot_limit(void)
+{
+	return CONFIG_PERCPU_DEPOT_LIMIT < 0 ? ~0u : (unsigned int)CONFIG_PERCPU_DEPOT_LIMIT;
+}
+
+/* ------------------------------------------------------------------ */
+/* Magazines */
+
+static size_t mag_bytes(uint64_t size)
+{
+	return sizeof(struct pcp_mag) + size * sizeof(void *);
+}
+
+static struct pcp_mag *mag_new(unsigned int size)
+{
+	struct pcp_mag *m = pcp_mem_alloc(mag_bytes(size));
+
+	if (m)
+		m->size = size;
+	return m;
+}
+
+static void mag_free(struct pcp_mag *m)
+{
+	if (m && mag_is_real(m))
+		pcp_mem_free(m, mag_bytes(m->size));
+}
+
+/* Give a private magazine's objects back to the layer above. */
+static void mag_flush(struct pcp_cache *pc, struct pcp_mag *m)
+{
+	if (mag_is_real(m) && m->count) {
+		pc->ops->flush(pc->owner, m->objs, (unsigned int)m->count);
+		m->count = 0;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Depot */
+
+static void depot_lock(struct pcp_depot *d)
+{
+	pthread_mutex_lock(&d->lock);
+}
+
+static void depot_unlock(struct pcp_depot *d)
+{
+	pthread_mutex_unlock(&d->lock);
+}
+
+static struct pcp_mag *depot_get_full(struct pcp_cache *pc)
+{
+	struct pcp_depot *d = pc->depot;
+	struct pcp_mag *m;
+
+	depot_lock(d);
+	m = d->full;
+	if (m) {
+		d->full = m->next;
+		d->nr_full--;
+		if (d->nr_full < d->min_full)
+			d->min_full = d->nr_full;
+	}
+	depot_unlock(d);
+	return m;
+}
+
+static struct pcp_mag *depot_get_empty(struct pcp_cache *pc)
+{
+	struct pcp_depot *d = pc->depot;
+	struct pcp_mag *m;
+
+	depot_lock(d);
+	m = d->empty;
+	if (m) {
+		d->empty = m->next;
+		d->nr_empty--;
+		if (d->nr_empty < d->min_empty)
+			d->min_empty = d->nr_empty;
+	}
+	depot_unlock(d);
+	return m;
+}
+
+/*
+ * Full magazine into the depot. Return: false when the depot is at its
+ * limit or @m has a size the cache no longer uses; @m stays the caller's.
+ */
+static bool depot_put_full(struct pcp_cache *pc, struct pcp_mag *m)
+{
+	struct pcp_depot *d = pc->depot;
+	bool ok;
+
+	depot_lock(d);
+	ok = m->size == pc->limit && d->nr_full < pc->depot_limit;
+	if (ok) {
+		m->next = d->full;
+		d->full = m;
+		d->nr_full++;
+	}
+	depot_unlock(d);
+	return ok;
+}
+
+/* A private magazine is no longer needed: keep it empty in the depot. */
+static void mag_release(struct pcp_cache *pc, struct pcp_mag *m)
+{
+	struct pcp_depot *d = pc->depot;
+	unsigned int cap;
+	bool kept;
+
+	if (!m || !mag_is_real(m))
+		return;
+	mag_flush(pc, m);
+	depot_lock(d);
+	/* as many empties as full ones may come back, and two to spare */
+	cap = pc->depot_limit > ~0u - 2 ? ~0u : pc->depot_limit + 2;
+	kept = m->size == pc->limit && d->nr_empty < cap;
+	if (kept) {
+		m->next = d->empty;
+		d->empty = m;
+		d->nr_empty++;
+	}
+	depot_unlock(d);
+	if (!kept)
+		mag_free(m);
+}
+
+/* Free a list of private magazines (flushing their objects). */
+static void mag_list_free(struct pcp_cache *pc, struct pcp_mag *m)
+{
+	while (m) {
+		struct pcp_mag *next = m->next;
+
+		mag_flush(pc, m);
+		mag_free(m);
+		m = next;
+	}
+}
+
+/* Take every magazine out of the depot; Return: the list. */
+static struct pcp_mag *depot_take_all_locked(struct pcp_depot *d)
+{
+	struct pcp_mag *list = d->full, *m;
+
+	if (list) {
+		for (m = list; m->next; m = m->next)
+			;
+		m->next = d->empty;
+	} else {
+		list = d->empty;
+	}
+	d->full = d->empty = NULL;
+	d->nr_full = d->nr_empty = d->min_full = d->min_empty = 0;
+	return list;
+}
+
+/*
+ * Bonwick's working-set trim: the lowest number of full (and empty)
+ * magazines seen in the depot since the last trim were not needed for a
+ * whole period; give exactly that many back.
+ */
+static void depot_trim(struct pcp_cache *pc)
+{
+	struct pcp_depot *d = pc->depot;
+	struct pcp_mag *out = NULL, *m;
+	unsigned long n;
+
+	depot_lock(d);
+	for (n = d->min_full; n && d->full; n--) {
+		m = d->full;
+		d->full = m->next;
+		d->nr_full--;
+		m->next = out;
+		out = m;
+	}
+	for (n = d->min_empty; n && d->empty; n--) {
+		m = d->empty;
+		d->empty = m->next;
+		d->nr_empty--;
+		m->next = out;
+		out = m;
+	}
+	d->min_full = d->nr_full;
+	d->min_empty = d->nr_empty;
+	depot_unlock(d);
+	mag_list_free(pc, out);
+}
+
+/* ------------------------------------------------------------------ */
+/* CPUs */
+
+static void pcp_cpu_lock(struct pcp_cpu *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->owner = pthread_self();
+}
+
+static void pcp_cpu_unlock(struct pcp_cpu *c)
+{
+	c->owner = 0;
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void pcp_assert_cpu_locked(struct pcp_cpu *c)
+{
+	BUG_ON(!pthread_equal(c->owner, pthread_self()));
+}
+
+static struct pcp_cpu *pcp_get_cpu(struct pcp_cache *pc, int cpu)
+{
+	struct pcp_cpu *c = __atomic_load_n(&pc->slow[cpu], __ATOMIC_ACQUIRE);
+
+	if (likely(c))
+		return c;
+	pthread_mutex_lock(&pc->lock);
+	c = pc->slow[cpu];
+	if (!c) {
+		c = pcp_mem_alloc(sizeof(*c));
+		if (c) {
+			c->mag = &pcp_empty_mag;
+			c->cpu = cpu;
+			pthread_mutex_init(&c->lock, NULL);
+			__atomic_store_n(&pc->slow[cpu], c, __ATOMIC_RELEASE);
+			__atomic_store_n(&pc->cpus[cpu], c, __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&pc->lock);
+	return c;
+}
+
+/*
+ * Stop the CPU's fast paths: unpublish, then fence the CPU, so that no
+ * section that saw the old entry can still commit. Fast paths that start
+ * now fall into the slow path and wait for c->lock.
+ */
+static void pcp_stop_cpu_locked(struct pcp_cache *pc, struct pcp_cpu *c)
+{
+	pcp_assert_cpu_locked(c);
+	__atomic_store_n(&pc->cpus[c->cpu], NULL, __ATOMIC_SEQ_CST);
+	pcp_fence_cpu(c->cpu);
+}
+
+static void pcp_start_cpu_locked(struct pcp_cache *pc, struct pcp_cpu *c)
+{
+	pcp_assert_cpu_locked(c);
+	__atomic_store_n(&pc->cpus[c->cpu], c, __ATOMIC_RELEASE);
+}
+
+/* ------------------------------------------------------------------ */
+/* The three primitives: rseq sections, or plain C under the CPU lock. */
+
+static long prim_pop(struct pcp_cpu *c, int cpu, void **out, unsigned long n)
+{
+	struct pcp_mag *m = c->mag;
+	long k;
+
+	if (pcp_mode_cur != PCP_MODE_RSEQ) {
+		k = (long)min_t(uint64_t, n, m->count);
+		m->count -= (uint64_t)k;
+		memcpy(out, &m->objs[m->count], (size_t)k * sizeof(void *));
+		return k;
+	}
+	while ((k = pcp_rseq_pop(m, cpu, out, n)) == -2)
+		pcp_stat(c, PCP_STAT_RSEQ_ABORT);
+	return k;
+}
+
+static long prim_push(struct pcp_cpu *c, int cpu, void *const *in,
+		      unsigned long n)
+{
+	struct pcp_mag *m = c->mag;
+	long k;
+
+	if (pcp_mode_cur != PCP_MODE_RSEQ) {
+		k = (long)min_t(uint64_t, n, m->size - m->count);
+		memcpy(&m->objs[m->count], in, (size_t)k * sizeof(void *));
+		m->count += (uint64_t)k;
+		return k;
+	}
+	while ((k = pcp_rseq_push(m, cpu, in, n)) == -2)
+		pcp_stat(c, PCP_STAT_RSEQ_ABORT);
+	return k;
+}
+
+/* Load @m on the CPU. Return: 0, or -1 when no longer on @cpu. */
+static long prim_swap(struct pcp_cpu *c, int cpu, struct pcp_mag *m)
+{
+	long r;
+
+	if (pcp_mode_cur != PCP_MODE_RSEQ) {
+		c->mag = m;
+		return 0;
+	}
+	while ((r = pcp_rseq_swap(&c->mag, cpu, m)) == -2)
+		pcp_stat(c, PCP_STAT_RSEQ_ABORT);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Slow paths */
+
+static void *pcp_direct_alloc(struct pcp_cache *pc)
+{
+	void *obj;
+
+	__atomic_add_fetch(&pc->nr_direct, 1, __ATOMIC_RELAXED);
+	return pc->ops->refill(pc->owner, &obj, 1) ? obj : NULL;
+}
+
+static void pcp_direct_free(struct pcp_cache *pc, void *obj)
+{
+	__atomic_add_fetch(&pc->nr_direct, 1, __ATOMIC_RELAXED);
+	pc->ops->flush(pc->owner, &obj, 1);
+}
+
+/* Loaded magazine is the empty sentinel: load a real, empty one. */
+static int pcp_load_empty_locked(struct pcp_cache *pc, struct pcp_cpu *c,
+				 int cpu)
+{
+	struct pcp_mag *nm = c->spare;
+
+	if (nm && nm->count == 0) {
+		if (prim_swap(c, cpu, nm))
+			return -EAGAIN;
+		c->spare = NULL;
+		return 0;
+	}
+	nm = depot_get_empty(pc);
+	if (!nm)
+		nm = mag_new(READ_ONCE(pc->limit));
+	if (!nm)
+		return -ENOMEM;
+	if (prim_swap(c, cpu, nm)) {
+		mag_release(pc, nm);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/* Refill the (empty) loaded magazine from the layer above; one for us. */
+static int pcp_refill_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
+			     void **objp)
+{
+	void *buf[PCP_CHUNK];
+	unsigned long want = min_t(uint64_t, READ_ONCE(pc->batchcount),
+				   c->mag->size);
+	unsigned int n, got, pushed;
+	long k;
+
+	*objp = NULL;
+	pcp_stat(c, PCP_STAT_REFILL);
+	while (want) {
+		n = (unsigned int)min_t(unsigned long, want, PCP_CHUNK);
+		got = pc->ops->refill(pc->owner, buf, n);
+		if (!got)
+			break;
+		want = got < n ? 0 : want - got;
+		if (!*objp)
+			*objp = buf[--got];
+		for (pushed = 0; pushed < got; pushed += (unsigned int)k) {
+			k = prim_push(c, cpu, buf + pushed, got - pushed);
+			if (k <= 0)
+				break;
+		}
+		if (pushed < got) {
+			/* migrated, or frees on this CPU filled it meanwhile */
+			pc->ops->flush(pc->owner, buf + pushed, got - pushed);
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Return: 0 with *objp set (NULL: out of memory), -EAGAIN to retry. */
+static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
+			    void **objp)
+{
+	bool first = true;
+	struct pcp_mag *m, *full, *old;
+	long k;
+	int r;
+
+	pcp_assert_cpu_locked(c);
+	for (;;) {
+		m = c->mag;
+		k = prim_pop(c, cpu, objp, 1);
+		if (k < 0)
+			return -EAGAIN;
+		if (k == 1) {
+			if (first && pcp_mode_cur != PCP_MODE_RSEQ)
+				pcp_stat(c, PCP_STAT_ALLOC_HIT);
+			return 0;
+		}
+		if (first)
+			pcp_stat(c, PCP_STAT_ALLOC_SLOW);
+		first = false;
+
+		if (c->spare && c->spare->count) {
+			if (prim_swap(c, cpu, c->spare))
+				return -EAGAIN;
+			c->spare = mag_is_real(m) ? m : NULL;
+			pcp_stat(c, PCP_STAT_SWAP);
+			continue;
+		}
+		full = depot_get_full(pc);
+		if (full) {
+			if (prim_swap(c, cpu, full)) {
+				if (!depot_put_full(pc, full))
+					mag_release(pc, full);
+				return -EAGAIN;
+			}
+			pcp_stat(c, PCP_STAT_DEPOT_GET);
+			/* the spare was empty (else we had swapped it in) */
+			old = c->spare;
+			c->spare = mag_is_real(m) ? m : NULL;
+			mag_release(pc, old);
+			continue;
+		}
+		if (!mag_is_real(m)) {
+			r = pcp_load_empty_locked(pc, c, cpu);
+			if (r == -EAGAIN)
+				return r;
+			if (r) {
+				*objp = pcp_direct_alloc(pc);
+				return 0;
+			}
+			continue;
+		}
+		return pcp_refill_locked(pc, c, cpu, objp);
+	}
+}
+
+/* Flush a batch of the loaded magazine. Return: 0 or -EAGAIN. */
+static int pcp_flush_batch_locked(struct pcp_cache *pc, struct pcp_cpu *c,
+				  int cpu)
+{
+	void *buf[PCP_CHUNK];
+	unsigned long left = READ_ONCE(pc->batchcount);
+	long k;
+
+	pcp_stat(c, PCP_STAT_FLUSH);
+	while (left) {
+		k = prim_pop(c, cpu, buf, min_t(unsigned long, left, PCP_CHUNK));
+		if (k < 0)
+			return -EAGAIN;
+		if (k == 0)
+			break;
+		pc->ops->flush(pc->owner, buf, (unsigned int)k);
+		left -= (unsigned long)k;
+	}
+	return 0;
+}
+
+/* Return: 0 when @obj was taken, -EAGAIN to retry. */
+static int pcp_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
+			   void *obj)
+{
+	bool first = true;
+	struct pcp_mag *m, *sp;
+	long k;
+	int r;
+
+	pcp_assert_cpu_locked(c);
+	for (;;) {
+		m = c->mag;
+		k = prim_push(c, cpu, &obj, 1);
+		if (k < 0)
+			return -EAGAIN;
+		if (k == 1) {
+			if (first && pcp_mode_cur != PCP_MODE_RSEQ)
+				pcp_stat(c, PCP_STAT_FREE_HIT);
+			return 0;
+		}
+		if (first)
+			pcp_stat(c, PCP_STAT_FREE_SLOW);
+		first = false;
+
+		sp = c->spare;
+		if (sp && sp->count < sp->size) {
+			if (prim_swap(c, cpu, sp))
+				return -EAGAIN;
+			c->spare = mag_is_real(m) ? m : NULL;
+			pcp_stat(c, PCP_STAT_SWAP);
+			continue;
+		}
+		if (!mag_is_real(m) || !sp) {
+			/* load an empty magazine; a full one becomes the spare */
+			r = pcp_load_empty_locked(pc, c, cpu);
+			if (r == -EAGAIN)
+				return r;
+			if (r) {
+				if (mag_is_real(m))
+					goto flush;
+				pcp_direct_free(pc, obj);
+				return 0;
+			}
+			if (mag_is_real(m))
+				c->spare = m;
+			continue;
+		}
+		/* loaded and spare are full: the spare goes to the depot */
+		if (depot_put_full(pc, sp)) {
+			c->spare = NULL;
+			pcp_stat(c, PCP_STAT_DEPOT_PUT);
+			continue;
+		}
+flush:
+		/* the depot is at its limit: a batch goes back to the layer above */
+		if (pcp_flush_batch_locked(pc, c, cpu))
+			return -EAGAIN;
+	}
+}
+
+void *pcp_alloc_slow(struct pcp_cache *pc)
+{
+	struct pcp_cpu *c;
+	void *obj = NULL;
+	int cpu, r;
+
+	do {
+		cpu = pcp_current_cpu();
+		if (unlikely(cpu < 0))
+			return pcp_direct_alloc(pc);
+		c = pcp_get_cpu(pc, cpu);
+		if (unlikely(!c))
+			return pcp_direct_alloc(pc);
+		pcp_cpu_lock(c);
+		c->slow_ops++;
+		if (pcp_mode_cur == PCP_MODE_FALLBACK)
+			pcp_stat(c, PCP_STAT_FALLBACK_OP);
+		r = pcp_alloc_locked(pc, c, cpu, &obj);
+		pcp_cpu_unlock(c);
+	} while (r);
+	pcp_reaper_kick();
+	return obj;
+}
+
+void pcp_free_slow(struct pcp_cache *pc, void *obj)
+{
+	struct pcp_cpu *c;
+	int cpu, r;
+
+	do {
+		cpu = pcp_current_cpu();
+		if (unlikely(cpu < 0)) {
+			pcp_direct_free(pc, obj);
+			return;
+		}
+		c = pcp_get_cpu(pc, cpu);
+		if (unlikely(!c)) {
+			pcp_direct_free(pc, obj);
+			return;
+		}
+		pcp_cpu_lock(c);
+		c->slow_ops++;
+		if (pcp_mode_cur == PCP_MODE_FALLBACK)
+			pcp_stat(c, PCP_STAT_FALLBACK_OP);
+		r = pcp_free_locked(pc, c, cpu, obj);
+		pcp_cpu_unlock(c);
+	} while (r);
+	pcp_reaper_kick();
+}
+
+/* Abort path of the inline fast paths: count on the CPU we are on now. */
+void pcp_count_abort(struct pcp_cache *pc)
+{
+	int cpu = pcp_current_cpu();
+	struct pcp_cpu *c;
+
+	if (cpu < 0)
+		return;
+	c = __atomic_load_n(&pc->slow[cpu], __ATOMIC_RELAXED);
+	if (c)
+		pcp_stat(c, PCP_STAT_RSEQ_ABORT);
+}
+
+/* ------------------------------------------------------------------ */
+/* Drains */
+
+/*
+ * Empty CPU @c: its magazines become private (stop + fence in rseq mode).
+ * Return: in *@m and *@sp the magazines for the caller to release after
+ * dropping the lock.
+ */
+static void pcp_drain_cpu_locked(struct pcp_cache *pc, struct pcp_cpu *c,
+				 struct pcp_mag **m, struct pcp_mag **sp)
+{
+	pcp_stop_cpu_locked(pc, c);
+	*m = c->mag;
+	*sp = c->spare;
+	c->mag = &pcp_empty_mag;
+	c->spare = NULL;
+	pcp_start_cpu_locked(pc, c);
+	if ((*m)->count || (*sp && (*sp)->count))
+		pcp_stat(c, PCP_STAT_DRAIN);
+}
+
+static void pcp_drain_cpu(struct pcp_cache *pc, struct pcp_cpu *c)
+{
+	struct pcp_mag *m, *sp;
+
+	pcp_cpu_lock(c);
+	pcp_drain_cpu_locked(pc, c, &m, &sp);
+	pcp_cpu_unlock(c);
+	mag_release(pc, m);
+	mag_release(pc, sp);
+}
+
+static void pcp_drain_cpus(struct pcp_cache *pc)
+{
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < pcp_nr_cpus; cpu++) {
+		struct pcp_cpu *c = __atomic_load_n(&pc->slow[cpu], __ATOMIC_ACQUIRE);
+
+		if (c)
+			pcp_drain_cpu(pc, c);
+	}
+}
+
+static void pcp_drain_depot(struct pcp_cache *pc)
+{
+	struct pcp_mag *list;
+
+	depot_lock(pc->depot);
+	list = depot_take_all_locked(pc->depot);
+	depot_unlock(pc->depot);
+	mag_list_free(pc, list);
+}
+
+void pcp_cache_drain(struct pcp_cache *pc)
+{
+	pthread_mutex_lock(&pc->lock);
+	pcp_drain_cpus(pc);
+	pcp_drain_depot(pc);
+	pthread_mutex_unlock(&pc->lock);
+}
+
+void pcp_drain_all(void)
+{
+	struct pcp_cache *pc;
+
+	pthread_mutex_lock(&pcp_registry_lock);
+	for (pc = pcp_registry; pc; pc = pc->next)
+		pcp_cache_drain(pc);
+	pthread_mutex_unlock(&pcp_registry_lock);
+}
+
+int pcp_cache_set_tunables(struct pcp_cache *pc, unsigned int limit,
+			   unsigned int batchcount)
+{
+	struct pcp_mag *list;
+
+	if (limit < 1 || limit > PCP_MAX_LIMIT || batchcount < 1 ||
+	    batchcount > limit)
+		return -EINVAL;
+	pthread_mutex_lock(&pc->lock);
+	depot_lock(pc->depot);
+	WRITE_ONCE(pc->batchcount, batchcount);
+	if (limit == pc->limit) {
+		depot_unlock(pc->depot);
+		pthread_mutex_unlock(&pc->lock);
+		return 0;
+	}
+	/* from here on the depot takes only magazines of the new size */
+	WRITE_ONCE(pc->limit, limit);
+	list = depot_take_all_locked(pc->depot);
+	depot_unlock(pc->depot);
+	mag_list_free(pc, list);
+	/* every CPU gives up its old magazines; new ones come on demand */
+	pcp_drain_cpus(pc);
+	pthread_mutex_unlock(&pc->lock);
+	return 0;
+}
+
+void pcp_cache_get_tunables(const struct pcp_cache *pc, unsigned int *limit,
+			    unsigned int *batchcount)
+{
+	*limit = READ_ONCE(pc->limit);
+	*batchcount = READ_ONCE(pc->batchcount);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reaper pass */
+
+static uint64_t pcp_cpu_snapshot_locked(struct pcp_cpu *c)
+{
+	return c->slow_ops * 1000003u + (uint64_t)(uintptr_t)c->mag +
+	       READ_ONCE(c->mag->count) * 7919u;
+}
+
+/* Drain every CPU whose state did not change since the last pass. */
+static void pcp_reap_idle_cpus(struct pcp_cache *pc)
+{
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < pcp_nr_cpus; cpu++) {
+		struct pcp_cpu *c = __atomic_load_n(&pc->slow[cpu], __ATOMIC_ACQUIRE);
+		struct pcp_mag *m = NULL, *sp = NULL;
+		uint64_t snap;
+
+		if (!c)
+			continue;
+		pcp_cpu_lock(c);
+		snap = pcp_cpu_snapshot_locked(c);
+		if (snap == c->idle_snap &&
+		    (c->mag->count || (c->spare && c->spare->count))) {
+			pcp_drain_cpu_locked(pc, c, &m, &sp);
+			snap = pcp_cpu_snapshot_locked(c);
+		}
+		c->idle_snap = snap;
+		pcp_cpu_unlock(c);
+		mag_release(pc, m);
+		mag_release(pc, sp);
+	}
+}
+
+void pcp_reap_all(void)
+{
+	struct pcp_cache *pc;
+
+	pthread_mutex_lock(&pcp_registry_lock);
+	for (pc = pcp_registry; pc; pc = pc->next) {
+		pthread_mutex_lock(&pc->lock);
+		pcp_reap_idle_cpus(pc);
+		depot_trim(pc);
+		pthread_mutex_unlock(&pc->lock);
+	}
+	pthread_mutex_unlock(&pcp_registry_lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Creation, destruction, queries */
+
+static size_t pcp_array_bytes(void)
+{
+	return (pcp_nr_cpus + 2) * sizeof(struct pcp_cpu *);
+}
+
+struct pcp_cache *pcp_cache_create(const char *name, void *owner,
+				   const struct pcp_ops *ops,
+				   unsigned int objsize)
+{
+	struct pcp_cache *pc;
+	struct pcp_cpu **cpus, **slow;
+	struct pcp_depot *d;
+
+	pcp_init();
+	if (pcp_mode_cur == PCP_MODE_OFF) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!ops || !ops->refill || !ops->flush) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pc = pcp_mem_alloc(sizeof(*pc));
+	if (!pc)
+		goto out_enomem;
+	d = pcp_mem_alloc(sizeof(*d));
+	if (!d)
+		goto out_free_pc;
+	cpus = pcp_mem_alloc(pcp_array_bytes());
+	if (!cpus)
+		goto out_free_depot;
+	slow = pcp_mem_alloc(pcp_array_bytes());
+	if (!slow)
+		goto out_free_cpus;
+
+	/* cpus[-2] and cpus[-1] stay NULL: unregistered rseq areas */
+	pc->cpus = cpus + 2;
+	pc->slow = slow + 2;
+	pc->ops = ops;
+	pc->owner = owner;
+	strncpy(pc->name, name ? name : "?", sizeof(pc->name) - 1);
+	pc->objsize = objsize;
+	pc->limit = pcp_default_limit(objsize);
+	pc->batchcount = pcp_default_batchcount(pc->limit);
+	pc->depot_limit = pcp_default_depot_limit();
+	pthread_mutex_init(&pc->lock, NULL);
+	pthread_mutex_init(&d->lock, NULL);
+	pc->depot = d;
+
+	pthread_mutex_lock(&pcp_registry_lock);
+	pc->next = pcp_registry;
+	pcp_registry = pc;
+	pthread_mutex_unlock(&pcp_registry_lock);
+	return pc;
+
+out_free_cpus:
+	pcp_mem_free(cpus, pcp_array_bytes());
+out_free_depot:
+	pcp_mem_free(d, sizeof(*d));
+out_free_pc:
+	pcp_mem_free(pc, sizeof(*pc));
+out_enomem:
+	errno = ENOMEM;
+	return NULL;
+}
+
+void pcp_cache_destroy(struct pcp_cache *pc)
+{
+	struct pcp_cache **pp;
+	unsigned int cpu;
+
+	if (!pc)
+		return;
+	pthread_mutex_lock(&pcp_registry_lock);
+	for (pp = &pcp_registry; *pp; pp = &(*pp)->next) {
+		if (*pp == pc) {
+			*pp = pc->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&pcp_registry_lock);
+
+	pcp_cache_drain(pc);
+	for (cpu = 0; cpu < pcp_nr_cpus; cpu++) {
+		struct pcp_cpu *c = pc->slow[cpu];
+
+		if (c) {
+			pthread_mutex_destroy(&c->lock);
+			pcp_mem_free(c, sizeof(*c));
+		}
+	}
+	pcp_drain_depot(pc);	/* what the CPU drain released into it */
+	pthread_mutex_destroy(&pc->depot->lock);
+	pthread_mutex_destroy(&pc->lock);
+	pcp_mem_free(pc->cpus - 2, pcp_array_bytes());
+	pcp_mem_free(pc->slow - 2, pcp_array_bytes());
+	pcp_mem_free(pc->depot, sizeof(*pc->depot));
+	pcp_mem_free(pc, sizeof(*pc));
+}
+
+void pcp_cache_stats(struct pcp_cache *pc, int cpu, struct pcp_stats *st)
+{
+	unsigned int i, c;
+
+	memset(st, 0, sizeof(*st));
+	if (!IS_ENABLED(CONFIG_PERCPU_STATS))
+		return;
+	for (c = 0; c < pcp_nr_cpus; c++) {
+		struct pcp_cpu *pcpu = __atomic_load_n(&pc->slow[c], __ATOMIC_ACQUIRE);
+
+		if (!pcpu || (cpu >= 0 && (unsigned int)cpu != c))
+			continue;
+		for (i = 0; i < NR_PCP_STATS; i++)
+			st->v[i] += READ_ONCE(pcpu->stat[i]);
+	}
+	if (cpu < 0)
+		st->v[PCP_STAT_DIRECT] += __atomic_load_n(&pc->nr_direct,
+							  __ATOMIC_RELAXED);
+}
+
+unsigned long pcp_cache_objects(struct pcp_cache *pc, unsigned long *depot_full)
+{
+	unsigned long n = 0;
+	unsigned int cpu;
+	struct pcp_mag *m;
+
+	for (cpu = 0; cpu < pcp_nr_cpus; cpu++) {
+		struct pcp_cpu *c = __atomic_load_n(&pc->slow[cpu], __ATOMIC_ACQUIRE);
+
+		if (!c)
+			continue;
+		pcp_cpu_lock(c);
+		n += READ_ONCE(c->mag->count);
+		if (c->spare)
+			n += c->spare->count;
+		pcp_cpu_unlock(c);
+	}
+	depot_lock(pc->depot);
+	for (m = pc->depot->full; m; m = m->next)
+		n += m->count;
+	if (depot_full)
+		*depot_full = pc->depot->nr_full;
+	depot_unlock(pc->depot);
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* fork */
+
+void pcp_fork_prepare(void)
+{
+	struct pcp_cache *pc;
+	unsigned int cpu;
+
+	pthread_mutex_lock(&pcp_registry_lock);
+	for (pc = pcp_registry; pc; pc = pc->next) {
+		pthread_mutex_lock(&pc->lock);
+		for (cpu = 0; cpu < pcp_nr_cpus; cpu++)
+			if (pc->slow[cpu])
+				pthread_mutex_lock(&pc->slow[cpu]->lock);
+		depot_lock(pc->depot);
+	}
+	pcp_mem_fork_prepare();
+}
+
+static void pcp_fork_unlock_all(void)
+{
+	struct pcp_cache *pc;
+	unsigned int cpu;
+
+	for (pc = pcp_registry; pc; pc = pc->next) {
+		depot_unlock(pc->depot);
+		for (cpu = 0; cpu < pcp_nr_cpus; cpu++)
+			if (pc->slow[cpu])
+				pthread_mutex_unlock(&pc->slow[cpu]->lock);
+		pthread_mutex_unlock(&pc->lock);
+	}
+	pthread_mutex_unlock(&pcp_registry_lock);
+}
+
+void pcp_fork_parent(void)
+{
+	pcp_mem_fork_parent();
+	pcp_fork_unlock_all();
+}
+
+void pcp_fork_child(void)
+{
+	pcp_mem_fork_child();
+	pcp_fork_unlock_all();
+	/* the reaper thread did not come along; none is started before exec */
+	__atomic_store_n(&pcp_reaper_state, PCP_REAPER_DISABLED, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Memory for magazines, struct pcp_cpu and the per-cache arrays, from
+ * page_alloc (never from malloc: this runs inside a preloaded malloc).
+ *
+ * Blocks below a page come from power-of-two classes of 64 .. 2048 bytes
+ * carved out of order-0 pages and kept on a free list per class once
+ * freed (their pages are not given back: the number of magazines is
+ * bounded by CPUs x caches x 2 + depots). A page or more is a page_alloc
+ * block of its own and goes straight back to it.
+ *
+ * Locks: pcp_mem_lock protects the class free lists. It is the innermost
+ * lock of percpu/ (page_alloc's zone lock nests inside it).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include "uslab/page_alloc.h"
+#include "percpu/internal.h"
+
+#define PCP_MEM_MIN_SHIFT	6
+#define PCP_MEM_CLASSES		(PAGE_SHIFT - PCP_MEM_MIN_SHIFT)	/* 64..2048 */
+
+struct pcp_free_block {
+	struct pcp_free_block *next;
+};
+
+static pthread_mutex_t pcp_mem_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pcp_free_block *pcp_mem_free_list[PCP_MEM_CLASSES];
+
+static unsigned int pcp_size_shift(size_t size)
+{
+	unsigned int shift = PCP_MEM_MIN_SHIFT;
+
+	while (((size_t)1 << shift) < size)
+		shift++;
+	return shift;
+}
+
+/**
+ * pcp_mem_alloc - zeroed memory of @size bytes, aligned to its class
+ * (at least 64 bytes, a page for a page or more).
+ * Context: thread-safe; takes pcp_mem_lock and page_alloc's lock.
+ * Return: the block, or NULL with errno ENOMEM.
+ */
+void *pcp_mem_alloc(size_t size)
+{
+	unsigned int shift = pcp_size_shift(size);
+	struct pcp_free_block *b;
+	struct page *page;
+	unsigned int cls;
+
+	if (shift >= PAGE_SHIFT) {
+		page = alloc_pages(__GFP_ZERO | __GFP_NOWARN, shift - PAGE_SHIFT);
+		return page ? page_address(page) : NULL;
+	}
+	cls = shift - PCP_MEM_MIN_SHIFT;
+	pthread_mutex_lock(&pcp_mem_lock);
+	b = pcp_mem_free_list[cls];
+	if (!b) {
+		size_t step = (size_t)1 << shift, off;
+		char *base;
+
+		page = alloc_pages(__GFP_NOWARN, 0);
+		if (!page) {
+			pthread_mutex_unlock(&pcp_mem_lock);
+			errno = ENOMEM;
+			return NULL;
+		}
+		base = page_address(page);
+		/* the whole page becomes blocks of this class */
+		for (off = PAGE_SIZE - step; off > 0; off -= step) {
+			struct pcp_free_block *nb = (void *)(base + off);
+
+			nb->next = pcp_mem_free_list[cls];
+			pcp_mem_free_list[cls] = nb;
+		}
+		b = (void *)base;
+	} else {
+		pcp_mem_free_list[cls] = b->next;
+	}
+	pthread_mutex_unlock(&pcp_mem_lock);
+	memset(b, 0, (size_t)1 << shift);
+	return b;
+}
+
+/** pcp_mem_free - give back a block of @size bytes from pcp_mem_alloc(). */
+void pcp_mem_free(void *p, size_t size)
+{
+	unsigned int shift = pcp_size_shift(size);
+	struct pcp_free_block *b = p;
+
+	if (!p)
+		return;
+	if (shift >= PAGE_SHIFT) {
+		__free_pages(virt_to_page(p), shift - PAGE_SHIFT);
+		return;
+	}
+	pthread_mutex_lock(&pcp_mem_lock);
+	b->next = pcp_mem_free_list[shift - PCP_MEM_MIN_SHIFT];
+	pcp_mem_free_list[shift - PCP_MEM_MIN_SHIFT] = b;
+	pthread_mutex_unlock(&pcp_mem_lock);
+}
+
+void pcp_mem_fork_prepare(void)
+{
+	pthread_mutex_lock(&pcp_mem_lock);
+}
+
+void pcp_mem_fork_parent(void)
+{
+	pthread_mutex_unlock(&pcp_mem_lock);
+}
+
+void pcp_mem_fork_child(void)
+{
+	pthread_mutex_unlock(&pcp_mem_lock);
+}

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rseq critical sections of the slow paths (x86-64): batch pop and push on
+ * a loaded magazine, and the swap of the loaded magazine pointer. The
+ * caller holds the CPU's lock, so the magazine pointer is stable and only
+ * the fast paths of the same CPU move its count; each section checks that
+ * the thread still runs on that CPU and ends in one committing store, so
+ * no fast path of the CPU can interleave with it.
+ *
+ * Locks: none taken here (the caller holds pcp_cpu->lock).
+ */
+#include "percpu/internal.h"
+
+#if defined(__x86_64__) && !USLAB_VCPU
+
+/*
+ * pcp_rseq_pop - move min(@n, count) objects from the top of @m to @out.
+ * Return: objects moved, -1 not on @cpu, -2 aborted.
+ */
+long pcp_rseq_pop(struct pcp_mag *m, int cpu, void **out, unsigned long n)
+{
+	long off = pcp_rseq_off;
+	long k;
+
+	__asm__ __volatile__ goto (
+		PCP_RSEQ_CS("%l[wrong_cpu]")
+		"leaq 3b(%%rip), %%rax\n\t"
+		"movq %%rax, %%fs:8(%[off])\n\t"
+		"1:\n\t"
+		"cmpl %%fs:4(%[off]), %[cpu]\n\t"
+		"jne %l[wrong_cpu]\n\t"
+		"movq (%[m]), %%rcx\n\t"		/* count */
+		"movq %[n], %[k]\n\t"
+		"cmpq %%rcx, %[k]\n\t"
+		"cmovaq %%rcx, %[k]\n\t"		/* k = min(n, count) */
+		"movq %%rcx, %%r8\n\t"
+		"subq %[k], %%r8\n\t"			/* new count */
+		"xorl %%eax, %%eax\n\t"
+		"5:\n\t"
+		"cmpq %[k], %%rax\n\t"
+		"je 6f\n\t"
+		"leaq (%%r8, %%rax), %%r9\n\t"
+		"movq 32(%[m], %%r9, 8), %%r9\n\t"
+		"movq %%r9, (%[out], %%rax, 8)\n\t"
+		"incq %%rax\n\t"
+		"jmp 5b\n\t"
+		"6:\n\t"
+		"movq %%r8, (%[m])\n\t"			/* commit */
+		"2:\n\t"
+		PCP_RSEQ_ABORT("%l[aborted]")
+		: [k] "=&r" (k)
+		: [off] "r" (off), [cpu] "r" (cpu), [m] "r" (m),
+		  [out] "r" (out), [n] "r" (n)
+		: "rax", "rcx", "r8", "r9", "memory", "cc"
+		: wrong_cpu, aborted);
+	return k;
+wrong_cpu:
+	return -1;
+aborted:
+	return -2;
+}
+
+/*
+ * pcp_rseq_push - copy min(@n, room) objects of @in on top of @m.
+ * Return: objects moved, -1 not on @cpu, -2 aborted.
+ */
+long pcp_rseq_push(struct pcp_mag *m, int cpu, void *const *in,
+		   unsigned long n)
+{
+	long off = pcp_rseq_off;
+	long k;
+
+	__asm__ __volatile__ goto (
+		PCP_RSEQ_CS("%l[wrong_cpu]")
+		"leaq 3b(%%rip), %%rax\n\t"
+		"movq %%rax, %%fs:8(%[off])\n\t"
+		"1:\n\t"
+		"cmpl %%fs:4(%[off]), %[cpu]\n\t"
+		"jne %l[wrong_cpu]\n\t"
+		"movq (%[m]), %%rcx\n\t"		/* count */
+		"movq 8(%[m]), %[k]\n\t"
+		"subq %%rcx, %[k]\n\t"			/* room */
+		"cmpq %[n], %[k]\n\t"
+		"cmovaq %[n], %[k]\n\t"			/* k = min(n, room) */
+		"xorl %%eax, %%eax\n\t"
+		"5:\n\t"
+		"cmpq %[k], %%rax\n\t"
+		"je 6f\n\t"
+		"movq (%[in], %%rax, 8), %%r9\n\t"
+		"leaq (%%rcx, %%rax), %%r8\n\t"
+		"movq %%r9, 32(%[m], %%r8, 8)\n\t"
+		"incq %%rax\n\t"
+		"jmp 5b\n\t"
+		"6:\n\t"
+		"addq %[k], %%rcx\n\t"
+		"movq %%rcx, (%[m])\n\t"		/* commit */
+		"2:\n\t"
+		PCP_RSEQ_ABORT("%l[aborted]")
+		: [k] "=&r" (k)
+		: [off] "r" (off), [cpu] "r" (cpu), [m] "r" (m),
+		  [in] "r" (in), [n] "r" (n)
+		: "rax", "rcx", "r8", "r9", "memory", "cc"
+		: wrong_cpu, aborted);
+	return k;
+wrong_cpu:
+	return -1;
+aborted:
+	return -2;
+}
+
+/*
+ * pcp_rseq_swap - *@slot = @new_mag, committed on @cpu.
+ * Return: 0, -1 not on @cpu, -2 aborted.
+ */
+long pcp_rseq_swap(struct pcp_mag **slot, int cpu, struct pcp_mag *new_mag)
+{
+	long off = pcp_rseq_off;
+
+	__asm__ __volatile__ goto (
+		PCP_RSEQ_CS("%l[wrong_cpu]")
+		"leaq 3b(%%rip), %%rax\n\t"
+		"movq %%rax, %%fs:8(%[off])\n\t"
+		"1:\n\t"
+		"cmpl %%fs:4(%[off]), %[cpu]\n\t"
+		"jne %l[wrong_cpu]\n\t"
+		"movq %[new_mag], (%[slot])\n\t"	/* commit */
+		"2:\n\t"
+		PCP_RSEQ_ABORT("%l[aborted]")
+		:
+		: [off] "r" (off), [cpu] "r" (cpu), [slot] "r" (slot),
+		  [new_mag] "r" (new_mag)
+		: "rax", "memory", "cc"
+		: wrong_cpu, aborted);
+	return 0;
+wrong_cpu:
+	return -1;
+aborted:
+	return -2;
+}
+
+#else /* no rseq primitive: the mode is never rseq, these are never called */
+
+long pcp_rseq_pop(struct pcp_mag *m, int cpu, void **out, unsigned long n)
+{
+	return -1;
+}
+
+long pcp_rseq_push(struct pcp_mag *m, int cpu, void *const *in,
+		   unsigned long n)
+{
+	return -1;
+}
+
+long pcp_rseq_swap(struct pcp_mag **slot, int cpu, struct pcp_mag *new_mag)
+{
+	return -1;
+}
+
+#endif
