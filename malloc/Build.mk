@@ -17,3 +17,9 @@ $(obj)/tests/malloc/conform-static: $(obj)/tests/malloc/conform.o $(obj)/libusla
 
 # The suite calls malloc for its effects: no folding of malloc/free pairs.
 $(obj)/tests/malloc/conform.o: CFLAGS += -fno-builtin
+
+$(obj)/tests/malloc/misuse: $(obj)/tests/malloc/misuse.o
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^
+$(obj)/tests/malloc/misuse.o: CFLAGS += -fno-builtin -Wno-use-after-free -Wno-free-nonheap-object
+progs += $(obj)/tests/malloc/misuse

@@ -18,6 +18,7 @@
  * Locking: none of its own; the atfork handlers hold the lower layers' locks
  * across fork() as described above.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,12 @@
  * The lower layers' fork hooks. Declared weak so the library links while a
  * layer has not provided them yet; each one that exists is called.
  */
+/*
+ * Defined here, used by free(): that reference is what pulls this object
+ * (the constructor) into programs linked with libuslab.a.
+ */
+unsigned long malloc_foreign_frees;
+
 #define FORK_HOOKS(x)			\
 	x(pcp_fork_prepare)		\
 	x(slab_fork_prepare)		\
@@ -98,17 +105,25 @@ __visible void uslab_malloc_stats(int fd)
 	malloc_print_stats(fd);
 }
 
+/*
+ * Where the statistics go at exit: a private copy of stderr, since programs
+ * such as coreutils close fd 2 in their own exit handlers.
+ */
+static int stats_fd = -1;
+
 __attribute__((constructor(101))) static void malloc_init(void)
 {
 	page_alloc_init();
 	malloc_parse_options(getenv(CONFIG_MALLOC_OPTIONS_ENV));
 	malloc_apply_options();
+	if (malloc_opts.stats)
+		stats_fd = fcntl(2, F_DUPFD_CLOEXEC, 64);
 	pthread_atfork(malloc_fork_prepare, malloc_fork_parent,
 		       malloc_fork_child);
 }
 
 __attribute__((destructor)) static void malloc_exit(void)
 {
-	if (malloc_opts.stats)
-		malloc_print_stats(2);
+	if (stats_fd >= 0)
+		malloc_print_stats(stats_fd);
 }

@@ -34,8 +34,6 @@
 
 #define MALLOC_GFP	(GFP_KERNEL | __GFP_NOWARN)
 
-unsigned long malloc_foreign_frees;
-
 static __slowpath void *malloc_fail(void)
 {
 	errno = ENOMEM;

@@ -144,7 +144,7 @@ static const struct malloc_option malloc_options[] = {
 	  "objects per per-CPU magazine of every kmalloc cache; "
 	  "mag_size.<cache>=N (mag_size.kmalloc-64=32) or "
 	  "mag_size.<bytes>=N (mag_size.64=32) for one cache",
-	  parse_mag_size, &malloc_opts.mag_size, NULL, 0, 4096 },
+	  parse_mag_size, &malloc_opts.mag_size, NULL, 1, 4096 },
 	{ "batch", "Kconfig (" __stringify(CONFIG_PERCPU_BATCHCOUNT) ")",
 	  "objects moved per refill or flush (0 = half a magazine)",
 	  parse_num, &malloc_opts.batch, NULL, 0, 4096 },
@@ -296,17 +296,60 @@ static size_t next_class(size_t size)
 	return size * 2;
 }
 
-static void set_tunables(struct kmem_cache *s, long limit, const char *what)
+/*
+ * The limit a cache runs with now, read back from its slabinfo line (the
+ * tunables columns carry the real setting); 0 when not found.
+ */
+static unsigned int current_limit(struct kmem_cache *s)
 {
-	long batch = malloc_opts.batch >= 0 ? malloc_opts.batch : CONFIG_PERCPU_BATCHCOUNT;
+	static char buf[16384];	/* constructor only: no concurrent use */
+	const char *name = kmem_cache_name(s);
+	size_t nlen = strlen(name);
+	const char *line, *t;
+
+	slabinfo_show(buf, sizeof(buf));
+	for (line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		if (strncmp(line, name, nlen) || line[nlen] != ' ')
+			continue;
+		t = strstr(line, ": tunables ");
+		if (!t)
+			return 0;
+		return (unsigned int)strtoul(t + 11, NULL, 10);
+	}
+	return 0;
+}
+
+/*
+ * Put @limit (or, when negative, the cache's current limit) and the batch
+ * option into force on @s. The batch is the option, or Kconfig's, or half
+ * the magazine when both say 0; never above the limit.
+ * Return: 0, -ENOENT for no cache, -EINVAL when the cache refuses.
+ */
+static int set_tunables(struct kmem_cache *s, long limit)
+{
+	long batch = malloc_opts.batch > 0 ? malloc_opts.batch : CONFIG_PERCPU_BATCHCOUNT;
+
+	if (!s)
+		return -ENOENT;
+	if (limit <= 0)
+		limit = current_limit(s);
+	if (limit <= 0)
+		return -EINVAL;
+	if (batch <= 0)
+		batch = limit / 2 ? limit / 2 : 1;
+	if (batch > limit)
+		batch = limit;
+	return kmem_cache_set_tunables(s, (unsigned int)limit,
+				       (unsigned int)batch, 0);
+}
+
+static void tunables_warn(const char *what, long value, int err)
+{
 	char item[96];
 	size_t pos = 0;
 
-	if (!s || kmem_cache_set_tunables(s, (unsigned int)limit,
-					  (unsigned int)batch, 0)) {
-		uslab_bufprintf(item, sizeof(item), &pos, "%s=%ld", what, limit);
-		option_warn(item, s ? "rejected by the cache" : "no such cache");
-	}
+	uslab_bufprintf(item, sizeof(item), &pos, "%s=%ld", what, value);
+	option_warn(item, err == -ENOENT ? "no such cache" : "rejected by the cache");
 }
 
 /**
@@ -322,26 +365,38 @@ void malloc_apply_options(void)
 		page_alloc_set_limit((size_t)malloc_opts.limit_mb << 20);
 	if (malloc_opts.trim_kb >= 0)
 		page_alloc_set_resident_free((size_t)malloc_opts.trim_kb << 10);
-	if (malloc_opts.mag_size >= 0 || malloc_opts.batch >= 0) {
-		long limit = malloc_opts.mag_size >= 0 ? malloc_opts.mag_size :
-			     CONFIG_PERCPU_MAG_SIZE;
+	if (malloc_opts.mag_size > 0 || malloc_opts.batch > 0) {
+		int err = 0;
 
+		/* One warning for the option, not one per cache. */
 		for (size_t size = KMALLOC_MIN_SIZE; size <= KMALLOC_MAX_CACHE_SIZE;
-		     size = next_class(size))
-			set_tunables(kmalloc_slab(size), limit, "mag_size");
+		     size = next_class(size)) {
+			int e = set_tunables(kmalloc_slab(size), malloc_opts.mag_size);
+
+			err = err ? err : e;
+		}
+		if (err && malloc_opts.mag_size > 0)
+			tunables_warn("mag_size", malloc_opts.mag_size, err);
+		else if (err)
+			tunables_warn("batch", malloc_opts.batch, err);
 	}
 	for (unsigned int i = 0; i < malloc_opts.nr_cache_opts; i++) {
 		struct malloc_cache_opt *c = &malloc_opts.cache_opts[i];
+		struct kmem_cache *s;
 		char what[64];
 		size_t pos = 0;
+		int err;
 
 		if (c->size) {
 			uslab_bufprintf(what, sizeof(what), &pos, "mag_size.%zu", c->size);
-			set_tunables(kmalloc_slab(c->size), c->limit, what);
+			s = kmalloc_slab(c->size);
 		} else {
 			uslab_bufprintf(what, sizeof(what), &pos, "mag_size.%s", c->name);
-			set_tunables(kmem_cache_find(c->name), c->limit, what);
+			s = kmem_cache_find(c->name);
 		}
+		err = set_tunables(s, c->limit);
+		if (err)
+			tunables_warn(what, c->limit, err);
 	}
 	if (malloc_opts.debug && malloc_debug_enable())
 		option_warn("debug", "cannot create the debug caches");

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# USLAB_OPTIONS: the help table, one warning per bad item (defaults stand),
+# statistics at exit, magazine settings visible in slabinfo's tunables, and
+# the debug switch catching overflow, use after free and double free.
+set -u
+O=${O:-build}
+lib=$(realpath "$O/libuslab.so") || { echo "missing $O/libuslab.so"; exit 1; }
+misuse=$O/tests/malloc/misuse
+work=$(mktemp -d "${TMPDIR:-/tmp}/uslab-opts.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+pre() { LD_PRELOAD="$lib" "$@"; }
+
+# help: every option of the table, one a line.
+USLAB_OPTIONS=help pre /bin/true 2>"$work/help"
+for o in mag_size batch trim limit_mb stats debug help; do
+	grep -qE "^  $o +default " "$work/help" || bad "help does not list $o"
+done
+
+# Bad items: one warning each, naming it; the good ones and the program run.
+USLAB_OPTIONS='bogus=1,mag_size=abc,trim=64,stats=maybe,limit_mb=-5,,mag_size.nosuch=3' \
+	pre /usr/bin/seq 3 >"$work/out" 2>"$work/err"
+st=$?
+[ "$st" -eq 0 ] || bad "program failed ($st) with bad options"
+[ "$(cat "$work/out")" = "$(printf '1\n2\n3')" ] || bad "program output changed"
+[ "$(wc -l <"$work/err")" -eq 5 ] || { bad "expected 5 warnings:"; cat "$work/err"; }
+for item in "'bogus=1' (unknown option)" "'mag_size=abc' (malformed value)" \
+	    "'stats=maybe' (malformed value)" "'limit_mb=-5' (value out of range)" \
+	    "'mag_size.nosuch=3' (no such cache)"; do
+	grep -qF "ignoring option $item" "$work/err" || bad "no warning for $item"
+done
+# A clean string says nothing.
+USLAB_OPTIONS='trim=0,mag_size=16' pre /bin/true 2>"$work/err"
+[ -s "$work/err" ] && { bad "good options warned:"; cat "$work/err"; }
+
+# stats at exit (ls closes stderr itself: the copy taken at start-up is used),
+# with magazine sizes for every cache, by cache name and by size.
+USLAB_OPTIONS='stats,mag_size=24,batch=6,mag_size.kmalloc-256=7,mag_size.100=9' \
+	pre /bin/ls / >/dev/null 2>"$work/stats"
+grep -q '^slabinfo - version: 2.1' "$work/stats" || bad "stats: no slabinfo"
+grep -q '^malloc: allocated' "$work/stats" || bad "stats: no malloc counters"
+tun() { awk -v c="$1" '$1 == c { for (i = 1; i <= NF; i++) if ($i == "tunables") print $(i+1), $(i+2) }' "$work/stats"; }
+[ "$(tun kmalloc-64)" = "24 6" ] || bad "kmalloc-64 tunables '$(tun kmalloc-64)', want '24 6'"
+[ "$(tun kmalloc-256)" = "7 6" ] || bad "kmalloc-256 tunables '$(tun kmalloc-256)', want '7 6'"
+[ "$(tun kmalloc-128)" = "9 6" ] || bad "kmalloc-128 tunables '$(tun kmalloc-128)', want '9 6'"
+
+# debug: each misuse is reported with the cache and the object, and stops
+# the program; without debug the clean run still passes.
+pre "$misuse" none >/dev/null || bad "misuse none failed"
+USLAB_OPTIONS=debug pre "$misuse" none >/dev/null || bad "misuse none failed under debug"
+check_misuse() {
+	USLAB_OPTIONS=debug pre "$misuse" "$1" >/dev/null 2>"$work/m.$1"
+	local st=$?
+	[ "$st" -ne 0 ] || bad "debug: $1 not stopped"
+	grep -qE "$2" "$work/m.$1" || { bad "debug: $1 report missing ($2)"; cat "$work/m.$1"; }
+}
+check_misuse overflow 'Redzone overwritten at 0x[0-9a-f]+ \(cache malloc-debug-32, object 0x'
+check_misuse uaf 'Poison overwritten at 0x[0-9a-f]+ \(cache malloc-debug-32, object 0x'
+check_misuse double 'double free of object 0x'
+[ "$fail" -eq 0 ] && echo "options: ok"
+exit $fail
