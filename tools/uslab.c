@@ -16,6 +16,7 @@ struct subcommand {
 };
 
 static const struct subcommand cmds[] = {
+	{ "record",	cmd_record,	"run a command and record its allocations" },
 	{ "script",	cmd_script,	"print the events of a trace as text" },
 	/* replay, simulation, tuning, generators (sim/ owner B) */
 	{ "replay",	cmd_replay,	"replay a trace for real on uslab, glibc, jemalloc, ..." },

@@ -1,0 +1,637 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `uslab record [-o FILE] -- CMD [ARGS]`: runs CMD with libuslab-record.so
+ * preloaded, then turns each process image's raw file into a trace: the
+ * per-thread blocks are merged by time (one cursor per thread, reading a
+ * small window with pread, so memory is bounded by the thread count, not the
+ * trace length) and written through the streaming trace writer.
+ *
+ * The first image of CMD's process goes to FILE; every other image (forked
+ * children, exec'd programs) to FILE.<pid>[.<n>]. Each file is written as
+ * FILE.tmp and renamed, and the raw files are removed in every case.
+ * No locks: single-threaded.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "sim/internal.h"
+
+#define WINDOW		64u
+#define MAX_RAW_TID	(1u << 24)
+
+struct cursor {
+	uint64_t *blocks;	/* file offsets of each block's first event */
+	uint32_t *counts;
+	size_t nblocks, cap;
+	size_t bi;		/* current block */
+	uint32_t ei;		/* next event in it */
+	struct rec_event win[WINDOW];
+	uint32_t win_pos, win_len;
+	uint32_t raw_tid;
+	uint32_t out_tid;	/* dense, in order of first event; -1 = none */
+};
+
+struct image {
+	char raw[PATH_MAX + 320];
+	char out[PATH_MAX + 32];
+	unsigned int pid, gen;
+	bool root;
+	uint64_t events, dropped, fixups;
+	uint32_t threads;
+	bool written;
+};
+
+struct merge {
+	int fd;
+	const char *name;
+	struct cursor *cur;	/* indexed by raw tid */
+	uint32_t ncur;
+	struct cursor **heap;
+	uint32_t nheap;
+	uint8_t *live;		/* one bit per id */
+	uint64_t live_bits;
+};
+
+static int add_block(struct cursor *c, uint64_t off, uint32_t count)
+{
+	if (c->nblocks == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 16;
+		uint64_t *b = realloc(c->blocks, cap * sizeof(*b));
+		uint32_t *n;
+
+		if (!b)
+			return -ENOMEM;
+		c->blocks = b;
+		n = realloc(c->counts, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		c->counts = n;
+		c->cap = cap;
+	}
+	c->blocks[c->nblocks] = off;
+	c->counts[c->nblocks++] = count;
+	return 0;
+}
+
+/* Pass 1: index every block by thread; returns the earliest time seen. */
+static int index_raw(struct merge *m, uint64_t *tmin)
+{
+	struct rec_block h;
+	struct rec_event first;
+	uint64_t off = 0;
+	ssize_t n;
+
+	*tmin = UINT64_MAX;
+	for (;;) {
+		n = pread(m->fd, &h, sizeof(h), (off_t)off);
+		if (n == 0)
+			return 0;
+		if (n != sizeof(h) || h.magic != REC_BLOCK_MAGIC ||
+		    h.count == 0 || h.count > REC_BLOCK_EVENTS ||
+		    h.tid >= MAX_RAW_TID ||
+		    pread(m->fd, &first, sizeof(first), (off_t)(off + sizeof(h))) != sizeof(first)) {
+			fprintf(stderr, "uslab record: %s: byte offset %" PRIu64
+				": expected a raw block header (the recorder was cut off?); "
+				"keeping the events before it\n", m->name, off);
+			return 0;
+		}
+		if (h.tid >= m->ncur) {
+			uint32_t ncur = h.tid + 1;
+			struct cursor *c = realloc(m->cur, ncur * sizeof(*c));
+
+			if (!c)
+				return -ENOMEM;
+			memset(c + m->ncur, 0, (ncur - m->ncur) * sizeof(*c));
+			for (uint32_t i = m->ncur; i < ncur; i++) {
+				c[i].raw_tid = i;
+				c[i].out_tid = UINT32_MAX;
+			}
+			m->cur = c;
+			m->ncur = ncur;
+		}
+		if (add_block(&m->cur[h.tid], off + sizeof(h), h.count))
+			return -ENOMEM;
+		if (first.time < *tmin)
+			*tmin = first.time;
+		off += sizeof(h) + (uint64_t)h.count * sizeof(struct rec_event);
+	}
+}
+
+static bool cursor_fill(struct merge *m, struct cursor *c)
+{
+	while (c->bi < c->nblocks && c->ei == c->counts[c->bi]) {
+		c->bi++;
+		c->ei = 0;
+	}
+	if (c->bi == c->nblocks)
+		return false;
+	c->win_len = min_t(uint32_t, WINDOW, c->counts[c->bi] - c->ei);
+	if (pread(m->fd, c->win, c->win_len * sizeof(struct rec_event),
+		  (off_t)(c->blocks[c->bi] + c->ei * sizeof(struct rec_event))) !=
+	    (ssize_t)(c->win_len * sizeof(struct rec_event)))
+		return false;
+	c->ei += c->win_len;
+	c->win_pos = 0;
+	return true;
+}
+
+/* Heap order: time, then frees before allocations, then thread. */
+static bool before(const struct cursor *a, const struct cursor *b)
+{
+	const struct rec_event *x = &a->win[a->win_pos], *y = &b->win[b->win_pos];
+	bool xf, yf;
+
+	if (x->time != y->time)
+		return x->time < y->time;
+	xf = trace_op_is_free(x->op);
+	yf = trace_op_is_free(y->op);
+	if (xf != yf)
+		return xf;
+	return a->raw_tid < b->raw_tid;
+}
+
+static void sift_down(struct merge *m, uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, s = i;
+		struct cursor *t;
+
+		if (l < m->nheap && before(m->heap[l], m->heap[s]))
+			s = l;
+		if (r < m->nheap && before(m->heap[r], m->heap[s]))
+			s = r;
+		if (s == i)
+			return;
+		t = m->heap[i];
+		m->heap[i] = m->heap[s];
+		m->heap[s] = t;
+		i = s;
+	}
+}
+
+static int live_test_set(struct merge *m, uint64_t id, bool set)
+{
+	uint8_t bit;
+	bool was;
+
+	if (id >= m->live_bits) {
+		uint64_t bits = max_t(uint64_t, m->live_bits * 2, ALIGN_UP(id + 1, 4096));
+		uint8_t *l;
+
+		if (!set)
+			return 0;
+		if (bits > ((uint64_t)1 << 40))
+			return -ERANGE;
+		l = realloc(m->live, bits / 8);
+		if (!l)
+			return -ENOMEM;
+		memset(l + m->live_bits / 8, 0, (bits - m->live_bits) / 8);
+		m->live = l;
+		m->live_bits = bits;
+	}
+	bit = (uint8_t)(1u << (id & 7));
+	was = m->live[id / 8] & bit;
+	if (set)
+		m->live[id / 8] |= bit;
+	else
+		m->live[id / 8] &= (uint8_t)~bit;
+	return was;
+}
+
+/*
+ * Keep the trace's promises (alloc before free, free before reuse) even when
+ * the recorder lost events (a thread killed with unflushed events, frees of
+ * memory allocated before the recorder started): frees of ids that are not
+ * live are dropped, an id allocated while live gets its missing free.
+ */
+static int emit_checked(struct merge *m, struct trace_writer *w,
+			struct trace_event *ev, struct image *im)
+{
+	int was, rc;
+
+	if (trace_op_is_free(ev->op) && ev->id) {
+		was = live_test_set(m, ev->id, false);
+		if (was <= 0) {
+			im->dropped++;
+			return was;
+		}
+	}
+	if (ev->op == TRACE_OP_REALLOC && ev->old_id) {
+		bool failed = !ev->id && ev->size;
+
+		was = live_test_set(m, ev->old_id, failed);
+		if (was < 0)
+			return was;
+		if (!was) {
+			im->dropped++;
+			ev->old_id = 0;
+		}
+	}
+	if ((trace_op_is_alloc(ev->op) || ev->op == TRACE_OP_REALLOC) && ev->id) {
+		was = live_test_set(m, ev->id, true);
+		if (was < 0)
+			return was;
+		if (was) {
+			struct trace_event f = *ev;
+
+			f.op = TRACE_OP_FREE;
+			f.old_id = f.size = f.align = 0;
+			im->fixups++;
+			rc = trace_writer_add(w, &f);
+			if (rc)
+				return rc;
+		}
+	}
+	im->events++;
+	return trace_writer_add(w, ev);
+}
+
+struct raw_meta {
+	uint64_t mono, real;
+	unsigned int pid;
+	char cmdline[4096];
+};
+
+static void read_meta(const char *raw, struct raw_meta *rm)
+{
+	char path[PATH_MAX + 8], buf[8192];
+	ssize_t n;
+	int fd;
+	char *p, *end;
+
+	memset(rm, 0, sizeof(*rm));
+	snprintf(path, sizeof(path), "%s%s", raw, REC_META_SUFFIX);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	end = buf + n;
+	for (p = buf; p < end;) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		if (!strncmp(p, "cmdline=", 8)) {
+			/* NUL-separated arguments up to the last newline */
+			char *q = p + 8, *stop = end;
+			size_t o = 0;
+
+			while (stop > q && stop[-1] == '\n')
+				stop--;
+			for (; q < stop && o + 1 < sizeof(rm->cmdline); q++)
+				rm->cmdline[o++] = *q ? *q : ' ';
+			while (o && rm->cmdline[o - 1] == ' ')
+				o--;
+			rm->cmdline[o] = 0;
+			break;
+		}
+		if (!strncmp(p, "mono=", 5))
+			rm->mono = strtoull(p + 5, NULL, 10);
+		else if (!strncmp(p, "real=", 5))
+			rm->real = strtoull(p + 5, NULL, 10);
+		else if (!strncmp(p, "pid=", 4))
+			rm->pid = (unsigned int)strtoul(p + 4, NULL, 10);
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+}
+
+static int convert(struct image *im, int level)
+{
+	struct merge m = { .name = im->raw };
+	struct trace_meta meta = { 0 };
+	struct trace_writer *w = NULL;
+	struct raw_meta rm;
+	uint64_t tmin, last = 0;
+	uint32_t next_tid = 0;
+	int rc;
+
+	m.fd = open(im->raw, O_RDONLY | O_CLOEXEC);
+	if (m.fd < 0) {
+		fprintf(stderr, "uslab record: %s: %s\n", im->raw, strerror(errno));
+		return -errno;
+	}
+	rc = index_raw(&m, &tmin);
+	if (rc)
+		goto out;
+	read_meta(im->raw, &rm);
+	if (tmin == UINT64_MAX || (rm.mono && rm.mono < tmin))
+		tmin = rm.mono;
+	meta.cpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+	meta.clock_id = CLOCK_MONOTONIC;
+	meta.pid = im->pid;
+	meta.start_ns = rm.real && rm.mono >= tmin ? rm.real - (rm.mono - tmin) : 0;
+	strcpy(meta.tool, "uslab record");
+	meta.cmdline = rm.cmdline;
+	rc = trace_writer_open(&w, im->out, &meta, level);
+	if (rc) {
+		fprintf(stderr, "uslab record: %s.tmp: %s\n", im->out, strerror(-rc));
+		goto out;
+	}
+	m.heap = calloc(m.ncur ? m.ncur : 1, sizeof(*m.heap));
+	if (!m.heap) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < m.ncur; i++)
+		if (cursor_fill(&m, &m.cur[i]))
+			m.heap[m.nheap++] = &m.cur[i];
+	for (uint32_t i = m.nheap / 2; i-- > 0;)
+		sift_down(&m, i);
+	while (m.nheap) {
+		struct cursor *c = m.heap[0];
+		const struct rec_event *r = &c->win[c->win_pos];
+		struct trace_event ev;
+
+		if (c->out_tid == UINT32_MAX)
+			c->out_tid = next_tid++;
+		ev.time_ns = r->time >= tmin ? r->time - tmin : 0;
+		if (ev.time_ns < last)
+			ev.time_ns = last;
+		last = ev.time_ns;
+		ev.op = r->op < TRACE_OP_NR ? r->op : TRACE_OP_MALLOC;
+		ev.id = r->id;
+		ev.old_id = r->old_id;
+		ev.size = r->size;
+		ev.align = r->align;
+		ev.tid = c->out_tid;
+		ev.cpu = r->cpu == 0xffff ? TRACE_CPU_UNKNOWN : r->cpu;
+		rc = emit_checked(&m, w, &ev, im);
+		if (rc < 0) {
+			fprintf(stderr, "uslab record: %s: %s\n", im->out,
+				rc == -EINVAL ? trace_writer_error(w) : strerror(-rc));
+			goto out;
+		}
+		rc = 0;
+		if (++c->win_pos == c->win_len && !cursor_fill(&m, c))
+			m.heap[0] = m.heap[--m.nheap];
+		sift_down(&m, 0);
+	}
+	im->threads = next_tid;
+	rc = trace_writer_close(w);
+	w = NULL;
+	im->written = !rc;
+out:
+	if (w)
+		trace_writer_abort(w);
+	for (uint32_t i = 0; i < m.ncur; i++) {
+		free(m.cur[i].blocks);
+		free(m.cur[i].counts);
+	}
+	free(m.cur);
+	free(m.heap);
+	free(m.live);
+	close(m.fd);
+	return rc;
+}
+
+static int cmp_image(const void *a, const void *b)
+{
+	const struct image *x = a, *y = b;
+
+	if (x->root != y->root)
+		return x->root ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->gen < y->gen ? -1 : x->gen > y->gen;
+}
+
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char path[PATH_MAX];
+
+	if (d) {
+		while ((de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			unlink(path);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+/* The recorder library: $USLAB_RECORD_LIB, else next to this binary. */
+static int find_lib(char *buf, size_t len)
+{
+	const char *env = getenv("USLAB_RECORD_LIB");
+	char exe[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (env && *env) {
+		if (!realpath(env, buf) || access(buf, R_OK))
+			return -1;
+		return 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	if ((size_t)snprintf(buf, len, "%s/libuslab-record.so", exe) >= len ||
+	    access(buf, R_OK))
+		return -1;
+	return 0;
+}
+
+static int run_child(char **argv, const char *lib, const char *dir, pid_t *pidp)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *preload;
+	pid_t pid;
+
+	if (asprintf(&preload, "%s%s%s", lib, old && *old ? ":" : "",
+		     old ? old : "") < 0)
+		return -ENOMEM;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		free(preload);
+		return -errno;
+	}
+	if (!pid) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		setenv("LD_PRELOAD", preload, 1);
+		setenv(REC_ENV_DIR, dir, 1);
+		execvp(argv[0], argv);
+		fprintf(stderr, "uslab record: %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	free(preload);
+	*pidp = pid;
+	return 0;
+}
+
+/* Every raw.<pid>.<n> in @dir, the root image first. */
+static struct image *list_images(const char *dir, const char *out, pid_t root,
+				 size_t *nimg)
+{
+	struct image *img = NULL, *im;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	unsigned int pid, gen;
+	char tail;
+
+	if (!d)
+		return NULL;
+	while ((de = readdir(d))) {
+		if (sscanf(de->d_name, "raw.%u.%u%c", &pid, &gen, &tail) != 2)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 8;
+			im = realloc(img, cap * sizeof(*img));
+			if (!im)
+				break;
+			img = im;
+		}
+		im = &img[n++];
+		memset(im, 0, sizeof(*im));
+		im->pid = pid;
+		im->gen = gen;
+		im->root = pid == (unsigned int)root && gen == 0;
+		snprintf(im->raw, sizeof(im->raw), "%s/%s", dir, de->d_name);
+		if (im->root)
+			snprintf(im->out, sizeof(im->out), "%s", out);
+		else if (gen)
+			snprintf(im->out, sizeof(im->out), "%s.%u.%u", out, pid, gen);
+		else
+			snprintf(im->out, sizeof(im->out), "%s.%u", out, pid);
+	}
+	closedir(d);
+	if (n)
+		qsort(img, n, sizeof(*img), cmp_image);
+	*nimg = n;
+	return img;
+}
+
+/* The root image made no allocation at all: still an (empty) trace. */
+static int write_empty(const char *out, char **argv)
+{
+	struct trace_meta meta = { .clock_id = CLOCK_MONOTONIC };
+	struct trace_writer *w;
+	char cmd[4096] = "";
+	size_t o = 0;
+	int rc;
+
+	for (int i = 0; argv[i] && o + 2 < sizeof(cmd); i++)
+		o += (size_t)snprintf(cmd + o, sizeof(cmd) - o, "%s%s", i ? " " : "", argv[i]);
+	meta.cmdline = cmd;
+	meta.cpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+	strcpy(meta.tool, "uslab record");
+	rc = trace_writer_open(&w, out, &meta, 0);
+	return rc ? rc : trace_writer_close(w);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const char usage[] =
+		"uslab record [-o FILE] [-l LEVEL] [-q] -- CMD [ARGS]\n"
+		"  runs CMD with the recorder preloaded and writes its allocation trace\n"
+		"  -o FILE   trace of CMD's first process image (default uslab.ustr);\n"
+		"            other processes and exec'd images go to FILE.<pid>[.<n>]\n"
+		"  -l LEVEL  zstd level (default 3)\n"
+		"  -q        no summary on stderr\n"
+		"  exit status: CMD's (128+signal when killed), 1 when writing failed";
+	const char *out = "uslab.ustr";
+	char lib[PATH_MAX], dir[PATH_MAX];
+	struct image *img;
+	size_t nimg = 0;
+	int c, level = 0, status = 0, rc, ret, failed = 0;
+	bool quiet = false;
+	pid_t pid = -1;
+
+	while ((c = getopt(argc, argv, "+o:l:qh")) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'l':
+			level = atoi(optarg);
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		default:
+			return cmd_usage(usage);
+		}
+	}
+	if (optind >= argc)
+		return cmd_usage(usage);
+	if (strlen(out) > PATH_MAX - 64) {
+		fprintf(stderr, "uslab record: %s: name too long\n", out);
+		return 1;
+	}
+	if (find_lib(lib, sizeof(lib))) {
+		fprintf(stderr, "uslab record: libuslab-record.so not found next to uslab (set USLAB_RECORD_LIB)\n");
+		return 1;
+	}
+	snprintf(dir, sizeof(dir), "%s.rec.XXXXXX", out);
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "uslab record: %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	rc = run_child(argv + optind, lib, dir, &pid);
+	if (rc) {
+		fprintf(stderr, "uslab record: fork: %s\n", strerror(-rc));
+		remove_dir(dir);
+		return 1;
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	ret = WIFEXITED(status) ? WEXITSTATUS(status) :
+	      WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+
+	img = list_images(dir, out, pid, &nimg);
+	if (!nimg || !img[0].root) {
+		/* No allocation in CMD itself (or it could not start). */
+		if (ret != 127 && (rc = write_empty(out, argv + optind))) {
+			fprintf(stderr, "uslab record: %s: %s\n", out, strerror(-rc));
+			failed = 1;
+		}
+	}
+	for (size_t i = 0; i < nimg && !failed; i++)
+		if (convert(&img[i], level))
+			failed = 1;
+	if (failed)
+		for (size_t i = 0; i < nimg; i++)
+			if (img[i].written)
+				unlink(img[i].out);
+	for (size_t i = 0; i < nimg && !failed && !quiet; i++)
+		fprintf(stderr, "uslab record: %s: %" PRIu64 " events, %u threads, pid %u%s"
+			" (%" PRIu64 " unmatched frees dropped, %" PRIu64 " lost frees added)\n",
+			img[i].out, img[i].events, img[i].threads, img[i].pid,
+			img[i].root ? "" : img[i].gen ? " (exec'd image)" : " (child)",
+			img[i].dropped, img[i].fixups);
+	free(img);
+	remove_dir(dir);
+	if (failed)
+		return ret ? ret : 1;
+	return ret;
+}
