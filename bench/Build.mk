@@ -1,0 +1,15 @@
+# bench/: `make bench` (never part of `make check`). Runs bench/run.sh, which
+# measures uslab against glibc, jemalloc, tcmalloc and mimalloc in one run
+# and writes $(O)/bench/results.txt.
+bench-progs := $(obj)/bench/alloc_bench
+
+$(obj)/bench/alloc_bench: $(obj)/bench/alloc_bench.o
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lm
+
+# The benchmark calls malloc for its cost: no folding of malloc/free pairs.
+$(obj)/bench/alloc_bench.o: CFLAGS += -fno-builtin
+
+bench: all $(bench-progs)
+	$(Q)O=$(obj) bash bench/run.sh
+.PHONY: bench
