@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `uslab report TRACE`: one streaming pass over a trace. Memory is bounded
+ * by the live-object table (indexed by the trace's dense ids), the thread
+ * and CPU tables, and fixed-size histograms; never by the trace length.
+ * No locks: single-threaded.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sim/internal.h"
+
+#define MAX_IDS		((uint64_t)1 << 30)
+#define MAX_THREADS	(1u << 20)
+#define MAX_CPUS	4096u
+/* Log-linear histogram: 8 sub-buckets per power of two, < 9% error. */
+#define HIST_SUB	8
+#define HIST_BUCKETS	(64 * HIST_SUB)
+
+static const unsigned int kmalloc_classes[] = {
+	8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192,
+};
+#define NR_CLASSES	(ARRAY_SIZE(kmalloc_classes) + 1)	/* + larger */
+
+struct live {
+	uint64_t time;
+	uint64_t index;		/* event number of the allocation */
+	uint64_t size;
+	uint32_t tid;
+	bool used;
+};
+
+struct thread_stats {
+	uint64_t events, allocs, frees, bytes, remote_frees;
+};
+
+struct hist {
+	uint64_t n;
+	uint64_t max;
+	uint64_t b[HIST_BUCKETS];
+};
+
+struct report {
+	struct live *live;
+	uint64_t nlive_slots;
+	struct thread_stats *threads;
+	uint32_t nthreads;
+	uint64_t *cpu_events;
+	uint32_t ncpus;
+	uint64_t unknown_cpu;
+	uint64_t ops[TRACE_OP_NR];
+	uint64_t class_allocs[NR_CLASSES], class_bytes[NR_CLASSES];
+	uint64_t class_waste[NR_CLASSES];
+	uint64_t live_bytes, live_objs, peak_bytes, peak_objs;
+	uint64_t peak_time, peak_index;
+	uint64_t total_bytes, allocs, frees, failed, free_null;
+	uint64_t unknown_frees;
+	struct hist life_ns, life_ev;
+	uint64_t events, last_time;
+};
+
+static unsigned int hist_bucket(uint64_t v)
+{
+	unsigned int lg, sub;
+
+	if (v < HIST_SUB)
+		return (unsigned int)v;
+	lg = 63u - (unsigned int)__builtin_clzll(v);
+	sub = (unsigned int)(v >> (lg - 3)) & (HIST_SUB - 1);
+	return (lg - 2) * HIST_SUB + sub;
+}
+
+/* Upper end of a bucket, the value a percentile reports. */
+static uint64_t hist_value(unsigned int b)
+{
+	unsigned int lg, sub;
+
+	if (b < HIST_SUB)
+		return b;
+	lg = b / HIST_SUB + 2;
+	sub = b % HIST_SUB;
+	return ((uint64_t)(HIST_SUB + sub) << (lg - 3)) + ((uint64_t)1 << (lg - 3)) - 1;
+}
+
+static void hist_add(struct hist *h, uint64_t v)
+{
+	h->b[hist_bucket(v)]++;
+	h->n++;
+	if (v > h->max)
+		h->max = v;
+}
+
+static uint64_t hist_pct(const struct hist *h, double pct)
+{
+	uint64_t want = (uint64_t)((double)h->n * pct / 100.0), seen = 0;
+
+	if (want >= h->n)
+		want = h->n - 1;
+	for (unsigned int b = 0; b < HIST_BUCKETS; b++) {
+		seen += h->b[b];
+		if (seen > want)
+			return min_t(uint64_t, hist_value(b), h->max);
+	}
+	return h->max;
+}
+
+static unsigned int size_class(uint64_t size)
+{
+	for (unsigned int i = 0; i < ARRAY_SIZE(kmalloc_classes); i++)
+		if (size <= kmalloc_classes[i])
+			return i;
+	return ARRAY_SIZE(kmalloc_classes);
+}
+
+static int grow_array(void **p, uint64_t *n, uint64_t need, size_t elem,
+		      uint64_t limit)
+{
+	uint64_t cap = *n ? *n : 1024;
+	void *np;
+
+	if (need <= *n)
+		return 0;
+	if (need > limit)
+		return -E2BIG;
+	while (cap < need)
+		cap *= 2;
+	if (cap > limit)
+		cap = limit;
+	np = realloc(*p, cap * elem);
+	if (!np)
+		return -ENOMEM;
+	memset((char *)np + *n * elem, 0, (cap - *n) * elem);
+	*p = np;
+	*n = cap;
+	return 0;
+}
+
+static int on_alloc(struct report *rp, const struct trace_event *ev)
+{
+	unsigned int c = size_class(ev->size);
+	struct live *l;
+	int rc;
+
+	rp->allocs++;
+	rp->total_bytes += ev->size;
+	rp->class_allocs[c]++;
+	rp->class_bytes[c] += ev->size;
+	if (c < ARRAY_SIZE(kmalloc_classes))
+		rp->class_waste[c] += kmalloc_classes[c] - ev->size;
+	rp->threads[ev->tid].allocs++;
+	rp->threads[ev->tid].bytes += ev->size;
+	if (!ev->id) {
+		rp->failed++;
+		return 0;
+	}
+	rc = grow_array((void **)&rp->live, &rp->nlive_slots, ev->id + 1,
+			sizeof(*rp->live), MAX_IDS);
+	if (rc)
+		return rc;
+	l = &rp->live[ev->id];
+	if (l->used) {		/* never freed: the trace breaks its promise */
+		rp->live_bytes -= l->size;
+		rp->live_objs--;
+	}
+	l->used = true;
+	l->time = ev->time_ns;
+	l->index = rp->events;
+	l->size = ev->size;
+	l->tid = ev->tid;
+	rp->live_bytes += ev->size;
+	rp->live_objs++;
+	if (rp->live_bytes > rp->peak_bytes) {
+		rp->peak_bytes = rp->live_bytes;
+		rp->peak_time = ev->time_ns;
+		rp->peak_index = rp->events;
+	}
+	if (rp->live_objs > rp->peak_objs)
+		rp->peak_objs = rp->live_objs;
+	return 0;
+}
+
+static void on_free(struct report *rp, const struct trace_event *ev, uint64_t id)
+{
+	struct live *l;
+
+	rp->frees++;
+	rp->threads[ev->tid].frees++;
+	if (!id) {
+		rp->free_null++;
+		return;
+	}
+	if (id >= rp->nlive_slots || !rp->live[id].used) {
+		rp->unknown_frees++;
+		return;
+	}
+	l = &rp->live[id];
+	hist_add(&rp->life_ns, ev->time_ns - l->time);
+	hist_add(&rp->life_ev, rp->events - l->index);
+	if (l->tid != ev->tid)
+		rp->threads[ev->tid].remote_frees++;
+	rp->live_bytes -= l->size;
+	rp->live_objs--;
+	l->used = false;
+}
+
+static int account(struct report *rp, const struct trace_event *ev)
+{
+	uint64_t n;
+	int rc;
+
+	n = rp->nthreads;
+	rc = grow_array((void **)&rp->threads, &n, (uint64_t)ev->tid + 1,
+			sizeof(*rp->threads), MAX_THREADS);
+	if (rc)
+		return rc;
+	rp->nthreads = (uint32_t)n;
+	if (ev->cpu >= MAX_CPUS) {
+		rp->unknown_cpu++;
+	} else {
+		n = rp->ncpus;
+		rc = grow_array((void **)&rp->cpu_events, &n, (uint64_t)ev->cpu + 1,
+				sizeof(*rp->cpu_events), MAX_CPUS);
+		if (rc)
+			return rc;
+		rp->ncpus = (uint32_t)n;
+		rp->cpu_events[ev->cpu]++;
+	}
+	rp->ops[ev->op]++;
+	rp->threads[ev->tid].events++;
+	if (trace_op_is_free(ev->op)) {
+		on_free(rp, ev, ev->id);
+	} else if (ev->op == TRACE_OP_REALLOC) {
+		bool failed = !ev->id && ev->size;
+
+		if (ev->old_id && !failed)
+			on_free(rp, ev, ev->old_id);
+		if (ev->id || ev->size)
+			rc = on_alloc(rp, ev);
+	} else {
+		rc = on_alloc(rp, ev);
+	}
+	rp->events++;
+	rp->last_time = ev->time_ns;
+	return rc;
+}
+
+static void print_bytes(FILE *f, uint64_t b)
+{
+	if (b >= (10ull << 30))
+		fprintf(f, "%.1f GiB", (double)b / (1 << 30));
+	else if (b >= (10ull << 20))
+		fprintf(f, "%.1f MiB", (double)b / (1 << 20));
+	else if (b >= (10ull << 10))
+		fprintf(f, "%.1f KiB", (double)b / (1 << 10));
+	else
+		fprintf(f, "%" PRIu64 " B", b);
+}
+
+static void print_hist(FILE *f, const char *what, const struct hist *h)
+{
+	static const double p[] = { 50, 90, 99, 99.9 };
+
+	fprintf(f, "  %-10s", what);
+	if (!h->n) {
+		fprintf(f, " (no object freed)\n");
+		return;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(p); i++)
+		fprintf(f, "  p%-4g %-12" PRIu64, p[i], hist_pct(h, p[i]));
+	fprintf(f, "  max %" PRIu64 "\n", h->max);
+}
+
+static void print_report(FILE *f, const struct trace_meta *m,
+			 const struct report *rp, unsigned int max_threads)
+{
+	uint32_t active = 0;
+
+	fprintf(f, "# trace: %s (format %u.%u), pid %u, %u CPUs\n",
+		m->tool, m->version_major, m->version_minor, m->pid, m->cpus);
+	fprintf(f, "# command: %s\n", m->cmdline);
+	fprintf(f, "# %" PRIu64 " events over %.6f s\n\n", rp->events,
+		(double)rp->last_time / 1e9);
+
+	fprintf(f, "operations:\n");
+	for (unsigned int op = 0; op < TRACE_OP_NR; op++)
+		if (rp->ops[op])
+			fprintf(f, "  %-20s %12" PRIu64 "  %5.1f%%\n", trace_op_name(op),
+				rp->ops[op], 100.0 * (double)rp->ops[op] / (double)rp->events);
+	fprintf(f, "  allocations %" PRIu64 " (failed %" PRIu64 "), frees %" PRIu64
+		" (of NULL %" PRIu64 ", of unknown ids %" PRIu64 ")\n\n",
+		rp->allocs, rp->failed, rp->frees, rp->free_null, rp->unknown_frees);
+
+	fprintf(f, "sizes by kmalloc class:\n");
+	fprintf(f, "  %-8s %12s %7s %14s %8s\n", "class", "allocs", "share", "bytes", "waste");
+	for (unsigned int c = 0; c < NR_CLASSES; c++) {
+		char name[16];
+
+		if (!rp->class_allocs[c])
+			continue;
+		if (c < ARRAY_SIZE(kmalloc_classes))
+			snprintf(name, sizeof(name), "%u", kmalloc_classes[c]);
+		else
+			snprintf(name, sizeof(name), ">8192");
+		fprintf(f, "  %-8s %12" PRIu64 " %6.1f%% %14" PRIu64, name,
+			rp->class_allocs[c],
+			100.0 * (double)rp->class_allocs[c] / (double)rp->allocs,
+			rp->class_bytes[c]);
+		if (c < ARRAY_SIZE(kmalloc_classes))
+			fprintf(f, " %7.1f%%\n", 100.0 * (double)rp->class_waste[c] /
+				(double)(rp->class_bytes[c] + rp->class_waste[c]));
+		else
+			fprintf(f, " %8s\n", "-");
+	}
+
+	fprintf(f, "\nlifetimes (allocation to free):\n");
+	print_hist(f, "ns", &rp->life_ns);
+	print_hist(f, "events", &rp->life_ev);
+
+	fprintf(f, "\nmemory:\n  peak live  ");
+	print_bytes(f, rp->peak_bytes);
+	fprintf(f, " at %.6f s (event %" PRIu64 "); peak objects %" PRIu64 "\n",
+		(double)rp->peak_time / 1e9, rp->peak_index, rp->peak_objs);
+	fprintf(f, "  allocated  ");
+	print_bytes(f, rp->total_bytes);
+	fprintf(f, " in total; churn (allocated / peak live) %.1f\n",
+		rp->peak_bytes ? (double)rp->total_bytes / (double)rp->peak_bytes : 0.0);
+	fprintf(f, "  at exit    %" PRIu64 " objects, ", rp->live_objs);
+	print_bytes(f, rp->live_bytes);
+	fprintf(f, " still live\n");
+
+	for (uint32_t t = 0; t < rp->nthreads; t++)
+		active += rp->threads[t].events != 0;
+	fprintf(f, "\nthreads: %u\n", active);
+	fprintf(f, "  %-6s %12s %12s %12s %14s %12s\n", "tid", "events", "allocs",
+		"frees", "bytes", "remote frees");
+	for (uint32_t t = 0, shown = 0; t < rp->nthreads; t++) {
+		const struct thread_stats *ts = &rp->threads[t];
+
+		if (!ts->events)
+			continue;
+		if (shown++ == max_threads) {
+			fprintf(f, "  ... %u more (use --threads N)\n", active - max_threads);
+			break;
+		}
+		fprintf(f, "  %-6u %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %14" PRIu64
+			" %12" PRIu64 "\n", t, ts->events, ts->allocs, ts->frees,
+			ts->bytes, ts->remote_frees);
+	}
+	fprintf(f, "\ncpus:");
+	for (uint32_t c = 0; c < rp->ncpus; c++)
+		if (rp->cpu_events[c])
+			fprintf(f, " %u:%.1f%%", c,
+				100.0 * (double)rp->cpu_events[c] / (double)rp->events);
+	if (rp->unknown_cpu)
+		fprintf(f, " unknown/other:%.1f%%", 100.0 * (double)rp->unknown_cpu / (double)rp->events);
+	fputc('\n', f);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const char usage[] =
+		"uslab report [--threads N] TRACE\n"
+		"  operations, sizes per kmalloc class, lifetimes, threads, peak live\n"
+		"  bytes and churn, in one streaming pass\n"
+		"  --threads N   list at most N threads (default 32)";
+	static const struct option lopts[] = {
+		{ "threads", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct report *rp;
+	struct trace_reader *r;
+	struct trace_event ev;
+	unsigned int max_threads = 32;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "+t:h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			max_threads = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		default:
+			return cmd_usage(usage);
+		}
+	}
+	if (optind != argc - 1)
+		return cmd_usage(usage);
+	r = cmd_open_trace(argv[optind]);
+	if (!r)
+		return 1;
+	rp = calloc(1, sizeof(*rp));
+	if (!rp) {
+		trace_reader_close(r);
+		return 1;
+	}
+	while ((rc = trace_reader_next(r, &ev)) > 0) {
+		rc = account(rp, &ev);
+		if (rc) {
+			fprintf(stderr, "uslab report: %s: event %" PRIu64 ": %s\n",
+				argv[optind], rp->events,
+				rc == -E2BIG ? "id or thread number too large (ids must be dense)" :
+				strerror(-rc));
+			rc = 1;
+			goto out;
+		}
+	}
+	rc = cmd_read_error(r, rc);
+	if (!rc)
+		print_report(stdout, trace_reader_meta(r), rp, max_threads);
+out:
+	trace_reader_close(r);
+	free(rp->live);
+	free(rp->threads);
+	free(rp->cpu_events);
+	free(rp);
+	if (fflush(stdout) == EOF)
+		rc = 1;
+	return rc;
+}
