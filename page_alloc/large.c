@@ -128,6 +128,22 @@ static struct page *large_range_get_locked(size_t npages, size_t align)
 	return head;
 }
 
+/*
+ * The struct pages of a big mapping cost 1/64 of it; give back the map pages
+ * wholly inside its tail pages, so that a program freeing big buffers does
+ * not keep their map resident. The first and last struct page are kept:
+ * they carry the free range. Called before the range is back on the free
+ * list, while nobody else can touch these struct pages.
+ */
+static void large_release_map(struct page *head, size_t npages)
+{
+	unsigned long lo = ALIGN_UP((unsigned long)(head + 1), PAGE_SIZE);
+	unsigned long hi = ALIGN_DOWN((unsigned long)(head + npages - 1), PAGE_SIZE);
+
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 /**
  * alloc_pages_large - a mapping of its own inside the reserved range.
  * @size: bytes, rounded up to whole pages.
@@ -236,6 +252,7 @@ void free_pages_large(void *addr)
 		 -1, 0) == MAP_FAILED)
 		madvise(addr, bytes, MADV_DONTNEED);
 	pa_probe(large_unmap, addr, bytes);
+	large_release_map(head, npages);
 
 	pa_lock();
 	pa_zone.bytes_allocated -= bytes;

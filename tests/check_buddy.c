@@ -541,6 +541,18 @@ START_TEST(test_large)
 	ck_assert(list_empty(&pa_zone.large_free));
 	pa_unlock();
 
+	/* The struct pages of a freed big mapping do not stay resident. */
+	a = alloc_pages_large(40UL << 20, 0, 0);
+	ck_assert_ptr_nonnull(a);
+	{
+		char *m = (char *)ALIGN_UP((unsigned long)(virt_to_page(a) + 1), PAGE_SIZE);
+		size_t mlen = 8 * PAGE_SIZE;	/* well inside 640 KiB of map */
+
+		ck_assert_uint_eq(resident_pages(m, mlen), 8);
+		free_pages_large(a);
+		ck_assert_uint_eq(resident_pages(m, mlen), 0);
+	}
+
 	/* Bad arguments. */
 	errno = 0;
 	ck_assert_ptr_null(alloc_pages_large(0, 0, 0));
