@@ -197,6 +197,7 @@ install: all
 	$(Q)install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/uslab \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	$(Q)install -m 644 include/uslab/*.h $(DESTDIR)$(PREFIX)/include/uslab/
+	$(Q)install -d $(DESTDIR)$(PREFIX)/include/uslab/linux && install -m 644 include/uslab/linux/*.h $(DESTDIR)$(PREFIX)/include/uslab/linux/
 	$(Q)install -m 644 $(autoconf_h) $(DESTDIR)$(PREFIX)/include/uslab/autoconf.h
 	$(Q)install -m 644 $(core-lib) $(DESTDIR)$(PREFIX)/lib/
 	$(Q)$(if $(malloc-objs),install -m 755 $(shared-lib) $(DESTDIR)$(PREFIX)/lib/ && install -m 644 $(static-lib) $(DESTDIR)$(PREFIX)/lib/)

@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: MIT */
+/* <linux/gfp.h> for kernel code built against uslab (see linux/slab.h). */
+#ifndef USLAB_LINUX_GFP_H
+#define USLAB_LINUX_GFP_H
+
+#include "../gfp.h"
+
+#endif /* USLAB_LINUX_GFP_H */
