@@ -5,7 +5,8 @@
 # expansion, so fragments read after this one (tools/) still count.
 
 trace-objs := sim/trace_common.o sim/trace_read.o sim/trace_write.o
-sim-objs   += $(trace-objs) sim/script.o sim/record_collect.o sim/report.o
+sim-objs   += $(trace-objs) sim/script.o sim/record_collect.o sim/report.o \
+              sim/import_common.o sim/import_mtrace.o sim/import_perf.o sim/import_cmd.o
 
 progs       += $(obj)/uslab
 install-bins += $(obj)/uslab

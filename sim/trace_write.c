@@ -38,6 +38,9 @@ struct trace_writer {
 	uint64_t id_space;
 	uint32_t nthreads;
 	uint64_t last_time;
+	uint8_t *hdr;		/* as written, for trace_writer_set_cpus_pid() */
+	size_t hdr_len;
+	bool hdr_dirty;
 	char err[512];
 };
 
@@ -66,7 +69,6 @@ static int write_header(struct trace_writer *w, const struct trace_meta *m)
 {
 	size_t clen = m->cmdline ? strlen(m->cmdline) : 0;
 	uint8_t *h;
-	int rc;
 
 	if (clen > TRACE_CMDLINE_MAX)
 		clen = TRACE_CMDLINE_MAX;
@@ -88,9 +90,9 @@ static int write_header(struct trace_writer *w, const struct trace_meta *m)
 		memcpy(h + TRACE_HDR_FIXED, m->cmdline, clen);
 	put_le32(h + TRACE_HDR_FIXED + clen,
 		 trace_crc32c(0, h, TRACE_HDR_FIXED + clen));
-	rc = write_all(w, h, TRACE_HDR_FIXED + clen + 4);
-	free(h);
-	return rc;
+	w->hdr = h;
+	w->hdr_len = TRACE_HDR_FIXED + clen + 4;
+	return write_all(w, h, w->hdr_len);
 }
 
 int trace_writer_open(struct trace_writer **wp, const char *path,
@@ -130,6 +132,7 @@ out_unlink:
 	unlink(w->tmp);
 	w->fd = -1;
 out_free:
+	free(w->hdr);
 	ZSTD_freeCCtx(w->cctx);
 	free(w->comp);
 	free(w->raw);
@@ -236,8 +239,17 @@ int trace_writer_add(struct trace_writer *w, const struct trace_event *ev)
 	return 0;
 }
 
+void trace_writer_set_cpus_pid(struct trace_writer *w, uint32_t cpus, uint32_t pid)
+{
+	put_le32(w->hdr + 16, cpus);
+	put_le32(w->hdr + 24, pid);
+	put_le32(w->hdr + w->hdr_len - 4, trace_crc32c(0, w->hdr, w->hdr_len - 4));
+	w->hdr_dirty = true;
+}
+
 static void writer_free(struct trace_writer *w)
 {
+	free(w->hdr);
 	ZSTD_freeCCtx(w->cctx);
 	free(w->comp);
 	free(w->raw);
@@ -275,6 +287,9 @@ int trace_writer_close(struct trace_writer *w)
 		put_le32(t + 44, trace_crc32c(0, t, 44));
 		rc = write_all(w, t, sizeof(t));
 	}
+	if (!rc && w->hdr_dirty &&
+	    pwrite(w->fd, w->hdr, w->hdr_len, 0) != (ssize_t)w->hdr_len)
+		rc = -errno;
 	if (!rc && close(w->fd) < 0)
 		rc = -errno;
 	w->fd = -1;

@@ -19,6 +19,7 @@ static const struct subcommand cmds[] = {
 	{ "record",	cmd_record,	"run a command and record its allocations" },
 	{ "script",	cmd_script,	"print the events of a trace as text" },
 	{ "report",	cmd_report,	"summarize a trace: ops, sizes, lifetimes, threads, peak" },
+	{ "import",	cmd_import,	"convert an mtrace log or perf kmem output to a trace" },
 	/* replay, simulation, tuning, generators (sim/ owner B) */
 	{ "replay",	cmd_replay,	"replay a trace for real on uslab, glibc, jemalloc, ..." },
 	{ "gen",	cmd_gen,	"write a synthetic workload (rpmalloc, mtmalloc, prodcons)" },

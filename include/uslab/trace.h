@@ -60,6 +60,9 @@ enum trace_op {
 };
 
 #define TRACE_CPU_UNKNOWN	UINT32_MAX
+/* trace_meta.clock_id when the source had no clock (mtrace): time_ns is
+ * then the event's index. */
+#define TRACE_CLOCK_NONE	UINT32_MAX
 
 /**
  * struct trace_event - one allocator call.
@@ -89,7 +92,8 @@ struct trace_event {
  * @version_minor: minor version (additions a reader may ignore).
  * @cpus: CPUs online on the recording machine (or simulated, for imports: 0
  *        when unknown).
- * @clock_id: clockid_t of the timestamps (CLOCK_MONOTONIC for recordings).
+ * @clock_id: clockid_t of the timestamps (CLOCK_MONOTONIC for recordings
+ *            and perf imports), or TRACE_CLOCK_NONE.
  * @pid: process id of the recorded process (0 when unknown).
  * @start_ns: wall-clock time (CLOCK_REALTIME, ns since the epoch) of
  *            time_ns == 0.

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: MIT
+/*
+ * glibc mtrace logs (MALLOC_TRACE=FILE, libc_malloc_debug.so preloaded, a
+ * program calling mtrace()). The lines glibc writes (malloc/mtrace-impl.c):
+ *
+ *   = Start | = End
+ *   [@ CALLER ]+ 0xADDR 0xSIZE     malloc, calloc, memalign..., realloc(NULL)
+ *   [@ CALLER ]- 0xADDR            free, realloc(p, 0)
+ *   [@ CALLER ]< 0xOLD             realloc, then on the next line:
+ *   [@ CALLER ]> 0xNEW 0xSIZE
+ *   [@ CALLER ]! 0xOLD 0xSIZE      realloc that failed (OLD still lives)
+ *
+ * where CALLER is "PROG:(SYM+0xOFF)[0xADDR]" or "[0xADDR]". mtrace has no
+ * clock and no threads: time_ns is the event number, tid 0, CPU unknown.
+ * A "+" reports no kind, so every allocation is a malloc.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sim/internal.h"
+
+#define LINE_MAX_LEN	8192
+
+struct mt {
+	const char *name;
+	struct import_result *res;
+	struct idmap *ids;
+	trace_emit_fn emit;
+	void *ctx;
+	uint64_t old_id;	/* pending "<" */
+	uint64_t old_line;
+	bool have_old;
+};
+
+static int __printf(3, 4) mt_err(struct mt *m, uint64_t line, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(m->res->err, sizeof(m->res->err), "%s:%" PRIu64 ": ",
+			 m->name, line);
+
+	va_start(ap, fmt);
+	if (n > 0 && (size_t)n < sizeof(m->res->err))
+		vsnprintf(m->res->err + n, sizeof(m->res->err) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -EPROTO;
+}
+
+/* "0x1f", or "(nil)" for NULL. Return: pointer past it, or NULL. */
+static const char *parse_hex(const char *s, uint64_t *v)
+{
+	uint64_t r = 0;
+	int digits = 0;
+
+	if (!strncmp(s, "(nil)", 5)) {
+		*v = 0;
+		return s + 5;
+	}
+	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+		return NULL;
+	for (s += 2;; s++, digits++) {
+		int d;
+
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if (*s >= 'a' && *s <= 'f')
+			d = *s - 'a' + 10;
+		else if (*s >= 'A' && *s <= 'F')
+			d = *s - 'A' + 10;
+		else
+			break;
+		if (digits == 16)
+			return NULL;
+		r = r << 4 | (uint64_t)d;
+	}
+	if (!digits)
+		return NULL;
+	*v = r;
+	return s;
+}
+
+static const char *skip_spaces(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
+static int emit_ev(struct mt *m, uint8_t op, uint64_t id, uint64_t old,
+		   uint64_t size)
+{
+	struct trace_event ev = {
+		.time_ns = m->res->events, .id = id, .old_id = old,
+		.size = size, .tid = 0, .cpu = TRACE_CPU_UNKNOWN, .op = op,
+	};
+
+	m->res->events++;
+	return m->emit(m->ctx, &ev);
+}
+
+/* A new object at @addr; an address still live lost its free: add it. */
+static int new_object(struct mt *m, uint64_t addr, uint64_t *id)
+{
+	uint64_t old;
+	int rc;
+
+	if (!addr) {
+		*id = 0;
+		return 0;
+	}
+	rc = idmap_insert(m->ids, addr, id);
+	if (rc == -EEXIST) {
+		rc = idmap_remove(m->ids, addr, &old);
+		if (!rc)
+			rc = emit_ev(m, TRACE_OP_FREE, old, 0, 0);
+		if (!rc)
+			rc = idmap_insert(m->ids, addr, id);
+	}
+	return rc;
+}
+
+static int parse_line(struct mt *m, const char *s, uint64_t line)
+{
+	uint64_t addr, size = 0, id, old;
+	const char *e;
+	char op;
+	int rc;
+
+	if (s[0] == '=' && s[1] == ' ')
+		return 0;			/* = Start, = End */
+	if (s[0] == '@' && s[1] == ' ') {
+		/* Caller: up to the "]" that ends "[0xADDR]". */
+		e = strstr(s, "] ");
+		if (!e)
+			return mt_err(m, line, "expected \"@ CALLER[0xADDR] \" before the operation");
+		s = e + 2;
+	}
+	op = *s;
+	if (!op || !strchr("+-<>!", op) || s[1] != ' ')
+		return mt_err(m, line, "expected an mtrace operation (+ - < > !), found \"%.20s\"", s);
+	if (m->have_old && op != '>')
+		return mt_err(m, line, "expected \"> 0xADDR 0xSIZE\" after the \"<\" of line %" PRIu64,
+			      m->old_line);
+	e = parse_hex(skip_spaces(s + 2), &addr);
+	if (!e)
+		return mt_err(m, line, "expected an address (0x...) after '%c'", op);
+	if (op == '+' || op == '>' || op == '!') {
+		e = parse_hex(skip_spaces(e), &size);
+		if (!e)
+			return mt_err(m, line, "expected a size (0x...) after the address");
+	}
+	e = skip_spaces(e);
+	if (*e)
+		return mt_err(m, line, "unexpected text after the operation: \"%.20s\"", e);
+
+	switch (op) {
+	case '+':
+		rc = new_object(m, addr, &id);
+		return rc ? rc : emit_ev(m, TRACE_OP_MALLOC, id, 0, size);
+	case '-':
+		if (!addr)
+			return emit_ev(m, TRACE_OP_FREE, 0, 0, 0);
+		if (idmap_remove(m->ids, addr, &id)) {
+			m->res->skipped++;	/* allocated before mtrace() */
+			return 0;
+		}
+		return emit_ev(m, TRACE_OP_FREE, id, 0, 0);
+	case '<':
+		m->have_old = true;
+		m->old_line = line;
+		m->old_id = 0;
+		if (addr && idmap_detach(m->ids, addr, &m->old_id))
+			m->old_id = 0;
+		return 0;
+	case '>':
+		if (!m->have_old)
+			return mt_err(m, line, "expected \"<\" on the line before \">\"");
+		m->have_old = false;
+		rc = new_object(m, addr, &id);
+		if (!rc)
+			rc = emit_ev(m, TRACE_OP_REALLOC, id, m->old_id, size);
+		if (!rc && m->old_id)
+			rc = idmap_release_id(m->ids, m->old_id);
+		return rc;
+	case '!':
+		/* Failed realloc: the old object stays live under its id. */
+		old = 0;
+		if (addr && idmap_lookup(m->ids, addr, &id) == 0)
+			old = id;
+		return emit_ev(m, TRACE_OP_REALLOC, 0, old, size);
+	}
+	return 0;
+}
+
+int import_mtrace(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
+		  struct import_result *res)
+{
+	struct mt m = { .name = name, .res = res, .emit = emit, .ctx = ctx };
+	char *buf = malloc(LINE_MAX_LEN);
+	uint64_t line = 0;
+	int rc = 0;
+
+	memset(res, 0, sizeof(*res));
+	m.ids = idmap_new();
+	if (!buf || !m.ids) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		size_t len;
+
+		rc = import_read_line(in, buf, LINE_MAX_LEN, &len);
+		if (rc == 0)
+			break;
+		line++;
+		if (rc < 0) {
+			rc = mt_err(&m, line, "%s", rc == -E2BIG ? "line too long for an mtrace log" :
+				    rc == -EILSEQ ? "NUL byte: not a text mtrace log" : "read error");
+			goto out;
+		}
+		if (!len)
+			continue;
+		rc = parse_line(&m, buf, line);
+		if (rc) {
+			if (rc != -EPROTO)
+				mt_err(&m, line, "%s", strerror(-rc));
+			goto out;
+		}
+	}
+	if (m.have_old) {
+		rc = mt_err(&m, line + 1, "log ends after the \"<\" of line %" PRIu64
+			    " (expected \">\")", m.old_line);
+		goto out;
+	}
+	if (!line) {
+		rc = mt_err(&m, 1, "empty file: expected an mtrace log (\"= Start\")");
+		goto out;
+	}
+	res->lines = line;
+out:
+	idmap_free(m.ids);
+	free(buf);
+	return rc;
+}

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `perf script` text of the kernel's kmem tracepoints, as printed by
+ *
+ *   perf record -e kmem:kmalloc -e kmem:kfree -e kmem:kmem_cache_alloc \
+ *               -e kmem:kmem_cache_free -a [-g] -- sleep 10
+ *   perf script
+ *
+ * An event line is "COMM PID[/TID] [CPU] SECONDS.FRACTION: SYSTEM:EVENT: key=value...";
+ * COMM may hold spaces, PID and [CPU] may be missing (perf script -F), and
+ * with -g each event is followed by indented call-chain lines. Events:
+ *
+ *   kmem:kmalloc, kmem:kmalloc_node          ptr= bytes_req= -> kmalloc
+ *   kmem:kmem_cache_alloc, ..._alloc_node    ptr= bytes_req= -> kmem_cache_alloc
+ *   kmem:kfree                               ptr=            -> kfree
+ *   kmem:kmem_cache_free                     ptr=            -> kmem_cache_free
+ *
+ * Other events are counted and skipped. Task ids become dense thread ids in
+ * order of appearance; time is relative to the first event.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sim/internal.h"
+
+#define LINE_MAX_LEN	16384
+#define MAX_TOKENS	64
+
+struct pf {
+	const char *name;
+	struct import_result *res;
+	struct idmap *ids;
+	struct idmap *tids;
+	trace_emit_fn emit;
+	void *ctx;
+	uint64_t t0, last;
+	bool have_t0;
+};
+
+static int __printf(3, 4) pf_err(struct pf *p, uint64_t line, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(p->res->err, sizeof(p->res->err), "%s:%" PRIu64 ": ",
+			 p->name, line);
+
+	va_start(ap, fmt);
+	if (n > 0 && (size_t)n < sizeof(p->res->err))
+		vsnprintf(p->res->err + n, sizeof(p->res->err) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -EPROTO;
+}
+
+static bool all_digits(const char *s, size_t n)
+{
+	if (!n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
+/* Decimal with overflow check; the whole of [s, s + n). */
+static bool parse_dec(const char *s, size_t n, uint64_t *v)
+{
+	uint64_t r = 0;
+
+	if (!all_digits(s, n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (r > (UINT64_MAX - 9) / 10)
+			return false;
+		r = r * 10 + (uint64_t)(s[i] - '0');
+	}
+	*v = r;
+	return true;
+}
+
+/* "12345.678901:" -> ns. Up to 9 fraction digits. */
+static bool parse_time(const char *s, size_t n, uint64_t *ns)
+{
+	const char *dot;
+	uint64_t sec, frac = 0;
+	size_t fl;
+
+	if (n < 3 || s[n - 1] != ':')
+		return false;
+	n--;
+	dot = memchr(s, '.', n);
+	if (!dot)
+		return false;
+	fl = n - (size_t)(dot + 1 - s);
+	if (fl == 0 || fl > 9 || !parse_dec(s, (size_t)(dot - s), &sec) ||
+	    !parse_dec(dot + 1, fl, &frac) || sec > UINT64_MAX / 1000000000u - 1)
+		return false;
+	for (; fl < 9; fl++)
+		frac *= 10;
+	*ns = sec * 1000000000u + frac;
+	return true;
+}
+
+/* ptr=0xffff..., ptr=ffff..., ptr=(nil), ptr=0 */
+static bool parse_ptr(const char *s, uint64_t *v)
+{
+	uint64_t r = 0;
+	int digits = 0;
+
+	if (!strcmp(s, "(nil)") || !strcmp(s, "0")) {
+		*v = 0;
+		return true;
+	}
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	for (; *s; s++, digits++) {
+		int d;
+
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if (*s >= 'a' && *s <= 'f')
+			d = *s - 'a' + 10;
+		else if (*s >= 'A' && *s <= 'F')
+			d = *s - 'A' + 10;
+		else
+			return false;
+		if (digits == 16)
+			return false;
+		r = r << 4 | (uint64_t)d;
+	}
+	*v = r;
+	return digits > 0;
+}
+
+static const char *field(char **tok, int ntok, int from, const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (int i = from; i < ntok; i++)
+		if (!strncmp(tok[i], key, kl) && tok[i][kl] == '=')
+			return tok[i] + kl + 1;
+	return NULL;
+}
+
+static int emit_ev(struct pf *p, uint8_t op, uint64_t t, uint32_t tid,
+		   uint32_t cpu, uint64_t id, uint64_t size)
+{
+	struct trace_event ev = {
+		.time_ns = t, .id = id, .size = size, .tid = tid, .cpu = cpu,
+		.op = op,
+	};
+
+	p->res->events++;
+	if (cpu != TRACE_CPU_UNKNOWN && cpu + 1 > p->res->cpus)
+		p->res->cpus = cpu + 1;
+	return p->emit(p->ctx, &ev);
+}
+
+static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line)
+{
+	const char *ev = tok[ti + 1], *s;
+	uint64_t t, addr, size = 0, id, old, task = 0, tid64;
+	uint32_t cpu = TRACE_CPU_UNKNOWN, tid;
+	bool alloc, cache;
+	int rc;
+
+	if (!strcmp(ev, "kmem:kmalloc:") || !strcmp(ev, "kmem:kmalloc_node:")) {
+		alloc = true;
+		cache = false;
+	} else if (!strcmp(ev, "kmem:kmem_cache_alloc:") ||
+		   !strcmp(ev, "kmem:kmem_cache_alloc_node:")) {
+		alloc = cache = true;
+	} else if (!strcmp(ev, "kmem:kfree:")) {
+		alloc = cache = false;
+	} else if (!strcmp(ev, "kmem:kmem_cache_free:")) {
+		alloc = false;
+		cache = true;
+	} else {
+		p->res->skipped++;
+		return 0;
+	}
+	parse_time(tok[ti], strlen(tok[ti]), &t);
+	/* [CPU] and PID[/TID] just before the time, when perf printed them. */
+	if (ti >= 1 && tok[ti - 1][0] == '[') {
+		size_t n = strlen(tok[ti - 1]);
+		uint64_t c;
+
+		if (n < 3 || tok[ti - 1][n - 1] != ']' || !parse_dec(tok[ti - 1] + 1, n - 2, &c) ||
+		    c >= TRACE_CPU_UNKNOWN)
+			return pf_err(p, line, "expected [CPU] before the time, found \"%.20s\"", tok[ti - 1]);
+		cpu = (uint32_t)c;
+		ti--;
+	}
+	if (ti >= 1) {
+		const char *pt = tok[ti - 1], *slash = strchr(pt, '/');
+
+		if (slash && parse_dec(slash + 1, strlen(slash + 1), &task))
+			;
+		else if (!parse_dec(pt, strlen(pt), &task))
+			task = 0;	/* no pid column: a comm only */
+		if (!p->res->pid && task)
+			p->res->pid = (uint32_t)task;
+	}
+	s = field(tok, ntok, ti + 2, "ptr");
+	if (!s)
+		s = field(tok, ntok, 0, "ptr");
+	if (!s || !parse_ptr(s, &addr))
+		return pf_err(p, line, "expected ptr=0xADDRESS in a %s event", ev);
+	if (alloc) {
+		s = field(tok, ntok, 0, "bytes_req");
+		if (!s || !parse_dec(s, strlen(s), &size))
+			return pf_err(p, line, "expected bytes_req=N in a %s event", ev);
+	}
+	if (!p->have_t0) {
+		p->t0 = t;
+		p->have_t0 = true;
+	}
+	t = t >= p->t0 ? t - p->t0 : 0;
+	if (t < p->last)	/* perf sorts by time; clamp stragglers */
+		t = p->last;
+	p->last = t;
+	/* Dense thread numbers, in order of first appearance. */
+	if (idmap_lookup(p->tids, task, &tid64)) {
+		rc = idmap_insert(p->tids, task, &tid64);
+		if (rc)
+			return rc == -EINVAL ? pf_err(p, line, "bad task id") : rc;
+	}
+	if (tid64 > UINT32_MAX - 1)
+		return pf_err(p, line, "too many tasks");
+	tid = (uint32_t)(tid64 - 1);
+
+	if (alloc) {
+		if (addr <= 16)	/* failed, or kmalloc(0)'s ZERO_SIZE_PTR: no object */
+			return emit_ev(p, cache ? TRACE_OP_CACHE_ALLOC : TRACE_OP_KMALLOC,
+				       t, tid, cpu, 0, size);
+		rc = idmap_insert(p->ids, addr, &id);
+		if (rc == -EEXIST) {	/* its free was not traced */
+			rc = idmap_remove(p->ids, addr, &old);
+			if (!rc)
+				rc = emit_ev(p, TRACE_OP_KFREE, t, tid, cpu, old, 0);
+			if (!rc)
+				rc = idmap_insert(p->ids, addr, &id);
+		}
+		if (rc)
+			return rc == -EINVAL ? pf_err(p, line, "bad ptr") : rc;
+		return emit_ev(p, cache ? TRACE_OP_CACHE_ALLOC : TRACE_OP_KMALLOC,
+			       t, tid, cpu, id, size);
+	}
+	if (addr <= 16)		/* NULL and ZERO_SIZE_PTR */
+		return emit_ev(p, cache ? TRACE_OP_CACHE_FREE : TRACE_OP_KFREE,
+			       t, tid, cpu, 0, 0);
+	if (idmap_remove(p->ids, addr, &id)) {
+		p->res->skipped++;	/* allocated before the trace began */
+		return 0;
+	}
+	return emit_ev(p, cache ? TRACE_OP_CACHE_FREE : TRACE_OP_KFREE, t, tid,
+		       cpu, id, 0);
+}
+
+/* A -g call-chain line: indented "HEXADDR SYMBOL (DSO)". */
+static bool is_callchain(const char *s, char **tok, int ntok)
+{
+	uint64_t v;
+
+	return (s[0] == ' ' || s[0] == '\t') && ntok >= 2 && parse_ptr(tok[0], &v) &&
+	       tok[ntok - 1][0] == '(';
+}
+
+static int parse_line(struct pf *p, char *s, uint64_t line)
+{
+	char *tok[MAX_TOKENS], *save = NULL, *t, *orig = s;
+	int ntok = 0;
+	uint64_t ns;
+
+	for (t = strtok_r(s, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+		if (ntok == MAX_TOKENS)
+			break;
+		tok[ntok++] = t;
+	}
+	if (!ntok)
+		return 0;
+	if (tok[0][0] == '#')
+		return 0;		/* perf script -I header lines */
+	for (int i = 0; i + 1 < ntok; i++) {
+		size_t n = strlen(tok[i + 1]);
+
+		if (parse_time(tok[i], strlen(tok[i]), &ns) && n > 1 &&
+		    tok[i + 1][n - 1] == ':' && memchr(tok[i + 1], ':', n - 1))
+			return parse_event(p, tok, ntok, i, line);
+	}
+	if (is_callchain(orig, tok, ntok))
+		return 0;
+	return pf_err(p, line, "expected a perf script event line \"COMM PID [CPU] TIME: kmem:EVENT: ptr=...\" or a call-chain line, found \"%.40s\"",
+		      tok[0]);
+}
+
+int import_perf(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
+		struct import_result *res)
+{
+	struct pf p = { .name = name, .res = res, .emit = emit, .ctx = ctx };
+	char *buf = malloc(LINE_MAX_LEN);
+	uint64_t line = 0;
+	int rc = 0;
+
+	memset(res, 0, sizeof(*res));
+	p.ids = idmap_new();
+	p.tids = idmap_new();
+	if (!buf || !p.ids || !p.tids) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		size_t len;
+
+		rc = import_read_line(in, buf, LINE_MAX_LEN, &len);
+		if (rc == 0)
+			break;
+		line++;
+		if (rc < 0) {
+			rc = pf_err(&p, line, "%s", rc == -E2BIG ? "line too long for perf script output" :
+				    rc == -EILSEQ ? "NUL byte: not perf script text (a perf.data file? run 'perf script' on it)" :
+				    "read error");
+			goto out;
+		}
+		rc = parse_line(&p, buf, line);
+		if (rc) {
+			if (rc != -EPROTO)
+				pf_err(&p, line, "%s", strerror(-rc));
+			goto out;
+		}
+	}
+	if (!res->events) {
+		rc = pf_err(&p, line + 1, "no kmem events (expected kmem:kmalloc, kmem:kfree, kmem:kmem_cache_alloc, kmem:kmem_cache_free)");
+		goto out;
+	}
+	res->lines = line;
+out:
+	idmap_free(p.ids);
+	idmap_free(p.tids);
+	free(buf);
+	return rc;
+}
