@@ -37,6 +37,9 @@
 
 /* sim/trace_common.c */
 uint32_t trace_crc32c(uint32_t crc, const void *buf, size_t len);
+/* sim/trace_write.c: header fields only known at the end (imports): the
+ * header is rewritten in place by trace_writer_close(). */
+void trace_writer_set_cpus_pid(struct trace_writer *w, uint32_t cpus, uint32_t pid);
 
 static inline void put_le16(uint8_t *p, uint16_t v)
 {
@@ -122,7 +125,8 @@ static inline int64_t unzigzag(uint64_t v)
 	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
-/* ---- sim/import_idmap.c: address -> dense id, ids reused after free. */
+/* ---- sim/import_common.c: address -> dense id, ids reused after free;
+ * bounded line reading. */
 
 struct idmap;
 
@@ -130,9 +134,16 @@ struct idmap *idmap_new(void);
 void idmap_free(struct idmap *m);
 /* New object at @addr: its id (never 0). Return: 0, -EEXIST, -ENOMEM. */
 int idmap_insert(struct idmap *m, uint64_t addr, uint64_t *id);
+/* The id of the live object at @addr. Return: 0, or -ENOENT. */
+int idmap_lookup(const struct idmap *m, uint64_t addr, uint64_t *id);
 /* Object at @addr freed: its id. Return: 0, or -ENOENT when not live. */
 int idmap_remove(struct idmap *m, uint64_t addr, uint64_t *id);
+/* idmap_remove() in two steps, so a realloc's new object cannot take the
+ * old one's id: detach, insert the new object, then release the old id. */
+int idmap_detach(struct idmap *m, uint64_t addr, uint64_t *id);
+int idmap_release_id(struct idmap *m, uint64_t id);
 uint64_t idmap_id_space(const struct idmap *m);
+int import_read_line(FILE *in, char *buf, size_t cap, size_t *lenp);
 
 /* ---- Importers (sim/import_*.c). Each parses text from @in and hands every
  * event to @emit; a parse error is reported as "NAME:LINE: what" in @err. */
@@ -318,13 +329,15 @@ int cmd_sim(int argc, char **argv);
 
 /* sim/simulate_pcp.c: the simulator's view of the slab and percpu layers. */
 const char *sim_pcp_engine(void);
+/* Before anything allocates: @cpus virtual CPUs. Return: 0 or -errno. */
+int sim_pcp_init(unsigned int cpus);
 int sim_pcp_apply(const struct sim_config *cfg, struct sim_result *res);
 void sim_pcp_set_cpu(unsigned int cpu, uint64_t time_ns);
 void sim_pcp_collect(struct sim_result *res);
 /* Bytes of slabs per class (slabinfo's num_slabs * pagesperslab). */
 void sim_slab_bytes(const struct sim_result *res, uint64_t *bytes);
 
-/* sim/calibrate.c: the slow-path cost model. */
+/* sim/calibrate_model.c: the slow-path cost model. */
 struct sim_cost_model {
 	double hit_ns;			/* magazine hit, alloc or free */
 	double refill_ns;		/* one refill batch from the slab layer */
@@ -335,8 +348,11 @@ struct sim_cost_model {
 	char source[256];		/* the file, or "built-in default" */
 };
 void sim_cost_model_load(struct sim_cost_model *m);
+/* Where the calibration lives. Return: 0, -ENOENT, -ENAMETOOLONG. */
+int sim_calibration_path(char *buf, size_t len);
 double sim_cost(const struct sim_cost_model *m, const struct sim_result *res);
 double sim_class_cost(const struct sim_cost_model *m, const struct sim_cache_counts *c);
+/* sim/calibrate.c */
 int cmd_calibrate(int argc, char **argv);
 
 /* sim/plot.c */
