@@ -66,11 +66,11 @@ unsigned int pcp_default_limit(unsigned int size)
 {
 	if (CONFIG_PERCPU_MAG_SIZE > 0)
 		return CONFIG_PERCPU_MAG_SIZE;
-	/* the old SLAB's enable_cpucache() table */
+	/* the old SLAB's enable_cpucache() table, 8 from a page on */
+	if (size > 131072)
+		return 1;
 	if (size >= PAGE_SIZE)
 		return 8;
-	if (size > 2048)
-		return 16;
 	if (size > 1024)
 		return 24;
 	if (size > 256)

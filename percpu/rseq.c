@@ -14,6 +14,24 @@
 #if defined(__x86_64__) && !USLAB_VCPU
 
 /*
+ * Plain asm with an output (gcc 12 miscompiles asm goto with outputs: it
+ * merged a goto label with the fall-through). Out of line, in the
+ * __rseq_failure section: 7 = not on @cpu (k = -1), 4 = abort handler
+ * after the signature (k = -2); both continue at 6, after the section.
+ */
+#define PCP_RSEQ_FAIL_STUBS(k)						\
+	".pushsection __rseq_failure, \"ax\"\n\t"			\
+	"7:\n\t"							\
+	"movq $-1, " k "\n\t"						\
+	"jmp 6f\n\t"							\
+	".byte 0x0f, 0xb9, 0x3d\n\t"					\
+	".long 0x53053053\n\t"						\
+	"4:\n\t"							\
+	"movq $-2, " k "\n\t"						\
+	"jmp 6f\n\t"							\
+	".popsection\n\t"
+
+/*
  * pcp_rseq_pop - move min(@n, count) objects from the top of @m to @out.
  * Return: objects moved, -1 not on @cpu, -2 aborted.
  */
@@ -22,13 +40,13 @@ long pcp_rseq_pop(struct pcp_mag *m, int cpu, void **out, unsigned long n)
 	long off = pcp_rseq_off;
 	long k;
 
-	__asm__ __volatile__ goto (
-		PCP_RSEQ_CS("%l[wrong_cpu]")
+	__asm__ __volatile__ (
+		PCP_RSEQ_CS("7f")
 		"leaq 3b(%%rip), %%rax\n\t"
 		"movq %%rax, %%fs:8(%[off])\n\t"
 		"1:\n\t"
 		"cmpl %%fs:4(%[off]), %[cpu]\n\t"
-		"jne %l[wrong_cpu]\n\t"
+		"jne 7f\n\t"
 		"movq (%[m]), %%rcx\n\t"		/* count */
 		"movq %[n], %[k]\n\t"
 		"cmpq %%rcx, %[k]\n\t"
@@ -47,17 +65,13 @@ long pcp_rseq_pop(struct pcp_mag *m, int cpu, void **out, unsigned long n)
 		"6:\n\t"
 		"movq %%r8, (%[m])\n\t"			/* commit */
 		"2:\n\t"
-		PCP_RSEQ_ABORT("%l[aborted]")
+		PCP_RSEQ_FAIL_STUBS("%[k]")
+		"6:\n\t"
 		: [k] "=&r" (k)
 		: [off] "r" (off), [cpu] "r" (cpu), [m] "r" (m),
 		  [out] "r" (out), [n] "r" (n)
-		: "rax", "rcx", "r8", "r9", "memory", "cc"
-		: wrong_cpu, aborted);
+		: "rax", "rcx", "r8", "r9", "memory", "cc");
 	return k;
-wrong_cpu:
-	return -1;
-aborted:
-	return -2;
 }
 
 /*
@@ -70,13 +84,13 @@ long pcp_rseq_push(struct pcp_mag *m, int cpu, void *const *in,
 	long off = pcp_rseq_off;
 	long k;
 
-	__asm__ __volatile__ goto (
-		PCP_RSEQ_CS("%l[wrong_cpu]")
+	__asm__ __volatile__ (
+		PCP_RSEQ_CS("7f")
 		"leaq 3b(%%rip), %%rax\n\t"
 		"movq %%rax, %%fs:8(%[off])\n\t"
 		"1:\n\t"
 		"cmpl %%fs:4(%[off]), %[cpu]\n\t"
-		"jne %l[wrong_cpu]\n\t"
+		"jne 7f\n\t"
 		"movq (%[m]), %%rcx\n\t"		/* count */
 		"movq 8(%[m]), %[k]\n\t"
 		"subq %%rcx, %[k]\n\t"			/* room */
@@ -95,17 +109,13 @@ long pcp_rseq_push(struct pcp_mag *m, int cpu, void *const *in,
 		"addq %[k], %%rcx\n\t"
 		"movq %%rcx, (%[m])\n\t"		/* commit */
 		"2:\n\t"
-		PCP_RSEQ_ABORT("%l[aborted]")
+		PCP_RSEQ_FAIL_STUBS("%[k]")
+		"6:\n\t"
 		: [k] "=&r" (k)
 		: [off] "r" (off), [cpu] "r" (cpu), [m] "r" (m),
 		  [in] "r" (in), [n] "r" (n)
-		: "rax", "rcx", "r8", "r9", "memory", "cc"
-		: wrong_cpu, aborted);
+		: "rax", "rcx", "r8", "r9", "memory", "cc");
 	return k;
-wrong_cpu:
-	return -1;
-aborted:
-	return -2;
 }
 
 /*
@@ -115,27 +125,25 @@ aborted:
 long pcp_rseq_swap(struct pcp_mag **slot, int cpu, struct pcp_mag *new_mag)
 {
 	long off = pcp_rseq_off;
+	long k;
 
-	__asm__ __volatile__ goto (
-		PCP_RSEQ_CS("%l[wrong_cpu]")
+	__asm__ __volatile__ (
+		PCP_RSEQ_CS("7f")
 		"leaq 3b(%%rip), %%rax\n\t"
 		"movq %%rax, %%fs:8(%[off])\n\t"
 		"1:\n\t"
 		"cmpl %%fs:4(%[off]), %[cpu]\n\t"
-		"jne %l[wrong_cpu]\n\t"
+		"jne 7f\n\t"
 		"movq %[new_mag], (%[slot])\n\t"	/* commit */
 		"2:\n\t"
-		PCP_RSEQ_ABORT("%l[aborted]")
-		:
+		"xorl %k[k], %k[k]\n\t"
+		PCP_RSEQ_FAIL_STUBS("%[k]")
+		"6:\n\t"
+		: [k] "=&r" (k)
 		: [off] "r" (off), [cpu] "r" (cpu), [slot] "r" (slot),
 		  [new_mag] "r" (new_mag)
-		: "rax", "memory", "cc"
-		: wrong_cpu, aborted);
-	return 0;
-wrong_cpu:
-	return -1;
-aborted:
-	return -2;
+		: "rax", "memory", "cc");
+	return k;
 }
 
 #else /* no rseq primitive: the mode is never rseq, these are never called */

@@ -159,9 +159,10 @@ START_TEST(test_default_limits)
 		ck_assert_uint_eq(pcp_default_limit(257), 54);
 		ck_assert_uint_eq(pcp_default_limit(1024), 54);
 		ck_assert_uint_eq(pcp_default_limit(2048), 24);
-		ck_assert_uint_eq(pcp_default_limit(3000), 16);
+		ck_assert_uint_eq(pcp_default_limit(3000), 24);
 		ck_assert_uint_eq(pcp_default_limit(4096), 8);
 		ck_assert_uint_eq(pcp_default_limit(65536), 8);
+		ck_assert_uint_eq(pcp_default_limit(131073), 1);
 	} else {
 		ck_assert_uint_eq(pcp_default_limit(8), CONFIG_PERCPU_MAG_SIZE);
 	}

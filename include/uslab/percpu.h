@@ -131,7 +131,8 @@ struct pcp_cache {
 #define PCP_CPU_STAT_OFFSET	8
 
 /* percpu/cpu.c */
-extern long pcp_rseq_off;		/* TLS offset of the rseq area in use */
+extern long pcp_rseq_off __attribute__((visibility("hidden")));
+				/* TLS offset of the rseq area in use */
 
 /**
  * pcp_init - choose the mode, find the possible CPUs; idempotent.
@@ -149,8 +150,8 @@ unsigned int pcp_nr_cpu_ids(void);
 
 /**
  * pcp_default_limit - magazine size for objects of @size bytes when
- * CONFIG_PERCPU_MAG_SIZE is 0: 120 up to 256 B, 54 up to 1 KiB, 24 up to
- * 2 KiB, 16 below 4 KiB, 8 from 4 KiB (the old SLAB's table).
+ * CONFIG_PERCPU_MAG_SIZE is 0: 120 up to 256 B, 54 up to 1 KiB, 24 below
+ * 4 KiB, 8 from 4 KiB to 128 KiB, 1 above (the old SLAB's table).
  * Return: the limit; CONFIG_PERCPU_MAG_SIZE when that is set.
  */
 unsigned int pcp_default_limit(unsigned int size);
@@ -304,9 +305,10 @@ void pcp_count_abort(struct pcp_cache *pc);
  * Return: an object, or what the slow path returns (NULL when the layer
  * above is out of memory).
  *
- * Cost on a hit: 2 loads to arm the section (rseq offset, descriptor
- * address) and 1 store, then cpu id, cpus[cpu], magazine, count: 4 loads,
- * 2 tests; 1 load of the object and the committing store of count - 1.
+ * Cost on a hit: load the rseq offset, arm the section (lea + store), then
+ * cpu id, cpus[cpu], magazine, count: 4 loads and 2 tests; 1 load of the
+ * object, the committing store of count - 1, the hit counter, and one
+ * compare of the result.
  */
 static __always_inline void *pcp_alloc(struct pcp_cache *pc)
 {
@@ -314,38 +316,53 @@ static __always_inline void *pcp_alloc(struct pcp_cache *pc)
 	long off = pcp_rseq_off;
 	struct pcp_cpu **cpus = pc->cpus;
 
+	/*
+	 * Plain asm with an output, not asm goto: gcc 12 merges asm goto
+	 * labels with the fall-through when the asm has outputs. A magazine
+	 * never holds NULL, so obj 0 means "slow path" and 1 "aborted".
+	 */
 retry:
-	__asm__ __volatile__ goto (
-		PCP_RSEQ_CS("%l[slow]")
+	__asm__ __volatile__ (
+		PCP_RSEQ_CS("5f")
 		"leaq 3b(%%rip), %%rax\n\t"
 		"movq %%rax, %%fs:8(%[off])\n\t"
 		"1:\n\t"
 		"movslq %%fs:4(%[off]), %%rax\n\t"
 		"movq (%[cpus], %%rax, 8), %%rdx\n\t"
 		"testq %%rdx, %%rdx\n\t"
-		"jz %l[slow]\n\t"
+		"jz 5f\n\t"
 		"movq (%%rdx), %%rcx\n\t"
 		"movq (%%rcx), %%rax\n\t"
 		"testq %%rax, %%rax\n\t"
-		"jz %l[slow]\n\t"
+		"jz 5f\n\t"
 		"movq 24(%%rcx, %%rax, 8), %[obj]\n\t"
 		"decq %%rax\n\t"
 		"movq %%rax, (%%rcx)\n\t"	/* commit */
 		"2:\n\t"
 		PCP_ASM_STAT
-		PCP_RSEQ_ABORT("%l[abort]")
+		".pushsection __rseq_failure, \"ax\"\n\t"
+		"5:\n\t"
+		"xorl %k[obj], %k[obj]\n\t"
+		"jmp 6f\n\t"
+		".byte 0x0f, 0xb9, 0x3d\n\t"
+		".long 0x53053053\n\t"
+		"4:\n\t"
+		"movl $1, %k[obj]\n\t"
+		"jmp 6f\n\t"
+		".popsection\n\t"
+		"6:\n\t"
 		: [obj] "=&r" (obj)
 		: [off] "r" (off), [cpus] "r" (cpus),
 		  [stat] "i" (PCP_STAT_OFF(PCP_STAT_ALLOC_HIT))
-		: "rax", "rcx", "rdx", "memory", "cc"
-		: slow, abort);
-	return obj;
-abort:
-	/* preempted, migrated or signalled inside the section: again */
-	if (IS_ENABLED(CONFIG_PERCPU_STATS))
-		pcp_count_abort(pc);
-	goto retry;
-slow:
+		: "rax", "rcx", "rdx", "memory", "cc");
+	if (likely((uintptr_t)obj > 1))
+		return obj;
+	if (obj) {
+		/* preempted, migrated or signalled inside the section: again */
+		if (IS_ENABLED(CONFIG_PERCPU_STATS))
+			pcp_count_abort(pc);
+		goto retry;
+	}
 	return pcp_alloc_slow(pc);
 }
 
