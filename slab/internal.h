@@ -20,12 +20,14 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include <urcu/list.h>
 #include "lib/compiler.h"
 #include "lib/list.h"
 #include "lib/log.h"
 #include "uslab/mm_types.h"
 #include "uslab/page_alloc.h"
+#include "uslab/percpu.h"
 #include "uslab/slab.h"
 
 #define SLAB_NAME_LEN		48
@@ -71,6 +73,8 @@ struct kmem_cache {
 	unsigned int min_partial;	/* empty slabs kept */
 	slab_flags_t flags;
 	void (*ctor)(void *);
+	/* per-CPU magazines in front of the slabs; NULL for debug caches */
+	struct pcp_cache *pcp;
 
 	/* Tunables for the per-CPU layer; written under @lock. */
 	unsigned int limit;
@@ -177,5 +181,40 @@ void slab_rcu_fork_child(void);
 
 /* slab/slabinfo.c */
 void slab_default_tunables(struct kmem_cache *s);
+
+/* slab/slab.c: the per-CPU layer's callbacks */
+extern const struct pcp_ops slab_pcp_ops;
+
+/*
+ * The fast paths of every cache: the CPU's magazine (percpu/), the slab
+ * layer only on a miss. Debug caches have no magazines (every alloc and
+ * free is checked). Cost on a hit: one load and test of s->pcp, the
+ * gfp test, then pcp_alloc()'s section.
+ */
+static __always_inline void *slab_alloc_fast(struct kmem_cache *s, gfp_t gfp)
+{
+	struct pcp_cache *pcp = s->pcp;
+	void *obj;
+
+	if (likely(pcp)) {
+		obj = pcp_alloc(pcp);
+		if (likely(obj)) {
+			if (unlikely(gfp & __GFP_ZERO))
+				memset(obj, 0, s->object_size);
+			return obj;
+		}
+	}
+	return slab_alloc(s, gfp);
+}
+
+static __always_inline void slab_free_fast(struct kmem_cache *s, void *obj)
+{
+	struct pcp_cache *pcp = s->pcp;
+
+	if (likely(pcp))
+		pcp_free(pcp, obj);
+	else
+		slab_free(s, obj);
+}
 
 #endif /* USLAB_SLAB_INTERNAL_H */

@@ -167,7 +167,7 @@ void *kmalloc(size_t size, gfp_t flags)
 		return ZERO_SIZE_PTR;
 	if (likely(size <= KMALLOC_MAX_CACHE_SIZE)) {
 		s = kmalloc_cache_get(kmalloc_index(size));
-		return likely(s) ? slab_alloc(s, flags) : NULL;
+		return likely(s) ? slab_alloc_fast(s, flags) : NULL;
 	}
 	return kmalloc_large(size, PAGE_SIZE, flags);
 }
@@ -218,7 +218,7 @@ void *kmalloc_aligned(size_t size, size_t align, gfp_t flags)
 		if (csize <= KMALLOC_MAX_CACHE_SIZE) {
 			struct kmem_cache *s = kmalloc_cache_get(kmalloc_index(csize));
 
-			return likely(s) ? slab_alloc(s, flags) : NULL;
+			return likely(s) ? slab_alloc_fast(s, flags) : NULL;
 		}
 	}
 	return kmalloc_large(size, align, flags);
@@ -248,7 +248,7 @@ void kfree(const void *p)
 	}
 	page = compound_head(virt_to_page(p));
 	if (likely(PageFlag(page, PG_slab))) {
-		slab_free(page->slab_cache, (void *)p);
+		slab_free_fast(page->slab_cache, (void *)p);
 		return;
 	}
 	if (unlikely(page_address(page) != p)) {

@@ -14,6 +14,9 @@
  *                      its tunables, and the freelist and inuse count of
  *                      every slab of the cache.
  *
+ * The per-CPU layer's locks (percpu/magazine.c) nest outside the cache
+ * lock: its refill and flush callbacks below take the cache lock.
+ *
  * Never taken under a cache lock: page_alloc's zone lock (slabs are
  * allocated before and freed after the cache lock), liburcu (call_rcu and
  * rcu_barrier may call malloc, which is this allocator when preloaded) and
@@ -445,6 +448,42 @@ void slab_free(struct kmem_cache *s, void *obj)
 }
 
 /* ---------------------------------------------------------------------- */
+/* The per-CPU layer's refill and flush, in batches */
+
+static unsigned int slab_pcp_refill(void *owner, void **objs, unsigned int nr)
+{
+	int got = slab_alloc_bulk(owner, GFP_KERNEL | __GFP_NOWARN, objs, (int)nr);
+
+	return got > 0 ? (unsigned int)got : 0;
+}
+
+static void slab_pcp_flush(void *owner, void **objs, unsigned int nr)
+{
+	slab_free_bulk(owner, objs, (int)nr);
+}
+
+const struct pcp_ops slab_pcp_ops = {
+	.refill = slab_pcp_refill,
+	.flush = slab_pcp_flush,
+};
+
+/*
+ * Magazines in front of @s unless it is a debug cache (checked on every
+ * operation) or per-CPU caching is off. Without them (or if they cannot
+ * be had) the cache works from its slabs alone.
+ */
+static void slab_pcp_attach(struct kmem_cache *s)
+{
+	if (!IS_ENABLED(CONFIG_PERCPU_CACHE) || slab_debug(s))
+		return;
+	s->pcp = pcp_cache_create(s->name, s, &slab_pcp_ops, s->size);
+	if (s->pcp && s->limit &&
+	    pcp_cache_set_tunables(s->pcp, s->limit, s->batchcount))
+		pr_warn("kmem_cache_create(%s): tunables %u %u refused", s->name,
+			s->limit, s->batchcount);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Public API */
 
 static void boot_cache_init(void)
@@ -493,6 +532,7 @@ int __kmem_cache_create(struct kmem_cache *s, const char *name,
 	INIT_LIST_HEAD(&s->empty);
 	CDS_INIT_LIST_HEAD(&s->list);
 	slab_default_tunables(s);
+	slab_pcp_attach(s);
 	return 0;
 }
 
@@ -559,7 +599,9 @@ void kmem_cache_destroy(struct kmem_cache *s)
 		return;
 	/* Objects of @s may be waiting in kfree_rcu(). */
 	slab_rcu_barrier_if_pending();
-	/* percpu: drain @s's magazines here, before counting live objects. */
+	/* objects in magazines are not live: give them back first */
+	if (s->pcp)
+		pcp_cache_drain(s->pcp);
 
 	pthread_mutex_lock(&slab_mutex);
 	slab_lock(s);
@@ -582,6 +624,7 @@ void kmem_cache_destroy(struct kmem_cache *s)
 	slab_rcu_synchronize();
 	if (s->flags & SLAB_TYPESAFE_BY_RCU)
 		slab_rcu_barrier();
+	pcp_cache_destroy(s->pcp);
 	pthread_mutex_destroy(&s->lock);
 	slab_free(&kmem_cache_boot, s);
 }
@@ -596,7 +639,9 @@ int kmem_cache_shrink(struct kmem_cache *s)
 	LIST_HEAD(discard);
 	unsigned long left;
 
-	/* percpu: drain every CPU's magazines of @s here. */
+	/* every CPU's magazines (remote ones stopped and fenced) first */
+	if (s->pcp)
+		pcp_cache_drain(s->pcp);
 	slab_lock(s);
 	take_empty_locked(s, 0, &discard);
 	left = s->nr_slabs;
@@ -625,12 +670,12 @@ void kmem_cache_shrink_all(void)
 
 void *kmem_cache_alloc(struct kmem_cache *s, gfp_t flags)
 {
-	return slab_alloc(s, flags);
+	return slab_alloc_fast(s, flags);
 }
 
 void *kmem_cache_zalloc(struct kmem_cache *s, gfp_t flags)
 {
-	return slab_alloc(s, flags | __GFP_ZERO);
+	return slab_alloc_fast(s, flags | __GFP_ZERO);
 }
 
 /*
@@ -663,7 +708,7 @@ void kmem_cache_free(struct kmem_cache *s, void *obj)
 		return;
 	s = cache_from_obj(s, obj);
 	if (likely(s))
-		slab_free(s, obj);
+		slab_free_fast(s, obj);
 }
 
 int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t flags, size_t nr, void **p)

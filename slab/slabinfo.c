@@ -27,38 +27,23 @@
  */
 void slab_default_tunables(struct kmem_cache *s)
 {
-	unsigned int limit = CONFIG_PERCPU_MAG_SIZE;
-	unsigned int batch = CONFIG_PERCPU_BATCHCOUNT;
-
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE) || slab_debug(s)) {
 		s->limit = s->batchcount = s->shared = 0;
 		return;
 	}
-	if (!limit) {
-		if (s->size > 131072)
-			limit = 1;
-		else if (s->size > PAGE_SIZE)
-			limit = 8;
-		else if (s->size > 1024)
-			limit = 24;
-		else if (s->size > 256)
-			limit = 54;
-		else
-			limit = 120;
-	}
-	if (!batch || batch > limit)
-		batch = (limit + 1) / 2;
-	s->limit = limit;
-	s->batchcount = batch;
+	/* one table, percpu/'s (documented in docs/percpu.md) */
+	s->limit = pcp_default_limit(s->size);
+	s->batchcount = pcp_default_batchcount(s->limit);
 	s->shared = s->size <= PAGE_SIZE ? 8 : 0;
 }
 
 /**
  * kmem_cache_set_tunables - set the magazine size (@limit), the refill and
  * flush batch (@batchcount) and @shared of @s.
- * Until the per-CPU layer is in front of the caches, storing the values
- * (and showing them in slabinfo) is all this does.
- * Context: thread-safe; takes the cache lock.
+ * The magazines of every CPU are drained and come back at the new size
+ * (debug caches have none: the values are only stored).
+ * Context: thread-safe, also while other threads use @s; takes the cache
+ * lock, then the per-CPU layer's locks (never both at once).
  * Return: 0, or -EINVAL unless 1 <= @limit <= 4096,
  * 1 <= @batchcount <= @limit and @shared <= 4096.
  */
@@ -73,7 +58,8 @@ int kmem_cache_set_tunables(struct kmem_cache *s, unsigned int limit,
 	WRITE_ONCE(s->batchcount, batchcount);
 	WRITE_ONCE(s->shared, shared);
 	slab_unlock(s);
-	/* percpu: resize @s's magazines here. */
+	if (s->pcp)
+		return pcp_cache_set_tunables(s->pcp, limit, batchcount);
 	return 0;
 }
 
@@ -85,11 +71,8 @@ static const char slabinfo_header[] =
 static void slabinfo_head(char *buf, size_t len, size_t *pos)
 {
 	uslab_bufprintf(buf, len, pos, "slabinfo - version: 2.1\n");
-	/*
-	 * percpu: its mode line ("# percpu: rseq" / "# percpu: fallback
-	 * (reason)") goes here, between the version and the column header,
-	 * from a percpu query function (percpu sits below slab).
-	 */
+	/* the per-CPU primitive in force: rseq, fallback, vcpu or off */
+	uslab_bufprintf(buf, len, pos, "# percpu: %s\n", pcp_mode());
 	uslab_bufprintf(buf, len, pos, "%s", slabinfo_header);
 }
 
@@ -99,9 +82,11 @@ static void slabinfo_line(struct kmem_cache *s, char *buf, size_t len,
 	unsigned long active_objs, num_objs, active_slabs, num_slabs;
 	unsigned int limit, batch, shared;
 
+	/* objects held in magazines are free, not active */
+	unsigned long cached = s->pcp ? pcp_cache_objects(s->pcp, NULL) : 0;
+
 	slab_lock(s);
-	/* percpu: objects held in magazines are not active; subtract them. */
-	active_objs = s->nr_inuse;
+	active_objs = s->nr_inuse > cached ? s->nr_inuse - cached : 0;
 	num_objs = s->nr_slabs * s->objects;
 	active_slabs = s->nr_partial + s->nr_full;
 	num_slabs = s->nr_slabs;
