@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer targets for the importers: built twice, with -DFUZZ_MTRACE or
+ * -DFUZZ_PERF. Every event handed out must respect the trace's promises
+ * (a freed id was allocated and is live; time never goes back).
+ */
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sim/internal.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct check {
+	uint8_t live[4096];
+	uint64_t last;
+};
+
+static int check_event(void *ctx, const struct trace_event *ev)
+{
+	struct check *c = ctx;
+
+	if (ev->op >= TRACE_OP_NR || ev->time_ns < c->last)
+		__builtin_trap();
+	c->last = ev->time_ns;
+	if (ev->id >= sizeof(c->live) || ev->old_id >= sizeof(c->live))
+		return 0;	/* only small id spaces are tracked */
+	if (trace_op_is_free(ev->op) && ev->id) {
+		if (!c->live[ev->id])
+			__builtin_trap();
+		c->live[ev->id] = 0;
+	}
+	if (ev->op == TRACE_OP_REALLOC && ev->old_id && (ev->id || !ev->size)) {
+		if (!c->live[ev->old_id])
+			__builtin_trap();
+		c->live[ev->old_id] = 0;
+	}
+	if ((trace_op_is_alloc(ev->op) || ev->op == TRACE_OP_REALLOC) && ev->id) {
+		if (c->live[ev->id])
+			__builtin_trap();
+		c->live[ev->id] = 1;
+	}
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct import_result res;
+	struct check *c;
+	FILE *f;
+
+	if (!size)
+		return 0;
+	f = fmemopen((void *)data, size, "rb");
+	c = calloc(1, sizeof(*c));
+	if (!f || !c)
+		goto out;
+#ifdef FUZZ_MTRACE
+	import_mtrace(f, "fuzz", check_event, c, &res);
+#else
+	import_perf(f, "fuzz", check_event, c, &res);
+#endif
+out:
+	free(c);
+	if (f)
+		fclose(f);
+	return 0;
+}
