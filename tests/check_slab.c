@@ -61,7 +61,16 @@ static int ptr_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Lists and counters of @s agree with each other; returns objects in use. */
+/* Objects of @s held in per-CPU magazines and the depot (free, not live). */
+static unsigned long cached_objects(struct kmem_cache *s)
+{
+	return s->pcp ? pcp_cache_objects(s->pcp, NULL) : 0;
+}
+
+/*
+ * Lists and counters of @s agree with each other. Return: live objects
+ * (handed out by the slab layer and not sitting in a magazine).
+ */
 static unsigned long check_cache_invariants(struct kmem_cache *s)
 {
 	struct page *slab;
@@ -103,7 +112,9 @@ static unsigned long check_cache_invariants(struct kmem_cache *s)
 	ck_assert_uint_eq(total, s->nr_slabs);
 	ck_assert_uint_eq(inuse, s->nr_inuse);
 	slab_unlock(s);
-	return inuse;
+	n = cached_objects(s);
+	ck_assert_uint_le(n, inuse);
+	return inuse - n;
 }
 
 /*
@@ -275,7 +286,7 @@ START_TEST(test_constructor_contract)
 	kmem_cache_shrink(s);
 	objs[0] = kmem_cache_alloc(s, GFP_KERNEL);
 	ck_assert_uint_eq(ctor_calls, s->slabs_allocated * s->objects);
-	ck_assert_uint_eq(ctor_calls, calls + s->objects);
+	ck_assert_uint_gt(ctor_calls, calls);
 	kmem_cache_free(s, objs[0]);
 	kmem_cache_destroy(s);
 }
@@ -442,7 +453,8 @@ START_TEST(test_shrink_returns_pages)
 {
 	struct kmem_cache *s;
 	struct page_alloc_stats st;
-	size_t base, full, after_free;
+	size_t base, full, before_shrink;
+	unsigned long slabs;
 	static void *objs[6000];
 	unsigned int i;
 
@@ -457,16 +469,25 @@ START_TEST(test_shrink_returns_pages)
 	ck_assert_uint_ge(full - base, 6000 * 256);
 	for (i = 0; i < 6000; i++)
 		kmem_cache_free(s, objs[i]);
+	ck_assert_uint_eq(check_cache_invariants(s), 0);
 	page_alloc_get_stats(&st);
-	after_free = st.bytes_allocated;
-	ck_assert_uint_lt(after_free, full);
-	/* min_partial empty slabs stay until shrink. */
-	ck_assert_uint_eq(after_free - base,
-			  (size_t)s->nr_empty << (PAGE_SHIFT + s->order));
+	before_shrink = st.bytes_allocated;
+	if (!s->pcp) {
+		/* Only min_partial empty slabs stay until shrink. */
+		ck_assert_uint_lt(before_shrink, full);
+		ck_assert_uint_eq(before_shrink - base,
+				  (size_t)s->nr_empty << (PAGE_SHIFT + s->order));
+	}
+	slabs = s->nr_slabs;
+	/* nocache builds keep no empty slab at all. */
+	ck_assert(slabs > 0 || (!s->pcp && !s->min_partial));
+	/* Magazines drained, every slab given back, page_alloc sees it. */
 	ck_assert_int_eq(kmem_cache_shrink(s), 0);
-	page_alloc_get_stats(&st);
-	ck_assert_uint_eq(st.bytes_allocated, base);
 	ck_assert_uint_eq(s->nr_slabs, 0);
+	ck_assert_uint_eq(cached_objects(s), 0);
+	page_alloc_get_stats(&st);
+	ck_assert_uint_ge(before_shrink - st.bytes_allocated,
+			  (size_t)slabs << (PAGE_SHIFT + s->order));
 	/* A cache with live objects reports that slabs remain. */
 	objs[0] = kmem_cache_alloc(s, GFP_KERNEL);
 	ck_assert_int_eq(kmem_cache_shrink(s), 1);
@@ -480,7 +501,7 @@ START_TEST(test_destroy_with_live_objects)
 	struct kmem_cache *s;
 	void *a, *b, *c;
 	int fds[2];
-	char buf[512];
+	char buf[512], want[512];
 	ssize_t n;
 
 	s = kmem_cache_create("leaky", 48, 0, 0, NULL);
@@ -495,8 +516,11 @@ START_TEST(test_destroy_with_live_objects)
 	n = read(fds[0], buf, sizeof(buf) - 1);
 	ck_assert_int_gt(n, 0);
 	buf[n] = '\0';
-	ck_assert_str_eq(buf, "uslab: kmem_cache_destroy leaky: Slab cache still "
-			      "has objects (3 objects in 1 slabs)\n");
+	/* Magazine refills may have spread the three over several slabs. */
+	snprintf(want, sizeof(want), "uslab: kmem_cache_destroy leaky: Slab cache "
+		 "still has objects (3 objects in %lu slabs)\n", s->nr_slabs);
+	ck_assert_uint_ge(s->nr_slabs, 1);
+	ck_assert_str_eq(buf, want);
 	/* The cache stays: its objects are still valid and can be freed. */
 	ck_assert_ptr_eq(kmem_cache_find("leaky"), s);
 	memset(a, 1, 48);
@@ -764,6 +788,8 @@ static void dbg_poison(int fd)
 	struct kmem_cache *s = kmem_cache_create("poi", 64, 0, SLAB_POISON, NULL);
 	char *o = kmem_cache_alloc(s, GFP_KERNEL), *again;
 
+	kmem_cache_alloc(s, GFP_KERNEL);	/* keeps the slab when o is freed */
+
 	kmem_cache_free(s, o);
 	o[10] = 1;	/* use after free */
 	expect_line(fd, "Poison overwritten at 0x%lx (cache poi, object 0x%lx)",
@@ -777,6 +803,8 @@ static void dbg_poison_intact(int fd)
 	struct kmem_cache *s = kmem_cache_create("poi2", 64, 0, SLAB_POISON, NULL);
 	unsigned char *o = kmem_cache_alloc(s, GFP_KERNEL);
 	int i;
+
+	kmem_cache_alloc(s, GFP_KERNEL);	/* keeps the slab when o is freed */
 
 	kmem_cache_free(s, o);
 	/* Freed objects read 0x6b, ending in 0xa5. */
@@ -884,7 +912,15 @@ START_TEST(test_slabinfo)
 			"<sharedfactor> : slabdata <active_slabs> <num_slabs> "
 			"<sharedavail>\n";
 
-		ck_assert(!strncmp(buf, head, strlen(head)));
+		static const char version[] = "slabinfo - version: 2.1\n";
+		const char *cols = buf + strlen(version);
+
+		ck_assert(!strncmp(buf, version, strlen(version)));
+		/* The per-CPU layer's mode line may come before the columns. */
+		if (!strncmp(cols, "# percpu: ", 10))
+			cols = strchr(cols, '\n') + 1;
+		ck_assert(!strncmp(cols, head + strlen(version),
+				   strlen(head) - strlen(version)));
 	}
 	line = strstr(buf, "\ninfo-cache ");
 	ck_assert_ptr_nonnull(line);
