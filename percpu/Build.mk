@@ -26,3 +26,9 @@ check-progs += $(obj)/tests/check_percpu_vcpu
 $(obj)/tests/check_percpu_vcpu: $(obj)/vcpu/tests/vcpu/check_percpu_vcpu.o $(vcpu-lib)
 	$(quiet) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+# Long stress run (not part of `make check`): USLAB_STRESS_SECONDS per case.
+stress: $(obj)/tests/check_percpu_stress
+	$(Q)USLAB_STRESS_SECONDS=$${USLAB_STRESS_SECONDS:-30} CK_FORK=yes \
+		$(obj)/tests/check_percpu_stress
+.PHONY: stress
