@@ -101,7 +101,13 @@ static void pa_report_enomem(gfp_t gfp, unsigned int order, size_t bytes)
 			 order, bytes);
 }
 
-/* Head and tails of a block handed out: every page points to its head. */
+/*
+ * Tails of a block handed out: every page points to its head. Done without
+ * the lock: a merge check only ever reads the first page of an aligned
+ * 2^order span, which is never a tail of an allocated block (a block
+ * containing the span's start at an offset would contain the freed block
+ * too), so nobody else reads these struct pages until the block is freed.
+ */
 static void prep_block(struct page *page, unsigned int order)
 {
 	unsigned long i, n = 1UL << order;

@@ -10,8 +10,9 @@
  *   large_bottom, the byte counts and counters, and the flags/order/union of
  *   every struct page that is free (PG_buddy, PG_reserved) or is the head of
  *   a block while it changes hands. A block's pages belong to its owner
- *   between alloc and free; the allocator only reads their flags (merge
- *   check on a neighbour), which never show PG_buddy while allocated.
+ *   between alloc and free; the allocator only reads the flags and order
+ *   of their head (merge check of a neighbour), which never shows PG_buddy
+ *   while allocated and whose order is not written by the owner.
  *   It is the only lock of the layer, so there is no nesting order; the
  *   allocator never calls up into slab or malloc while holding it, and never
  *   calls malloc at all. The only system call made under it is mprotect
