@@ -84,9 +84,12 @@ void free_pages(unsigned long addr, unsigned int order);
 
 /**
  * alloc_pages_large - a mapping of its own for @size bytes (rounded to pages),
- * aligned to @align (a power of two, at least PAGE_SIZE).
+ * aligned to @align (a power of two; below PAGE_SIZE means PAGE_SIZE; at
+ * most 1 GiB). The memory is always zero.
+ * Context: thread-safe; the zone lock briefly, mmap outside it.
  * Return: address, or NULL with errno ENOMEM/EINVAL. The head page has
  * PG_large and large_size set; every page's compound_head points to it.
+ * free_pages_large() unmaps it at once (memory back to the OS).
  */
 void *alloc_pages_large(size_t size, size_t align, gfp_t gfp);
 void free_pages_large(void *addr);
@@ -97,10 +100,19 @@ void free_pages_large(void *addr);
  */
 size_t page_alloc_trim(void);
 
-/** page_alloc_set_limit - cap bytes held (0 = no cap). Return: previous cap. */
+/**
+ * page_alloc_set_limit - cap the bytes handed out, buddy blocks and own
+ * mappings together (0 = no cap). Free memory kept resident is bounded by
+ * the resident-free watermark instead.
+ * Return: previous cap.
+ */
 size_t page_alloc_set_limit(size_t bytes);
 
-/** page_alloc_set_resident_free - bytes of free memory kept resident. */
+/**
+ * page_alloc_set_resident_free - bytes of free memory kept resident; beyond
+ * it, frees give the largest free blocks back to the OS (MADV_DONTNEED).
+ * Default CONFIG_PAGE_ALLOC_RESIDENT_FREE_KB. See docs/page_alloc.md.
+ */
 void page_alloc_set_resident_free(size_t bytes);
 
 struct page_alloc_stats {
