@@ -761,6 +761,27 @@ int pcp_cache_set_tunables(struct pcp_cache *pc, unsigned int limit,
 	return 0;
 }
 
+int pcp_cache_set_depot_limit(struct pcp_cache *pc, unsigned int limit)
+{
+	struct pcp_mag *list = NULL;
+
+	pthread_mutex_lock(&pc->lock);
+	depot_lock(pc->depot);
+	WRITE_ONCE(pc->depot_limit, limit);
+	/* over the new limit: the depot's objects go back to the layer above */
+	if (pc->depot->nr_full > limit)
+		list = depot_take_all_locked(pc->depot);
+	depot_unlock(pc->depot);
+	mag_list_free(pc, list);
+	pthread_mutex_unlock(&pc->lock);
+	return 0;
+}
+
+unsigned int pcp_cache_get_depot_limit(const struct pcp_cache *pc)
+{
+	return READ_ONCE(pc->depot_limit);
+}
+
 void pcp_cache_get_tunables(const struct pcp_cache *pc, unsigned int *limit,
 			    unsigned int *batchcount)
 {

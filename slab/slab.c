@@ -758,6 +758,11 @@ const char *kmem_cache_name(const struct kmem_cache *s)
 	return s->name;
 }
 
+struct pcp_cache *kmem_cache_pcp(struct kmem_cache *s)
+{
+	return READ_ONCE(s->pcp);
+}
+
 /** kmem_cache_find - first cache named @name, or NULL. Context: RCU walk. */
 struct kmem_cache *kmem_cache_find(const char *name)
 {

@@ -199,6 +199,18 @@ void pcp_cache_get_tunables(const struct pcp_cache *pc, unsigned int *limit,
 			    unsigned int *batchcount);
 
 /**
+ * pcp_cache_set_depot_limit - full magazines @pc's depot may keep.
+ * @limit: 0 (no depot) .. PCP_DEPOT_UNLIMITED.
+ * When the depot holds more full magazines than the new limit, all of its
+ * magazines are flushed back to the layer above at once.
+ * Context: may sleep; safe while other threads use @pc.
+ * Return: 0.
+ */
+#define PCP_DEPOT_UNLIMITED	(~0u)
+int pcp_cache_set_depot_limit(struct pcp_cache *pc, unsigned int limit);
+unsigned int pcp_cache_get_depot_limit(const struct pcp_cache *pc);
+
+/**
  * pcp_cache_stats - sum of the statistics of CPU @cpu, or of all CPUs
  * when @cpu < 0. All zero without CONFIG_PERCPU_STATS.
  * Context: any; lock-free, the sum is not a snapshot.

@@ -126,6 +126,15 @@ int slabinfo_write(const char *line);
 int kmem_cache_set_tunables(struct kmem_cache *s, unsigned int limit,
 			    unsigned int batchcount, unsigned int shared);
 
+/**
+ * kmem_cache_pcp - the per-CPU magazines in front of @s (uslab/percpu.h),
+ * for statistics and tunables (the simulator and the tuner read them).
+ * Context: any; lock-free.
+ * Return: the pcp_cache, or NULL when @s has none (debug caches, nocache).
+ */
+struct pcp_cache;
+struct pcp_cache *kmem_cache_pcp(struct kmem_cache *s);
+
 /** kmem_cache_find - a cache by name (first match), or NULL. */
 struct kmem_cache *kmem_cache_find(const char *name);
 
