@@ -48,13 +48,13 @@ static int __printf(3, 4) mt_err(struct mt *m, uint64_t line, const char *fmt, .
 	return -EPROTO;
 }
 
-/* "0x1f", or "(nil)" for NULL. Return: pointer past it, or NULL. */
-static const char *parse_hex(const char *s, uint64_t *v)
+/* "0x1f", or "(nil)" for a NULL address. Return: pointer past it, or NULL. */
+static const char *parse_hex(const char *s, uint64_t *v, bool nil_ok)
 {
 	uint64_t r = 0;
 	int digits = 0;
 
-	if (!strncmp(s, "(nil)", 5)) {
+	if (nil_ok && !strncmp(s, "(nil)", 5)) {
 		*v = 0;
 		return s + 5;
 	}
@@ -143,11 +143,11 @@ static int parse_line(struct mt *m, const char *s, uint64_t line)
 	if (m->have_old && op != '>')
 		return mt_err(m, line, "expected \"> 0xADDR 0xSIZE\" after the \"<\" of line %" PRIu64,
 			      m->old_line);
-	e = parse_hex(skip_spaces(s + 2), &addr);
+	e = parse_hex(skip_spaces(s + 2), &addr, true);
 	if (!e)
 		return mt_err(m, line, "expected an address (0x...) after '%c'", op);
 	if (op == '+' || op == '>' || op == '!') {
-		e = parse_hex(skip_spaces(e), &size);
+		e = parse_hex(skip_spaces(e), &size, false);
 		if (!e)
 			return mt_err(m, line, "expected a size (0x...) after the address");
 	}
@@ -178,6 +178,8 @@ static int parse_line(struct mt *m, const char *s, uint64_t line)
 		if (!m->have_old)
 			return mt_err(m, line, "expected \"<\" on the line before \">\"");
 		m->have_old = false;
+		if (!addr)	/* glibc writes "!" for a failed realloc */
+			return mt_err(m, line, "expected a non-NULL address after '>'");
 		rc = new_object(m, addr, &id);
 		if (!rc)
 			rc = emit_ev(m, TRACE_OP_REALLOC, id, m->old_id, size);
@@ -186,6 +188,8 @@ static int parse_line(struct mt *m, const char *s, uint64_t line)
 		return rc;
 	case '!':
 		/* Failed realloc: the old object stays live under its id. */
+		if (!size)	/* glibc writes realloc(p, 0) as "-" */
+			return mt_err(m, line, "expected a size > 0 after '!'");
 		old = 0;
 		if (addr && idmap_lookup(m->ids, addr, &id) == 0)
 			old = id;
