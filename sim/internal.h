@@ -312,6 +312,7 @@ struct sim_result {
 	struct sim_class_result cls[SIM_MAX_CLASSES];
 	struct sim_sample *samples;
 	size_t nr_samples, cap_samples;
+	size_t nr_cls_samples;		/* samples with per-class figures */
 };
 
 /* sim/simulate.c */

@@ -23,6 +23,9 @@ static const struct subcommand cmds[] = {
 	/* replay, simulation, tuning, generators (sim/ owner B) */
 	{ "replay",	cmd_replay,	"replay a trace for real on uslab, glibc, jemalloc, ..." },
 	{ "gen",	cmd_gen,	"write a synthetic workload (rpmalloc, mtmalloc, prodcons)" },
+	{ "sim",	cmd_sim,	"simulate a trace through uslab on virtual CPUs, deterministically" },
+	{ "tune",	cmd_tune,	"sweep magazine sizes and depot limits; frontier and recommendation" },
+	{ "calibrate",	cmd_calibrate,	"time each allocator path here; write the tuner's cost model" },
 };
 
 static int usage(FILE *out)

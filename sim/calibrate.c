@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uslab-calibrate: time each path of the real library on this machine and
+ * write the tuner's cost model (sim/calibrate_model.c reads it).
+ *
+ * This is its own program, linked with libuslab-core.a (rseq fast paths),
+ * because the uslab binary carries the virtual-CPU build whose fast path is
+ * not the one a program gets. `uslab calibrate` runs it.
+ *
+ * Method: on one thread pinned to its CPU, run workloads on a private
+ * 64-byte cache that stress different paths (alloc/free pairs: hits only;
+ * bursts of K objects against small and large magazines, with and without
+ * a depot), each three times, keeping the fastest. The per-cache counters
+ * say how many hits, refills, flushes and depot exchanges each workload
+ * made; page-allocator block operations are timed on their own first. A
+ * least-squares fit with non-negative coefficients of
+ *     time - page_ns * page_ops = hit * H + refill * R + flush * F + depot * D
+ * over the workloads gives the cost of each path.
+ *
+ * No locks of our own: one thread.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "lib/compiler.h"
+#include "uslab/page_alloc.h"
+#include "uslab/percpu.h"
+#include "uslab/slab.h"
+#include "sim/internal.h"
+
+#define NX	4	/* hit, refill, flush, depot */
+#define NW	8	/* workloads */
+#define REPS	3
+
+struct wl {
+	const char *what;
+	unsigned int limit, batch;
+	long depot;		/* -1 unlimited, -2 default */
+	unsigned int burst;	/* 0 = alloc/free pairs */
+	bool in_mags;		/* burst counted in default magazines */
+	uint64_t ops;
+	/* measured, per phase: [0] allocations (or pairs), [1] frees */
+	double ns[2];
+	double x[2][NX];
+	double page_ops[2];
+};
+
+#define WL(w, l, b, d, n, m, o) \
+	{ .what = w, .limit = l, .batch = b, .depot = d, .burst = n, .in_mags = m, .ops = o }
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t page_ops(void)
+{
+	struct page_alloc_stats ps;
+	uint64_t n = 0;
+	unsigned int o;
+
+	page_alloc_get_stats(&ps);
+	for (o = 0; o < NR_PAGE_ORDERS; o++)
+		n += ps.allocs[o] + ps.frees[o];
+	return n;
+}
+
+/* ns per page_alloc block operation: 512 order-0 blocks out, then back. */
+static double time_pages(void)
+{
+	static struct page *pg[512];
+	double best = INFINITY;
+	unsigned int r, i, rounds = 200;
+
+	for (r = 0; r < REPS; r++) {
+		uint64_t t0 = now_ns();
+		unsigned int k;
+
+		for (k = 0; k < rounds; k++) {
+			for (i = 0; i < ARRAY_SIZE(pg); i++)
+				pg[i] = alloc_pages(GFP_KERNEL, 0);
+			for (i = 0; i < ARRAY_SIZE(pg); i++)
+				if (pg[i])
+					__free_pages(pg[i], 0);
+		}
+		best = fmin(best, (double)(now_ns() - t0) / (2.0 * rounds * ARRAY_SIZE(pg)));
+	}
+	return best;
+}
+
+static int run_wl(struct kmem_cache *s, struct wl *w, void **objs)
+{
+	struct pcp_cache *pc = kmem_cache_pcp(s);
+	struct pcp_stats st0, st1;
+	double best;
+	unsigned int r;
+	int err;
+
+	if (!pc)
+		return -EOPNOTSUPP;
+	kmem_cache_shrink(s);
+	err = kmem_cache_set_tunables(s, w->limit, w->batch, 0);
+	if (!err)
+		err = pcp_cache_set_depot_limit(pc, w->depot == -1 ? PCP_DEPOT_UNLIMITED :
+						w->depot == -2 ? CONFIG_PERCPU_DEPOT_LIMIT :
+						(unsigned int)w->depot);
+	if (err)
+		return err;
+	best = INFINITY;
+	for (r = 0; r < REPS; r++) {
+		double ns[2] = { 0, 0 }, x[2][NX] = { { 0 } }, pg[2] = { 0, 0 };
+		uint64_t i, k, rounds = w->burst ? w->ops / (2 * w->burst) : 1;
+		int ph;
+
+		for (i = 0; i < rounds; i++) {
+			for (ph = 0; ph < 2; ph++) {
+				uint64_t p0, t0, t1;
+
+				pcp_cache_stats(pc, -1, &st0);
+				p0 = page_ops();
+				t0 = now_ns();
+				if (!w->burst && ph == 0) {
+					for (k = 0; k < w->ops / 2; k++) {
+						void *p = kmem_cache_alloc(s, GFP_KERNEL);
+
+						kmem_cache_free(s, p);
+					}
+				} else if (w->burst && ph == 0) {
+					for (k = 0; k < w->burst; k++)
+						objs[k] = kmem_cache_alloc(s, GFP_KERNEL);
+				} else if (w->burst) {
+					for (k = 0; k < w->burst; k++)
+						kmem_cache_free(s, objs[k]);
+				}
+				t1 = now_ns();
+				pcp_cache_stats(pc, -1, &st1);
+				ns[ph] += (double)(t1 - t0);
+				pg[ph] += (double)(page_ops() - p0);
+#define D(item) ((double)(st1.v[PCP_STAT_##item] - st0.v[PCP_STAT_##item]))
+				x[ph][0] += D(ALLOC_HIT) + D(FREE_HIT);
+				x[ph][1] += D(REFILL);
+				x[ph][2] += D(FLUSH);
+				x[ph][3] += D(DEPOT_GET) + D(DEPOT_PUT);
+#undef D
+			}
+		}
+		if (ns[0] + ns[1] < best) {
+			best = ns[0] + ns[1];
+			memcpy(w->ns, ns, sizeof(ns));
+			memcpy(w->x, x, sizeof(x));
+			memcpy(w->page_ops, pg, sizeof(pg));
+		}
+	}
+	return 0;
+}
+
+/* Solve the normal equations A x = b (n x n) by Gaussian elimination. */
+static int solve(int n, double a[NX][NX], double *b, double *x)
+{
+	int i, j, k;
+
+	for (i = 0; i < n; i++) {
+		int p = i;
+
+		for (k = i + 1; k < n; k++)
+			if (fabs(a[k][i]) > fabs(a[p][i]))
+				p = k;
+		if (fabs(a[p][i]) < 1e-9)
+			return -1;
+		if (p != i) {
+			double t;
+
+			for (j = 0; j < n; j++) {
+				t = a[i][j];
+				a[i][j] = a[p][j];
+				a[p][j] = t;
+			}
+			t = b[i];
+			b[i] = b[p];
+			b[p] = t;
+		}
+		for (k = i + 1; k < n; k++) {
+			double f = a[k][i] / a[i][i];
+
+			for (j = i; j < n; j++)
+				a[k][j] -= f * a[i][j];
+			b[k] -= f * b[i];
+		}
+	}
+	for (i = n - 1; i >= 0; i--) {
+		double v = b[i];
+
+		for (j = i + 1; j < n; j++)
+			v -= a[i][j] * x[j];
+		x[i] = v / a[i][i];
+	}
+	return 0;
+}
+
+/*
+ * Least squares with x >= 0: solve on the free variables, pin the most
+ * negative one to zero, repeat. Rows are weighted by 1/y so that every
+ * workload counts alike whatever its length.
+ */
+static int fit(const double (*rows)[NX], int nw, const double *y, double *x)
+{
+	bool fixed[NX] = { false };
+	int iter, i, j, k;
+
+	for (iter = 0; iter < NX; iter++) {
+		double a[NX][NX] = { { 0 } }, b[NX] = { 0 }, xs[NX] = { 0 };
+		int idx[NX], n = 0, worst = -1;
+
+		for (i = 0; i < NX; i++)
+			if (!fixed[i])
+				idx[n++] = i;
+		for (k = 0; k < nw; k++) {
+			double wt = y[k] > 0 ? 1.0 / y[k] : 1.0;
+
+			for (i = 0; i < n; i++) {
+				for (j = 0; j < n; j++)
+					a[i][j] += wt * wt * rows[k][idx[i]] * rows[k][idx[j]];
+				b[i] += wt * wt * rows[k][idx[i]] * y[k];
+			}
+		}
+		if (solve(n, a, b, xs))
+			return -1;
+		for (i = 0; i < NX; i++)
+			x[i] = 0;
+		for (i = 0; i < n; i++) {
+			x[idx[i]] = xs[i];
+			if (xs[i] < 0 && (worst < 0 || xs[i] < x[worst]))
+				worst = idx[i];
+		}
+		if (worst < 0)
+			return 0;
+		fixed[worst] = true;
+		x[worst] = 0;
+	}
+	return 0;
+}
+
+static void cpu_model(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[512];
+
+	snprintf(buf, len, "unknown CPU");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *c = strchr(line, ':');
+
+		if (!strncmp(line, "model name", 10) && c) {
+			c += 2;
+			c[strcspn(c, "\n")] = '\0';
+			snprintf(buf, len, "%s", c);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+static int mkdirs(const char *path)
+{
+	char tmp[4096], *p;
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	p = strrchr(tmp, '/');
+	if (!p)
+		return 0;
+	*p = '\0';
+	for (p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0755) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct wl wls[NW] = {
+		WL("alloc/free pairs, default magazines", 0, 0, -2, 0, false, 2000000),
+		WL("bursts of 4 magazines", 0, 0, -2, 4, true, 1000000),
+		WL("bursts of 32 magazines", 0, 0, -2, 32, true, 1000000),
+		WL("bursts of 64, magazines of 4", 4, 2, -2, 64, false, 400000),
+		WL("bursts of 64, magazines of 4, no depot", 4, 2, 0, 64, false, 400000),
+		WL("bursts of 256, magazines of 16, no depot", 16, 8, 0, 256, false, 400000),
+		WL("bursts of 1024, magazines of 64, unlimited depot", 64, 32, -1, 1024, false, 1000000),
+		WL("bursts of 2048, magazines of 8, batch 1", 8, 1, 0, 2048, false, 400000),
+	};
+	const char *out = NULL;
+	char path[4096], model[256], tmp[4200];
+	double y[2 * NW], rows[2 * NW][NX], x[NX], page_ns, resid = 0;
+	int nrows = 0;
+	struct kmem_cache *s;
+	unsigned int defl, i;
+	void **objs;
+	cpu_set_t set;
+	FILE *f;
+	int cpu, k;
+
+	for (k = 1; k < argc; k++) {
+		if (!strcmp(argv[k], "-o") && k + 1 < argc) {
+			out = argv[++k];
+		} else {
+			fprintf(stderr, "usage: uslab calibrate [-o FILE]\n"
+				"  times each allocator path here and writes the cost model to FILE\n"
+				"  (default $USLAB_CALIBRATION or ~/.cache/uslab/calibration)\n");
+			return strcmp(argv[k], "-h") && strcmp(argv[k], "--help") ? 2 : 0;
+		}
+	}
+	if (!out) {
+		if (sim_calibration_path(path, sizeof(path))) {
+			fprintf(stderr, "uslab calibrate: no HOME and no USLAB_CALIBRATION: use -o FILE\n");
+			return 2;
+		}
+		out = path;
+	}
+	cpu = sched_getcpu();
+	CPU_ZERO(&set);
+	CPU_SET(cpu < 0 ? 0 : cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);	/* best effort: fewer aborts */
+
+	s = kmem_cache_create("calibrate-64", 64, 0, 0, NULL);
+	objs = calloc(4096 * 64, sizeof(void *));
+	if (!s || !objs) {
+		fprintf(stderr, "uslab calibrate: cannot create the test cache\n");
+		return 1;
+	}
+	if (!kmem_cache_pcp(s)) {
+		fprintf(stderr, "uslab calibrate: this build has no per-CPU magazines "
+			"(mode %s): nothing to calibrate\n", pcp_mode());
+		return 1;
+	}
+	defl = pcp_default_limit(64);
+	printf("uslab calibrate: mode %s, CPU %d, %s\n", pcp_mode(), cpu,
+	       (cpu_model(model, sizeof(model)), model));
+	page_ns = time_pages();
+	printf("  %-52s %8.1f ns per block op\n", "page_alloc order-0 blocks, 512 out and back", page_ns);
+	for (i = 0; i < NW; i++) {
+		struct wl *w = &wls[i];
+		int err;
+
+		if (!w->limit) {
+			w->limit = defl;
+			w->batch = pcp_default_batchcount(defl);
+		}
+		if (w->in_mags)
+			w->burst *= w->limit;
+		if (w->burst > 4096 * 64)
+			w->burst = 4096 * 64;
+		err = run_wl(s, w, objs);
+		if (err) {
+			fprintf(stderr, "uslab calibrate: %s: %s\n", w->what, strerror(-err));
+			return 1;
+		}
+		for (k = 0; k < 2; k++) {
+			if (!w->ns[k])
+				continue;
+			y[nrows] = w->ns[k] - page_ns * w->page_ops[k];
+			memcpy(rows[nrows], w->x[k], sizeof(rows[0]));
+			nrows++;
+		}
+		printf("  %-52s %8.2f ns per op (hits %.0f, refills %.0f, flushes %.0f, depot %.0f)\n",
+		       w->what, (w->ns[0] + w->ns[1]) / (double)w->ops,
+		       w->x[0][0] + w->x[1][0], w->x[0][1] + w->x[1][1],
+		       w->x[0][2] + w->x[1][2], w->x[0][3] + w->x[1][3]);
+	}
+	if (fit(rows, nrows, y, x)) {
+		fprintf(stderr, "uslab calibrate: the workloads did not separate the paths "
+			"(singular fit); counters off?\n");
+		return 1;
+	}
+	for (i = 0; i < (unsigned int)nrows; i++) {
+		double pred = 0, d;
+
+		for (k = 0; k < NX; k++)
+			pred += x[k] * rows[i][k];
+		d = y[i] > 0 ? (pred - y[i]) / y[i] : 0;
+		resid += d * d;
+	}
+	resid = sqrt(resid / nrows);
+	printf("fit: hit %.2f ns, refill %.1f ns, flush %.1f ns, depot %.1f ns, page %.1f ns "
+	       "(rms error %.1f%%)\n", x[0], x[1], x[2], x[3], page_ns, 100 * resid);
+
+	if (mkdirs(out)) {
+		fprintf(stderr, "uslab calibrate: cannot create the folder of %s: %s\n", out,
+			strerror(errno));
+		return 1;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
+	f = fopen(tmp, "w");
+	if (!f) {
+		fprintf(stderr, "uslab calibrate: %s: %s\n", tmp, strerror(errno));
+		return 1;
+	}
+	fprintf(f, "# uslab cost model, written by `uslab calibrate` at %ld (Unix time)\n"
+		"# %s, mode %s, fit rms error %.1f%%\n"
+		"hit_ns=%.3f\nrefill_ns=%.3f\nflush_ns=%.3f\ndepot_ns=%.3f\npage_ns=%.3f\n",
+		(long)time(NULL), model, pcp_mode(), 100 * resid, x[0], x[1], x[2], x[3], page_ns);
+	if (fclose(f) || rename(tmp, out)) {
+		fprintf(stderr, "uslab calibrate: %s: %s\n", out, strerror(errno));
+		unlink(tmp);
+		return 1;
+	}
+	printf("wrote %s\n", out);
+	return 0;
+}

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The cost model of the tuner: nanoseconds per magazine hit, per refill and
+ * flush batch, per depot exchange and per page-allocator block operation.
+ * `uslab calibrate` measures them on this machine and writes them to a small
+ * text file; without one, a built-in default stands and the tuner says so.
+ *
+ * File: $USLAB_CALIBRATION, else $XDG_CACHE_HOME/uslab/calibration, else
+ * ~/.cache/uslab/calibration. Lines "key=value"; '#' starts a comment.
+ *
+ * No locks: read once per command.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "sim/internal.h"
+
+/*
+ * Built-in default: measured once on the development machine (a 2-core
+ * x86-64 VM) with `uslab calibrate`, rounded. Only the ratios matter to the
+ * frontier's shape; absolute numbers only scale its time axis.
+ */
+static const struct sim_cost_model default_model = {
+	.hit_ns = 3.0,
+	.refill_ns = 150.0,
+	.flush_ns = 150.0,
+	.depot_ns = 40.0,
+	.page_ns = 250.0,
+	.calibrated = false,
+	.source = "built-in default (run `uslab calibrate` to measure this machine)",
+};
+
+int sim_calibration_path(char *buf, size_t len)
+{
+	const char *p = getenv("USLAB_CALIBRATION");
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	int n;
+
+	if (p && *p)
+		n = snprintf(buf, len, "%s", p);
+	else if (xdg && *xdg)
+		n = snprintf(buf, len, "%s/uslab/calibration", xdg);
+	else if (home && *home)
+		n = snprintf(buf, len, "%s/.cache/uslab/calibration", home);
+	else
+		return -ENOENT;
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/*
+ * sim_cost_model_load - the calibrated model, or the default with a warning
+ * on stderr when the file exists but is damaged (naming the line).
+ */
+void sim_cost_model_load(struct sim_cost_model *m)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} keys[] = {
+		{ "hit_ns", offsetof(struct sim_cost_model, hit_ns) },
+		{ "refill_ns", offsetof(struct sim_cost_model, refill_ns) },
+		{ "flush_ns", offsetof(struct sim_cost_model, flush_ns) },
+		{ "depot_ns", offsetof(struct sim_cost_model, depot_ns) },
+		{ "page_ns", offsetof(struct sim_cost_model, page_ns) },
+	};
+	struct sim_cost_model n = default_model;
+	char path[4096], line[512];
+	unsigned int seen = 0, lineno = 0, i;
+	FILE *f;
+
+	*m = default_model;
+	if (sim_calibration_path(path, sizeof(path)))
+		return;
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *eq, *end, *hash = strchr(line, '#');
+		double v;
+
+		lineno++;
+		if (hash)
+			*hash = '\0';
+		line[strcspn(line, "\r\n")] = '\0';
+		if (!line[strspn(line, " \t")])
+			continue;
+		eq = strchr(line, '=');
+		if (!eq)
+			goto bad;
+		*eq = '\0';
+		v = strtod(eq + 1, &end);
+		if (end == eq + 1 || *end || !(v >= 0) || v > 1e9)
+			goto bad;
+		for (i = 0; i < ARRAY_SIZE(keys); i++) {
+			if (!strcmp(line, keys[i].key)) {
+				*(double *)((char *)&n + keys[i].off) = v;
+				seen |= 1u << i;
+				break;
+			}
+		}
+		/* unknown keys are for newer versions: ignored */
+	}
+	fclose(f);
+	if (seen != (1u << ARRAY_SIZE(keys)) - 1) {
+		fprintf(stderr, "uslab: %s: missing keys, using the built-in cost model\n", path);
+		return;
+	}
+	n.calibrated = true;
+	snprintf(n.source, sizeof(n.source), "%.250s", path);
+	*m = n;
+	return;
+bad:
+	fclose(f);
+	fprintf(stderr, "uslab: %s:%u: expected key=number, using the built-in cost model\n",
+		path, lineno);
+}
+
+double sim_class_cost(const struct sim_cost_model *m, const struct sim_cache_counts *c)
+{
+	return m->hit_ns * (double)(c->alloc_hits + c->free_hits) +
+	       m->refill_ns * (double)c->refills +
+	       m->flush_ns * (double)c->flushes +
+	       m->depot_ns * (double)(c->depot_gets + c->depot_puts);
+}
+
+/* Modelled allocator time of a whole run: every cache plus page_alloc. */
+double sim_cost(const struct sim_cost_model *m, const struct sim_result *res)
+{
+	double t = m->page_ns * (double)(res->page_allocs + res->page_frees);
+	unsigned int c;
+
+	for (c = 0; c < res->nr_cls; c++)
+		t += sim_class_cost(m, &res->cls[c].c);
+	return t;
+}
+
+/*
+ * cmd_calibrate - run uslab-calibrate, which sits next to this binary: it
+ * links the rseq library, whose paths are the ones to time (this binary
+ * carries the virtual-CPU build).
+ */
+int cmd_calibrate(int argc, char **argv)
+{
+	char self[4096], prog[4200];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n <= 0) {
+		fprintf(stderr, "uslab calibrate: cannot find my own binary\n");
+		return 1;
+	}
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	snprintf(prog, sizeof(prog), "%.*s/uslab-calibrate", (int)(slash - self), self);
+	argv[0] = prog;
+	execv(prog, argv);
+	fprintf(stderr, "uslab calibrate: %s: %s\n", prog, strerror(errno));
+	(void)argc;
+	return 1;
+}

@@ -1,0 +1,660 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uslab sim: run a trace through the library's own page_alloc, slab and
+ * percpu code, on one thread, naming the virtual CPU and the virtual clock
+ * before every call. Nothing is modelled: the counts are what the library
+ * did.
+ *
+ * The malloc family is mapped onto kmalloc exactly as malloc/malloc.c does
+ * (malloc(0) asks for 1 byte, alignments up to 16 come from the plain
+ * classes, valloc/pvalloc are page-aligned), so a simulated trace exercises
+ * the caches that the preloaded library would.
+ *
+ * Output on stdout is a function of the trace and the options only (no
+ * times, no addresses), so two runs compare equal byte for byte; the speed
+ * of the simulation goes to stderr.
+ *
+ * No locks: one thread.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "lib/compiler.h"
+#include "uslab/page_alloc.h"
+#include "uslab/slab.h"
+#include "uslab/trace.h"
+#include "sim/internal.h"
+
+#define MALLOC_ALIGN	16
+
+struct sim_state {
+	const struct sim_config *cfg;
+	struct sim_result *res;
+	void **ptr;		/* by object id */
+	uint64_t *size;		/* requested bytes by object id */
+	uint8_t *cls;		/* class index by object id, SIM_CLASS_NONE above */
+	uint8_t size_cls[SIM_CLASS_TABLE];	/* (bytes + 7) / 8 -> class */
+	uint64_t live;
+	uint64_t cls_live[SIM_MAX_CLASSES];
+	uint64_t next_sample;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * sim_classes_init - the kmalloc caches, smallest first, found by asking
+ * kmalloc_slab() for every size, and a table from size to class index.
+ */
+static int sim_classes_init(struct sim_result *res, uint8_t *table)
+{
+	size_t sz = 1;
+	unsigned int n = 0, i;
+
+	while (sz <= KMALLOC_MAX_CACHE_SIZE && n < SIM_MAX_CLASSES) {
+		struct kmem_cache *s = kmalloc_slab(sz);
+
+		if (!s)
+			break;
+		res->cls[n].cache = s;
+		res->cls[n].objsize = kmem_cache_size(s);
+		snprintf(res->cls[n].name, sizeof(res->cls[n].name), "%s",
+			 kmem_cache_name(s));
+		if (res->cls[n].objsize < sz)
+			return -EINVAL;	/* kmalloc_slab() disagrees with itself */
+		sz = res->cls[n].objsize + 1;
+		n++;
+	}
+	res->nr_cls = n;
+	for (i = 0; i < SIM_CLASS_TABLE; i++) {
+		size_t bytes = (size_t)i * 8;
+		unsigned int c;
+
+		table[i] = SIM_CLASS_NONE;
+		for (c = 0; c < n; c++) {
+			if (bytes <= res->cls[c].objsize) {
+				table[i] = (uint8_t)c;
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+static inline unsigned int sim_class_of(const struct sim_state *st, uint64_t sz)
+{
+	return sz < (uint64_t)(SIM_CLASS_TABLE - 1) * 8 ?
+		st->size_cls[(sz + 7) >> 3] : SIM_CLASS_NONE;
+}
+
+/* Per-class overhead: bytes of the class's slabs less its live bytes. */
+static void sim_sample_classes(struct sim_state *st)
+{
+	struct sim_result *res = st->res;
+	uint64_t slab_bytes[SIM_MAX_CLASSES];
+	unsigned int c;
+
+	sim_slab_bytes(res, slab_bytes);
+	for (c = 0; c < res->nr_cls; c++) {
+		int64_t ovh = (int64_t)slab_bytes[c] - (int64_t)st->cls_live[c];
+
+		res->cls[c].ovh_sum += ovh;
+		if (ovh > res->cls[c].ovh_peak)
+			res->cls[c].ovh_peak = ovh;
+		if (slab_bytes[c] > res->cls[c].slab_bytes_peak)
+			res->cls[c].slab_bytes_peak = slab_bytes[c];
+	}
+}
+
+static noinline void sim_sample(struct sim_state *st, uint64_t time_ns)
+{
+	struct sim_result *res = st->res;
+	struct page_alloc_stats ps;
+	struct sim_sample *smp;
+
+	page_alloc_get_stats(&ps);
+	if (res->nr_samples == res->cap_samples) {
+		size_t cap = res->cap_samples ? 2 * res->cap_samples : 256;
+		struct sim_sample *n = realloc(res->samples, cap * sizeof(*n));
+
+		if (!n)
+			return;		/* the summary stays exact; the timeline thins */
+		res->samples = n;
+		res->cap_samples = cap;
+	}
+	smp = &res->samples[res->nr_samples++];
+	smp->time_ns = time_ns;
+	smp->events = res->events;
+	smp->held = ps.bytes_allocated;
+	smp->resident_free = ps.bytes_free_resident;
+	smp->live = st->live;
+	if (smp->held > res->held_peak)
+		res->held_peak = smp->held;
+	if (smp->live > res->live_peak)
+		res->live_peak = smp->live;
+	if ((int64_t)(smp->held - smp->live) > res->ovh_peak)
+		res->ovh_peak = (int64_t)(smp->held - smp->live);
+	res->held_sum += smp->held;
+	res->live_sum += smp->live;
+	/* slabinfo is text: per-class figures on every 4th sample only */
+	if (st->cfg->per_class && !((res->nr_samples - 1) & 3)) {
+		sim_sample_classes(st);
+		res->nr_cls_samples++;
+	}
+}
+
+static inline void sim_track_alloc(struct sim_state *st, uint32_t id, void *p,
+				   uint64_t size)
+{
+	unsigned int c = sim_class_of(st, size);
+
+	st->ptr[id] = p;
+	st->size[id] = size;
+	st->cls[id] = (uint8_t)c;
+	st->live += size;
+	if (c != SIM_CLASS_NONE) {
+		st->cls_live[c] += size;
+		st->res->cls[c].c.allocs++;
+	}
+}
+
+static inline void sim_track_free(struct sim_state *st, uint32_t id)
+{
+	unsigned int c = st->cls[id];
+
+	st->live -= st->size[id];
+	if (c != SIM_CLASS_NONE) {
+		st->cls_live[c] -= st->size[id];
+		st->res->cls[c].c.frees++;
+	}
+	st->ptr[id] = NULL;
+}
+
+/* The malloc layer's mapping of the aligned family (malloc/malloc.c). */
+static inline void *sim_aligned(uint64_t size, uint64_t align)
+{
+	if (align <= MALLOC_ALIGN)
+		return kmalloc(size < align ? align : (size ? size : 1), GFP_KERNEL);
+	return kmalloc_aligned(size ? size : 1, align, GFP_KERNEL);
+}
+
+/*
+ * sim_event - replay one event. Costs the library call plus three array
+ * stores; nothing else on the way.
+ */
+static __always_inline int sim_event(struct sim_state *st, const struct sim_ev *e)
+{
+	struct sim_result *res = st->res;
+	uint64_t align;
+	void *p;
+
+	sim_pcp_set_cpu(e->cpu, e->time_ns);
+	switch (e->op) {
+	case TRACE_OP_MALLOC:
+	case TRACE_OP_CALLOC:
+	case TRACE_OP_KMALLOC:
+	case TRACE_OP_CACHE_ALLOC:
+		if (unlikely(!e->id))
+			goto failed;
+		if (unlikely(st->ptr[e->id]))
+			goto bad;
+		p = kmalloc(e->size ? e->size : 1, GFP_KERNEL);
+		if (unlikely(!p))
+			goto enomem;
+		sim_track_alloc(st, e->id, p, e->size);
+		res->allocs++;
+		break;
+	case TRACE_OP_MEMALIGN:
+	case TRACE_OP_POSIX_MEMALIGN:
+	case TRACE_OP_ALIGNED_ALLOC:
+	case TRACE_OP_VALLOC:
+	case TRACE_OP_PVALLOC:
+		if (unlikely(!e->id))
+			goto failed;
+		if (unlikely(st->ptr[e->id]))
+			goto bad;
+		align = e->align_shift ? (uint64_t)1 << e->align_shift : 1;
+		if (e->op == TRACE_OP_VALLOC || e->op == TRACE_OP_PVALLOC)
+			align = PAGE_SIZE;
+		p = sim_aligned(e->op == TRACE_OP_PVALLOC ?
+				ALIGN_UP(e->size, PAGE_SIZE) : e->size, align);
+		if (unlikely(!p))
+			goto enomem;
+		sim_track_alloc(st, e->id, p, e->size);
+		res->allocs++;
+		break;
+	case TRACE_OP_FREE:
+	case TRACE_OP_FREE_SIZED:
+	case TRACE_OP_FREE_ALIGNED_SIZED:
+	case TRACE_OP_KFREE:
+	case TRACE_OP_CACHE_FREE:
+		if (unlikely(!e->id))
+			break;		/* free(NULL) */
+		if (unlikely(!st->ptr[e->id]))
+			goto bad;
+		kfree(st->ptr[e->id]);
+		sim_track_free(st, e->id);
+		res->frees++;
+		break;
+	case TRACE_OP_REALLOC:
+		res->reallocs++;
+		if (!e->old_id) {		/* realloc(NULL, n) = malloc */
+			if (!e->id)
+				goto failed;
+			if (unlikely(st->ptr[e->id]))
+				goto bad;
+			p = kmalloc(e->size ? e->size : 1, GFP_KERNEL);
+			if (unlikely(!p))
+				goto enomem;
+			sim_track_alloc(st, e->id, p, e->size);
+			break;
+		}
+		if (unlikely(!st->ptr[e->old_id]))
+			goto bad;
+		if (!e->id) {
+			if (e->size)		/* failed: the old block stays */
+				goto failed;
+			kfree(st->ptr[e->old_id]);	/* realloc(p, 0) frees */
+			sim_track_free(st, e->old_id);
+			break;
+		}
+		if (unlikely(e->id != e->old_id && st->ptr[e->id]))
+			goto bad;
+		p = krealloc(st->ptr[e->old_id], e->size ? e->size : 1, GFP_KERNEL);
+		if (unlikely(!p))
+			goto enomem;
+		sim_track_free(st, e->old_id);
+		sim_track_alloc(st, e->id, p, e->size);
+		break;
+	default:
+		goto bad;
+	}
+	return 0;
+failed:
+	res->failed++;		/* recorded as failed: nothing to do */
+	return 0;
+enomem:
+	res->enomem++;
+	return 0;
+bad:
+	return -EINVAL;
+}
+
+int sim_run(const struct sim_trace *t, const struct sim_config *cfg,
+	    struct sim_result *res)
+{
+	struct sim_state st = { .cfg = cfg, .res = res };
+	uint64_t every = cfg->sample_every ? cfg->sample_every : UINT64_MAX;
+	uint64_t start;
+	size_t i;
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	/* The CPU count must be set before the first cache exists. */
+	err = sim_pcp_init(cfg->cpus);
+	if (err)
+		return err;
+	err = sim_classes_init(res, st.size_cls);
+	if (err)
+		return err;
+	err = sim_pcp_apply(cfg, res);
+	if (err)
+		return err;
+	st.ptr = calloc(t->id_space ? t->id_space : 1, sizeof(*st.ptr));
+	st.size = calloc(t->id_space ? t->id_space : 1, sizeof(*st.size));
+	st.cls = calloc(t->id_space ? t->id_space : 1, sizeof(*st.cls));
+	if (!st.ptr || !st.size || !st.cls) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	/* Fault the bookkeeping in now, not inside the timed loop. */
+	memset(st.ptr, 0, (t->id_space ? t->id_space : 1) * sizeof(*st.ptr));
+	memset(st.size, 0, (t->id_space ? t->id_space : 1) * sizeof(*st.size));
+	memset(st.cls, 0, (t->id_space ? t->id_space : 1) * sizeof(*st.cls));
+	st.next_sample = every;
+	start = now_ns();
+	for (i = 0; i < t->n; i++) {
+		const struct sim_ev *e = &t->ev[i];
+
+		if (unlikely(sim_event(&st, e))) {
+			res->bad_event = i;
+			err = -EINVAL;
+			goto out_free;
+		}
+		res->events++;
+		if (unlikely(res->events == st.next_sample)) {
+			sim_sample(&st, e->time_ns);
+			st.next_sample += every;
+		}
+	}
+	res->seconds = (double)(now_ns() - start) / 1e9;
+	/* One last sample at the end, so short traces have one too. */
+	if (!res->nr_samples || res->samples[res->nr_samples - 1].events != res->events)
+		sim_sample(&st, t->n ? t->ev[t->n - 1].time_ns : 0);
+	sim_pcp_collect(res);
+	res->live_end = st.live;
+out_free:
+	free(st.ptr);
+	free(st.size);
+	free(st.cls);
+	return err;
+}
+
+void sim_result_free(struct sim_result *res)
+{
+	free(res->samples);
+	res->samples = NULL;
+}
+
+/* ---- cmd_sim: options and output. */
+
+/*
+ * sim_parse_mag_size - "N" for every class, "CLASS=N" for one, where CLASS
+ * is a cache name (kmalloc-64) or a byte size (64). The class names are
+ * resolved later, against the caches the library has.
+ */
+int sim_parse_mag_size(struct sim_config *cfg, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	char *end;
+	long v;
+
+	v = strtol(eq ? eq + 1 : arg, &end, 10);
+	if (*end || end == (eq ? eq + 1 : arg) || v < 0 || v > 4096)
+		return -EINVAL;
+	if (!eq) {
+		cfg->mag_size = (int)v;
+		return 0;
+	}
+	if (cfg->nr_class_mag == SIM_MAX_CLASSES || (size_t)(eq - arg) >= sizeof(cfg->class_mag[0].name))
+		return -EINVAL;
+	memcpy(cfg->class_mag[cfg->nr_class_mag].name, arg, (size_t)(eq - arg));
+	cfg->class_mag[cfg->nr_class_mag].name[eq - arg] = '\0';
+	cfg->class_mag[cfg->nr_class_mag].mag = (int)v;
+	cfg->nr_class_mag++;
+	return 0;
+}
+
+void sim_config_init(struct sim_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mag_size = -1;
+	cfg->batch = -1;
+	cfg->depot_limit = SIM_DEFAULT;
+	cfg->per_class = true;
+}
+
+static void print_kib(FILE *f, const char *what, uint64_t bytes)
+{
+	fprintf(f, "  %-28s %12.1f KiB\n", what, (double)bytes / 1024.0);
+}
+
+void sim_print_config(FILE *f, const struct sim_config *cfg, unsigned int cpus)
+{
+	unsigned int i;
+
+	fprintf(f, "config: cpus=%u mag_size=", cpus);
+	if (cfg->mag_size < 0)
+		fprintf(f, "default");
+	else
+		fprintf(f, "%d", cfg->mag_size);
+	for (i = 0; i < cfg->nr_class_mag; i++)
+		fprintf(f, ",%s=%d", cfg->class_mag[i].name, cfg->class_mag[i].mag);
+	fprintf(f, " batch=");
+	if (cfg->batch < 0)
+		fprintf(f, "default");
+	else
+		fprintf(f, "%d", cfg->batch);
+	fprintf(f, " depot_limit=");
+	if (cfg->depot_limit == SIM_DEFAULT)
+		fprintf(f, "default");
+	else
+		fprintf(f, "%ld", cfg->depot_limit);
+	fprintf(f, "\n");
+}
+
+static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_config *cfg,
+		      const struct sim_result *res, const char *path, unsigned int rows)
+{
+	uint64_t allocs = 0, hits = 0;
+	size_t i, step;
+	unsigned int c;
+
+	fprintf(f, "uslab sim: %s\n", path);
+	if (t->cmdline && *t->cmdline)
+		fprintf(f, "recorded: %s\n", t->cmdline);
+	sim_print_config(f, cfg, t->cpus);
+	fprintf(f, "engine: %s\n", sim_pcp_engine());
+	fprintf(f, "events: %" PRIu64 " (allocations %" PRIu64 ", frees %" PRIu64
+		", reallocs %" PRIu64 ", failed in the trace %" PRIu64
+		", ENOMEM here %" PRIu64 ")\n",
+		res->events, res->allocs, res->frees, res->reallocs, res->failed,
+		res->enomem);
+	fprintf(f, "\nper cache (magazine = per-CPU loaded+spare, depot behind them):\n");
+	fprintf(f, "  %-16s %7s %6s %11s %11s %7s %9s %9s %9s %9s %10s\n",
+		"cache", "objsize", "mag", "allocs", "frees", "hit%", "refills",
+		"flushes", "depot_get", "depot_put", "peak_slabKiB");
+	for (c = 0; c < res->nr_cls; c++) {
+		const struct sim_class_result *cr = &res->cls[c];
+		uint64_t ops = cr->c.allocs + cr->c.frees;
+
+		if (!ops && !cr->slab_bytes_peak)
+			continue;
+		allocs += ops;
+		hits += cr->c.alloc_hits + cr->c.free_hits;
+		fprintf(f, "  %-16s %7u %6u %11" PRIu64 " %11" PRIu64 " %7.2f %9" PRIu64
+			" %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %10.1f\n",
+			cr->name, cr->objsize, cr->c.mag_size, cr->c.allocs, cr->c.frees,
+			ops ? 100.0 * (double)(cr->c.alloc_hits + cr->c.free_hits) / (double)ops : 0.0,
+			cr->c.refills, cr->c.flushes, cr->c.depot_gets, cr->c.depot_puts,
+			(double)cr->slab_bytes_peak / 1024.0);
+	}
+	fprintf(f, "  %-16s %7s %6s %23" PRIu64 " %7.2f\n", "all caches", "", "",
+		allocs, allocs ? 100.0 * (double)hits / (double)allocs : 0.0);
+	fprintf(f, "\npage allocator: %" PRIu64 " block allocations, %" PRIu64
+		" frees, %" PRIu64 " splits, %" PRIu64 " merges\n",
+		res->page_allocs, res->page_frees, res->splits, res->merges);
+
+	fprintf(f, "\nmemory (sampled every %" PRIu64 " events, %zu samples):\n",
+		cfg->sample_every, res->nr_samples);
+	print_kib(f, "peak held by page_alloc", res->held_peak);
+	print_kib(f, "mean held", res->nr_samples ? res->held_sum / res->nr_samples : 0);
+	print_kib(f, "peak live (requested)", res->live_peak);
+	print_kib(f, "mean live", res->nr_samples ? res->live_sum / res->nr_samples : 0);
+	print_kib(f, "peak overhead (held-live)", (uint64_t)(res->ovh_peak > 0 ? res->ovh_peak : 0));
+	print_kib(f, "mean overhead", sim_mean_overhead(res) > 0 ? (uint64_t)sim_mean_overhead(res) : 0);
+	print_kib(f, "live at the end", res->live_end);
+
+	if (!rows || !res->nr_samples)
+		return;
+	fprintf(f, "\nover time:\n  %12s %12s %12s %12s %12s %12s\n", "time_ms", "events",
+		"held_KiB", "live_KiB", "overhd_KiB", "freeres_KiB");
+	step = (res->nr_samples + rows - 1) / rows;
+	for (i = 0; i < res->nr_samples; i += step) {
+		const struct sim_sample *s = &res->samples[i];
+
+		fprintf(f, "  %12.3f %12" PRIu64 " %12.1f %12.1f %12.1f %12.1f\n",
+			(double)s->time_ns / 1e6, s->events, (double)s->held / 1024.0,
+			(double)s->live / 1024.0,
+			((double)s->held - (double)s->live) / 1024.0,
+			(double)s->resident_free / 1024.0);
+	}
+}
+
+double sim_mean_overhead(const struct sim_result *res)
+{
+	if (!res->nr_samples)
+		return 0;
+	return ((double)res->held_sum - (double)res->live_sum) / (double)res->nr_samples;
+}
+
+static int write_timeline(const char *path, const struct sim_result *res)
+{
+	FILE *f = fopen(path, "w");
+	size_t i;
+
+	if (!f) {
+		fprintf(stderr, "uslab sim: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "time_ns,events,held_bytes,live_bytes,overhead_bytes,free_resident_bytes\n");
+	for (i = 0; i < res->nr_samples; i++) {
+		const struct sim_sample *s = &res->samples[i];
+
+		fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRIu64 "\n",
+			s->time_ns, s->events, s->held, s->live,
+			(int64_t)(s->held - s->live), s->resident_free);
+	}
+	if (fclose(f)) {
+		fprintf(stderr, "uslab sim: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static const char sim_usage_text[] =
+	"usage: uslab sim TRACE [options]\n"
+	"  --cpus N             virtual CPUs (trace CPU ids are folded onto them;\n"
+	"                       default: the trace's CPU count)\n"
+	"  --mag-size N         magazine size of every kmalloc cache\n"
+	"  --mag-size CLASS=N   one cache (kmalloc-64=32 or 64=32); repeatable\n"
+	"  --batch N            objects per refill/flush\n"
+	"  --depot-limit N      full magazines kept per depot (-1 unlimited)\n"
+	"  --sample N           sample memory every N events (default: 1000\n"
+	"                       samples over the trace)\n"
+	"  --rows N             rows of the over-time table (default 20, 0 = none)\n"
+	"  --timeline FILE      every sample as CSV\n";
+
+int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg)
+{
+	char *end;
+	long v;
+
+	if (opt == 'm')
+		return sim_parse_mag_size(cfg, arg);
+	v = strtol(arg, &end, 10);
+	if (*end || end == arg)
+		return -EINVAL;
+	switch (opt) {
+	case 'b':
+		if (v < 0 || v > 4096)
+			return -EINVAL;
+		cfg->batch = (int)v;
+		return 0;
+	case 'd':
+		if (v < -1 || v > 65536)
+			return -EINVAL;
+		cfg->depot_limit = v;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "mag-size", required_argument, NULL, 'm' },
+		{ "batch", required_argument, NULL, 'b' },
+		{ "depot-limit", required_argument, NULL, 'd' },
+		{ "sample", required_argument, NULL, 's' },
+		{ "rows", required_argument, NULL, 'r' },
+		{ "timeline", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sim_config cfg;
+	struct sim_result res;
+	struct sim_trace t;
+	const char *timeline = NULL;
+	unsigned long cpus = 0, rows = 20;
+	char *end;
+	int c, err;
+
+	sim_config_init(&cfg);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			cpus = strtoul(optarg, &end, 10);
+			if (*end || !cpus || cpus > 1024) {
+				fprintf(stderr, "uslab sim: --cpus wants 1..1024, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'm':
+		case 'b':
+		case 'd':
+			if (sim_parse_tunable(&cfg, c, optarg)) {
+				fprintf(stderr, "uslab sim: bad value '%s' for --%s\n", optarg,
+					c == 'm' ? "mag-size" : c == 'b' ? "batch" : "depot-limit");
+				return 2;
+			}
+			break;
+		case 's':
+			cfg.sample_every = strtoull(optarg, &end, 10);
+			if (*end || !cfg.sample_every) {
+				fprintf(stderr, "uslab sim: bad --sample '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'r':
+			rows = strtoul(optarg, &end, 10);
+			if (*end) {
+				fprintf(stderr, "uslab sim: bad --rows '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 't':
+			timeline = optarg;
+			break;
+		case 'h':
+			fputs(sim_usage_text, stdout);
+			return 0;
+		default:
+			fputs(sim_usage_text, stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fputs(sim_usage_text, stderr);
+		return 2;
+	}
+	err = sim_trace_load(&t, argv[optind], (unsigned int)cpus, "uslab sim");
+	if (err)
+		return 1;
+	cfg.cpus = t.cpus;
+	if (!cfg.sample_every)
+		cfg.sample_every = t.n >= 1000 ? t.n / 1000 : 1;
+	err = sim_run(&t, &cfg, &res);
+	if (err) {
+		if (err == -EINVAL && res.events < t.n)
+			fprintf(stderr, "uslab sim: %s: event %" PRIu64
+				": object state does not match the operation (%s of id %u)\n",
+				argv[optind], res.bad_event,
+				trace_op_name(t.ev[res.bad_event].op), t.ev[res.bad_event].id);
+		else
+			fprintf(stderr, "uslab sim: %s\n", strerror(-err));
+		sim_result_free(&res);
+		sim_trace_free(&t);
+		return 1;
+	}
+	sim_print(stdout, &t, &cfg, &res, argv[optind], (unsigned int)rows);
+	fprintf(stderr, "uslab sim: %" PRIu64 " events in %.3f s: %.2f million events/s on one core\n",
+		res.events, res.seconds,
+		res.seconds > 0 ? (double)res.events / res.seconds / 1e6 : 0.0);
+	err = timeline ? write_timeline(timeline, &res) : 0;
+	sim_result_free(&res);
+	sim_trace_free(&t);
+	return err ? 1 : 0;
+}
