@@ -32,3 +32,10 @@ stress: $(obj)/tests/check_percpu_stress
 	$(Q)USLAB_STRESS_SECONDS=$${USLAB_STRESS_SECONDS:-30} CK_FORK=yes \
 		$(obj)/tests/check_percpu_stress
 .PHONY: stress
+
+# tests/percpu_no_rseq: runs a command with rseq failing (seccomp), for the
+# fallback-mode test (tests/test_percpu_modes.sh).
+progs += $(obj)/tests/percpu_no_rseq
+$(obj)/tests/percpu_no_rseq: $(obj)/tests/percpu_no_rseq.o
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^

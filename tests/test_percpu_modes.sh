@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The per-CPU layer in each situation it must handle (issue 3), with the
+# mode each one must give:
+#   plain run                         rseq on glibc's registration
+#   GLIBC_TUNABLES=glibc.pthread.rseq=0   rseq on uslab's own area
+#   seccomp: rseq fails with ENOSYS   fallback; the whole slab suite passes
+#   (both of the above)               fallback
+#   taskset to one CPU                rseq, stress still conserves objects
+# With CONFIG_PERCPU_RSEQ=n the rseq cases expect fallback; with
+# CONFIG_PERCPU_CACHE=n there is nothing to test here.
+set -u
+O=${O:-build}
+conf=$O/auto.conf
+if ! grep -q '^CONFIG_PERCPU_CACHE=y' "$conf"; then
+	echo "CONFIG_PERCPU_CACHE is off: no per-CPU layer to test"
+	exit 0
+fi
+rseq=rseq
+grep -q '^CONFIG_PERCPU_RSEQ=y' "$conf" || rseq=fallback
+[ "$(uname -m)" = x86_64 ] || rseq=fallback
+
+noseq=$O/tests/percpu_no_rseq
+fail=0
+run() {		# run EXPECTED-MODE DESCRIPTION CMD...
+	local want=$1 what=$2
+	shift 2
+	if USLAB_EXPECT_PCP_MODE=$want USLAB_STRESS_SECONDS=${USLAB_STRESS_SECONDS:-1} \
+	   CK_FORK=yes "$@" >"$O/test-logs/pcp-modes.out" 2>&1; then
+		echo "ok   $what ($want): $(grep -E '^[0-9]+%: Checks' "$O/test-logs/pcp-modes.out")"
+	else
+		echo "FAIL $what ($want)"
+		tail -20 "$O/test-logs/pcp-modes.out"
+		fail=1
+	fi
+	grep -E '^(migrate|resize)' "$O/test-logs/pcp-modes.out" | sed 's/^/       /'
+}
+mkdir -p "$O/test-logs"
+
+run $rseq "glibc's rseq area" "$O/tests/check_percpu"
+run $rseq "own rseq area (glibc told not to register)" \
+	env GLIBC_TUNABLES=glibc.pthread.rseq=0 "$O/tests/check_percpu"
+run $rseq "own rseq area, stress" \
+	env GLIBC_TUNABLES=glibc.pthread.rseq=0 "$O/tests/check_percpu_stress"
+run fallback "seccomp: rseq returns ENOSYS" "$noseq" "$O/tests/check_percpu"
+run fallback "seccomp + glibc tunable" \
+	env GLIBC_TUNABLES=glibc.pthread.rseq=0 "$noseq" "$O/tests/check_percpu"
+run fallback "slab suite under seccomp" "$noseq" "$O/tests/check_slab"
+run fallback "slab suite under seccomp + glibc tunable" \
+	env GLIBC_TUNABLES=glibc.pthread.rseq=0 "$noseq" "$O/tests/check_slab"
+run fallback "stress under seccomp" "$noseq" "$O/tests/check_percpu_stress"
+if [ "$(nproc)" -gt 1 ]; then
+	run $rseq "restricted cpuset (taskset -c 1)" taskset -c 1 "$O/tests/check_percpu_stress"
+fi
+
+exit $fail
