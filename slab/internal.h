@@ -98,6 +98,15 @@ struct kmem_cache {
 	char name[SLAB_NAME_LEN];
 };
 
+/* USDT probes (provider uslab) on slow paths; a stub when CONFIG_USDT is off. */
+#ifdef CONFIG_USDT
+#define SDT_USE_VARIADIC 1
+#include <sys/sdt.h>
+#define slab_probe(name, ...)	STAP_PROBEV(uslab, name, ##__VA_ARGS__)
+#else
+#define slab_probe(name, ...)	do { } while (0)
+#endif
+
 /* slab/slab.c */
 extern pthread_mutex_t slab_mutex;
 extern struct cds_list_head slab_caches;

@@ -206,11 +206,13 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp)
 		set_freepointer(s, obj, next);
 	}
 	SetPageFlag(slab, PG_slab);
+	slab_probe(slab_grow, s->name, base, s->order);
 	return slab;
 }
 
 static void discard_slab(struct kmem_cache *s, struct page *slab)
 {
+	slab_probe(slab_discard, s->name, slab_base(slab), slab->slab_order);
 	if (s->flags & SLAB_TYPESAFE_BY_RCU) {
 		slab_rcu_free_slab(slab);
 		return;
@@ -348,6 +350,7 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n)
 	s->alloc_calls++;
 	slab_unlock(s);
 
+	slab_probe(slab_refill, s->name, n, i);
 	if (gfp & __GFP_ZERO)
 		for (k = 0; k < i; k++)
 			memset(objs[k], 0, s->object_size);
@@ -389,6 +392,7 @@ void slab_free_bulk(struct kmem_cache *s, void **objs, int n)
 	if (s->nr_empty > s->min_partial)
 		take_empty_locked(s, s->min_partial, &discard);
 	slab_unlock(s);
+	slab_probe(slab_flush, s->name, n);
 
 	discard_slabs(s, &discard);
 }

@@ -446,6 +446,54 @@ START_TEST(test_kmalloc_aligned)
 }
 END_TEST
 
+/* First use of every class from 4 threads at once: one cache per class. */
+#define LR_THREADS 4
+static pthread_barrier_t lr_barrier;
+static struct kmem_cache *lr_seen[LR_THREADS][16];
+
+static void *lr_thread(void *arg)
+{
+	unsigned long id = (unsigned long)arg;
+	unsigned int c;
+
+	pthread_barrier_wait(&lr_barrier);
+	for (c = 0; c < 16; c++) {
+		size_t size = c < 13 ? (size_t)8 << c : 96 + c;
+		void *p = kmalloc(size, GFP_KERNEL);
+
+		ck_assert_ptr_nonnull(p);
+		lr_seen[id][c] = size <= KMALLOC_MAX_CACHE_SIZE ?
+				 virt_to_slab(p)->slab_cache : NULL;
+		kfree(p);
+	}
+	return NULL;
+}
+
+START_TEST(test_kmalloc_lazy_race)
+{
+	pthread_t th[LR_THREADS];
+	static char buf[65536];
+	unsigned long i;
+	unsigned int c;
+	char *l;
+
+	pthread_barrier_init(&lr_barrier, NULL, LR_THREADS);
+	for (i = 0; i < LR_THREADS; i++)
+		pthread_create(&th[i], NULL, lr_thread, (void *)i);
+	for (i = 0; i < LR_THREADS; i++)
+		pthread_join(th[i], NULL);
+	for (c = 0; c < 16; c++)
+		for (i = 1; i < LR_THREADS; i++)
+			ck_assert_ptr_eq(lr_seen[i][c], lr_seen[0][c]);
+	/* Exactly one kmalloc-64 line in slabinfo. */
+	slabinfo_show(buf, sizeof(buf));
+	l = strstr(buf, "\nkmalloc-64 ");
+	ck_assert_ptr_nonnull(l);
+	ck_assert_ptr_null(strstr(l + 1, "\nkmalloc-64 "));
+	ck_assert_ptr_eq(kmalloc_slab(64), lr_seen[0][3]);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* shrink, destroy, bulk */
 
@@ -1073,6 +1121,7 @@ static Suite *slab_suite(void)
 	tcase_add_test(tc, test_kmalloc_pow2_aligned);
 	tcase_add_test(tc, test_kmalloc_edges);
 	tcase_add_test(tc, test_kmalloc_aligned);
+	tcase_add_test(tc, test_kmalloc_lazy_race);
 	tcase_add_test(tc, test_shrink_returns_pages);
 	tcase_add_test(tc, test_destroy_with_live_objects);
 	tcase_add_test(tc, test_bulk);
