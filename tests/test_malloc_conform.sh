@@ -13,6 +13,9 @@ done
 # Options from the caller's environment would change what is tested.
 unset USLAB_OPTIONS
 fail=0
+# A hang inside the allocator can block every signal (pthread_create does):
+# kill with SIGKILL when SIGTERM is ignored.
+tmo="timeout -k 5 ${CONFORM_TIMEOUT:-150}"
 run() {
 	local what=$1; shift
 	echo "== $what"
@@ -23,10 +26,10 @@ run() {
 		fail=1
 	fi
 }
-run "glibc" "$conform"
-run "LD_PRELOAD=libuslab.so" env LD_PRELOAD="$lib" "$conform"
-run "linked with libuslab.a" "$static"
+run "glibc" $tmo "$conform"
+run "LD_PRELOAD=libuslab.so" $tmo env LD_PRELOAD="$lib" "$conform"
+run "linked with libuslab.a" $tmo "$static"
 # The preloaded run must really have been on uslab.
-env LD_PRELOAD="$lib" "$conform" misc | grep -q 'suite on uslab' ||
+$tmo env LD_PRELOAD="$lib" "$conform" misc | grep -q 'suite on uslab' ||
 	{ echo "preloaded run did not see uslab"; fail=1; }
 exit $fail

@@ -10,7 +10,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/uslab-opts.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
-pre() { LD_PRELOAD="$lib" "$@"; }
+# timeout: a hang inside the allocator may block SIGTERM.
+pre() { timeout -k 5 60 env LD_PRELOAD="$lib" "$@"; }
 
 # help: every option of the table, one a line.
 USLAB_OPTIONS=help pre /bin/true 2>"$work/help"

@@ -10,7 +10,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/uslab-programs.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 unset USLAB_OPTIONS
-export PYTHONHASHSEED=0 LC_ALL=C
+export PYTHONHASHSEED=0 LC_ALL=C src
 
 fail=0
 # compare NAME CMD...: runs CMD in $work/glibc and $work/uslab (cwd), stores
@@ -19,8 +19,9 @@ compare() {
 	local name=$1; shift
 	local st_g st_u
 	mkdir -p "$work/glibc/$name" "$work/uslab/$name"
-	(cd "$work/glibc/$name" && "$@") >"$work/$name.glibc" 2>&1; st_g=$?
-	(export LD_PRELOAD="$lib"; cd "$work/uslab/$name" && "$@") >"$work/$name.uslab" 2>&1; st_u=$?
+	(cd "$work/glibc/$name" && timeout -k 5 120 bash -c "$(declare -f "$1"); $1") >"$work/$name.glibc" 2>&1; st_g=$?
+	(export LD_PRELOAD="$lib"; cd "$work/uslab/$name" &&
+	 timeout -k 5 120 bash -c "$(declare -f "$1"); $1") >"$work/$name.uslab" 2>&1; st_u=$?
 	if [ "$st_g" -ne "$st_u" ]; then
 		echo "FAIL $name: exit status $st_u with uslab, $st_g with glibc"
 		tail -5 "$work/$name.uslab"

@@ -20,12 +20,15 @@ cleanup() {
 		redis-cli -p "$port" shutdown nosave >/dev/null 2>&1
 		sleep 0.2
 		kill "$pid" 2>/dev/null
+		sleep 0.5
+		# A server hung inside malloc may block SIGTERM.
+		kill -9 "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	fi
 	rm -rf "$work"
 }
 trap cleanup EXIT
-cli() { redis-cli -p "$port" "$@"; }
+cli() { timeout -k 2 60 redis-cli -p "$port" "$@"; }
 fail() { echo "FAIL: $*"; tail -20 "$work/server.log"; exit 1; }
 
 LD_PRELOAD="$lib" "$server" --port "$port" --bind 127.0.0.1 --save '' \
@@ -54,7 +57,7 @@ done >"$work/want"
 cmp -s "$work/got" "$work/want" || fail "GET replies differ from what was SET"
 cli --raw get big | tr -d '\n' | cmp -s - "$work/big" || fail "3 MB value came back different"
 
-redis-benchmark -p "$port" -q -n 20000 -c 20 -r 1000 -t set,get,lpush,lpop \
+timeout -k 2 180 redis-benchmark -p "$port" -q -n 20000 -c 20 -r 1000 -t set,get,lpush,lpop \
 	>"$work/bench" 2>&1 || fail "redis-benchmark failed"
 tr '\r' '\n' <"$work/bench" | grep -E 'requests per second' | sed 's/^/  /'
 [ "$(tr '\r' '\n' <"$work/bench" | grep -c 'requests per second')" -eq 4 ] ||
@@ -68,6 +71,11 @@ n=$(cli dbsize)
 [ "$n" -ge 201 ] && [ "$n" -le 1203 ] || fail "DBSIZE $n, expected 201..1203"
 echo "  DBSIZE $n, server RSS $(awk '/VmRSS/ {print $2, $3}' "/proc/$pid/status")"
 cli shutdown nosave >/dev/null 2>&1
+for _ in $(seq 1 50); do
+	kill -0 "$pid" 2>/dev/null || break
+	sleep 0.1
+done
+kill -0 "$pid" 2>/dev/null && fail "server did not stop on SHUTDOWN"
 wait "$pid"
 st=$?
 pid=
