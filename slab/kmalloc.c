@@ -64,12 +64,24 @@ static __slowpath struct kmem_cache *create_kmalloc_cache(unsigned int idx)
 	/* Natural alignment for power-of-two classes, as the kernel promises. */
 	unsigned int align = (size & (size - 1)) ? 0 : size;
 
+	struct kmem_cache *fresh;
+
 	slab_init();
+	/*
+	 * Allocate before taking slab_mutex: this allocation may be the first
+	 * slow path of the process, which starts the percpu reaper thread, and
+	 * pthread_create() calls malloc (the dtv) - with libuslab preloaded that
+	 * is kmalloc of another class, which must be able to take slab_mutex.
+	 */
+	fresh = kmem_cache_zalloc(&kmem_cache_boot, GFP_KERNEL);
 	pthread_mutex_lock(&slab_mutex);
 	s = __atomic_load_n(&kmalloc_caches[idx], __ATOMIC_ACQUIRE);
-	if (s)
+	if (s) {
+		if (fresh)
+			kmem_cache_free(&kmem_cache_boot, fresh);
 		goto out_unlock;
-	s = kmem_cache_zalloc(&kmem_cache_boot, GFP_KERNEL);
+	}
+	s = fresh;
 	if (!s)
 		goto out_unlock;
 	if (__kmem_cache_create(s, kmalloc_names[idx], size, align,
