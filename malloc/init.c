@@ -8,8 +8,10 @@
  * and the options only tune what is already running.
  *
  * Fork: the prepare handler takes every lower layer's locks, outermost
- * first (per-CPU depots, then slab caches, then the zone lock), and the
- * parent and child handlers release them in reverse order, so a child forked
+ * first: slab_fork_prepare() takes slab_mutex, then percpu's (it calls
+ * pcp_fork_prepare(), as percpu's locks nest between slab_mutex and the
+ * cache locks), then every cache lock; then the zone lock. The parent and
+ * child handlers release them in reverse order, so a child forked
  * while other threads allocate finds every lock free and every list
  * consistent. The handlers are registered from the constructor, before the
  * program's own, so they run last in prepare and first after fork: handlers
@@ -30,49 +32,27 @@
 #include "malloc/internal.h"
 
 /*
- * The lower layers' fork hooks. Declared weak so the library links while a
- * layer has not provided them yet; each one that exists is called.
- */
-/*
  * Defined here, used by free(): that reference is what pulls this object
  * (the constructor) into programs linked with libuslab.a.
  */
 unsigned long malloc_foreign_frees;
 
-#define FORK_HOOKS(x)			\
-	x(pcp_fork_prepare)		\
-	x(slab_fork_prepare)		\
-	x(page_alloc_fork_prepare)	\
-	x(page_alloc_fork_parent)	\
-	x(slab_fork_parent)		\
-	x(pcp_fork_parent)		\
-	x(page_alloc_fork_child)	\
-	x(slab_fork_child)		\
-	x(pcp_fork_child)
-#define DECLARE_WEAK(fn) extern void fn(void) __attribute__((weak));
-FORK_HOOKS(DECLARE_WEAK)
-
-#define CALL_IF(fn) do { if (fn) fn(); } while (0)
-
 static void malloc_fork_prepare(void)
 {
-	CALL_IF(pcp_fork_prepare);
-	CALL_IF(slab_fork_prepare);
-	CALL_IF(page_alloc_fork_prepare);
+	slab_fork_prepare();	/* slab_mutex, percpu's locks, cache locks */
+	page_alloc_fork_prepare();
 }
 
 static void malloc_fork_parent(void)
 {
-	CALL_IF(page_alloc_fork_parent);
-	CALL_IF(slab_fork_parent);
-	CALL_IF(pcp_fork_parent);
+	page_alloc_fork_parent();
+	slab_fork_parent();
 }
 
 static void malloc_fork_child(void)
 {
-	CALL_IF(page_alloc_fork_child);
-	CALL_IF(slab_fork_child);
-	CALL_IF(pcp_fork_child);
+	page_alloc_fork_child();
+	slab_fork_child();
 }
 
 /**

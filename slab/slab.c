@@ -794,6 +794,12 @@ void slab_fork_prepare(void)
 	slab_init();
 	slab_rcu_fork_prepare();
 	pthread_mutex_lock(&slab_mutex);
+	/*
+	 * The per-CPU locks nest inside slab_mutex (kmalloc-N creation and
+	 * slabinfo_write reach percpu under it) and outside every cache lock
+	 * (refill and flush take the cache lock): take them in between.
+	 */
+	pcp_fork_prepare();
 	cds_list_for_each_entry(s, &slab_caches, list)
 		slab_lock(s);
 }
@@ -804,6 +810,7 @@ void slab_fork_parent(void)
 
 	cds_list_for_each_entry(s, &slab_caches, list)
 		slab_unlock(s);
+	pcp_fork_parent();
 	pthread_mutex_unlock(&slab_mutex);
 	slab_rcu_fork_parent();
 }
@@ -817,6 +824,7 @@ void slab_fork_child(void)
 		pthread_mutex_init(&s->lock, NULL);
 		s->lock_owner = (pthread_t)0;
 	}
+	pcp_fork_child();
 	pthread_mutex_init(&slab_mutex, NULL);
 	slab_rcu_fork_child();
 }
