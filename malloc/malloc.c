@@ -40,23 +40,28 @@ static __slowpath void *malloc_fail(void)
 	return NULL;
 }
 
+/* malloc(0), sizes above PTRDIFF_MAX, and everything while debugging. */
+static __slowpath void *malloc_slow(size_t size, gfp_t gfp)
+{
+	if (size > MALLOC_MAX_SIZE)
+		return malloc_fail();
+	if (malloc_debug)
+		return malloc_debug_alloc(size, gfp & __GFP_ZERO);
+	/* kmalloc(0) is ZERO_SIZE_PTR; malloc(0) must be unique. */
+	return kmalloc(size ? size : 1, gfp);
+}
+
 /*
- * Fast path: one compare for the size limit, one for the debug switch, then
- * kmalloc()'s own fast path (class lookup, per-CPU pop).
+ * Fast path: one compare (size - 1 wraps for 0, so it also catches
+ * malloc(0)), one load and test of the debug switch, then a tail call into
+ * kmalloc()'s own fast path (class lookup, per-CPU pop), which sets errno
+ * ENOMEM itself when it fails.
  */
 static __always_inline void *malloc_common(size_t size, gfp_t gfp)
 {
-	void *p;
-
-	if (unlikely(size > MALLOC_MAX_SIZE))
-		return malloc_fail();
-	if (unlikely(malloc_debug))
-		return malloc_debug_alloc(size, gfp & __GFP_ZERO);
-	/* kmalloc(0) is ZERO_SIZE_PTR; malloc(0) must be unique. */
-	p = kmalloc(size ? size : 1, gfp);
-	if (unlikely(!p))
-		return malloc_fail();
-	return p;
+	if (unlikely(size - 1 >= MALLOC_MAX_SIZE || malloc_debug))
+		return malloc_slow(size, gfp);
+	return kmalloc(size, gfp);
 }
 
 __visible __fastpath void *malloc(size_t size)
