@@ -25,7 +25,11 @@ struct malloc_cache_opt {
 	unsigned int limit;
 };
 
-/* Parsed options; -1 (or 0 for flags) means "keep the built-in default". */
+/*
+ * Parsed options; -1 (MALLOC_OPT_UNSET for depot_limit, where -1 is a value;
+ * false for flags) means "keep the built-in default".
+ */
+#define MALLOC_OPT_UNSET	(-2L)
 struct malloc_opts {
 	long mag_size;
 	long batch;

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "uslab/page_alloc.h"
+#include "uslab/percpu.h"
 #include "uslab/slab.h"
 #include "lib/log.h"
 #include "malloc/internal.h"
@@ -30,7 +31,7 @@
 struct malloc_opts malloc_opts = {
 	.mag_size = -1,
 	.batch = -1,
-	.depot_limit = -1,
+	.depot_limit = MALLOC_OPT_UNSET,
 	.trim_kb = -1,
 	.reaper_ms = -1,
 	.limit_mb = -1,
@@ -148,6 +149,9 @@ static const struct malloc_option malloc_options[] = {
 	{ "batch", "Kconfig (" __stringify(CONFIG_PERCPU_BATCHCOUNT) ")",
 	  "objects moved per refill or flush (0 = half a magazine)",
 	  parse_num, &malloc_opts.batch, NULL, 0, 4096 },
+	{ "depot_limit", __stringify(CONFIG_PERCPU_DEPOT_LIMIT),
+	  "full magazines each kmalloc cache's depot keeps (-1 = unlimited)",
+	  parse_num, &malloc_opts.depot_limit, NULL, -1, 65536 },
 	{ "trim", __stringify(CONFIG_PAGE_ALLOC_RESIDENT_FREE_KB),
 	  "KiB of free pages kept resident before the rest goes back to the OS",
 	  parse_num, &malloc_opts.trim_kb, NULL, 0, 1L << 40 },
@@ -280,7 +284,7 @@ void malloc_print_help(int fd)
 		const struct malloc_option *o = &malloc_options[i];
 
 		pos = 0;
-		uslab_bufprintf(buf, sizeof(buf), &pos, "  %-10s default %-12s %s\n",
+		uslab_bufprintf(buf, sizeof(buf), &pos, "  %-12s default %-12s %s\n",
 				o->name, *o->def ? o->def : "-", o->desc);
 		malloc_write_str(fd, buf);
 	}
@@ -296,27 +300,15 @@ static size_t next_class(size_t size)
 	return size * 2;
 }
 
-/*
- * The limit a cache runs with now, read back from its slabinfo line (the
- * tunables columns carry the real setting); 0 when not found.
- */
+/* The magazine size @s runs with now; 0 when it has no magazines. */
 static unsigned int current_limit(struct kmem_cache *s)
 {
-	static char buf[16384];	/* constructor only: no concurrent use */
-	const char *name = kmem_cache_name(s);
-	size_t nlen = strlen(name);
-	const char *line, *t;
+	struct pcp_cache *pc = kmem_cache_pcp(s);
+	unsigned int limit = 0, batch = 0;
 
-	slabinfo_show(buf, sizeof(buf));
-	for (line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
-		if (strncmp(line, name, nlen) || line[nlen] != ' ')
-			continue;
-		t = strstr(line, ": tunables ");
-		if (!t)
-			return 0;
-		return (unsigned int)strtoul(t + 11, NULL, 10);
-	}
-	return 0;
+	if (pc)
+		pcp_cache_get_tunables(pc, &limit, &batch);
+	return limit;
 }
 
 /*
@@ -397,6 +389,22 @@ void malloc_apply_options(void)
 		err = set_tunables(s, c->limit);
 		if (err)
 			tunables_warn(what, c->limit, err);
+	}
+	if (malloc_opts.depot_limit != MALLOC_OPT_UNSET) {
+		unsigned int dl = malloc_opts.depot_limit < 0 ? PCP_DEPOT_UNLIMITED :
+				  (unsigned int)malloc_opts.depot_limit;
+		int err = 0;
+
+		for (size_t size = KMALLOC_MIN_SIZE; size <= KMALLOC_MAX_CACHE_SIZE;
+		     size = next_class(size)) {
+			struct kmem_cache *s = kmalloc_slab(size);
+			struct pcp_cache *pc = s ? kmem_cache_pcp(s) : NULL;
+
+			if (!pc || pcp_cache_set_depot_limit(pc, dl))
+				err = -EINVAL;
+		}
+		if (err)
+			tunables_warn("depot_limit", malloc_opts.depot_limit, err);
 	}
 	if (malloc_opts.debug && malloc_debug_enable())
 		option_warn("debug", "cannot create the debug caches");

@@ -15,7 +15,7 @@ pre() { timeout -k 5 60 env LD_PRELOAD="$lib" "$@"; }
 
 # help: every option of the table, one a line.
 USLAB_OPTIONS=help pre /bin/true 2>"$work/help"
-for o in mag_size batch trim limit_mb stats debug help; do
+for o in mag_size batch depot_limit trim limit_mb stats debug help; do
 	grep -qE "^  $o +default " "$work/help" || bad "help does not list $o"
 done
 
@@ -32,7 +32,7 @@ for item in "'bogus=1' (unknown option)" "'mag_size=abc' (malformed value)" \
 	grep -qF "ignoring option $item" "$work/err" || bad "no warning for $item"
 done
 # A clean string says nothing.
-USLAB_OPTIONS='trim=0,mag_size=16' pre /bin/true 2>"$work/err"
+USLAB_OPTIONS='trim=0,mag_size=16,depot_limit=-1,depot_limit=4' pre /bin/true 2>"$work/err"
 [ -s "$work/err" ] && { bad "good options warned:"; cat "$work/err"; }
 
 # stats at exit (ls closes stderr itself: the copy taken at start-up is used),
@@ -45,6 +45,15 @@ tun() { awk -v c="$1" '$1 == c { for (i = 1; i <= NF; i++) if ($i == "tunables")
 [ "$(tun kmalloc-64)" = "24 6" ] || bad "kmalloc-64 tunables '$(tun kmalloc-64)', want '24 6'"
 [ "$(tun kmalloc-256)" = "7 6" ] || bad "kmalloc-256 tunables '$(tun kmalloc-256)', want '7 6'"
 [ "$(tun kmalloc-128)" = "9 6" ] || bad "kmalloc-128 tunables '$(tun kmalloc-128)', want '9 6'"
+
+# batch alone keeps each cache's magazine size (kmalloc-64: 120 by default).
+USLAB_OPTIONS=stats pre /bin/ls / >/dev/null 2>"$work/stats"
+lim64=$(tun kmalloc-64 | cut -d' ' -f1)
+USLAB_OPTIONS='stats,batch=5' pre /bin/ls / >/dev/null 2>"$work/stats"
+[ -n "$lim64" ] && [ "$(tun kmalloc-64)" = "$lim64 5" ] ||
+	bad "batch=5 alone: kmalloc-64 tunables '$(tun kmalloc-64)'"
+USLAB_OPTIONS='depot_limit=x' pre /bin/true 2>"$work/err"
+grep -qF "'depot_limit=x' (malformed value)" "$work/err" || bad "depot_limit=x not warned"
 
 # debug: each misuse is reported with the cache and the object, and stops
 # the program; without debug the clean run still passes.
