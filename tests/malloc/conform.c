@@ -734,6 +734,52 @@ static void test_rss_falls(void)
 	      "RSS did not fall after freeing small blocks and malloc_trim");
 }
 
+/*
+ * Small frees with no malloc_trim: uslab must bring RSS down by itself
+ * (empty slabs back to page_alloc, pages beyond the resident watermark to
+ * the OS, the reaper for what magazines and depots hold) within seconds.
+ * glibc keeps freed fastbin and tcache chunks until malloc_trim, so there
+ * this test only reports.
+ */
+static void test_rss_no_trim(void)
+{
+	enum { N = 200000 };
+	void **v = malloc(N * sizeof(void *));
+	size_t base, peak, after = 0;
+	int waited_ms = 0;
+
+	CHECK(v, "array");
+	if (!v)
+		return;
+	malloc_trim(0);
+	base = rss_bytes();
+	for (int i = 0; i < N; i++) {
+		v[i] = malloc(64 + (size_t)(i % 5) * 64);
+		if (v[i])
+			memset(v[i], 1, 64 + (size_t)(i % 5) * 64);
+	}
+	peak = rss_bytes();
+	for (int i = 0; i < N; i++)
+		free(v[i]);
+	free(v);
+	for (; waited_ms <= (on_uslab ? 10000 : 0); waited_ms += 250) {
+		after = rss_bytes();
+		if (after < base + (peak - base) / 4)
+			break;
+		usleep(250000);
+	}
+	printf("    RSS %zu -> %zu -> %zu MiB, %d ms after the frees\n",
+	       base >> 20, peak >> 20, after >> 20, waited_ms);
+	CHECK(peak > base + (32u << 20), "small blocks did not raise RSS");
+	if (!on_uslab) {
+		printf("    (not checked on the C library)\n");
+		return;
+	}
+	CHECK(after < base + (peak - base) / 4,
+	      "RSS still %zu MiB 10 s after the frees (base %zu, peak %zu)",
+	      after >> 20, base >> 20, peak >> 20);
+}
+
 static void test_misc(void)
 {
 	void *p = malloc(1000);
@@ -784,6 +830,7 @@ static const struct {
 	{ "fork", test_fork },
 	{ "thread_churn", test_thread_churn },
 	{ "rss_falls", test_rss_falls },
+	{ "rss_no_trim", test_rss_no_trim },
 	{ "misc", test_misc },
 };
 
