@@ -21,6 +21,9 @@ UNITS = {
     "context-switches": "context switches (perf stat)",
 }
 
+# Parameters echoed by alloc_bench, not measurements.
+PARAMS = {"n", "loops", "threads", "bad"}
+
 data = defaultdict(list)
 order = []
 for line in open(sys.argv[1]):
@@ -28,6 +31,10 @@ for line in open(sys.argv[1]):
     try:
         v = float(value.replace(",", ""))
     except ValueError:
+        continue
+    if key == "bad" and v:
+        print("WARNING: %s on %s reported %d corrupted blocks" % (case, alloc, v))
+    if key in PARAMS:
         continue
     if (case, key) not in order:
         order.append((case, key))
