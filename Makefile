@@ -216,4 +216,4 @@ help:
 	@sed -n '3,15p' Makefile | sed 's/^# \{0,1\}//'
 .PHONY: help
 
--include $(shell find $(obj) -name '*.d' 2>/dev/null)
+-include $(shell find $(obj) -name '*.d' -type f 2>/dev/null)
