@@ -136,6 +136,7 @@ struct gen_state {
 	/* prodcons FIFO of ids */
 	uint64_t *fifo;
 	uint64_t head, tail;
+	unsigned int turn;	/* consumer whose turn it is to free */
 };
 
 static int emit(struct gen_state *g, unsigned int tid, enum trace_op op,
@@ -298,9 +299,13 @@ static int pc_step(struct gen_state *g, unsigned int tid)
 		t->done = producers_done;
 		return 0;
 	}
-	/* Consumers wait for a full queue, so about @window messages stay live. */
+	/* Consumers wait for a full queue, so about @window messages stay live,
+	 * and take turns, so each frees its share. */
 	if (!producers_done && g->tail - g->head < p->window)
 		return 0;
+	if (tid - np != g->turn)
+		return 0;
+	g->turn = (g->turn + 1) % (p->threads - np);
 	return emit(g, tid, TRACE_OP_FREE, g->fifo[g->head++ % p->window], 0);
 }
 
