@@ -216,4 +216,5 @@ help:
 	@sed -n '3,15p' Makefile | sed 's/^# \{0,1\}//'
 .PHONY: help
 
--include $(shell find $(obj) -name '*.d' -type f 2>/dev/null)
+# Dependency files of our own objects only (the redis build under $(obj)/redis has its own).
+-include $(shell find $(obj) -name '*.d' -type f -not -path '$(obj)/redis/*' 2>/dev/null)
