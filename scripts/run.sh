@@ -1,9 +1,66 @@
 #!/usr/bin/env bash
-# `make run`: the main job on the bundled default. Until the trace tools land
-# this is the slab demo workload, which prints a slabinfo table.
+# `make run`: the main job on the bundled default trace (traces/default.ustr,
+# a python3 workload on four threads; TRACE=... picks another): what the
+# program allocates (uslab report), how uslab's own code serves it on virtual
+# CPUs (uslab sim), and which magazine sizes and depot limit to set for it
+# (uslab tune, with the frontier drawn in $O/run/). Ends with a summary.
 set -eu
 O=${O:-build}
-if [ -x "$O/uslab" ] && [ -f traces/default.ustr ]; then
-	exec "$O/uslab" run traces/default.ustr
+U=$O/uslab
+TRACE=${TRACE:-traces/default.ustr}
+out=$O/run
+mkdir -p "$out"
+
+if [ ! -x "$U" ]; then
+	echo "make run: $U is missing (make O=$O first)" >&2
+	exit 1
 fi
-exec "$O/uslab-demo"
+if [ ! -f "$TRACE" ]; then
+	echo "make run: no trace $TRACE" >&2
+	exit 1
+fi
+
+rule() { printf '\n==== %s\n\n' "$*"; }
+
+rule "1/3 uslab report $TRACE"
+"$U" report "$TRACE" | tee "$out/report.txt" | sed -n '1,/^lifetimes/p' | sed '$d'
+sed -n '/^memory:/,/^$/p; /^threads:/,/^$/p' "$out/report.txt"
+
+rule "2/3 uslab sim $TRACE (library defaults)"
+"$U" sim "$TRACE" --rows 8 > "$out/sim.txt" 2> "$out/sim.err"
+cat "$out/sim.txt"
+cat "$out/sim.err"
+
+rule "3/3 uslab tune $TRACE"
+png=()
+if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+	png=(--png "$out/frontier.png")
+fi
+"$U" tune "$TRACE" --svg "$out/frontier.svg" "${png[@]}" | tee "$out/tune.txt"
+
+# The summary: the default configuration against the recommended one.
+kib() { awk -v k="$1" 'BEGIN { printf "%.0f KiB", k }'; }
+events=$(sed -n 's/^events: \([0-9]*\) .*/\1/p' "$out/sim.txt")
+hit_def=$(awk '/^  all caches/ { print $NF }' "$out/sim.txt")
+ovh_def=$(awk '/mean overhead/ { print $3 }' "$out/sim.txt")
+peak_def=$(awk '/peak overhead/ { print $4 }' "$out/sim.txt")
+time_def=$(sed -n 's/^modelled allocator time: \([0-9.]*\) ms.*/\1/p' "$out/sim.txt")
+rec=$(sed -n 's/^recommended: //p' "$out/tune.txt")
+rec_line=$(grep -A1 '^recommended: ' "$out/tune.txt" | tail -1)
+opts=$(sed -n 's/^  USLAB_OPTIONS=/USLAB_OPTIONS=/p' "$out/tune.txt")
+speed=$(sed -n 's/.*in \([0-9.]*\) s: \([0-9.]*\) million.*/\2/p' "$out/sim.err")
+model=$(sed -n 's/^ *from //p' "$out/tune.txt" | head -1)
+
+rule "summary"
+cat <<EOF
+trace:        $TRACE ($events events; $(sed -n 's/^# command: //p' "$out/report.txt"))
+defaults:     hit rate $hit_def%, mean overhead $(kib "$ovh_def"), peak overhead $(kib "$peak_def"),
+              modelled time $time_def ms
+recommended:  $rec
+             $rec_line
+settings:     $opts
+              (Kconfig fragment in $out/tune.txt)
+frontier:     $out/frontier.svg${png:+ and $out/frontier.png}
+cost model:   $model
+simulation:   $speed million events/s on one core
+EOF

@@ -142,6 +142,8 @@ int idmap_remove(struct idmap *m, uint64_t addr, uint64_t *id);
  * old one's id: detach, insert the new object, then release the old id. */
 int idmap_detach(struct idmap *m, uint64_t addr, uint64_t *id);
 int idmap_release_id(struct idmap *m, uint64_t id);
+/* Put a detached object back under its id (a realloc that failed). */
+int idmap_attach(struct idmap *m, uint64_t addr, uint64_t id);
 uint64_t idmap_id_space(const struct idmap *m);
 int import_read_line(FILE *in, char *buf, size_t cap, size_t *lenp);
 
@@ -177,11 +179,14 @@ int import_perf(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
 #define REC_BLOCK_EVENTS	1024u
 #define REC_ENV_DIR		"USLAB_RECORD_DIR"
 
+/* The first half of a realloc: @addr (the old pointer) is given up. */
+#define REC_OP_REALLOC_OLD	0xfe
+
 struct rec_event {
 	uint64_t time;		/* CLOCK_MONOTONIC ns */
 	uint64_t size;
-	uint64_t id;
-	uint64_t old_id;
+	uint64_t addr;		/* object allocated or freed; realloc: result */
+	uint64_t old_addr;	/* realloc: the pointer passed in */
 	uint32_t align;
 	uint16_t cpu;		/* 0xffff: unknown */
 	uint8_t op;
@@ -359,7 +364,7 @@ int cmd_calibrate(int argc, char **argv);
 /* sim/plot.c */
 struct plot_point {
 	double x, y;
-	int kind;			/* 0 swept, 1 frontier, 2 recommended */
+	int kind;			/* 0 swept, 1 frontier, 2 recommended, 3 defaults */
 };
 int plot_svg(const char *path, const char *title, const char *xlabel,
 	     const char *ylabel, const struct plot_point *pts, size_t n);

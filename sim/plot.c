@@ -126,7 +126,7 @@ int plot_svg(const char *path, const char *title, const char *xlabel,
 	fr = malloc((n ? n : 1) * sizeof(*fr));
 	if (fr) {
 		for (i = 0; i < n; i++)
-			if (pts[i].kind >= 1)
+			if (pts[i].kind == 1 || pts[i].kind == 2)
 				fr[nf++] = pts[i];
 		qsort(fr, nf, sizeof(*fr), cmp_x);
 		if (nf > 1) {
@@ -139,18 +139,23 @@ int plot_svg(const char *path, const char *title, const char *xlabel,
 		free(fr);
 	}
 	for (i = 0; i < n; i++) {
-		static const char *const fill[] = { "#aaa", "#1f77b4", "#d62728" };
-		int k = pts[i].kind < 0 || pts[i].kind > 2 ? 0 : pts[i].kind;
+		static const char *const fill[] = { "#aaa", "#1f77b4", "#d62728", "#2ca02c" };
+		int k = pts[i].kind < 0 || pts[i].kind > 3 ? 0 : pts[i].kind;
+		double cx = ML + (pts[i].x - x0) * sx, cy = H - MB - (pts[i].y - y0) * sy;
 
-		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\" fill-opacity=\"0.8\"/>\n",
-			ML + (pts[i].x - x0) * sx, H - MB - (pts[i].y - y0) * sy,
-			k == 2 ? 7 : 4, fill[k]);
+		if (k == 3)	/* a diamond */
+			fprintf(f, "<polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"%s\"/>\n",
+				cx, cy - 8, cx + 8, cy, cx, cy + 8, cx - 8, cy, fill[k]);
+		else
+			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\" fill-opacity=\"0.8\"/>\n",
+				cx, cy, k == 2 ? 7 : 4, fill[k]);
 	}
 	/* legend */
 	fprintf(f, "<g transform=\"translate(%d,%d)\">\n"
 		"<circle cx=\"0\" cy=\"0\" r=\"4\" fill=\"#aaa\"/><text x=\"10\" y=\"4\">configuration swept</text>\n"
 		"<circle cx=\"0\" cy=\"18\" r=\"4\" fill=\"#1f77b4\"/><text x=\"10\" y=\"22\">frontier (no other point is better on both axes)</text>\n"
 		"<circle cx=\"0\" cy=\"36\" r=\"7\" fill=\"#d62728\"/><text x=\"10\" y=\"40\">recommended</text>\n"
+		"<polygon points=\"0,46 8,54 0,62 -8,54\" fill=\"#2ca02c\"/><text x=\"10\" y=\"58\">library defaults</text>\n"
 		"</g>\n</svg>\n", W - MR - 330, MT + 16);
 	if (fclose(f))
 		return -errno;

@@ -465,6 +465,13 @@ static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_confi
 		" frees, %" PRIu64 " splits, %" PRIu64 " merges\n",
 		res->page_allocs, res->page_frees, res->splits, res->merges);
 
+	{
+		struct sim_cost_model m;
+
+		sim_cost_model_load(&m);
+		fprintf(f, "modelled allocator time: %.3f ms (cost model: %s)\n",
+			sim_cost(&m, res) / 1e6, m.calibrated ? m.source : "built-in default");
+	}
 	fprintf(f, "\nmemory (sampled every %" PRIu64 " events, %zu samples):\n",
 		cfg->sample_every, res->nr_samples);
 	print_kib(f, "peak held by page_alloc", res->held_peak);

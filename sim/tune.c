@@ -55,6 +55,7 @@ struct tune_job {
 	long depot;
 	int mag[SIM_MAX_CLASSES];	/* per class; uniform jobs repeat one value */
 	bool uniform;
+	bool defaults;			/* the library's defaults: mag -1, depot default */
 	struct tune_out out;
 	bool frontier, recommended;
 };
@@ -273,6 +274,10 @@ static void print_options(FILE *f, const struct tune_job *j)
 	unsigned int c;
 	bool first = true;
 
+	if (j->defaults) {
+		fprintf(f, "USLAB_OPTIONS=   (empty: the defaults are best)\n");
+		return;
+	}
 	fprintf(f, "USLAB_OPTIONS=");
 	if (j->uniform) {
 		fprintf(f, "mag_size=%d", j->mag[0]);
@@ -317,6 +322,10 @@ static void print_kconfig(FILE *f, const struct tune_job *j)
 			}
 		}
 	}
+	if (j->defaults) {
+		fprintf(f, "# the defaults: no fragment needed\n");
+		return;
+	}
 	fprintf(f, "CONFIG_PERCPU_MAG_SIZE=%d\n", median);
 	fprintf(f, "CONFIG_PERCPU_DEPOT_LIMIT=%ld\n", j->depot);
 	if (!j->uniform) {
@@ -330,6 +339,10 @@ static void describe(char *buf, size_t len, const struct tune_job *j)
 	size_t pos = 0;
 	unsigned int c;
 
+	if (j->defaults) {
+		snprintf(buf, len, "library defaults (Kconfig)");
+		return;
+	}
 	if (j->uniform) {
 		snprintf(buf, len, "mag=%d depot=%ld", j->mag[0], j->depot);
 		return;
@@ -363,7 +376,8 @@ static int write_png(const char *png, const struct tune *tu)
 		if (tu->jobs[i].out.ok)
 			fprintf(f, "%.3f,%.6f,%d\n", job_ovh(tu, &tu->jobs[i]) / 1024.0,
 				tu->jobs[i].out.cost_ns / 1e6,
-				tu->jobs[i].recommended ? 2 : tu->jobs[i].frontier ? 1 : 0);
+				tu->jobs[i].recommended ? 2 : tu->jobs[i].defaults ? 3 :
+				tu->jobs[i].frontier ? 1 : 0);
 	fclose(f);
 	snprintf(cmd, sizeof(cmd),
 		 "/usr/bin/python3 - '%s' '%s' '%s' <<'EOF'\n"
@@ -373,9 +387,10 @@ static int write_png(const char *png, const struct tune *tu)
 		 "pts = [tuple(map(float, l.split(','))) for l in open(sys.argv[1])]\n"
 		 "fig, ax = plt.subplots(figsize=(8, 5.6))\n"
 		 "ax.scatter([p[0] for p in pts if p[2] == 0], [p[1] for p in pts if p[2] == 0], c='#aaa', label='configuration swept')\n"
-		 "fr = sorted(p for p in pts if p[2] >= 1)\n"
+		 "fr = sorted(p for p in pts if p[2] in (1, 2))\n"
 		 "ax.plot([p[0] for p in fr], [p[1] for p in fr], '-o', c='#1f77b4', label='frontier')\n"
 		 "ax.scatter([p[0] for p in pts if p[2] == 2], [p[1] for p in pts if p[2] == 2], s=120, c='#d62728', label='recommended', zorder=3)\n"
+		 "ax.scatter([p[0] for p in pts if p[2] == 3], [p[1] for p in pts if p[2] == 3], s=120, marker='D', c='#2ca02c', label='library defaults', zorder=3)\n"
 		 "ax.set_xlabel('%s memory overhead, held - live (KiB)')\n"
 		 "ax.set_ylabel('modelled allocator time (ms)')\n"
 		 "ax.set_title(sys.argv[3])\n"
@@ -506,8 +521,19 @@ int cmd_tune(int argc, char **argv)
 				jb->mag[c] = (int)mags[b];
 		}
 	grid = tu.nr_jobs;
-	tu.total = compose ? grid + (size_t)nd * TUNE_LAMBDAS : grid;
-	if (tune_run(&tu, 0, grid))
+	/* The library's own defaults, for comparison (not part of the grid). */
+	{
+		struct tune_job *jb = tune_add(&tu);
+
+		if (!jb)
+			goto out_nomem;
+		jb->depot = SIM_DEFAULT;
+		jb->uniform = true;
+		jb->defaults = true;
+		jb->mag[0] = -1;
+	}
+	tu.total = compose ? grid + 1 + (size_t)nd * TUNE_LAMBDAS : grid + 1;
+	if (tune_run(&tu, 0, grid + 1))
 		goto out;
 
 	/* Round 2: per-class settings composed from round 1, for each depot. */
@@ -627,8 +653,8 @@ int cmd_tune(int argc, char **argv)
 	}
 	tu.jobs[rec].recommended = true;
 
-	printf("\nswept %zu configurations (%zu uniform, %zu per-class) on %u workers\n",
-	       tu.nr_jobs, grid, tu.nr_jobs - grid, tu.workers);
+	printf("\nswept %zu configurations (%zu uniform, %zu per-class, the defaults) on %u workers\n",
+	       tu.nr_jobs, grid, tu.nr_jobs - grid - 1, tu.workers);
 	printf("\nfrontier (%s overhead = bytes held by page_alloc - bytes live):\n",
 	       tu.peak ? "peak" : "mean");
 	printf("  %12s %14s %8s %8s  %s\n", "overhd_KiB", "model_time_ms", "hit%", "page_ops",
@@ -649,8 +675,8 @@ int cmd_tune(int argc, char **argv)
 		for (j = 0; j < nfr; j++) {
 			const struct tune_job *x = &tu.jobs[rows[j].job];
 
-			/* a long frontier is thinned: ends, every step-th, the pick */
-			if (j % step && j != nfr - 1 && rows[j].job != rec)
+			/* a long frontier is thinned: ends, every step-th, the pick, defaults */
+			if (j % step && j != nfr - 1 && rows[j].job != rec && rows[j].job != grid)
 				continue;
 
 			describe(desc, sizeof(desc), x);
@@ -659,8 +685,15 @@ int cmd_tune(int argc, char **argv)
 			       100.0 * x->out.hit_rate, x->out.page_ops, desc,
 			       rows[j].job == rec ? "   <- recommended" : "");
 		}
+		if (!tu.jobs[grid].frontier && tu.jobs[grid].out.ok) {
+			const struct tune_job *x = &tu.jobs[grid];
+
+			printf("  %12.1f %14.3f %8.2f %8" PRIu64 "  %s (not on the frontier)\n",
+			       job_ovh(&tu, x) / 1024.0, x->out.cost_ns / 1e6,
+			       100.0 * x->out.hit_rate, x->out.page_ops, "library defaults");
+		}
 		if (step > 1)
-			printf("  (%zu frontier points, every %zuth shown; --all shows all)\n",
+			printf("  (%zu frontier points, one in %zu shown; --all shows all)\n",
 			       nfr, step);
 		free(rows);
 	}
@@ -686,7 +719,8 @@ int cmd_tune(int argc, char **argv)
 				continue;
 			pts[n].x = job_ovh(&tu, &tu.jobs[i]) / 1024.0;
 			pts[n].y = tu.jobs[i].out.cost_ns / 1e6;
-			pts[n].kind = tu.jobs[i].recommended ? 2 : tu.jobs[i].frontier ? 1 : 0;
+			pts[n].kind = tu.jobs[i].recommended ? 2 : tu.jobs[i].defaults ? 3 :
+				      tu.jobs[i].frontier ? 1 : 0;
 			n++;
 		}
 		snprintf(title, sizeof(title), "uslab tune: %s", argv[optind]);
