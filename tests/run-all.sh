@@ -3,6 +3,9 @@
 # even when an earlier one fails, then prints one summary line per test and a
 # closing "N passed, N failed" line. Exit status: 0 only if all passed.
 set -u
+# Tests run their own builds (redis): they must not inherit our make flags
+# (--no-builtin-variables would take CC and AR away from them).
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 O=${O:-build}
 export O
 pass=0; fail=0; failed=()
