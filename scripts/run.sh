@@ -48,7 +48,7 @@ time_def=$(sed -n 's/^modelled allocator time: \([0-9.]*\) ms.*/\1/p' "$out/sim.
 rec=$(sed -n 's/^recommended: //p' "$out/tune.txt")
 rec_line=$(grep -A1 '^recommended: ' "$out/tune.txt" | tail -1)
 opts=$(sed -n 's/^  USLAB_OPTIONS=/USLAB_OPTIONS=/p' "$out/tune.txt")
-speed=$(sed -n 's/.*in \([0-9.]*\) s: \([0-9.]*\) million.*/\2/p' "$out/sim.err")
+speed=$(sed -n 's/.*: \([0-9.]*\) million events.*/\1/p' "$out/sim.err")
 model=$(sed -n 's/^ *from //p' "$out/tune.txt" | head -1)
 
 rule "summary"

@@ -308,7 +308,8 @@ struct sim_sample {
 struct sim_result {
 	uint64_t events, allocs, frees, reallocs, failed, enomem;
 	uint64_t bad_event;
-	double seconds;			/* simulation loop only */
+	double seconds;			/* simulation loop only, wall */
+	double cpu_seconds;		/* the same, CPU time of the thread */
 	uint64_t page_allocs, page_frees, splits, merges;
 	uint64_t held_peak, live_peak, live_end;
 	int64_t ovh_peak;
