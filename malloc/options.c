@@ -300,15 +300,19 @@ static size_t next_class(size_t size)
 	return size * 2;
 }
 
-/* The magazine size @s runs with now; 0 when it has no magazines. */
-static unsigned int current_limit(struct kmem_cache *s)
+/*
+ * The magazines in front of @s, or NULL when it has none: nocache builds,
+ * debug caches (those get percpu's bypass cache, whose limit is 0).
+ */
+static struct pcp_cache *cache_magazines(struct kmem_cache *s, unsigned int *limit)
 {
-	struct pcp_cache *pc = kmem_cache_pcp(s);
-	unsigned int limit = 0, batch = 0;
+	struct pcp_cache *pc = s ? kmem_cache_pcp(s) : NULL;
+	unsigned int batch = 0;
 
+	*limit = 0;
 	if (pc)
-		pcp_cache_get_tunables(pc, &limit, &batch);
-	return limit;
+		pcp_cache_get_tunables(pc, limit, &batch);
+	return *limit ? pc : NULL;
 }
 
 /*
@@ -321,12 +325,14 @@ static int set_tunables(struct kmem_cache *s, long limit)
 {
 	long batch = malloc_opts.batch > 0 ? malloc_opts.batch : CONFIG_PERCPU_BATCHCOUNT;
 
+	unsigned int now;
+
 	if (!s)
 		return -ENOENT;
+	if (!cache_magazines(s, &now))
+		return -EOPNOTSUPP;
 	if (limit <= 0)
-		limit = current_limit(s);
-	if (limit <= 0)
-		return -EINVAL;
+		limit = now;
 	if (batch <= 0)
 		batch = limit / 2 ? limit / 2 : 1;
 	if (batch > limit)
@@ -341,7 +347,9 @@ static void tunables_warn(const char *what, long value, int err)
 	size_t pos = 0;
 
 	uslab_bufprintf(item, sizeof(item), &pos, "%s=%ld", what, value);
-	option_warn(item, err == -ENOENT ? "no such cache" : "rejected by the cache");
+	option_warn(item, err == -ENOENT ? "no such cache" :
+		    err == -EOPNOTSUPP ? "no per-CPU magazines in this build" :
+		    "rejected by the cache");
 }
 
 /**
@@ -393,14 +401,16 @@ void malloc_apply_options(void)
 	if (malloc_opts.depot_limit != MALLOC_OPT_UNSET) {
 		unsigned int dl = malloc_opts.depot_limit < 0 ? PCP_DEPOT_UNLIMITED :
 				  (unsigned int)malloc_opts.depot_limit;
+		unsigned int lim;
 		int err = 0;
 
 		for (size_t size = KMALLOC_MIN_SIZE; size <= KMALLOC_MAX_CACHE_SIZE;
 		     size = next_class(size)) {
-			struct kmem_cache *s = kmalloc_slab(size);
-			struct pcp_cache *pc = s ? kmem_cache_pcp(s) : NULL;
+			struct pcp_cache *pc = cache_magazines(kmalloc_slab(size), &lim);
 
-			if (!pc || pcp_cache_set_depot_limit(pc, dl))
+			if (!pc)
+				err = -EOPNOTSUPP;
+			else if (pcp_cache_set_depot_limit(pc, dl))
 				err = -EINVAL;
 		}
 		if (err)

@@ -15,6 +15,12 @@ int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
 	void *keep[64];
+	/*
+	 * A neighbour keeps the slab alive after p is freed: without per-CPU
+	 * caches (nocache) an empty slab goes back to the page allocator at
+	 * once, and a write to it or a second free is no longer a slab's.
+	 */
+	void *neighbour = malloc(24);
 	char *p = malloc(24);
 
 	if (!p)
@@ -38,5 +44,6 @@ int main(int argc, char **argv)
 		free(p);
 	}
 	printf("done %s\n", mode);
+	free(neighbour);
 	return 0;
 }
