@@ -12,6 +12,16 @@ for f in "$conform" "$static" "$lib"; do
 done
 # Options from the caller's environment would change what is tested.
 unset USLAB_OPTIONS
+# Without the reaper, or with a big resident watermark (the unlimited
+# preset), free memory stays by design: rss_no_trim only reports then.
+unset CONFORM_KEEPS_MEMORY
+if [ -f "$O/auto.conf" ]; then
+	. <(grep -E '^CONFIG_(PERCPU_REAPER|PAGE_ALLOC_RESIDENT_FREE_KB)=' "$O/auto.conf")
+	if [ "${CONFIG_PERCPU_REAPER:-n}" != y ] && [ -n "$(grep '^CONFIG_PERCPU_CACHE=y' "$O/auto.conf")" ] ||
+	   [ "${CONFIG_PAGE_ALLOC_RESIDENT_FREE_KB:-0}" -gt 65536 ]; then
+		export CONFORM_KEEPS_MEMORY=1
+	fi
+fi
 fail=0
 # A hang inside the allocator can block every signal (pthread_create does):
 # kill with SIGKILL when SIGTERM is ignored.
