@@ -25,6 +25,11 @@
 #include "lib/log.h"
 #include "malloc/internal.h"
 
+/* Symbols that depend on the reaper; 0 shows "none" in the help table. */
+#ifndef CONFIG_PERCPU_REAPER_PERIOD_MS
+#define CONFIG_PERCPU_REAPER_PERIOD_MS	0
+#endif
+
 #define __stringify_1(x)	#x
 #define __stringify(x)		__stringify_1(x)
 
@@ -152,6 +157,9 @@ static const struct malloc_option malloc_options[] = {
 	{ "depot_limit", __stringify(CONFIG_PERCPU_DEPOT_LIMIT),
 	  "full magazines each kmalloc cache's depot keeps (-1 = unlimited)",
 	  parse_num, &malloc_opts.depot_limit, NULL, -1, 65536 },
+	{ "reaper_ms", "Kconfig (" __stringify(CONFIG_PERCPU_REAPER_PERIOD_MS) ")",
+	  "period of the background reaper that trims depots and idle CPUs",
+	  parse_num, &malloc_opts.reaper_ms, NULL, 10, 600000 },
 	{ "trim", __stringify(CONFIG_PAGE_ALLOC_RESIDENT_FREE_KB),
 	  "KiB of free pages kept resident before the rest goes back to the OS",
 	  parse_num, &malloc_opts.trim_kb, NULL, 0, 1L << 40 },
@@ -415,6 +423,17 @@ void malloc_apply_options(void)
 		}
 		if (err)
 			tunables_warn("depot_limit", malloc_opts.depot_limit, err);
+	}
+	if (malloc_opts.reaper_ms > 0) {
+		int err = pcp_reaper_set_period((unsigned long)malloc_opts.reaper_ms);
+		char item[64];
+		size_t pos = 0;
+
+		uslab_bufprintf(item, sizeof(item), &pos, "reaper_ms=%ld",
+				malloc_opts.reaper_ms);
+		if (err)
+			option_warn(item, err == -EOPNOTSUPP ?
+				    "no reaper in this build" : "rejected");
 	}
 	if (malloc_opts.debug && malloc_debug_enable())
 		option_warn("debug", "cannot create the debug caches");

@@ -24,14 +24,17 @@ static pthread_t reaper_thread;
 static pthread_mutex_t reaper_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t reaper_cond;
 static bool reaper_stop;
+/* Read by the reaper each period; pcp_reaper_set_period() changes it. */
+static long reaper_period_ms = CONFIG_PERCPU_REAPER_PERIOD_MS;
 
 static void *pcp_reaper_main(void *arg)
 {
-	const long period_ms = CONFIG_PERCPU_REAPER_PERIOD_MS;
 	struct timespec until;
 	bool stop;
 
 	for (;;) {
+		long period_ms = __atomic_load_n(&reaper_period_ms, __ATOMIC_RELAXED);
+
 		clock_gettime(CLOCK_MONOTONIC, &until);
 		until.tv_sec += period_ms / 1000;
 		until.tv_nsec += (period_ms % 1000) * 1000000L;
@@ -80,6 +83,23 @@ void pcp_reaper_kick_slow(void)
 	__atomic_store_n(&pcp_reaper_state,
 			 r ? PCP_REAPER_DISABLED : PCP_REAPER_RUNNING,
 			 __ATOMIC_RELEASE);
+}
+
+/**
+ * pcp_reaper_set_period - the reaper's period from its next wait on
+ * (the malloc layer's reaper_ms option).
+ * @ms: 10 .. 600000, the range of CONFIG_PERCPU_REAPER_PERIOD_MS.
+ * Context: any; lock-free.
+ * Return: 0, -EINVAL out of range, -EOPNOTSUPP without the reaper.
+ */
+int pcp_reaper_set_period(unsigned long ms)
+{
+	if (!IS_ENABLED(CONFIG_PERCPU_REAPER) || USLAB_VCPU)
+		return -EOPNOTSUPP;
+	if (ms < 10 || ms > 600000)
+		return -EINVAL;
+	__atomic_store_n(&reaper_period_ms, (long)ms, __ATOMIC_RELAXED);
+	return 0;
 }
 
 bool pcp_reaper_running(void)

@@ -15,7 +15,7 @@ pre() { timeout -k 5 60 env LD_PRELOAD="$lib" "$@"; }
 
 # help: every option of the table, one a line.
 USLAB_OPTIONS=help pre /bin/true 2>"$work/help"
-for o in mag_size batch depot_limit trim limit_mb stats debug help; do
+for o in mag_size batch depot_limit reaper_ms trim limit_mb stats debug help; do
 	grep -qE "^  $o +default " "$work/help" || bad "help does not list $o"
 done
 
@@ -58,6 +58,16 @@ else
 	[ "$(grep -c 'no per-CPU magazines in this build' "$work/err")" -eq 2 ] ||
 		{ bad "magazine options without magazines:"; cat "$work/err"; }
 fi
+# reaper_ms: accepted where the build has a reaper, one warning where not.
+USLAB_OPTIONS='reaper_ms=100' pre /bin/true 2>"$work/err"
+if grep -q '^CONFIG_PERCPU_REAPER=y' "$O/auto.conf" 2>/dev/null; then
+	[ -s "$work/err" ] && { bad "reaper_ms=100 warned:"; cat "$work/err"; }
+else
+	grep -qF "'reaper_ms=100' (no reaper in this build)" "$work/err" ||
+		bad "reaper_ms without a reaper not warned"
+fi
+USLAB_OPTIONS='reaper_ms=5' pre /bin/true 2>"$work/err"
+grep -qF "'reaper_ms=5' (value out of range)" "$work/err" || bad "reaper_ms=5 not refused"
 USLAB_OPTIONS='depot_limit=x' pre /bin/true 2>"$work/err"
 grep -qF "'depot_limit=x' (malformed value)" "$work/err" || bad "depot_limit=x not warned"
 

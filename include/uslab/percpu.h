@@ -252,6 +252,11 @@ void pcp_fork_child(void);
 void pcp_reaper_stop(void);
 /* Was the reaper thread started? */
 bool pcp_reaper_running(void);
+/*
+ * pcp_reaper_set_period - reaper period in ms (10..600000) from its next
+ * wait on. Return: 0, -EINVAL, or -EOPNOTSUPP without the reaper.
+ */
+int pcp_reaper_set_period(unsigned long ms);
 
 /*
  * Virtual CPU and clock (libuslab-core-vcpu.a only; elsewhere they return
