@@ -19,9 +19,16 @@ struct idmap {
 	uint64_t next_id;
 };
 
+/*
+ * Home slot: objects in the same 1 KiB of address space share a group of 64
+ * neighbouring slots (their low address bits pick the slot in the group),
+ * and groups are spread by a multiplicative hash. Allocators hand out
+ * nearby addresses close in time, so this keeps a large table's accesses
+ * in cache where a plain hash would miss on nearly every lookup.
+ */
 static uint64_t hash(uint64_t k)
 {
-	return (k >> 3) * 0x9e3779b97f4a7c15ull >> 16;
+	return ((k >> 10) * 0x9e3779b97f4a7c15ull >> 20) << 6 | ((k >> 4) & 63);
 }
 
 struct idmap *idmap_new(void)
@@ -94,6 +101,24 @@ int idmap_insert(struct idmap *m, uint64_t addr, uint64_t *id)
 		;
 	m->slots[2 * i] = addr + 1;
 	m->slots[2 * i + 1] = *id;
+	m->count++;
+	return 0;
+}
+
+int idmap_attach(struct idmap *m, uint64_t addr, uint64_t id)
+{
+	uint64_t i;
+
+	if (addr == UINT64_MAX)
+		return -EINVAL;
+	if (find(m, addr))
+		return -EEXIST;
+	if ((m->count + 1) * 4 > (m->mask + 1) * 3 && grow(m))
+		return -ENOMEM;
+	for (i = hash(addr) & m->mask; m->slots[2 * i]; i = (i + 1) & m->mask)
+		;
+	m->slots[2 * i] = addr + 1;
+	m->slots[2 * i + 1] = id;
 	m->count++;
 	return 0;
 }

@@ -2,9 +2,10 @@
 /*
  * `uslab record [-o FILE] -- CMD [ARGS]`: runs CMD with libuslab-record.so
  * preloaded, then turns each process image's raw file into a trace: the
- * per-thread blocks are merged by time (one cursor per thread, reading a
- * small window with pread, so memory is bounded by the thread count, not the
- * trace length) and written through the streaming trace writer.
+ * per-thread blocks are merged by time (one cursor per thread holding one
+ * 32 KiB block, so memory is bounded by the thread count and the live
+ * objects, not the trace length), addresses become dense ids in that order,
+ * and the events go through the streaming trace writer.
  *
  * The first image of CMD's process goes to FILE; every other image (forked
  * children, exec'd programs) to FILE.<pid>[.<n>]. Each file is written as
@@ -27,19 +28,22 @@
 #include <unistd.h>
 #include "sim/internal.h"
 
-#define WINDOW		64u
 #define MAX_RAW_TID	(1u << 24)
 
 struct cursor {
 	uint64_t *blocks;	/* file offsets of each block's first event */
 	uint32_t *counts;
+	uint32_t *bytes;
 	size_t nblocks, cap;
-	size_t bi;		/* current block */
-	uint32_t ei;		/* next event in it */
-	struct rec_event win[WINDOW];
-	uint32_t win_pos, win_len;
+	size_t bi;		/* next block to load */
+	uint8_t *buf;		/* the loaded block */
+	const uint8_t *p, *end;
+	uint32_t left;		/* events left in it */
+	struct rec_state st;
+	struct rec_event cur;	/* the cursor's current event */
 	uint32_t raw_tid;
 	uint32_t out_tid;	/* dense, in order of first event; -1 = none */
+	uint64_t pending_old;	/* id given up by REC_OP_REALLOC_OLD */
 };
 
 struct image {
@@ -59,11 +63,13 @@ struct merge {
 	uint32_t ncur;
 	struct cursor **heap;
 	uint32_t nheap;
-	uint8_t *live;		/* one bit per id */
-	uint64_t live_bits;
+	struct idmap *ids;	/* live address -> dense id */
+	struct trace_writer *w;
+	struct image *im;
 };
 
-static int add_block(struct cursor *c, uint64_t off, uint32_t count)
+static int add_block(struct cursor *c, uint64_t off, uint32_t count,
+		     uint32_t bytes)
 {
 	if (c->nblocks == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 16;
@@ -77,9 +83,14 @@ static int add_block(struct cursor *c, uint64_t off, uint32_t count)
 		if (!n)
 			return -ENOMEM;
 		c->counts = n;
+		n = realloc(c->bytes, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		c->bytes = n;
 		c->cap = cap;
 	}
 	c->blocks[c->nblocks] = off;
+	c->bytes[c->nblocks] = bytes;
 	c->counts[c->nblocks++] = count;
 	return 0;
 }
@@ -89,6 +100,9 @@ static int index_raw(struct merge *m, uint64_t *tmin)
 {
 	struct rec_block h;
 	struct rec_event first;
+	struct rec_state st;
+	uint8_t head[REC_EVENT_MAX];
+	const uint8_t *p;
 	uint64_t off = 0;
 	ssize_t n;
 
@@ -97,10 +111,14 @@ static int index_raw(struct merge *m, uint64_t *tmin)
 		n = pread(m->fd, &h, sizeof(h), (off_t)off);
 		if (n == 0)
 			return 0;
+		memset(&st, 0, sizeof(st));
+		p = head;
 		if (n != sizeof(h) || h.magic != REC_BLOCK_MAGIC ||
-		    h.count == 0 || h.count > REC_BLOCK_EVENTS ||
+		    h.count == 0 || h.bytes > REC_BLOCK_BYTES || h.bytes < h.count ||
 		    h.tid >= MAX_RAW_TID ||
-		    pread(m->fd, &first, sizeof(first), (off_t)(off + sizeof(h))) != sizeof(first)) {
+		    pread(m->fd, head, min_t(uint32_t, h.bytes, sizeof(head)),
+			  (off_t)(off + sizeof(h))) != min_t(uint32_t, h.bytes, sizeof(head)) ||
+		    rec_decode(&p, head + min_t(uint32_t, h.bytes, sizeof(head)), &st, &first)) {
 			fprintf(stderr, "uslab record: %s: byte offset %" PRIu64
 				": expected a raw block header (the recorder was cut off?); "
 				"keeping the events before it\n", m->name, off);
@@ -120,42 +138,56 @@ static int index_raw(struct merge *m, uint64_t *tmin)
 			m->cur = c;
 			m->ncur = ncur;
 		}
-		if (add_block(&m->cur[h.tid], off + sizeof(h), h.count))
+		if (add_block(&m->cur[h.tid], off + sizeof(h), h.count, h.bytes))
 			return -ENOMEM;
 		if (first.time < *tmin)
 			*tmin = first.time;
-		off += sizeof(h) + (uint64_t)h.count * sizeof(struct rec_event);
+		off += sizeof(h) + h.bytes;
 	}
 }
 
-static bool cursor_fill(struct merge *m, struct cursor *c)
+/* Step @c to its thread's next event. Return: false when it has none. */
+static bool cursor_next(struct merge *m, struct cursor *c)
 {
-	while (c->bi < c->nblocks && c->ei == c->counts[c->bi]) {
-		c->bi++;
-		c->ei = 0;
+	while (!c->left) {
+		uint32_t len;
+
+		if (c->bi == c->nblocks)
+			return false;
+		if (!c->buf) {
+			c->buf = malloc(REC_BLOCK_BYTES);
+			if (!c->buf)
+				return false;
+		}
+		len = c->bytes[c->bi];
+		if (pread(m->fd, c->buf, len, (off_t)c->blocks[c->bi]) != (ssize_t)len)
+			return false;
+		c->p = c->buf;
+		c->end = c->buf + len;
+		c->left = c->counts[c->bi++];
+		memset(&c->st, 0, sizeof(c->st));
 	}
-	if (c->bi == c->nblocks)
-		return false;
-	c->win_len = min_t(uint32_t, WINDOW, c->counts[c->bi] - c->ei);
-	if (pread(m->fd, c->win, c->win_len * sizeof(struct rec_event),
-		  (off_t)(c->blocks[c->bi] + c->ei * sizeof(struct rec_event))) !=
-	    (ssize_t)(c->win_len * sizeof(struct rec_event)))
-		return false;
-	c->ei += c->win_len;
-	c->win_pos = 0;
+	if (rec_decode(&c->p, c->end, &c->st, &c->cur)) {
+		fprintf(stderr, "uslab record: %s: byte offset %" PRIu64
+			": damaged raw event; skipping the rest of the block\n",
+			m->name, c->blocks[c->bi - 1] + (uint64_t)(c->p - c->buf));
+		c->left = 0;
+		return cursor_next(m, c);
+	}
+	c->left--;
 	return true;
 }
 
 /* Heap order: time, then frees before allocations, then thread. */
 static bool before(const struct cursor *a, const struct cursor *b)
 {
-	const struct rec_event *x = &a->win[a->win_pos], *y = &b->win[b->win_pos];
+	const struct rec_event *x = &a->cur, *y = &b->cur;
 	bool xf, yf;
 
 	if (x->time != y->time)
 		return x->time < y->time;
-	xf = trace_op_is_free(x->op);
-	yf = trace_op_is_free(y->op);
+	xf = trace_op_is_free(x->op) || x->op == REC_OP_REALLOC_OLD;
+	yf = trace_op_is_free(y->op) || y->op == REC_OP_REALLOC_OLD;
 	if (xf != yf)
 		return xf;
 	return a->raw_tid < b->raw_tid;
@@ -180,81 +212,94 @@ static void sift_down(struct merge *m, uint32_t i)
 	}
 }
 
-static int live_test_set(struct merge *m, uint64_t id, bool set)
+static int put(struct merge *m, struct trace_event *ev)
 {
-	uint8_t bit;
-	bool was;
-
-	if (id >= m->live_bits) {
-		uint64_t bits = max_t(uint64_t, m->live_bits * 2, ALIGN_UP(id + 1, 4096));
-		uint8_t *l;
-
-		if (!set)
-			return 0;
-		if (bits > ((uint64_t)1 << 40))
-			return -ERANGE;
-		l = realloc(m->live, bits / 8);
-		if (!l)
-			return -ENOMEM;
-		memset(l + m->live_bits / 8, 0, (bits - m->live_bits) / 8);
-		m->live = l;
-		m->live_bits = bits;
-	}
-	bit = (uint8_t)(1u << (id & 7));
-	was = m->live[id / 8] & bit;
-	if (set)
-		m->live[id / 8] |= bit;
-	else
-		m->live[id / 8] &= (uint8_t)~bit;
-	return was;
+	m->im->events++;
+	return trace_writer_add(m->w, ev);
 }
 
 /*
- * Keep the trace's promises (alloc before free, free before reuse) even when
- * the recorder lost events (a thread killed with unflushed events, frees of
- * memory allocated before the recorder started): frees of ids that are not
- * live are dropped, an id allocated while live gets its missing free.
+ * A new object at @addr. If the address is still live its free was lost
+ * (a thread killed with a full buffer): the trace gets that free first, so
+ * it keeps its promise that ids are freed before they are reused.
  */
-static int emit_checked(struct merge *m, struct trace_writer *w,
-			struct trace_event *ev, struct image *im)
+static int new_id(struct merge *m, struct trace_event *ev, uint64_t addr)
 {
-	int was, rc;
+	uint64_t old;
+	int rc = idmap_insert(m->ids, addr, &ev->id);
 
-	if (trace_op_is_free(ev->op) && ev->id) {
-		was = live_test_set(m, ev->id, false);
-		if (was <= 0) {
-			im->dropped++;
-			return was;
-		}
+	if (rc == -EINVAL) {	/* not an address a real allocator returns */
+		ev->id = 0;
+		return 0;
 	}
-	if (ev->op == TRACE_OP_REALLOC && ev->old_id) {
-		bool failed = !ev->id && ev->size;
+	if (rc != -EEXIST)
+		return rc;
+	rc = idmap_remove(m->ids, addr, &old);
+	if (!rc) {
+		struct trace_event f = *ev;
 
-		was = live_test_set(m, ev->old_id, failed);
-		if (was < 0)
-			return was;
-		if (!was) {
-			im->dropped++;
-			ev->old_id = 0;
-		}
+		f.op = TRACE_OP_FREE;
+		f.id = old;
+		f.old_id = f.size = f.align = 0;
+		m->im->fixups++;
+		rc = put(m, &f);
 	}
-	if ((trace_op_is_alloc(ev->op) || ev->op == TRACE_OP_REALLOC) && ev->id) {
-		was = live_test_set(m, ev->id, true);
-		if (was < 0)
-			return was;
-		if (was) {
-			struct trace_event f = *ev;
+	return rc ? rc : idmap_insert(m->ids, addr, &ev->id);
+}
 
-			f.op = TRACE_OP_FREE;
-			f.old_id = f.size = f.align = 0;
-			im->fixups++;
-			rc = trace_writer_add(w, &f);
-			if (rc)
-				return rc;
-		}
+/*
+ * One raw record, in merged time order, to zero or more trace events. Frees
+ * of addresses never seen allocated (before the recorder started, or in the
+ * parent of a forked child) are dropped and counted.
+ */
+static int translate(struct merge *m, struct cursor *c,
+		     const struct rec_event *r, struct trace_event *ev)
+{
+	uint64_t id;
+	int rc;
+
+	if (r->op == REC_OP_REALLOC_OLD) {
+		if (idmap_detach(m->ids, r->addr, &c->pending_old))
+			c->pending_old = 0;
+		return 0;
 	}
-	im->events++;
-	return trace_writer_add(w, ev);
+	if (r->op >= TRACE_OP_NR)
+		return -EPROTO;
+	ev->op = r->op;
+	ev->size = r->size;
+	ev->align = r->align;
+	ev->id = ev->old_id = 0;
+	if (trace_op_is_free(r->op)) {
+		if (r->addr && idmap_remove(m->ids, r->addr, &ev->id)) {
+			m->im->dropped++;
+			return 0;
+		}
+		return put(m, ev);
+	}
+	if (r->op != TRACE_OP_REALLOC) {
+		rc = r->addr ? new_id(m, ev, r->addr) : 0;
+		return rc ? rc : put(m, ev);
+	}
+	id = r->old_addr ? c->pending_old : 0;
+	c->pending_old = 0;
+	if (r->old_addr && !id)
+		m->im->dropped++;	/* realloc of an object we never saw */
+	ev->old_id = id;
+	if (r->addr) {
+		rc = new_id(m, ev, r->addr);
+		if (!rc)
+			rc = put(m, ev);
+		if (!rc && id)
+			rc = idmap_release_id(m->ids, id);
+		return rc;
+	}
+	rc = put(m, ev);
+	if (rc || !id)
+		return rc;
+	/* Failed: the old object lives on under its id; (p, 0): freed. */
+	if (r->size && idmap_attach(m->ids, r->old_addr, id) == 0)
+		return 0;
+	return idmap_release_id(m->ids, id);
 }
 
 struct raw_meta {
@@ -312,7 +357,7 @@ static void read_meta(const char *raw, struct raw_meta *rm)
 
 static int convert(struct image *im, int level)
 {
-	struct merge m = { .name = im->raw };
+	struct merge m = { .name = im->raw, .im = im };
 	struct trace_meta meta = { 0 };
 	struct trace_writer *w = NULL;
 	struct raw_meta rm;
@@ -342,19 +387,21 @@ static int convert(struct image *im, int level)
 		fprintf(stderr, "uslab record: %s.tmp: %s\n", im->out, strerror(-rc));
 		goto out;
 	}
+	m.w = w;
+	m.ids = idmap_new();
 	m.heap = calloc(m.ncur ? m.ncur : 1, sizeof(*m.heap));
-	if (!m.heap) {
+	if (!m.heap || !m.ids) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	for (uint32_t i = 0; i < m.ncur; i++)
-		if (cursor_fill(&m, &m.cur[i]))
+		if (cursor_next(&m, &m.cur[i]))
 			m.heap[m.nheap++] = &m.cur[i];
 	for (uint32_t i = m.nheap / 2; i-- > 0;)
 		sift_down(&m, i);
 	while (m.nheap) {
 		struct cursor *c = m.heap[0];
-		const struct rec_event *r = &c->win[c->win_pos];
+		const struct rec_event *r = &c->cur;
 		struct trace_event ev;
 
 		if (c->out_tid == UINT32_MAX)
@@ -363,21 +410,17 @@ static int convert(struct image *im, int level)
 		if (ev.time_ns < last)
 			ev.time_ns = last;
 		last = ev.time_ns;
-		ev.op = r->op < TRACE_OP_NR ? r->op : TRACE_OP_MALLOC;
-		ev.id = r->id;
-		ev.old_id = r->old_id;
-		ev.size = r->size;
-		ev.align = r->align;
 		ev.tid = c->out_tid;
 		ev.cpu = r->cpu == 0xffff ? TRACE_CPU_UNKNOWN : r->cpu;
-		rc = emit_checked(&m, w, &ev, im);
+		rc = translate(&m, c, r, &ev);
 		if (rc < 0) {
 			fprintf(stderr, "uslab record: %s: %s\n", im->out,
-				rc == -EINVAL ? trace_writer_error(w) : strerror(-rc));
+				rc == -EINVAL ? trace_writer_error(w) :
+				rc == -EPROTO ? "raw record with an unknown op" : strerror(-rc));
 			goto out;
 		}
 		rc = 0;
-		if (++c->win_pos == c->win_len && !cursor_fill(&m, c))
+		if (!cursor_next(&m, c))
 			m.heap[0] = m.heap[--m.nheap];
 		sift_down(&m, 0);
 	}
@@ -391,10 +434,12 @@ out:
 	for (uint32_t i = 0; i < m.ncur; i++) {
 		free(m.cur[i].blocks);
 		free(m.cur[i].counts);
+		free(m.cur[i].bytes);
+		free(m.cur[i].buf);
 	}
 	free(m.cur);
 	free(m.heap);
-	free(m.live);
+	idmap_free(m.ids);
 	close(m.fd);
 	return rc;
 }
@@ -545,6 +590,11 @@ static int write_empty(const char *out, char **argv)
 	return rc ? rc : trace_writer_close(w);
 }
 
+static double secs(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static const char usage[] =
@@ -562,6 +612,7 @@ int cmd_record(int argc, char **argv)
 	int c, level = 0, status = 0, rc, ret, failed = 0;
 	bool quiet = false;
 	pid_t pid = -1;
+	struct timespec t_start, t_ran, t_end;
 
 	while ((c = getopt(argc, argv, "+o:l:qh")) != -1) {
 		switch (c) {
@@ -595,6 +646,7 @@ int cmd_record(int argc, char **argv)
 	}
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
+	clock_gettime(CLOCK_MONOTONIC, &t_start);
 	rc = run_child(argv + optind, lib, dir, &pid);
 	if (rc) {
 		fprintf(stderr, "uslab record: fork: %s\n", strerror(-rc));
@@ -603,6 +655,7 @@ int cmd_record(int argc, char **argv)
 	}
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	clock_gettime(CLOCK_MONOTONIC, &t_ran);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGQUIT, SIG_DFL);
 	ret = WIFEXITED(status) ? WEXITSTATUS(status) :
@@ -629,6 +682,10 @@ int cmd_record(int argc, char **argv)
 			img[i].out, img[i].events, img[i].threads, img[i].pid,
 			img[i].root ? "" : img[i].gen ? " (exec'd image)" : " (child)",
 			img[i].dropped, img[i].fixups);
+	clock_gettime(CLOCK_MONOTONIC, &t_end);
+	if (!failed && !quiet)
+		fprintf(stderr, "uslab record: command ran %.3f s, traces written in %.3f s\n",
+			secs(&t_start, &t_ran), secs(&t_ran, &t_end));
 	free(img);
 	remove_dir(dir);
 	if (failed)

@@ -3,24 +3,22 @@
  * libuslab-record.so: preloaded by `uslab record`, it wraps the malloc family
  * of whatever allocator is underneath (found with dlsym(RTLD_NEXT)) and
  * appends one raw event per call to a per-thread buffer, flushed with one
- * write(2) per 1024 events to $USLAB_RECORD_DIR/raw.<pid>.<n> (O_APPEND, so
+ * write(2) per 32 KiB to $USLAB_RECORD_DIR/raw.<pid>.<n> (O_APPEND, so
  * threads need no lock to share the file). It links nothing of uslab.
  *
- * Locks:
- *   stripe[i].lock   spinlock; protects the address -> id table of stripe i
- *                    and the stripe's list of free ids. Taken alone on every
- *                    call (never two at once), except by fork's prepare
- *                    handler, which takes all of them in index order.
- *   pool_lock        spinlock; protects the list of all buffers and the
- *                    pool of free ones (thread start and exit only). Nests
- *                    inside the stripe locks only in the fork handlers.
- *   open_lock        spinlock; serializes opening the raw file.
+ * Addresses, not ids, are recorded: the collector (`uslab record`, after the
+ * program ends) turns them into dense ids while it merges the threads by
+ * time, so the hot path takes no lock and touches no shared table. For that
+ * merge to see an address's free before its reuse by another thread, a free
+ * is stamped before the real free, an allocation after the real allocation
+ * returns, and a realloc twice: its old half (REC_OP_REALLOC_OLD) before, its
+ * new half after.
  *
- * Ordering: a free takes its timestamp and gives its id back under the
- * stripe lock before the object is freed; an allocation takes its id and
- * timestamp under the same stripe lock after the object exists. So for any
- * one id, free and reuse are ordered in time (ties are broken by the
- * collector: frees first).
+ * Locks (neither on the malloc fast path):
+ *   pool_lock        spinlock; protects the list of all buffers and the
+ *                    pool of free ones (thread start and exit, flush_all).
+ *   open_lock        spinlock; serializes opening the raw file.
+ *   Order: pool_lock, then open_lock (fork's prepare handler takes both).
  *
  * Fork: the child gets its own raw file (and so its own trace). Exec: the
  * buffers are flushed first; the new image is recorded as long as the
@@ -43,8 +41,6 @@
 #include <unistd.h>
 #include "sim/internal.h"
 
-#define NR_STRIPES	256u
-#define STRIPE_SHIFT	(64 - 8)
 #define MAX_EXEC_ARGS	4096
 
 typedef void *(*malloc_fn)(size_t);
@@ -79,9 +75,12 @@ static char boot_heap[128 << 10] __attribute__((aligned(64)));
 static atomic_size_t boot_used;
 
 struct rec_buf {
-	struct rec_block hdr;		/* written together with ev[] */
-	struct rec_event ev[REC_BLOCK_EVENTS];
-	atomic_uint count;
+	struct rec_block hdr;		/* written together with data[] */
+	uint8_t data[REC_BLOCK_BYTES];
+	/* count << 32 | bytes: one word, so a flush by another thread (exit,
+	 * exec) takes a consistent block; 0 tells the owner a block began. */
+	_Atomic uint64_t fill;
+	struct rec_state st;
 	bool in_use;
 	struct rec_buf *next_all;
 	struct rec_buf *next_free;
@@ -97,17 +96,6 @@ struct rec_self {
 
 static __thread struct rec_self self __attribute__((tls_model("initial-exec")));
 
-struct stripe {
-	atomic_int lock;
-	uint32_t count;
-	uint64_t mask;		/* capacity - 1; 0 = no table yet */
-	uint64_t *slots;	/* pairs: address, id; address 0 = empty */
-	uint64_t *free_ids;
-	uint64_t nfree, free_cap;
-} __cacheline_aligned;
-
-static struct stripe stripes[NR_STRIPES];
-static atomic_uint_fast64_t next_id = 1;
 static atomic_uint next_tid;
 static atomic_int pool_lock, open_lock;
 static struct rec_buf *all_bufs, *free_bufs;
@@ -278,27 +266,25 @@ static int raw_file(void)
 }
 
 /* One write of header + events: O_APPEND keeps blocks whole. */
-static void write_block(struct rec_block *hdr, uint32_t tid, uint32_t count)
+static void write_block(struct rec_block *hdr, uint32_t tid, uint64_t fill)
 {
 	int fd;
 
-	if (!count)
+	if (!fill)
 		return;
 	fd = raw_file();
 	if (fd < 0)
 		return;
 	hdr->magic = REC_BLOCK_MAGIC;
 	hdr->tid = tid;
-	hdr->count = count;
-	hdr->pad = 0;
-	write_full(fd, hdr, sizeof(*hdr) + count * sizeof(struct rec_event));
+	hdr->count = (uint32_t)(fill >> 32);
+	hdr->bytes = (uint32_t)fill;
+	write_full(fd, hdr, sizeof(*hdr) + hdr->bytes);
 }
 
 static void flush_buf(struct rec_buf *b)
 {
-	uint32_t n = atomic_exchange(&b->count, 0);
-
-	write_block(&b->hdr, b->hdr.tid, n);
+	write_block(&b->hdr, b->hdr.tid, atomic_exchange(&b->fill, 0));
 }
 
 /* exit, exec: every buffer (others' threads may lose an event in flight). */
@@ -330,7 +316,7 @@ static struct rec_buf *buf_get(void)
 	}
 	if (b) {
 		b->in_use = true;
-		atomic_store(&b->count, 0);
+		atomic_store(&b->fill, 0);
 	}
 	spin_unlock(&pool_lock);
 	return b;
@@ -383,197 +369,47 @@ static __slowpath void write_direct(const struct rec_event *ev)
 {
 	struct {
 		struct rec_block hdr;
-		struct rec_event ev;
+		uint8_t data[REC_EVENT_MAX];
 	} one;
+	struct rec_state st = { 0 };
+	size_t n = rec_encode(one.data, &st, ev);
 
-	one.ev = *ev;
-	write_block(&one.hdr, self.tid, 1);
+	write_block(&one.hdr, self.tid, (uint64_t)1 << 32 | n);
 }
 
-/* Append: three stores and a count bump; one write(2) per 1024 events. */
-static __always_inline void emit(uint8_t op, uint64_t t, uint64_t id,
-				 uint64_t old_id, uint64_t size, uint64_t align)
+/*
+ * Append: a clock read (vDSO), one load from the rseq area, about 10 bytes
+ * of varints into the thread's block; one write(2) per 32 KiB (about 3000
+ * events). No lock, no atomic read-modify-write.
+ */
+static __always_inline void emit(uint8_t op, uint64_t t, const void *addr,
+				 const void *old, uint64_t size, uint64_t align)
 {
 	struct rec_buf *b = self.buf;
-	struct rec_event *e, tmp;
-	uint32_t n;
+	struct rec_event e = {
+		.time = t, .size = size, .addr = (uintptr_t)addr,
+		.old_addr = (uintptr_t)old, .align = (uint32_t)align,
+		.cpu = current_cpu(), .op = op,
+	};
+	uint64_t fill;
+	size_t n;
 
 	if (unlikely(!b)) {
 		b = thread_start();
 		if (!b) {
-			tmp = (struct rec_event){ t, size, id, old_id,
-				(uint32_t)align, current_cpu(), op, 0 };
-			write_direct(&tmp);
+			write_direct(&e);
 			return;
 		}
 	}
-	n = atomic_load_explicit(&b->count, memory_order_relaxed);
-	e = &b->ev[n];
-	e->time = t;
-	e->size = size;
-	e->id = id;
-	e->old_id = old_id;
-	e->align = (uint32_t)align;
-	e->cpu = current_cpu();
-	e->op = op;
-	atomic_store_explicit(&b->count, n + 1, memory_order_relaxed);
-	if (unlikely(n + 1 == REC_BLOCK_EVENTS || READ_ONCE(exiting)))
+	fill = atomic_load_explicit(&b->fill, memory_order_relaxed);
+	if (!fill)
+		b->st = (struct rec_state){ 0 };
+	n = rec_encode(b->data + (uint32_t)fill, &b->st, &e);
+	fill += ((uint64_t)1 << 32) + n;
+	atomic_store_explicit(&b->fill, fill, memory_order_release);
+	if (unlikely((uint32_t)fill + REC_EVENT_MAX > REC_BLOCK_BYTES ||
+		     READ_ONCE(exiting)))
 		flush_buf(b);
-}
-
-/* ---- Address -> id ------------------------------------------------------ */
-
-static __always_inline uint64_t addr_hash(const void *p)
-{
-	return ((uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull;
-}
-
-static __always_inline struct stripe *stripe_of(uint64_t h)
-{
-	return &stripes[h >> STRIPE_SHIFT];
-}
-
-static bool stripe_grow_locked(struct stripe *s)
-{
-	uint64_t cap = s->mask ? (s->mask + 1) * 2 : 1024;
-	uint64_t *slots = map_zero(cap * 16);
-
-	if (!slots)
-		return false;
-	for (uint64_t i = 0; s->mask && i <= s->mask; i++) {
-		uint64_t a = s->slots[2 * i], j;
-
-		if (!a)
-			continue;
-		j = (addr_hash((void *)a) >> 8) & (cap - 1);
-		while (slots[2 * j])
-			j = (j + 1) & (cap - 1);
-		slots[2 * j] = a;
-		slots[2 * j + 1] = s->slots[2 * i + 1];
-	}
-	if (s->mask)
-		munmap(s->slots, (s->mask + 1) * 16);
-	s->slots = slots;
-	s->mask = cap - 1;
-	return true;
-}
-
-static uint64_t id_get_locked(struct stripe *s)
-{
-	if (s->nfree)
-		return s->free_ids[--s->nfree];
-	return atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
-}
-
-static void id_put_locked(struct stripe *s, uint64_t id)
-{
-	if (s->nfree == s->free_cap) {
-		uint64_t cap = s->free_cap ? s->free_cap * 2 : 512;
-		uint64_t *n = map_zero(cap * 8);
-
-		if (!n)
-			return;		/* the id is simply never reused */
-		if (s->free_cap) {
-			memcpy(n, s->free_ids, s->nfree * 8);
-			munmap(s->free_ids, s->free_cap * 8);
-		}
-		s->free_ids = n;
-		s->free_cap = cap;
-	}
-	s->free_ids[s->nfree++] = id;
-}
-
-/* New object @p: its id, and the event time, under the stripe lock. */
-static uint64_t map_insert(void *p, uint64_t *t)
-{
-	uint64_t h = addr_hash(p), i, id;
-	struct stripe *s = stripe_of(h);
-
-	spin_lock(&s->lock);
-	if (unlikely((s->count + 1) * 4 > (s->mask + 1) * 3) &&
-	    !stripe_grow_locked(s)) {
-		*t = now_ns();
-		spin_unlock(&s->lock);
-		return 0;
-	}
-	id = id_get_locked(s);
-	for (i = (h >> 8) & s->mask; s->slots[2 * i]; i = (i + 1) & s->mask) {
-		if (s->slots[2 * i] == (uintptr_t)p) {
-			/* Its free escaped us: the old id stays live forever. */
-			s->slots[2 * i + 1] = id;
-			goto out;
-		}
-	}
-	s->slots[2 * i] = (uintptr_t)p;
-	s->slots[2 * i + 1] = id;
-	s->count++;
-out:
-	*t = now_ns();
-	spin_unlock(&s->lock);
-	return id;
-}
-
-/*
- * Object @p goes away: its id (0 if unknown). With @give_back the id is
- * freed now and *t stamped under the lock; otherwise map_release() later.
- */
-static uint64_t map_remove(void *p, bool give_back, uint64_t *t)
-{
-	uint64_t h = addr_hash(p), i, j, id = 0;
-	struct stripe *s = stripe_of(h);
-
-	spin_lock(&s->lock);
-	if (unlikely(!s->mask))
-		goto out;
-	for (i = (h >> 8) & s->mask; s->slots[2 * i]; i = (i + 1) & s->mask)
-		if (s->slots[2 * i] == (uintptr_t)p)
-			break;
-	if (!s->slots[2 * i])
-		goto out;
-	id = s->slots[2 * i + 1];
-	/* Backward-shift deletion keeps probe chains whole without tombstones. */
-	for (j = (i + 1) & s->mask; s->slots[2 * j]; j = (j + 1) & s->mask) {
-		uint64_t home = (addr_hash((void *)s->slots[2 * j]) >> 8) & s->mask;
-
-		if (((j - home) & s->mask) >= ((j - i) & s->mask)) {
-			s->slots[2 * i] = s->slots[2 * j];
-			s->slots[2 * i + 1] = s->slots[2 * j + 1];
-			i = j;
-		}
-	}
-	s->slots[2 * i] = 0;
-	s->count--;
-	if (give_back)
-		id_put_locked(s, id);
-out:
-	if (give_back)
-		*t = now_ns();
-	spin_unlock(&s->lock);
-	return id;
-}
-
-static void map_release(void *p, uint64_t id)
-{
-	struct stripe *s = stripe_of(addr_hash(p));
-
-	spin_lock(&s->lock);
-	id_put_locked(s, id);
-	spin_unlock(&s->lock);
-}
-
-/* Put back an object whose realloc failed, under its old id. */
-static void map_restore(void *p, uint64_t id)
-{
-	uint64_t h = addr_hash(p), i;
-	struct stripe *s = stripe_of(h);
-
-	spin_lock(&s->lock);
-	for (i = (h >> 8) & s->mask; s->slots[2 * i]; i = (i + 1) & s->mask)
-		;
-	s->slots[2 * i] = (uintptr_t)p;
-	s->slots[2 * i + 1] = id;
-	s->count++;
-	spin_unlock(&s->lock);
 }
 
 /* ---- Set-up, fork, exit ------------------------------------------------ */
@@ -583,8 +419,6 @@ static void atfork_prepare(void)
 	self.busy = true;
 	if (self.buf)
 		flush_buf(self.buf);
-	for (unsigned int i = 0; i < NR_STRIPES; i++)
-		spin_lock(&stripes[i].lock);
 	spin_lock(&pool_lock);
 	spin_lock(&open_lock);
 }
@@ -593,8 +427,6 @@ static void atfork_parent(void)
 {
 	spin_unlock(&open_lock);
 	spin_unlock(&pool_lock);
-	for (unsigned int i = 0; i < NR_STRIPES; i++)
-		spin_unlock(&stripes[i].lock);
 	self.busy = false;
 }
 
@@ -608,11 +440,11 @@ static void atfork_child(void)
 	for (struct rec_buf *b = all_bufs; b; b = b->next_all) {
 		if (b == self.buf || !b->in_use)
 			continue;
-		atomic_store(&b->count, 0);
+		atomic_store(&b->fill, 0);
 		buf_put_locked(b);
 	}
 	if (self.buf)
-		atomic_store(&self.buf->count, 0);
+		atomic_store(&self.buf->fill, 0);
 	atfork_parent();
 }
 
@@ -715,15 +547,10 @@ static __always_inline void leave(void)
 
 /* ---- The malloc family ------------------------------------------------- */
 
+/* Stamped after the allocation exists (see the top of the file). */
 static void record_alloc(uint8_t op, void *p, size_t size, size_t align)
 {
-	uint64_t t, id = 0;
-
-	if (p)
-		id = map_insert(p, &t);
-	else
-		t = now_ns();
-	emit(op, t, id, 0, size, align);
+	emit(op, now_ns(), p, NULL, size, align);
 }
 
 __visible void *malloc(size_t size)
@@ -742,8 +569,6 @@ __visible void *malloc(size_t size)
 
 __visible void free(void *p)
 {
-	uint64_t t, id;
-
 	if (unlikely(is_boot(p)))
 		return;
 	if (!enter()) {
@@ -751,13 +576,8 @@ __visible void free(void *p)
 			real.free(p);
 		return;
 	}
-	if (p) {
-		id = map_remove(p, true, &t);
-		if (id)
-			emit(TRACE_OP_FREE, t, id, 0, 0, 0);
-	} else {
-		emit(TRACE_OP_FREE, now_ns(), 0, 0, 0, 0);
-	}
+	/* Stamped before the memory can be handed out again. */
+	emit(TRACE_OP_FREE, now_ns(), p, NULL, 0, 0);
 	real.free(p);
 	leave();
 }
@@ -799,7 +619,6 @@ static void *realloc_boot(void *old, size_t size)
 
 __visible void *realloc(void *old, size_t size)
 {
-	uint64_t t, old_id = 0, id = 0;
 	void *p;
 
 	if (unlikely(is_boot(old)))
@@ -809,23 +628,12 @@ __visible void *realloc(void *old, size_t size)
 			return real.realloc(old, size);
 		return old ? NULL : boot_alloc(size, 16);
 	}
+	/* Two stamps: @old may be reused as soon as the call frees it, and the
+	 * result may be memory another thread freed during the call. */
 	if (old)
-		old_id = map_remove(old, false, &t);
+		emit(REC_OP_REALLOC_OLD, now_ns(), old, NULL, 0, 0);
 	p = real.realloc(old, size);
-	if (p) {
-		id = map_insert(p, &t);
-	} else {
-		t = now_ns();
-		if (old_id && size) {		/* failed: @old still lives */
-			map_restore(old, old_id);
-			emit(TRACE_OP_REALLOC, t, 0, old_id, size, 0);
-			leave();
-			return p;
-		}
-	}
-	emit(TRACE_OP_REALLOC, t, id, old_id, size, 0);
-	if (old_id)
-		map_release(old, old_id);
+	emit(TRACE_OP_REALLOC, now_ns(), p, old, size, 0);
 	leave();
 	return p;
 }

@@ -126,6 +126,69 @@ child=$(ls "$T" | grep -E '^t\.ustr\.[0-9]+$' | head -1)
 got=$("$U" script "$T/$child" | awk '$4 == "malloc" && $6 == "size=1000"' | wc -l)
 [ "$got" -eq 7 ] || fail "child trace: $got mallocs of 1000, expected 7"
 
+# Cross-thread frees: a producer allocates, a consumer frees, through a
+# queue; addresses are reused across threads all the time. The merged trace
+# must keep every id's alloc before its free before its reuse.
+cat > "$T/pc.c" <<'C'
+#include <pthread.h>
+#include <stdlib.h>
+#define N 20000
+#define Q 64
+static void *q[Q];
+static unsigned head, tail;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static void *producer(void *a)
+{
+	for (int i = 0; i < N; i++) {
+		void *p = malloc(32 + (size_t)(i % 7) * 16);
+		pthread_mutex_lock(&mu);
+		while (head - tail == Q)
+			pthread_cond_wait(&cv, &mu);
+		q[head++ % Q] = p;
+		pthread_cond_broadcast(&cv);
+		pthread_mutex_unlock(&mu);
+	}
+	return a;
+}
+static void *consumer(void *a)
+{
+	for (int i = 0; i < N; i++) {
+		void *p;
+		pthread_mutex_lock(&mu);
+		while (head == tail)
+			pthread_cond_wait(&cv, &mu);
+		p = q[tail++ % Q];
+		pthread_cond_broadcast(&cv);
+		pthread_mutex_unlock(&mu);
+		free(p);
+	}
+	return a;
+}
+int main(void)
+{
+	pthread_t a, b;
+	pthread_create(&a, NULL, producer, NULL);
+	pthread_create(&b, NULL, consumer, NULL);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	return 0;
+}
+C
+gcc -O1 -pthread -o "$T/pc" "$T/pc.c"
+"$U" record -q -o "$T/pc.ustr" -- "$T/pc" || fail "record of producer/consumer"
+"$U" script "$T/pc.ustr" > "$T/pc.txt"
+prod=$(awk '$4 == "malloc" && $6 ~ /^size=(32|48|64|80|96|112|128)$/ { n[$2]++ } END { for (t in n) if (n[t] == 20000) print t }' "$T/pc.txt")
+[ -n "$prod" ] || fail "producer: expected one thread with 20000 mallocs"
+"$U" report "$T/pc.ustr" > "$T/pc-report.txt"
+remote=$(awk '/^  [0-9]+ / && $6 >= 20000 { print $1 }' "$T/pc-report.txt")
+[ -n "$remote" ] || fail "consumer: expected 20000 remote frees in the report"
+awk '
+$4 == "malloc" || $4 == "calloc" { split($5, a, "="); if (a[2] != 0) { if (live[a[2]]) { print "alloc of live " a[2] " line " NR; bad = 1 } live[a[2]] = 1 } }
+$4 == "free" { split($5, a, "="); if (a[2] != 0) { if (!live[a[2]]) { print "free of dead " a[2] " line " NR; bad = 1 } delete live[a[2]] } }
+END { exit bad }' "$T/pc.txt" || fail "producer/consumer trace breaks alloc/free order"
+grep -q "0 unmatched frees dropped, 0 lost frees added" "$T/rec.err" || fail "recorder lost events"
+
 # A command that allocates nothing still gives a (valid, empty) trace,
 # and a missing command fails with 127 and writes nothing.
 "$U" record -q -o "$T/e.ustr" -- true
