@@ -18,16 +18,18 @@
 #include "sim/internal.h"
 
 /*
- * Built-in default: measured once on the development machine (a 2-core
- * x86-64 VM) with `uslab calibrate`, rounded. Only the ratios matter to the
- * frontier's shape; absolute numbers only scale its time axis.
+ * Built-in default: `uslab calibrate` on the development VM (AMD EPYC, 2
+ * vCPUs shared with other builds), the median of several runs, rounded. Only
+ * the ratios shape the frontier; absolute numbers scale its time axis.
  */
 static const struct sim_cost_model default_model = {
-	.hit_ns = 3.0,
-	.refill_ns = 150.0,
-	.flush_ns = 150.0,
-	.depot_ns = 40.0,
-	.page_ns = 250.0,
+	.hit_ns = 2.3,
+	.refill_ns = 50.0,
+	.flush_ns = 60.0,
+	.refill_obj_ns = 2.5,
+	.flush_obj_ns = 6.0,
+	.depot_ns = 45.0,
+	.page_ns = 13.0,
 	.calibrated = false,
 	.source = "built-in default (run `uslab calibrate` to measure this machine)",
 };
@@ -63,6 +65,8 @@ void sim_cost_model_load(struct sim_cost_model *m)
 		{ "hit_ns", offsetof(struct sim_cost_model, hit_ns) },
 		{ "refill_ns", offsetof(struct sim_cost_model, refill_ns) },
 		{ "flush_ns", offsetof(struct sim_cost_model, flush_ns) },
+		{ "refill_obj_ns", offsetof(struct sim_cost_model, refill_obj_ns) },
+		{ "flush_obj_ns", offsetof(struct sim_cost_model, flush_obj_ns) },
 		{ "depot_ns", offsetof(struct sim_cost_model, depot_ns) },
 		{ "page_ns", offsetof(struct sim_cost_model, page_ns) },
 	};
@@ -121,8 +125,8 @@ bad:
 double sim_class_cost(const struct sim_cost_model *m, const struct sim_cache_counts *c)
 {
 	return m->hit_ns * (double)(c->alloc_hits + c->free_hits) +
-	       m->refill_ns * (double)c->refills +
-	       m->flush_ns * (double)c->flushes +
+	       (m->refill_ns + m->refill_obj_ns * c->batch) * (double)c->refills +
+	       (m->flush_ns + m->flush_obj_ns * c->batch) * (double)c->flushes +
 	       m->depot_ns * (double)(c->depot_gets + c->depot_puts);
 }
 

@@ -446,8 +446,10 @@ void sim_slab_bytes(const struct sim_result *res, uint64_t *bytes);
 /* sim/calibrate_model.c: the slow-path cost model. */
 struct sim_cost_model {
 	double hit_ns;			/* magazine hit, alloc or free */
-	double refill_ns;		/* one refill batch from the slab layer */
-	double flush_ns;		/* one flush batch to the slab layer */
+	double refill_ns;		/* one refill from the slab layer, fixed part */
+	double flush_ns;		/* one flush to the slab layer, fixed part */
+	double refill_obj_ns;		/* ... and per object of its batch */
+	double flush_obj_ns;
 	double depot_ns;		/* one depot get or put */
 	double page_ns;			/* one page_alloc block alloc or free */
 	bool calibrated;		/* read from a calibration file */

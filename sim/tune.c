@@ -504,9 +504,10 @@ int cmd_tune(int argc, char **argv)
 	tu.progress = isatty(2);
 	sim_cost_model_load(&tu.model);
 	printf("uslab tune: %s (%zu events, %u virtual CPUs)\n", argv[optind], t.n, t.cpus);
-	printf("cost model: hit %.1f ns, refill %.1f ns, flush %.1f ns, depot %.1f ns, page %.1f ns\n"
-	       "            from %s\n", tu.model.hit_ns, tu.model.refill_ns, tu.model.flush_ns,
-	       tu.model.depot_ns, tu.model.page_ns, tu.model.source);
+	printf("cost model: hit %.1f ns, refill %.1f + %.1f/object ns, flush %.1f + %.1f/object ns,\n"
+	       "            depot %.1f ns, page %.1f ns; from %s\n", tu.model.hit_ns,
+	       tu.model.refill_ns, tu.model.refill_obj_ns, tu.model.flush_ns,
+	       tu.model.flush_obj_ns, tu.model.depot_ns, tu.model.page_ns, tu.model.source);
 
 	/* Round 1: the uniform grid. */
 	for (a = 0; a < nd; a++)

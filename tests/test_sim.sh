@@ -64,7 +64,7 @@ set -e
 
 # calibrate: writes a model; tune reads it.
 USLAB_CALIBRATION=$T/cal "$U" calibrate > "$T/cal.txt" || fail "calibrate: $(cat "$T/cal.txt")"
-for k in hit_ns refill_ns flush_ns depot_ns page_ns; do
+for k in hit_ns refill_ns flush_ns refill_obj_ns flush_obj_ns depot_ns page_ns; do
 	grep -Eq "^$k=[0-9.]+$" "$T/cal" || fail "calibration lacks $k"
 done
 
