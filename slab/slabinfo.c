@@ -6,8 +6,9 @@
  * Locking: the cache list is walked under RCU (caches may be created and
  * destroyed meanwhile: destroy waits a grace period before freeing); each
  * line is a snapshot taken under its cache's lock. Tunables are written
- * under the cache lock; slabinfo_write() looks the cache up under
- * slab_mutex so it cannot be destroyed in between. Nothing here allocates.
+ * under the cache lock; slabinfo_write() looks the cache up and sets them
+ * inside one RCU read-side section, so the cache cannot be freed in
+ * between. Nothing here allocates.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -198,7 +199,7 @@ static int parse_uint(const char **pp, unsigned int *val)
 /**
  * slabinfo_write - "<cache> <limit> <batchcount> <sharedfactor>", as
  * writing /proc/slabinfo did under SLAB; a trailing newline is accepted.
- * Context: thread-safe; takes slab_mutex, then the cache lock.
+ * Context: thread-safe; an RCU reader, takes the cache lock.
  * Return: 0, -EINVAL for a malformed line or bad values, -ENOENT for an
  * unknown cache.
  */
@@ -229,15 +230,20 @@ int slabinfo_write(const char *line)
 	if (*p)
 		return -EINVAL;
 
-	slab_init();
-	pthread_mutex_lock(&slab_mutex);
-	cds_list_for_each_entry(s, &slab_caches, list) {
+	/*
+	 * Under RCU, not slab_mutex: resizing drains magazines, which may free
+	 * TYPESAFE_BY_RCU slabs through call_rcu, and call_rcu may call
+	 * malloc (kmalloc-N creation takes slab_mutex). kmem_cache_destroy()
+	 * waits for this reader before freeing the cache.
+	 */
+	slab_rcu_read_lock();
+	cds_list_for_each_entry_rcu(s, &slab_caches, list) {
 		if (!strcmp(s->name, name)) {
 			found = s;
 			break;
 		}
 	}
 	err = found ? kmem_cache_set_tunables(found, limit, batch, shared) : -ENOENT;
-	pthread_mutex_unlock(&slab_mutex);
+	slab_rcu_read_unlock();
 	return err;
 }
