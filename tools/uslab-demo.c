@@ -154,7 +154,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	slabinfo_write_fd(1);
 	page_alloc_get_stats(&st);
-	printf("\n%d threads x %lu rounds (alloc+free pairs) in %.3f s: %.1f ns per pair\n",
+	printf("\n%d threads x %lu rounds (alloc+free pairs) in %.3f s: %.1f ns of wall time per pair\n",
 	       DEMO_THREADS, rounds, secs, secs * 1e9 / (double)(DEMO_THREADS * rounds));
 	printf("page_alloc: %zu KiB allocated, %zu KiB free resident\n",
 	       st.bytes_allocated >> 10, st.bytes_free_resident >> 10);
