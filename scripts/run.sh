@@ -49,7 +49,7 @@ rec=$(sed -n 's/^recommended: //p' "$out/tune.txt")
 rec_line=$(grep -A1 '^recommended: ' "$out/tune.txt" | tail -1)
 opts=$(sed -n 's/^  USLAB_OPTIONS=/USLAB_OPTIONS=/p' "$out/tune.txt")
 speed=$(sed -n 's/.*: \([0-9.]*\) million events.*/\1/p' "$out/sim.err")
-model=$(sed -n 's/^ *from //p' "$out/tune.txt" | head -1)
+model=$(sed -n 's/.*; from //p' "$out/tune.txt" | head -1)
 
 rule "summary"
 cat <<EOF
