@@ -186,12 +186,19 @@ static void pcp_init_once(void)
 			      (char *)__builtin_thread_pointer());
 	if (!pcp_nr_cpus)
 		pcp_nr_cpus = USLAB_VCPU ? 64 : pcp_read_possible();
-	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
+	if (!IS_ENABLED(CONFIG_PERCPU_CACHE)) {
 		mode = PCP_MODE_OFF;
-	else if (USLAB_VCPU)
+	} else if (USLAB_VCPU) {
 		mode = PCP_MODE_VCPU;
-	else
+	} else if (pcp_nr_cpus > PCP_MAX_CPU_IDS) {
+		/* the bypass cache's array is this long; CPUs share slots */
+		pr_info("percpu: %u possible CPUs, more than %u: fallback mode",
+			pcp_nr_cpus, PCP_MAX_CPU_IDS);
+		pcp_nr_cpus = PCP_MAX_CPU_IDS;
+		mode = PCP_MODE_FALLBACK;
+	} else {
 		mode = pcp_choose_rseq();
+	}
 	if (mode != PCP_MODE_RSEQ)
 		pcp_rseq_off = (long)((char *)&pcp_own_rseq -
 				      (char *)__builtin_thread_pointer());
@@ -310,7 +317,7 @@ int pcp_vcpu_set_nr(unsigned int nr)
 {
 	if (!USLAB_VCPU)
 		return -EOPNOTSUPP;
-	if (nr == 0 || nr > 4096 || pcp_registry)
+	if (nr == 0 || nr > PCP_MAX_CPU_IDS || pcp_registry)
 		return -EINVAL;
 	pcp_nr_cpus = nr;
 	return 0;

@@ -54,6 +54,8 @@ struct pcp_depot {
 
 /* Size 0, count 0: fails both fast paths, so the slow path takes over. */
 extern struct pcp_mag pcp_empty_mag;
+/* Loaded with pcp_empty_mag; in cpus[] wherever no CPU may hit. */
+extern struct pcp_cpu pcp_cpu_idle;
 
 static inline bool mag_is_real(const struct pcp_mag *m)
 {
@@ -61,6 +63,7 @@ static inline bool mag_is_real(const struct pcp_mag *m)
 }
 
 #define PCP_MAX_LIMIT	4096u
+#define PCP_MAX_CPU_IDS	8192u	/* more possible CPUs: fallback mode */
 #define PCP_CHUNK	64u	/* objects moved per refill/flush call */
 
 /* percpu/cpu.c */

@@ -17,7 +17,10 @@
  * Locks, outermost first (never two of the same kind at once, except
  * pcp_fork_prepare, which takes every CPU lock in CPU order):
  *
- *   pcp_registry_lock   the list of caches (create, destroy, reaper pass)
+ *   pcp_registry_lock   the list of caches: walks (reaper pass, drain all,
+ *                       fork) and removal; creation pushes lock-free, so
+ *                       that no pcp lock nests inside the slab layer's
+ *                       slab_mutex (fork takes pcp locks before it)
  *   pcp_cache->lock     lazy pcp_cpu allocation, tunables, drain of all CPUs
  *   pcp_cpu->lock       the CPU's slow paths and remote drains; the spare;
  *                       changes of the loaded magazine pointer; the cpus[]
@@ -35,9 +38,12 @@
 #include <pthread.h>
 #include <string.h>
 #include "lib/log.h"
+#include "uslab/page_alloc.h"
 #include "percpu/internal.h"
 
 struct pcp_mag pcp_empty_mag = { .count = 0, .size = 0 };
+/* What cpus[] holds where no CPU may hit: its magazine misses both ways. */
+struct pcp_cpu pcp_cpu_idle = { .mag = &pcp_empty_mag, .cpu = -1 };
 
 pthread_mutex_t pcp_registry_lock = PTHREAD_MUTEX_INITIALIZER;
 struct pcp_cache *pcp_registry;
@@ -309,6 +315,7 @@ static struct pcp_cpu *pcp_get_cpu(struct pcp_cache *pc, int cpu)
 			c->cpu = cpu;
 			pthread_mutex_init(&c->lock, NULL);
 			__atomic_store_n(&pc->slow[cpu], c, __ATOMIC_RELEASE);
+			/* from here on the CPU's fast paths use it */
 			__atomic_store_n(&pc->cpus[cpu], c, __ATOMIC_RELEASE);
 		}
 	}
@@ -324,7 +331,7 @@ static struct pcp_cpu *pcp_get_cpu(struct pcp_cache *pc, int cpu)
 static void pcp_stop_cpu_locked(struct pcp_cache *pc, struct pcp_cpu *c)
 {
 	pcp_assert_cpu_locked(c);
-	__atomic_store_n(&pc->cpus[c->cpu], NULL, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&pc->cpus[c->cpu], &pcp_cpu_idle, __ATOMIC_SEQ_CST);
 	pcp_fence_cpu(c->cpu);
 }
 
@@ -649,6 +656,35 @@ void pcp_free_slow(struct pcp_cache *pc, void *obj)
 	pcp_reaper_kick();
 }
 
+/*
+ * Behind pcp_alloc(): an aborted section is counted and tried again (it
+ * aborts only when preempted, migrated or signalled, so this ends); a miss
+ * goes to the slow path.
+ */
+void *pcp_alloc_miss(struct pcp_cache *pc, void *why)
+{
+	void *obj;
+
+	while (why == PCP_ABORTED) {
+		pcp_count_abort(pc);
+		obj = pcp_alloc_fast(pc);
+		if ((uintptr_t)obj > (uintptr_t)PCP_ABORTED)
+			return obj;
+		why = obj;
+	}
+	return pcp_alloc_slow(pc);
+}
+
+void pcp_free_miss(struct pcp_cache *pc, void *obj, int why)
+{
+	while (why == 2) {
+		pcp_count_abort(pc);
+		why = pcp_free_fast(pc, obj);
+	}
+	if (why)
+		pcp_free_slow(pc, obj);
+}
+
 /* Abort path of the inline fast paths: count on the CPU we are on now. */
 void pcp_count_abort(struct pcp_cache *pc)
 {
@@ -718,6 +754,8 @@ static void pcp_drain_depot(struct pcp_cache *pc)
 
 void pcp_cache_drain(struct pcp_cache *pc)
 {
+	if (pc->bypass)
+		return;
 	pthread_mutex_lock(&pc->lock);
 	pcp_drain_cpus(pc);
 	pcp_drain_depot(pc);
@@ -742,6 +780,8 @@ int pcp_cache_set_tunables(struct pcp_cache *pc, unsigned int limit,
 	if (limit < 1 || limit > PCP_MAX_LIMIT || batchcount < 1 ||
 	    batchcount > limit)
 		return -EINVAL;
+	if (pc->bypass)
+		return 0;
 	pthread_mutex_lock(&pc->lock);
 	depot_lock(pc->depot);
 	WRITE_ONCE(pc->batchcount, batchcount);
@@ -843,7 +883,55 @@ void pcp_reap_all(void)
 
 static size_t pcp_array_bytes(void)
 {
-	return (pcp_nr_cpus + 2) * sizeof(struct pcp_cpu *);
+	return pcp_nr_cpus * sizeof(struct pcp_cpu *);
+}
+
+static size_t pcp_cache_bytes(void)
+{
+	return sizeof(struct pcp_cache) + pcp_array_bytes();
+}
+
+/* Order of the block holding a pcp_cache, its depot and slow[]. */
+static unsigned int pcp_cache_order(void)
+{
+	size_t bytes = ALIGN_UP(pcp_cache_bytes(), 64) +
+		       ALIGN_UP(sizeof(struct pcp_depot), 64) + pcp_array_bytes();
+	unsigned int order = 0;
+
+	while ((PAGE_SIZE << order) < bytes)
+		order++;
+	return order;
+}
+
+static void pcp_cache_init_cpus(struct pcp_cache *pc)
+{
+	unsigned int cpu;
+
+	pc->cpu_guard[0] = pc->cpu_guard[1] = &pcp_cpu_idle;
+	for (cpu = 0; cpu < pcp_nr_cpus; cpu++)
+		pc->cpus[cpu] = &pcp_cpu_idle;
+}
+
+static struct {
+	struct pcp_cache pc;
+	struct pcp_cpu *cpus[PCP_MAX_CPU_IDS];	/* behind pc.cpus[] */
+} pcp_bypass_store;
+static pthread_once_t pcp_bypass_once = PTHREAD_ONCE_INIT;
+
+static void pcp_bypass_init(void)
+{
+	pcp_bypass_store.pc.bypass = true;
+	strcpy(pcp_bypass_store.pc.name, "bypass");
+	pcp_cache_init_cpus(&pcp_bypass_store.pc);
+}
+
+struct pcp_cache *pcp_cache_bypass(void)
+{
+	pcp_init();
+	if (pcp_mode_cur == PCP_MODE_OFF)
+		return NULL;
+	pthread_once(&pcp_bypass_once, pcp_bypass_init);
+	return &pcp_bypass_store.pc;
 }
 
 struct pcp_cache *pcp_cache_create(const char *name, void *owner,
@@ -851,8 +939,9 @@ struct pcp_cache *pcp_cache_create(const char *name, void *owner,
 				   unsigned int objsize)
 {
 	struct pcp_cache *pc;
-	struct pcp_cpu **cpus, **slow;
+	struct pcp_cpu **slow;
 	struct pcp_depot *d;
+	struct page *page;
 
 	pcp_init();
 	if (pcp_mode_cur == PCP_MODE_OFF) {
@@ -863,22 +952,21 @@ struct pcp_cache *pcp_cache_create(const char *name, void *owner,
 		errno = EINVAL;
 		return NULL;
 	}
-	pc = pcp_mem_alloc(sizeof(*pc));
-	if (!pc)
+	/*
+	 * One page_alloc block for the cache, its depot and its slow[]
+	 * array, straight from page_alloc: the slab layer creates kmalloc
+	 * caches under slab_mutex, and pcp_mem_lock must not nest inside it
+	 * (fork takes the per-CPU locks before slab_mutex).
+	 */
+	page = alloc_pages(__GFP_ZERO | __GFP_NOWARN, pcp_cache_order());
+	if (!page)
 		goto out_enomem;
-	d = pcp_mem_alloc(sizeof(*d));
-	if (!d)
-		goto out_free_pc;
-	cpus = pcp_mem_alloc(pcp_array_bytes());
-	if (!cpus)
-		goto out_free_depot;
-	slow = pcp_mem_alloc(pcp_array_bytes());
-	if (!slow)
-		goto out_free_cpus;
+	pc = page_address(page);
+	d = (void *)((char *)pc + ALIGN_UP(pcp_cache_bytes(), 64));
+	slow = (void *)((char *)d + ALIGN_UP(sizeof(*d), 64));
 
-	/* cpus[-2] and cpus[-1] stay NULL: unregistered rseq areas */
-	pc->cpus = cpus + 2;
-	pc->slow = slow + 2;
+	pcp_cache_init_cpus(pc);
+	pc->slow = slow;
 	pc->ops = ops;
 	pc->owner = owner;
 	strncpy(pc->name, name ? name : "?", sizeof(pc->name) - 1);
@@ -890,18 +978,13 @@ struct pcp_cache *pcp_cache_create(const char *name, void *owner,
 	pthread_mutex_init(&d->lock, NULL);
 	pc->depot = d;
 
-	pthread_mutex_lock(&pcp_registry_lock);
-	pc->next = pcp_registry;
-	pcp_registry = pc;
-	pthread_mutex_unlock(&pcp_registry_lock);
+	/* lock-free push: no pcp lock taken under the caller's locks */
+	pc->next = __atomic_load_n(&pcp_registry, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&pcp_registry, &pc->next, pc, true,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
 	return pc;
 
-out_free_cpus:
-	pcp_mem_free(cpus, pcp_array_bytes());
-out_free_depot:
-	pcp_mem_free(d, sizeof(*d));
-out_free_pc:
-	pcp_mem_free(pc, sizeof(*pc));
 out_enomem:
 	errno = ENOMEM;
 	return NULL;
@@ -909,17 +992,24 @@ out_enomem:
 
 void pcp_cache_destroy(struct pcp_cache *pc)
 {
-	struct pcp_cache **pp;
+	struct pcp_cache *prev;
 	unsigned int cpu;
 
-	if (!pc)
+	if (!pc || pc->bypass)
 		return;
 	pthread_mutex_lock(&pcp_registry_lock);
-	for (pp = &pcp_registry; *pp; pp = &(*pp)->next) {
-		if (*pp == pc) {
-			*pp = pc->next;
-			break;
-		}
+	/*
+	 * The head moves under lock-free pushes: unlink it with a CAS. Once
+	 * not the head it never is again, and the next pointers of listed
+	 * caches change only under the lock.
+	 */
+	prev = pc;
+	if (!__atomic_compare_exchange_n(&pcp_registry, &prev, pc->next, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		while (prev && prev->next != pc)
+			prev = prev->next;
+		if (prev)
+			prev->next = pc->next;
 	}
 	pthread_mutex_unlock(&pcp_registry_lock);
 
@@ -935,10 +1025,7 @@ void pcp_cache_destroy(struct pcp_cache *pc)
 	pcp_drain_depot(pc);	/* what the CPU drain released into it */
 	pthread_mutex_destroy(&pc->depot->lock);
 	pthread_mutex_destroy(&pc->lock);
-	pcp_mem_free(pc->cpus - 2, pcp_array_bytes());
-	pcp_mem_free(pc->slow - 2, pcp_array_bytes());
-	pcp_mem_free(pc->depot, sizeof(*pc->depot));
-	pcp_mem_free(pc, sizeof(*pc));
+	__free_pages(virt_to_page(pc), pcp_cache_order());
 }
 
 void pcp_cache_stats(struct pcp_cache *pc, int cpu, struct pcp_stats *st)
@@ -946,7 +1033,7 @@ void pcp_cache_stats(struct pcp_cache *pc, int cpu, struct pcp_stats *st)
 	unsigned int i, c;
 
 	memset(st, 0, sizeof(*st));
-	if (!IS_ENABLED(CONFIG_PERCPU_STATS))
+	if (!IS_ENABLED(CONFIG_PERCPU_STATS) || pc->bypass)
 		return;
 	for (c = 0; c < pcp_nr_cpus; c++) {
 		struct pcp_cpu *pcpu = __atomic_load_n(&pc->slow[c], __ATOMIC_ACQUIRE);
@@ -967,6 +1054,10 @@ unsigned long pcp_cache_objects(struct pcp_cache *pc, unsigned long *depot_full)
 	unsigned int cpu;
 	struct pcp_mag *m;
 
+	if (depot_full)
+		*depot_full = 0;
+	if (pc->bypass)
+		return 0;
 	for (cpu = 0; cpu < pcp_nr_cpus; cpu++) {
 		struct pcp_cpu *c = __atomic_load_n(&pc->slow[cpu], __ATOMIC_ACQUIRE);
 
@@ -990,13 +1081,17 @@ unsigned long pcp_cache_objects(struct pcp_cache *pc, unsigned long *depot_full)
 /* ------------------------------------------------------------------ */
 /* fork */
 
+/* The caches pcp_fork_prepare() locked (later pushes are not locked). */
+static struct pcp_cache *pcp_fork_head;
+
 void pcp_fork_prepare(void)
 {
 	struct pcp_cache *pc;
 	unsigned int cpu;
 
 	pthread_mutex_lock(&pcp_registry_lock);
-	for (pc = pcp_registry; pc; pc = pc->next) {
+	pcp_fork_head = __atomic_load_n(&pcp_registry, __ATOMIC_ACQUIRE);
+	for (pc = pcp_fork_head; pc; pc = pc->next) {
 		pthread_mutex_lock(&pc->lock);
 		for (cpu = 0; cpu < pcp_nr_cpus; cpu++)
 			if (pc->slow[cpu])
@@ -1011,7 +1106,7 @@ static void pcp_fork_unlock_all(void)
 	struct pcp_cache *pc;
 	unsigned int cpu;
 
-	for (pc = pcp_registry; pc; pc = pc->next) {
+	for (pc = pcp_fork_head; pc; pc = pc->next) {
 		depot_unlock(pc->depot);
 		for (cpu = 0; cpu < pcp_nr_cpus; cpu++)
 			if (pc->slow[cpu])
@@ -1027,10 +1122,28 @@ void pcp_fork_parent(void)
 	pcp_fork_unlock_all();
 }
 
+/*
+ * The child has only the forking thread, which holds every lock prepare
+ * took; a cache created between prepare and fork may have a lock of its
+ * own held by a thread that is gone. Re-making every lock covers both.
+ */
 void pcp_fork_child(void)
 {
+	struct pcp_cache *pc;
+	unsigned int cpu;
+
 	pcp_mem_fork_child();
-	pcp_fork_unlock_all();
+	for (pc = pcp_registry; pc; pc = pc->next) {
+		pthread_mutex_init(&pc->depot->lock, NULL);
+		for (cpu = 0; cpu < pcp_nr_cpus; cpu++) {
+			if (pc->slow[cpu]) {
+				pthread_mutex_init(&pc->slow[cpu]->lock, NULL);
+				pc->slow[cpu]->owner = 0;
+			}
+		}
+		pthread_mutex_init(&pc->lock, NULL);
+	}
+	pthread_mutex_init(&pcp_registry_lock, NULL);
 	/* the reaper thread did not come along; none is started before exec */
 	__atomic_store_n(&pcp_reaper_state, PCP_REAPER_DISABLED, __ATOMIC_RELAXED);
 }

@@ -114,5 +114,5 @@ void pcp_mem_fork_parent(void)
 
 void pcp_mem_fork_child(void)
 {
-	pthread_mutex_unlock(&pcp_mem_lock);
+	pthread_mutex_init(&pcp_mem_lock, NULL);
 }

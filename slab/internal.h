@@ -73,7 +73,8 @@ struct kmem_cache {
 	unsigned int min_partial;	/* empty slabs kept */
 	slab_flags_t flags;
 	void (*ctor)(void *);
-	/* per-CPU magazines in front of the slabs; NULL for debug caches */
+	/* per-CPU magazines in front of the slabs; the bypass pcp_cache for
+	 * debug caches; NULL without CONFIG_PERCPU_CACHE */
 	struct pcp_cache *pcp;
 
 	/* Tunables for the per-CPU layer; written under @lock. */
@@ -196,34 +197,40 @@ extern const struct pcp_ops slab_pcp_ops;
 
 /*
  * The fast paths of every cache: the CPU's magazine (percpu/), the slab
- * layer only on a miss. Debug caches have no magazines (every alloc and
- * free is checked). Cost on a hit: one load and test of s->pcp, the
- * gfp test, then pcp_alloc()'s section.
+ * layer only on a miss. Debug caches (and a cache whose magazines could
+ * not be set up) have the bypass pcp_cache, on which every fast path
+ * misses, so that no NULL test is needed here. Cost on a hit, beyond
+ * pcp_alloc_fast(): the load of s->pcp, the __GFP_ZERO test, the test of
+ * the result; for free, the load of s->pcp and the test of the result.
  */
+void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, void *why);
+void slab_free_miss(struct kmem_cache *s, void *obj, int why);
+
 static __always_inline void *slab_alloc_fast(struct kmem_cache *s, gfp_t gfp)
 {
-	struct pcp_cache *pcp = s->pcp;
-	void *obj;
+	void *obj = PCP_MISS;
 
-	if (likely(pcp)) {
-		obj = pcp_alloc(pcp);
-		if (likely(obj)) {
-			if (unlikely(gfp & __GFP_ZERO))
-				memset(obj, 0, s->object_size);
+	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
+		return slab_alloc(s, gfp);
+	if (likely(!(gfp & __GFP_ZERO))) {
+		obj = pcp_alloc_fast(s->pcp);
+		if (likely((uintptr_t)obj > (uintptr_t)PCP_ABORTED))
 			return obj;
-		}
 	}
-	return slab_alloc(s, gfp);
+	return slab_alloc_miss(s, gfp, obj);
 }
 
 static __always_inline void slab_free_fast(struct kmem_cache *s, void *obj)
 {
-	struct pcp_cache *pcp = s->pcp;
+	int r;
 
-	if (likely(pcp))
-		pcp_free(pcp, obj);
-	else
+	if (!IS_ENABLED(CONFIG_PERCPU_CACHE)) {
 		slab_free(s, obj);
+		return;
+	}
+	r = pcp_free_fast(s->pcp, obj);
+	if (unlikely(r))
+		slab_free_miss(s, obj, r);
 }
 
 #endif /* USLAB_SLAB_INTERNAL_H */

@@ -474,17 +474,50 @@ const struct pcp_ops slab_pcp_ops = {
 /*
  * Magazines in front of @s unless it is a debug cache (checked on every
  * operation) or per-CPU caching is off. Without them (or if they cannot
- * be had) the cache works from its slabs alone.
+ * be had) the cache has the bypass pcp_cache and works from its slabs.
  */
 static void slab_pcp_attach(struct kmem_cache *s)
 {
-	if (!IS_ENABLED(CONFIG_PERCPU_CACHE) || slab_debug(s))
+	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
 		return;
-	s->pcp = pcp_cache_create(s->name, s, &slab_pcp_ops, s->size);
-	if (s->pcp && s->limit &&
-	    pcp_cache_set_tunables(s->pcp, s->limit, s->batchcount))
+	if (!slab_debug(s))
+		s->pcp = pcp_cache_create(s->name, s, &slab_pcp_ops, s->size);
+	if (!s->pcp) {
+		s->pcp = pcp_cache_bypass();
+		return;
+	}
+	if (s->limit && pcp_cache_set_tunables(s->pcp, s->limit, s->batchcount))
 		pr_warn("kmem_cache_create(%s): tunables %u %u refused", s->name,
 			s->limit, s->batchcount);
+}
+
+/**
+ * slab_alloc_miss - behind slab_alloc_fast(): __GFP_ZERO, an empty
+ * magazine or an aborted section (@why), a bypass cache, out of memory.
+ * Context: thread-safe; may take the per-CPU and the cache locks.
+ */
+void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, void *why)
+{
+	struct pcp_cache *pcp = s->pcp;
+	void *obj;
+
+	if (pcp_cache_is_bypass(pcp))
+		return slab_alloc(s, gfp);
+	obj = gfp & __GFP_ZERO ? pcp_alloc(pcp) : pcp_alloc_miss(pcp, why);
+	if (unlikely(!obj))
+		return slab_alloc(s, gfp);	/* __GFP_NOFAIL, the warning */
+	if (gfp & __GFP_ZERO)
+		memset(obj, 0, s->object_size);
+	return obj;
+}
+
+/** slab_free_miss - behind slab_free_fast(): full magazine, abort, bypass. */
+void slab_free_miss(struct kmem_cache *s, void *obj, int why)
+{
+	if (pcp_cache_is_bypass(s->pcp))
+		slab_free(s, obj);
+	else
+		pcp_free_miss(s->pcp, obj, why);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -710,9 +743,14 @@ void kmem_cache_free(struct kmem_cache *s, void *obj)
 {
 	if (unlikely(!obj))
 		return;
-	s = cache_from_obj(s, obj);
-	if (likely(s))
-		slab_free_fast(s, obj);
+	/* as the kernel: only hardened builds look the cache up (debug
+	 * caches check every object in slab_free_bulk) */
+	if (IS_ENABLED(CONFIG_SLAB_FREE_CHECK)) {
+		s = cache_from_obj(s, obj);
+		if (unlikely(!s))
+			return;
+	}
+	slab_free_fast(s, obj);
 }
 
 int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t flags, size_t nr, void **p)

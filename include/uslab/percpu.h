@@ -103,14 +103,18 @@ struct pcp_cpu;
 
 /*
  * One per cache. Only @cpus is read by the inline fast paths: cpus[cpu] is
- * the CPU's struct pcp_cpu while its fast path may run, NULL when not yet
- * allocated or stopped by a remote drain. cpus[-1] and cpus[-2] exist and
- * stay NULL, so an unregistered rseq area (cpu_id -1 or -2) falls into the
- * slow path with no extra test.
+ * the CPU's struct pcp_cpu while its fast path may run, and otherwise (not
+ * yet allocated, stopped by a remote drain) the shared idle pcp_cpu, whose
+ * magazine has size 0: both fast paths miss on it with no extra test.
+ * cpus[-1] and cpus[-2] (@cpu_guard) exist for an unregistered rseq area
+ * (cpu_id -1 or -2) and always hold the idle pcp_cpu.
+ *
+ * A bypass cache (pcp_cache_bypass()) has the idle pcp_cpu everywhere and
+ * never allocates: the layer above uses it for caches that must not be
+ * cached (debug caches), so that its fast path needs no NULL test.
  */
 struct pcp_cache {
-	struct pcp_cpu **cpus;
-	/* the rest is private to percpu/ */
+	/* private to percpu/ */
 	struct pcp_cpu **slow;		/* every allocated pcp_cpu */
 	const struct pcp_ops *ops;
 	void *owner;
@@ -121,7 +125,13 @@ struct pcp_cache {
 	struct pcp_depot *depot;
 	struct pcp_cache *next;		/* registry */
 	unsigned long nr_direct;	/* ops that bypassed magazines */
+	bool bypass;
+	/* read by the fast paths */
+	struct pcp_cpu *cpu_guard[2];	/* cpus[-2], cpus[-1] */
+	struct pcp_cpu *cpus[];		/* pcp_nr_cpu_ids() entries */
 };
+
+#define PCP_CACHE_CPUS_OFFSET	__builtin_offsetof(struct pcp_cache, cpus)
 
 /*
  * struct pcp_cpu (percpu/internal.h) starts with the loaded magazine and
@@ -171,6 +181,20 @@ unsigned int pcp_default_batchcount(unsigned int limit);
 struct pcp_cache *pcp_cache_create(const char *name, void *owner,
 				   const struct pcp_ops *ops,
 				   unsigned int objsize);
+
+/**
+ * pcp_cache_bypass - the shared cache that never caches (every fast path
+ * misses on it). Its slow paths must not be called: the caller checks
+ * pcp_cache_is_bypass() on a miss. Drain, tunables, stats and destroy
+ * accept it and do nothing.
+ * Return: it, or NULL in mode "off".
+ */
+struct pcp_cache *pcp_cache_bypass(void);
+
+static inline bool pcp_cache_is_bypass(const struct pcp_cache *pc)
+{
+	return pc->bypass;
+}
 
 /**
  * pcp_cache_destroy - drain every CPU and the depot into @ops->flush, then
@@ -270,9 +294,17 @@ int pcp_vcpu_set(int cpu);
 int pcp_vclock_set(uint64_t ns);
 int pcp_vcpu_set_nr(unsigned int nr);
 
-/* percpu/magazine.c: the slow paths behind the inline fast paths. */
+/*
+ * percpu/magazine.c: the slow paths behind the inline fast paths.
+ * pcp_alloc_miss/pcp_free_miss take the fast path's result: a miss, or an
+ * aborted section (counted, then retried).
+ */
+#define PCP_MISS	((void *)0)
+#define PCP_ABORTED	((void *)1)
 void *pcp_alloc_slow(struct pcp_cache *pc);
 void pcp_free_slow(struct pcp_cache *pc, void *obj);
+void *pcp_alloc_miss(struct pcp_cache *pc, void *why);
+void pcp_free_miss(struct pcp_cache *pc, void *obj, int why);
 void pcp_count_abort(struct pcp_cache *pc);
 
 /*
@@ -317,37 +349,33 @@ void pcp_count_abort(struct pcp_cache *pc);
 	".popsection\n\t"
 
 /**
- * pcp_alloc - take an object from this CPU's loaded magazine.
+ * pcp_alloc_fast - pop an object from this CPU's loaded magazine, one rseq
+ * critical section.
  * Context: any thread; lock-free, no atomic instruction, no syscall.
- * Return: an object, or what the slow path returns (NULL when the layer
- * above is out of memory).
+ * Return: the object, PCP_MISS (loaded magazine empty, CPU stopped or not
+ * set up, thread without rseq) or PCP_ABORTED (preempted, migrated or
+ * signalled inside the section).
  *
  * Cost on a hit: load the rseq offset, arm the section (lea + store), then
- * cpu id, cpus[cpu], magazine, count: 4 loads and 2 tests; 1 load of the
- * object, the committing store of count - 1, the hit counter, and one
- * compare of the result.
+ * cpu id, cpus[cpu], magazine, count: 4 loads, 1 test; 1 load of the
+ * object, the committing store of count - 1; the hit counter.
+ *
+ * Plain asm with an output, not asm goto: gcc 12 merges asm goto labels
+ * with the fall-through when the asm has outputs. A magazine never holds
+ * NULL or 1, so the object itself tells a miss (0) and an abort (1).
  */
-static __always_inline void *pcp_alloc(struct pcp_cache *pc)
+static __always_inline void *pcp_alloc_fast(struct pcp_cache *pc)
 {
 	void *obj;
 	long off = pcp_rseq_off;
-	struct pcp_cpu **cpus = pc->cpus;
 
-	/*
-	 * Plain asm with an output, not asm goto: gcc 12 merges asm goto
-	 * labels with the fall-through when the asm has outputs. A magazine
-	 * never holds NULL, so obj 0 means "slow path" and 1 "aborted".
-	 */
-retry:
 	__asm__ __volatile__ (
 		PCP_RSEQ_CS("5f")
 		"leaq 3b(%%rip), %%rax\n\t"
 		"movq %%rax, %%fs:8(%[off])\n\t"
 		"1:\n\t"
 		"movslq %%fs:4(%[off]), %%rax\n\t"
-		"movq (%[cpus], %%rax, 8), %%rdx\n\t"
-		"testq %%rdx, %%rdx\n\t"
-		"jz 5f\n\t"
+		"movq %c[cpus](%[pc], %%rax, 8), %%rdx\n\t"
 		"movq (%%rdx), %%rcx\n\t"
 		"movq (%%rcx), %%rax\n\t"
 		"testq %%rax, %%rax\n\t"
@@ -369,78 +397,96 @@ retry:
 		".popsection\n\t"
 		"6:\n\t"
 		: [obj] "=&r" (obj)
-		: [off] "r" (off), [cpus] "r" (cpus),
+		: [off] "r" (off), [pc] "r" (pc),
+		  [cpus] "i" (PCP_CACHE_CPUS_OFFSET),
 		  [stat] "i" (PCP_STAT_OFF(PCP_STAT_ALLOC_HIT))
 		: "rax", "rcx", "rdx", "memory", "cc");
-	if (likely((uintptr_t)obj > 1))
-		return obj;
-	if (obj) {
-		/* preempted, migrated or signalled inside the section: again */
-		if (IS_ENABLED(CONFIG_PERCPU_STATS))
-			pcp_count_abort(pc);
-		goto retry;
-	}
-	return pcp_alloc_slow(pc);
+	return obj;
 }
 
 /**
- * pcp_free - put @obj into this CPU's loaded magazine.
+ * pcp_free_fast - push @obj on this CPU's loaded magazine, one rseq
+ * critical section.
  * Context: any thread; lock-free, no atomic instruction, no syscall.
+ * Return: 0 when stored, 1 on a miss (magazine full, CPU stopped or not
+ * set up), 2 when the section aborted.
  *
- * Cost on a hit: as pcp_alloc, with a compare against the magazine's size
- * instead of a test, the object stored, and the committing store of
- * count + 1.
+ * Cost on a hit: as pcp_alloc_fast, with a compare against the magazine's
+ * size instead of the test, the store of @obj and the commit of count + 1.
+ * (asm goto is fine here: no outputs.)
  */
-static __always_inline void pcp_free(struct pcp_cache *pc, void *obj)
+static __always_inline int pcp_free_fast(struct pcp_cache *pc, void *obj)
 {
 	long off = pcp_rseq_off;
-	struct pcp_cpu **cpus = pc->cpus;
 
-retry:
 	__asm__ __volatile__ goto (
-		PCP_RSEQ_CS("%l[slow]")
+		PCP_RSEQ_CS("%l[miss]")
 		"leaq 3b(%%rip), %%rax\n\t"
 		"movq %%rax, %%fs:8(%[off])\n\t"
 		"1:\n\t"
 		"movslq %%fs:4(%[off]), %%rax\n\t"
-		"movq (%[cpus], %%rax, 8), %%rdx\n\t"
-		"testq %%rdx, %%rdx\n\t"
-		"jz %l[slow]\n\t"
+		"movq %c[cpus](%[pc], %%rax, 8), %%rdx\n\t"
 		"movq (%%rdx), %%rcx\n\t"
 		"movq (%%rcx), %%rax\n\t"
 		"cmpq 8(%%rcx), %%rax\n\t"
-		"jae %l[slow]\n\t"
+		"jae %l[miss]\n\t"
 		"movq %[obj], 32(%%rcx, %%rax, 8)\n\t"
 		"incq %%rax\n\t"
 		"movq %%rax, (%%rcx)\n\t"	/* commit */
 		"2:\n\t"
 		PCP_ASM_STAT
-		PCP_RSEQ_ABORT("%l[abort]")
+		PCP_RSEQ_ABORT("%l[aborted]")
 		:
-		: [off] "r" (off), [cpus] "r" (cpus), [obj] "r" (obj),
+		: [off] "r" (off), [pc] "r" (pc), [obj] "r" (obj),
+		  [cpus] "i" (PCP_CACHE_CPUS_OFFSET),
 		  [stat] "i" (PCP_STAT_OFF(PCP_STAT_FREE_HIT))
 		: "rax", "rcx", "rdx", "memory", "cc"
-		: slow, abort);
-	return;
-abort:
-	/* preempted, migrated or signalled inside the section: again */
-	if (IS_ENABLED(CONFIG_PERCPU_STATS))
-		pcp_count_abort(pc);
-	goto retry;
-slow:
-	pcp_free_slow(pc, obj);
+		: miss, aborted);
+	return 0;
+miss:
+	return 1;
+aborted:
+	return 2;
 }
 #else
-/* Virtual CPUs (simulator) and other architectures: the locked path. */
-static __always_inline void *pcp_alloc(struct pcp_cache *pc)
+/* Virtual CPUs (simulator) and other architectures: always the locked path. */
+static __always_inline void *pcp_alloc_fast(struct pcp_cache *pc)
 {
-	return pcp_alloc_slow(pc);
+	return PCP_MISS;
 }
 
-static __always_inline void pcp_free(struct pcp_cache *pc, void *obj)
+static __always_inline int pcp_free_fast(struct pcp_cache *pc, void *obj)
 {
-	pcp_free_slow(pc, obj);
+	return 1;
 }
 #endif
+
+/**
+ * pcp_alloc - an object from this CPU's magazines, else from the depot or
+ * a refill of the layer above.
+ * Context: any thread; lock-free on a hit. Not on a bypass cache.
+ * Return: the object, or NULL when the layer above is out of memory.
+ */
+static __always_inline void *pcp_alloc(struct pcp_cache *pc)
+{
+	void *obj = pcp_alloc_fast(pc);
+
+	if (likely((uintptr_t)obj > (uintptr_t)PCP_ABORTED))
+		return obj;
+	return pcp_alloc_miss(pc, obj);
+}
+
+/**
+ * pcp_free - give @obj to this CPU's magazines (the depot or the layer
+ * above when they are full).
+ * Context: any thread; lock-free on a hit. Not on a bypass cache.
+ */
+static __always_inline void pcp_free(struct pcp_cache *pc, void *obj)
+{
+	int r = pcp_free_fast(pc, obj);
+
+	if (unlikely(r))
+		pcp_free_miss(pc, obj, r);
+}
 
 #endif /* USLAB_PERCPU_H */
