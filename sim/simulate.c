@@ -461,6 +461,11 @@ static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_confi
 			cr->c.refills, cr->c.flushes, cr->c.depot_gets, cr->c.depot_puts,
 			(double)cr->slab_bytes_peak / 1024.0);
 	}
+	for (c = 0; c < res->nr_cls && !res->cls[c].c.mag_size; c++)
+		;
+	if (c == res->nr_cls)
+		fprintf(f, "  (no kmalloc cache has per-CPU magazines in this build: debug caches\n"
+			"   bypass them, nocache has none; every operation goes to the slabs)\n");
 	fprintf(f, "  %-16s %7s %6s %23" PRIu64 " %7.2f\n", "all caches", "", "",
 		allocs, allocs ? 100.0 * (double)hits / (double)allocs : 0.0);
 	fprintf(f, "\npage allocator: %" PRIu64 " block allocations, %" PRIu64

@@ -802,7 +802,10 @@ const char *kmem_cache_name(const struct kmem_cache *s)
 
 struct pcp_cache *kmem_cache_pcp(struct kmem_cache *s)
 {
-	return READ_ONCE(s->pcp);
+	struct pcp_cache *pc = READ_ONCE(s->pcp);
+
+	/* debug caches share the bypass cache: no magazines of their own */
+	return pc && !pcp_cache_is_bypass(pc) ? pc : NULL;
 }
 
 /** kmem_cache_find - first cache named @name, or NULL. Context: RCU walk. */
