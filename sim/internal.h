@@ -341,9 +341,14 @@ struct sim_ev {
 };
 static_assert(sizeof(struct sim_ev) == 32, "compact event");
 
+struct trace_reader;
+
+/* A decoded trace in memory (sim_trace_load), or a stream (sim_trace_open). */
 struct sim_trace {
 	struct sim_ev *ev;
-	size_t n, cap;
+	size_t n, cap;			/* stream: n = events (trailer), 0 unknown */
+	struct trace_reader *r;		/* stream: the reader */
+	const char *path;
 	uint64_t id_space;
 	uint32_t nthreads;
 	unsigned int cpus;	/* simulated CPUs */
@@ -355,6 +360,12 @@ struct sim_trace {
 int sim_trace_load(struct sim_trace *t, const char *path, unsigned int cpus,
 		   const char *who);
 void sim_trace_free(struct sim_trace *t);
+/* Stream: header and trailer now, events chunk by chunk in sim_run(). */
+int sim_trace_open(struct sim_trace *t, const char *path, unsigned int cpus,
+		   const char *who);
+/* Next events of a stream into @buf. Return: count, 0 at the end, -errno. */
+long sim_trace_read(struct sim_trace *t, struct sim_ev *buf, size_t max,
+		    const char *who);
 
 #define SIM_MAX_CLASSES		32
 #define SIM_CLASS_NONE		0xff
@@ -406,7 +417,8 @@ struct sim_sample {
 
 struct sim_result {
 	uint64_t events, allocs, frees, reallocs, failed, enomem;
-	uint64_t bad_event;
+	uint64_t bad_event;		/* index, op and id of a bad event */
+	unsigned int bad_op, bad_id;
 	double seconds;			/* simulation loop only, wall */
 	double cpu_seconds;		/* the same, CPU time of the thread */
 	uint64_t page_allocs, page_frees, splits, merges;
@@ -426,8 +438,9 @@ int sim_parse_mag_size(struct sim_config *cfg, const char *arg);
 /* @opt: 'm' --mag-size, 'b' --batch, 'd' --depot-limit. Return: 0/-EINVAL. */
 int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg);
 void sim_print_config(FILE *f, const struct sim_config *cfg, unsigned int cpus);
-/* Run @t once through the library; once per process (forked for more). */
-int sim_run(const struct sim_trace *t, const struct sim_config *cfg,
+/* Run @t once through the library (a stream is read to its end, chunk by
+ * chunk); once per process (forked for more). */
+int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	    struct sim_result *res);
 void sim_result_free(struct sim_result *res);
 double sim_mean_overhead(const struct sim_result *res);

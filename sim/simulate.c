@@ -39,9 +39,11 @@ struct sim_state {
 	uint64_t *size;		/* requested bytes by object id */
 	uint8_t *cls;		/* class index by object id, SIM_CLASS_NONE above */
 	uint8_t size_cls[SIM_CLASS_TABLE];	/* (bytes + 7) / 8 -> class */
+	uint64_t cap;		/* ids the arrays cover */
 	uint64_t live;
 	uint64_t cls_live[SIM_MAX_CLASSES];
-	uint64_t next_sample;
+	uint64_t next_sample, every;
+	uint64_t last_time;
 };
 
 static uint64_t now_ns(clockid_t clk)
@@ -290,16 +292,75 @@ bad:
 	return -EINVAL;
 }
 
-int sim_run(const struct sim_trace *t, const struct sim_config *cfg,
+/* Grow the per-id arrays to cover ids below @ids; untimed. */
+static int sim_state_grow(struct sim_state *st, uint64_t ids)
+{
+	void **p;
+	uint64_t *sz;
+	uint8_t *cl;
+	uint64_t cap = st->cap ? st->cap : 4096;
+
+	if (ids <= st->cap)
+		return 0;
+	while (cap < ids)
+		cap *= 2;
+	p = realloc(st->ptr, cap * sizeof(*p));
+	if (p)
+		st->ptr = p;
+	sz = realloc(st->size, cap * sizeof(*sz));
+	if (sz)
+		st->size = sz;
+	cl = realloc(st->cls, cap * sizeof(*cl));
+	if (cl)
+		st->cls = cl;
+	if (!p || !sz || !cl)
+		return -ENOMEM;
+	/* Fault the bookkeeping in now, not inside the timed loop. */
+	memset(st->ptr + st->cap, 0, (cap - st->cap) * sizeof(*p));
+	memset(st->size + st->cap, 0, (cap - st->cap) * sizeof(*sz));
+	memset(st->cls + st->cap, 0, (cap - st->cap) * sizeof(*cl));
+	st->cap = cap;
+	return 0;
+}
+
+/* The timed loop over @n decoded events. */
+static int sim_run_events(struct sim_state *st, const struct sim_ev *ev, size_t n)
+{
+	struct sim_result *res = st->res;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct sim_ev *e = &ev[i];
+
+		if (unlikely(sim_event(st, e))) {
+			res->bad_event = res->events;
+			res->bad_op = e->op;
+			res->bad_id = e->op == TRACE_OP_REALLOC && e->old_id ? e->old_id : e->id;
+			return -EINVAL;
+		}
+		res->events++;
+		if (unlikely(res->events == st->next_sample)) {
+			sim_sample(st, e->time_ns);
+			st->next_sample += st->every;
+		}
+	}
+	if (n)
+		st->last_time = ev[n - 1].time_ns;
+	return 0;
+}
+
+#define SIM_CHUNK	65536	/* events decoded at a time from a stream */
+
+int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	    struct sim_result *res)
 {
 	struct sim_state st = { .cfg = cfg, .res = res };
-	uint64_t every = cfg->sample_every ? cfg->sample_every : UINT64_MAX;
-	uint64_t start, cpu_start;
-	size_t i;
+	struct sim_ev *buf = NULL;
+	uint64_t wall = 0, cpu = 0, t0, c0;
 	int err;
 
 	memset(res, 0, sizeof(*res));
+	st.every = cfg->sample_every ? cfg->sample_every : UINT64_MAX;
 	/* The CPU count must be set before the first cache exists. */
 	err = sim_pcp_init(cfg->cpus);
 	if (err)
@@ -310,42 +371,56 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg,
 	err = sim_pcp_apply(cfg, res);
 	if (err)
 		return err;
-	st.ptr = calloc(t->id_space ? t->id_space : 1, sizeof(*st.ptr));
-	st.size = calloc(t->id_space ? t->id_space : 1, sizeof(*st.size));
-	st.cls = calloc(t->id_space ? t->id_space : 1, sizeof(*st.cls));
-	if (!st.ptr || !st.size || !st.cls) {
-		err = -ENOMEM;
+	err = sim_state_grow(&st, t->id_space ? t->id_space : 1);
+	if (err)
 		goto out_free;
-	}
-	/* Fault the bookkeeping in now, not inside the timed loop. */
-	memset(st.ptr, 0, (t->id_space ? t->id_space : 1) * sizeof(*st.ptr));
-	memset(st.size, 0, (t->id_space ? t->id_space : 1) * sizeof(*st.size));
-	memset(st.cls, 0, (t->id_space ? t->id_space : 1) * sizeof(*st.cls));
-	st.next_sample = every;
-	start = now_ns(CLOCK_MONOTONIC);
-	cpu_start = now_ns(CLOCK_THREAD_CPUTIME_ID);
-	for (i = 0; i < t->n; i++) {
-		const struct sim_ev *e = &t->ev[i];
-
-		if (unlikely(sim_event(&st, e))) {
-			res->bad_event = i;
-			err = -EINVAL;
+	st.next_sample = st.every;
+	if (!t->r) {
+		t0 = now_ns(CLOCK_MONOTONIC);
+		c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		err = sim_run_events(&st, t->ev, t->n);
+		wall = now_ns(CLOCK_MONOTONIC) - t0;
+		cpu = now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+	} else {
+		/* Stream: decode a chunk (untimed), make room, run it (timed). */
+		buf = malloc(SIM_CHUNK * sizeof(*buf));
+		if (!buf) {
+			err = -ENOMEM;
 			goto out_free;
 		}
-		res->events++;
-		if (unlikely(res->events == st.next_sample)) {
-			sim_sample(&st, e->time_ns);
-			st.next_sample += every;
+		for (;;) {
+			long n = sim_trace_read(t, buf, SIM_CHUNK, "uslab sim");
+
+			if (n < 0) {
+				err = (int)n;
+				res->bad_event = UINT64_MAX;	/* reported already */
+				goto out_free;
+			}
+			if (!n)
+				break;
+			err = sim_state_grow(&st, t->id_space);
+			if (err)
+				goto out_free;
+			t0 = now_ns(CLOCK_MONOTONIC);
+			c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+			err = sim_run_events(&st, buf, (size_t)n);
+			wall += now_ns(CLOCK_MONOTONIC) - t0;
+			cpu += now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+			if (err)
+				goto out_free;
 		}
 	}
-	res->seconds = (double)(now_ns(CLOCK_MONOTONIC) - start) / 1e9;
-	res->cpu_seconds = (double)(now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_start) / 1e9;
+	if (err)
+		goto out_free;
+	res->seconds = (double)wall / 1e9;
+	res->cpu_seconds = (double)cpu / 1e9;
 	/* One last sample at the end, so short traces have one too. */
 	if (!res->nr_samples || res->samples[res->nr_samples - 1].events != res->events)
-		sim_sample(&st, t->n ? t->ev[t->n - 1].time_ns : 0);
+		sim_sample(&st, st.last_time);
 	sim_pcp_collect(res);
 	res->live_end = st.live;
 out_free:
+	free(buf);
 	free(st.ptr);
 	free(st.size);
 	free(st.cls);
@@ -644,20 +719,20 @@ int cmd_sim(int argc, char **argv)
 		fputs(sim_usage_text, stderr);
 		return 2;
 	}
-	err = sim_trace_load(&t, argv[optind], (unsigned int)cpus, "uslab sim");
+	/* Streamed: memory follows the live objects, not the trace's length. */
+	err = sim_trace_open(&t, argv[optind], (unsigned int)cpus, "uslab sim");
 	if (err)
 		return 1;
 	cfg.cpus = t.cpus;
-	if (!cfg.sample_every)
-		cfg.sample_every = t.n >= 1000 ? t.n / 1000 : 1;
+	if (!cfg.sample_every)	/* 1000 samples, when the trailer says how many events */
+		cfg.sample_every = t.n >= 1000 ? t.n / 1000 : (t.n ? 1 : 10000);
 	err = sim_run(&t, &cfg, &res);
 	if (err) {
-		if (err == -EINVAL && res.events < t.n)
+		if (err == -EINVAL && res.bad_event != UINT64_MAX)
 			fprintf(stderr, "uslab sim: %s: event %" PRIu64
 				": object state does not match the operation (%s of id %u)\n",
-				argv[optind], res.bad_event,
-				trace_op_name(t.ev[res.bad_event].op), t.ev[res.bad_event].id);
-		else
+				argv[optind], res.bad_event, trace_op_name(res.bad_op), res.bad_id);
+		else if (res.bad_event != UINT64_MAX)
 			fprintf(stderr, "uslab sim: %s\n", strerror(-err));
 		sim_result_free(&res);
 		sim_trace_free(&t);

@@ -46,6 +46,8 @@ static int sim_ev_from_trace(struct sim_ev *d, const struct trace_event *ev,
 
 void sim_trace_free(struct sim_trace *t)
 {
+	if (t->r)
+		trace_reader_close(t->r);
 	free(t->ev);
 	free(t->cmdline);
 	memset(t, 0, sizeof(*t));
@@ -121,4 +123,58 @@ out_close:
 	if (rc)
 		sim_trace_free(t);
 	return rc;
+}
+
+int sim_trace_open(struct sim_trace *t, const char *path, unsigned int cpus,
+		   const char *who)
+{
+	const struct trace_meta *m;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	t->path = path;
+	rc = trace_reader_open(&t->r, path);
+	if (rc) {
+		fprintf(stderr, "%s: %s\n", who,
+			t->r ? trace_reader_error(t->r) : strerror(-rc));
+		sim_trace_free(t);
+		return rc;
+	}
+	m = trace_reader_meta(t->r);
+	t->rec_cpus = m->cpus;
+	t->cpus = cpus ? cpus : (m->cpus ? m->cpus : CONFIG_SIM_DEFAULT_CPUS);
+	t->cmdline = strdup(m->cmdline ? m->cmdline : "");
+	if (m->has_summary) {
+		t->n = m->nevents;
+		t->id_space = m->id_space;
+		t->nthreads = m->nthreads;
+	}
+	return 0;
+}
+
+long sim_trace_read(struct sim_trace *t, struct sim_ev *buf, size_t max,
+		    const char *who)
+{
+	struct trace_event ev;
+	size_t n = 0;
+	int rc = 0;
+
+	while (n < max && (rc = trace_reader_next(t->r, &ev)) == 1) {
+		if (sim_ev_from_trace(&buf[n], &ev, t->cpus)) {
+			fprintf(stderr, "%s: %s: event %" PRIu64 ": object id above 2^32 "
+				"(ids are dense: damaged trace?)\n", who, t->path,
+				trace_reader_position(t->r) - 1);
+			return -ERANGE;
+		}
+		if (ev.id >= t->id_space)
+			t->id_space = ev.id + 1;
+		if (ev.old_id >= t->id_space)
+			t->id_space = ev.old_id + 1;
+		n++;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "%s: %s\n", who, trace_reader_error(t->r));
+		return rc;
+	}
+	return (long)n;
 }

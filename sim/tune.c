@@ -92,6 +92,7 @@ static void tune_progress(struct tune *tu)
 static __attribute__((noreturn)) void tune_child(struct tune *tu, struct tune_job *job, int fd)
 {
 	struct tune_out out = { 0 };
+	struct sim_trace tr;
 	struct sim_config cfg;
 	struct sim_result *res = calloc(1, sizeof(*res));
 	uint64_t hits = 0, ops = 0;
@@ -113,7 +114,8 @@ static __attribute__((noreturn)) void tune_child(struct tune *tu, struct tune_jo
 		}
 		cfg.nr_class_mag = c;
 	}
-	if (res && !sim_run(tu->t, &cfg, res)) {
+	tr = *tu->t;	/* in memory: sim_run only reads it */
+	if (res && !sim_run(&tr, &cfg, res)) {
 		out.ok = 1;
 		out.nr_cls = res->nr_cls;
 		out.cost_ns = sim_cost(&tu->model, res);
