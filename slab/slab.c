@@ -7,9 +7,10 @@
  * Locking, outermost first:
  *
  *   slab_mutex         the list of caches (slab_caches) for writers:
- *                      create, destroy, lazy kmalloc-N creation, fork,
- *                      slabinfo_write. Readers (slabinfo, kmem_cache_find,
+ *                      create, destroy, lazy kmalloc-N creation, fork.
+ *                      Readers (slabinfo, slabinfo_write, kmem_cache_find,
  *                      kmem_cache_shrink_all) walk the list under RCU.
+ *                      Nothing that may call malloc runs under it.
  *   kmem_cache->lock   one cache: its partial/full/empty lists and counters,
  *                      its tunables, and the freelist and inuse count of
  *                      every slab of the cache.
