@@ -127,6 +127,8 @@ endif
 #   check-progs    Check suites (tests/check_*.c are found automatically)
 #   check-scripts  shell tests run by `make check`
 #   clean-files    extra things `make clean` removes
+#   install-bins   programs `make install` puts in bin/
+#   install-libs   extra shared objects `make install` puts in lib/
 
 core-objs   :=
 malloc-objs :=
@@ -136,6 +138,7 @@ check-progs :=
 check-scripts :=
 clean-files :=
 install-bins :=
+install-libs :=
 
 -include $(wildcard */Build.mk)
 
@@ -202,6 +205,7 @@ install: all
 	$(Q)install -m 644 $(core-lib) $(DESTDIR)$(PREFIX)/lib/
 	$(Q)$(if $(malloc-objs),install -m 755 $(shared-lib) $(DESTDIR)$(PREFIX)/lib/ && install -m 644 $(static-lib) $(DESTDIR)$(PREFIX)/lib/)
 	$(Q)$(if $(install-bins),install -m 755 $(install-bins) $(DESTDIR)$(PREFIX)/bin/)
+	$(Q)$(if $(install-libs),install -m 755 $(install-libs) $(DESTDIR)$(PREFIX)/lib/)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' scripts/uslab.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/uslab.pc
 .PHONY: install
 

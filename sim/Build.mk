@@ -44,6 +44,7 @@ rec-cflags := $(filter-out -fsanitize=% -fno-omit-frame-pointer,$(CFLAGS)) \
               -fno-builtin-realloc -ftls-model=initial-exec
 record-lib := $(obj)/libuslab-record.so
 progs += $(record-lib)
+install-libs += $(record-lib)
 
 $(obj)/sim/record_preload.pic.o: sim/record_preload.c $(autoconf_h) $(flags-stamp) | $(obj)/.deps-ok
 	$(quiet) CC $@

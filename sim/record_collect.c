@@ -473,7 +473,7 @@ static void remove_dir(const char *dir)
 	rmdir(dir);
 }
 
-/* The recorder library: $USLAB_RECORD_LIB, else next to this binary. */
+/* The recorder library: $USLAB_RECORD_LIB, else next to this binary or in ../lib. */
 static int find_lib(char *buf, size_t len)
 {
 	const char *env = getenv("USLAB_RECORD_LIB");
@@ -494,10 +494,14 @@ static int find_lib(char *buf, size_t len)
 	if (!slash)
 		return -1;
 	*slash = 0;
-	if ((size_t)snprintf(buf, len, "%s/libuslab-record.so", exe) >= len ||
-	    access(buf, R_OK))
-		return -1;
-	return 0;
+	/* The build tree keeps it beside uslab; `make install` puts it in lib/. */
+	if ((size_t)snprintf(buf, len, "%s/libuslab-record.so", exe) < len &&
+	    !access(buf, R_OK))
+		return 0;
+	if ((size_t)snprintf(buf, len, "%s/../lib/libuslab-record.so", exe) < len &&
+	    !access(buf, R_OK))
+		return 0;
+	return -1;
 }
 
 static int run_child(char **argv, const char *lib, const char *dir, pid_t *pidp)
