@@ -39,3 +39,24 @@ progs += $(obj)/tests/percpu_no_rseq
 $(obj)/tests/percpu_no_rseq: $(obj)/tests/percpu_no_rseq.o
 	$(quiet) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^
+
+# bench/pcp_pair and `make bench-pcp` (never in `make check`): ns per pair
+# here, on the nocache preset and on this preset without per-CPU caching
+# (slab layer only), built alongside in $(obj)/nocache and $(obj)/slabonly;
+# the hit path's instructions from the disassembly; callgrind on the
+# fallback path.
+$(obj)/bench/pcp_pair: $(obj)/bench/pcp_pair.o $(obj)/libuslab-core.a
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+bench-pcp: $(obj)/bench/pcp_pair
+	$(Q)$(MAKE) --no-print-directory O=$(obj)/nocache \
+		KCONFIG_CONFIG=$(obj)/nocache/.config nocache_defconfig >/dev/null
+	$(Q)$(MAKE) --no-print-directory O=$(obj)/nocache \
+		KCONFIG_CONFIG=$(obj)/nocache/.config $(obj)/nocache/bench/pcp_pair
+	$(Q)mkdir -p $(obj)/slabonly && cp $(KCONFIG_CONFIG) $(obj)/slabonly/.config && \
+		echo '# CONFIG_PERCPU_CACHE is not set' >> $(obj)/slabonly/.config
+	$(Q)$(MAKE) --no-print-directory O=$(obj)/slabonly \
+		KCONFIG_CONFIG=$(obj)/slabonly/.config $(obj)/slabonly/bench/pcp_pair
+	$(Q)bash percpu/bench-pair.sh $(obj) $(obj)/nocache $(obj)/slabonly
+.PHONY: bench-pcp
