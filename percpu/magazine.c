@@ -350,6 +350,12 @@ static long prim_pop(struct pcp_cpu *c, int cpu, void **out, unsigned long n)
 	long k;
 
 	if (pcp_mode_cur != PCP_MODE_RSEQ) {
+		if (n == 1) {	/* every fallback operation: no memcpy */
+			if (!m->count)
+				return 0;
+			out[0] = m->objs[--m->count];
+			return 1;
+		}
 		k = (long)min_t(uint64_t, n, m->count);
 		m->count -= (uint64_t)k;
 		memcpy(out, &m->objs[m->count], (size_t)k * sizeof(void *));
@@ -367,6 +373,12 @@ static long prim_push(struct pcp_cpu *c, int cpu, void *const *in,
 	long k;
 
 	if (pcp_mode_cur != PCP_MODE_RSEQ) {
+		if (n == 1) {
+			if (m->count >= m->size)
+				return 0;
+			m->objs[m->count++] = in[0];
+			return 1;
+		}
 		k = (long)min_t(uint64_t, n, m->size - m->count);
 		memcpy(&m->objs[m->count], in, (size_t)k * sizeof(void *));
 		m->count += (uint64_t)k;
