@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "uslab/percpu.h"
 
 #define POOL_N	20000
@@ -483,6 +485,57 @@ START_TEST(test_threads)
 }
 END_TEST
 
+/*
+ * fork with the hooks the malloc layer installs: the child's magazines and
+ * depot work, its reaper is not running and is not started, and the
+ * parent's objects cached before the fork are still accounted for.
+ */
+START_TEST(test_fork)
+{
+	struct pcp_cache *pc = t_create(16, 8);
+	struct tobj *o[40];
+	int i, status;
+	pid_t pid;
+
+	ck_assert_int_eq(pthread_atfork(pcp_fork_prepare, pcp_fork_parent,
+					pcp_fork_child), 0);
+	for (i = 0; i < 40; i++)
+		o[i] = t_alloc(pc);
+	for (i = 0; i < 20; i++)
+		t_free(pc, o[i]);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int bad = 0;
+
+		if (pcp_reaper_running())
+			bad |= 1;
+		for (i = 20; i < 40; i++)
+			t_free(pc, o[i]);
+		for (i = 0; i < 40; i++)
+			if (!(o[i] = t_alloc(pc)))
+				bad |= 2;
+		for (i = 0; i < 40; i++)
+			t_free(pc, o[i]);
+		pcp_cache_drain(pc);
+		if (pool_out() != 0 || pool_errors)
+			bad |= 4;
+		if (pcp_reaper_running())
+			bad |= 8;	/* never started in a child */
+		_exit(bad);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	/* the parent goes on with its own state */
+	for (i = 20; i < 40; i++)
+		t_free(pc, o[i]);
+	pcp_cache_destroy(pc);
+	ck_assert_uint_eq(pool_out(), 0);
+	ck_assert_int_eq(pool_errors, 0);
+}
+END_TEST
+
 static Suite *percpu_suite(void)
 {
 	Suite *s = suite_create("percpu");
@@ -505,6 +558,7 @@ static Suite *percpu_suite(void)
 	tcase_add_test(tc, test_out_of_objects);
 	tcase_add_loop_test(tc, test_model_random, 0, 4);
 	tcase_add_test(tc, test_threads);
+	tcase_add_test(tc, test_fork);
 	suite_add_tcase(s, tc);
 	return s;
 }
