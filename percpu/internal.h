@@ -62,6 +62,19 @@ static inline bool mag_is_real(const struct pcp_mag *m)
 	return m != &pcp_empty_mag;
 }
 
+/*
+ * USDT probes (provider uslab) on slow paths: pcp_refill, pcp_flush,
+ * pcp_drain, pcp_trim, pcp_resize (`perf probe sdt_uslab:pcp_*`); a stub
+ * when CONFIG_USDT is off.
+ */
+#ifdef CONFIG_USDT
+#define SDT_USE_VARIADIC 1
+#include <sys/sdt.h>
+#define pcp_probe(name, ...)	STAP_PROBEV(uslab, name, ##__VA_ARGS__)
+#else
+#define pcp_probe(name, ...)	do { } while (0)
+#endif
+
 #define PCP_MAX_LIMIT	4096u
 #define PCP_MAX_CPU_IDS	8192u	/* more possible CPUs: fallback mode */
 #define PCP_CHUNK	64u	/* objects moved per refill/flush call */

@@ -274,6 +274,7 @@ static void depot_trim(struct pcp_cache *pc)
 		m->next = out;
 		out = m;
 	}
+	pcp_probe(pcp_trim, pc->name, d->min_full, d->min_empty);
 	d->min_full = d->nr_full;
 	d->min_empty = d->nr_empty;
 	depot_unlock(d);
@@ -456,6 +457,7 @@ static int pcp_refill_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 
 	*objp = NULL;
 	pcp_stat(c, PCP_STAT_REFILL);
+	pcp_probe(pcp_refill, pc->name, cpu, want);
 	while (want) {
 		n = (unsigned int)min_t(unsigned long, want, PCP_CHUNK);
 		got = pc->ops->refill(pc->owner, buf, n);
@@ -546,6 +548,7 @@ static int pcp_flush_batch_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 	long k;
 
 	pcp_stat(c, PCP_STAT_FLUSH);
+	pcp_probe(pcp_flush, pc->name, cpu, left);
 	while (left) {
 		k = prim_pop(c, cpu, buf, min_t(unsigned long, left, PCP_CHUNK));
 		if (k < 0)
@@ -727,8 +730,11 @@ static void pcp_drain_cpu_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 	c->mag = &pcp_empty_mag;
 	c->spare = NULL;
 	pcp_start_cpu_locked(pc, c);
-	if ((*m)->count || (*sp && (*sp)->count))
+	if ((*m)->count || (*sp && (*sp)->count)) {
 		pcp_stat(c, PCP_STAT_DRAIN);
+		pcp_probe(pcp_drain, pc->name, c->cpu,
+			  (*m)->count + (*sp ? (*sp)->count : 0));
+	}
 }
 
 static void pcp_drain_cpu(struct pcp_cache *pc, struct pcp_cpu *c)
@@ -803,6 +809,7 @@ int pcp_cache_set_tunables(struct pcp_cache *pc, unsigned int limit,
 		return 0;
 	}
 	/* from here on the depot takes only magazines of the new size */
+	pcp_probe(pcp_resize, pc->name, limit, batchcount);
 	WRITE_ONCE(pc->limit, limit);
 	list = depot_take_all_locked(pc->depot);
 	depot_unlock(pc->depot);
