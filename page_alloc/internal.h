@@ -31,8 +31,11 @@
 #define PA_BASE_ALIGN		(1UL << 30)
 #define PA_LARGE_MAX_ALIGN	PA_BASE_ALIGN
 
-/* Smallest reservation tried when the configured one is refused. */
-#define PA_MIN_RESERVE		(1UL << 30)
+/*
+ * Smallest reservation tried when the configured one is refused (ulimit -v
+ * of a few hundred MiB): eight sections, 32 MiB with 4 MiB sections.
+ */
+#define PA_MIN_RESERVE		(8 * SECTION_SIZE)
 
 struct pa_zone {
 	pthread_mutex_t lock;

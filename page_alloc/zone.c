@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include "page_alloc/internal.h"
 
 char *page_alloc_base;
@@ -36,10 +37,41 @@ struct pa_zone pa_zone = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
-static int pa_reserve_locked(void)
+/*
+ * The range to try first: the configured size, but under a finite
+ * RLIMIT_AS (ulimit -v) at most half the limit, so that the reservation
+ * leaves room for the program's own mappings (stacks, libraries, a JVM's
+ * heap) and does not fail outright when the limit is below the default.
+ */
+static size_t pa_reserve_want(void)
 {
 	size_t want = (size_t)CONFIG_PAGE_ALLOC_VA_RESERVE_GB << 30;
-	size_t size, mapsz;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		while (want > PA_MIN_RESERVE && want > rl.rlim_cur / 2)
+			want >>= 1;
+	return want;
+}
+
+/*
+ * The base alignment of a reservation of @size bytes: 1 GiB, or for
+ * smaller ones the largest power of two not above the size (still a
+ * multiple of SECTION_SIZE, which is all the buddy arithmetic needs; own
+ * mappings align by address).
+ */
+static size_t pa_base_align(size_t size)
+{
+	size_t align = PA_BASE_ALIGN;
+
+	while (align > size && align > SECTION_SIZE)
+		align >>= 1;
+	return align;
+}
+
+static int pa_reserve_locked(void)
+{
+	size_t size, mapsz, align = PA_BASE_ALIGN;
 	char *raw = MAP_FAILED, *base;
 	void *map = MAP_FAILED;
 	unsigned int o;
@@ -47,10 +79,13 @@ static int pa_reserve_locked(void)
 	pa_assert_locked();
 	/*
 	 * Reserve address space only. A smaller range is tried when the
-	 * configured one is refused (ulimit -v, valgrind), down to 1 GiB.
+	 * configured one is refused (ulimit -v, valgrind, overcommit),
+	 * down to PA_MIN_RESERVE.
 	 */
-	for (size = want; size >= PA_MIN_RESERVE; size >>= 1) {
-		raw = mmap(NULL, size + PA_BASE_ALIGN, PROT_NONE,
+	for (size = pa_reserve_want(); size >= PA_MIN_RESERVE; size >>= 1) {
+		size = ALIGN_DOWN(size, SECTION_SIZE);
+		align = pa_base_align(size);
+		raw = mmap(NULL, size + align, PROT_NONE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (raw == MAP_FAILED)
 			continue;
@@ -59,18 +94,18 @@ static int pa_reserve_locked(void)
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (map != MAP_FAILED)
 			break;
-		munmap(raw, size + PA_BASE_ALIGN);
+		munmap(raw, size + align);
 		raw = MAP_FAILED;
 	}
 	if (raw == MAP_FAILED)
 		return -ENOMEM;
 
 	/* Keep only the aligned part of the reservation. */
-	base = (char *)ALIGN_UP((unsigned long)raw, PA_BASE_ALIGN);
+	base = (char *)ALIGN_UP((unsigned long)raw, align);
 	if (base > raw)
 		munmap(raw, (size_t)(base - raw));
-	if (base + size < raw + size + PA_BASE_ALIGN)
-		munmap(base + size, (size_t)(raw + size + PA_BASE_ALIGN - (base + size)));
+	if (base + size < raw + size + align)
+		munmap(base + size, (size_t)(raw + size + align - (base + size)));
 
 	for (o = 0; o < NR_PAGE_ORDERS; o++)
 		INIT_LIST_HEAD(&pa_zone.free_area[o]);
@@ -93,7 +128,8 @@ static int pa_reserve_locked(void)
  * the zone lock, later ones return after one acquire load.
  *
  * Context: thread-safe; takes the zone lock the first time. Never allocates.
- * Return: 0, or -ENOMEM when not even 1 GiB of address space can be had.
+ * Return: 0, or -ENOMEM when not even PA_MIN_RESERVE of address space
+ * can be had.
  */
 int page_alloc_init(void)
 {
