@@ -6,6 +6,9 @@
  * does. Single-threaded, no locks.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sim/internal.h"
@@ -211,4 +214,15 @@ int import_read_line(FILE *in, char *buf, size_t cap, size_t *lenp)
 	buf[len] = 0;
 	*lenp = len;
 	return 1;
+}
+
+/* Both importers report errors as "NAME:LINE: what was expected". */
+int import_verr(struct import_result *res, const char *name, uint64_t line,
+		const char *fmt, va_list ap)
+{
+	int n = snprintf(res->err, sizeof(res->err), "%s:%" PRIu64 ": ", name, line);
+
+	if (n > 0 && (size_t)n < sizeof(res->err))
+		vsnprintf(res->err + n, sizeof(res->err) - (size_t)n, fmt, ap);
+	return -EPROTO;
 }

@@ -38,14 +38,12 @@ struct mt {
 static int __printf(3, 4) mt_err(struct mt *m, uint64_t line, const char *fmt, ...)
 {
 	va_list ap;
-	int n = snprintf(m->res->err, sizeof(m->res->err), "%s:%" PRIu64 ": ",
-			 m->name, line);
+	int ret;
 
 	va_start(ap, fmt);
-	if (n > 0 && (size_t)n < sizeof(m->res->err))
-		vsnprintf(m->res->err + n, sizeof(m->res->err) - (size_t)n, fmt, ap);
+	ret = import_verr(m->res, m->name, line, fmt, ap);
 	va_end(ap);
-	return -EPROTO;
+	return ret;
 }
 
 /* "0x1f", or "(nil)" for a NULL address. Return: pointer past it, or NULL. */

@@ -43,14 +43,12 @@ struct pf {
 static int __printf(3, 4) pf_err(struct pf *p, uint64_t line, const char *fmt, ...)
 {
 	va_list ap;
-	int n = snprintf(p->res->err, sizeof(p->res->err), "%s:%" PRIu64 ": ",
-			 p->name, line);
+	int ret;
 
 	va_start(ap, fmt);
-	if (n > 0 && (size_t)n < sizeof(p->res->err))
-		vsnprintf(p->res->err + n, sizeof(p->res->err) - (size_t)n, fmt, ap);
+	ret = import_verr(p->res, p->name, line, fmt, ap);
 	va_end(ap);
-	return -EPROTO;
+	return ret;
 }
 
 static bool all_digits(const char *s, size_t n)

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "lib/compiler.h"
@@ -164,6 +165,8 @@ struct import_result {
 /* sim/import_mtrace.c */
 int import_mtrace(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
 		  struct import_result *res);
+int import_verr(struct import_result *res, const char *name, uint64_t line,
+		const char *fmt, va_list ap);
 /* sim/import_perf.c */
 int import_perf(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
 		struct import_result *res);
