@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "lib/log.h"
+#include "tests/testutil.h"
 #include "page_alloc/internal.h"
 
 /* ------------------------------------------------------------------ */
@@ -30,26 +31,7 @@
 
 static unsigned long test_seed(void)
 {
-	static unsigned long seed;
-	const char *env;
-
-	if (seed)
-		return seed;
-	env = getenv("BUDDY_SEED");
-	seed = env ? strtoul(env, NULL, 0) : (unsigned long)time(NULL) ^ (unsigned long)getpid();
-	if (!seed)
-		seed = 1;
-	fprintf(stderr, "check_buddy: seed %lu (set BUDDY_SEED to repeat)\n", seed);
-	return seed;
-}
-
-/* xorshift64*: small, seedable, per caller state */
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1DULL;
+	return test_seed_from_env("BUDDY_SEED", "check_buddy");
 }
 
 struct span {
@@ -427,7 +409,9 @@ START_TEST(test_rss_returned)
 	__free_pages(z, RSS_ORDER);
 	page_alloc_trim();
 
-	/* 2. Watermark of 2 blocks: frees give memory back without a trim. */
+	/* 2. Watermark of 2 blocks, no share of the heap: frees give memory
+	 * back without a trim. */
+	page_alloc_set_resident_free_pct(0);
 	page_alloc_set_resident_free(2 * order_bytes(RSS_ORDER));
 	alloc_touch_free(p, &span);
 	rss_after = rss_bytes();
@@ -446,6 +430,26 @@ START_TEST(test_rss_returned)
 	ck_assert_ptr_nonnull(z);
 	ck_assert(is_zero(page_address(z), order_bytes(2)));
 	__free_pages(z, 2);
+	verify_zone(NULL, 0);
+
+	/* 3. The whole recent peak may stay: a burst of frees keeps its
+	 * memory resident until page_alloc_decay(), which gives back all but
+	 * the watermark (nothing is in use any more). */
+	page_alloc_set_resident_free_pct(100);
+	alloc_touch_free(p, &span);
+	res = 0;
+	for (i = 0; i < RSS_BLOCKS; i++)
+		res += resident_pages(page_address(p[i]), order_bytes(RSS_ORDER));
+	ck_assert_uint_eq(res, span);
+	ck_assert_uint_ge(page_alloc_decay(), total - 2 * order_bytes(RSS_ORDER));
+	res = 0;
+	for (i = 0; i < RSS_BLOCKS; i++)
+		res += resident_pages(page_address(p[i]), order_bytes(RSS_ORDER));
+	page_alloc_get_stats(&st);
+	ck_assert_uint_le(st.bytes_free_resident,
+			  max_t(size_t, 2 * order_bytes(RSS_ORDER), st.bytes_allocated));
+	ck_assert_uint_le(res, 2 * RSS_PAGES + (st.bytes_allocated >> PAGE_SHIFT));
+	page_alloc_set_resident_free_pct(CONFIG_PAGE_ALLOC_RESIDENT_FREE_PCT);
 	verify_zone(NULL, 0);
 }
 END_TEST

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "lib/log.h"
+#include "tests/testutil.h"
 #include "slab/internal.h"
 
 /* ------------------------------------------------------------------ */
@@ -32,26 +33,7 @@
 
 static unsigned long test_seed(void)
 {
-	static unsigned long seed;
-	const char *env;
-
-	if (seed)
-		return seed;
-	env = getenv("SLAB_SEED");
-	seed = env ? strtoul(env, NULL, 0) :
-		     (unsigned long)time(NULL) ^ (unsigned long)getpid();
-	if (!seed)
-		seed = 1;
-	fprintf(stderr, "check_slab: seed %lu (set SLAB_SEED to repeat)\n", seed);
-	return seed;
-}
-
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1DULL;
+	return test_seed_from_env("SLAB_SEED", "check_slab");
 }
 
 static int ptr_cmp(const void *a, const void *b)

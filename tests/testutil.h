@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the Check suites: a seed that can be set from the
+ * environment to repeat a randomized run, and a small seedable generator.
+ */
+#ifndef USLAB_TESTS_TESTUTIL_H
+#define USLAB_TESTS_TESTUTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * The seed of a randomized test: $@env if set, else time ^ pid. Printed
+ * once so that a failing run can be repeated.
+ */
+static inline unsigned long test_seed_from_env(const char *env, const char *suite)
+{
+	static unsigned long seed;
+	const char *val;
+
+	if (seed)
+		return seed;
+	val = getenv(env);
+	seed = val ? strtoul(val, NULL, 0) :
+		     (unsigned long)time(NULL) ^ (unsigned long)getpid();
+	if (!seed)
+		seed = 1;
+	fprintf(stderr, "%s: seed %lu (set %s to repeat)\n", suite, seed, env);
+	return seed;
+}
+
+/* xorshift64*: small, seedable, per caller state */
+static inline uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545F4914F6CDD1DULL;
+}
+
+#endif /* USLAB_TESTS_TESTUTIL_H */
