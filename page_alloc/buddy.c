@@ -12,6 +12,32 @@
 #include <sys/mman.h>
 #include "page_alloc/internal.h"
 
+/*
+ * The return policy's allowance grows with the heap (the kernel's
+ * watermarks grow with the zone): pa_resident_free_pct percent of the
+ * memory handed out may stay free and resident, measured against the peak
+ * since the last page_alloc_decay(), so that a burst of frees (a program
+ * tearing down a big structure) is not paid for with a madvise per block;
+ * the next decay (the per-CPU reaper's pass) gives the excess back. Both
+ * under the zone lock.
+ */
+static unsigned int pa_resident_free_pct = CONFIG_PAGE_ALLOC_RESIDENT_FREE_PCT;
+static size_t pa_alloc_high;
+
+/*
+ * The return policy's allowance: free memory that may stay resident now,
+ * the larger of the fixed watermark and pa_resident_free_pct percent of
+ * the recent peak of memory handed out.
+ */
+static size_t resident_allowance_locked(void)
+{
+	size_t heap = max_t(size_t, pa_zone.bytes_allocated, pa_alloc_high);
+
+	pa_assert_locked();
+	return max_t(size_t, pa_zone.resident_free_max,
+		     heap * pa_resident_free_pct / 100);
+}
+
 static void add_free_locked(struct page *page, unsigned int order,
 			    unsigned int resident)
 {
@@ -179,6 +205,8 @@ struct page *alloc_pages(gfp_t gfp, unsigned int order)
 	page->compound_head = page;
 	page->order = order;
 	pa_zone.bytes_allocated += bytes;
+	if (pa_zone.bytes_allocated > pa_alloc_high)
+		pa_alloc_high = pa_zone.bytes_allocated;
 	pa_stat_inc(allocs[order]);
 	pa_unlock();
 
@@ -249,12 +277,17 @@ void __free_pages(struct page *page, unsigned int order)
 	page->flags = 0;
 	/* The owner may have written every page. */
 	buddy_free_block_locked(page, order, 1U << order);
-	max = pa_zone.resident_free_max;
+	max = resident_allowance_locked();
 	over = pa_zone.bytes_free_resident > max;
 	pa_unlock();
-	/* Bounded work per free: a few blocks, largest first. */
+	/*
+	 * Bounded work per free: a few blocks, largest first, down to three
+	 * quarters of the allowance, so that a heap hovering at the
+	 * allowance does not pay a madvise (and the page faults after it)
+	 * on every free.
+	 */
 	if (unlikely(over))
-		buddy_reclaim(max, 4);
+		buddy_reclaim(max - max / 4, 4);
 }
 
 /**
@@ -277,4 +310,48 @@ void free_pages(unsigned long addr, unsigned int order)
 {
 	if (addr)
 		__free_pages(virt_to_page((void *)addr), order);
+}
+
+/**
+ * page_alloc_set_resident_free_pct - let free resident memory grow with
+ * the memory in use.
+ * @pct: percent of the recent peak of bytes handed out that may stay free
+ *       and resident (the allowance is the larger of this and
+ *       page_alloc_set_resident_free()'s watermark); 0 leaves only the
+ *       watermark. Values above 100 are taken as 100.
+ *
+ * Context: thread-safe; takes the zone lock, may call madvise (outside
+ * it) when the allowance shrinks.
+ */
+void page_alloc_set_resident_free_pct(unsigned int pct)
+{
+	if (pa_init_once())
+		return;
+	pa_lock();
+	pa_resident_free_pct = min_t(unsigned int, pct, 100);
+	pa_unlock();
+	page_alloc_decay();
+}
+
+/**
+ * page_alloc_decay - forget the peak: the allowance falls to what the
+ * memory in use now gives, and free memory beyond it goes back to the OS.
+ *
+ * Called by the per-CPU reaper on every pass (real or virtual time), so
+ * memory a program freed in a burst returns within one reaper period.
+ *
+ * Context: thread-safe; takes the zone lock per block, madvise outside it.
+ * Return: bytes given back.
+ */
+size_t page_alloc_decay(void)
+{
+	size_t max;
+
+	if (pa_init_once())
+		return 0;
+	pa_lock();
+	pa_alloc_high = pa_zone.bytes_allocated;
+	max = resident_allowance_locked();
+	pa_unlock();
+	return buddy_reclaim(max, 0);
 }

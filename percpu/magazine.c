@@ -895,6 +895,8 @@ void pcp_reap_all(void)
 		pthread_mutex_unlock(&pc->lock);
 	}
 	pthread_mutex_unlock(&pcp_registry_lock);
+	/* Free pages the slabs gave back beyond the allowance go to the OS. */
+	page_alloc_decay();
 }
 
 /* ------------------------------------------------------------------ */

@@ -436,6 +436,7 @@ START_TEST(test_rss_returned)
 	 * memory resident until page_alloc_decay(), which gives back all but
 	 * the watermark (nothing is in use any more). */
 	page_alloc_set_resident_free_pct(100);
+	page_alloc_trim();
 	alloc_touch_free(p, &span);
 	res = 0;
 	for (i = 0; i < RSS_BLOCKS; i++)

@@ -115,6 +115,20 @@ size_t page_alloc_set_limit(size_t bytes);
  */
 void page_alloc_set_resident_free(size_t bytes);
 
+/**
+ * page_alloc_set_resident_free_pct - percent of the recent peak of memory
+ * in use that may stay free and resident (the policy keeps the larger of
+ * this and the watermark). Default CONFIG_PAGE_ALLOC_RESIDENT_FREE_PCT.
+ */
+void page_alloc_set_resident_free_pct(unsigned int pct);
+
+/**
+ * page_alloc_decay - the peak behind the percent allowance falls to the
+ * memory in use now; free memory beyond the allowance goes back to the OS.
+ * Called by the per-CPU reaper's passes. Return: bytes given back.
+ */
+size_t page_alloc_decay(void);
+
 struct page_alloc_stats {
 	size_t bytes_allocated;		/* handed out, buddy and large */
 	size_t bytes_free_resident;	/* free but still resident */
