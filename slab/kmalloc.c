@@ -11,6 +11,7 @@
  * the fast path takes no lock.
  */
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 #include <urcu/urcu-memb.h>
 #include <urcu/rculist.h>
@@ -65,8 +66,17 @@ static __slowpath struct kmem_cache *create_kmalloc_cache(unsigned int idx)
 	unsigned int align = (size & (size - 1)) ? 0 : size;
 
 	struct kmem_cache *fresh;
+	sigset_t all, old;
 
 	slab_init();
+	/*
+	 * No signal handler may run on this thread while it holds slab_mutex:
+	 * one that calls malloc for a class not yet created (programs do,
+	 * though malloc is not async-signal-safe) would wait for slab_mutex
+	 * forever. Blocked once per class, so the cost does not matter.
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	/*
 	 * Allocate before taking slab_mutex: this allocation may be the first
 	 * slow path of the process, which starts the percpu reaper thread, and
@@ -96,6 +106,7 @@ static __slowpath struct kmem_cache *create_kmalloc_cache(unsigned int idx)
 	__atomic_store_n(&kmalloc_caches[idx], s, __ATOMIC_RELEASE);
 out_unlock:
 	pthread_mutex_unlock(&slab_mutex);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return s;
 }
 
