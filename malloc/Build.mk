@@ -23,3 +23,11 @@ $(obj)/tests/malloc/misuse: $(obj)/tests/malloc/misuse.o
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^
 $(obj)/tests/malloc/misuse.o: CFLAGS += -fno-builtin -Wno-use-after-free -Wno-free-nonheap-object
 progs += $(obj)/tests/malloc/misuse
+
+# Hostile workloads (tests/test_malloc_robust.sh): threads, fork, signals,
+# migrations, larson, xmalloc-test, ENOMEM under ulimit -v.
+$(obj)/tests/malloc/robust: $(obj)/tests/malloc/robust.o
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lpthread
+$(obj)/tests/malloc/robust.o: CFLAGS += -fno-builtin
+progs += $(obj)/tests/malloc/robust
