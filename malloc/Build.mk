@@ -31,3 +31,11 @@ $(obj)/tests/malloc/robust: $(obj)/tests/malloc/robust.o
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lpthread
 $(obj)/tests/malloc/robust.o: CFLAGS += -fno-builtin
 progs += $(obj)/tests/malloc/robust
+
+# `make stress` also runs the hostile workloads for longer
+# (USLAB_STRESS_SECONDS per case and mode, 10 by default).
+stress: stress-malloc
+stress-malloc: $(obj)/tests/malloc/robust $(obj)/tests/percpu_no_rseq $(obj)/libuslab.so
+	$(Q)O=$(obj) ROBUST_SECONDS=$${USLAB_STRESS_SECONDS:-10} \
+		$(srctree)/tests/test_malloc_robust.sh
+.PHONY: stress-malloc
