@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Every header compiles on its own (shared/STYLE.md): public headers, lib/
+# and each folder's internal.h, with the project's warnings as errors.
+set -u
+cd "$(dirname "$0")/.."
+O=${O:-build}
+conf=$O/include/generated/autoconf.h
+[ -f "$conf" ] || { echo "no $conf: build first"; exit 1; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+for h in include/uslab/*.h include/uslab/linux/*.h lib/*.h */internal.h; do
+	[ -f "$h" ] || continue
+	printf '#include "%s"\n' "$h" > "$tmp/one.c"
+	if gcc -std=gnu11 -D_GNU_SOURCE -Iinclude -I. -I"$O/include" -include "$conf" \
+	       -Wall -Wextra -Werror -fsyntax-only "$tmp/one.c" 2>"$tmp/err"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1)); echo "FAIL: $h does not compile on its own:"; head -5 "$tmp/err"
+	fi
+done
+echo "headers: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
