@@ -23,6 +23,14 @@
  */
 static unsigned int pa_resident_free_pct = CONFIG_PAGE_ALLOC_RESIDENT_FREE_PCT;
 static size_t pa_alloc_high;
+/*
+ * Set while something calls page_alloc_decay() periodically (the reaper
+ * thread, the simulator's virtual reaper): without it the share of the
+ * heap is not kept, since nothing would ever give it back (a debug build
+ * whose caches bypass the magazines never starts the reaper; a fork child
+ * has none). Atomic: the fork child clears it before taking any lock.
+ */
+static bool pa_decay_agent;
 
 /*
  * The return policy's allowance: free memory that may stay resident now,
@@ -34,6 +42,8 @@ static size_t resident_allowance_locked(void)
 	size_t heap = max_t(size_t, pa_zone.bytes_allocated, pa_alloc_high);
 
 	pa_assert_locked();
+	if (!__atomic_load_n(&pa_decay_agent, __ATOMIC_RELAXED))
+		return pa_zone.resident_free_max;
 	return max_t(size_t, pa_zone.resident_free_max,
 		     heap * pa_resident_free_pct / 100);
 }
@@ -331,6 +341,21 @@ void page_alloc_set_resident_free_pct(unsigned int pct)
 	pa_resident_free_pct = min_t(unsigned int, pct, 100);
 	pa_unlock();
 	page_alloc_decay();
+}
+
+/**
+ * page_alloc_set_decay_agent - say whether page_alloc_decay() will be
+ * called periodically from now on.
+ * @on: true once a periodic caller runs (the reaper thread started);
+ *      false where none does (a fork child): the allowance falls back to
+ *      the fixed watermark, applied from the next free.
+ *
+ * Context: any thread, also a fork child before any lock is re-made; an
+ * atomic store, no lock.
+ */
+void page_alloc_set_decay_agent(bool on)
+{
+	__atomic_store_n(&pa_decay_agent, on, __ATOMIC_RELAXED);
 }
 
 /**

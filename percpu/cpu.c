@@ -31,6 +31,7 @@
 #include <linux/membarrier.h>
 #include <valgrind/valgrind.h>
 #include "lib/log.h"
+#include "uslab/page_alloc.h"
 #include "percpu/internal.h"
 
 long pcp_rseq_off;
@@ -335,8 +336,11 @@ int pcp_vclock_set(uint64_t ns)
 	pcp_vclock = ns;
 	if (!IS_ENABLED(CONFIG_PERCPU_REAPER))
 		return 0;
-	if (!next_reap)
+	if (!next_reap) {
 		next_reap = period;
+		/* the virtual reaper decays page_alloc, as the thread does */
+		page_alloc_set_decay_agent(true);
+	}
 	/* one reaper pass per period crossed, as the thread would run */
 	while (ns >= next_reap) {
 		pcp_reap_all();

@@ -1167,4 +1167,6 @@ void pcp_fork_child(void)
 	pthread_mutex_init(&pcp_registry_lock, NULL);
 	/* the reaper thread did not come along; none is started before exec */
 	__atomic_store_n(&pcp_reaper_state, PCP_REAPER_DISABLED, __ATOMIC_RELAXED);
+	/* so nothing decays page_alloc's allowance here */
+	page_alloc_set_decay_agent(false);
 }

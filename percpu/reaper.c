@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <time.h>
 #include "lib/log.h"
+#include "uslab/page_alloc.h"
 #include "percpu/internal.h"
 
 int pcp_reaper_state = PCP_REAPER_NONE;
@@ -80,6 +81,8 @@ void pcp_reaper_kick_slow(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r)
 		pr_info("percpu: no reaper thread (error %d); call kmem_cache_shrink", r);
+	else
+		page_alloc_set_decay_agent(true);	/* pcp_reap_all decays */
 	__atomic_store_n(&pcp_reaper_state,
 			 r ? PCP_REAPER_DISABLED : PCP_REAPER_RUNNING,
 			 __ATOMIC_RELEASE);

@@ -436,6 +436,7 @@ START_TEST(test_rss_returned)
 	 * memory resident until page_alloc_decay(), which gives back all but
 	 * the watermark (nothing is in use any more). */
 	page_alloc_set_resident_free_pct(100);
+	page_alloc_set_decay_agent(true);
 	page_alloc_trim();
 	alloc_touch_free(p, &span);
 	res = 0;
@@ -450,6 +451,12 @@ START_TEST(test_rss_returned)
 	ck_assert_uint_le(st.bytes_free_resident,
 			  max_t(size_t, 2 * order_bytes(RSS_ORDER), st.bytes_allocated));
 	ck_assert_uint_le(res, 2 * RSS_PAGES + (st.bytes_allocated >> PAGE_SHIFT));
+	/* 4. No decay agent (no reaper, a fork child): only the watermark. */
+	page_alloc_set_decay_agent(false);
+	alloc_touch_free(p, &span);
+	page_alloc_get_stats(&st);
+	ck_assert_uint_le(st.bytes_free_resident,
+			  max_t(size_t, 2 * order_bytes(RSS_ORDER), st.bytes_allocated));
 	page_alloc_set_resident_free_pct(CONFIG_PAGE_ALLOC_RESIDENT_FREE_PCT);
 	verify_zone(NULL, 0);
 }

@@ -20,9 +20,10 @@
 #define NR_PAGE_ORDERS	(MAX_PAGE_ORDER + 1)
 
 /* Base and end of the reserved range; pointer -> page is arithmetic on these. */
-extern char *page_alloc_base;
-extern char *page_alloc_end;
-extern struct page *page_alloc_map;
+/* Hidden: one rip-relative load each inside libuslab.so, no GOT. */
+extern char *page_alloc_base __attribute__((__visibility__("hidden")));
+extern char *page_alloc_end __attribute__((__visibility__("hidden")));
+extern struct page *page_alloc_map __attribute__((__visibility__("hidden")));
 
 /**
  * page_alloc_owns - is @addr inside uslab's reserved range?
@@ -128,6 +129,13 @@ void page_alloc_set_resident_free_pct(unsigned int pct);
  * Called by the per-CPU reaper's passes. Return: bytes given back.
  */
 size_t page_alloc_decay(void);
+
+/**
+ * page_alloc_set_decay_agent - @on: page_alloc_decay() is called
+ * periodically from now on (the reaper started), so the percent allowance
+ * applies; off (default, and in a fork child): only the watermark.
+ */
+void page_alloc_set_decay_agent(bool on);
 
 struct page_alloc_stats {
 	size_t bytes_allocated;		/* handed out, buddy and large */
