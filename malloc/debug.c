@@ -63,6 +63,8 @@ int malloc_debug_enable(void)
 		}
 	}
 	__atomic_store_n(&malloc_debug, true, __ATOMIC_RELEASE);
+	/* malloc()'s one range check now sends every size to malloc_slow. */
+	__atomic_store_n(&malloc_fast_max, 0, __ATOMIC_RELEASE);
 	return 0;
 }
 

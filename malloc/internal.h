@@ -50,6 +50,9 @@ int malloc_parse_options(const char *str);
 void malloc_print_help(int fd);
 void malloc_apply_options(void);
 
+/* malloc/malloc.c: sizes 1 .. this take kmalloc_fast(); 0 while debugging */
+extern size_t malloc_fast_max;
+
 /* malloc/debug.c */
 extern bool malloc_debug;
 int malloc_debug_enable(void);

@@ -40,13 +40,21 @@ static __slowpath void *malloc_fail(void)
 	return NULL;
 }
 
-/* malloc(0), sizes above PTRDIFF_MAX, and everything while debugging. */
+size_t malloc_fast_max = KMALLOC_MAX_CACHE_SIZE;
+
+/*
+ * malloc(0), sizes above the kmalloc caches or PTRDIFF_MAX, and everything
+ * while debugging.
+ */
 static __slowpath void *malloc_slow(size_t size, gfp_t gfp)
 {
 	if (size > MALLOC_MAX_SIZE)
 		return malloc_fail();
 	if (malloc_debug)
 		return malloc_debug_alloc(size, gfp & __GFP_ZERO);
+	/* As malloc_common: red zones on every cache (debug preset). */
+	if (IS_ENABLED(CONFIG_SLAB_DEBUG_ON) && size > 8)
+		return kmalloc_aligned(size, MALLOC_ALIGN, gfp);
 	/* kmalloc(0) is ZERO_SIZE_PTR; malloc(0) must be unique. */
 	return kmalloc(size ? size : 1, gfp);
 }
@@ -71,9 +79,18 @@ static __always_inline void *malloc_common(size_t size, gfp_t gfp)
 	return kmalloc(size, gfp);
 }
 
+/*
+ * Fast path: one compare against malloc_fast_max (size - 1 wraps for 0;
+ * 0 while debugging sends everything to malloc_slow), then a tail call
+ * into kmalloc_fast() (class table, per-CPU pop).
+ */
 __visible __fastpath void *malloc(size_t size)
 {
-	return malloc_common(size, MALLOC_GFP);
+	if (unlikely(size - 1 >= malloc_fast_max))
+		return malloc_slow(size, MALLOC_GFP);
+	if (IS_ENABLED(CONFIG_SLAB_DEBUG_ON) && size > 8)
+		return kmalloc_aligned(size, MALLOC_ALIGN, MALLOC_GFP);
+	return kmalloc_fast(size, MALLOC_GFP);
 }
 
 static __slowpath void free_foreign(const void *p)
@@ -82,14 +99,14 @@ static __slowpath void free_foreign(const void *p)
 		__atomic_add_fetch(&malloc_foreign_frees, 1, __ATOMIC_RELAXED);
 }
 
-/* Fast path: two compares (owned, and so not NULL), then kfree(). */
+/* Fast path: two compares (owned, and so not NULL), then kfree_fast(). */
 __visible __fastpath void free(void *p)
 {
 	if (unlikely(!page_alloc_owns(p))) {
 		free_foreign(p);
 		return;
 	}
-	kfree(p);
+	kfree_fast(p);
 }
 
 /* Old SunOS name, still exported by glibc (no longer declared). */

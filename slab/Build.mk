@@ -1,2 +1,3 @@
 # slab/: kmem_cache, kmalloc size classes, debug checks, RCU, slabinfo
-core-objs += slab/slab.o slab/debug.o slab/kmalloc.o slab/rcu.o slab/slabinfo.o
+core-objs += slab/slab.o slab/debug.o slab/kmalloc.o slab/kmalloc_fast.o slab/rcu.o \
+	slab/slabinfo.o

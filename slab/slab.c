@@ -177,6 +177,27 @@ int slab_calculate_layout(struct kmem_cache *s)
 /* ---------------------------------------------------------------------- */
 /* Slabs */
 
+/*
+ * PG_slab_page and slab_cache on every page of @slab (the head's
+ * slab_cache is its slab arm's; tails carry a copy in their unused union),
+ * for kfree_fast(): one load of the object's own struct page finds the
+ * cache. Cleared before the block goes back to page_alloc.
+ */
+static void slab_mark_pages(struct page *slab, struct kmem_cache *s, bool on)
+{
+	unsigned long i, n = 1UL << slab->slab_order;
+
+	for (i = 0; i < n; i++) {
+		if (on) {
+			if (i)
+				slab[i].slab_cache = s;
+			SetPageFlag(&slab[i], PG_slab_page);
+		} else {
+			ClearPageFlag(&slab[i], PG_slab_page);
+		}
+	}
+}
+
 static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp)
 {
 	struct page *slab;
@@ -207,6 +228,7 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp)
 		set_freepointer(s, obj, next);
 	}
 	SetPageFlag(slab, PG_slab);
+	slab_mark_pages(slab, s, true);
 	slab_probe(slab_grow, s->name, base, s->order);
 	return slab;
 }
@@ -214,6 +236,8 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp)
 static void discard_slab(struct kmem_cache *s, struct page *slab)
 {
 	slab_probe(slab_discard, s->name, slab_base(slab), slab->slab_order);
+	/* Empty: no free of one of its objects can look at its pages. */
+	slab_mark_pages(slab, s, false);
 	if (s->flags & SLAB_TYPESAFE_BY_RCU) {
 		slab_rcu_free_slab(slab);
 		return;

@@ -29,20 +29,25 @@ enum pageflags {
 	PG_reserved,	/* inside the range but not handed out */
 	PG_resident,	/* free block whose memory is still resident */
 	PG_rcu,		/* slab waiting for a grace period before freeing */
+	PG_slab_page,	/* any page of a slab (head or tail): slab_cache valid
+			 * on this very page (set and cleared by slab/) */
 	__NR_PAGEFLAGS,
 };
 
 /*
  * Who owns which field:
  *   flags          page allocator; slab sets/clears PG_slab and PG_rcu on the
- *                  head of a block it holds (never the allocator's bits).
+ *                  head of a block it holds, PG_slab_page on every page of
+ *                  it (never the allocator's bits).
  *   compound_head  page allocator, set on every page of an allocated block.
  *   order          page allocator: order of the block this page heads, kept
  *                  outside the union so that slab may overwrite its arm while
  *                  it owns the block. Read-only for everyone else.
  *   union          the arm of the current owner: buddy (PG_buddy), large
  *                  (PG_large), free address range (PG_reserved), slab
- *                  (PG_slab) or RCU (PG_rcu).
+ *                  (PG_slab) or RCU (PG_rcu). Tail pages of a slab carry
+ *                  slab_cache too (PG_slab_page), so that a free finds the
+ *                  cache with one load of the object's own struct page.
  */
 struct page {
 	unsigned long flags;

@@ -86,6 +86,14 @@ void *krealloc(const void *p, size_t new_size, gfp_t flags);
 void kfree(const void *p);
 void kfree_sensitive(const void *p);
 size_t ksize(const void *p);
+/*
+ * The malloc layer's fast paths (slab/kmalloc_fast.c): kmalloc for
+ * 1 <= size <= KMALLOC_MAX_CACHE_SIZE without __GFP_ZERO, and kfree of a
+ * pointer page_alloc_owns(). Same results as kmalloc()/kfree().
+ */
+void *kmalloc_fast(size_t size, gfp_t flags);
+void kfree_fast(void *p);
+
 /* kmalloc with an alignment (power of two); used by the malloc layer. */
 void *kmalloc_aligned(size_t size, size_t align, gfp_t flags);
 /* Which cache serves kmalloc(@size)? NULL for sizes above the caches. */
