@@ -15,11 +15,11 @@
 /*
  * The return policy's allowance grows with the heap (the kernel's
  * watermarks grow with the zone): pa_resident_free_pct percent of the
- * memory handed out may stay free and resident, measured against the peak
- * since the last page_alloc_decay(), so that a burst of frees (a program
- * tearing down a big structure) is not paid for with a madvise per block;
- * the next decay (the per-CPU reaper's pass) gives the excess back. Both
- * under the zone lock.
+ * memory handed out may stay free and resident, plus whatever was freed
+ * since the peak of the last page_alloc_decay() period (pa_alloc_high),
+ * so that a burst of frees (a program tearing down a big structure) is not
+ * paid for with a madvise per block; the next decay (the per-CPU reaper's
+ * pass) gives that part back. Both under the zone lock.
  */
 static unsigned int pa_resident_free_pct = CONFIG_PAGE_ALLOC_RESIDENT_FREE_PCT;
 static size_t pa_alloc_high;
@@ -35,17 +35,18 @@ static bool pa_decay_agent;
 /*
  * The return policy's allowance: free memory that may stay resident now,
  * the larger of the fixed watermark and pa_resident_free_pct percent of
- * the recent peak of memory handed out.
+ * the memory handed out plus what was freed since the recent peak.
  */
 static size_t resident_allowance_locked(void)
 {
-	size_t heap = max_t(size_t, pa_zone.bytes_allocated, pa_alloc_high);
+	size_t used = pa_zone.bytes_allocated;
+	size_t burst = pa_alloc_high > used ? pa_alloc_high - used : 0;
 
 	pa_assert_locked();
 	if (!__atomic_load_n(&pa_decay_agent, __ATOMIC_RELAXED))
 		return pa_zone.resident_free_max;
 	return max_t(size_t, pa_zone.resident_free_max,
-		     heap * pa_resident_free_pct / 100);
+		     used * pa_resident_free_pct / 100 + burst);
 }
 
 static void add_free_locked(struct page *page, unsigned int order,
