@@ -36,6 +36,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include "lib/log.h"
 #include "uslab/page_alloc.h"
@@ -621,19 +622,52 @@ flush:
 	}
 }
 
+/*
+ * Signal handlers that call malloc: in rseq mode the fast paths are safe
+ * from a handler (a section interrupted by the signal aborts and retries),
+ * but a handler that misses while its thread holds this CPU's slow-path
+ * lock would wait on itself. The slow path is one call per batch, so in
+ * rseq mode it runs with signals blocked (two rt_sigprocmask calls per
+ * refill or flush). Fallback mode takes the lock on every operation, where
+ * two system calls each would double its cost: there, as with glibc, a
+ * handler must not allocate (docs/percpu.md).
+ */
+static bool pcp_slow_block_signals(sigset_t *old)
+{
+	sigset_t all;
+
+	if (IS_ENABLED(USLAB_VCPU) || pcp_mode_cur != PCP_MODE_RSEQ)
+		return false;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, old);
+	return true;
+}
+
+static void pcp_slow_restore_signals(bool blocked, const sigset_t *old)
+{
+	if (blocked)
+		pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 void *pcp_alloc_slow(struct pcp_cache *pc)
 {
 	struct pcp_cpu *c;
 	void *obj = NULL;
+	sigset_t old;
+	bool blocked = pcp_slow_block_signals(&old);
 	int cpu, r;
 
 	do {
 		cpu = pcp_current_cpu();
-		if (unlikely(cpu < 0))
-			return pcp_direct_alloc(pc);
+		if (unlikely(cpu < 0)) {
+			obj = pcp_direct_alloc(pc);
+			goto out;
+		}
 		c = pcp_get_cpu(pc, cpu);
-		if (unlikely(!c))
-			return pcp_direct_alloc(pc);
+		if (unlikely(!c)) {
+			obj = pcp_direct_alloc(pc);
+			goto out;
+		}
 		pcp_cpu_lock(c);
 		c->slow_ops++;
 		if (pcp_mode_cur == PCP_MODE_FALLBACK)
@@ -641,25 +675,31 @@ void *pcp_alloc_slow(struct pcp_cache *pc)
 		r = pcp_alloc_locked(pc, c, cpu, &obj);
 		pcp_cpu_unlock(c);
 	} while (r);
+	pcp_slow_restore_signals(blocked, &old);
 	pcp_reaper_kick();
+	return obj;
+out:
+	pcp_slow_restore_signals(blocked, &old);
 	return obj;
 }
 
 void pcp_free_slow(struct pcp_cache *pc, void *obj)
 {
 	struct pcp_cpu *c;
+	sigset_t old;
+	bool blocked = pcp_slow_block_signals(&old);
 	int cpu, r;
 
 	do {
 		cpu = pcp_current_cpu();
 		if (unlikely(cpu < 0)) {
 			pcp_direct_free(pc, obj);
-			return;
+			goto out;
 		}
 		c = pcp_get_cpu(pc, cpu);
 		if (unlikely(!c)) {
 			pcp_direct_free(pc, obj);
-			return;
+			goto out;
 		}
 		pcp_cpu_lock(c);
 		c->slow_ops++;
@@ -668,7 +708,11 @@ void pcp_free_slow(struct pcp_cache *pc, void *obj)
 		r = pcp_free_locked(pc, c, cpu, obj);
 		pcp_cpu_unlock(c);
 	} while (r);
+	pcp_slow_restore_signals(blocked, &old);
 	pcp_reaper_kick();
+	return;
+out:
+	pcp_slow_restore_signals(blocked, &old);
 }
 
 /*
