@@ -4,6 +4,7 @@
 # program allocates (uslab report), how uslab's own code serves it on virtual
 # CPUs (uslab sim), and which magazine sizes and depot limit to set for it
 # (uslab tune, with the frontier drawn in $O/run/). Ends with a summary.
+# It opens with the slab demo's slabinfo table: the caches themselves at work.
 set -eu
 O=${O:-build}
 U=$O/uslab
@@ -21,6 +22,9 @@ if [ ! -f "$TRACE" ]; then
 fi
 
 rule() { printf '\n==== %s\n\n' "$*"; }
+
+rule "0/3 the slab caches on a demo workload (slabinfo, as /proc/slabinfo)"
+"$O/uslab-demo"
 
 rule "1/3 uslab report $TRACE"
 "$U" report "$TRACE" | tee "$out/report.txt" | sed -n '1,/^lifetimes/p' | sed '$d'
