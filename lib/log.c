@@ -19,18 +19,23 @@ int uslab_log_get_fd(void)
 	return log_fd;
 }
 
-static void write_all(int fd, const char *p, size_t n)
+int uslab_write_all(int fd, const void *buf, size_t n)
 {
+	const char *p = buf;
+
 	while (n) {
 		ssize_t w = write(fd, p, n);
 
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
-			return;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -EIO;
 		p += w;
 		n -= (size_t)w;
 	}
+	return 0;
 }
 
 void uslab_vlog(int level, const char *fmt, va_list ap)
@@ -47,7 +52,7 @@ void uslab_vlog(int level, const char *fmt, va_list ap)
 		n = (int)sizeof(buf) - 2;
 	if (buf[n - 1] != '\n')
 		buf[n++] = '\n';
-	write_all(log_fd, buf, (size_t)n);
+	uslab_write_all(log_fd, buf, (size_t)n);
 	errno = saved;
 }
 

@@ -18,6 +18,8 @@ extern int uslab_log_level;
 void uslab_log(int level, const char *fmt, ...) __printf(2, 3);
 void uslab_vlog(int level, const char *fmt, va_list ap);
 void uslab_log_set_fd(int fd);
+/* write(2) all of @buf, retrying on EINTR; never allocates. Return: 0 or -errno. */
+int uslab_write_all(int fd, const void *buf, size_t n);
 int uslab_log_get_fd(void);
 /* Fixed-buffer formatting that never allocates: returns bytes written. */
 size_t uslab_bufprintf(char *buf, size_t len, size_t *pos, const char *fmt, ...)

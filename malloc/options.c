@@ -179,18 +179,7 @@ static const struct malloc_option malloc_options[] = {
 /* Writes @s to @fd in full; never allocates. */
 void malloc_write_str(int fd, const char *s)
 {
-	size_t n = strlen(s);
-
-	while (n) {
-		ssize_t w = write(fd, s, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		s += w;
-		n -= (size_t)w;
-	}
+	uslab_write_all(fd, s, strlen(s));
 }
 
 static void option_warn(const char *item, const char *why)

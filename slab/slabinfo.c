@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <urcu/urcu-memb.h>
 #include <urcu/rculist.h>
+#include "lib/log.h"
 #include "slab/internal.h"
 
 #define SLABINFO_MAX_LIMIT	4096
@@ -127,21 +128,6 @@ size_t slabinfo_show(char *buf, size_t len)
 	return pos;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /**
  * slabinfo_write_fd - slabinfo to @fd, one line at a time from a stack
  * buffer, however many caches there are.
@@ -157,14 +143,14 @@ int slabinfo_write_fd(int fd)
 
 	slab_init();
 	slabinfo_head(line, sizeof(line), &pos);
-	err = write_all(fd, line, pos);
+	err = uslab_write_all(fd, line, pos);
 	if (err)
 		return err;
 	slab_rcu_read_lock();
 	cds_list_for_each_entry_rcu(s, &slab_caches, list) {
 		pos = 0;
 		slabinfo_line(s, line, sizeof(line), &pos);
-		err = write_all(fd, line, pos);
+		err = uslab_write_all(fd, line, pos);
 		if (err)
 			break;
 	}
