@@ -26,7 +26,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "sim/internal.h"
+#include "tools/record/record.h"
+#include "tools/uslab/builtin.h"
 
 #define MAX_RAW_TID	(1u << 24)
 
