@@ -144,4 +144,29 @@ static inline int rec_decode(const uint8_t **pp, const uint8_t *end,
 /* Written once per process image as raw.<pid>.<n>.meta (text, key=value). */
 #define REC_META_SUFFIX		".meta"
 
+/* ---- The collector (tools/record/collect.c). */
+
+#include <limits.h>
+#include <sys/types.h>
+
+/* One process image's raw file and the trace made of it. */
+struct record_image {
+	char raw[PATH_MAX + 320];
+	char out[PATH_MAX + 32];
+	unsigned int pid, gen;
+	bool root;
+	uint64_t events, dropped, fixups;
+	uint32_t threads;
+	bool written;
+};
+
+/* Every raw.<pid>.<n> in @dir, the root image (@root's first) first; the
+ * trace of the root image is @out, the others @out.<pid>[.<n>]. */
+struct record_image *record_list_images(const char *dir, const char *out,
+					pid_t root, size_t *nimg);
+/* Write @im's trace at zstd @level. Return: 0, or -errno (reported on stderr). */
+int record_convert(struct record_image *im, int level);
+/* Remove @dir and the files in it. */
+void record_remove_dir(const char *dir);
+
 #endif /* USLAB_TOOLS_RECORD_H */

@@ -14,7 +14,7 @@
 int cmd_script(int argc, char **argv);
 /* builtin-report.c */
 int cmd_report(int argc, char **argv);
-/* tools/record/collect.c */
+/* builtin-record.c */
 int cmd_record(int argc, char **argv);
 /* builtin-import.c */
 int cmd_import(int argc, char **argv);
