@@ -727,16 +727,21 @@ __visible void *pvalloc(size_t size)
 
 /* ---- exec: flush first, so nothing buffered is lost with the image ----- */
 
-__visible int execve(const char *path, char *const argv[], char *const envp[])
+/* Before an exec: the real symbols looked up (@known: already), the buffers
+ * flushed. */
+static void exec_flush(bool known)
 {
-	if (!real.execve)
+	if (!known)
 		record_init();
 	if (atomic_load(&state) == 2)
 		flush_all();
-	if (!real.execve) {
-		errno = ENOSYS;
-		return -1;
-	}
+}
+
+__visible int execve(const char *path, char *const argv[], char *const envp[])
+{
+	exec_flush(real.execve);
+	if (!real.execve)
+		return errno = ENOSYS, -1;
 	return real.execve(path, argv, envp);
 }
 
@@ -747,14 +752,9 @@ __visible int execv(const char *path, char *const argv[])
 
 __visible int execvpe(const char *file, char *const argv[], char *const envp[])
 {
+	exec_flush(real.execvpe);
 	if (!real.execvpe)
-		record_init();
-	if (atomic_load(&state) == 2)
-		flush_all();
-	if (!real.execvpe) {
-		errno = ENOSYS;
-		return -1;
-	}
+		return errno = ENOSYS, -1;
 	return real.execvpe(file, argv, envp);
 }
 

@@ -1,5 +1,6 @@
 # tools/uslab/: the uslab CLI, perf-style: uslab.c holds the command table,
-# builtin-<cmd>.c one subcommand each, plot.c the SVG plots.
+# builtin-<cmd>.c one subcommand each, plot.c the SVG plots and
+# plot-frontier.py the PNG (matplotlib, from the CSV builtin-tune.c writes).
 #
 # The binary links every object in sim-objs (trace/, sim/, tools/record's
 # collector and this folder) with libuslab-core-vcpu.a (percpu/Build.mk): the
@@ -12,7 +13,13 @@ sim-objs += tools/uslab/uslab.o tools/uslab/builtin-script.o \
             tools/uslab/builtin-report.o tools/uslab/builtin-import.o \
             tools/uslab/builtin-replay.o tools/uslab/builtin-gen.o \
             tools/uslab/builtin-tune.o tools/uslab/builtin-record.o \
+            tools/uslab/builtin-calibrate.o tools/uslab/builtin-sim.o \
             tools/uslab/plot.o
+
+# uslab tune --png runs plot-frontier.py: installed in share/uslab/, found
+# beside the source when uslab runs from the build tree.
+install-data += tools/uslab/plot-frontier.py
+$(obj)/tools/uslab/builtin-tune.o: CPPFLAGS += -DUSLAB_SRCDIR='"$(srctree)"'
 
 progs        += $(obj)/uslab
 install-bins += $(obj)/uslab

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 #include "tools/uslab/builtin.h"
-#include "sim/internal.h"
 
 struct subcommand {
 	const char *name;

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uslab sim: run a trace through the simulation engine (sim/simulate.c) and
+ * print what the layers counted: per cache, the page allocator, memory over
+ * time, the modelled allocator time. Output on stdout is a function of the
+ * trace and the options only (no times, no addresses), so two runs compare
+ * equal byte for byte; the speed of the simulation goes to stderr.
+ *
+ * No locks: single-threaded.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "lib/compiler.h"
+#include "tools/uslab/builtin.h"
+
+struct sim_cli {
+	const char *timeline;
+	unsigned long cpus, rows;
+};
+
+static void print_kib(FILE *f, const char *what, uint64_t bytes)
+{
+	fprintf(f, "  %-28s %12.1f KiB\n", what, (double)bytes / 1024.0);
+}
+
+static void print_config(FILE *f, const struct sim_config *cfg, unsigned int cpus)
+{
+	fprintf(f, "config: cpus=%u mag_size=", cpus);
+	if (cfg->mag_size < 0)
+		fprintf(f, "default");
+	else
+		fprintf(f, "%d", cfg->mag_size);
+	for (unsigned int i = 0; i < cfg->nr_class_mag; i++)
+		fprintf(f, ",%s=%d", cfg->class_mag[i].name, cfg->class_mag[i].mag);
+	fprintf(f, " batch=");
+	if (cfg->batch < 0)
+		fprintf(f, "default");
+	else
+		fprintf(f, "%d", cfg->batch);
+	fprintf(f, " depot_limit=");
+	if (cfg->depot_limit == SIM_DEFAULT)
+		fprintf(f, "default");
+	else
+		fprintf(f, "%ld", cfg->depot_limit);
+	fprintf(f, "\n");
+}
+
+/* One row per cache that did anything, then the total. */
+static void print_caches(FILE *f, const struct sim_result *res)
+{
+	uint64_t allocs = 0, hits = 0;
+	unsigned int c;
+
+	fprintf(f, "\nper cache (magazine = per-CPU loaded+spare, depot behind them):\n");
+	fprintf(f, "  %-16s %7s %6s %11s %11s %7s %9s %9s %9s %9s %10s\n",
+		"cache", "objsize", "mag", "allocs", "frees", "hit%", "refills",
+		"flushes", "depot_get", "depot_put", "peak_slabKiB");
+	for (c = 0; c < res->nr_cls; c++) {
+		const struct sim_class_result *cr = &res->cls[c];
+		uint64_t ops = cr->c.allocs + cr->c.frees;
+		uint64_t hit = cr->c.alloc_hits + cr->c.free_hits;
+
+		if (!ops && !cr->slab_bytes_peak)
+			continue;
+		allocs += ops;
+		hits += hit;
+		fprintf(f, "  %-16s %7u %6u %11" PRIu64 " %11" PRIu64 " %7.2f %9" PRIu64
+			" %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %10.1f\n",
+			cr->name, cr->objsize, cr->c.mag_size, cr->c.allocs, cr->c.frees,
+			ops ? 100.0 * (double)hit / (double)ops : 0.0,
+			cr->c.refills, cr->c.flushes, cr->c.depot_gets, cr->c.depot_puts,
+			(double)cr->slab_bytes_peak / 1024.0);
+	}
+	for (c = 0; c < res->nr_cls && !res->cls[c].c.mag_size; c++)
+		;
+	if (c == res->nr_cls)
+		fprintf(f, "  (no kmalloc cache has per-CPU magazines in this build: debug caches\n"
+			"   bypass them, nocache has none; every operation goes to the slabs)\n");
+	fprintf(f, "  %-16s %7s %6s %23" PRIu64 " %7.2f\n", "all caches", "", "",
+		allocs, allocs ? 100.0 * (double)hits / (double)allocs : 0.0);
+}
+
+static void print_memory(FILE *f, const struct sim_config *cfg, const struct sim_result *res)
+{
+	double mean_ovh = sim_mean_overhead(res);
+
+	fprintf(f, "\nmemory (sampled every %" PRIu64 " events, %zu samples):\n",
+		cfg->sample_every, res->nr_samples);
+	print_kib(f, "peak held by page_alloc", res->held_peak);
+	print_kib(f, "mean held", res->nr_samples ? res->held_sum / res->nr_samples : 0);
+	print_kib(f, "peak live (requested)", res->live_peak);
+	print_kib(f, "mean live", res->nr_samples ? res->live_sum / res->nr_samples : 0);
+	print_kib(f, "peak overhead (held-live)", (uint64_t)(res->ovh_peak > 0 ? res->ovh_peak : 0));
+	print_kib(f, "mean overhead", mean_ovh > 0 ? (uint64_t)mean_ovh : 0);
+	print_kib(f, "live at the end", res->live_end);
+}
+
+/* About @rows samples, evenly spaced. */
+static void print_over_time(FILE *f, const struct sim_result *res, unsigned long rows)
+{
+	size_t step;
+
+	if (!rows || !res->nr_samples)
+		return;
+	fprintf(f, "\nover time:\n  %12s %12s %12s %12s %12s %12s\n", "time_ms", "events",
+		"held_KiB", "live_KiB", "overhd_KiB", "freeres_KiB");
+	step = (res->nr_samples + rows - 1) / rows;
+	for (size_t i = 0; i < res->nr_samples; i += step) {
+		const struct sim_sample *s = &res->samples[i];
+
+		fprintf(f, "  %12.3f %12" PRIu64 " %12.1f %12.1f %12.1f %12.1f\n",
+			(double)s->time_ns / 1e6, s->events, (double)s->held / 1024.0,
+			(double)s->live / 1024.0,
+			((double)s->held - (double)s->live) / 1024.0,
+			(double)s->resident_free / 1024.0);
+	}
+}
+
+static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_config *cfg,
+		      const struct sim_result *res, const char *path, unsigned long rows)
+{
+	struct sim_cost_model m;
+
+	fprintf(f, "uslab sim: %s\n", path);
+	if (t->cmdline && *t->cmdline)
+		fprintf(f, "recorded: %s\n", t->cmdline);
+	print_config(f, cfg, t->cpus);
+	fprintf(f, "engine: %s\n", sim_pcp_engine());
+	fprintf(f, "events: %" PRIu64 " (allocations %" PRIu64 ", frees %" PRIu64
+		", reallocs %" PRIu64 ", failed in the trace %" PRIu64
+		", ENOMEM here %" PRIu64 ")\n",
+		res->events, res->allocs, res->frees, res->reallocs, res->failed,
+		res->enomem);
+	print_caches(f, res);
+	fprintf(f, "\npage allocator: %" PRIu64 " block allocations, %" PRIu64
+		" frees, %" PRIu64 " splits, %" PRIu64 " merges\n",
+		res->page_allocs, res->page_frees, res->splits, res->merges);
+	sim_cost_model_load(&m);
+	fprintf(f, "modelled allocator time: %.3f ms (cost model: %s)\n",
+		sim_cost(&m, res) / 1e6, m.calibrated ? m.source : "built-in default");
+	print_memory(f, cfg, res);
+	print_over_time(f, res, rows);
+}
+
+/* Every sample as CSV. Return: 0, or -1 after saying why (nothing left). */
+static int write_timeline(const char *path, const struct sim_result *res)
+{
+	FILE *f = fopen(path, "w");
+	size_t i;
+
+	if (!f) {
+		fprintf(stderr, "uslab sim: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "time_ns,events,held_bytes,live_bytes,overhead_bytes,free_resident_bytes\n");
+	for (i = 0; i < res->nr_samples; i++) {
+		const struct sim_sample *s = &res->samples[i];
+
+		fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRIu64 "\n",
+			s->time_ns, s->events, s->held, s->live,
+			(int64_t)(s->held - s->live), s->resident_free);
+	}
+	if (fclose(f)) {
+		fprintf(stderr, "uslab sim: %s: %s\n", path, strerror(errno));
+		unlink(path);
+		return -1;
+	}
+	return 0;
+}
+
+static const char sim_usage_text[] =
+	"usage: uslab sim TRACE [options]\n"
+	"  --cpus N             virtual CPUs (trace CPU ids are folded onto them;\n"
+	"                       default: the trace's CPU count)\n"
+	"  --mag-size N         magazine size of every kmalloc cache\n"
+	"  --mag-size CLASS=N   one cache (kmalloc-64=32 or 64=32); repeatable\n"
+	"  --batch N            objects per refill/flush\n"
+	"  --depot-limit N      full magazines kept per depot (-1 unlimited)\n"
+	"  --sample N           sample memory every N events (default: 1000\n"
+	"                       samples over the trace)\n"
+	"  --rows N             rows of the over-time table (default 20, 0 = none)\n"
+	"  --timeline FILE      every sample as CSV\n";
+
+/* One option. Return: 0, 2 (usage error, said), or -1 for --help. */
+static int sim_option(int c, const char *arg, struct sim_config *cfg, struct sim_cli *o)
+{
+	char *end;
+
+	switch (c) {
+	case 'c':
+		o->cpus = strtoul(arg, &end, 10);
+		if (*end || !o->cpus || o->cpus > 1024) {
+			fprintf(stderr, "uslab sim: --cpus wants 1..1024, not '%s'\n", arg);
+			return 2;
+		}
+		return 0;
+	case 'm':
+	case 'b':
+	case 'd':
+		if (sim_parse_tunable(cfg, c, arg)) {
+			fprintf(stderr, "uslab sim: bad value '%s' for --%s\n", arg,
+				c == 'm' ? "mag-size" : c == 'b' ? "batch" : "depot-limit");
+			return 2;
+		}
+		return 0;
+	case 's':
+		cfg->sample_every = strtoull(arg, &end, 10);
+		if (*end || !cfg->sample_every) {
+			fprintf(stderr, "uslab sim: bad --sample '%s'\n", arg);
+			return 2;
+		}
+		return 0;
+	case 'r':
+		o->rows = strtoul(arg, &end, 10);
+		if (*end) {
+			fprintf(stderr, "uslab sim: bad --rows '%s'\n", arg);
+			return 2;
+		}
+		return 0;
+	case 't':
+		o->timeline = arg;
+		return 0;
+	case 'h':
+		return -1;
+	}
+	fputs(sim_usage_text, stderr);
+	return 2;
+}
+
+/* Return: 0 and optind at the trace, 2 for a usage error, -1 for --help. */
+static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_cli *o)
+{
+	static const struct option opts[] = {
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "mag-size", required_argument, NULL, 'm' },
+		{ "batch", required_argument, NULL, 'b' },
+		{ "depot-limit", required_argument, NULL, 'd' },
+		{ "sample", required_argument, NULL, 's' },
+		{ "rows", required_argument, NULL, 'r' },
+		{ "timeline", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+		if ((rc = sim_option(c, optarg, cfg, o)))
+			return rc;
+	if (optind != argc - 1) {
+		fputs(sim_usage_text, stderr);
+		return 2;
+	}
+	return 0;
+}
+
+static void print_run_error(const char *path, int err, const struct sim_result *res)
+{
+	if (err == -EINVAL && res->bad_event != UINT64_MAX)
+		fprintf(stderr, "uslab sim: %s: event %" PRIu64
+			": object state does not match the operation (%s of id %u)\n",
+			path, res->bad_event, trace_op_name(res->bad_op), res->bad_id);
+	else if (res->bad_event != UINT64_MAX)
+		fprintf(stderr, "uslab sim: %s\n", strerror(-err));
+}
+
+int cmd_sim(int argc, char **argv)
+{
+	struct sim_cli o = { .rows = 20 };
+	struct sim_config cfg;
+	struct sim_result res;
+	struct sim_trace t;
+	const char *path;
+	int err;
+
+	sim_config_init(&cfg);
+	err = sim_parse(argc, argv, &cfg, &o);
+	if (err == -1) {
+		fputs(sim_usage_text, stdout);
+		return 0;
+	}
+	if (err)
+		return err;
+	path = argv[optind];
+	/* Streamed: memory follows the live objects, not the trace's length. */
+	if (sim_trace_open(&t, path, (unsigned int)o.cpus, "uslab sim"))
+		return 1;
+	cfg.cpus = t.cpus;
+	if (!cfg.sample_every)	/* 1000 samples, when the trailer says how many events */
+		cfg.sample_every = t.n >= 1000 ? t.n / 1000 : (t.n ? 1 : 10000);
+	err = sim_run(&t, &cfg, &res);
+	if (err) {
+		print_run_error(path, err, &res);
+		sim_result_free(&res);
+		sim_trace_free(&t);
+		return 1;
+	}
+	sim_print(stdout, &t, &cfg, &res, path, o.rows);
+	/* CPU time of this thread: what one core does, whatever else runs */
+	fprintf(stderr, "uslab sim: %" PRIu64 " events in %.3f s CPU (%.3f s wall): "
+		"%.2f million events/s on one core\n",
+		res.events, res.cpu_seconds, res.seconds,
+		res.cpu_seconds > 0 ? (double)res.events / res.cpu_seconds / 1e6 : 0.0);
+	err = o.timeline ? write_timeline(o.timeline, &res) : 0;
+	sim_result_free(&res);
+	sim_trace_free(&t);
+	return err ? 1 : 0;
+}
