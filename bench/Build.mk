@@ -10,6 +10,6 @@ $(obj)/bench/alloc_bench: $(obj)/bench/alloc_bench.o
 # The benchmark calls malloc for its cost: no folding of malloc/free pairs.
 $(obj)/bench/alloc_bench.o: CFLAGS += -fno-builtin
 
-bench: all $(bench-progs)
+bench: all $(bench-progs) | $(obj)/.deps-bench
 	$(Q)O=$(obj) bash bench/run.sh
 .PHONY: bench

@@ -13,6 +13,9 @@ fuzz-common := trace/trace_common.c trace/trace_read.c trace/import_common.c \
                trace/import_mtrace.c trace/import_perf.c
 fuzz-bins   := $(obj)/fuzz/fuzz_trace $(obj)/fuzz/fuzz_mtrace $(obj)/fuzz/fuzz_perf
 
+# clang and its libFuzzer runtime are the fuzzers' own (scripts/deps.sh fuzz).
+$(fuzz-bins): | $(obj)/.deps-fuzz $(obj)/.deps-tools
+
 $(obj)/fuzz/fuzz_trace: fuzz/fuzz_trace.c $(fuzz-common) trace/internal.h include/uslab/trace.h $(autoconf_h)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
