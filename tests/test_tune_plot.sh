@@ -3,14 +3,10 @@
 # real script reading the CSV uslab writes, no code generated in C), from the
 # build tree and from an install prefix; a file name with quotes is a name,
 # not shell text; a PNG that cannot be written is an error with no file left.
-set -eu
-O=${O:-build}
+. "$(dirname "$0")/lib.sh"
 src=$(cd "$(dirname "$0")/.." && pwd)
 case "$O" in /*) ;; *) O=$src/$O ;; esac
 U=$O/uslab
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 is_png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; }
 printf 'hit_ns=2\nrefill_ns=50\nflush_ns=60\nrefill_obj_ns=2\nflush_obj_ns=6\ndepot_ns=45\npage_ns=13\n' > "$T/cal"
 export USLAB_CALIBRATION=$T/cal

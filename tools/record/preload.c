@@ -727,21 +727,16 @@ __visible void *pvalloc(size_t size)
 
 /* ---- exec: flush first, so nothing buffered is lost with the image ----- */
 
-/* Before an exec: the real symbols looked up (@known: already), the buffers
- * flushed. */
-static void exec_flush(bool known)
+__visible int execve(const char *path, char *const argv[], char *const envp[])
 {
-	if (!known)
+	if (!real.execve)
 		record_init();
 	if (atomic_load(&state) == 2)
 		flush_all();
-}
-
-__visible int execve(const char *path, char *const argv[], char *const envp[])
-{
-	exec_flush(real.execve);
-	if (!real.execve)
-		return errno = ENOSYS, -1;
+	if (!real.execve) {
+		errno = ENOSYS;
+		return -1;
+	}
 	return real.execve(path, argv, envp);
 }
 
@@ -752,9 +747,14 @@ __visible int execv(const char *path, char *const argv[])
 
 __visible int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	exec_flush(real.execvpe);
 	if (!real.execvpe)
-		return errno = ENOSYS, -1;
+		record_init();
+	if (atomic_load(&state) == 2)
+		flush_all();
+	if (!real.execvpe) {
+		errno = ENOSYS;
+		return -1;
+	}
 	return real.execvpe(file, argv, envp);
 }
 
