@@ -232,7 +232,8 @@ static int sim_option(int c, const char *arg, struct sim_config *cfg, struct sim
 	return 2;
 }
 
-/* Return: 0 and optind at the trace, 2 for a usage error, -1 for --help. */
+/* Return: -1 to go on (optind at the trace), or the exit status: 0 after
+ * --help, 2 after a usage error (said). */
 static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_cli *o)
 {
 	static const struct option opts[] = {
@@ -251,12 +252,12 @@ static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_c
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
 		if ((rc = sim_option(c, optarg, cfg, o)))
-			return rc;
+			return rc < 0 ? fputs(sim_usage_text, stdout) < 0 : rc;
 	if (optind != argc - 1) {
 		fputs(sim_usage_text, stderr);
 		return 2;
 	}
-	return 0;
+	return -1;
 }
 
 static void print_run_error(const char *path, int err, const struct sim_result *res)
@@ -280,11 +281,7 @@ int cmd_sim(int argc, char **argv)
 
 	sim_config_init(&cfg);
 	err = sim_parse(argc, argv, &cfg, &o);
-	if (err == -1) {
-		fputs(sim_usage_text, stdout);
-		return 0;
-	}
-	if (err)
+	if (err >= 0)
 		return err;
 	path = argv[optind];
 	/* Streamed: memory follows the live objects, not the trace's length. */

@@ -113,7 +113,8 @@ static int tune_option(int opt, const char *arg, struct tune *tu, struct tune_cl
 	return rc;
 }
 
-/* Return: 0 and optind at the trace, 2 for a usage error, -1 for --help. */
+/* Return: -1 to go on (optind at the trace), or the exit status: 0 after
+ * --help, 2 after a usage error (said). */
 static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o)
 {
 	static const struct option opts[] = {
@@ -145,12 +146,12 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "j:h", opts, NULL)) != -1)
 		if ((rc = tune_option(opt, optarg, tu, o)))
-			return rc;
+			return rc < 0 ? fputs(tune_usage, stdout) < 0 : rc;
 	if (optind != argc - 1) {
 		fputs(tune_usage, stderr);
 		return 2;
 	}
-	return 0;
+	return -1;
 }
 
 static void print_options(FILE *f, const struct tune_job *j)
@@ -482,11 +483,7 @@ int cmd_tune(int argc, char **argv)
 	int rc;
 
 	rc = tune_parse(argc, argv, &tu, &o);
-	if (rc == -1) {
-		fputs(tune_usage, stdout);
-		return 0;
-	}
-	if (rc)
+	if (rc >= 0)
 		return rc;
 	trace = argv[optind];
 	if (sim_trace_load(&t, trace, (unsigned int)o.cpus, "uslab tune"))
