@@ -12,9 +12,13 @@
  *   fallback  everything else: a lock per CPU, CPU from sched_getcpu()
  *
  * pcp_rseq_off is the TLS offset of the rseq area the fast paths read. In
- * every mode but rseq it names our own area, which is then never
- * registered: its cpu_id stays -1 and the fast paths always fall into the
- * slow path, so no fast path can run beside a locked path.
+ * every mode but rseq (and until the mode is chosen) it names
+ * pcp_idle_rseq, an area never given to the kernel: its cpu_id stays -1,
+ * so the fast paths always fall into the slow path and no fast path can
+ * run beside a locked path. When rseq mode is refused after our own area
+ * was registered (membarrier fails: kernels before 5.10, seccomp), that
+ * area is unregistered again; pcp_rseq_off never names it outside rseq
+ * mode, even if unregistering fails.
  *
  * Locks: none (pcp_init is serialized by pthread_once).
  */
@@ -40,6 +44,11 @@ unsigned int pcp_nr_cpus;
 
 /* Registered only when glibc has not registered its own. */
 static __thread struct rseq pcp_own_rseq
+	__attribute__((tls_model("initial-exec"), aligned(32))) = {
+	.cpu_id = (uint32_t)RSEQ_CPU_ID_UNINITIALIZED,
+};
+/* Never registered: what the fast paths read outside rseq mode. */
+static __thread struct rseq pcp_idle_rseq
 	__attribute__((tls_model("initial-exec"), aligned(32))) = {
 	.cpu_id = (uint32_t)RSEQ_CPU_ID_UNINITIALIZED,
 };
@@ -136,6 +145,14 @@ static int pcp_rseq_register_own(void)
 	return 0;
 }
 
+static void pcp_rseq_unregister_own(void)
+{
+	if (syscall(__NR_rseq, &pcp_own_rseq, sizeof(pcp_own_rseq),
+		    RSEQ_FLAG_UNREGISTER, RSEQ_SIG))
+		pr_warn("percpu: cannot unregister the rseq area: errno %d "
+			"(harmless: the fast paths no longer read it)", errno);
+}
+
 static long pcp_membarrier(int cmd, unsigned int flags, int cpu)
 {
 	return syscall(__NR_membarrier, cmd, flags, cpu);
@@ -166,10 +183,13 @@ static enum pcp_mode_id pcp_choose_rseq(void)
 	    pcp_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0)) {
 		/*
 		 * No way to fence a remote CPU: drains and resizes could not
-		 * stop its fast paths. Run locked instead (our own area, if
-		 * registered, stays registered but unused).
+		 * stop its fast paths. Run locked instead, and give our own
+		 * area back: this thread must not run a fast path beside the
+		 * locked paths of other threads on the same magazines.
 		 */
 		pr_info("percpu: membarrier RSEQ fence unavailable, fallback mode");
+		if (pcp_own_area)
+			pcp_rseq_unregister_own();
 		pcp_own_area = false;
 		return PCP_MODE_FALLBACK;
 	}
@@ -182,8 +202,8 @@ static void pcp_init_once(void)
 {
 	enum pcp_mode_id mode;
 
-	/* until decided, fast paths read our never-registered area */
-	pcp_rseq_off = (long)((char *)&pcp_own_rseq -
+	/* until decided, fast paths read the never-registered area */
+	pcp_rseq_off = (long)((char *)&pcp_idle_rseq -
 			      (char *)__builtin_thread_pointer());
 	if (!pcp_nr_cpus)
 		pcp_nr_cpus = USLAB_VCPU ? 64 : pcp_read_possible();
@@ -201,6 +221,9 @@ static void pcp_init_once(void)
 		mode = pcp_choose_rseq();
 	}
 	if (mode != PCP_MODE_RSEQ)
+		pcp_rseq_off = (long)((char *)&pcp_idle_rseq -
+				      (char *)__builtin_thread_pointer());
+	else if (pcp_own_area)
 		pcp_rseq_off = (long)((char *)&pcp_own_rseq -
 				      (char *)__builtin_thread_pointer());
 	pcp_mode_cur = mode;
