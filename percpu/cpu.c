@@ -101,14 +101,17 @@ int pcp_parse_cpulist(const char *s, unsigned int *max_id)
 	return 0;
 }
 
-/* Possible CPUs from sysfs with open/read (no malloc, no stdio). */
+/*
+ * Possible CPUs from sysfs with open/read (no malloc, no stdio). A hint
+ * only: a sandbox may show a file that names fewer CPUs than the process
+ * runs on (LXCFS, gVisor, rr, a bind mount). Return: 0 when unreadable.
+ */
 static unsigned int pcp_read_possible(void)
 {
 	char buf[512];
 	unsigned int max_id;
 	ssize_t n = -1;
 	int fd = open("/sys/devices/system/cpu/possible", O_RDONLY | O_CLOEXEC);
-	long conf;
 
 	if (fd >= 0) {
 		n = read(fd, buf, sizeof(buf) - 1);
@@ -119,11 +122,44 @@ static unsigned int pcp_read_possible(void)
 		if (!pcp_parse_cpulist(buf, &max_id))
 			return max_id + 1;
 	}
-	/* No sysfs: stay safe, the kernel may name any CPU it has. */
-	conf = sysconf(_SC_NPROCESSORS_CONF);
-	pr_warn("percpu: cannot read /sys/devices/system/cpu/possible; "
-		"assuming up to %ld CPUs", conf > 1024 ? conf : 1024L);
-	return conf > 1024 ? (unsigned int)conf : 1024;
+	return 0;
+}
+
+/*
+ * The bound the kernel itself guarantees: sched_getaffinity (the system
+ * call, not glibc's wrapper, which clears and hides the length) returns
+ * the size of the kernel's cpumask in bytes, and no CPU number the kernel
+ * hands out (rseq cpu_id, getcpu) reaches 8 times that (nr_cpu_ids, or
+ * NR_CPUS, rounded up to a long). Return: that many CPU ids, or
+ * PCP_MAX_CPU_IDS + 1 when the mask is larger than we index (fallback
+ * mode), or PCP_MAX_CPU_IDS (x86-64's largest NR_CPUS) when the call is
+ * refused.
+ */
+static unsigned int pcp_read_kernel_bound(void)
+{
+	unsigned long mask[PCP_MAX_CPU_IDS / (8 * sizeof(unsigned long))];
+	long n = syscall(__NR_sched_getaffinity, 0, sizeof(mask), mask);
+
+	if (n > 0)
+		return (unsigned int)n * 8;
+	if (errno == EINVAL)
+		return PCP_MAX_CPU_IDS + 1;
+	pr_warn("percpu: sched_getaffinity: errno %d; assuming up to %u CPUs",
+		errno, PCP_MAX_CPU_IDS);
+	return PCP_MAX_CPU_IDS;
+}
+
+/*
+ * Length of every per-CPU array: the kernel's bound, so that no cpu_id the
+ * rseq fast paths read can index past cpus[] (they carry no bounds check);
+ * at least the possible CPUs sysfs shows.
+ */
+static unsigned int pcp_count_cpu_ids(void)
+{
+	unsigned int possible = pcp_read_possible();
+	unsigned int bound = pcp_read_kernel_bound();
+
+	return possible > bound ? possible : bound;
 }
 
 static inline struct rseq *pcp_rseq_area(void)
@@ -206,14 +242,14 @@ static void pcp_init_once(void)
 	pcp_rseq_off = (long)((char *)&pcp_idle_rseq -
 			      (char *)__builtin_thread_pointer());
 	if (!pcp_nr_cpus)
-		pcp_nr_cpus = USLAB_VCPU ? 64 : pcp_read_possible();
+		pcp_nr_cpus = USLAB_VCPU ? 64 : pcp_count_cpu_ids();
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE)) {
 		mode = PCP_MODE_OFF;
 	} else if (USLAB_VCPU) {
 		mode = PCP_MODE_VCPU;
 	} else if (pcp_nr_cpus > PCP_MAX_CPU_IDS) {
 		/* the bypass cache's array is this long; CPUs share slots */
-		pr_info("percpu: %u possible CPUs, more than %u: fallback mode",
+		pr_info("percpu: %u CPU ids, more than %u: fallback mode",
 			pcp_nr_cpus, PCP_MAX_CPU_IDS);
 		pcp_nr_cpus = PCP_MAX_CPU_IDS;
 		mode = PCP_MODE_FALLBACK;
@@ -269,11 +305,12 @@ int pcp_current_cpu(void)
 	switch (pcp_mode_cur) {
 	case PCP_MODE_RSEQ:
 		cpu = (int)READ_ONCE(pcp_rseq_area()->cpu_id);
-		if (likely(cpu >= 0))
-			return cpu;
-		if (pcp_own_area && cpu == RSEQ_CPU_ID_UNINITIALIZED &&
+		if (cpu == RSEQ_CPU_ID_UNINITIALIZED && pcp_own_area &&
 		    !pcp_rseq_register_own())
-			return (int)READ_ONCE(pcp_rseq_area()->cpu_id);
+			cpu = (int)READ_ONCE(pcp_rseq_area()->cpu_id);
+		/* the kernel never exceeds its own bound; slow[] is as long */
+		if (likely(cpu >= 0 && (unsigned int)cpu < pcp_nr_cpus))
+			return cpu;
 		return -1;
 	case PCP_MODE_VCPU:
 		return pcp_vcpu_cur;

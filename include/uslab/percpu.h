@@ -155,7 +155,11 @@ int pcp_init(void);
 const char *pcp_mode(void);
 enum pcp_mode_id pcp_mode_id(void);
 
-/** pcp_nr_cpu_ids - highest possible CPU + 1 (arrays are this long). */
+/**
+ * pcp_nr_cpu_ids - length of the per-CPU arrays: the kernel's own bound on
+ * CPU numbers (the size of its cpumask, from sched_getaffinity), at least
+ * the possible CPUs of sysfs. No CPU the kernel names reaches it.
+ */
 unsigned int pcp_nr_cpu_ids(void);
 
 /**
