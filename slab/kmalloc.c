@@ -269,11 +269,14 @@ void kfree(const void *p)
 		kfree_bad("kfree", p, "not allocated by uslab");
 		return;
 	}
-	page = compound_head(virt_to_page(p));
-	if (likely(PageFlag(page, PG_slab))) {
-		slab_free_fast(page->slab_cache, (void *)p);
+	page = virt_to_page(p);
+	if (likely(PageFlag(page, PG_slab_page))) {
+		if (slab_free_check("kfree", page->slab_cache, page, (void *)p,
+				    page->slab_cache->mark_off))
+			slab_free_fast(page->slab_cache, (void *)p);
 		return;
 	}
+	page = compound_head(page);
 	if (unlikely(page_address(page) != p)) {
 		kfree_bad("kfree", p, "inside a block");
 		return;

@@ -91,8 +91,11 @@ __fastpath void *kmalloc_fast(size_t size, gfp_t gfp)
 	pc = kmalloc_fast_pcp[kmalloc_size_index[(size - 1) / 8]];
 	if (likely(pc)) {
 		obj = pcp_alloc_fast(pc);
-		if (likely((uintptr_t)obj > (uintptr_t)PCP_ABORTED))
+		if (likely((uintptr_t)obj > (uintptr_t)PCP_ABORTED)) {
+			/* word 0 on every kmalloc cache with magazines */
+			slab_obj_live(obj, 0);
 			return obj;
+		}
 	}
 	return kmalloc_fast_miss(size, gfp);
 }
@@ -115,6 +118,8 @@ __fastpath void kfree_fast(void *p)
 		return;
 	}
 	s = page->slab_cache;
+	if (unlikely(!slab_free_check("kfree", s, page, p, s->mark_off)))
+		return;
 	r = pcp_free_fast(s->pcp, p);
 	if (unlikely(r))
 		slab_free_miss(s, p, r);
