@@ -23,6 +23,7 @@
  * Locks: none (pcp_init is serialized by pthread_once).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -37,6 +38,11 @@
 #include "lib/log.h"
 #include "uslab/page_alloc.h"
 #include "percpu/internal.h"
+
+static_assert(PCP_RSEQ_SIG == RSEQ_SIG, "rseq signature");
+static_assert(offsetof(struct rseq, cpu_id) == PCP_RSEQ_CPU_ID_OFFSET &&
+	      offsetof(struct rseq, rseq_cs) == PCP_RSEQ_CS_OFFSET,
+	      "the fast paths read cpu_id and arm rseq_cs at these offsets");
 
 long pcp_rseq_off;
 enum pcp_mode_id pcp_mode_cur;

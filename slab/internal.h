@@ -28,6 +28,7 @@
 #include "uslab/mm_types.h"
 #include "uslab/page_alloc.h"
 #include "uslab/percpu.h"
+#include "percpu/fastpath.h"
 #include "uslab/slab.h"
 
 #define SLAB_NAME_LEN		48

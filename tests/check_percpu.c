@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "uslab/percpu.h"
+#include "percpu/fastpath.h"	/* inline pcp_alloc/pcp_free */
 
 #define POOL_N	20000
 

@@ -1004,12 +1004,17 @@ START_TEST(test_hardened_boundary_exhaustive)
 		struct kmem_cache *s = kmem_cache_create("hard-n", sizes[i], 0, 0, NULL);
 		uint64_t n, bytes = PAGE_SIZE << s->order;
 
+		uint64_t wrong = 0, first = 0;
+
+		/* one assertion per size: this runs under valgrind too */
 		for (n = 0; n < bytes; n++) {
 			bool obj = n % s->size == 0 && n / s->size < s->objects;
 
-			ck_assert_msg((n * s->obj_magic < s->obj_limit) == obj,
-				      "size %u offset %lu", s->size, (unsigned long)n);
+			if ((n * s->obj_magic < s->obj_limit) != obj && !wrong++)
+				first = n;
 		}
+		ck_assert_msg(!wrong, "size %u: %lu offsets wrong, first %lu",
+			      s->size, (unsigned long)wrong, (unsigned long)first);
 		kmem_cache_destroy(s);
 	}
 }
