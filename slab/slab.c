@@ -199,7 +199,7 @@ int slab_calculate_layout(struct kmem_cache *s)
 	slab_layout_obj_check(s);
 
 	/* Empty slabs kept: more for big objects, whose slabs cost more to make. */
-	if (!IS_ENABLED(CONFIG_PERCPU_CACHE)) {
+	if (!IS_ENABLED(CONFIG_SLAB_KEEP_EMPTY)) {
 		s->min_partial = 0;	/* nocache: empty pages go back at once */
 	} else {
 		unsigned int lg = 31 - (unsigned int)__builtin_clz(s->size);
@@ -551,7 +551,7 @@ static void slab_pcp_attach(struct kmem_cache *s)
 		return;
 	if (!slab_debug(s))
 		s->pcp = pcp_cache_create(s->name, s, &slab_pcp_ops, s->size);
-	/* kmalloc_fast() clears the free mark of a magazine hit at word 0 */
+	/* __kmalloc_index() clears the free mark of a magazine hit at word 0 */
 	BUG_ON(s->pcp && (s->flags & __SLAB_KMALLOC) && s->mark_off);
 	if (!s->pcp) {
 		s->pcp = pcp_cache_bypass();
