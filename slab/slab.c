@@ -30,6 +30,7 @@
 #include <time.h>
 #include <urcu/urcu-memb.h>
 #include <urcu/rculist.h>
+#include "lib/fault_inject.h"
 #include "slab/internal.h"
 
 pthread_mutex_t slab_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -379,10 +380,29 @@ static void *take_object_locked(struct kmem_cache *s, struct page *slab)
  * Return: objects stored in @objs; fewer than @n only when page_alloc
  * failed (errno ENOMEM).
  */
+/* failslab (USLAB_OPTIONS fail_slab=...): every slab_alloc_bulk() call */
+static struct fault_attr failslab;
+
+int kmem_cache_set_fault(const char *spec)
+{
+	return fault_attr_parse(&failslab, spec);
+}
+
+unsigned long kmem_cache_faults_injected(void)
+{
+	return __atomic_load_n(&failslab.injected, __ATOMIC_RELAXED);
+}
+
 int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n)
 {
 	struct page *slab, *fresh = NULL;
 	int i = 0, k;
+
+	if (!(gfp & __GFP_NOFAIL) &&
+	    unlikely(should_fail(&failslab, s->object_size))) {
+		errno = ENOMEM;
+		return 0;
+	}
 
 	slab_lock(s);
 	while (i < n) {

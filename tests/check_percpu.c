@@ -418,7 +418,7 @@ START_TEST(test_out_of_objects)
 	struct pcp_cache *pc = t_create(64, 32);
 	int i, n = 0;
 
-	while ((o[n] = t_alloc(pc)) != NULL)
+	while (n < POOL_N && (o[n] = t_alloc(pc)) != NULL)
 		n++;
 	ck_assert_int_eq(n, POOL_N);
 	ck_assert_ptr_null(t_alloc(pc));

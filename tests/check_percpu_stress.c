@@ -145,7 +145,7 @@ static void *worker_main(void *arg)
 			if (mbox_n < MAILBOX)
 				mbox[mbox_n++] = w->held[--w->nheld];
 			pthread_mutex_unlock(&mbox_lock);
-		} else if ((r & 3) == 3 && mbox_n && w->nheld < HOLD) {
+		} else if ((r & 3) == 3 && w->nheld < HOLD) {
 			pthread_mutex_lock(&mbox_lock);
 			if (mbox_n)
 				w->held[w->nheld++] = mbox[--mbox_n];
