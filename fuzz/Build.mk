@@ -7,7 +7,7 @@
 
 FUZZ_TIME   ?= 300
 FUZZ_FLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-               -D_GNU_SOURCE -I$(srctree)/include -I$(srctree) -I$(obj)/include \
+               -D_GNU_SOURCE -DUSLAB_INTERNAL -I$(srctree)/include -I$(srctree) -I$(obj)/include \
                -include $(autoconf_h) -Wall -Wextra -Wno-unused-parameter
 fuzz-common := sim/trace_common.c sim/trace_read.c sim/import_common.c \
                sim/import_mtrace.c sim/import_perf.c

@@ -10,8 +10,12 @@
 #ifndef USLAB_MM_TYPES_H
 #define USLAB_MM_TYPES_H
 
+#include <stddef.h>
 #include <stdint.h>
-#include "lib/list.h"
+#include "uslab/types.h"	/* struct list_head */
+#ifdef USLAB_INTERNAL
+#include "lib/list.h"	/* the list operations, for the library's own code */
+#endif
 
 #define PAGE_SHIFT	12
 #define PAGE_SIZE	(1UL << PAGE_SHIFT)

@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
-#include "lib/compiler.h"
+#include "uslab/api.h"
 
 #ifndef USLAB_VCPU
 #define USLAB_VCPU 0
@@ -295,6 +295,13 @@ int pcp_vclock_set(uint64_t ns);
 int pcp_vcpu_set_nr(unsigned int nr);
 
 /*
+ * Below: the fast paths, inline into the library's own code only (the
+ * per-CPU layer's calls are not exported from libuslab.so).
+ */
+#ifdef USLAB_INTERNAL
+#include "lib/compiler.h"
+
+/*
  * percpu/magazine.c: the slow paths behind the inline fast paths.
  * pcp_alloc_miss/pcp_free_miss take the fast path's result: a miss, or an
  * aborted section (counted, then retried).
@@ -488,5 +495,7 @@ static __always_inline void pcp_free(struct pcp_cache *pc, void *obj)
 	if (unlikely(r))
 		pcp_free_miss(pc, obj, r);
 }
+
+#endif /* USLAB_INTERNAL */
 
 #endif /* USLAB_PERCPU_H */
