@@ -204,23 +204,38 @@ run: all
 # Installed: lib/ (libuslab.so, libuslab.a, libuslab-core.a, pkg-config
 # files uslab.pc and uslab-static.pc), include/uslab/ (public headers, the
 # configuration as autoconf.h, kernel/linux/ for <linux/slab.h>), bin/.
-# tests/test_malloc_install.sh builds programs against it as the README says.
-incdir := $(DESTDIR)$(PREFIX)/include/uslab
+# One recipe: `make install` and the staging prefix that examples/ build
+# against (examples/Build.mk) both run it. $(1): where files go (DESTDIR
+# included); $(2): the prefix the pkg-config files name.
+install-files := $(core-lib) $(if $(malloc-objs),$(shared-lib) $(static-lib)) \
+                 $(install-bins) $(install-libs) $(autoconf_h) \
+                 $(wildcard include/uslab/*.h include/uslab/kernel/linux/*.h) \
+                 scripts/uslab.pc.in scripts/uslab-static.pc.in
+define install-to
+	$(Q)install -d $(1)/lib $(1)/include/uslab/kernel/linux $(1)/lib/pkgconfig $(1)/bin
+	$(Q)install -m 644 include/uslab/*.h $(1)/include/uslab/
+	$(Q)install -m 644 include/uslab/kernel/linux/*.h $(1)/include/uslab/kernel/linux/
+	$(Q)install -m 644 $(autoconf_h) $(1)/include/uslab/autoconf.h
+	$(Q)install -m 644 $(core-lib) $(1)/lib/
+	$(Q)$(if $(malloc-objs),install -m 755 $(shared-lib) $(1)/lib/ && install -m 644 $(static-lib) $(1)/lib/)
+	$(Q)$(if $(install-bins),install -m 755 $(install-bins) $(1)/bin/)
+	$(Q)$(if $(install-libs),install -m 755 $(install-libs) $(1)/lib/)
+	$(Q)for pc in uslab uslab-static; do \
+		sed -e 's|@PREFIX@|$(2)|g' scripts/$$pc.pc.in > $(1)/lib/pkgconfig/$$pc.pc || exit 1; \
+	done
+endef
 install: all
 	$(quiet) INSTALL "$(DESTDIR)$(PREFIX)"
-	$(Q)install -d $(DESTDIR)$(PREFIX)/lib $(incdir)/kernel/linux \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
-	$(Q)install -m 644 include/uslab/*.h $(incdir)/
-	$(Q)install -m 644 include/uslab/kernel/linux/*.h $(incdir)/kernel/linux/
-	$(Q)install -m 644 $(autoconf_h) $(incdir)/autoconf.h
-	$(Q)install -m 644 $(core-lib) $(DESTDIR)$(PREFIX)/lib/
-	$(Q)$(if $(malloc-objs),install -m 755 $(shared-lib) $(DESTDIR)$(PREFIX)/lib/ && install -m 644 $(static-lib) $(DESTDIR)$(PREFIX)/lib/)
-	$(Q)$(if $(install-bins),install -m 755 $(install-bins) $(DESTDIR)$(PREFIX)/bin/)
-	$(Q)$(if $(install-libs),install -m 755 $(install-libs) $(DESTDIR)$(PREFIX)/lib/)
-	$(Q)for pc in uslab uslab-static; do \
-		sed -e 's|@PREFIX@|$(PREFIX)|g' scripts/$$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc || exit 1; \
-	done
+	$(call install-to,$(DESTDIR)$(PREFIX),$(PREFIX))
 .PHONY: install
+
+# A staging install inside the build output, for programs that build
+# against the library as its users do (examples/Build.mk).
+stage-prefix := $(abspath $(obj))/prefix
+$(stage-prefix)/.installed: $(install-files)
+	$(quiet) INSTALL $(stage-prefix)
+	$(call install-to,$(stage-prefix),$(stage-prefix))
+	$(Q)touch $@
 
 clean:
 	$(quiet) CLEAN $(obj)
