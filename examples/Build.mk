@@ -24,3 +24,11 @@ $(obj)/examples/uslab-kv-malloc: examples/kv/kv.c
 	$(Q)$(CC) $(example-cflags) -o $@ $< $$(pkg-config --cflags --libs liburcu-memb)
 
 progs += $(obj)/examples/uslab-kv $(obj)/examples/uslab-kv-malloc
+
+# `make bench-kv`: the server under redis-benchmark, kmem_cache build against
+# the malloc build on glibc and on each preloaded peer (examples/kv/bench.sh).
+# `make bench` runs it too, before bench/run.sh.
+bench-kv: $(obj)/examples/uslab-kv $(obj)/examples/uslab-kv-malloc $(shared-lib)
+	$(Q)O=$(obj) bash examples/kv/bench.sh
+bench: bench-kv
+.PHONY: bench-kv
