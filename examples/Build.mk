@@ -1,5 +1,14 @@
-# examples/: services built against the installed library exactly as a
-# user builds theirs: from a staging install (the `make install` recipe into
+# examples/: programs that use the library's public API.
+#
+# uslab-demo: the slab demo `make run` opens with (scripts/run.sh).
+
+progs += $(obj)/uslab-demo
+$(obj)/uslab-demo: $(obj)/examples/uslab-demo.o $(obj)/libuslab-core.a
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The services, built against the installed library exactly as a user
+# builds theirs: from a staging install (the `make install` recipe into
 # $(obj)/prefix, see the Makefile) through pkg-config, nothing from the tree.
 #
 #   build/examples/uslab-kv          Redis-protocol key-value server, kmem_caches
