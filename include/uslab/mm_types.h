@@ -12,10 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "uslab/types.h"	/* struct list_head */
-#ifdef USLAB_INTERNAL
-#include "lib/list.h"	/* the list operations, for the library's own code */
-#endif
+#include "uslab/types.h"
 
 #define PAGE_SHIFT	12
 #define PAGE_SIZE	(1UL << PAGE_SHIFT)

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Types the public headers share, as the kernel's <linux/types.h> holds
- * struct list_head. The list operations are in lib/list.h (not installed).
+ * Basic types shared by the public headers and lib/ (the kernel's
+ * include/linux/types.h): self-contained, installed.
  */
 #ifndef USLAB_TYPES_H
 #define USLAB_TYPES_H
 
+/* A circular doubly linked list node (lib/list.h has the operations). */
 struct list_head {
 	struct list_head *next, *prev;
 };
