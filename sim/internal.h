@@ -35,9 +35,32 @@
 #define TRACE_EV_RESERVED	0x80u
 
 #define TRACE_ID_LIMIT		((uint64_t)1 << 63)
+/* CPUs the tools accept: Linux's largest NR_CPUS (x86 MAXSMP), which is
+ * also the percpu layer's virtual-CPU limit. Importers refuse CPU numbers
+ * at or above it; sim and tune refuse a larger header CPU count or --cpus. */
+#define TRACE_MAX_CPUS		8192u
 
 /* sim/trace_common.c */
 uint32_t trace_crc32c(uint32_t crc, const void *buf, size_t len);
+
+/* Keyed hash table u64 -> u64 for tables an input fills (addresses, ids,
+ * thread numbers): SipHash-1-3 under a random key per table, so a file
+ * cannot aim keys at one bucket. Memory follows the keys inserted. Every
+ * key but UINT64_MAX. */
+struct hmap_slot {
+	uint64_t key;		/* key + 1; 0 = empty */
+	uint64_t val;
+};
+struct hmap {
+	struct hmap_slot *slots;
+	uint64_t mask, count;
+	uint64_t key[2];
+};
+int hmap_init(struct hmap *m);			/* 0 or -ENOMEM */
+void hmap_destroy(struct hmap *m);
+uint64_t *hmap_find(const struct hmap *m, uint64_t key);	/* NULL: absent */
+int hmap_insert(struct hmap *m, uint64_t key, uint64_t val);	/* -EEXIST, -ENOMEM */
+int hmap_remove(struct hmap *m, uint64_t key, uint64_t *val);	/* -ENOENT */
 /* sim/trace_write.c: header fields only known at the end (imports): the
  * header is rewritten in place by trace_writer_close(). */
 void trace_writer_set_cpus_pid(struct trace_writer *w, uint32_t cpus, uint32_t pid);
@@ -346,13 +369,21 @@ static_assert(sizeof(struct sim_ev) == 32, "compact event");
 
 struct trace_reader;
 
-/* A decoded trace in memory (sim_trace_load), or a stream (sim_trace_open). */
+/*
+ * A decoded trace in memory (sim_trace_load), or a stream (sim_trace_open).
+ * Trace ids are renumbered densely in the order they first appear (a keyed
+ * table of the ids met), so the simulator's per-object arrays follow the
+ * objects the file really holds, whatever ids it uses.
+ */
 struct sim_trace {
 	struct sim_ev *ev;
-	size_t n, cap;			/* stream: n = events (trailer), 0 unknown */
+	size_t n, cap;			/* stream: n = events (trailer's claim), 0 unknown */
 	struct trace_reader *r;		/* stream: the reader */
 	const char *path;
-	uint64_t id_space;
+	uint64_t id_space;		/* dense ids in use + 1 */
+	struct hmap ids;		/* trace id -> dense id */
+	uint64_t *trace_id;		/* dense id -> trace id, for messages */
+	uint64_t trace_id_cap;
 	uint32_t nthreads;
 	unsigned int cpus;	/* simulated CPUs */
 	unsigned int rec_cpus;	/* the recording's, 0 = unknown */
@@ -369,6 +400,8 @@ int sim_trace_open(struct sim_trace *t, const char *path, unsigned int cpus,
 /* Next events of a stream into @buf. Return: count, 0 at the end, -errno. */
 long sim_trace_read(struct sim_trace *t, struct sim_ev *buf, size_t max,
 		    const char *who);
+/* The trace's own id for dense id @id, as messages name it. */
+uint64_t sim_trace_id(const struct sim_trace *t, uint32_t id);
 
 #define SIM_MAX_CLASSES		32
 #define SIM_CLASS_NONE		0xff
@@ -420,7 +453,8 @@ struct sim_sample {
 
 struct sim_result {
 	uint64_t events, allocs, frees, reallocs, failed, enomem;
-	uint64_t bad_event;		/* index, op and id of a bad event */
+	uint64_t bad_event;		/* index, op and id of a bad event; UINT64_MAX none */
+	bool reported;			/* the error was printed where it happened */
 	unsigned int bad_op, bad_id;
 	double seconds;			/* simulation loop only, wall */
 	double cpu_seconds;		/* the same, CPU time of the thread */
