@@ -24,6 +24,12 @@ $(obj)/uslab: $$(addprefix $(obj)/,$$(sim-objs)) $$(vcpu-lib)
 $(obj)/tests/check_trace: $(addprefix $(obj)/,$(trace-objs))
 $(obj)/tests/check_trace: LDLIBS += $(SIM_LIBS)
 
+# Hostile-trace writer for the shell tests (tests/test_trace_corrupt.sh).
+progs += $(obj)/tests/trace_forge
+$(obj)/tests/trace_forge: $(obj)/tests/trace_forge.o $(addprefix $(obj)/,$(trace-objs))
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(SIM_LIBS) $(LDLIBS)
+
 # --- replay, simulation, tuning, calibration, generators (sim/ owner B).
 sim-objs += sim/gen.o sim/replay.o sim/simulate_load.o sim/simulate.o \
             sim/simulate_pcp.o sim/tune.o sim/plot.o sim/calibrate_model.o
