@@ -418,7 +418,8 @@ static void print_report(FILE *f, const struct trace_meta *m,
 	print_bytes(f, rp->live_bytes);
 	fprintf(f, " still live\n");
 
-	qsort(rp->threads, rp->nthreads, sizeof(*rp->threads), cmp_tid);
+	if (rp->nthreads)
+		qsort(rp->threads, rp->nthreads, sizeof(*rp->threads), cmp_tid);
 	for (uint32_t t = 0; t < rp->nthreads; t++)
 		active += rp->threads[t].events != 0;
 	fprintf(f, "\nthreads: %u\n", active);
