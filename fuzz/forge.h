@@ -135,8 +135,9 @@ static uint8_t *forge_event(struct forge_in *in, uint8_t *p, struct forge_state 
 		p = put_varint(p, zigzag((int64_t)(old - id)));
 	if (trace_op_has_size(op))
 		p = put_varint(p, forge_value(in, shape >> 8, 0));
-	if (trace_op_has_align(op))
-		p = put_varint(p, (uint64_t)1 << (forge_take(in, 1) % 64));
+	if (trace_op_has_align(op))	/* a power of two, or anything */
+		p = put_varint(p, shape & 0x400 ? forge_value(in, shape >> 12, 0) :
+			       (uint64_t)1 << (forge_take(in, 1) % 64));
 	st->time += dt;
 	st->nevents++;
 	st->any = true;

@@ -276,6 +276,8 @@ static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 		/* log2 of the alignment, rounded up as glibc rounds memalign's */
 		if (ev.align > 1)
 			e.align_shift = (uint8_t)(64 - __builtin_clzll(ev.align - 1));
+		if (e.align_shift > 63)		/* above 2^63: fails, as it did */
+			e.align_shift = 63;
 		/* Ids 0 (NULL) need no ordering; the old side of realloc first. */
 		if (e.old_id && e.old_id != e.id)
 			e.seq_old = seq[e.old_id]++;

@@ -87,7 +87,7 @@ static int sim_ev_from_trace(struct sim_trace *t, struct trace_reader *r,
 	d->cpu = (uint16_t)(cpu % t->cpus);
 	d->op = ev->op;
 	d->align_shift = ev->align ? (uint8_t)(63 - __builtin_clzll(ev->align)) : 0;
-	if (ev->align & (ev->align - 1))
+	if ((ev->align & (ev->align - 1)) && d->align_shift < 63)
 		d->align_shift++;	/* not a power of two: round up, as glibc */
 	if (ev->tid >= t->nthreads)
 		t->nthreads = ev->tid + 1;
