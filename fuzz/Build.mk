@@ -12,25 +12,25 @@ FUZZ_TIME   ?= 300
 FUZZ_FLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                -D_GNU_SOURCE -I$(srctree)/include -I$(srctree) -I$(obj)/include \
                -include $(autoconf_h) -Wall -Wextra -Wno-unused-parameter
-fuzz-common := sim/trace_common.c sim/trace_read.c sim/import_common.c \
-               sim/import_mtrace.c sim/import_perf.c
-fuzz-trace  := sim/trace_common.c sim/trace_read.c
+fuzz-common := trace/trace_common.c trace/trace_read.c trace/import_common.c \
+               trace/import_mtrace.c trace/import_perf.c
+fuzz-trace  := trace/trace_common.c trace/trace_read.c
 fuzz-bins   := $(obj)/fuzz/fuzz_trace $(obj)/fuzz/fuzz_mtrace $(obj)/fuzz/fuzz_perf \
                $(obj)/fuzz/fuzz_trace_struct $(obj)/fuzz/fuzz_report \
                $(obj)/fuzz/fuzz_loaders $(obj)/fuzz/fuzz_sim
-fuzz-deps   := fuzz/forge.h sim/internal.h include/uslab/trace.h $(autoconf_h)
+fuzz-deps   := fuzz/forge.h trace/internal.h sim/internal.h include/uslab/trace.h $(autoconf_h)
 
-$(obj)/fuzz/fuzz_trace: fuzz/fuzz_trace.c $(fuzz-common) sim/internal.h include/uslab/trace.h $(autoconf_h)
+$(obj)/fuzz/fuzz_trace: fuzz/fuzz_trace.c $(fuzz-common) trace/internal.h include/uslab/trace.h $(autoconf_h)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-common) -lzstd
 
-$(obj)/fuzz/fuzz_mtrace: fuzz/fuzz_import.c $(fuzz-common) sim/internal.h include/uslab/trace.h $(autoconf_h)
+$(obj)/fuzz/fuzz_mtrace: fuzz/fuzz_import.c $(fuzz-common) trace/internal.h include/uslab/trace.h $(autoconf_h)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -DFUZZ_MTRACE -o $@ $< $(fuzz-common) -lzstd
 
-$(obj)/fuzz/fuzz_perf: fuzz/fuzz_import.c $(fuzz-common) sim/internal.h include/uslab/trace.h $(autoconf_h)
+$(obj)/fuzz/fuzz_perf: fuzz/fuzz_import.c $(fuzz-common) trace/internal.h include/uslab/trace.h $(autoconf_h)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -DFUZZ_PERF -o $@ $< $(fuzz-common) -lzstd
@@ -40,18 +40,22 @@ $(obj)/fuzz/fuzz_trace_struct: fuzz/fuzz_trace_struct.c $(fuzz-trace) $(fuzz-dep
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) -lzstd
 
-$(obj)/fuzz/fuzz_report: fuzz/fuzz_report.c $(fuzz-trace) sim/report.c sim/script.c $(fuzz-deps)
+fuzz-report-src := tools/uslab/builtin-report.c tools/uslab/builtin-script.c
+$(obj)/fuzz/fuzz_report: fuzz/fuzz_report.c $(fuzz-trace) $(fuzz-report-src) $(fuzz-deps)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) sim/report.c sim/script.c -lzstd
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) $(fuzz-report-src) -lzstd
 
-$(obj)/fuzz/fuzz_loaders: fuzz/fuzz_loaders.c $(fuzz-trace) sim/simulate_load.c sim/replay.c $(fuzz-deps)
+$(obj)/fuzz/fuzz_loaders: fuzz/fuzz_loaders.c $(fuzz-trace) sim/simulate_load.c tools/uslab/builtin-replay.c $(fuzz-deps)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) sim/simulate_load.c -lzstd -lpthread
 
 fuzz-sim-src := sim/simulate_load.c sim/simulate.c sim/simulate_pcp.c sim/calibrate_model.c
-$(obj)/fuzz/fuzz_sim: fuzz/fuzz_sim.c $(fuzz-trace) $(fuzz-sim-src) $(fuzz-deps) $(vcpu-lib)
+# libuslab-core-vcpu.a comes from percpu/Build.mk: secondary expansion, so
+# the order the fragments are read in does not matter.
+.SECONDEXPANSION:
+$(obj)/fuzz/fuzz_sim: fuzz/fuzz_sim.c $(fuzz-trace) $(fuzz-sim-src) $(fuzz-deps) $$(vcpu-lib)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) $(fuzz-sim-src) $(vcpu-lib) -lzstd $(LDLIBS) -lm

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
-#include "sim/internal.h"
+#include "trace/internal.h"
 
 #define FORGE_RAW	0x01
 #define FORGE_TRAILER	0x02

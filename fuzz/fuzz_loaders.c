@@ -2,12 +2,12 @@
 /*
  * libFuzzer target: the loaders of `uslab tune` (sim_trace_load), `uslab
  * sim` (sim_trace_open + sim_trace_read) and `uslab replay` (rp_load, from
- * sim/replay.c included here for its static loader) on forged traces. What
+ * tools/uslab/builtin-replay.c included here for its static loader) on forged traces. What
  * they build must be in bounds: dense ids below the id space, CPUs below
  * the CPU count, replay slots below its slot count, threads as met.
  */
 #include "fuzz/forge.h"
-#include "sim/replay.c"
+#include "tools/uslab/builtin-replay.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include "fuzz/forge.h"
+#include "tools/uslab/builtin.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "fuzz/forge.h"
+#include "sim/internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim/internal.h"
+#include "trace/internal.h"
 
 static int patch_trailer(const char *path, int argc, char **argv)
 {

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim/internal.h"
+#include "trace/internal.h"
 
 struct idmap {
 	struct hmap addr;	/* address -> id of the live object there */

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/random.h>
-#include "sim/internal.h"
+#include "trace/internal.h"
 
 static const struct {
 	const char *name;

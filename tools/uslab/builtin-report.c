@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim/internal.h"
+#include "tools/uslab/builtin.h"
 
 #define MAX_THREADS	(1u << 20)	/* distinct threads met */
 #define MAX_CPUS	4096u
