@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "lib/compiler.h"
+#include "uslab/slab.h"
 #include "uslab/trace.h"
 #include "trace/internal.h"
 
@@ -68,9 +69,8 @@ long sim_trace_read(struct sim_trace *t, struct sim_ev *buf, size_t max,
 /* The trace's own id for dense id @id, as messages name it. */
 uint64_t sim_trace_id(const struct sim_trace *t, uint32_t id);
 
-#define SIM_MAX_CLASSES		32
+#define SIM_MAX_CLASSES		NR_KMALLOC_CLASSES	/* slab's kmalloc_info[] */
 #define SIM_CLASS_NONE		0xff
-#define SIM_CLASS_TABLE		((CONFIG_KMALLOC_MAX_CACHE_SIZE / 8) + 2)
 #define SIM_DEFAULT		(-2L)	/* depot_limit: the library's default */
 
 struct sim_config {
