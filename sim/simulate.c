@@ -285,6 +285,8 @@ static int sim_state_grow(struct sim_state *st, uint64_t ids)
 
 	if (ids <= st->cap)
 		return 0;
+	if (ids > UINT32_MAX)		/* dense ids (simulate_load.c) never are */
+		return -E2BIG;
 	while (cap < ids)
 		cap *= 2;
 	p = realloc(st->ptr, cap * sizeof(*p));
@@ -343,6 +345,7 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	int err;
 
 	memset(res, 0, sizeof(*res));
+	res->bad_event = UINT64_MAX;
 	st.every = cfg->sample_every ? cfg->sample_every : UINT64_MAX;
 	/* The CPU count must be set before the first cache exists. */
 	err = sim_pcp_init(cfg->cpus);
@@ -376,7 +379,7 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 
 			if (n < 0) {
 				err = (int)n;
-				res->bad_event = UINT64_MAX;	/* reported already */
+				res->reported = true;
 				goto out_free;
 			}
 			if (!n)
@@ -416,7 +419,7 @@ void sim_result_free(struct sim_result *res)
 	res->samples = NULL;
 }
 
-/* ---- cmd_sim: options and output. */
+/* ---- The configuration (uslab sim and the tuner parse into it). */
 
 /*
  * sim_parse_mag_size - "N" for every class, "CLASS=N" for one, where CLASS

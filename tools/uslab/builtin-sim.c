@@ -194,8 +194,9 @@ static int sim_option(int c, const char *arg, struct sim_config *cfg, struct sim
 	switch (c) {
 	case 'c':
 		o->cpus = strtoul(arg, &end, 10);
-		if (*end || !o->cpus || o->cpus > 1024) {
-			fprintf(stderr, "uslab sim: --cpus wants 1..1024, not '%s'\n", arg);
+		if (*end || !o->cpus || o->cpus > TRACE_MAX_CPUS) {
+			fprintf(stderr, "uslab sim: --cpus wants 1..%u, not '%s'\n",
+				TRACE_MAX_CPUS, arg);
 			return 2;
 		}
 		return 0;
@@ -260,14 +261,18 @@ static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_c
 	return -1;
 }
 
-static void print_run_error(const char *path, int err, const struct sim_result *res)
+static void print_run_error(const char *path, int err, const struct sim_trace *t,
+			    const struct sim_result *res)
 {
 	if (err == -EINVAL && res->bad_event != UINT64_MAX)
 		fprintf(stderr, "uslab sim: %s: event %" PRIu64
-			": object state does not match the operation (%s of id %u)\n",
-			path, res->bad_event, trace_op_name(res->bad_op), res->bad_id);
-	else if (res->bad_event != UINT64_MAX)
-		fprintf(stderr, "uslab sim: %s\n", strerror(-err));
+			": object state does not match the operation (%s of id %" PRIu64 ")\n",
+			path, res->bad_event, trace_op_name(res->bad_op),
+			sim_trace_id(t, res->bad_id));
+	else if (!res->reported)
+		fprintf(stderr, "uslab sim: %s: %s\n", path,
+			err == -EINVAL ? "cannot set up the simulated allocator" :
+			strerror(-err));
 }
 
 int cmd_sim(int argc, char **argv)
@@ -292,7 +297,7 @@ int cmd_sim(int argc, char **argv)
 		cfg.sample_every = t.n >= 1000 ? t.n / 1000 : (t.n ? 1 : 10000);
 	err = sim_run(&t, &cfg, &res);
 	if (err) {
-		print_run_error(path, err, &res);
+		print_run_error(path, err, &t, &res);
 		sim_result_free(&res);
 		sim_trace_free(&t);
 		return 1;

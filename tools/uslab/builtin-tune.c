@@ -84,7 +84,7 @@ static int tune_option(int opt, const char *arg, struct tune *tu, struct tune_cl
 
 	switch (opt) {
 	case 'j': rc = parse_num("-j", arg, 1, 256, &v); tu->workers = (unsigned int)v; break;
-	case 'c': rc = parse_num("--cpus", arg, 1, 1024, &v); o->cpus = (unsigned long)v; break;
+	case 'c': rc = parse_num("--cpus", arg, 1, TRACE_MAX_CPUS, &v); o->cpus = (unsigned long)v; break;
 	case 'b': rc = parse_num("--batch", arg, 1, 4096, &v); tu->batch = (int)v; break;
 	case 's': o->svg = arg; break;
 	case 'p': o->png = arg; break;
