@@ -56,7 +56,9 @@ static void malloc_fork_child(void)
 }
 
 /**
- * malloc_print_stats - slabinfo, buddyinfo and malloc's own counters to @fd.
+ * malloc_print_stats - slabinfo, buddyinfo, the per-cache table and page
+ * allocator line (slab/stats.c), settings that named no cache, and malloc's
+ * own counters, to @fd.
  * Context: any; never allocates.
  */
 void malloc_print_stats(int fd)
@@ -68,6 +70,19 @@ void malloc_print_stats(int fd)
 	slabinfo_write_fd(fd);
 	page_alloc_buddyinfo(buf, sizeof(buf));
 	malloc_write_str(fd, buf);
+	/* the table `uslab sim` prints, from the library's own counters */
+	malloc_write_str(fd, "\n");
+	kmem_cache_stats_write_fd(fd);
+	if (kmem_cache_settings_unmatched(NULL, 0)) {
+		char names[1024];
+
+		kmem_cache_settings_unmatched(names, sizeof(names));
+		uslab_bufprintf(buf, sizeof(buf), &pos,
+				"uslab: %s: %s named no cache of this process (none was "
+				"created by that name)\n", CONFIG_MALLOC_OPTIONS_ENV, names);
+		malloc_write_str(fd, buf);
+		pos = 0;
+	}
 	page_alloc_get_stats(&st);
 	uslab_bufprintf(buf, sizeof(buf), &pos,
 			"malloc: allocated %zu KiB, free resident %zu KiB, returned %zu KiB, "

@@ -9,39 +9,26 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "lib/compiler.h"
+#include "uslab/slab.h"
 
 /* Smallest alignment malloc() guarantees for requests of 16 bytes or more. */
 #define MALLOC_ALIGN		16
 /* glibc refuses sizes above PTRDIFF_MAX with ENOMEM; so do we. */
 #define MALLOC_MAX_SIZE		((size_t)PTRDIFF_MAX)
 
-/* Per-cache magazine overrides from mag_size.<cache>=N. */
-#define MALLOC_MAX_CACHE_OPTS	16
-#define MALLOC_CACHE_NAME_LEN	32
+/* Cache settings (mag_size, batch, depot_limit) kept until applied. */
+#define MALLOC_MAX_SETTINGS	32
 
-struct malloc_cache_opt {
-	char name[MALLOC_CACHE_NAME_LEN];	/* cache name, or "" with @size */
-	size_t size;				/* kmalloc class by size, or 0 */
-	unsigned int limit;
-};
-
-/*
- * Parsed options; -1 (MALLOC_OPT_UNSET for depot_limit, where -1 is a value;
- * false for flags) means "keep the built-in default".
- */
-#define MALLOC_OPT_UNSET	(-2L)
+/* Parsed options; -1 (false for flags) means "keep the built-in default". */
 struct malloc_opts {
-	long mag_size;
-	long batch;
-	long depot_limit;
 	long trim_kb;
 	long reaper_ms;
 	long limit_mb;
 	bool stats;
 	bool debug;
 	bool help;
-	unsigned int nr_cache_opts;
-	struct malloc_cache_opt cache_opts[MALLOC_MAX_CACHE_OPTS];
+	unsigned int nr_settings;
+	struct kmem_cache_setting settings[MALLOC_MAX_SETTINGS];
 };
 
 /* malloc/options.c */

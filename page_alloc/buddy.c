@@ -216,6 +216,8 @@ struct page *alloc_pages(gfp_t gfp, unsigned int order)
 	page->compound_head = page;
 	page->order = order;
 	pa_zone.bytes_allocated += bytes;
+	if (pa_zone.bytes_allocated > pa_zone.bytes_allocated_peak)
+		pa_zone.bytes_allocated_peak = pa_zone.bytes_allocated;
 	if (pa_zone.bytes_allocated > pa_alloc_high)
 		pa_alloc_high = pa_zone.bytes_allocated;
 	pa_stat_inc(allocs[order]);

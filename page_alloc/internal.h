@@ -49,6 +49,7 @@ struct pa_zone {
 	char *large_bottom;	/* start of the part carved for own mappings */
 
 	size_t bytes_allocated;		/* handed out: buddy + large */
+	size_t bytes_allocated_peak;	/* its high-water mark (page_alloc_reset_peak) */
 	size_t bytes_large;		/* of which own mappings */
 	size_t bytes_free;		/* free in buddy sections */
 	size_t bytes_free_resident;	/* of which possibly resident */

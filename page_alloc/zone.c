@@ -304,6 +304,7 @@ void page_alloc_get_stats(struct page_alloc_stats *st)
 		return;
 	pa_lock();
 	st->bytes_allocated = pa_zone.bytes_allocated;
+	st->bytes_allocated_peak = pa_zone.bytes_allocated_peak;
 	st->bytes_free_resident = pa_zone.bytes_free_resident;
 	/* a block being returned right now counts as returned */
 	st->bytes_free_returned = pa_zone.bytes_free + pa_zone.bytes_isolated -
@@ -317,6 +318,15 @@ void page_alloc_get_stats(struct page_alloc_stats *st)
 	st->merges = pa_zone.merges;
 	st->trims = pa_zone.trims;
 	st->enomem = pa_zone.enomem;
+	pa_unlock();
+}
+
+void page_alloc_reset_peak(void)
+{
+	if (pa_init_once())
+		return;
+	pa_lock();
+	pa_zone.bytes_allocated_peak = pa_zone.bytes_allocated;
 	pa_unlock();
 }
 

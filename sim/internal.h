@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "lib/compiler.h"
+#include "uslab/page_alloc.h"
+#include "uslab/slab.h"
 #include "uslab/trace.h"
 
 /* ---- On-disk layout (docs/trace-format.md); all integers little-endian. */
@@ -406,6 +408,7 @@ struct sim_class_result {
 	unsigned int objsize;
 	struct sim_cache_counts c;
 	uint64_t slab_bytes_peak;
+	struct kmem_cache_stats stats;	/* slab/'s counters at the end */
 	int64_t ovh_peak;		/* slab bytes - live bytes of the class */
 	int64_t ovh_sum;		/* over samples, for the mean */
 };
@@ -425,6 +428,7 @@ struct sim_result {
 	double seconds;			/* simulation loop only, wall */
 	double cpu_seconds;		/* the same, CPU time of the thread */
 	uint64_t page_allocs, page_frees, splits, merges;
+	struct page_alloc_stats pages;	/* page_alloc's counters at the end */
 	uint64_t held_peak, live_peak, live_end;
 	int64_t ovh_peak;
 	uint64_t held_sum, live_sum;	/* over samples */
@@ -453,6 +457,9 @@ int cmd_sim(int argc, char **argv);
 const char *sim_pcp_engine(void);
 /* Before anything allocates: @cpus virtual CPUs. Return: 0 or -errno. */
 int sim_pcp_init(unsigned int cpus);
+/* Before the caches exist: @cfg's tunables as slab/ settings. */
+int sim_pcp_settings(const struct sim_config *cfg);
+/* After: fails (-ENOENT) when a per-class name matched no cache. */
 int sim_pcp_apply(const struct sim_config *cfg, struct sim_result *res);
 void sim_pcp_set_cpu(unsigned int cpu, uint64_t time_ns);
 void sim_pcp_collect(struct sim_result *res);

@@ -164,10 +164,8 @@ static inline void sim_track_alloc(struct sim_state *st, uint32_t id, void *p,
 	st->size[id] = size;
 	st->cls[id] = (uint8_t)c;
 	st->live += size;
-	if (c != SIM_CLASS_NONE) {
+	if (c != SIM_CLASS_NONE)
 		st->cls_live[c] += size;
-		st->res->cls[c].c.allocs++;
-	}
 }
 
 static inline void sim_track_free(struct sim_state *st, uint32_t id)
@@ -175,10 +173,8 @@ static inline void sim_track_free(struct sim_state *st, uint32_t id)
 	unsigned int c = st->cls[id];
 
 	st->live -= st->size[id];
-	if (c != SIM_CLASS_NONE) {
+	if (c != SIM_CLASS_NONE)
 		st->cls_live[c] -= st->size[id];
-		st->res->cls[c].c.frees++;
-	}
 	st->ptr[id] = NULL;
 }
 
@@ -365,6 +361,10 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	err = sim_pcp_init(cfg->cpus);
 	if (err)
 		return err;
+	/* Settings first: each cache takes them when it is created. */
+	err = sim_pcp_settings(cfg);
+	if (err)
+		return err;
 	err = sim_classes_init(res, st.size_cls);
 	if (err)
 		return err;
@@ -504,6 +504,7 @@ static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_confi
 		      const struct sim_result *res, const char *path, unsigned int rows)
 {
 	uint64_t allocs = 0, hits = 0;
+	char line[512];
 	size_t i, step;
 	unsigned int c;
 
@@ -518,34 +519,29 @@ static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_confi
 		res->events, res->allocs, res->frees, res->reallocs, res->failed,
 		res->enomem);
 	fprintf(f, "\nper cache (magazine = per-CPU loaded+spare, depot behind them):\n");
-	fprintf(f, "  %-16s %7s %6s %11s %11s %7s %9s %9s %9s %9s %10s\n",
-		"cache", "objsize", "mag", "allocs", "frees", "hit%", "refills",
-		"flushes", "depot_get", "depot_put", "peak_slabKiB");
+	/* slab/'s formatter: the table USLAB_OPTIONS=stats prints */
+	kmem_cache_stats_header(line, sizeof(line));
+	fputs(line, f);
 	for (c = 0; c < res->nr_cls; c++) {
-		const struct sim_class_result *cr = &res->cls[c];
-		uint64_t ops = cr->c.allocs + cr->c.frees;
+		const struct kmem_cache_stats *cs = &res->cls[c].stats;
 
-		if (!ops && !cr->slab_bytes_peak)
+		if (!kmem_cache_stats_shown(cs))
 			continue;
-		allocs += ops;
-		hits += cr->c.alloc_hits + cr->c.free_hits;
-		fprintf(f, "  %-16s %7u %6u %11" PRIu64 " %11" PRIu64 " %7.2f %9" PRIu64
-			" %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %10.1f\n",
-			cr->name, cr->objsize, cr->c.mag_size, cr->c.allocs, cr->c.frees,
-			ops ? 100.0 * (double)(cr->c.alloc_hits + cr->c.free_hits) / (double)ops : 0.0,
-			cr->c.refills, cr->c.flushes, cr->c.depot_gets, cr->c.depot_puts,
-			(double)cr->slab_bytes_peak / 1024.0);
+		allocs += cs->allocs + cs->frees;
+		hits += cs->alloc_hits + cs->free_hits;
+		kmem_cache_stats_row(cs, line, sizeof(line));
+		fputs(line, f);
 	}
 	for (c = 0; c < res->nr_cls && !res->cls[c].c.mag_size; c++)
 		;
 	if (c == res->nr_cls)
 		fprintf(f, "  (no kmalloc cache has per-CPU magazines in this build: debug caches\n"
 			"   bypass them, nocache has none; every operation goes to the slabs)\n");
-	fprintf(f, "  %-16s %7s %6s %23" PRIu64 " %7.2f\n", "all caches", "", "",
-		allocs, allocs ? 100.0 * (double)hits / (double)allocs : 0.0);
-	fprintf(f, "\npage allocator: %" PRIu64 " block allocations, %" PRIu64
-		" frees, %" PRIu64 " splits, %" PRIu64 " merges\n",
-		res->page_allocs, res->page_frees, res->splits, res->merges);
+	kmem_cache_stats_total(allocs, hits, line, sizeof(line));
+	fputs(line, f);
+	fputc('\n', f);
+	kmem_cache_stats_page_line(&res->pages, line, sizeof(line));
+	fputs(line, f);
 
 	{
 		struct sim_cost_model m;

@@ -106,6 +106,8 @@ static __slowpath struct kmem_cache *create_kmalloc_cache(unsigned int idx)
 	__atomic_store_n(&kmalloc_caches[idx], s, __ATOMIC_RELEASE);
 out_unlock:
 	pthread_mutex_unlock(&slab_mutex);
+	if (s && s == fresh)
+		slab_settings_recheck(s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return s;
 }
@@ -123,6 +125,14 @@ struct kmem_cache *kmalloc_cache_get(unsigned int idx)
 	if (likely(s))
 		return s;
 	return create_kmalloc_cache(idx);
+}
+
+/** kmalloc_cache_name - the name of the class serving @size, or NULL. */
+const char *kmalloc_cache_name(size_t size)
+{
+	if (!size || size > KMALLOC_MAX_CACHE_SIZE)
+		return NULL;
+	return kmalloc_names[kmalloc_index(size)];
 }
 
 struct kmem_cache *kmalloc_slab(size_t size)

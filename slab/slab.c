@@ -297,6 +297,8 @@ static void add_slab_locked(struct kmem_cache *s, struct page *slab)
 	list_add(&slab->slab_list, &s->empty);
 	s->nr_empty++;
 	s->nr_slabs++;
+	if (s->nr_slabs > s->nr_slabs_peak)
+		s->nr_slabs_peak = s->nr_slabs;
 	s->slabs_allocated++;
 }
 
@@ -514,6 +516,9 @@ static void slab_pcp_attach(struct kmem_cache *s)
 	if (s->limit && pcp_cache_set_tunables(s->pcp, s->limit, s->batchcount))
 		pr_warn("kmem_cache_create(%s): tunables %u %u refused", s->name,
 			s->limit, s->batchcount);
+	if (s->depot_limit != -2)
+		pcp_cache_set_depot_limit(s->pcp, s->depot_limit < 0 ? PCP_DEPOT_UNLIMITED :
+					  (unsigned int)s->depot_limit);
 }
 
 /**
@@ -593,7 +598,7 @@ int __kmem_cache_create(struct kmem_cache *s, const char *name,
 	INIT_LIST_HEAD(&s->full);
 	INIT_LIST_HEAD(&s->empty);
 	CDS_INIT_LIST_HEAD(&s->list);
-	slab_default_tunables(s);
+	slab_settings_resolve(s);	/* settings named before it existed */
 	slab_pcp_attach(s);
 	return 0;
 }
@@ -630,6 +635,7 @@ struct kmem_cache *kmem_cache_create(const char *name, unsigned int size,
 	pthread_mutex_lock(&slab_mutex);
 	cds_list_add_tail_rcu(&s->list, &slab_caches);
 	pthread_mutex_unlock(&slab_mutex);
+	slab_settings_recheck(s);
 	return s;
 
 out_free:

@@ -139,6 +139,8 @@ void page_alloc_set_decay_agent(bool on);
 
 struct page_alloc_stats {
 	size_t bytes_allocated;		/* handed out, buddy and large */
+	size_t bytes_allocated_peak;	/* its high-water mark since start or
+					 * the last page_alloc_reset_peak() */
 	size_t bytes_free_resident;	/* free but still resident */
 	size_t bytes_free_returned;	/* free and given back to the OS */
 	size_t bytes_large;		/* in own mappings */
@@ -150,6 +152,13 @@ struct page_alloc_stats {
 };
 
 void page_alloc_get_stats(struct page_alloc_stats *st);
+
+/**
+ * page_alloc_reset_peak - restart bytes_allocated_peak from what is held now
+ * (a tool measuring one phase of a program: the replayer's timed run).
+ * Context: thread-safe; takes the zone lock. Never allocates.
+ */
+void page_alloc_reset_peak(void);
 
 /**
  * page_alloc_buddyinfo - /proc/buddyinfo-style text into @buf.
