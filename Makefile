@@ -122,6 +122,7 @@ endif
 # What each folder contributes.  Fragments append to:
 #   core-objs      objects of lib/ page_alloc/ slab/ percpu/ (libuslab-core.a)
 #   malloc-objs    objects of malloc/ (libuslab.so, libuslab.a)
+#   vcpu-objs      objects added to libuslab-core-vcpu.a (malloc's policy)
 #   sim-objs       objects of sim/ and tools/ (the uslab CLI)
 #   progs          extra programs, built by `make`
 #   check-progs    Check suites (tests/check_*.c are found automatically)
@@ -132,6 +133,7 @@ endif
 
 core-objs   :=
 malloc-objs :=
+vcpu-objs   :=
 sim-objs    :=
 progs       :=
 check-progs :=

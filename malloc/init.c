@@ -32,10 +32,10 @@
 #include "malloc/internal.h"
 
 /*
- * Defined here, used by free(): that reference is what pulls this object
+ * Referenced by malloc/malloc.c: that reference is what pulls this object
  * (the constructor) into programs linked with libuslab.a.
  */
-unsigned long malloc_foreign_frees;
+const char malloc_init_anchor;
 
 static void malloc_fork_prepare(void)
 {

@@ -37,17 +37,19 @@ int malloc_parse_options(const char *str);
 void malloc_print_help(int fd);
 void malloc_apply_options(void);
 
-/* malloc/malloc.c: sizes 1 .. this take kmalloc_fast(); 0 while debugging */
-extern size_t malloc_fast_max;
+/* malloc/policy.c: sizes 1 .. this take kmalloc_fast(); 0 while debugging */
+extern size_t malloc_fast_max __attribute__((__visibility__("hidden")));
 
 /* malloc/debug.c */
-extern bool malloc_debug;
+extern bool malloc_debug __attribute__((__visibility__("hidden")));
 int malloc_debug_enable(void);
 void *malloc_debug_alloc(size_t size, bool zero);
 
 /* malloc/init.c */
 void malloc_write_str(int fd, const char *s);
 void malloc_print_stats(int fd);
-extern unsigned long malloc_foreign_frees;
+
+/* malloc/policy.c */
+extern unsigned long malloc_foreign_frees __attribute__((__visibility__("hidden")));
 
 #endif /* USLAB_MALLOC_INTERNAL_H */
