@@ -99,6 +99,17 @@ static int parse_flag(const struct malloc_option *o, const char *suffix,
 	return -EINVAL;
 }
 
+/* reaper_ms: 0 (off) or a period in [min, max]. */
+static int parse_reaper(const struct malloc_option *o, const char *suffix,
+			const char *val)
+{
+	if (!suffix && val && !strcmp(val, "0")) {
+		*o->field = 0;
+		return 0;
+	}
+	return parse_num(o, suffix, val);
+}
+
 /*
  * mag_size, batch, depot_limit (optionally .<cache>): slab/ parses the item
  * (the same parser as `uslab sim` and slabinfo writes) and malloc_apply_
@@ -139,8 +150,9 @@ static const struct malloc_option malloc_options[] = {
 	  "depot_limit.<cache>=N for one cache",
 	  parse_cache_setting, NULL, NULL, 0, 0 },
 	{ "reaper_ms", "Kconfig (" __stringify(CONFIG_PERCPU_REAPER_PERIOD_MS) ")",
-	  "period of the background reaper that trims depots and idle CPUs",
-	  parse_num, &malloc_opts.reaper_ms, NULL, 10, 600000 },
+	  "period of the background reaper that trims depots and idle CPUs "
+	  "(10 .. 600000; 0 = no reaper, as `uslab sim --no-reaper`)",
+	  parse_reaper, &malloc_opts.reaper_ms, NULL, 10, 600000 },
 	{ "trim", __stringify(CONFIG_PAGE_ALLOC_RESIDENT_FREE_KB),
 	  "KiB of free pages kept resident before the rest goes back to the OS",
 	  parse_num, &malloc_opts.trim_kb, NULL, 0, 1L << 40 },
@@ -297,7 +309,7 @@ void malloc_apply_options(void)
 		if (err)
 			setting_warn(&malloc_opts.settings[i], err);
 	}
-	if (malloc_opts.reaper_ms > 0) {
+	if (malloc_opts.reaper_ms >= 0) {
 		int err = pcp_reaper_set_period((unsigned long)malloc_opts.reaper_ms);
 		char item[64];
 		size_t pos = 0;

@@ -389,6 +389,7 @@ struct sim_config {
 	long depot_limit;		/* SIM_DEFAULT, -1 = unlimited, or N */
 	uint64_t sample_every;		/* events between memory samples */
 	bool per_class;			/* per-class overhead at each sample */
+	bool no_reaper;			/* no virtual reaper passes */
 };
 
 /* What the layers counted for one cache over the run. */
@@ -456,7 +457,7 @@ int cmd_sim(int argc, char **argv);
 /* sim/simulate_pcp.c: the simulator's view of the slab and percpu layers. */
 const char *sim_pcp_engine(void);
 /* Before anything allocates: @cpus virtual CPUs. Return: 0 or -errno. */
-int sim_pcp_init(unsigned int cpus);
+int sim_pcp_init(unsigned int cpus, bool no_reaper);
 /* Before the caches exist: @cfg's tunables as slab/ settings. */
 int sim_pcp_settings(const struct sim_config *cfg);
 /* After: fails (-ENOENT) when a per-class name matched no cache. */

@@ -355,7 +355,7 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	memset(res, 0, sizeof(*res));
 	st.every = cfg->sample_every ? cfg->sample_every : UINT64_MAX;
 	/* The CPU count must be set before the first cache exists. */
-	err = sim_pcp_init(cfg->cpus);
+	err = sim_pcp_init(cfg->cpus, cfg->no_reaper);
 	if (err)
 		return err;
 	/* Settings first: each cache takes them when it is created. */
@@ -637,7 +637,8 @@ static const char sim_usage_text[] =
 	"  --sample N           sample memory every N events (default: 1000\n"
 	"                       samples over the trace)\n"
 	"  --rows N             rows of the over-time table (default 20, 0 = none)\n"
-	"  --timeline FILE      every sample as CSV\n";
+	"  --timeline FILE      every sample as CSV\n"
+	"  --no-reaper          no reaper passes (a real run: USLAB_OPTIONS=reaper_ms=0)\n";
 
 int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg)
 {
@@ -673,6 +674,7 @@ int cmd_sim(int argc, char **argv)
 		{ "sample", required_argument, NULL, 's' },
 		{ "rows", required_argument, NULL, 'r' },
 		{ "timeline", required_argument, NULL, 't' },
+		{ "no-reaper", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -720,6 +722,9 @@ int cmd_sim(int argc, char **argv)
 			break;
 		case 't':
 			timeline = optarg;
+			break;
+		case 'R':
+			cfg.no_reaper = true;
 			break;
 		case 'h':
 			fputs(sim_usage_text, stdout);

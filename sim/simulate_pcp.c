@@ -40,11 +40,14 @@ void sim_pcp_set_cpu(unsigned int cpu, uint64_t time_ns)
 	pcp_vclock_set(time_ns);
 }
 
-int sim_pcp_init(unsigned int cpus)
+int sim_pcp_init(unsigned int cpus, bool no_reaper)
 {
 	int err;
 
 	pcp_init();
+	/* as USLAB_OPTIONS=reaper_ms=0 in a real run */
+	if (no_reaper)
+		pcp_reaper_set_period(0);
 	if (pcp_mode_id() != PCP_MODE_VCPU)
 		return 0;
 	err = pcp_vcpu_set_nr(cpus);
