@@ -297,7 +297,7 @@ void page_alloc_set_resident_free(size_t bytes)
  *
  * Context: thread-safe; takes the zone lock. Never allocates.
  */
-void page_alloc_get_stats(struct page_alloc_stats *st)
+__visible void page_alloc_get_stats(struct page_alloc_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	if (pa_init_once())
@@ -321,7 +321,7 @@ void page_alloc_get_stats(struct page_alloc_stats *st)
 	pa_unlock();
 }
 
-void page_alloc_reset_peak(void)
+__visible void page_alloc_reset_peak(void)
 {
 	if (pa_init_once())
 		return;

@@ -117,7 +117,9 @@ struct sim_result {
 	double seconds;			/* simulation loop only, wall */
 	double cpu_seconds;		/* the same, CPU time of the thread */
 	uint64_t page_allocs, page_frees, splits, merges;
-	struct page_alloc_stats pages;	/* page_alloc's counters at the end */
+	struct page_alloc_stats pages;	/* page_alloc's counters of the run;
+					 * peak: above the start */
+	struct page_alloc_stats pages_start;	/* when the run started */
 	uint64_t held_peak, live_peak, live_end;
 	int64_t ovh_peak;
 	uint64_t held_sum, live_sum;	/* over samples */
@@ -152,8 +154,9 @@ int sim_pcp_settings(const struct sim_config *cfg);
 int sim_pcp_apply(const struct sim_config *cfg, struct sim_result *res);
 void sim_pcp_set_cpu(unsigned int cpu, uint64_t time_ns);
 void sim_pcp_collect(struct sim_result *res);
+void sim_pcp_mark_start(struct sim_result *res);
 /* Bytes of slabs per class (slabinfo's num_slabs * pagesperslab). */
-void sim_slab_bytes(const struct sim_result *res, uint64_t *bytes);
+void sim_slab_bytes(struct sim_result *res, uint64_t *bytes);
 
 /* sim/calibrate_model.c: the slow-path cost model. */
 struct sim_cost_model {

@@ -54,8 +54,9 @@ static uint64_t now_ns(clockid_t clk)
 }
 
 /*
- * sim_classes_init - the kmalloc caches, smallest first, found by asking
- * kmalloc_slab() for every size, and a table from size to class index.
+ * sim_classes_init - the kmalloc classes, smallest first, and a table from
+ * size to class index. Named, not created: the caches come into being on
+ * first use, as in the library (their creation is part of the run).
  */
 static int sim_classes_init(struct sim_result *res, uint8_t *table)
 {
@@ -63,17 +64,15 @@ static int sim_classes_init(struct sim_result *res, uint8_t *table)
 	unsigned int n = 0, i;
 
 	while (sz <= KMALLOC_MAX_CACHE_SIZE && n < SIM_MAX_CLASSES) {
-		struct kmem_cache *s = kmalloc_slab(sz);
+		unsigned int objsize = kmalloc_class_size(sz);
+		const char *name = kmalloc_cache_name(sz);
 
-		if (!s)
-			break;
-		res->cls[n].cache = s;
-		res->cls[n].objsize = kmem_cache_size(s);
-		snprintf(res->cls[n].name, sizeof(res->cls[n].name), "%s",
-			 kmem_cache_name(s));
-		if (res->cls[n].objsize < sz)
-			return -EINVAL;	/* kmalloc_slab() disagrees with itself */
-		sz = res->cls[n].objsize + 1;
+		if (!objsize || !name || objsize < sz)
+			return -EINVAL;	/* the class table disagrees with itself */
+		res->cls[n].cache = NULL;
+		res->cls[n].objsize = objsize;
+		snprintf(res->cls[n].name, sizeof(res->cls[n].name), "%s", name);
+		sz = (size_t)objsize + 1;
 		n++;
 	}
 	res->nr_cls = n;
@@ -368,6 +367,7 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	err = sim_pcp_apply(cfg, res);
 	if (err)
 		return err;
+	sim_pcp_mark_start(res);
 	err = sim_state_grow(&st, t->id_space ? t->id_space : 1);
 	if (err)
 		goto out_free;

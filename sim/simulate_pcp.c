@@ -99,16 +99,34 @@ int sim_pcp_settings(const struct sim_config *cfg)
 	return err;
 }
 
-/* After the caches exist: every per-class name must have matched one. */
+/* Every per-class name must name a kmalloc class (typos fail loudly). */
 int sim_pcp_apply(const struct sim_config *cfg, struct sim_result *res)
 {
-	char names[512];
+	unsigned int i, c;
 
-	if (kmem_cache_settings_unmatched(names, sizeof(names))) {
-		fprintf(stderr, "uslab sim: no kmalloc cache for %s\n", names);
-		return -ENOENT;
+	for (i = 0; i < cfg->nr_class_mag; i++) {
+		const char *n = cfg->class_mag[i].name;
+		long size;
+
+		if (!kmem_cache_parse_long(n, 1, KMALLOC_MAX_CACHE_SIZE, &size))
+			continue;	/* a size: the parser found its class */
+		for (c = 0; c < res->nr_cls; c++)
+			if (!strcmp(n, res->cls[c].name))
+				break;
+		if (c == res->nr_cls) {
+			fprintf(stderr, "uslab sim: no kmalloc cache '%s'\n", n);
+			return -ENOENT;
+		}
 	}
 	return 0;
+}
+
+/* The cache of class @cr, once the run has created it. */
+static struct kmem_cache *sim_class_cache(struct sim_class_result *cr)
+{
+	if (!cr->cache)
+		cr->cache = kmem_cache_find(cr->name);
+	return cr->cache;
 }
 
 /* The library's counters of every class (slab/'s statistics call). */
@@ -121,7 +139,11 @@ void sim_pcp_collect(struct sim_result *res)
 		struct sim_class_result *cr = &res->cls[c];
 		struct kmem_cache_stats st;
 
-		kmem_cache_get_stats(cr->cache, &st);
+		memset(&st, 0, sizeof(st));
+		snprintf(st.name, sizeof(st.name), "%s", cr->name);
+		st.object_size = cr->objsize;
+		if (sim_class_cache(cr))
+			kmem_cache_get_stats(cr->cache, &st);
 		cr->c.allocs = st.allocs;
 		cr->c.frees = st.frees;
 		cr->c.alloc_hits = st.alloc_hits;
@@ -140,26 +162,46 @@ void sim_pcp_collect(struct sim_result *res)
 		cr->slab_bytes_peak = st.slab_bytes_peak;
 		cr->stats = st;
 	}
+	/* page_alloc's counters of the run: less what the caches' set-up did */
 	page_alloc_get_stats(&ps);
+	if (ps.bytes_allocated_peak > res->held_peak)
+		res->held_peak = ps.bytes_allocated_peak;
 	for (o = 0; o < NR_PAGE_ORDERS; o++) {
+		ps.allocs[o] -= res->pages_start.allocs[o];
+		ps.frees[o] -= res->pages_start.frees[o];
 		res->page_allocs += ps.allocs[o];
 		res->page_frees += ps.frees[o];
 	}
+	ps.splits -= res->pages_start.splits;
+	ps.merges -= res->pages_start.merges;
+	ps.bytes_allocated_peak -= res->pages_start.bytes_allocated;
 	res->splits = ps.splits;
 	res->merges = ps.merges;
 	res->pages = ps;
-	if (ps.bytes_allocated_peak > res->held_peak)
-		res->held_peak = ps.bytes_allocated_peak;
+}
+
+/*
+ * sim_pcp_mark_start - page_alloc's counters when the run starts (caches
+ * created, nothing allocated), so that the page line counts the run only,
+ * as `uslab replay` with stats does; the peak restarts from here.
+ */
+void sim_pcp_mark_start(struct sim_result *res)
+{
+	page_alloc_get_stats(&res->pages_start);
+	page_alloc_reset_peak();
 }
 
 /** sim_slab_bytes - bytes of slabs per class now (slab/'s statistics call). */
-void sim_slab_bytes(const struct sim_result *res, uint64_t *bytes)
+void sim_slab_bytes(struct sim_result *res, uint64_t *bytes)
 {
 	unsigned int c;
 
 	for (c = 0; c < res->nr_cls; c++) {
 		struct kmem_cache_stats st;
 
+		bytes[c] = 0;
+		if (!sim_class_cache(&res->cls[c]))
+			continue;
 		kmem_cache_get_stats(res->cls[c].cache, &st);
 		bytes[c] = st.slab_bytes;
 	}

@@ -128,11 +128,19 @@ struct kmem_cache *kmalloc_cache_get(unsigned int idx)
 }
 
 /** kmalloc_cache_name - the name of the class serving @size, or NULL. */
-const char *kmalloc_cache_name(size_t size)
+__visible const char *kmalloc_cache_name(size_t size)
 {
 	if (!size || size > KMALLOC_MAX_CACHE_SIZE)
 		return NULL;
 	return kmalloc_names[kmalloc_index(size)];
+}
+
+/** kmalloc_class_size - the object size of the class serving @size, or 0. */
+__visible unsigned int kmalloc_class_size(size_t size)
+{
+	if (!size || size > KMALLOC_MAX_CACHE_SIZE)
+		return 0;
+	return kmalloc_sizes[kmalloc_index(size)];
 }
 
 struct kmem_cache *kmalloc_slab(size_t size)

@@ -61,7 +61,7 @@ static const char *const tunable_names[] = {
  * slabinfo writes.
  * Return: 0, -EINVAL (malformed) or -ERANGE.
  */
-int kmem_cache_parse_long(const char *val, long min, long max, long *out)
+__visible int kmem_cache_parse_long(const char *val, long min, long max, long *out)
 {
 	bool neg = false;
 	long v = 0;
@@ -105,7 +105,7 @@ static void tunable_range(enum kmem_cache_tunable what, long *min, long *max)
  * may know it); -EINVAL malformed; -ERANGE value or size out of range;
  * -EOPNOTSUPP when this build has no per-CPU magazines at all.
  */
-int kmem_cache_setting_parse(const char *item, struct kmem_cache_setting *set)
+__visible int kmem_cache_setting_parse(const char *item, struct kmem_cache_setting *set)
 {
 	const char *eq, *dot, *name = NULL;
 	size_t klen, nlen = 0;
@@ -315,7 +315,7 @@ int slab_settings_apply(struct kmem_cache *s)
  * Return: 0; -ENOSPC when SLAB_MAX_SETTINGS are kept already; the first
  * error of kmem_cache_set_tunables() on an existing cache.
  */
-int kmem_cache_setting_add(const struct kmem_cache_setting *set)
+__visible int kmem_cache_setting_add(const struct kmem_cache_setting *set)
 {
 	struct kmem_cache *s;
 	int err;
@@ -340,7 +340,7 @@ int kmem_cache_setting_add(const struct kmem_cache_setting *set)
 }
 
 /** kmem_cache_setting - kmem_cache_setting_parse() then _add(). */
-int kmem_cache_setting(const char *item)
+__visible int kmem_cache_setting(const char *item)
 {
 	struct kmem_cache_setting set;
 	int err = kmem_cache_setting_parse(item, &set);
@@ -353,7 +353,7 @@ int kmem_cache_setting(const char *item)
  * ("mag_size.kmalloc-64=32", "batch=8") into @buf.
  * Return: @buf.
  */
-char *kmem_cache_setting_str(const struct kmem_cache_setting *set, char *buf,
+__visible char *kmem_cache_setting_str(const struct kmem_cache_setting *set, char *buf,
 			     size_t len)
 {
 	size_t pos = 0;
@@ -372,7 +372,7 @@ char *kmem_cache_setting_str(const struct kmem_cache_setting *set, char *buf,
  * Context: thread-safe; never allocates.
  * Return: how many.
  */
-unsigned int kmem_cache_settings_unmatched(char *buf, size_t len)
+__visible unsigned int kmem_cache_settings_unmatched(char *buf, size_t len)
 {
 	unsigned int i, n = 0;
 	size_t pos = 0;
@@ -400,7 +400,7 @@ unsigned int kmem_cache_settings_unmatched(char *buf, size_t len)
  * have). For a process that runs several configurations one after the
  * other on fresh caches (tests).
  */
-void kmem_cache_settings_clear(void)
+__visible void kmem_cache_settings_clear(void)
 {
 	pthread_mutex_lock(&settings_lock);
 	nr_settings = 0;

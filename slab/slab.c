@@ -724,7 +724,7 @@ int kmem_cache_shrink(struct kmem_cache *s)
  * Context: thread-safe; walks the cache list under RCU (no slab_mutex,
  * since TYPESAFE_BY_RCU discards call call_rcu).
  */
-void kmem_cache_shrink_all(void)
+__visible void kmem_cache_shrink_all(void)
 {
 	struct kmem_cache *s;
 

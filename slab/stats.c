@@ -22,7 +22,7 @@
 #include "slab/internal.h"
 
 /** kmem_cache_stats_enabled - are the per-CPU counters compiled in? */
-bool kmem_cache_stats_enabled(void)
+__visible bool kmem_cache_stats_enabled(void)
 {
 	/* without magazines, the slab layer's own call counts are the counters */
 	return IS_ENABLED(CONFIG_STATS) &&
@@ -33,7 +33,7 @@ bool kmem_cache_stats_enabled(void)
  * kmem_cache_get_stats - the counters of @s into @st.
  * Context: thread-safe; takes @s's lock briefly. Never allocates.
  */
-void kmem_cache_get_stats(struct kmem_cache *s, struct kmem_cache_stats *st)
+__visible void kmem_cache_get_stats(struct kmem_cache *s, struct kmem_cache_stats *st)
 {
 	struct pcp_cache *pc = kmem_cache_pcp(s);
 	unsigned long cached = 0;
@@ -101,7 +101,7 @@ void kmem_cache_get_stats(struct kmem_cache *s, struct kmem_cache_stats *st)
  * allocates.
  * Return: the number of caches; entries beyond @max are not written.
  */
-size_t kmem_cache_stats_all(struct kmem_cache_stats *st, size_t max)
+__visible size_t kmem_cache_stats_all(struct kmem_cache_stats *st, size_t max)
 {
 	struct kmem_cache *s;
 	size_t n = 0;
@@ -122,7 +122,7 @@ size_t kmem_cache_stats_all(struct kmem_cache_stats *st, size_t max)
  * (nr_slabs_peak) from its slabs now, as page_alloc_reset_peak() does for
  * pages: for a tool that measures one phase.
  */
-void kmem_cache_stats_reset_peak(void)
+__visible void kmem_cache_stats_reset_peak(void)
 {
 	struct kmem_cache *s;
 
@@ -138,9 +138,11 @@ void kmem_cache_stats_reset_peak(void)
 
 /**
  * kmem_cache_stats_sub - @after less @before, counter by counter (the
- * operations of one phase); sizes, tunables and peaks are @after's.
+ * operations of one phase); the slab peaks become the growth above what
+ * @before held (restart them with kmem_cache_stats_reset_peak() when the
+ * phase begins); sizes and tunables stay @after's.
  */
-void kmem_cache_stats_sub(struct kmem_cache_stats *after,
+__visible void kmem_cache_stats_sub(struct kmem_cache_stats *after,
 			  const struct kmem_cache_stats *before)
 {
 #define SUB(f) after->f -= before->f
@@ -149,13 +151,17 @@ void kmem_cache_stats_sub(struct kmem_cache_stats *after,
 	SUB(swaps); SUB(depot_gets); SUB(depot_puts); SUB(rseq_aborts);
 	SUB(fallback_ops); SUB(drains); SUB(direct);
 #undef SUB
+	after->nr_slabs_peak = after->nr_slabs_peak > before->nr_slabs ?
+			       after->nr_slabs_peak - before->nr_slabs : 0;
+	after->slab_bytes_peak = after->slab_bytes_peak > before->slab_bytes ?
+				 after->slab_bytes_peak - before->slab_bytes : 0;
 }
 
 /* ------------------------------------------------------------------ */
 /* The table: one formatter for `uslab sim` and USLAB_OPTIONS=stats. */
 
 /** kmem_cache_stats_header - the column line of the per-cache table. */
-size_t kmem_cache_stats_header(char *buf, size_t len)
+__visible size_t kmem_cache_stats_header(char *buf, size_t len)
 {
 	size_t pos = 0;
 
@@ -173,7 +179,7 @@ static double hit_pct(uint64_t hits, uint64_t ops)
 }
 
 /** kmem_cache_stats_row - one cache's line of the table. */
-size_t kmem_cache_stats_row(const struct kmem_cache_stats *st, char *buf,
+__visible size_t kmem_cache_stats_row(const struct kmem_cache_stats *st, char *buf,
 			    size_t len)
 {
 	uint64_t ops = st->allocs + st->frees;
@@ -192,7 +198,7 @@ size_t kmem_cache_stats_row(const struct kmem_cache_stats *st, char *buf,
 }
 
 /** kmem_cache_stats_total - the "all caches" line: operations and hit%. */
-size_t kmem_cache_stats_total(uint64_t ops, uint64_t hits, char *buf, size_t len)
+__visible size_t kmem_cache_stats_total(uint64_t ops, uint64_t hits, char *buf, size_t len)
 {
 	size_t pos = 0;
 
@@ -206,7 +212,7 @@ size_t kmem_cache_stats_total(uint64_t ops, uint64_t hits, char *buf, size_t len
  * kmem_cache_stats_page_line - the page allocator's line under the table:
  * block allocations and frees, splits, merges, the peak held.
  */
-size_t kmem_cache_stats_page_line(const struct page_alloc_stats *ps, char *buf,
+__visible size_t kmem_cache_stats_page_line(const struct page_alloc_stats *ps, char *buf,
 				  size_t len)
 {
 	unsigned long long allocs = 0, frees = 0;
@@ -225,7 +231,7 @@ size_t kmem_cache_stats_page_line(const struct page_alloc_stats *ps, char *buf,
 }
 
 /** kmem_cache_stats_shown - does the table show this cache? (any activity) */
-bool kmem_cache_stats_shown(const struct kmem_cache_stats *st)
+__visible bool kmem_cache_stats_shown(const struct kmem_cache_stats *st)
 {
 	return st->allocs || st->frees || st->slab_bytes_peak;
 }
@@ -238,7 +244,7 @@ bool kmem_cache_stats_shown(const struct kmem_cache_stats *st)
  * Context: thread-safe; never allocates (one cache at a time on the stack).
  * Return: 0 or -errno from write(2).
  */
-int kmem_cache_stats_write_fd(int fd)
+__visible int kmem_cache_stats_write_fd(int fd)
 {
 	struct kmem_cache_stats st;
 	struct page_alloc_stats ps;

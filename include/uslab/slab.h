@@ -183,6 +183,8 @@ unsigned int kmem_cache_settings_unmatched(char *buf, size_t len);
 void kmem_cache_settings_clear(void);
 /* The kmalloc cache name for @size ("kmalloc-64"), without creating it. */
 const char *kmalloc_cache_name(size_t size);
+/* Its object size, without creating it; 0 above the caches. */
+unsigned int kmalloc_class_size(size_t size);
 
 /*
  * Statistics as calls (slab/stats.c). Counters of one cache: the per-CPU

@@ -519,11 +519,13 @@ int cmd_replay(int argc, char **argv)
 	}
 	rss0 = rss_kib();
 	getrusage(RUSAGE_SELF, &ru0);
+	rp_stats_begin();	/* uslab with stats: counters before the run */
 	t0 = mono_ns();
 	c0 = rdtsc();
 	pthread_barrier_wait(&rp.start);
 	for (i = 0; i < rp.nthreads; i++)
 		pthread_join(rp.t[i].th, NULL);
+	rp_stats_snapshot();	/* before the replayer allocates again */
 	c1 = rdtsc();
 	t1 = mono_ns();
 	getrusage(RUSAGE_SELF, &ru1);
@@ -574,6 +576,7 @@ int cmd_replay(int argc, char **argv)
 	       ru1.ru_maxrss, ru1.ru_maxrss > rss0 ? ru1.ru_maxrss - rss0 : 0, rss0);
 	printf("page faults: %ld minor, %ld major\n",
 	       ru1.ru_minflt - ru0.ru_minflt, ru1.ru_majflt - ru0.ru_majflt);
+	rp_stats_end(stdout);
 	err = 0;
 	goto out;
 out_nomem:

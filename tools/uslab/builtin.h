@@ -22,6 +22,11 @@ int cmd_import(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 /* builtin-replay.c */
 int cmd_replay(int argc, char **argv);
+/* replay-stats.c: USLAB_OPTIONS=stats, the replayed events' own table */
+#define RP_STATS_MAX_CACHES	128
+bool rp_stats_begin(void);
+void rp_stats_snapshot(void);
+void rp_stats_end(FILE *f);
 /* builtin-gen.c */
 int cmd_gen(int argc, char **argv);
 
