@@ -415,7 +415,38 @@ static const char tune_usage[] =
 	"  --batch N            batch count for every run (default: half a magazine)\n"
 	"  --peak               frontier on peak instead of mean overhead\n"
 	"  --no-compose         only the uniform grid, no per-class round\n"
-	"  --all                print every frontier point\n";
+	"  --all                print every frontier point\n"
+	"  --verify[=N]         replay the trace for real under the defaults and the\n"
+	"                       recommendation, interleaved, N runs each (5): medians\n";
+
+/* --verify: the defaults (job @def) and the recommendation (@rec) for real. */
+static int verify_recommendation(const char *trace, const struct tune *tu, size_t def,
+				 size_t rec, unsigned int runs)
+{
+	struct tune_verify_point pts[2] = {
+		{ .label = "defaults" }, { .label = "recommended" },
+	};
+	FILE *f = fmemopen(pts[1].opts, sizeof(pts[1].opts) - 1, "w");
+	char *nl;
+
+	if (!f)
+		return -1;
+	print_options(f, &tu->jobs[rec]);
+	fclose(f);
+	memmove(pts[1].opts, pts[1].opts + strlen("USLAB_OPTIONS="),
+		strlen(pts[1].opts) - strlen("USLAB_OPTIONS=") + 1);
+	nl = strchr(pts[1].opts, '\n');
+	if (nl)
+		*nl = '\0';
+	if (tu->jobs[rec].defaults)
+		pts[1].opts[0] = '\0';
+	pts[0].model_ms = tu->jobs[def].out.cost_ns / 1e6;
+	pts[0].model_ovh_kib = tu->jobs[def].out.ovh_mean / 1024.0;
+	pts[1].model_ms = tu->jobs[rec].out.cost_ns / 1e6;
+	pts[1].model_ovh_kib = tu->jobs[rec].out.ovh_mean / 1024.0;
+	fflush(stdout);
+	return tune_verify(trace, pts, 2, runs, stdout);
+}
 
 int cmd_tune(int argc, char **argv)
 {
@@ -430,6 +461,7 @@ int cmd_tune(int argc, char **argv)
 		{ "peak", no_argument, NULL, 'P' },
 		{ "no-compose", no_argument, NULL, 'N' },
 		{ "all", no_argument, NULL, 'A' },
+		{ "verify", optional_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -442,6 +474,8 @@ int cmd_tune(int argc, char **argv)
 	unsigned long cpus = 0;
 	bool compose = true;
 	size_t i, j, grid, step, rec = SIZE_MAX;
+	unsigned long verify = 0;
+	char *vend;
 	double cmin = INFINITY, cmax = -INFINITY, omin = INFINITY, omax = -INFINITY, best;
 	char *end, desc[512];
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
@@ -492,6 +526,13 @@ int cmd_tune(int argc, char **argv)
 		case 'P': tu.peak = true; break;
 		case 'N': compose = false; break;
 		case 'A': tu.all_rows = true; break;
+		case 'V':
+			verify = optarg ? strtoul(optarg, &vend, 10) : 5;
+			if ((optarg && *vend) || !verify || verify > 64) {
+				fprintf(stderr, "uslab tune: --verify wants 1..64 runs\n");
+				return 2;
+			}
+			break;
 		case 'h': fputs(tune_usage, stdout); return 0;
 		default: fputs(tune_usage, stderr); return 2;
 		}
@@ -709,6 +750,9 @@ int cmd_tune(int argc, char **argv)
 	print_options(stdout, &tu.jobs[rec]);
 	printf("\nas a Kconfig fragment:\n");
 	print_kconfig(stdout, &tu.jobs[rec]);
+	if (verify && verify_recommendation(argv[optind], &tu, grid, rec,
+					    (unsigned int)verify))
+		goto out;
 
 	if (svg || png) {
 		struct plot_point *pts = calloc(tu.nr_jobs ? tu.nr_jobs : 1, sizeof(*pts));

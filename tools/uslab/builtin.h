@@ -27,6 +27,16 @@ int cmd_replay(int argc, char **argv);
 bool rp_stats_begin(void);
 void rp_stats_snapshot(void);
 void rp_stats_end(FILE *f);
+/* tune-verify.c: uslab tune --verify */
+#define TUNE_VERIFY_MAX_POINTS	32
+struct tune_verify_point {
+	const char *label;
+	char opts[2048];		/* USLAB_OPTIONS; "" = the defaults */
+	double model_ms, model_ovh_kib;
+	double wall_ms, rss_kib;	/* measured medians */
+};
+int tune_verify(const char *trace, struct tune_verify_point *pts, unsigned int npts,
+		unsigned int runs, FILE *out);
 /* builtin-gen.c */
 int cmd_gen(int argc, char **argv);
 
