@@ -417,7 +417,11 @@ static const char tune_usage[] =
 	"  --no-compose         only the uniform grid, no per-class round\n"
 	"  --all                print every frontier point\n"
 	"  --verify[=N]         replay the trace for real under the defaults and the\n"
-	"                       recommendation, interleaved, N runs each (5): medians\n";
+	"                       recommendation, interleaved, N runs each (5): medians\n"
+	"  --verify-grid[=N]    the same for every point of the uniform grid (at most\n"
+	"                       32; e.g. --mag-sizes 8,32,128,512 --depot-limits\n"
+	"                       0,8,32,-1), and the rank correlation of modelled\n"
+	"                       against measured time\n";
 
 /* --verify: the defaults (job @def) and the recommendation (@rec) for real. */
 static int verify_recommendation(const char *trace, const struct tune *tu, size_t def,
@@ -448,6 +452,61 @@ static int verify_recommendation(const char *trace, const struct tune *tu, size_
 	return tune_verify(trace, pts, 2, runs, stdout);
 }
 
+/*
+ * --verify-grid: every uniform grid point (jobs 0 .. @grid - 1) replayed
+ * for real; Spearman's rho of modelled against measured time.
+ */
+static int verify_uniform_grid(const char *trace, const struct tune *tu, size_t grid,
+			       unsigned int runs)
+{
+	static struct tune_verify_point pts[TUNE_VERIFY_MAX_POINTS];
+	static char labels[TUNE_VERIFY_MAX_POINTS][32];
+	double model[TUNE_VERIFY_MAX_POINTS], meas[TUNE_VERIFY_MAX_POINTS];
+	double rho, se = 0;
+	unsigned int n = 0, i;
+
+	for (i = 0; i < grid && n < TUNE_VERIFY_MAX_POINTS; i++) {
+		const struct tune_job *j = &tu->jobs[i];
+
+		if (!j->out.ok || !j->uniform)
+			continue;
+		snprintf(labels[n], sizeof(labels[n]), "mag=%d,depot=%ld", j->mag[0], j->depot);
+		pts[n].label = labels[n];
+		snprintf(pts[n].opts, sizeof(pts[n].opts), "mag_size=%d,depot_limit=%ld",
+			 j->mag[0], j->depot);
+		pts[n].model_ms = j->out.cost_ns / 1e6;
+		pts[n].model_ovh_kib = j->out.ovh_mean / 1024.0;
+		n++;
+	}
+	if (grid > n)
+		fprintf(stderr, "uslab tune: --verify-grid: %u of %zu grid points replayed\n",
+			n, grid);
+	fflush(stdout);
+	if (tune_verify(trace, pts, n, runs, stdout))
+		return -1;
+	for (i = 0; i < n; i++) {
+		model[i] = pts[i].model_ms;
+		meas[i] = pts[i].wall_ms;
+	}
+	rho = tune_spearman(model, meas, n);
+	/* relative error of modelled time once scaled to measured (least squares) */
+	{
+		double sxy = 0, sxx = 0, k;
+
+		for (i = 0; i < n; i++) {
+			sxy += model[i] * meas[i];
+			sxx += model[i] * model[i];
+		}
+		k = sxx > 0 ? sxy / sxx : 0;
+		for (i = 0; i < n; i++)
+			se += meas[i] > 0 ? pow((k * model[i] - meas[i]) / meas[i], 2) : 0;
+		printf("grid: %u points; Spearman rank correlation of modelled against measured "
+		       "time %.3f; rms error of scaled modelled time %.1f%% (scale %.2f)\n",
+		       n, rho, n ? 100 * sqrt(se / n) : 0.0, k);
+	}
+	return 0;
+}
+
 int cmd_tune(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -462,6 +521,7 @@ int cmd_tune(int argc, char **argv)
 		{ "no-compose", no_argument, NULL, 'N' },
 		{ "all", no_argument, NULL, 'A' },
 		{ "verify", optional_argument, NULL, 'V' },
+		{ "verify-grid", optional_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -475,6 +535,7 @@ int cmd_tune(int argc, char **argv)
 	bool compose = true;
 	size_t i, j, grid, step, rec = SIZE_MAX;
 	unsigned long verify = 0;
+	bool verify_grid = false;
 	char *vend;
 	double cmin = INFINITY, cmax = -INFINITY, omin = INFINITY, omax = -INFINITY, best;
 	char *end, desc[512];
@@ -526,6 +587,9 @@ int cmd_tune(int argc, char **argv)
 		case 'P': tu.peak = true; break;
 		case 'N': compose = false; break;
 		case 'A': tu.all_rows = true; break;
+		case 'G':
+			verify_grid = true;
+			/* fall through */
 		case 'V':
 			verify = optarg ? strtoul(optarg, &vend, 10) : 5;
 			if ((optarg && *vend) || !verify || verify > 64) {
@@ -750,8 +814,10 @@ int cmd_tune(int argc, char **argv)
 	print_options(stdout, &tu.jobs[rec]);
 	printf("\nas a Kconfig fragment:\n");
 	print_kconfig(stdout, &tu.jobs[rec]);
-	if (verify && verify_recommendation(argv[optind], &tu, grid, rec,
-					    (unsigned int)verify))
+	if (verify && !verify_grid &&
+	    verify_recommendation(argv[optind], &tu, grid, rec, (unsigned int)verify))
+		goto out;
+	if (verify_grid && verify_uniform_grid(argv[optind], &tu, grid, (unsigned int)verify))
 		goto out;
 
 	if (svg || png) {

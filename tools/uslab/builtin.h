@@ -37,6 +37,7 @@ struct tune_verify_point {
 };
 int tune_verify(const char *trace, struct tune_verify_point *pts, unsigned int npts,
 		unsigned int runs, FILE *out);
+double tune_spearman(const double *x, const double *y, unsigned int n);
 /* builtin-gen.c */
 int cmd_gen(int argc, char **argv);
 

@@ -12,6 +12,7 @@
  * state.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,10 +122,10 @@ int tune_verify(const char *trace, struct tune_verify_point *pts, unsigned int n
 	}
 	fprintf(out, "\nverified (real replays on libuslab.so, %u runs each, interleaved, medians):\n",
 		runs);
-	fprintf(out, "  %-12s %14s %14s %18s %20s\n", "", "modelled_ms", "measured_ms",
+	fprintf(out, "  %-18s %14s %14s %18s %20s\n", "", "modelled_ms", "measured_ms",
 		"modelled_ovh_KiB", "measured_RSS_KiB");
 	for (p = 0; p < npts; p++)
-		fprintf(out, "  %-12s %14.3f %14.3f %18.1f %20.0f\n", pts[p].label,
+		fprintf(out, "  %-18s %14.3f %14.3f %18.1f %20.0f\n", pts[p].label,
 			pts[p].model_ms, pts[p].wall_ms, pts[p].model_ovh_kib, pts[p].rss_kib);
 	if (npts == 2 && pts[0].wall_ms > 0 && pts[0].model_ms > 0 && pts[0].rss_kib > 0)
 		fprintf(out, "  %s against %s: modelled time %+.1f%%, measured time %+.1f%%; "
@@ -135,4 +136,44 @@ int tune_verify(const char *trace, struct tune_verify_point *pts, unsigned int n
 	fprintf(out, "  (measured: wall time of the whole replay, RSS above the replayer's own; "
 		"modelled: allocator time and mean held - live)\n");
 	return 0;
+}
+
+/* Ranks of @v (1-based, ties share their mean rank) into @rank. */
+static void ranks(const double *v, unsigned int n, double *rank)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned int below = 0, same = 0;
+
+		for (unsigned int j = 0; j < n; j++) {
+			below += v[j] < v[i];
+			same += v[j] == v[i];
+		}
+		rank[i] = below + (same + 1) / 2.0;
+	}
+}
+
+/**
+ * tune_spearman - Spearman's rank correlation of @x and @y (Pearson's
+ * correlation of their ranks, so ties are handled).
+ * Return: rho in [-1, 1]; 0 when either has no spread.
+ */
+double tune_spearman(const double *x, const double *y, unsigned int n)
+{
+	double rx[TUNE_VERIFY_MAX_POINTS], ry[TUNE_VERIFY_MAX_POINTS];
+	double mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
+
+	if (n < 2 || n > TUNE_VERIFY_MAX_POINTS)
+		return 0;
+	ranks(x, n, rx);
+	ranks(y, n, ry);
+	for (unsigned int i = 0; i < n; i++) {
+		mx += rx[i] / n;
+		my += ry[i] / n;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		sxy += (rx[i] - mx) * (ry[i] - my);
+		sxx += (rx[i] - mx) * (rx[i] - mx);
+		syy += (ry[i] - my) * (ry[i] - my);
+	}
+	return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 0;
 }
