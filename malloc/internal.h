@@ -17,7 +17,7 @@
 #define MALLOC_MAX_SIZE		((size_t)PTRDIFF_MAX)
 
 /* Cache settings (mag_size, batch, depot_limit) kept until applied. */
-#define MALLOC_MAX_SETTINGS	32
+#define MALLOC_MAX_SETTINGS	128
 
 /* Parsed options; -1 (false for flags) means "keep the built-in default". */
 struct malloc_opts {
@@ -37,8 +37,8 @@ int malloc_parse_options(const char *str);
 void malloc_print_help(int fd);
 void malloc_apply_options(void);
 
-/* malloc/policy.c: sizes 1 .. this take kmalloc_fast(); 0 while debugging */
-extern size_t malloc_fast_max __attribute__((__visibility__("hidden")));
+/* malloc/policy.c: sizes 1 .. this take the byte table; 0 while debugging */
+extern size_t malloc_small_max __attribute__((__visibility__("hidden")));
 
 /* malloc/debug.c */
 extern bool malloc_debug __attribute__((__visibility__("hidden")));

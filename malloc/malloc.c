@@ -66,6 +66,7 @@ __visible void free_aligned_sized(void *p, size_t alignment, size_t size)
 	__uslab_free(p);
 }
 
+/* malloc()'s route, then zeroed (the slab layer never promises zeroes). */
 __visible void *calloc(size_t n, size_t size)
 {
 	return __uslab_calloc(n, size);

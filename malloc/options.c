@@ -218,7 +218,7 @@ static int parse_item(char *item)
  */
 int malloc_parse_options(const char *str)
 {
-	char buf[1024], orig[128];
+	char buf[4096], orig[128];
 	char *item, *next;
 	int bad = 0;
 	size_t len;
@@ -227,7 +227,7 @@ int malloc_parse_options(const char *str)
 		return 0;
 	len = strlen(str);
 	if (len >= sizeof(buf)) {
-		option_warn("(whole string)", "longer than 1023 characters");
+		option_warn("(whole string)", "longer than 4095 characters");
 		return 1;
 	}
 	memcpy(buf, str, len + 1);

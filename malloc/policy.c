@@ -13,7 +13,12 @@
 #include "uslab/malloc.h"
 #include "malloc/policy.h"
 
-size_t malloc_fast_max = KMALLOC_MAX_CACHE_SIZE;
+/*
+ * Sizes 1 .. this take malloc()'s byte-table route; 0 in the debug preset
+ * (red zones on every cache) and once USLAB_OPTIONS=debug is in force, so
+ * that every size reaches malloc_sized() and its checks.
+ */
+size_t malloc_small_max = IS_ENABLED(CONFIG_SLAB_DEBUG_ON) ? 0 : KMALLOC_SMALL_MAX;
 unsigned long malloc_foreign_frees;
 
 __slowpath void *malloc_fail(void)
@@ -24,7 +29,7 @@ __slowpath void *malloc_fail(void)
 
 /*
  * malloc(0), sizes above the kmalloc caches or PTRDIFF_MAX, and everything
- * while debugging.
+ * while debugging. @gfp may hold __GFP_ZERO (calloc).
  */
 __slowpath void *malloc_slow(size_t size, gfp_t gfp)
 {
@@ -32,11 +37,28 @@ __slowpath void *malloc_slow(size_t size, gfp_t gfp)
 		return malloc_fail();
 	if (malloc_debug)
 		return malloc_debug_alloc(size, gfp & __GFP_ZERO);
-	/* As __uslab_malloc: red zones on every cache (debug preset). */
+	/*
+	 * With red zones on every cache (the debug preset) only the
+	 * power-of-two classes stay naturally aligned; the others sit 8 bytes
+	 * off. Compiled away otherwise.
+	 */
 	if (IS_ENABLED(CONFIG_SLAB_DEBUG_ON) && size > 8)
 		return kmalloc_aligned(size, MALLOC_ALIGN, gfp);
 	/* kmalloc(0) is ZERO_SIZE_PTR; malloc(0) must be unique. */
 	return kmalloc(size ? size : 1, gfp);
+}
+
+/*
+ * Sizes above KMALLOC_SMALL_MAX: kmalloc() finds their class by fls and
+ * takes the same route (__kmalloc_index) as malloc(); the rest goes to
+ * malloc_slow. @gfp may hold __GFP_ZERO.
+ */
+noinline void *malloc_sized(size_t size, gfp_t gfp)
+{
+	if (unlikely(size - 1 >= KMALLOC_MAX_CACHE_SIZE || malloc_debug) ||
+	    IS_ENABLED(CONFIG_SLAB_DEBUG_ON))
+		return malloc_slow(size, gfp);
+	return kmalloc(size, gfp);
 }
 
 /*

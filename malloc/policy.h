@@ -25,30 +25,25 @@
 
 /* malloc/policy.c; hidden, so the fast paths load them PC-relative */
 #define __malloc_hidden	__attribute__((__visibility__("hidden")))
-extern size_t malloc_fast_max __malloc_hidden;
+extern size_t malloc_small_max __malloc_hidden;
 extern unsigned long malloc_foreign_frees __malloc_hidden;
 void *malloc_fail(void) __malloc_hidden;
 void *malloc_slow(size_t size, gfp_t gfp) __malloc_hidden;
+void *malloc_sized(size_t size, gfp_t gfp) __malloc_hidden;
 void malloc_free_foreign(const void *p) __malloc_hidden;
 
 /*
- * Fast path: one compare against malloc_fast_max (size - 1 wraps for 0;
- * 0 while debugging sends everything to malloc_slow), then a tail call
- * into kmalloc_fast() (class table, per-CPU pop), which sets errno ENOMEM
- * itself when it fails.
+ * Fast path: one compare against malloc_small_max (size - 1 wraps for 0,
+ * so it also catches malloc(0); 0 while debugging), the class from the
+ * byte table, then a tail call into __kmalloc_index() (per-class
+ * pcp_cache, rseq pop). One route to a cache for every size: larger
+ * sizes reach the same __kmalloc_index() through kmalloc().
  */
 static __always_inline void *__uslab_malloc(size_t size)
 {
-	if (unlikely(size - 1 >= malloc_fast_max))
-		return malloc_slow(size, MALLOC_GFP);
-	/*
-	 * With red zones on every cache (the debug preset) only the
-	 * power-of-two classes stay naturally aligned; kmalloc-96 and -192
-	 * objects sit 8 bytes off. Compiled away otherwise.
-	 */
-	if (IS_ENABLED(CONFIG_SLAB_DEBUG_ON) && size > 8)
-		return kmalloc_aligned(size, MALLOC_ALIGN, MALLOC_GFP);
-	return kmalloc_fast(size, MALLOC_GFP);
+	if (likely(size - 1 < malloc_small_max))
+		return __kmalloc_index(kmalloc_index_small(size), MALLOC_GFP);
+	return malloc_sized(size, MALLOC_GFP);
 }
 
 /* Fast path: two compares (owned, and so not NULL), then kfree_fast(). */
@@ -61,18 +56,22 @@ static __always_inline void __uslab_free(void *p)
 	kfree_fast(p);
 }
 
-/* calloc: overflow check, then kmalloc's zeroing path. */
+/* malloc()'s route, then zeroed (the slab layer never promises zeroes). */
 static __always_inline void *__uslab_calloc(size_t n, size_t size)
 {
 	size_t total;
+	void *p;
 
 	if (unlikely(__builtin_mul_overflow(n, size, &total)))
 		return malloc_fail();
-	if (unlikely(total - 1 >= MALLOC_MAX_SIZE || malloc_debug))
-		return malloc_slow(total, MALLOC_GFP | __GFP_ZERO);
-	if (IS_ENABLED(CONFIG_SLAB_DEBUG_ON) && total > 8)
-		return kmalloc_aligned(total, MALLOC_ALIGN, MALLOC_GFP | __GFP_ZERO);
-	return kmalloc(total, MALLOC_GFP | __GFP_ZERO);
+	if (likely(total - 1 < malloc_small_max)) {
+		p = __kmalloc_index(kmalloc_index_small(total), MALLOC_GFP);
+		if (likely(p))
+			memset(p, 0, total);
+		return p;
+	}
+	/* kmalloc zeroes cached sizes; page_alloc knows which pages are clean */
+	return malloc_sized(total, MALLOC_GFP | __GFP_ZERO);
 }
 
 static __always_inline size_t __uslab_malloc_usable_size(void *p)

@@ -35,7 +35,7 @@
 #include <urcu/rculist.h>
 #include "slab/internal.h"
 
-#define SLAB_MAX_SETTINGS	64
+#define SLAB_MAX_SETTINGS	256
 #define SLAB_SETTING_MAX_MAG	4096
 #define SLAB_SETTING_MAX_DEPOT	65536
 
@@ -146,9 +146,7 @@ __visible int kmem_cache_setting_parse(const char *item, struct kmem_cache_setti
 			/* a byte size: the kmalloc cache that serves it */
 			if (size < 1 || (size_t)size > KMALLOC_MAX_CACHE_SIZE)
 				return -ERANGE;
-			kname = kmalloc_cache_name((size_t)size);
-			if (!kname)
-				return -ERANGE;
+			kname = kmalloc_info[kmalloc_index((size_t)size)].name;
 			memcpy(set->cache, kname, strlen(kname) + 1);
 		} else {
 			memcpy(set->cache, set->key, nlen + 1);

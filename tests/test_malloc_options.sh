@@ -61,8 +61,11 @@ lim64=$(tun kmalloc-64 | cut -d' ' -f1)
 
 if [ "${lim64:-0}" -gt 0 ]; then
 	# Magazine sizes for every cache, by cache name and by size.
-	USLAB_OPTIONS='stats,mag_size=24,batch=6,mag_size.kmalloc-256=7,mag_size.100=9' \
-		pre /bin/ls / >/dev/null 2>"$work/stats"
+	# The caches are created on first use, after the options are read: the
+	# settings wait for them. python3 mallocs 40, 120 and 250 bytes.
+	USLAB_OPTIONS='stats,mag_size=24,batch=6,mag_size.kmalloc-256=7,mag_size.120=9' \
+		pre /usr/bin/python3 -c 'import ctypes; m = ctypes.CDLL(None).malloc
+for n in (40, 120, 250): m(n)' >/dev/null 2>"$work/stats"
 	[ "$(tun kmalloc-64)" = "24 6" ] || bad "kmalloc-64 tunables '$(tun kmalloc-64)', want '24 6'"
 	[ "$(tun kmalloc-256)" = "7 6" ] || bad "kmalloc-256 tunables '$(tun kmalloc-256)', want '7 6'"
 	[ "$(tun kmalloc-128)" = "9 6" ] || bad "kmalloc-128 tunables '$(tun kmalloc-128)', want '9 6'"
