@@ -43,7 +43,7 @@ static bool rp_stats_on;
 static bool options_want_stats(void)
 {
 	const char *o = getenv("USLAB_OPTIONS");
-	char buf[1024], *item, *save = NULL;
+	char buf[4096], *item, *save = NULL;
 
 	if (!o || strlen(o) >= sizeof(buf))
 		return false;
