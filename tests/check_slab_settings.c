@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib/compiler.h"
 #include "uslab/page_alloc.h"
 #include "uslab/percpu.h"
 #include "uslab/slab.h"
