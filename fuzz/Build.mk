@@ -46,10 +46,13 @@ $(obj)/fuzz/fuzz_report: fuzz/fuzz_report.c $(fuzz-trace) $(fuzz-report-src) $(f
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) $(fuzz-report-src) -lzstd
 
-$(obj)/fuzz/fuzz_loaders: fuzz/fuzz_loaders.c $(fuzz-trace) sim/simulate_load.c tools/uslab/builtin-replay.c $(fuzz-deps)
+# builtin-replay.c calls replay-stats.c, whose table formatter is slab's
+# (libuslab-core-vcpu.a, percpu/Build.mk: secondary expansion below).
+.SECONDEXPANSION:
+$(obj)/fuzz/fuzz_loaders: fuzz/fuzz_loaders.c $(fuzz-trace) sim/simulate_load.c tools/uslab/builtin-replay.c tools/uslab/replay-stats.c $(fuzz-deps) $$(vcpu-lib)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) sim/simulate_load.c -lzstd -lpthread
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) sim/simulate_load.c tools/uslab/replay-stats.c $(vcpu-lib) -lzstd $(LDLIBS) -lm
 
 fuzz-sim-src := sim/simulate_load.c sim/simulate.c sim/simulate_pcp.c sim/calibrate_model.c
 # libuslab-core-vcpu.a comes from percpu/Build.mk: secondary expansion, so
