@@ -11,6 +11,9 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
 #include "lib/compiler.h"
 #include "uslab/trace.h"
 
@@ -36,11 +39,28 @@
 
 #define TRACE_ID_LIMIT		((uint64_t)1 << 63)
 
+/* Extension records (format 1.1): a 24-byte header (magic, stored size,
+ * decoded size, entries, payload CRC, header CRC), then a zstd frame. */
+#define TRACE_REC_HDR		24u
+#define TRACE_REC_RAW_MAX	(64u << 20)	/* largest decoded record */
+#define TRACE_PROCS_MAGIC	0x43525055u	/* "UPRC": process table */
+#define TRACE_PROCS_MAX		65536u		/* process images in a trace */
+/* Trace tids of all processes together: the bound report uses too. */
+#define TRACE_THREADS_MAX	(1u << 20)
+
 /* sim/trace_common.c */
 uint32_t trace_crc32c(uint32_t crc, const void *buf, size_t len);
 /* sim/trace_write.c: header fields only known at the end (imports): the
  * header is rewritten in place by trace_writer_close(). */
 void trace_writer_set_cpus_pid(struct trace_writer *w, uint32_t cpus, uint32_t pid);
+/* sim/trace_common.c: the process table's payload (docs/trace-format.md).
+ * encode: @buf gets malloc'd bytes. decode: every field bounded by @len;
+ * on error @err names the entry and field. Return: 0 or -EINVAL/-ENOMEM. */
+int trace_procs_encode(const struct trace_proc *p, uint32_t n, uint8_t **buf,
+		       size_t *len);
+int trace_procs_decode(const uint8_t *buf, size_t len, uint32_t n,
+		       struct trace_proc **procs, char *err, size_t errlen);
+void trace_procs_free(struct trace_proc *p, uint32_t n);
 
 static inline void put_le16(uint8_t *p, uint16_t v)
 {
@@ -305,6 +325,45 @@ static inline int rec_decode(const uint8_t **pp, const uint8_t *end,
 
 /* Written once per process image as raw.<pid>.<n>.meta (text, key=value). */
 #define REC_META_SUFFIX		".meta"
+/* $USLAB_RECORD_DIR/notes: one line per exec the recorder cannot follow,
+ * "static PID PATH" or "noenv PID PATH", appended with one write(2). */
+#define REC_NOTES		"notes"
+#define REC_LIB_NAME		"libuslab-record.so"
+
+/*
+ * Is the file open at @fd a statically linked ELF program (no PT_INTERP, so
+ * no dynamic loader and no LD_PRELOAD)? Shared by the recorder (at exec) and
+ * `uslab record` (for CMD itself). Return: 1 static, 0 dynamic or not ELF.
+ */
+static inline int rec_elf_is_static(int fd)
+{
+	unsigned char e[64], ph[56];
+	uint64_t phoff;
+	uint16_t phnum, phentsize, type;
+
+	if (pread(fd, e, sizeof(e), 0) != (ssize_t)sizeof(e) ||
+	    memcmp(e, "\177ELF", 4) || e[4] != 2 /* ELFCLASS64 */ ||
+	    e[5] != 1 /* little-endian */)
+		return 0;
+	type = get_le16(e + 16);
+	if (type != 2 && type != 3)	/* ET_EXEC, ET_DYN */
+		return 0;
+	phoff = get_le64(e + 32);
+	phentsize = get_le16(e + 54);
+	phnum = get_le16(e + 56);
+	if (phentsize < sizeof(ph) || phnum == 0 || phnum > 4096)
+		return 0;
+	for (uint16_t i = 0; i < phnum; i++) {
+		if (pread(fd, ph, sizeof(ph), (off_t)(phoff + (uint64_t)i * phentsize)) !=
+		    (ssize_t)sizeof(ph))
+			return 0;
+		if (get_le32(ph) == 3)	/* PT_INTERP */
+			return 0;
+	}
+	/* ET_DYN without an interpreter is a shared library or static-pie;
+	 * one with an entry point is run as a program. */
+	return type == 2 || get_le64(e + 24) != 0;
+}
 
 /* ---- Subcommands of the `uslab` CLI (tools/uslab.c holds the table).
  * Each gets argv[0] = its own name; returns the exit status. */
@@ -321,8 +380,26 @@ int cmd_import(int argc, char **argv);
 /* Shared CLI helpers (sim/trace_common.c). */
 /* Prints usage of a subcommand to stderr, returns 2 (the usage exit code). */
 int cmd_usage(const char *usage);
-/* Opens @path for reading, printing the error; NULL on failure. */
+/* The process a reader works on (--pid, --comm), one setting per run. */
+struct cmd_select {
+	uint32_t pid;
+	const char *comm;
+	bool quiet;		/* do not say which process was chosen */
+};
+extern struct cmd_select cmd_select;
+/* --pid N / --comm NAME into cmd_select. Return: 0, or 2 after a message. */
+int cmd_parse_select(const char *who, int opt, const char *arg);
+#define CMD_SELECT_OPTS	{ "pid", required_argument, NULL, 0x100 },	\
+			{ "comm", required_argument, NULL, 0x101 }
+#define CMD_OPT_PID	0x100
+#define CMD_OPT_COMM	0x101
+/*
+ * Opens @path ("-": standard input) for reading, and selects the process of
+ * cmd_select (by default the one with the most allocations), saying which
+ * on stderr when the trace has several. Prints any error; NULL on failure.
+ */
 struct trace_reader *cmd_open_trace(const char *path);
+struct trace_reader *cmd_open_trace_as(const char *who, const char *path);
 /* Reads to the end; on error prints it and returns 1. */
 int cmd_read_error(struct trace_reader *r, int rc);
 

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -29,6 +30,8 @@
 #include "sim/internal.h"
 
 #define MAX_RAW_TID	(1u << 24)
+
+struct image;
 
 struct cursor {
 	uint64_t *blocks;	/* file offsets of each block's first event */
@@ -42,30 +45,46 @@ struct cursor {
 	struct rec_state st;
 	struct rec_event cur;	/* the cursor's current event */
 	uint32_t raw_tid;
-	uint32_t out_tid;	/* dense, in order of first event; -1 = none */
+	uint32_t out_tid;	/* trace tid; -1 = none */
+	uint64_t first_time;	/* of its first event */
 	uint64_t pending_old;	/* id given up by REC_OP_REALLOC_OLD */
+	struct image *im;
 };
 
+struct raw_meta {
+	uint64_t mono, real;
+	unsigned int pid, ppid;
+	char comm[17];
+	char exe[PATH_MAX];
+	char cmdline[4096];
+};
+
+/* One process image: a raw file, or a note about one we could not record. */
 struct image {
 	char raw[PATH_MAX + 320];
-	char out[PATH_MAX + 32];
-	unsigned int pid, gen;
-	bool root;
-	uint64_t events, dropped, fixups;
-	uint32_t threads;
-	bool written;
+	unsigned int gen;
+	int fd;
+	struct raw_meta rm;
+	struct cursor *cur;	/* indexed by raw tid */
+	uint32_t ncur;
+	uint64_t tmin;		/* first event, UINT64_MAX: none */
+	uint64_t start;		/* CLOCK_MONOTONIC ns */
+	uint32_t index;		/* in the process table */
+	int parent, exec_from;
+	uint32_t first_tid, threads;
+	uint32_t flags;
+	uint64_t events, allocs, dropped, fixups;
 };
 
 struct merge {
-	int fd;
-	const char *name;
-	struct cursor *cur;	/* indexed by raw tid */
-	uint32_t ncur;
+	struct image *img;
+	size_t nimg;
 	struct cursor **heap;
 	uint32_t nheap;
-	struct idmap *ids;	/* live address -> dense id */
-	struct trace_writer *w;
-	struct image *im;
+	struct idmap *ids;	/* live (image, address) -> dense id */
+	struct trace_writer *w;	/* NULL: the counting pass */
+	uint64_t tmin;
+	struct image *im;	/* the image of the event being translated */
 };
 
 static int add_block(struct cursor *c, uint64_t off, uint32_t count,
@@ -95,8 +114,9 @@ static int add_block(struct cursor *c, uint64_t off, uint32_t count,
 	return 0;
 }
 
-/* Pass 1: index every block by thread; returns the earliest time seen. */
-static int index_raw(struct merge *m, uint64_t *tmin)
+/* Pass 1: index every block of @im by thread, up to the file's size now
+ * (a process still running keeps appending: both passes see the same). */
+static int index_raw(struct image *im)
 {
 	struct rec_block h;
 	struct rec_event first;
@@ -104,50 +124,65 @@ static int index_raw(struct merge *m, uint64_t *tmin)
 	uint8_t head[REC_EVENT_MAX];
 	const uint8_t *p;
 	uint64_t off = 0;
+	struct stat sb;
 	ssize_t n;
 
-	*tmin = UINT64_MAX;
+	im->tmin = UINT64_MAX;
+	if (fstat(im->fd, &sb))
+		return -errno;
 	for (;;) {
-		n = pread(m->fd, &h, sizeof(h), (off_t)off);
+		uint32_t hb;
+
+		if (off + sizeof(h) > (uint64_t)sb.st_size)
+			n = off == (uint64_t)sb.st_size ? 0 : -1;
+		else
+			n = pread(im->fd, &h, sizeof(h), (off_t)off);
 		if (n == 0)
 			return 0;
 		memset(&st, 0, sizeof(st));
 		p = head;
+		hb = n == sizeof(h) ? min_t(uint32_t, h.bytes, sizeof(head)) : 0;
 		if (n != sizeof(h) || h.magic != REC_BLOCK_MAGIC ||
 		    h.count == 0 || h.bytes > REC_BLOCK_BYTES || h.bytes < h.count ||
 		    h.tid >= MAX_RAW_TID ||
-		    pread(m->fd, head, min_t(uint32_t, h.bytes, sizeof(head)),
-			  (off_t)(off + sizeof(h))) != min_t(uint32_t, h.bytes, sizeof(head)) ||
-		    rec_decode(&p, head + min_t(uint32_t, h.bytes, sizeof(head)), &st, &first)) {
-			fprintf(stderr, "uslab record: %s: byte offset %" PRIu64
-				": expected a raw block header (the recorder was cut off?); "
-				"keeping the events before it\n", m->name, off);
+		    off + sizeof(h) + h.bytes > (uint64_t)sb.st_size ||
+		    pread(im->fd, head, hb, (off_t)(off + sizeof(h))) != hb ||
+		    rec_decode(&p, head + hb, &st, &first)) {
+			if (!(im->flags & TRACE_PROC_RUNNING))
+				fprintf(stderr, "uslab record: %s: byte offset %" PRIu64
+					": expected a raw block header (the recorder was cut off?); "
+					"keeping the events before it\n", im->raw, off);
 			return 0;
 		}
-		if (h.tid >= m->ncur) {
+		if (h.tid >= im->ncur) {
 			uint32_t ncur = h.tid + 1;
-			struct cursor *c = realloc(m->cur, ncur * sizeof(*c));
+			struct cursor *c = realloc(im->cur, ncur * sizeof(*c));
 
 			if (!c)
 				return -ENOMEM;
-			memset(c + m->ncur, 0, (ncur - m->ncur) * sizeof(*c));
-			for (uint32_t i = m->ncur; i < ncur; i++) {
+			memset(c + im->ncur, 0, (ncur - im->ncur) * sizeof(*c));
+			for (uint32_t i = im->ncur; i < ncur; i++) {
 				c[i].raw_tid = i;
 				c[i].out_tid = UINT32_MAX;
+				c[i].first_time = UINT64_MAX;
 			}
-			m->cur = c;
-			m->ncur = ncur;
+			im->cur = c;
+			im->ncur = ncur;
 		}
-		if (add_block(&m->cur[h.tid], off + sizeof(h), h.count, h.bytes))
+		for (uint32_t i = 0; i < im->ncur; i++)
+			im->cur[i].im = im;
+		if (add_block(&im->cur[h.tid], off + sizeof(h), h.count, h.bytes))
 			return -ENOMEM;
-		if (first.time < *tmin)
-			*tmin = first.time;
+		if (first.time < im->cur[h.tid].first_time)
+			im->cur[h.tid].first_time = first.time;
+		if (first.time < im->tmin)
+			im->tmin = first.time;
 		off += sizeof(h) + h.bytes;
 	}
 }
 
 /* Step @c to its thread's next event. Return: false when it has none. */
-static bool cursor_next(struct merge *m, struct cursor *c)
+static bool cursor_next(struct cursor *c)
 {
 	while (!c->left) {
 		uint32_t len;
@@ -160,7 +195,7 @@ static bool cursor_next(struct merge *m, struct cursor *c)
 				return false;
 		}
 		len = c->bytes[c->bi];
-		if (pread(m->fd, c->buf, len, (off_t)c->blocks[c->bi]) != (ssize_t)len)
+		if (pread(c->im->fd, c->buf, len, (off_t)c->blocks[c->bi]) != (ssize_t)len)
 			return false;
 		c->p = c->buf;
 		c->end = c->buf + len;
@@ -170,15 +205,15 @@ static bool cursor_next(struct merge *m, struct cursor *c)
 	if (rec_decode(&c->p, c->end, &c->st, &c->cur)) {
 		fprintf(stderr, "uslab record: %s: byte offset %" PRIu64
 			": damaged raw event; skipping the rest of the block\n",
-			m->name, c->blocks[c->bi - 1] + (uint64_t)(c->p - c->buf));
+			c->im->raw, c->blocks[c->bi - 1] + (uint64_t)(c->p - c->buf));
 		c->left = 0;
-		return cursor_next(m, c);
+		return cursor_next(c);
 	}
 	c->left--;
 	return true;
 }
 
-/* Heap order: time, then frees before allocations, then thread. */
+/* Heap order: time, then frees before allocations, then image, thread. */
 static bool before(const struct cursor *a, const struct cursor *b)
 {
 	const struct rec_event *x = &a->cur, *y = &b->cur;
@@ -190,6 +225,8 @@ static bool before(const struct cursor *a, const struct cursor *b)
 	yf = trace_op_is_free(y->op) || y->op == REC_OP_REALLOC_OLD;
 	if (xf != yf)
 		return xf;
+	if (a->im != b->im)
+		return a->im->index < b->im->index;
 	return a->raw_tid < b->raw_tid;
 }
 
@@ -215,7 +252,17 @@ static void sift_down(struct merge *m, uint32_t i)
 static int put(struct merge *m, struct trace_event *ev)
 {
 	m->im->events++;
-	return trace_writer_add(m->w, ev);
+	if (trace_op_is_alloc(ev->op) || ev->op == TRACE_OP_REALLOC)
+		m->im->allocs++;
+	return m->w ? trace_writer_add(m->w, ev) : 0;
+}
+
+/* Addresses of different processes are different objects: the id map's key
+ * carries the image in the bits above user space (x86-64 and arm64 user
+ * addresses are below 2^48). */
+static uint64_t key(const struct merge *m, uint64_t addr)
+{
+	return addr ^ ((uint64_t)m->im->index << 48);
 }
 
 /*
@@ -225,8 +272,8 @@ static int put(struct merge *m, struct trace_event *ev)
  */
 static int new_id(struct merge *m, struct trace_event *ev, uint64_t addr)
 {
-	uint64_t old;
-	int rc = idmap_insert(m->ids, addr, &ev->id);
+	uint64_t old, k = key(m, addr);
+	int rc = idmap_insert(m->ids, k, &ev->id);
 
 	if (rc == -EINVAL) {	/* not an address a real allocator returns */
 		ev->id = 0;
@@ -234,7 +281,7 @@ static int new_id(struct merge *m, struct trace_event *ev, uint64_t addr)
 	}
 	if (rc != -EEXIST)
 		return rc;
-	rc = idmap_remove(m->ids, addr, &old);
+	rc = idmap_remove(m->ids, k, &old);
 	if (!rc) {
 		struct trace_event f = *ev;
 
@@ -244,7 +291,7 @@ static int new_id(struct merge *m, struct trace_event *ev, uint64_t addr)
 		m->im->fixups++;
 		rc = put(m, &f);
 	}
-	return rc ? rc : idmap_insert(m->ids, addr, &ev->id);
+	return rc ? rc : idmap_insert(m->ids, k, &ev->id);
 }
 
 /*
@@ -259,7 +306,7 @@ static int translate(struct merge *m, struct cursor *c,
 	int rc;
 
 	if (r->op == REC_OP_REALLOC_OLD) {
-		if (idmap_detach(m->ids, r->addr, &c->pending_old))
+		if (idmap_detach(m->ids, key(m, r->addr), &c->pending_old))
 			c->pending_old = 0;
 		return 0;
 	}
@@ -270,7 +317,7 @@ static int translate(struct merge *m, struct cursor *c,
 	ev->align = r->align;
 	ev->id = ev->old_id = 0;
 	if (trace_op_is_free(r->op)) {
-		if (r->addr && idmap_remove(m->ids, r->addr, &ev->id)) {
+		if (r->addr && idmap_remove(m->ids, key(m, r->addr), &ev->id)) {
 			m->im->dropped++;
 			return 0;
 		}
@@ -297,20 +344,22 @@ static int translate(struct merge *m, struct cursor *c,
 	if (rc || !id)
 		return rc;
 	/* Failed: the old object lives on under its id; (p, 0): freed. */
-	if (r->size && idmap_attach(m->ids, r->old_addr, id) == 0)
+	if (r->size && idmap_attach(m->ids, key(m, r->old_addr), id) == 0)
 		return 0;
 	return idmap_release_id(m->ids, id);
 }
 
-struct raw_meta {
-	uint64_t mono, real;
-	unsigned int pid;
-	char cmdline[4096];
-};
+static void copy_field(char *dst, size_t cap, const char *src, const char *end)
+{
+	size_t n = min_t(size_t, (size_t)(end - src), cap - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = 0;
+}
 
 static void read_meta(const char *raw, struct raw_meta *rm)
 {
-	char path[PATH_MAX + 8], buf[8192];
+	char path[PATH_MAX + 400], buf[8192];
 	ssize_t n;
 	int fd;
 	char *p, *end;
@@ -343,116 +392,49 @@ static void read_meta(const char *raw, struct raw_meta *rm)
 			rm->cmdline[o] = 0;
 			break;
 		}
+		if (!nl)
+			nl = end;
 		if (!strncmp(p, "mono=", 5))
 			rm->mono = strtoull(p + 5, NULL, 10);
 		else if (!strncmp(p, "real=", 5))
 			rm->real = strtoull(p + 5, NULL, 10);
 		else if (!strncmp(p, "pid=", 4))
 			rm->pid = (unsigned int)strtoul(p + 4, NULL, 10);
-		if (!nl)
-			break;
+		else if (!strncmp(p, "ppid=", 5))
+			rm->ppid = (unsigned int)strtoul(p + 5, NULL, 10);
+		else if (!strncmp(p, "comm=", 5))
+			copy_field(rm->comm, sizeof(rm->comm), p + 5, nl);
+		else if (!strncmp(p, "exe=", 4))
+			copy_field(rm->exe, sizeof(rm->exe), p + 4, nl);
 		p = nl + 1;
 	}
 }
 
-static int convert(struct image *im, int level)
+static const char *base_name(const char *s)
 {
-	struct merge m = { .name = im->raw, .im = im };
-	struct trace_meta meta = { 0 };
-	struct trace_writer *w = NULL;
-	struct raw_meta rm;
-	uint64_t tmin, last = 0;
-	uint32_t next_tid = 0;
-	int rc;
+	const char *b = strrchr(s, '/');
 
-	m.fd = open(im->raw, O_RDONLY | O_CLOEXEC);
-	if (m.fd < 0) {
-		fprintf(stderr, "uslab record: %s: %s\n", im->raw, strerror(errno));
-		return -errno;
-	}
-	rc = index_raw(&m, &tmin);
-	if (rc)
-		goto out;
-	read_meta(im->raw, &rm);
-	if (tmin == UINT64_MAX || (rm.mono && rm.mono < tmin))
-		tmin = rm.mono;
-	meta.cpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
-	meta.clock_id = CLOCK_MONOTONIC;
-	meta.pid = im->pid;
-	meta.start_ns = rm.real && rm.mono >= tmin ? rm.real - (rm.mono - tmin) : 0;
-	strcpy(meta.tool, "uslab record");
-	meta.cmdline = rm.cmdline;
-	rc = trace_writer_open(&w, im->out, &meta, level);
-	if (rc) {
-		fprintf(stderr, "uslab record: %s.tmp: %s\n", im->out, strerror(-rc));
-		goto out;
-	}
-	m.w = w;
-	m.ids = idmap_new();
-	m.heap = calloc(m.ncur ? m.ncur : 1, sizeof(*m.heap));
-	if (!m.heap || !m.ids) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < m.ncur; i++)
-		if (cursor_next(&m, &m.cur[i]))
-			m.heap[m.nheap++] = &m.cur[i];
-	for (uint32_t i = m.nheap / 2; i-- > 0;)
-		sift_down(&m, i);
-	while (m.nheap) {
-		struct cursor *c = m.heap[0];
-		const struct rec_event *r = &c->cur;
-		struct trace_event ev;
-
-		if (c->out_tid == UINT32_MAX)
-			c->out_tid = next_tid++;
-		ev.time_ns = r->time >= tmin ? r->time - tmin : 0;
-		if (ev.time_ns < last)
-			ev.time_ns = last;
-		last = ev.time_ns;
-		ev.tid = c->out_tid;
-		ev.cpu = r->cpu == 0xffff ? TRACE_CPU_UNKNOWN : r->cpu;
-		rc = translate(&m, c, r, &ev);
-		if (rc < 0) {
-			fprintf(stderr, "uslab record: %s: %s\n", im->out,
-				rc == -EINVAL ? trace_writer_error(w) :
-				rc == -EPROTO ? "raw record with an unknown op" : strerror(-rc));
-			goto out;
-		}
-		rc = 0;
-		if (!cursor_next(&m, c))
-			m.heap[0] = m.heap[--m.nheap];
-		sift_down(&m, 0);
-	}
-	im->threads = next_tid;
-	rc = trace_writer_close(w);
-	w = NULL;
-	im->written = !rc;
-out:
-	if (w)
-		trace_writer_abort(w);
-	for (uint32_t i = 0; i < m.ncur; i++) {
-		free(m.cur[i].blocks);
-		free(m.cur[i].counts);
-		free(m.cur[i].bytes);
-		free(m.cur[i].buf);
-	}
-	free(m.cur);
-	free(m.heap);
-	idmap_free(m.ids);
-	close(m.fd);
-	return rc;
+	return b ? b + 1 : s;
 }
 
 static int cmp_image(const void *a, const void *b)
 {
 	const struct image *x = a, *y = b;
 
-	if (x->root != y->root)
-		return x->root ? -1 : 1;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rm.pid != y->rm.pid)
+		return x->rm.pid < y->rm.pid ? -1 : 1;
 	return x->gen < y->gen ? -1 : x->gen > y->gen;
+}
+
+static int cmp_cursor_time(const void *a, const void *b)
+{
+	const struct cursor *x = *(struct cursor *const *)a, *y = *(struct cursor *const *)b;
+
+	if (x->first_time != y->first_time)
+		return x->first_time < y->first_time ? -1 : 1;
+	return x->raw_tid < y->raw_tid ? -1 : x->raw_tid > y->raw_tid;
 }
 
 static void remove_dir(const char *dir)
@@ -495,10 +477,10 @@ static int find_lib(char *buf, size_t len)
 		return -1;
 	*slash = 0;
 	/* The build tree keeps it beside uslab; `make install` puts it in lib/. */
-	if ((size_t)snprintf(buf, len, "%s/libuslab-record.so", exe) < len &&
+	if ((size_t)snprintf(buf, len, "%s/" REC_LIB_NAME, exe) < len &&
 	    !access(buf, R_OK))
 		return 0;
-	if ((size_t)snprintf(buf, len, "%s/../lib/libuslab-record.so", exe) < len &&
+	if ((size_t)snprintf(buf, len, "%s/../lib/" REC_LIB_NAME, exe) < len &&
 	    !access(buf, R_OK))
 		return 0;
 	return -1;
@@ -533,9 +515,87 @@ static int run_child(char **argv, const char *lib, const char *dir, pid_t *pidp)
 	return 0;
 }
 
-/* Every raw.<pid>.<n> in @dir, the root image first. */
-static struct image *list_images(const char *dir, const char *out, pid_t root,
-				 size_t *nimg)
+static struct image *add_image(struct image **img, size_t *n, size_t *cap)
+{
+	struct image *im;
+
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 8;
+
+		im = realloc(*img, c * sizeof(*im));
+		if (!im)
+			return NULL;
+		*img = im;
+		*cap = c;
+	}
+	im = &(*img)[(*n)++];
+	memset(im, 0, sizeof(*im));
+	im->fd = -1;
+	im->tmin = UINT64_MAX;
+	im->parent = im->exec_from = -1;
+	return im;
+}
+
+/* An image the recorder never ran in, from what is known about it. */
+static struct image *add_unrecorded(struct image **img, size_t *n, size_t *cap,
+				    unsigned int pid, unsigned int ppid,
+				    uint64_t start, const char *path)
+{
+	struct image *im = add_image(img, n, cap);
+
+	if (!im)
+		return NULL;
+	im->rm.pid = pid;
+	im->rm.ppid = ppid;
+	im->start = im->rm.mono = start;
+	im->flags = TRACE_PROC_UNRECORDED;
+	im->gen = UINT32_MAX;
+	snprintf(im->rm.comm, sizeof(im->rm.comm), "%.15s", base_name(path));
+	snprintf(im->rm.exe, sizeof(im->rm.exe), "%s", path);
+	snprintf(im->rm.cmdline, sizeof(im->rm.cmdline), "%s", path);
+	return im;
+}
+
+/*
+ * $dir/notes: execs the recorder could not follow. Each is an image in the
+ * table (flagged unrecorded) and one warning line.
+ */
+static int read_notes(const char *dir, struct image **img, size_t *n, size_t *cap,
+		      bool quiet)
+{
+	char path[PATH_MAX + 16], line[PATH_MAX + 128], kind[16], file[PATH_MAX];
+	unsigned int pid, ppid;
+	unsigned long long mono;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, REC_NOTES);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%15s %u %u %llu %4095[^\n]", kind, &pid, &ppid,
+			   &mono, file) != 5)
+			continue;
+		if (!add_unrecorded(img, n, cap, pid, ppid, mono, file)) {
+			fclose(f);
+			return -ENOMEM;
+		}
+		if (!strcmp(kind, "static"))
+			fprintf(stderr, "uslab record: warning: %s (pid %u) is statically linked: "
+				"LD_PRELOAD cannot reach it, its allocations are not recorded\n",
+				file, pid);
+		else
+			fprintf(stderr, "uslab record: warning: %s (pid %u) was started without "
+				"LD_PRELOAD or " REC_ENV_DIR ": its allocations are not recorded\n",
+				file, pid);
+	}
+	fclose(f);
+	return 0;
+}
+
+/* Every raw.<pid>.<n> in @dir, plus the notes. */
+static int list_images(const char *dir, struct image **imgp, size_t *nimg,
+		       bool quiet)
 {
 	struct image *img = NULL, *im;
 	size_t n = 0, cap = 0;
@@ -543,55 +603,278 @@ static struct image *list_images(const char *dir, const char *out, pid_t root,
 	DIR *d = opendir(dir);
 	unsigned int pid, gen;
 	char tail;
+	int rc = 0;
 
 	if (!d)
-		return NULL;
+		return -errno;
 	while ((de = readdir(d))) {
 		if (sscanf(de->d_name, "raw.%u.%u%c", &pid, &gen, &tail) != 2)
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 8;
-			im = realloc(img, cap * sizeof(*img));
-			if (!im)
-				break;
-			img = im;
+		im = add_image(&img, &n, &cap);
+		if (!im) {
+			rc = -ENOMEM;
+			break;
 		}
-		im = &img[n++];
-		memset(im, 0, sizeof(*im));
-		im->pid = pid;
 		im->gen = gen;
-		im->root = pid == (unsigned int)root && gen == 0;
 		snprintf(im->raw, sizeof(im->raw), "%s/%s", dir, de->d_name);
-		if (im->root)
-			snprintf(im->out, sizeof(im->out), "%s", out);
-		else if (gen)
-			snprintf(im->out, sizeof(im->out), "%s.%u.%u", out, pid, gen);
-		else
-			snprintf(im->out, sizeof(im->out), "%s.%u", out, pid);
+		read_meta(im->raw, &im->rm);
+		im->rm.pid = pid;
+		im->start = im->rm.mono;
 	}
 	closedir(d);
-	if (n)
-		qsort(img, n, sizeof(*img), cmp_image);
+	if (!rc)
+		rc = read_notes(dir, &img, &n, &cap, quiet);
+	*imgp = img;
 	*nimg = n;
-	return img;
+	return rc;
 }
 
-/* The root image made no allocation at all: still an (empty) trace. */
-static int write_empty(const char *out, char **argv)
+/* Pids of the processes still running under us (reparented to this
+ * subreaper, and their descendants), from /proc. */
+static size_t still_running(pid_t self, unsigned int *pids, size_t max)
 {
-	struct trace_meta meta = { .clock_id = CLOCK_MONOTONIC };
-	struct trace_writer *w;
+	unsigned int all[4096][2];
+	size_t nall = 0, n = 0;
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	bool grew = true;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && nall < ARRAY_SIZE(all)) {
+		char path[64], buf[512], *rp;
+		unsigned int pid, ppid;
+		char state;
+		FILE *f;
+
+		if (sscanf(de->d_name, "%u", &pid) != 1)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (!fgets(buf, sizeof(buf), f)) {
+			fclose(f);
+			continue;
+		}
+		fclose(f);
+		rp = strrchr(buf, ')');
+		if (!rp || sscanf(rp + 1, " %c %u", &state, &ppid) != 2 || state == 'Z')
+			continue;
+		all[nall][0] = pid;
+		all[nall++][1] = ppid;
+	}
+	closedir(d);
+	while (grew) {
+		grew = false;
+		for (size_t i = 0; i < nall && n < max; i++) {
+			bool ours = all[i][1] == (unsigned int)self, seen = false;
+
+			for (size_t j = 0; j < n && !ours; j++)
+				ours = all[i][1] == pids[j];
+			for (size_t j = 0; j < n; j++)
+				seen |= pids[j] == all[i][0];
+			if (ours && !seen) {
+				pids[n++] = all[i][0];
+				grew = true;
+			}
+		}
+	}
+	return n;
+}
+
+static void reset_cursors(struct merge *m)
+{
+	for (size_t i = 0; i < m->nimg; i++) {
+		struct image *im = &m->img[i];
+
+		im->events = im->allocs = im->dropped = im->fixups = 0;
+		for (uint32_t t = 0; t < im->ncur; t++) {
+			struct cursor *c = &im->cur[t];
+
+			c->bi = 0;
+			c->left = 0;
+			c->pending_old = 0;
+		}
+	}
+}
+
+/* One merge of every image's threads by time, through the writer or (no
+ * writer) only counting each image's events. */
+static int merge_all(struct merge *m)
+{
+	uint64_t last = 0;
+	uint32_t ncur = 0;
+	int rc = 0;
+
+	reset_cursors(m);
+	idmap_free(m->ids);
+	m->ids = idmap_new();
+	for (size_t i = 0; i < m->nimg; i++)
+		ncur += m->img[i].ncur;
+	free(m->heap);
+	m->heap = calloc(ncur ? ncur : 1, sizeof(*m->heap));
+	if (!m->heap || !m->ids)
+		return -ENOMEM;
+	m->nheap = 0;
+	for (size_t i = 0; i < m->nimg; i++)
+		for (uint32_t t = 0; t < m->img[i].ncur; t++)
+			if (cursor_next(&m->img[i].cur[t]))
+				m->heap[m->nheap++] = &m->img[i].cur[t];
+	for (uint32_t i = m->nheap / 2; i-- > 0;)
+		sift_down(m, i);
+	while (m->nheap) {
+		struct cursor *c = m->heap[0];
+		const struct rec_event *r = &c->cur;
+		struct trace_event ev;
+
+		m->im = c->im;
+		ev.time_ns = r->time >= m->tmin ? r->time - m->tmin : 0;
+		if (ev.time_ns < last)
+			ev.time_ns = last;
+		last = ev.time_ns;
+		ev.tid = c->out_tid;
+		ev.cpu = r->cpu == 0xffff ? TRACE_CPU_UNKNOWN : r->cpu;
+		rc = translate(m, c, r, &ev);
+		if (rc < 0) {
+			fprintf(stderr, "uslab record: %s: %s\n", c->im->raw,
+				rc == -EINVAL && m->w ? trace_writer_error(m->w) :
+				rc == -EPROTO ? "raw record with an unknown op" : strerror(-rc));
+			return rc;
+		}
+		rc = 0;
+		if (!cursor_next(c))
+			m->heap[0] = m->heap[--m->nheap];
+		sift_down(m, 0);
+	}
+	return 0;
+}
+
+/* Table order, parents, exec chains and trace tids of every image. */
+static int link_images(struct merge *m)
+{
+	uint32_t next_tid = 0;
+
+	qsort(m->img, m->nimg, sizeof(*m->img), cmp_image);
+	m->tmin = UINT64_MAX;
+	for (size_t i = 0; i < m->nimg; i++) {
+		struct image *im = &m->img[i];
+
+		im->index = (uint32_t)i;
+		for (uint32_t t = 0; t < im->ncur; t++)
+			im->cur[t].im = im;	/* the sort moved the images */
+		if (im->tmin < m->tmin)
+			m->tmin = im->tmin;
+		if (im->start && im->start < m->tmin)
+			m->tmin = im->start;
+	}
+	for (size_t i = 0; i < m->nimg; i++) {
+		struct image *im = &m->img[i];
+		struct cursor **order;
+		uint32_t k = 0;
+
+		/* The latest earlier image of the same pid exec'd into this
+		 * one (not for a first image: a fork child starts at gen 0);
+		 * the latest earlier image of the parent pid forked it. */
+		for (size_t j = i; j-- > 0;) {
+			if (m->img[j].rm.pid == im->rm.pid && im->gen && im->exec_from < 0 &&
+			    im->parent < 0)
+				im->exec_from = (int)j;
+			if (m->img[j].rm.pid == im->rm.ppid && im->parent < 0 &&
+			    im->exec_from < 0)
+				im->parent = (int)j;
+		}
+		if (im->exec_from >= 0)
+			im->parent = -1;
+		order = calloc(im->ncur ? im->ncur : 1, sizeof(*order));
+		if (!order)
+			return -ENOMEM;
+		for (uint32_t t = 0; t < im->ncur; t++)
+			if (im->cur[t].nblocks)
+				order[k++] = &im->cur[t];
+		qsort(order, k, sizeof(*order), cmp_cursor_time);
+		im->first_tid = next_tid;
+		for (uint32_t t = 0; t < k; t++)
+			order[t]->out_tid = next_tid++;
+		im->threads = k;
+		free(order);
+		if (next_tid > TRACE_THREADS_MAX)
+			return -E2BIG;
+	}
+	if (m->tmin == UINT64_MAX)
+		m->tmin = 0;
+	return 0;
+}
+
+static int write_trace(struct merge *m, const char *out, char **argv, pid_t root,
+		       int level)
+{
+	struct trace_meta meta = { 0 };
+	struct trace_proc *procs;
 	char cmd[4096] = "";
 	size_t o = 0;
 	int rc;
 
 	for (int i = 0; argv[i] && o + 2 < sizeof(cmd); i++)
 		o += (size_t)snprintf(cmd + o, sizeof(cmd) - o, "%s%s", i ? " " : "", argv[i]);
-	meta.cmdline = cmd;
 	meta.cpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+	meta.clock_id = CLOCK_MONOTONIC;
+	meta.pid = (uint32_t)root;
 	strcpy(meta.tool, "uslab record");
-	rc = trace_writer_open(&w, out, &meta, 0);
-	return rc ? rc : trace_writer_close(w);
+	meta.cmdline = cmd;
+	for (size_t i = 0; i < m->nimg; i++) {
+		const struct raw_meta *rm = &m->img[i].rm;
+
+		if (rm->real && rm->mono >= m->tmin) {
+			meta.start_ns = rm->real - (rm->mono - m->tmin);
+			break;
+		}
+	}
+	procs = calloc(m->nimg ? m->nimg : 1, sizeof(*procs));
+	if (!procs)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nimg; i++) {
+		struct image *im = &m->img[i];
+		struct trace_proc *t = &procs[i];
+
+		t->pid = im->rm.pid;
+		t->ppid = im->rm.ppid;
+		t->parent = im->parent;
+		t->exec_from = im->exec_from;
+		t->first_tid = im->first_tid;
+		t->nthreads = im->threads;
+		t->flags = im->flags;
+		t->start_ns = im->start > m->tmin ? im->start - m->tmin : 0;
+		t->events = im->events;
+		t->allocs = im->allocs;
+		snprintf(t->comm, sizeof(t->comm), "%s", im->rm.comm);
+		t->exe = im->rm.exe;
+		t->cmdline = im->rm.cmdline;
+	}
+	rc = trace_writer_open(&m->w, out, &meta, level);
+	if (rc) {
+		fprintf(stderr, "uslab record: %s: %s\n", out, strerror(-rc));
+		m->w = NULL;
+		free(procs);
+		return rc;
+	}
+	rc = m->nimg ? trace_writer_set_procs(m->w, procs, (uint32_t)m->nimg) : 0;
+	free(procs);
+	if (rc) {
+		fprintf(stderr, "uslab record: %s: process table: %s\n", out,
+			rc == -EINVAL ? "bad entry" : strerror(-rc));
+		goto out_abort;
+	}
+	rc = merge_all(m);
+	if (rc)
+		goto out_abort;
+	rc = trace_writer_close(m->w);
+	m->w = NULL;
+	return rc;
+out_abort:
+	trace_writer_abort(m->w);
+	m->w = NULL;
+	return rc;
 }
 
 static double secs(const struct timespec *a, const struct timespec *b)
@@ -599,24 +882,64 @@ static double secs(const struct timespec *a, const struct timespec *b)
 	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
+/* CMD resolved as execvp will: for the static-binary warning. */
+static bool cmd_is_static(const char *file)
+{
+	char buf[PATH_MAX];
+	const char *path = getenv("PATH");
+	int fd, st = 0;
+
+	if (strchr(file, '/')) {
+		snprintf(buf, sizeof(buf), "%s", file);
+	} else {
+		const char *p = path ? path : "/bin:/usr/bin", *colon;
+		bool found = false;
+
+		for (; *p && !found; p = *colon ? colon + 1 : colon) {
+			colon = strchrnul(p, ':');
+			if ((size_t)(colon - p) + strlen(file) + 3 > sizeof(buf))
+				continue;
+			if (colon == p)
+				strcpy(buf, ".");
+			else
+				memcpy(buf, p, (size_t)(colon - p)), buf[colon - p] = 0;
+			strcat(buf, "/");
+			strcat(buf, file);
+			found = !access(buf, X_OK);
+		}
+		if (!found)
+			return false;
+	}
+	fd = open(buf, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		st = rec_elf_is_static(fd);
+		close(fd);
+	}
+	return st;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static const char usage[] =
 		"uslab record [-o FILE] [-l LEVEL] [-q] -- CMD [ARGS]\n"
-		"  runs CMD with the recorder preloaded and writes its allocation trace\n"
-		"  -o FILE   trace of CMD's first process image (default uslab.ustr);\n"
-		"            other processes and exec'd images go to FILE.<pid>[.<n>]\n"
-		"  -l LEVEL  zstd level (default 3)\n"
-		"  -q        no summary on stderr\n"
+		"  runs CMD with the recorder preloaded and writes one trace of every\n"
+		"  process it runs (forked, vforked, spawned or exec'd), with a process table\n"
+		"  -o FILE   the trace (default uslab.ustr)\n"
+		"  -l LEVEL  zstd level 1..19 (default 3)\n"
+		"  -q        no summary on stderr (warnings are still printed)\n"
 		"  exit status: CMD's (128+signal when killed), 1 when writing failed";
 	const char *out = "uslab.ustr";
 	char lib[PATH_MAX], dir[PATH_MAX];
-	struct image *img;
-	size_t nimg = 0;
-	int c, level = 0, status = 0, rc, ret, failed = 0;
-	bool quiet = false;
+	struct merge m = { 0 };
+	unsigned int running[256];
+	size_t nrunning;
+	int c, level = 0, status = 0, rc, ret;
+	bool quiet = false, root_static;
 	pid_t pid = -1;
 	struct timespec t_start, t_ran, t_end;
+	uint64_t total = 0, dropped = 0, fixups = 0;
+	uint32_t threads = 0;
+	int best = -1;
 
 	while ((c = getopt(argc, argv, "+o:l:qh")) != -1) {
 		switch (c) {
@@ -640,7 +963,7 @@ int cmd_record(int argc, char **argv)
 		return 1;
 	}
 	if (find_lib(lib, sizeof(lib))) {
-		fprintf(stderr, "uslab record: libuslab-record.so not found next to uslab (set USLAB_RECORD_LIB)\n");
+		fprintf(stderr, "uslab record: " REC_LIB_NAME " not found next to uslab (set USLAB_RECORD_LIB)\n");
 		return 1;
 	}
 	snprintf(dir, sizeof(dir), "%s.rec.XXXXXX", out);
@@ -648,6 +971,12 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "uslab record: %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
+	root_static = cmd_is_static(argv[optind]);
+	if (root_static)
+		fprintf(stderr, "uslab record: warning: %s is statically linked: LD_PRELOAD "
+			"cannot reach it, its allocations are not recorded\n", argv[optind]);
+	/* Orphans of CMD become our children: we can tell who is still running. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
@@ -664,35 +993,105 @@ int cmd_record(int argc, char **argv)
 	signal(SIGQUIT, SIG_DFL);
 	ret = WIFEXITED(status) ? WEXITSTATUS(status) :
 	      WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+	nrunning = still_running(getpid(), running, ARRAY_SIZE(running));
 
-	img = list_images(dir, out, pid, &nimg);
-	if (!nimg || !img[0].root) {
-		/* No allocation in CMD itself (or it could not start). */
-		if (ret != 127 && (rc = write_empty(out, argv + optind))) {
-			fprintf(stderr, "uslab record: %s: %s\n", out, strerror(-rc));
-			failed = 1;
+	rc = list_images(dir, &m.img, &m.nimg, quiet);
+	if (!rc) {
+		bool have_root = false;
+
+		for (size_t i = 0; i < m.nimg; i++)
+			have_root |= m.img[i].rm.pid == (unsigned int)pid &&
+				     !(m.img[i].flags & TRACE_PROC_UNRECORDED);
+		/* CMD's own process made no call (or could not be recorded):
+		 * it is still a process of the run. */
+		if (!have_root && ret != 127) {
+			struct image *im;
+			size_t cap = m.nimg;
+
+			im = add_unrecorded(&m.img, &m.nimg, &cap, (unsigned int)pid,
+					    (unsigned int)getpid(),
+					    (uint64_t)t_start.tv_sec * 1000000000u +
+					    (uint64_t)t_start.tv_nsec, argv[optind]);
+			if (!im)
+				rc = -ENOMEM;
+			else if (!root_static)
+				im->flags = 0;	/* it ran, and allocated nothing */
 		}
 	}
-	for (size_t i = 0; i < nimg && !failed; i++)
-		if (convert(&img[i], level))
-			failed = 1;
-	if (failed)
-		for (size_t i = 0; i < nimg; i++)
-			if (img[i].written)
-				unlink(img[i].out);
-	for (size_t i = 0; i < nimg && !failed && !quiet; i++)
-		fprintf(stderr, "uslab record: %s: %" PRIu64 " events, %u threads, pid %u%s"
-			" (%" PRIu64 " unmatched frees dropped, %" PRIu64 " lost frees added)\n",
-			img[i].out, img[i].events, img[i].threads, img[i].pid,
-			img[i].root ? "" : img[i].gen ? " (exec'd image)" : " (child)",
-			img[i].dropped, img[i].fixups);
+	for (size_t i = 0; i < m.nimg && !rc; i++) {
+		struct image *im = &m.img[i];
+
+		for (size_t k = 0; k < nrunning; k++)
+			if (running[k] == im->rm.pid)
+				im->flags |= TRACE_PROC_RUNNING;
+		if (!im->raw[0])
+			continue;
+		im->fd = open(im->raw, O_RDONLY | O_CLOEXEC);
+		if (im->fd < 0) {
+			rc = -errno;
+			fprintf(stderr, "uslab record: %s: %s\n", im->raw, strerror(errno));
+			break;
+		}
+		rc = index_raw(im);
+	}
+	if (nrunning) {
+		char list[512];
+		size_t o = 0;
+
+		for (size_t k = 0; k < nrunning && o + 40 < sizeof(list); k++)
+			o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%u", k ? ", " : "",
+					      running[k]);
+		fprintf(stderr, "uslab record: warning: %zu process%s still running when %s exited "
+			"(pid %s%s): recorded up to now\n", nrunning, nrunning == 1 ? "" : "es",
+			argv[optind], list, o + 40 >= sizeof(list) ? ", ..." : "");
+	}
+	if (!rc && ret != 127) {
+		rc = link_images(&m);
+		if (!rc)
+			rc = merge_all(&m);		/* counting pass */
+		if (!rc)
+			rc = write_trace(&m, out, argv + optind, pid, level);
+	}
+	for (size_t i = 0; i < m.nimg; i++) {
+		struct image *im = &m.img[i];
+
+		total += im->events;
+		dropped += im->dropped;
+		fixups += im->fixups;
+		threads += im->threads;
+		if (best < 0 || im->allocs > m.img[best].allocs)
+			best = (int)i;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t_end);
-	if (!failed && !quiet)
-		fprintf(stderr, "uslab record: command ran %.3f s, traces written in %.3f s\n",
+	if (!rc && ret != 127 && !quiet) {
+		fprintf(stderr, "uslab record: %s: %" PRIu64 " events, %zu process%s, %u threads"
+			" (%" PRIu64 " unmatched frees dropped, %" PRIu64 " lost frees added)\n",
+			out, total, m.nimg, m.nimg == 1 ? "" : "es", threads, dropped, fixups);
+		if (best >= 0 && m.nimg > 1)
+			fprintf(stderr, "uslab record: most allocations: pid %u (%s), %" PRIu64
+				" of the events; 'uslab report %s' lists every process\n",
+				m.img[best].rm.pid, m.img[best].rm.comm, m.img[best].events, out);
+		fprintf(stderr, "uslab record: command ran %.3f s, trace written in %.3f s\n",
 			secs(&t_start, &t_ran), secs(&t_ran, &t_end));
-	free(img);
+	}
+	for (size_t i = 0; i < m.nimg; i++) {
+		struct image *im = &m.img[i];
+
+		for (uint32_t t = 0; t < im->ncur; t++) {
+			free(im->cur[t].blocks);
+			free(im->cur[t].counts);
+			free(im->cur[t].bytes);
+			free(im->cur[t].buf);
+		}
+		free(im->cur);
+		if (im->fd >= 0)
+			close(im->fd);
+	}
+	free(m.img);
+	free(m.heap);
+	idmap_free(m.ids);
 	remove_dir(dir);
-	if (failed)
+	if (rc && rc != -ENOENT)
 		return ret ? ret : 1;
 	return ret;
 }

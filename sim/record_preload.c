@@ -20,9 +20,13 @@
  *   open_lock        spinlock; serializes opening the raw file.
  *   Order: pool_lock, then open_lock (fork's prepare handler takes both).
  *
- * Fork: the child gets its own raw file (and so its own trace). Exec: the
- * buffers are flushed first; the new image is recorded as long as the
- * environment keeps LD_PRELOAD and USLAB_RECORD_DIR.
+ * Fork: the child gets its own raw file (and `uslab record` puts it in the
+ * same trace as its own process). Exec: the buffers are flushed first; the
+ * new image is recorded as long as the environment keeps LD_PRELOAD and
+ * USLAB_RECORD_DIR and the program is dynamically linked. When it is not,
+ * a line in $USLAB_RECORD_DIR/notes says so, and `uslab record` warns.
+ * vfork and posix_spawn children share the parent's memory until they exec:
+ * what they allocate before that is counted as the parent's.
  */
 #include <assert.h>
 #include <dlfcn.h>
@@ -30,6 +34,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -51,6 +56,8 @@ typedef void *(*memalign_fn)(size_t, size_t);
 typedef int (*posix_memalign_fn)(void **, size_t, size_t);
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
+typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			const posix_spawnattr_t *, char *const[], char *const[]);
 
 static struct {
 	malloc_fn malloc;
@@ -64,6 +71,8 @@ static struct {
 	malloc_fn pvalloc;
 	execve_fn execve;
 	execvpe_fn execvpe;
+	spawn_fn posix_spawn;
+	spawn_fn posix_spawnp;
 } real;
 
 /* 0: not started, 1: resolving symbols (bootstrap allocator), 2: ready,
@@ -100,6 +109,9 @@ static atomic_uint next_tid;
 static atomic_int pool_lock, open_lock;
 static struct rec_buf *all_bufs, *free_bufs;
 static int raw_fd = -1;
+/* The process whose memory this is: a vfork or posix_spawn child shares it
+ * until it execs, and must not open files into (or flush) its parent's. */
+static pid_t owner_pid;
 static bool exiting;
 static pthread_key_t thread_key;
 static char rec_dir[512];
@@ -210,6 +222,22 @@ static void write_meta(const char *path, uint64_t mono)
 		      (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec);
 	pos = put_str(buf, pos, sizeof(buf), "\nrseq=");
 	pos = put_u64(buf, pos, sizeof(buf), __rseq_size >= 8);
+	pos = put_str(buf, pos, sizeof(buf), "\ncomm=");
+	cfd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+	if (cfd >= 0) {
+		n = read(cfd, buf + pos, 16);
+		if (n > 0)
+			pos += (size_t)n;
+		close(cfd);
+		while (pos && (buf[pos - 1] == '\n' || buf[pos - 1] == 0))
+			pos--;
+	}
+	pos = put_str(buf, pos, sizeof(buf), "\nexe=");
+	n = pos + 2048 < sizeof(buf) ?
+	    readlink("/proc/self/exe", buf + pos, 2047) : -1;
+	if (n > 0)
+		pos += (size_t)n;
+	buf[pos] = 0;
 	pos = put_str(buf, pos, sizeof(buf), "\ncmdline=");
 	cfd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 	if (cfd >= 0) {
@@ -257,6 +285,8 @@ static int raw_file(void)
 
 	if (likely(fd >= 0))
 		return fd;
+	if (getpid() != owner_pid)
+		return -1;
 	spin_lock(&open_lock);
 	if (raw_fd < 0)
 		open_raw_locked();
@@ -437,6 +467,10 @@ static void atfork_child(void)
 	if (raw_fd >= 0)
 		close(raw_fd);
 	raw_fd = -1;
+	owner_pid = getpid();
+	/* Opened now, so a child that never allocates is still in the
+	 * process table. */
+	open_raw_locked();
 	for (struct rec_buf *b = all_bufs; b; b = b->next_all) {
 		if (b == self.buf || !b->in_use)
 			continue;
@@ -504,6 +538,8 @@ static __slowpath void record_init(void)
 	real.pvalloc = (malloc_fn)sym("pvalloc");
 	real.execve = (execve_fn)sym("execve");
 	real.execvpe = (execvpe_fn)sym("execvpe");
+	real.posix_spawn = (spawn_fn)sym("posix_spawn");
+	real.posix_spawnp = (spawn_fn)sym("posix_spawnp");
 	dir = getenv(REC_ENV_DIR);
 	if (!real.malloc || !real.free || !real.calloc || !real.realloc ||
 	    !dir || !*dir || strlen(dir) >= sizeof(rec_dir)) {
@@ -511,8 +547,15 @@ static __slowpath void record_init(void)
 		return;
 	}
 	strcpy(rec_dir, dir);
+	owner_pid = getpid();
 	pthread_key_create(&thread_key, thread_exit);
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	/* Every image gets its raw file (and so its table entry) at start,
+	 * even one that never allocates. */
+	spin_lock(&open_lock);
+	if (raw_fd < 0)
+		open_raw_locked();
+	spin_unlock(&open_lock);
 	atomic_store(&state, 2);
 }
 
@@ -727,12 +770,117 @@ __visible void *pvalloc(size_t size)
 
 /* ---- exec: flush first, so nothing buffered is lost with the image ----- */
 
+static bool env_has(char *const envp[], const char *key, const char *needle)
+{
+	size_t kl = strlen(key);
+
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], key, kl) && envp[i][kl] == '=')
+			return strstr(envp[i] + kl + 1, needle) != NULL;
+	return false;
+}
+
+/* The file execvp would run: @file itself when it has a slash, else the
+ * first executable match on $PATH. Return: false when none is found. */
+static bool resolve_path(const char *file, char *buf, size_t cap)
+{
+	const char *path = getenv("PATH"), *p, *colon;
+
+	if (strchr(file, '/')) {
+		put_str(buf, 0, cap, file);
+		return true;
+	}
+	for (p = path ? path : "/bin:/usr/bin"; *p; p = *colon ? colon + 1 : colon) {
+		size_t pos;
+
+		colon = strchr(p, ':');
+		if (!colon)
+			colon = p + strlen(p);
+		if ((size_t)(colon - p) + strlen(file) + 2 > cap)
+			continue;
+		memcpy(buf, p, (size_t)(colon - p));
+		pos = (size_t)(colon - p);
+		if (!pos)
+			buf[pos++] = '.';
+		buf[pos++] = '/';
+		put_str(buf, pos, cap, file);
+		if (!access(buf, X_OK))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Before an exec or spawn: a note for `uslab record` when the new program
+ * will not be recorded (static, or the recorder's environment is gone).
+ */
+static const char *check_exec(const char *file, char *const envp[], char *path,
+			      size_t cap)
+{
+	const char *why = NULL;
+	int fd;
+
+	if (atomic_load(&state) != 2)
+		return NULL;
+	if (!env_has(envp, "LD_PRELOAD", REC_LIB_NAME) ||
+	    !env_has(envp, REC_ENV_DIR, ""))
+		why = "noenv ";
+	if (!resolve_path(file, path, cap))
+		return NULL;	/* the exec fails: nothing to say */
+	if (!why) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return NULL;
+		if (rec_elf_is_static(fd))
+			why = "static ";
+		close(fd);
+	}
+	return why;
+}
+
+/* The note itself: "KIND PID PPID MONO PATH", one write. */
+static void write_note(const char *why, pid_t pid, pid_t ppid, const char *path)
+{
+	char line[1200], notes[640];
+	size_t pos;
+	int fd;
+
+	pos = put_str(line, 0, sizeof(line), why);
+	pos = put_u64(line, pos, sizeof(line), (uint64_t)pid);
+	pos = put_str(line, pos, sizeof(line), " ");
+	pos = put_u64(line, pos, sizeof(line), (uint64_t)ppid);
+	pos = put_str(line, pos, sizeof(line), " ");
+	pos = put_u64(line, pos, sizeof(line), now_ns());
+	pos = put_str(line, pos, sizeof(line), " ");
+	pos = put_str(line, pos, sizeof(line) - 1, path);
+	line[pos++] = '\n';
+	put_str(notes, put_str(notes, 0, sizeof(notes), rec_dir), sizeof(notes), "/" REC_NOTES);
+	fd = open(notes, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	write_full(fd, line, pos);
+	close(fd);
+}
+
+/* exec keeps the pid: the note goes first (the exec may not return). */
+static void note_exec(const char *file, char *const envp[])
+{
+	char path[1024];
+	const char *why = check_exec(file, envp, path, sizeof(path));
+
+	if (why)
+		write_note(why, getpid(), getppid(), path);
+}
+
 __visible int execve(const char *path, char *const argv[], char *const envp[])
 {
 	if (!real.execve)
 		record_init();
-	if (atomic_load(&state) == 2)
-		flush_all();
+	if (atomic_load(&state) == 2) {
+		note_exec(path, envp);
+		if (getpid() == owner_pid)	/* not in a vfork child */
+			flush_all();
+	}
 	if (!real.execve) {
 		errno = ENOSYS;
 		return -1;
@@ -749,8 +897,11 @@ __visible int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	if (!real.execvpe)
 		record_init();
-	if (atomic_load(&state) == 2)
-		flush_all();
+	if (atomic_load(&state) == 2) {
+		note_exec(file, envp);
+		if (getpid() == owner_pid)
+			flush_all();
+	}
 	if (!real.execvpe) {
 		errno = ENOSYS;
 		return -1;
@@ -819,4 +970,49 @@ __visible int execle(const char *path, const char *arg, ...)
 	rc = collect_args(arg, ap, argv, &envp);
 	va_end(ap);
 	return rc ? rc : execve(path, argv, envp);
+}
+
+/* posix_spawn runs the child's exec inside libc, past the wrappers above. */
+__visible int posix_spawn(pid_t *pid, const char *path,
+			  const posix_spawn_file_actions_t *fa,
+			  const posix_spawnattr_t *attr, char *const argv[],
+			  char *const envp[])
+{
+	if (!real.posix_spawn)
+		record_init();
+	if (!real.posix_spawn)
+		return ENOSYS;
+	char buf[1024];
+	const char *why = check_exec(path, envp, buf, sizeof(buf));
+	pid_t child;
+	int rc;
+
+	rc = real.posix_spawn(&child, path, fa, attr, argv, envp);
+	if (!rc && why)
+		write_note(why, child, getpid(), buf);
+	if (!rc && pid)
+		*pid = child;
+	return rc;
+}
+
+__visible int posix_spawnp(pid_t *pid, const char *file,
+			   const posix_spawn_file_actions_t *fa,
+			   const posix_spawnattr_t *attr, char *const argv[],
+			   char *const envp[])
+{
+	if (!real.posix_spawnp)
+		record_init();
+	if (!real.posix_spawnp)
+		return ENOSYS;
+	char buf[1024];
+	const char *why = check_exec(file, envp, buf, sizeof(buf));
+	pid_t child;
+	int rc;
+
+	rc = real.posix_spawnp(&child, file, fa, attr, argv, envp);
+	if (!rc && why)
+		write_note(why, child, getpid(), buf);
+	if (!rc && pid)
+		*pid = child;
+	return rc;
 }

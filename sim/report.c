@@ -273,10 +273,39 @@ static void print_hist(FILE *f, const char *what, const struct hist *h)
 	fprintf(f, "  max %" PRIu64 "\n", h->max);
 }
 
+/* Like perf report --sort comm: every process image of the recording. */
+static void print_procs(FILE *f, const struct trace_meta *m)
+{
+	uint64_t total = 0;
+
+	for (uint32_t i = 0; i < m->nprocs; i++)
+		total += m->procs[i].events;
+	fprintf(f, "# processes: %u (* = this report; --pid or --comm for another)\n", m->nprocs);
+	fprintf(f, "#   %7s %7s %7s %12s %6s %12s  %-16s %s\n", "pid", "ppid", "events",
+		"allocs", "share", "threads", "comm", "command");
+	for (uint32_t i = 0; i < m->nprocs; i++) {
+		const struct trace_proc *t = &m->procs[i];
+		char rel[48] = "";
+
+		if (t->exec_from >= 0)
+			snprintf(rel, sizeof(rel), " [exec'd by #%d]", t->exec_from);
+		fprintf(f, "# %c %7u %7u %7" PRIu64 " %12" PRIu64 " %5.1f%% %12u  %-16s %s%s%s%s\n",
+			(int32_t)i == m->selected ? '*' : ' ', t->pid, t->ppid, t->events,
+			t->allocs, total ? 100.0 * (double)t->events / (double)total : 0.0,
+			t->nthreads, t->comm, t->cmdline ? t->cmdline : "", rel,
+			t->flags & TRACE_PROC_UNRECORDED ? " (not recorded: static, or LD_PRELOAD cleared)" : "",
+			t->flags & TRACE_PROC_RUNNING ? " (still running at the end)" : "");
+	}
+	fputc('\n', f);
+}
+
 static void print_report(FILE *f, const struct trace_meta *m,
 			 const struct report *rp, unsigned int max_threads)
 {
 	uint32_t active = 0;
+
+	if (m->nprocs)
+		print_procs(f, m);
 
 	fprintf(f, "# trace: %s (format %u.%u), pid %u, %u CPUs\n",
 		m->tool, m->version_major, m->version_minor, m->pid, m->cpus);
@@ -362,13 +391,16 @@ static void print_report(FILE *f, const struct trace_meta *m,
 int cmd_report(int argc, char **argv)
 {
 	static const char usage[] =
-		"uslab report [--threads N] TRACE\n"
-		"  operations, sizes per kmalloc class, lifetimes, threads, peak live\n"
-		"  bytes and churn, in one streaming pass\n"
-		"  --threads N   list at most N threads (default 32)";
+		"uslab report [--threads N] [--pid PID | --comm NAME] TRACE\n"
+		"  the process table, then operations, sizes per kmalloc class, lifetimes,\n"
+		"  threads, peak live bytes and churn of one process, in one streaming pass\n"
+		"  --threads N   list at most N threads (default 32)\n"
+		"  --pid PID     the process with this pid (default: most allocations)\n"
+		"  --comm NAME   the process with this name";
 	static const struct option lopts[] = {
 		{ "threads", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
+		CMD_SELECT_OPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct report *rp;
@@ -382,13 +414,18 @@ int cmd_report(int argc, char **argv)
 		case 't':
 			max_threads = (unsigned int)strtoul(optarg, NULL, 0);
 			break;
+		case CMD_OPT_PID:
+		case CMD_OPT_COMM:
+			if (cmd_parse_select("uslab report", c, optarg))
+				return cmd_usage(usage);
+			break;
 		default:
 			return cmd_usage(usage);
 		}
 	}
 	if (optind != argc - 1)
 		return cmd_usage(usage);
-	r = cmd_open_trace(argv[optind]);
+	r = cmd_open_trace_as("uslab report", argv[optind]);
 	if (!r)
 		return 1;
 	rp = calloc(1, sizeof(*rp));

@@ -34,13 +34,16 @@ static void print_event(FILE *out, const struct trace_event *ev)
 int cmd_script(int argc, char **argv)
 {
 	static const char usage[] =
-		"uslab script [--header] [-n COUNT] TRACE\n"
+		"uslab script [--header] [-n COUNT] [--pid PID | --comm NAME] TRACE\n"
 		"  prints one line per event: TIME TID [CPU] OP id= [old=] [size=] [align=]\n"
 		"  --header   print the trace header first (as '# key: value' lines)\n"
-		"  -n COUNT   stop after COUNT events";
+		"  -n COUNT   stop after COUNT events\n"
+		"  --pid PID    the process with this pid (default: most allocations)\n"
+		"  --comm NAME  the process with this name";
 	static const struct option lopts[] = {
 		{ "header", no_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
+		CMD_SELECT_OPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t limit = UINT64_MAX;
@@ -57,13 +60,18 @@ int cmd_script(int argc, char **argv)
 		case 'H':
 			header = true;
 			break;
+		case CMD_OPT_PID:
+		case CMD_OPT_COMM:
+			if (cmd_parse_select("uslab script", c, optarg))
+				return cmd_usage(usage);
+			break;
 		default:
 			return cmd_usage(usage);
 		}
 	}
 	if (optind != argc - 1)
 		return cmd_usage(usage);
-	r = cmd_open_trace(argv[optind]);
+	r = cmd_open_trace_as("uslab script", argv[optind]);
 	if (!r)
 		return 1;
 	if (header) {
@@ -76,6 +84,13 @@ int cmd_script(int argc, char **argv)
 		if (m->has_summary)
 			printf("# events: %" PRIu64 "\n# threads: %u\n# id_space: %" PRIu64 "\n",
 			       m->nevents, m->nthreads, m->id_space);
+		for (uint32_t i = 0; i < m->nprocs; i++)
+			printf("# process: %c pid %u ppid %u events %" PRIu64 " allocs %" PRIu64
+			       " threads %u comm %s cmdline %s\n",
+			       (int32_t)i == m->selected ? '*' : '-', m->procs[i].pid,
+			       m->procs[i].ppid, m->procs[i].events, m->procs[i].allocs,
+			       m->procs[i].nthreads, m->procs[i].comm,
+			       m->procs[i].cmdline ? m->procs[i].cmdline : "");
 	}
 	for (;;) {
 		if (!limit--) {

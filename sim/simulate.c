@@ -622,7 +622,10 @@ static const char sim_usage_text[] =
 	"  --sample N           sample memory every N events (default: 1000\n"
 	"                       samples over the trace)\n"
 	"  --rows N             rows of the over-time table (default 20, 0 = none)\n"
-	"  --timeline FILE      every sample as CSV\n";
+	"  --timeline FILE      every sample as CSV\n"
+	"  --pid PID            the process of a multi-process recording (default:\n"
+	"                       the one with the most allocations)\n"
+	"  --comm NAME          the process with this name\n";
 
 int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg)
 {
@@ -660,6 +663,7 @@ int cmd_sim(int argc, char **argv)
 		{ "rows", required_argument, NULL, 'r' },
 		{ "timeline", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
+		CMD_SELECT_OPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sim_config cfg;
@@ -674,6 +678,11 @@ int cmd_sim(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
+		case CMD_OPT_PID:
+		case CMD_OPT_COMM:
+			if (cmd_parse_select("uslab sim", c, optarg))
+				return 2;
+			break;
 		case 'c':
 			cpus = strtoul(optarg, &end, 10);
 			if (*end || !cpus || cpus > 1024) {

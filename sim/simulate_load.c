@@ -62,10 +62,9 @@ int sim_trace_load(struct sim_trace *t, const char *path, unsigned int cpus,
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	rc = trace_reader_open(&r, path);
-	if (rc) {
-		fprintf(stderr, "%s: %s\n", who,
-			r ? trace_reader_error(r) : strerror(-rc));
+	r = cmd_open_trace_as(who, path);
+	if (!r) {
+		rc = -EINVAL;
 		goto out_close;
 	}
 	m = trace_reader_meta(r);
@@ -129,16 +128,13 @@ int sim_trace_open(struct sim_trace *t, const char *path, unsigned int cpus,
 		   const char *who)
 {
 	const struct trace_meta *m;
-	int rc;
 
 	memset(t, 0, sizeof(*t));
 	t->path = path;
-	rc = trace_reader_open(&t->r, path);
-	if (rc) {
-		fprintf(stderr, "%s: %s\n", who,
-			t->r ? trace_reader_error(t->r) : strerror(-rc));
+	t->r = cmd_open_trace_as(who, path);
+	if (!t->r) {
 		sim_trace_free(t);
-		return rc;
+		return -EINVAL;
 	}
 	m = trace_reader_meta(t->r);
 	t->rec_cpus = m->cpus;

@@ -41,6 +41,7 @@ struct trace_writer {
 	uint8_t *hdr;		/* as written, for trace_writer_set_cpus_pid() */
 	size_t hdr_len;
 	bool hdr_dirty;
+	bool has_procs;
 	char err[512];
 };
 
@@ -237,6 +238,74 @@ int trace_writer_add(struct trace_writer *w, const struct trace_event *ev)
 	if (ev->tid >= w->nthreads)
 		w->nthreads = ev->tid + 1;
 	return 0;
+}
+
+/* An extension record: header, then @raw compressed as one zstd frame. */
+static int write_record(struct trace_writer *w, uint32_t magic, uint32_t entries,
+			const uint8_t *raw, size_t len)
+{
+	uint8_t h[TRACE_REC_HDR];
+	size_t cap = ZSTD_compressBound(len), n;
+	uint8_t *comp;
+	int rc;
+
+	if (len > TRACE_REC_RAW_MAX)
+		return -EINVAL;
+	comp = malloc(cap);
+	if (!comp)
+		return -ENOMEM;
+	n = ZSTD_compressCCtx(w->cctx, comp, cap, raw, len, w->level);
+	if (ZSTD_isError(n)) {
+		free(comp);
+		snprintf(w->err, sizeof(w->err), "%s: zstd: %s", w->tmp,
+			 ZSTD_getErrorName(n));
+		return w->failed = -EIO;
+	}
+	put_le32(h, magic);
+	put_le32(h + 4, (uint32_t)n);
+	put_le32(h + 8, (uint32_t)len);
+	put_le32(h + 12, entries);
+	put_le32(h + 16, trace_crc32c(0, comp, n));
+	put_le32(h + 20, trace_crc32c(0, h, 20));
+	rc = write_all(w, h, sizeof(h));
+	if (!rc)
+		rc = write_all(w, comp, n);
+	free(comp);
+	return rc;
+}
+
+int trace_writer_set_procs(struct trace_writer *w, const struct trace_proc *procs,
+			   uint32_t n)
+{
+	uint64_t tid_end = 0;
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	if (w->failed)
+		return w->failed;
+	if (w->nevents || w->chunk_events || w->has_procs || !n || n > TRACE_PROCS_MAX)
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct trace_proc *t = &procs[i];
+
+		if (t->parent >= (int32_t)i || t->exec_from >= (int32_t)i ||
+		    t->parent < -1 || t->exec_from < -1 ||
+		    (t->nthreads && t->first_tid < tid_end) ||
+		    (uint64_t)t->first_tid + t->nthreads > TRACE_THREADS_MAX ||
+		    (t->flags & ~TRACE_PROC_FLAGS) || t->allocs > t->events)
+			return -EINVAL;
+		if (t->nthreads)
+			tid_end = (uint64_t)t->first_tid + t->nthreads;
+	}
+	rc = trace_procs_encode(procs, n, &buf, &len);
+	if (rc)
+		return rc;
+	rc = write_record(w, TRACE_PROCS_MAGIC, n, buf, len);
+	free(buf);
+	if (!rc)
+		w->has_procs = true;
+	return rc;
 }
 
 void trace_writer_set_cpus_pid(struct trace_writer *w, uint32_t cpus, uint32_t pid)

@@ -415,7 +415,10 @@ static const char tune_usage[] =
 	"  --batch N            batch count for every run (default: half a magazine)\n"
 	"  --peak               frontier on peak instead of mean overhead\n"
 	"  --no-compose         only the uniform grid, no per-class round\n"
-	"  --all                print every frontier point\n";
+	"  --all                print every frontier point\n"
+	"  --pid PID            the process of a multi-process recording (default:\n"
+	"                       the one with the most allocations)\n"
+	"  --comm NAME          the process with this name\n";
 
 int cmd_tune(int argc, char **argv)
 {
@@ -431,6 +434,7 @@ int cmd_tune(int argc, char **argv)
 		{ "no-compose", no_argument, NULL, 'N' },
 		{ "all", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
+		CMD_SELECT_OPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	long mags[TUNE_MAX_VALUES] = { 4, 8, 16, 32, 64, 128, 256 };
@@ -458,6 +462,11 @@ int cmd_tune(int argc, char **argv)
 				fprintf(stderr, "uslab tune: bad -j '%s'\n", optarg);
 				return 2;
 			}
+			break;
+		case CMD_OPT_PID:
+		case CMD_OPT_COMM:
+			if (cmd_parse_select("uslab tune", opt, optarg))
+				return 2;
 			break;
 		case 's': svg = optarg; break;
 		case 'p': png = optarg; break;
