@@ -7,7 +7,7 @@
 # build). Its prerequisites use secondary expansion, so fragments read after
 # this one (tools/) still count.
 
-trace-objs := sim/trace_common.o sim/trace_read.o sim/trace_write.o
+trace-objs := sim/trace_common.o sim/trace_read.o sim/trace_write.o sim/outfile.o
 sim-objs   += $(trace-objs) sim/script.o sim/record_collect.o sim/report.o \
               sim/import_common.o sim/import_mtrace.o sim/import_perf.o sim/import_cmd.o
 

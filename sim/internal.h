@@ -146,6 +146,29 @@ static inline int64_t unzigzag(uint64_t v)
 	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
+/* ---- sim/outfile.c: output files that never clobber (docs/sim.md).
+ * out_open: "-" is standard output; a regular file or new name gets a
+ * temporary beside it, renamed at out_commit; a symlink is followed; a FIFO,
+ * device or socket is written in place; a directory is an error. On error
+ * @err holds "PATH: what" and -errno is returned. */
+struct out_file {
+	int fd;
+	bool in_place;		/* no temporary: FIFO, device, socket, stdout */
+	bool is_stdout;
+	bool seekable;
+	bool keep_mode;
+	unsigned int mode;
+	char *name;		/* as given, for messages */
+	char *final;		/* renamed onto at commit */
+	char *tmp;		/* NULL when in place */
+};
+int out_open(struct out_file *o, const char *path, char *err, size_t len);
+int out_write(struct out_file *o, const void *buf, size_t n, char *err, size_t len);
+int out_commit(struct out_file *o, char *err, size_t len);
+void out_abort(struct out_file *o);
+/* Before a long run: would out_open(@path) work? Same messages. */
+int out_check(const char *path, char *err, size_t len);
+
 /* ---- sim/import_common.c: address -> dense id, ids reused after free;
  * bounded line reading. */
 
@@ -377,9 +400,21 @@ int cmd_record(int argc, char **argv);
 /* sim/import_cmd.c */
 int cmd_import(int argc, char **argv);
 
-/* Shared CLI helpers (sim/trace_common.c). */
+/* Shared CLI helpers (sim/trace_common.c): the conventions of every
+ * subcommand (docs/sim.md, "Command-line conventions"). */
 /* Prints usage of a subcommand to stderr, returns 2 (the usage exit code). */
 int cmd_usage(const char *usage);
+/* -h/--help: usage on stdout; returns 0 (1 when stdout cannot be written). */
+int cmd_help(const char *usage);
+/* getopt returned '?' (opterr is 0): one line naming the unknown option or
+ * the missing value, then the usage, on stderr. Returns 2. */
+int cmd_opt_error(const char *who, const char *usage, const char *shortopts,
+		  char **argv);
+/* A decimal integer in [min, max], else one line naming @opt. Return 0/2. */
+int cmd_parse_u64(const char *who, const char *opt, const char *arg,
+		  uint64_t min, uint64_t max, uint64_t *out);
+/* Flush stdout; on a write error (full disk, closed pipe) say so. Return 0/1. */
+int cmd_check_stdout(const char *who);
 /* The process a reader works on (--pid, --comm), one setting per run. */
 struct cmd_select {
 	uint32_t pid;

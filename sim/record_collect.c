@@ -504,6 +504,7 @@ static int run_child(char **argv, const char *lib, const char *dir, pid_t *pidp)
 	if (!pid) {
 		signal(SIGINT, SIG_DFL);
 		signal(SIGQUIT, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
 		setenv("LD_PRELOAD", preload, 1);
 		setenv(REC_ENV_DIR, dir, 1);
 		execvp(argv[0], argv);
@@ -852,8 +853,7 @@ static int write_trace(struct merge *m, const char *out, char **argv, pid_t root
 		t->cmdline = im->rm.cmdline;
 	}
 	rc = trace_writer_open(&m->w, out, &meta, level);
-	if (rc) {
-		fprintf(stderr, "uslab record: %s: %s\n", out, strerror(-rc));
+	if (rc) {		/* the writer said why */
 		m->w = NULL;
 		free(procs);
 		return rc;
@@ -924,12 +924,13 @@ int cmd_record(int argc, char **argv)
 		"uslab record [-o FILE] [-l LEVEL] [-q] -- CMD [ARGS]\n"
 		"  runs CMD with the recorder preloaded and writes one trace of every\n"
 		"  process it runs (forked, vforked, spawned or exec'd), with a process table\n"
-		"  -o FILE   the trace (default uslab.ustr)\n"
-		"  -l LEVEL  zstd level 1..19 (default 3)\n"
+		"  -o FILE   the trace (default uslab.ustr; - for standard output)\n"
+		"  -l LEVEL  zstd level 1..22 (default 3)\n"
 		"  -q        no summary on stderr (warnings are still printed)\n"
 		"  exit status: CMD's (128+signal when killed), 1 when writing failed";
 	const char *out = "uslab.ustr";
-	char lib[PATH_MAX], dir[PATH_MAX];
+	char lib[PATH_MAX], dir[PATH_MAX], errbuf[PATH_MAX + 128];
+	struct stat sb;
 	struct merge m = { 0 };
 	unsigned int running[256];
 	size_t nrunning;
@@ -941,23 +942,36 @@ int cmd_record(int argc, char **argv)
 	uint32_t threads = 0;
 	int best = -1;
 
-	while ((c = getopt(argc, argv, "+o:l:qh")) != -1) {
+	static const struct option lopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t v;
+
+	while ((c = getopt_long(argc, argv, "+o:l:qh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			out = optarg;
 			break;
 		case 'l':
-			level = atoi(optarg);
+			if (cmd_parse_u64("uslab record", "-l", optarg, 1, 22, &v))
+				return cmd_usage(usage);
+			level = (int)v;
 			break;
 		case 'q':
 			quiet = true;
 			break;
+		case 'h':
+			return cmd_help(usage);
 		default:
-			return cmd_usage(usage);
+			return cmd_opt_error("uslab record", usage, "o:l:qh", argv);
 		}
 	}
-	if (optind >= argc)
+	if (optind >= argc) {
+		fprintf(stderr, "uslab record: no command given\n");
 		return cmd_usage(usage);
+	}
 	if (strlen(out) > PATH_MAX - 64) {
 		fprintf(stderr, "uslab record: %s: name too long\n", out);
 		return 1;
@@ -966,7 +980,20 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "uslab record: " REC_LIB_NAME " not found next to uslab (set USLAB_RECORD_LIB)\n");
 		return 1;
 	}
-	snprintf(dir, sizeof(dir), "%s.rec.XXXXXX", out);
+	if (out_check(out, errbuf, sizeof(errbuf))) {
+		fprintf(stderr, "uslab record: %s\n", errbuf);
+		return 1;
+	}
+	/* Raw files beside a regular output (same file system, usually not
+	 * RAM); beside a FIFO, a device or stdout they go to $TMPDIR. */
+	if (!strcmp(out, "-") || (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode))) {
+		const char *tmpdir = getenv("TMPDIR");
+
+		snprintf(dir, sizeof(dir), "%s/uslab-record.XXXXXX",
+			 tmpdir && *tmpdir ? tmpdir : "/tmp");
+	} else {
+		snprintf(dir, sizeof(dir), "%s.rec.XXXXXX", out);
+	}
 	if (!mkdtemp(dir)) {
 		fprintf(stderr, "uslab record: %s: %s\n", dir, strerror(errno));
 		return 1;

@@ -475,12 +475,13 @@ int cmd_replay(int argc, char **argv)
 			fold = strtoul(optarg, &end, 10);
 			if (*end || !fold || fold > 4096) {
 				fprintf(stderr, "uslab replay: bad --threads '%s'\n", optarg);
+				fputs(rp_usage, stderr);
 				return 2;
 			}
 			break;
 		case 'n': rp.touch = false; break;
 		case 'h': fputs(rp_usage, stdout); return 0;
-		default: fputs(rp_usage, stderr); return 2;
+		default: return cmd_opt_error("uslab replay", rp_usage, "a:t:h", argv);
 		}
 	}
 	if (optind != argc - 1) {

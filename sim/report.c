@@ -407,24 +407,31 @@ int cmd_report(int argc, char **argv)
 	struct trace_reader *r;
 	struct trace_event ev;
 	unsigned int max_threads = 32;
+	uint64_t v;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "+t:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			max_threads = (unsigned int)strtoul(optarg, NULL, 0);
+			if (cmd_parse_u64("uslab report", "--threads", optarg, 0, MAX_THREADS, &v))
+				return cmd_usage(usage);
+			max_threads = (unsigned int)v;
 			break;
+		case 'h':
+			return cmd_help(usage);
 		case CMD_OPT_PID:
 		case CMD_OPT_COMM:
 			if (cmd_parse_select("uslab report", c, optarg))
 				return cmd_usage(usage);
 			break;
 		default:
-			return cmd_usage(usage);
+			return cmd_opt_error("uslab report", usage, "t:h", argv);
 		}
 	}
-	if (optind != argc - 1)
+	if (optind != argc - 1) {
+		fprintf(stderr, "uslab report: %s\n", optind < argc ? "one TRACE only" : "no TRACE given");
 		return cmd_usage(usage);
+	}
 	r = cmd_open_trace_as("uslab report", argv[optind]);
 	if (!r)
 		return 1;
@@ -453,7 +460,7 @@ out:
 	free(rp->threads);
 	free(rp->cpu_events);
 	free(rp);
-	if (fflush(stdout) == EOF)
+	if (cmd_check_stdout("uslab report"))
 		rc = 1;
 	return rc;
 }

@@ -52,11 +52,14 @@ int cmd_script(int argc, char **argv)
 	struct trace_event ev;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "+n:Hh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:Hh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			limit = strtoull(optarg, NULL, 0);
+			if (cmd_parse_u64("uslab script", "-n", optarg, 0, UINT64_MAX, &limit))
+				return cmd_usage(usage);
 			break;
+		case 'h':
+			return cmd_help(usage);
 		case 'H':
 			header = true;
 			break;
@@ -66,11 +69,13 @@ int cmd_script(int argc, char **argv)
 				return cmd_usage(usage);
 			break;
 		default:
-			return cmd_usage(usage);
+			return cmd_opt_error("uslab script", usage, "n:Hh", argv);
 		}
 	}
-	if (optind != argc - 1)
+	if (optind != argc - 1) {
+		fprintf(stderr, "uslab script: %s\n", optind < argc ? "one TRACE only" : "no TRACE given");
 		return cmd_usage(usage);
+	}
 	r = cmd_open_trace_as("uslab script", argv[optind]);
 	if (!r)
 		return 1;
@@ -101,10 +106,15 @@ int cmd_script(int argc, char **argv)
 		if (rc <= 0)
 			break;
 		print_event(stdout, &ev);
+		/* a full disk or a closed pipe stops the decoding at once */
+		if (unlikely(ferror(stdout))) {
+			rc = 0;
+			break;
+		}
 	}
 	rc = cmd_read_error(r, rc);
 	trace_reader_close(r);
-	if (fflush(stdout) == EOF)
+	if (cmd_check_stdout("uslab script"))
 		rc = 1;
 	return rc;
 }

@@ -589,11 +589,20 @@ double sim_mean_overhead(const struct sim_result *res)
 
 static int write_timeline(const char *path, const struct sim_result *res)
 {
-	FILE *f = fopen(path, "w");
+	struct out_file o;
+	char err[PATH_MAX + 128];
+	FILE *f;
 	size_t i;
 
+	/* never clobbers: temporary renamed over a file, FIFOs in place */
+	if (out_open(&o, path, err, sizeof(err))) {
+		fprintf(stderr, "uslab sim: %s\n", err);
+		return -1;
+	}
+	f = fdopen(dup(o.fd), "w");
 	if (!f) {
 		fprintf(stderr, "uslab sim: %s: %s\n", path, strerror(errno));
+		out_abort(&o);
 		return -1;
 	}
 	fprintf(f, "time_ns,events,held_bytes,live_bytes,overhead_bytes,free_resident_bytes\n");
@@ -606,6 +615,11 @@ static int write_timeline(const char *path, const struct sim_result *res)
 	}
 	if (fclose(f)) {
 		fprintf(stderr, "uslab sim: %s: %s\n", path, strerror(errno));
+		out_abort(&o);
+		return -1;
+	}
+	if (out_commit(&o, err, sizeof(err))) {
+		fprintf(stderr, "uslab sim: %s\n", err);
 		return -1;
 	}
 	return 0;
@@ -687,6 +701,7 @@ int cmd_sim(int argc, char **argv)
 			cpus = strtoul(optarg, &end, 10);
 			if (*end || !cpus || cpus > 1024) {
 				fprintf(stderr, "uslab sim: --cpus wants 1..1024, not '%s'\n", optarg);
+				fputs(sim_usage_text, stderr);
 				return 2;
 			}
 			break;
@@ -696,6 +711,7 @@ int cmd_sim(int argc, char **argv)
 			if (sim_parse_tunable(&cfg, c, optarg)) {
 				fprintf(stderr, "uslab sim: bad value '%s' for --%s\n", optarg,
 					c == 'm' ? "mag-size" : c == 'b' ? "batch" : "depot-limit");
+				fputs(sim_usage_text, stderr);
 				return 2;
 			}
 			break;
@@ -703,6 +719,7 @@ int cmd_sim(int argc, char **argv)
 			cfg.sample_every = strtoull(optarg, &end, 10);
 			if (*end || !cfg.sample_every) {
 				fprintf(stderr, "uslab sim: bad --sample '%s'\n", optarg);
+				fputs(sim_usage_text, stderr);
 				return 2;
 			}
 			break;
@@ -710,6 +727,7 @@ int cmd_sim(int argc, char **argv)
 			rows = strtoul(optarg, &end, 10);
 			if (*end) {
 				fprintf(stderr, "uslab sim: bad --rows '%s'\n", optarg);
+				fputs(sim_usage_text, stderr);
 				return 2;
 			}
 			break;
@@ -720,13 +738,21 @@ int cmd_sim(int argc, char **argv)
 			fputs(sim_usage_text, stdout);
 			return 0;
 		default:
-			fputs(sim_usage_text, stderr);
-			return 2;
+			return cmd_opt_error("uslab sim", sim_usage_text, "h", argv);
 		}
 	}
 	if (optind != argc - 1) {
+		fprintf(stderr, "uslab sim: %s\n", optind < argc ? "one TRACE only" : "no TRACE given");
 		fputs(sim_usage_text, stderr);
 		return 2;
+	}
+	if (timeline) {		/* checked before the run, not after it */
+		char why[PATH_MAX + 128];
+
+		if (out_check(timeline, why, sizeof(why))) {
+			fprintf(stderr, "uslab sim: --timeline: %s\n", why);
+			return 1;
+		}
 	}
 	/* Streamed: memory follows the live objects, not the trace's length. */
 	err = sim_trace_open(&t, argv[optind], (unsigned int)cpus, "uslab sim");
@@ -748,6 +774,11 @@ int cmd_sim(int argc, char **argv)
 		return 1;
 	}
 	sim_print(stdout, &t, &cfg, &res, argv[optind], (unsigned int)rows);
+	if (cmd_check_stdout("uslab sim")) {	/* no further work after it */
+		sim_result_free(&res);
+		sim_trace_free(&t);
+		return 1;
+	}
 	/* CPU time of this thread: what one core does, whatever else runs */
 	fprintf(stderr, "uslab sim: %" PRIu64 " events in %.3f s CPU (%.3f s wall): "
 		"%.2f million events/s on one core\n",

@@ -4,6 +4,7 @@
  * CRC32C, the op table, and small CLI helpers. No locks.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -120,10 +121,66 @@ uint32_t trace_crc32c(uint32_t crc, const void *buf, size_t len)
 	return ~crc;
 }
 
+static void put_usage(FILE *f, const char *usage)
+{
+	size_t n = strlen(usage);
+
+	fprintf(f, "%s%s%s", strncmp(usage, "usage: ", 7) ? "usage: " : "", usage,
+		n && usage[n - 1] == '\n' ? "" : "\n");
+}
+
 int cmd_usage(const char *usage)
 {
-	fprintf(stderr, "usage: %s\n", usage);
+	put_usage(stderr, usage);
 	return 2;
+}
+
+int cmd_help(const char *usage)
+{
+	put_usage(stdout, usage);
+	return cmd_check_stdout("uslab") ? 1 : 0;
+}
+
+int cmd_opt_error(const char *who, const char *usage, const char *shortopts,
+		  char **argv)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+
+	if (optopt == 0)
+		fprintf(stderr, "%s: unknown option '%s'\n", who, arg);
+	else if (!strncmp(arg, "--", 2))
+		fprintf(stderr, "%s: option '%s' needs a value\n", who, arg);
+	else if (optopt < 0x80 && strchr(shortopts, optopt))
+		fprintf(stderr, "%s: option '-%c' needs a value\n", who, optopt);
+	else
+		fprintf(stderr, "%s: unknown option '-%c'\n", who, optopt);
+	return cmd_usage(usage);
+}
+
+int cmd_parse_u64(const char *who, const char *opt, const char *arg,
+		  uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	uint64_t v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || *arg == '-' || *arg == '+' || v < min || v > max) {
+		fprintf(stderr, "%s: %s: expected an integer in %" PRIu64 "..%" PRIu64
+			", found '%s'\n", who, opt, min, max, arg);
+		return 2;
+	}
+	*out = v;
+	return 0;
+}
+
+int cmd_check_stdout(const char *who)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	fprintf(stderr, "%s: standard output: %s\n", who,
+		errno ? strerror(errno) : "write error");
+	return 1;
 }
 
 struct cmd_select cmd_select;

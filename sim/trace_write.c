@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Streaming trace writer: buffers one chunk of encoded events, compresses it
- * with zstd and appends it to PATH.tmp; close() writes the trailer and
- * renames PATH.tmp to PATH. No locks: one writer, one thread.
+ * with zstd and appends it to the output (sim/outfile.c: a temporary renamed
+ * over a regular file at close, or a FIFO, device, socket or standard
+ * output written in place). No locks: one writer, one thread.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,11 +15,9 @@
 #include "sim/internal.h"
 
 struct trace_writer {
-	int fd;
+	struct out_file out;
 	int failed;		/* -errno once a write failed */
 	int level;
-	char *path;
-	char *tmp;
 	ZSTD_CCtx *cctx;
 	uint8_t *raw;		/* encoded events of the open chunk */
 	size_t raw_len;
@@ -49,21 +48,11 @@ static int write_all(struct trace_writer *w, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 
-	while (len) {
-		ssize_t n = write(w->fd, p, len);
+	int rc = out_write(&w->out, p, len, w->err, sizeof(w->err));
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			w->failed = -errno;
-			snprintf(w->err, sizeof(w->err), "%s: write: %s", w->tmp,
-				 strerror(errno));
-			return w->failed;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	if (rc)
+		w->failed = rc;
+	return rc;
 }
 
 static int write_header(struct trace_writer *w, const struct trace_meta *m)
@@ -106,39 +95,33 @@ int trace_writer_open(struct trace_writer **wp, const char *path,
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	w->fd = -1;
+	w->out.fd = -1;
 	w->level = level ? level : 3;
-	w->path = strdup(path);
-	w->tmp = malloc(strlen(path) + 5);
 	w->raw = malloc(TRACE_CHUNK_RAW + TRACE_EVENT_MAX);
 	w->comp_cap = ZSTD_compressBound(TRACE_CHUNK_RAW + TRACE_EVENT_MAX);
 	w->comp = malloc(w->comp_cap);
 	w->cctx = ZSTD_createCCtx();
-	if (!w->path || !w->tmp || !w->raw || !w->comp || !w->cctx)
+	if (!w->raw || !w->comp || !w->cctx)
 		goto out_free;
-	sprintf(w->tmp, "%s.tmp", path);
-	w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w->fd < 0) {
-		rc = -errno;
+	rc = out_open(&w->out, path, w->err, sizeof(w->err));
+	if (rc) {
+		fprintf(stderr, "uslab: %s\n", w->err);
 		goto out_free;
 	}
 	rc = write_header(w, meta);
 	if (rc)
-		goto out_unlink;
+		goto out_abort;
 	*wp = w;
 	return 0;
 
-out_unlink:
-	close(w->fd);
-	unlink(w->tmp);
-	w->fd = -1;
+out_abort:
+	fprintf(stderr, "uslab: %s\n", w->err);
+	out_abort(&w->out);
 out_free:
 	free(w->hdr);
 	ZSTD_freeCCtx(w->cctx);
 	free(w->comp);
 	free(w->raw);
-	free(w->tmp);
-	free(w->path);
 	free(w);
 	return rc;
 }
@@ -154,7 +137,7 @@ static int flush_chunk(struct trace_writer *w)
 	n = ZSTD_compressCCtx(w->cctx, w->comp, w->comp_cap, w->raw,
 			      w->raw_len, w->level);
 	if (ZSTD_isError(n)) {
-		snprintf(w->err, sizeof(w->err), "%s: zstd: %s", w->tmp,
+		snprintf(w->err, sizeof(w->err), "%s: zstd: %s", w->out.name,
 			 ZSTD_getErrorName(n));
 		return w->failed = -EIO;
 	}
@@ -195,7 +178,7 @@ int trace_writer_add(struct trace_writer *w, const struct trace_event *ev)
 		     ev->id >= TRACE_ID_LIMIT || ev->old_id >= TRACE_ID_LIMIT)) {
 		snprintf(w->err, sizeof(w->err),
 			 "%s: event %llu: bad op, id or time going backwards",
-			 w->tmp, (unsigned long long)w->nevents);
+			 w->out.name, (unsigned long long)w->nevents);
 		return -EINVAL;
 	}
 	if (w->raw_len + TRACE_EVENT_MAX > TRACE_CHUNK_RAW) {
@@ -257,7 +240,7 @@ static int write_record(struct trace_writer *w, uint32_t magic, uint32_t entries
 	n = ZSTD_compressCCtx(w->cctx, comp, cap, raw, len, w->level);
 	if (ZSTD_isError(n)) {
 		free(comp);
-		snprintf(w->err, sizeof(w->err), "%s: zstd: %s", w->tmp,
+		snprintf(w->err, sizeof(w->err), "%s: zstd: %s", w->out.name,
 			 ZSTD_getErrorName(n));
 		return w->failed = -EIO;
 	}
@@ -322,8 +305,6 @@ static void writer_free(struct trace_writer *w)
 	ZSTD_freeCCtx(w->cctx);
 	free(w->comp);
 	free(w->raw);
-	free(w->tmp);
-	free(w->path);
 	free(w);
 }
 
@@ -331,9 +312,7 @@ void trace_writer_abort(struct trace_writer *w)
 {
 	if (!w)
 		return;
-	if (w->fd >= 0)
-		close(w->fd);
-	unlink(w->tmp);
+	out_abort(&w->out);
 	writer_free(w);
 }
 
@@ -356,18 +335,20 @@ int trace_writer_close(struct trace_writer *w)
 		put_le32(t + 44, trace_crc32c(0, t, 44));
 		rc = write_all(w, t, sizeof(t));
 	}
-	if (!rc && w->hdr_dirty &&
-	    pwrite(w->fd, w->hdr, w->hdr_len, 0) != (ssize_t)w->hdr_len)
+	/* Fields known only at the end go into the header where it can be
+	 * rewritten (a file of our own); a stream keeps "unknown" (0). */
+	if (!rc && w->hdr_dirty && w->out.tmp &&
+	    pwrite(w->out.fd, w->hdr, w->hdr_len, 0) != (ssize_t)w->hdr_len) {
 		rc = -errno;
-	if (!rc && close(w->fd) < 0)
-		rc = -errno;
-	w->fd = -1;
-	if (!rc && rename(w->tmp, w->path) < 0)
-		rc = -errno;
+		snprintf(w->err, sizeof(w->err), "%s: write: %s", w->out.name, strerror(errno));
+	}
+	if (!rc)
+		rc = out_commit(&w->out, w->err, sizeof(w->err));
+	else
+		out_abort(&w->out);
 	if (rc) {
-		unlink(w->tmp);
 		if (!w->err[0])
-			snprintf(w->err, sizeof(w->err), "%s: %s", w->path,
+			snprintf(w->err, sizeof(w->err), "%s: %s", w->out.name ? w->out.name : "trace",
 				 strerror(-rc));
 		fprintf(stderr, "uslab: %s\n", w->err);
 	}

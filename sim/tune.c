@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -460,6 +461,7 @@ int cmd_tune(int argc, char **argv)
 			tu.workers = (unsigned int)strtoul(optarg, &end, 10);
 			if (*end || !tu.workers || tu.workers > 256) {
 				fprintf(stderr, "uslab tune: bad -j '%s'\n", optarg);
+				fputs(tune_usage, stderr);
 				return 2;
 			}
 			break;
@@ -474,6 +476,7 @@ int cmd_tune(int argc, char **argv)
 			cpus = strtoul(optarg, &end, 10);
 			if (*end || !cpus || cpus > 1024) {
 				fprintf(stderr, "uslab tune: bad --cpus '%s'\n", optarg);
+				fputs(tune_usage, stderr);
 				return 2;
 			}
 			break;
@@ -481,6 +484,7 @@ int cmd_tune(int argc, char **argv)
 			if (parse_list(optarg, mags, &nm, 1, 4096)) {
 				fprintf(stderr, "uslab tune: --mag-sizes wants up to %d numbers 1..4096\n",
 					TUNE_MAX_VALUES);
+				fputs(tune_usage, stderr);
 				return 2;
 			}
 			break;
@@ -488,6 +492,7 @@ int cmd_tune(int argc, char **argv)
 			if (parse_list(optarg, depots, &nd, -1, 65536)) {
 				fprintf(stderr, "uslab tune: --depot-limits wants up to %d numbers -1..65536\n",
 					TUNE_MAX_VALUES);
+				fputs(tune_usage, stderr);
 				return 2;
 			}
 			break;
@@ -495,6 +500,7 @@ int cmd_tune(int argc, char **argv)
 			tu.batch = (int)strtol(optarg, &end, 10);
 			if (*end || tu.batch < 1 || tu.batch > 4096) {
 				fprintf(stderr, "uslab tune: bad --batch '%s'\n", optarg);
+				fputs(tune_usage, stderr);
 				return 2;
 			}
 			break;
@@ -502,12 +508,23 @@ int cmd_tune(int argc, char **argv)
 		case 'N': compose = false; break;
 		case 'A': tu.all_rows = true; break;
 		case 'h': fputs(tune_usage, stdout); return 0;
-		default: fputs(tune_usage, stderr); return 2;
+		default: return cmd_opt_error("uslab tune", tune_usage, "j:h", argv);
 		}
 	}
 	if (optind != argc - 1) {
+		fprintf(stderr, "uslab tune: %s\n", optind < argc ? "one TRACE only" : "no TRACE given");
 		fputs(tune_usage, stderr);
 		return 2;
+	}
+	/* Output paths are checked before the sweep, not after it. */
+	for (int o = 0; o < 2; o++) {
+		const char *path = o ? png : svg;
+		char why[PATH_MAX + 128];
+
+		if (path && out_check(path, why, sizeof(why))) {
+			fprintf(stderr, "uslab tune: --%s: %s\n", o ? "png" : "svg", why);
+			return 1;
+		}
 	}
 	if (sim_trace_load(&t, argv[optind], (unsigned int)cpus, "uslab tune"))
 		return 1;
@@ -519,6 +536,10 @@ int cmd_tune(int argc, char **argv)
 	       "            depot %.1f ns, page %.1f ns; from %s\n", tu.model.hit_ns,
 	       tu.model.refill_ns, tu.model.refill_obj_ns, tu.model.flush_ns,
 	       tu.model.flush_obj_ns, tu.model.depot_ns, tu.model.page_ns, tu.model.source);
+	if (cmd_check_stdout("uslab tune")) {	/* before the sweep */
+		sim_trace_free(&t);
+		return 1;
+	}
 
 	/* Round 1: the uniform grid. */
 	for (a = 0; a < nd; a++)

@@ -184,9 +184,12 @@ bool trace_op_has_align(unsigned int op);
 /**
  * trace_writer_open - start writing a trace to @path.
  * @wp: receives the writer.
- * @path: final file name. Data goes to "@path.tmp" and is renamed to @path
- *        by trace_writer_close(), so a failed run leaves no half-written
- *        trace behind.
+ * @path: the output, "-" for standard output. A regular file (or a new
+ *        name) is written as a temporary beside it and renamed over it by
+ *        trace_writer_close(), so a failed run leaves no half-written trace
+ *        and never replaces what was there; a symlink is followed; a FIFO,
+ *        device or socket is written in place (the stream as it comes); a
+ *        directory is an error. Messages go to stderr.
  * @meta: header fields; the summary fields are ignored (computed).
  * @level: zstd compression level (0 = default 3).
  * Context: allocates about 2 MiB; not async-signal-safe.
