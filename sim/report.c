@@ -303,6 +303,7 @@ static void print_report(FILE *f, const struct trace_meta *m,
 			 const struct report *rp, unsigned int max_threads)
 {
 	uint32_t active = 0;
+	bool no_clock = m->clock_id == TRACE_CLOCK_NONE;
 
 	if (m->nprocs)
 		print_procs(f, m);
@@ -310,8 +311,12 @@ static void print_report(FILE *f, const struct trace_meta *m,
 	fprintf(f, "# trace: %s (format %u.%u), pid %u, %u CPUs\n",
 		m->tool, m->version_major, m->version_minor, m->pid, m->cpus);
 	fprintf(f, "# command: %s\n", m->cmdline);
-	fprintf(f, "# %" PRIu64 " events over %.6f s\n\n", rp->events,
-		(double)rp->last_time / 1e9);
+	if (no_clock)
+		fprintf(f, "# %" PRIu64 " events (the trace has no clock: times are event indices)\n\n",
+			rp->events);
+	else
+		fprintf(f, "# %" PRIu64 " events over %.6f s\n\n", rp->events,
+			(double)rp->last_time / 1e9);
 
 	fprintf(f, "operations:\n");
 	for (unsigned int op = 0; op < TRACE_OP_NR; op++)
@@ -345,13 +350,18 @@ static void print_report(FILE *f, const struct trace_meta *m,
 	}
 
 	fprintf(f, "\nlifetimes (allocation to free):\n");
-	print_hist(f, "ns", &rp->life_ns);
+	if (!no_clock)
+		print_hist(f, "ns", &rp->life_ns);
 	print_hist(f, "events", &rp->life_ev);
 
 	fprintf(f, "\nmemory:\n  peak live  ");
 	print_bytes(f, rp->peak_bytes);
-	fprintf(f, " at %.6f s (event %" PRIu64 "); peak objects %" PRIu64 "\n",
-		(double)rp->peak_time / 1e9, rp->peak_index, rp->peak_objs);
+	if (no_clock)
+		fprintf(f, " at event %" PRIu64 "; peak objects %" PRIu64 "\n",
+			rp->peak_index, rp->peak_objs);
+	else
+		fprintf(f, " at %.6f s (event %" PRIu64 "); peak objects %" PRIu64 "\n",
+			(double)rp->peak_time / 1e9, rp->peak_index, rp->peak_objs);
 	fprintf(f, "  allocated  ");
 	print_bytes(f, rp->total_bytes);
 	fprintf(f, " in total; churn (allocated / peak live) %.1f\n",

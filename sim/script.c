@@ -11,7 +11,7 @@
 #include <string.h>
 #include "sim/internal.h"
 
-static void print_event(FILE *out, const struct trace_event *ev)
+static void print_event(FILE *out, const struct trace_event *ev, bool no_clock)
 {
 	char cpu[16];
 
@@ -19,9 +19,13 @@ static void print_event(FILE *out, const struct trace_event *ev)
 		strcpy(cpu, "[?]");
 	else
 		snprintf(cpu, sizeof(cpu), "[%03u]", ev->cpu);
-	fprintf(out, "%6" PRIu64 ".%09" PRIu64 " %5u %5s %-14s id=%" PRIu64,
-		ev->time_ns / 1000000000u, ev->time_ns % 1000000000u, ev->tid,
-		cpu, trace_op_name(ev->op), ev->id);
+	/* without a clock the time is the event's index, printed as such */
+	if (no_clock)
+		fprintf(out, "%16" PRIu64, ev->time_ns);
+	else
+		fprintf(out, "%6" PRIu64 ".%09" PRIu64, ev->time_ns / 1000000000u,
+			ev->time_ns % 1000000000u);
+	fprintf(out, " %5u %5s %-14s id=%" PRIu64, ev->tid, cpu, trace_op_name(ev->op), ev->id);
 	if (ev->op == TRACE_OP_REALLOC)
 		fprintf(out, " old=%" PRIu64, ev->old_id);
 	if (trace_op_has_size(ev->op))
@@ -36,6 +40,7 @@ int cmd_script(int argc, char **argv)
 	static const char usage[] =
 		"uslab script [--header] [-n COUNT] [--pid PID | --comm NAME] TRACE\n"
 		"  prints one line per event: TIME TID [CPU] OP id= [old=] [size=] [align=]\n"
+		"  (TIME is seconds, or the event index when the trace has no clock)\n"
 		"  --header   print the trace header first (as '# key: value' lines)\n"
 		"  -n COUNT   stop after COUNT events\n"
 		"  --pid PID    the process with this pid (default: most allocations)\n"
@@ -47,7 +52,7 @@ int cmd_script(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t limit = UINT64_MAX;
-	bool header = false;
+	bool header = false, no_clock;
 	struct trace_reader *r;
 	struct trace_event ev;
 	int c, rc;
@@ -97,6 +102,7 @@ int cmd_script(int argc, char **argv)
 			       m->procs[i].nthreads, m->procs[i].comm,
 			       m->procs[i].cmdline ? m->procs[i].cmdline : "");
 	}
+	no_clock = trace_reader_meta(r)->clock_id == TRACE_CLOCK_NONE;
 	for (;;) {
 		if (!limit--) {
 			rc = 0;
@@ -105,7 +111,7 @@ int cmd_script(int argc, char **argv)
 		rc = trace_reader_next(r, &ev);
 		if (rc <= 0)
 			break;
-		print_event(stdout, &ev);
+		print_event(stdout, &ev, no_clock);
 		/* a full disk or a closed pipe stops the decoding at once */
 		if (unlikely(ferror(stdout))) {
 			rc = 0;

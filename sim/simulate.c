@@ -503,7 +503,7 @@ void sim_print_config(FILE *f, const struct sim_config *cfg, unsigned int cpus)
 static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_config *cfg,
 		      const struct sim_result *res, const char *path, unsigned int rows)
 {
-	uint64_t allocs = 0, hits = 0;
+	uint64_t allocs = 0, frees = 0, hits = 0;
 	size_t i, step;
 	unsigned int c;
 
@@ -527,7 +527,8 @@ static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_confi
 
 		if (!ops && !cr->slab_bytes_peak)
 			continue;
-		allocs += ops;
+		allocs += cr->c.allocs;
+		frees += cr->c.frees;
 		hits += cr->c.alloc_hits + cr->c.free_hits;
 		fprintf(f, "  %-16s %7u %6u %11" PRIu64 " %11" PRIu64 " %7.2f %9" PRIu64
 			" %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %10.1f\n",
@@ -541,8 +542,9 @@ static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_confi
 	if (c == res->nr_cls)
 		fprintf(f, "  (no kmalloc cache has per-CPU magazines in this build: debug caches\n"
 			"   bypass them, nocache has none; every operation goes to the slabs)\n");
-	fprintf(f, "  %-16s %7s %6s %23" PRIu64 " %7.2f\n", "all caches", "", "",
-		allocs, allocs ? 100.0 * (double)hits / (double)allocs : 0.0);
+	/* allocs under allocs, frees under frees; hit% of both together */
+	fprintf(f, "  %-16s %7s %6s %11" PRIu64 " %11" PRIu64 " %7.2f\n", "all caches", "", "",
+		allocs, frees, allocs + frees ? 100.0 * (double)hits / (double)(allocs + frees) : 0.0);
 	fprintf(f, "\npage allocator: %" PRIu64 " block allocations, %" PRIu64
 		" frees, %" PRIu64 " splits, %" PRIu64 " merges\n",
 		res->page_allocs, res->page_frees, res->splits, res->merges);
@@ -566,14 +568,20 @@ static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_confi
 
 	if (!rows || !res->nr_samples)
 		return;
-	fprintf(f, "\nover time:\n  %12s %12s %12s %12s %12s %12s\n", "time_ms", "events",
+	fprintf(f, "\nover time:\n  %12s %12s %12s %12s %12s %12s\n",
+		t->no_clock ? "event" : "time_ms", "events",
 		"held_KiB", "live_KiB", "overhd_KiB", "freeres_KiB");
 	step = (res->nr_samples + rows - 1) / rows;
 	for (i = 0; i < res->nr_samples; i += step) {
 		const struct sim_sample *s = &res->samples[i];
 
-		fprintf(f, "  %12.3f %12" PRIu64 " %12.1f %12.1f %12.1f %12.1f\n",
-			(double)s->time_ns / 1e6, s->events, (double)s->held / 1024.0,
+		/* a trace without a clock has event indices, not times */
+		if (t->no_clock)
+			fprintf(f, "  %12" PRIu64, s->time_ns);
+		else
+			fprintf(f, "  %12.3f", (double)s->time_ns / 1e6);
+		fprintf(f, " %12" PRIu64 " %12.1f %12.1f %12.1f %12.1f\n",
+			s->events, (double)s->held / 1024.0,
 			(double)s->live / 1024.0,
 			((double)s->held - (double)s->live) / 1024.0,
 			(double)s->resident_free / 1024.0);
@@ -587,7 +595,7 @@ double sim_mean_overhead(const struct sim_result *res)
 	return ((double)res->held_sum - (double)res->live_sum) / (double)res->nr_samples;
 }
 
-static int write_timeline(const char *path, const struct sim_result *res)
+static int write_timeline(const char *path, const struct sim_result *res, bool no_clock)
 {
 	struct out_file o;
 	char err[PATH_MAX + 128];
@@ -605,7 +613,8 @@ static int write_timeline(const char *path, const struct sim_result *res)
 		out_abort(&o);
 		return -1;
 	}
-	fprintf(f, "time_ns,events,held_bytes,live_bytes,overhead_bytes,free_resident_bytes\n");
+	fprintf(f, "%s,events,held_bytes,live_bytes,overhead_bytes,free_resident_bytes\n",
+		no_clock ? "event_index" : "time_ns");
 	for (i = 0; i < res->nr_samples; i++) {
 		const struct sim_sample *s = &res->samples[i];
 
@@ -784,7 +793,7 @@ int cmd_sim(int argc, char **argv)
 		"%.2f million events/s on one core\n",
 		res.events, res.cpu_seconds, res.seconds,
 		res.cpu_seconds > 0 ? (double)res.events / res.cpu_seconds / 1e6 : 0.0);
-	err = timeline ? write_timeline(timeline, &res) : 0;
+	err = timeline ? write_timeline(timeline, &res, t.no_clock) : 0;
 	sim_result_free(&res);
 	sim_trace_free(&t);
 	return err ? 1 : 0;

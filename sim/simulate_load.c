@@ -69,6 +69,7 @@ int sim_trace_load(struct sim_trace *t, const char *path, unsigned int cpus,
 	}
 	m = trace_reader_meta(r);
 	t->rec_cpus = m->cpus;
+	t->no_clock = m->clock_id == TRACE_CLOCK_NONE;
 	/* --cpus, else the recording machine's, else Kconfig's default */
 	t->cpus = cpus ? cpus : (m->cpus ? m->cpus : CONFIG_SIM_DEFAULT_CPUS);
 	t->cmdline = strdup(m->cmdline ? m->cmdline : "");
@@ -138,6 +139,7 @@ int sim_trace_open(struct sim_trace *t, const char *path, unsigned int cpus,
 	}
 	m = trace_reader_meta(t->r);
 	t->rec_cpus = m->cpus;
+	t->no_clock = m->clock_id == TRACE_CLOCK_NONE;
 	t->cpus = cpus ? cpus : (m->cpus ? m->cpus : CONFIG_SIM_DEFAULT_CPUS);
 	t->cmdline = strdup(m->cmdline ? m->cmdline : "");
 	if (m->has_summary) {

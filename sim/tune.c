@@ -634,7 +634,8 @@ int cmd_tune(int argc, char **argv)
 			}
 		}
 		tune_progress(&tu);
-		if (tu.nr_jobs > grid && tune_run(&tu, grid, tu.nr_jobs))
+		/* round 1 ran [0, grid]: the defaults job at index grid too */
+		if (tu.nr_jobs > grid + 1 && tune_run(&tu, grid + 1, tu.nr_jobs))
 			goto out;
 	}
 
