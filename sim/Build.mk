@@ -8,12 +8,12 @@
 # this one (tools/) still count.
 
 trace-objs := sim/trace_common.o sim/trace_read.o sim/trace_write.o sim/outfile.o
-sim-objs   += $(trace-objs) sim/script.o sim/record_collect.o sim/report.o \
+sim-objs   += $(trace-objs) sim/script.o sim/record_collect.o sim/report.o sim/report_callsite.o sim/symbolize.o \
               sim/import_common.o sim/import_mtrace.o sim/import_perf.o sim/import_cmd.o
 
 progs       += $(obj)/uslab
 install-bins += $(obj)/uslab
-SIM_LIBS    := -lzstd
+SIM_LIBS    := -lzstd -ldw -lelf
 
 .SECONDEXPANSION:
 $(obj)/uslab: $$(addprefix $(obj)/,$$(sim-objs)) $$(vcpu-lib)
@@ -54,4 +54,4 @@ $(obj)/sim/record_preload.pic.o: sim/record_preload.c $(autoconf_h) $(flags-stam
 $(record-lib): $(obj)/sim/record_preload.pic.o
 	$(quiet) LD $@
 	$(Q)$(CC) -shared -pthread -Wl,-soname,libuslab-record.so -Wl,-z,defs \
-		-o $@ $^ -ldl
+		-o $@ $^ -ldl -lunwind

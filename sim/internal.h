@@ -29,7 +29,7 @@
 #define TRACE_CHUNK_RAW		(1u << 20)	/* writer's chunk target */
 #define TRACE_CHUNK_RAW_MAX	(8u << 20)	/* largest chunk a reader accepts */
 #define TRACE_EVENT_MIN		3u		/* op byte, time, id */
-#define TRACE_EVENT_MAX		64u		/* worst-case encoded event */
+#define TRACE_EVENT_MAX		80u		/* worst-case encoded event (with a stack id) */
 
 /* Event byte 0: op in bits 0-4, flags above. */
 #define TRACE_EV_OP_MASK	0x1fu
@@ -45,6 +45,11 @@
 #define TRACE_REC_RAW_MAX	(64u << 20)	/* largest decoded record */
 #define TRACE_PROCS_MAGIC	0x43525055u	/* "UPRC": process table */
 #define TRACE_PROCS_MAX		65536u		/* process images in a trace */
+#define TRACE_STACKS_MAGIC	0x4b545355u	/* "USTK": call stacks */
+#define TRACE_OBJECTS_MAGIC	0x50414d55u	/* "UMAP": mapped objects */
+#define TRACE_STACKS_MAX	(1u << 24)
+#define TRACE_OBJECTS_MAX	(1u << 20)
+#define TRACE_EV_STACK		0x80u	/* 1.1: varint stack id after the rest */
 /* Trace tids of all processes together: the bound report uses too. */
 #define TRACE_THREADS_MAX	(1u << 20)
 
@@ -169,6 +174,23 @@ void out_abort(struct out_file *o);
 /* Before a long run: would out_open(@path) work? Same messages. */
 int out_check(const char *path, char *err, size_t len);
 
+/* ---- sim/symbolize.c: a frame's function and source line (elfutils libdw). */
+struct symbolizer;
+struct sym_info {
+	char func[256];
+	char file[512];
+	int line;		/* 0: unknown */
+};
+struct symbolizer *symbolizer_new(void);
+void symbolizer_free(struct symbolizer *s);
+/* @off: the byte offset in the file @path of the address (for a return
+ * address, one byte before it). Return: 0, or -1 when nothing is known. */
+int symbolize(struct symbolizer *s, const char *path, uint64_t off, struct sym_info *out);
+/* sim/report_callsite.c: `uslab report --sort callsite[,size] [--children]` */
+struct trace_reader;
+int report_callsites(struct trace_reader *r, const char *path, bool by_size,
+		     bool children, unsigned int rows);
+
 /* ---- sim/import_common.c: address -> dense id, ids reused after free;
  * bounded line reading. */
 
@@ -229,7 +251,17 @@ int import_perf(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
 #define REC_ENV_DIR		"USLAB_RECORD_DIR"
 /* The first half of a realloc: @addr (the old pointer) is given up. */
 #define REC_OP_REALLOC_OLD	31u
+/* `record -g`: a call stack the thread has not used before, defined before
+ * the first event that refers to it: op byte, varint local id, varint frame
+ * count, frames as zigzag deltas. Not an event: no time, no CPU. */
+#define REC_OP_STACK		30u
 #define REC_SAME_CPU		0x80u
+#define REC_HAS_STACK		0x40u	/* event: varint local stack id + 1 last */
+#define REC_OP_MASK		0x3fu
+#define REC_STACK_MAX		64u	/* frames kept per call stack */
+#define REC_STACK_BYTES		(16u + 10u * REC_STACK_MAX)
+#define REC_ENV_STACKS		"USLAB_RECORD_STACKS"
+#define REC_MAPS_SUFFIX		".maps"	/* executable mappings at start, exit */
 
 struct rec_event {
 	uint64_t time;		/* CLOCK_MONOTONIC ns */
@@ -240,13 +272,18 @@ struct rec_event {
 	uint16_t cpu;		/* 0xffff: unknown */
 	uint8_t op;
 	uint8_t pad;
+	uint32_t stack;		/* event: local stack id + 1, 0 none;
+				 * REC_OP_STACK: the id it defines */
+	uint32_t nframes;	/* REC_OP_STACK: frames[] */
+	uint64_t *frames;	/* REC_OP_STACK: REC_STACK_MAX slots */
 };
 
 struct rec_block {
 	uint32_t magic;
 	uint32_t tid;
-	uint32_t count;
+	uint32_t count;		/* records: events and stack definitions */
 	uint32_t bytes;
+	uint64_t time;		/* of its first event; UINT64_MAX: none */
 };
 
 /* Which ops carry a size / an alignment (the table in trace_common.c, as
@@ -277,7 +314,19 @@ static inline size_t rec_encode(uint8_t *buf, struct rec_state *st,
 	uint8_t *p = buf;
 	bool same = st->started && st->cpu == e->cpu;
 
-	*p++ = (uint8_t)(e->op | (same ? REC_SAME_CPU : 0));
+	if (e->op == REC_OP_STACK) {
+		uint64_t prev = 0;
+
+		*p++ = (uint8_t)REC_OP_STACK;
+		p = put_varint(p, e->stack);
+		p = put_varint(p, e->nframes);
+		for (uint32_t i = 0; i < e->nframes; i++) {
+			p = put_varint(p, zigzag((int64_t)(e->frames[i] - prev)));
+			prev = e->frames[i];
+		}
+		return (size_t)(p - buf);
+	}
+	*p++ = (uint8_t)(e->op | (same ? REC_SAME_CPU : 0) | (e->stack ? REC_HAS_STACK : 0));
 	p = put_varint(p, e->time - st->time);
 	if (!same)
 		p = put_varint(p, e->cpu);
@@ -288,6 +337,8 @@ static inline size_t rec_encode(uint8_t *buf, struct rec_state *st,
 		p = put_varint(p, e->size);
 	if (REC_ALIGN_OPS >> e->op & 1)
 		p = put_varint(p, e->align);
+	if (e->stack)
+		p = put_varint(p, e->stack);
 	st->time = e->time;
 	st->addr = e->addr;
 	st->cpu = e->cpu;
@@ -301,14 +352,34 @@ static inline int rec_decode(const uint8_t **pp, const uint8_t *end,
 {
 	const uint8_t *p = *pp;
 	uint64_t v;
+	bool has_stack;
 
 	if (p >= end)
 		return -1;
-	e->op = *p & 0x7f;
+	e->op = *p & REC_OP_MASK;
+	e->stack = 0;
+	if (e->op == REC_OP_STACK) {
+		uint64_t prev = 0, n;
+
+		if (*p++ != REC_OP_STACK || get_varint(&p, end, &v) || !v || v > UINT32_MAX ||
+		    get_varint(&p, end, &n) || n > REC_STACK_MAX || !e->frames)
+			return -1;
+		e->stack = (uint32_t)v;
+		e->nframes = (uint32_t)n;
+		for (uint32_t i = 0; i < e->nframes; i++) {
+			if (get_varint(&p, end, &v))
+				return -1;
+			prev += (uint64_t)unzigzag(v);
+			e->frames[i] = prev;
+		}
+		*pp = p;
+		return 0;
+	}
 	if ((*p & REC_SAME_CPU) && !st->started)
 		return -1;
 	if (e->op >= TRACE_OP_NR && e->op != REC_OP_REALLOC_OLD)
 		return -1;
+	has_stack = *p & REC_HAS_STACK;
 	v = *p++ & REC_SAME_CPU;
 	if (get_varint(&p, end, &e->time))
 		return -1;
@@ -337,6 +408,11 @@ static inline int rec_decode(const uint8_t **pp, const uint8_t *end,
 		if (get_varint(&p, end, &v) || v > UINT32_MAX)
 			return -1;
 		e->align = (uint32_t)v;
+	}
+	if (has_stack) {
+		if (get_varint(&p, end, &v) || !v || v > UINT32_MAX)
+			return -1;
+		e->stack = (uint32_t)v;
 	}
 	st->time = e->time;
 	st->addr = e->addr;

@@ -49,6 +49,9 @@ struct cursor {
 	uint64_t first_time;	/* of its first event */
 	uint64_t pending_old;	/* id given up by REC_OP_REALLOC_OLD */
 	struct image *im;
+	uint32_t *smap;		/* local stack id -> trace stack id */
+	uint32_t nsmap;
+	uint64_t frames[REC_STACK_MAX];	/* a stack definition being read */
 };
 
 struct raw_meta {
@@ -119,10 +122,6 @@ static int add_block(struct cursor *c, uint64_t off, uint32_t count,
 static int index_raw(struct image *im)
 {
 	struct rec_block h;
-	struct rec_event first;
-	struct rec_state st;
-	uint8_t head[REC_EVENT_MAX];
-	const uint8_t *p;
 	uint64_t off = 0;
 	struct stat sb;
 	ssize_t n;
@@ -131,23 +130,16 @@ static int index_raw(struct image *im)
 	if (fstat(im->fd, &sb))
 		return -errno;
 	for (;;) {
-		uint32_t hb;
-
 		if (off + sizeof(h) > (uint64_t)sb.st_size)
 			n = off == (uint64_t)sb.st_size ? 0 : -1;
 		else
 			n = pread(im->fd, &h, sizeof(h), (off_t)off);
 		if (n == 0)
 			return 0;
-		memset(&st, 0, sizeof(st));
-		p = head;
-		hb = n == sizeof(h) ? min_t(uint32_t, h.bytes, sizeof(head)) : 0;
 		if (n != sizeof(h) || h.magic != REC_BLOCK_MAGIC ||
 		    h.count == 0 || h.bytes > REC_BLOCK_BYTES || h.bytes < h.count ||
 		    h.tid >= MAX_RAW_TID ||
-		    off + sizeof(h) + h.bytes > (uint64_t)sb.st_size ||
-		    pread(im->fd, head, hb, (off_t)(off + sizeof(h))) != hb ||
-		    rec_decode(&p, head + hb, &st, &first)) {
+		    off + sizeof(h) + h.bytes > (uint64_t)sb.st_size) {
 			if (!(im->flags & TRACE_PROC_RUNNING))
 				fprintf(stderr, "uslab record: %s: byte offset %" PRIu64
 					": expected a raw block header (the recorder was cut off?); "
@@ -173,12 +165,164 @@ static int index_raw(struct image *im)
 			im->cur[i].im = im;
 		if (add_block(&im->cur[h.tid], off + sizeof(h), h.count, h.bytes))
 			return -ENOMEM;
-		if (first.time < im->cur[h.tid].first_time)
-			im->cur[h.tid].first_time = first.time;
-		if (first.time < im->tmin)
-			im->tmin = first.time;
+		if (h.time < im->cur[h.tid].first_time)
+			im->cur[h.tid].first_time = h.time;
+		if (h.time < im->tmin)
+			im->tmin = h.time;
 		off += sizeof(h) + h.bytes;
 	}
+}
+
+/* ---- Call stacks (record -g): one table for the whole trace ------------ */
+
+struct gstack {
+	uint32_t image, nframes;
+	uint64_t off;		/* first frame in stack_frames */
+	uint64_t hash;
+};
+
+static struct gstack *stacks;
+static uint32_t nstacks, stacks_cap;
+static uint64_t *stack_frames;
+static uint64_t nframes_all, frames_cap;
+static uint32_t *stack_slots;	/* open addressing: index + 1 */
+static uint32_t stack_mask;
+
+static uint64_t stack_hash(uint32_t image, const uint64_t *f, uint32_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)image << 32) ^ n;
+
+	for (uint32_t i = 0; i < n; i++) {
+		h ^= f[i];
+		h *= 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 31;
+	}
+	return h;
+}
+
+/* The trace-wide id (1-based) of @image's stack @f: the same frames in the
+ * same process image are one stack, whichever thread met them. */
+static uint32_t stack_intern(uint32_t image, const uint64_t *f, uint32_t n)
+{
+	uint64_t h = stack_hash(image, f, n);
+	uint32_t i;
+
+	if ((nstacks + 1) * 2 > stack_mask) {
+		uint32_t cap = stack_mask ? (stack_mask + 1) * 2 : 4096;
+		uint32_t *s = calloc(cap, sizeof(*s));
+
+		if (!s)
+			return 0;
+		for (uint32_t k = 0; k < nstacks; k++) {
+			for (i = (uint32_t)stacks[k].hash & (cap - 1); s[i]; i = (i + 1) & (cap - 1))
+				;
+			s[i] = k + 1;
+		}
+		free(stack_slots);
+		stack_slots = s;
+		stack_mask = cap - 1;
+	}
+	for (i = (uint32_t)h & stack_mask; stack_slots[i]; i = (i + 1) & stack_mask) {
+		const struct gstack *g = &stacks[stack_slots[i] - 1];
+
+		if (g->hash == h && g->image == image && g->nframes == n &&
+		    !memcmp(stack_frames + g->off, f, n * sizeof(*f)))
+			return stack_slots[i];
+	}
+	if (nstacks == stacks_cap) {
+		uint32_t cap = stacks_cap ? stacks_cap * 2 : 1024;
+		struct gstack *g = realloc(stacks, cap * sizeof(*g));
+
+		if (!g)
+			return 0;
+		stacks = g;
+		stacks_cap = cap;
+	}
+	if (nframes_all + n > frames_cap) {
+		uint64_t cap = frames_cap ? frames_cap * 2 : 16384;
+		uint64_t *fr;
+
+		while (cap < nframes_all + n)
+			cap *= 2;
+		fr = realloc(stack_frames, cap * sizeof(*fr));
+		if (!fr)
+			return 0;
+		stack_frames = fr;
+		frames_cap = cap;
+	}
+	memcpy(stack_frames + nframes_all, f, n * sizeof(*f));
+	stacks[nstacks] = (struct gstack){ .image = image, .nframes = n,
+					   .off = nframes_all, .hash = h };
+	nframes_all += n;
+	stack_slots[i] = ++nstacks;
+	return nstacks;
+}
+
+/* The executable mappings of every image (raw.<pid>.<n>.maps), for
+ * symbolizing the stacks at report time. */
+static struct trace_object *objects;
+static uint32_t nobjects, objects_cap;
+
+static void read_maps(const struct image *im)
+{
+	char path[PATH_MAX + 400], line[PATH_MAX + 200];
+	uint32_t first = nobjects;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s%s", im->raw, REC_MAPS_SUFFIX);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off;
+		char perms[8], *file = strchr(line, '/');
+		bool dup = false;
+		int used = 0;
+
+		if (!file || sscanf(line, "%llx-%llx %7s %llx %n", &lo, &hi, perms, &off, &used) < 4 ||
+		    hi <= lo)
+			continue;
+		file[strcspn(file, "\n")] = 0;
+		for (uint32_t i = first; i < nobjects && !dup; i++)
+			dup = objects[i].start == lo && objects[i].end == hi &&
+			      !strcmp(objects[i].path, file);
+		if (dup)
+			continue;
+		if (nobjects == objects_cap) {
+			uint32_t cap = objects_cap ? objects_cap * 2 : 64;
+			struct trace_object *o = realloc(objects, cap * sizeof(*o));
+
+			if (!o)
+				break;
+			objects = o;
+			objects_cap = cap;
+		}
+		objects[nobjects] = (struct trace_object){
+			.proc = im->index, .start = lo, .end = hi, .offset = off,
+			.path = strdup(file),
+		};
+		if (objects[nobjects].path)
+			nobjects++;
+	}
+	fclose(f);
+}
+
+/* A stack definition met by a cursor: its local id now names a trace id. */
+static void cursor_define(struct cursor *c, const struct rec_event *d)
+{
+	uint32_t gid = stack_intern(c->im->index, d->frames, d->nframes);
+
+	if (d->stack >= c->nsmap) {
+		uint32_t n = max_t(uint32_t, d->stack + 1, c->nsmap * 2);
+		uint32_t *s = realloc(c->smap, n * sizeof(*s));
+
+		if (!s)
+			return;		/* its events go without a stack */
+		memset(s + c->nsmap, 0, (n - c->nsmap) * sizeof(*s));
+		c->smap = s;
+		c->nsmap = n;
+	}
+	c->smap[d->stack] = gid;
 }
 
 /* Step @c to its thread's next event. Return: false when it has none. */
@@ -202,6 +346,7 @@ static bool cursor_next(struct cursor *c)
 		c->left = c->counts[c->bi++];
 		memset(&c->st, 0, sizeof(c->st));
 	}
+	c->cur.frames = c->frames;
 	if (rec_decode(&c->p, c->end, &c->st, &c->cur)) {
 		fprintf(stderr, "uslab record: %s: byte offset %" PRIu64
 			": damaged raw event; skipping the rest of the block\n",
@@ -210,6 +355,10 @@ static bool cursor_next(struct cursor *c)
 		return cursor_next(c);
 	}
 	c->left--;
+	if (c->cur.op == REC_OP_STACK) {	/* not an event: define, go on */
+		cursor_define(c, &c->cur);
+		return cursor_next(c);
+	}
 	return true;
 }
 
@@ -286,6 +435,7 @@ static int new_id(struct merge *m, struct trace_event *ev, uint64_t addr)
 		struct trace_event f = *ev;
 
 		f.op = TRACE_OP_FREE;
+		f.stack = 0;
 		f.id = old;
 		f.old_id = f.size = f.align = 0;
 		m->im->fixups++;
@@ -313,6 +463,7 @@ static int translate(struct merge *m, struct cursor *c,
 	if (r->op >= TRACE_OP_NR)
 		return -EPROTO;
 	ev->op = r->op;
+	ev->stack = r->stack && r->stack < c->nsmap ? c->smap[r->stack] : 0;
 	ev->size = r->size;
 	ev->align = r->align;
 	ev->id = ev->old_id = 0;
@@ -486,7 +637,8 @@ static int find_lib(char *buf, size_t len)
 	return -1;
 }
 
-static int run_child(char **argv, const char *lib, const char *dir, pid_t *pidp)
+static int run_child(char **argv, const char *lib, const char *dir, bool stacks_wanted,
+		     pid_t *pidp)
 {
 	const char *old = getenv("LD_PRELOAD");
 	char *preload;
@@ -507,6 +659,10 @@ static int run_child(char **argv, const char *lib, const char *dir, pid_t *pidp)
 		signal(SIGPIPE, SIG_DFL);
 		setenv("LD_PRELOAD", preload, 1);
 		setenv(REC_ENV_DIR, dir, 1);
+		if (stacks_wanted)
+			setenv(REC_ENV_STACKS, "1", 1);
+		else
+			unsetenv(REC_ENV_STACKS);
 		execvp(argv[0], argv);
 		fprintf(stderr, "uslab record: %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
@@ -860,6 +1016,20 @@ static int write_trace(struct merge *m, const char *out, char **argv, pid_t root
 	}
 	rc = m->nimg ? trace_writer_set_procs(m->w, procs, (uint32_t)m->nimg) : 0;
 	free(procs);
+	if (!rc && nstacks) {
+		struct trace_stack *ts = calloc(nstacks, sizeof(*ts));
+
+		for (uint32_t i = 0; i < nstacks && ts; i++)
+			ts[i] = (struct trace_stack){ .proc = stacks[i].image,
+				.nframes = stacks[i].nframes,
+				.frames = stack_frames + stacks[i].off };
+		rc = ts ? trace_writer_set_stacks(m->w, ts, nstacks) : -ENOMEM;
+		free(ts);
+		for (size_t i = 0; i < m->nimg && !rc; i++)
+			read_maps(&m->img[i]);
+		if (!rc)
+			rc = trace_writer_set_objects(m->w, objects, nobjects);
+	}
 	if (rc) {
 		fprintf(stderr, "uslab record: %s: process table: %s\n", out,
 			rc == -EINVAL ? "bad entry" : strerror(-rc));
@@ -921,9 +1091,11 @@ static bool cmd_is_static(const char *file)
 int cmd_record(int argc, char **argv)
 {
 	static const char usage[] =
-		"uslab record [-o FILE] [-l LEVEL] [-q] -- CMD [ARGS]\n"
+		"uslab record [-g] [-o FILE] [-l LEVEL] [-q] -- CMD [ARGS]\n"
 		"  runs CMD with the recorder preloaded and writes one trace of every\n"
 		"  process it runs (forked, vforked, spawned or exec'd), with a process table\n"
+		"  -g        record each allocation's call stack (libunwind), for\n"
+		"            'uslab report --sort callsite'\n"
 		"  -o FILE   the trace (default uslab.ustr; - for standard output)\n"
 		"  -l LEVEL  zstd level 1..22 (default 3)\n"
 		"  -q        no summary on stderr (warnings are still printed)\n"
@@ -935,7 +1107,7 @@ int cmd_record(int argc, char **argv)
 	unsigned int running[256];
 	size_t nrunning;
 	int c, level = 0, status = 0, rc, ret;
-	bool quiet = false, root_static;
+	bool quiet = false, root_static, stacks_wanted = false;
 	pid_t pid = -1;
 	struct timespec t_start, t_ran, t_end;
 	uint64_t total = 0, dropped = 0, fixups = 0;
@@ -949,8 +1121,11 @@ int cmd_record(int argc, char **argv)
 	};
 	uint64_t v;
 
-	while ((c = getopt_long(argc, argv, "+o:l:qh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+go:l:qh", lopts, NULL)) != -1) {
 		switch (c) {
+		case 'g':
+			stacks_wanted = true;
+			break;
 		case 'o':
 			out = optarg;
 			break;
@@ -965,7 +1140,7 @@ int cmd_record(int argc, char **argv)
 		case 'h':
 			return cmd_help(usage);
 		default:
-			return cmd_opt_error("uslab record", usage, "o:l:qh", argv);
+			return cmd_opt_error("uslab record", usage, "go:l:qh", argv);
 		}
 	}
 	if (optind >= argc) {
@@ -1007,7 +1182,7 @@ int cmd_record(int argc, char **argv)
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
-	rc = run_child(argv + optind, lib, dir, &pid);
+	rc = run_child(argv + optind, lib, dir, stacks_wanted, &pid);
 	if (rc) {
 		fprintf(stderr, "uslab record: fork: %s\n", strerror(-rc));
 		remove_dir(dir);
@@ -1094,6 +1269,9 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "uslab record: %s: %" PRIu64 " events, %zu process%s, %u threads"
 			" (%" PRIu64 " unmatched frees dropped, %" PRIu64 " lost frees added)\n",
 			out, total, m.nimg, m.nimg == 1 ? "" : "es", threads, dropped, fixups);
+		if (stacks_wanted)
+			fprintf(stderr, "uslab record: %u distinct call stacks, %" PRIu64
+				" frames, %u mapped objects\n", nstacks, nframes_all, nobjects);
 		if (best >= 0 && m.nimg > 1)
 			fprintf(stderr, "uslab record: most allocations: pid %u (%s), %" PRIu64
 				" of the events; 'uslab report %s' lists every process\n",
@@ -1109,6 +1287,7 @@ int cmd_record(int argc, char **argv)
 			free(im->cur[t].counts);
 			free(im->cur[t].bytes);
 			free(im->cur[t].buf);
+			free(im->cur[t].smap);
 		}
 		free(im->cur);
 		if (im->fd >= 0)
@@ -1116,6 +1295,12 @@ int cmd_record(int argc, char **argv)
 	}
 	free(m.img);
 	free(m.heap);
+	for (uint32_t i = 0; i < nobjects; i++)
+		free((char *)objects[i].path);
+	free(objects);
+	free(stacks);
+	free(stack_frames);
+	free(stack_slots);
 	idmap_free(m.ids);
 	remove_dir(dir);
 	if (rc && rc != -ENOENT)

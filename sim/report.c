@@ -401,14 +401,25 @@ static void print_report(FILE *f, const struct trace_meta *m,
 int cmd_report(int argc, char **argv)
 {
 	static const char usage[] =
-		"uslab report [--threads N] [--pid PID | --comm NAME] TRACE\n"
+		"uslab report [--threads N] [--sort callsite[,size] [--children] [--rows N]]\n"
+		"             [--pid PID | --comm NAME] TRACE\n"
 		"  the process table, then operations, sizes per kmalloc class, lifetimes,\n"
 		"  threads, peak live bytes and churn of one process, in one streaming pass\n"
 		"  --threads N   list at most N threads (default 32)\n"
 		"  --pid PID     the process with this pid (default: most allocations)\n"
-		"  --comm NAME   the process with this name";
+		"  --comm NAME   the process with this name\n"
+		"  --sort callsite        allocations, bytes, peak live, leaked and temporary\n"
+		"                         per call site, with function, file and line\n"
+		"                         (a trace from 'uslab record -g')\n"
+		"  --sort callsite,size   the same per call site and size\n"
+		"  --children             charge every function on the call stack (callers\n"
+		"                         fold in their callees)\n"
+		"  --rows N               call-site rows shown (default 40)";
 	static const struct option lopts[] = {
 		{ "threads", required_argument, NULL, 't' },
+		{ "sort", required_argument, NULL, 'S' },
+		{ "children", no_argument, NULL, 'C' },
+		{ "rows", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		CMD_SELECT_OPTS,
 		{ NULL, 0, NULL, 0 },
@@ -416,7 +427,9 @@ int cmd_report(int argc, char **argv)
 	struct report *rp;
 	struct trace_reader *r;
 	struct trace_event ev;
-	unsigned int max_threads = 32;
+	unsigned int max_threads = 32, rows = 40;
+	bool children = false;
+	int sort = 0;
 	uint64_t v;
 	int c, rc;
 
@@ -426,6 +439,25 @@ int cmd_report(int argc, char **argv)
 			if (cmd_parse_u64("uslab report", "--threads", optarg, 0, MAX_THREADS, &v))
 				return cmd_usage(usage);
 			max_threads = (unsigned int)v;
+			break;
+		case 'S':
+			if (!strcmp(optarg, "callsite")) {
+				sort = 1;
+			} else if (!strcmp(optarg, "callsite,size")) {
+				sort = 2;
+			} else {
+				fprintf(stderr, "uslab report: --sort: expected callsite or callsite,size, found '%s'\n",
+					optarg);
+				return cmd_usage(usage);
+			}
+			break;
+		case 'C':
+			children = true;
+			break;
+		case 'R':
+			if (cmd_parse_u64("uslab report", "--rows", optarg, 1, UINT32_MAX, &v))
+				return cmd_usage(usage);
+			rows = (unsigned int)v;
 			break;
 		case 'h':
 			return cmd_help(usage);
@@ -442,9 +474,22 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "uslab report: %s\n", optind < argc ? "one TRACE only" : "no TRACE given");
 		return cmd_usage(usage);
 	}
+	if (children && sort != 1) {
+		fprintf(stderr, "uslab report: --children goes with --sort callsite\n");
+		return cmd_usage(usage);
+	}
 	r = cmd_open_trace_as("uslab report", argv[optind]);
 	if (!r)
 		return 1;
+	if (sort) {
+		if (trace_reader_meta(r)->nprocs)
+			print_procs(stdout, trace_reader_meta(r));
+		rc = report_callsites(r, argv[optind], sort == 2, children, rows);
+		trace_reader_close(r);
+		if (cmd_check_stdout("uslab report"))
+			rc = 1;
+		return rc;
+	}
 	rp = calloc(1, sizeof(*rp));
 	if (!rp) {
 		trace_reader_close(r);

@@ -49,6 +49,9 @@ struct trace_reader {
 	struct trace_proc *procs;	/* process table (1.1), meta.procs */
 	uint64_t *proc_events;		/* events seen per process */
 	uint32_t *ranges;		/* processes with threads, by first tid */
+	struct trace_stack *stacks;	/* meta.stacks */
+	uint64_t *frames;		/* their frames */
+	struct trace_object *objects;	/* meta.objects */
 	uint32_t nranges;
 	int sel;			/* selected process, -1 all */
 	uint64_t sel_events;		/* events of it returned so far */
@@ -111,6 +114,88 @@ static size_t read_magic(struct trace_reader *r, uint8_t *h)
 
 static int grow(uint8_t **buf, size_t *cap, size_t need);
 
+static int nomem(struct trace_reader *r)
+{
+	snprintf(r->err, sizeof(r->err), "%s: out of memory", r->name);
+	return r->error = -ENOMEM;
+}
+
+/* USTK: n x (varint proc, varint nframes, frames as zigzag deltas). Each
+ * stack takes at least 2 bytes and each frame 1: bounds before allocating. */
+static int decode_stacks(struct trace_reader *r, const uint8_t *buf, size_t len,
+			 uint32_t n, uint64_t at)
+{
+	const uint8_t *p = buf, *end = buf + len;
+	uint64_t used = 0;
+
+	if (n > TRACE_STACKS_MAX || n > len / 2)
+		return fail(r, at, "stack table of %u entries in %zu bytes", n, len);
+	r->stacks = calloc(n ? n : 1, sizeof(*r->stacks));
+	r->frames = malloc((len ? len : 1) * sizeof(*r->frames));
+	if (!r->stacks || !r->frames)
+		return nomem(r);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t proc, nf, v, prev = 0;
+
+		if (get_varint(&p, end, &proc) || (r->meta.nprocs ? proc >= r->meta.nprocs : proc) ||
+		    get_varint(&p, end, &nf) || nf > TRACE_STACK_MAX || nf > (uint64_t)(end - p))
+			return fail(r, at, "stack table entry %u, decoded byte %td: expected a process index and a frame count <= %u",
+				    i, p - buf, TRACE_STACK_MAX);
+		r->stacks[i].proc = (uint32_t)proc;
+		r->stacks[i].nframes = (uint32_t)nf;
+		r->stacks[i].frames = r->frames + used;
+		for (uint64_t k = 0; k < nf; k++) {
+			if (get_varint(&p, end, &v))
+				return fail(r, at, "stack table entry %u, decoded byte %td: expected a frame varint",
+					    i, p - buf);
+			prev += (uint64_t)unzigzag(v);
+			r->frames[used++] = prev;
+		}
+	}
+	if (p != end)
+		return fail(r, at, "stack table: %td bytes left over after %u entries", end - p, n);
+	r->meta.stacks = r->stacks;
+	r->meta.nstacks = n;
+	return 0;
+}
+
+/* UMAP: n x (varint proc, start, size, offset, path length, path bytes). */
+static int decode_objects(struct trace_reader *r, const uint8_t *buf, size_t len,
+			  uint32_t n, uint64_t at)
+{
+	const uint8_t *p = buf, *end = buf + len;
+
+	if (n > TRACE_OBJECTS_MAX || n > len / 5)
+		return fail(r, at, "object table of %u entries in %zu bytes", n, len);
+	r->objects = calloc(n ? n : 1, sizeof(*r->objects));
+	if (!r->objects)
+		return nomem(r);
+	r->meta.objects = r->objects;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t proc, start, size, off, l;
+		char *path;
+
+		if (get_varint(&p, end, &proc) || (r->meta.nprocs ? proc >= r->meta.nprocs : proc) ||
+		    get_varint(&p, end, &start) || get_varint(&p, end, &size) || !size ||
+		    size > UINT64_MAX - start || get_varint(&p, end, &off) ||
+		    get_varint(&p, end, &l) || l > TRACE_PROC_STR_MAX || l > (uint64_t)(end - p))
+			return fail(r, at, "object table entry %u, decoded byte %td: expected process, range, offset and path",
+				    i, p - buf);
+		path = malloc(l + 1);
+		if (!path)
+			return nomem(r);
+		memcpy(path, p, l);
+		path[l] = 0;
+		p += l;
+		r->objects[i] = (struct trace_object){ .proc = (uint32_t)proc, .start = start,
+			.end = start + size, .offset = off, .path = path };
+		r->meta.nobjects = i + 1;
+	}
+	if (p != end)
+		return fail(r, at, "object table: %td bytes left over after %u entries", end - p, n);
+	return 0;
+}
+
 /*
  * An extension record (format 1.1) whose magic @h was just read at @at:
  * the process table is decoded; a record of a kind this reader does not
@@ -132,7 +217,8 @@ static int load_record(struct trace_reader *r, const uint8_t *h4, uint64_t at)
 	crc = rc ? 0 : trace_crc32c(0, h, 20);
 	/* A magic this reader does not know, without a valid record header:
 	 * damage where a chunk was expected, and said so. */
-	if (magic != TRACE_PROCS_MAGIC && (rc || crc != get_le32(h + 20)))
+	if (magic != TRACE_PROCS_MAGIC && magic != TRACE_STACKS_MAGIC &&
+	    magic != TRACE_OBJECTS_MAGIC && (rc || crc != get_le32(h + 20)))
 		return fail(r, at, "expected a chunk (\"UCHK\"), the trailer (\"UEND\") or a record, found %02x %02x %02x %02x",
 			    h[0], h[1], h[2], h[3]);
 	if (rc)
@@ -149,7 +235,8 @@ static int load_record(struct trace_reader *r, const uint8_t *h4, uint64_t at)
 	if (comp == 0 || comp > ZSTD_compressBound(raw))
 		return fail(r, at + 4, "expected compressed record size in [1, %zu], found %u",
 			    ZSTD_compressBound(raw), comp);
-	if (magic != TRACE_PROCS_MAGIC) {
+	if (magic != TRACE_PROCS_MAGIC && magic != TRACE_STACKS_MAGIC &&
+	    magic != TRACE_OBJECTS_MAGIC) {
 		/* Unknown kind: skip its payload without allocating for it. */
 		uint8_t skip[4096];
 
@@ -161,26 +248,34 @@ static int load_record(struct trace_reader *r, const uint8_t *h4, uint64_t at)
 		}
 		return 0;
 	}
-	if (r->procs)
-		return fail(r, at, "expected one process table, found a second");
 	if (r->nchunks)
-		return fail(r, at, "expected the process table before the first chunk");
+		return fail(r, at, "expected records before the first chunk");
+	if (magic == TRACE_PROCS_MAGIC && (r->procs || r->stacks || r->objects))
+		return fail(r, at, "expected one process table, before the stacks and objects");
+	if (magic == TRACE_STACKS_MAGIC && r->stacks)
+		return fail(r, at, "expected one stack table, found a second");
+	if (magic == TRACE_OBJECTS_MAGIC && r->objects)
+		return fail(r, at, "expected one object table, found a second");
 	if (grow(&r->comp, &r->comp_cap, comp) || grow(&r->raw, &r->raw_cap, raw ? raw : 1)) {
 		snprintf(r->err, sizeof(r->err), "%s: out of memory", r->name);
 		return r->error = -ENOMEM;
 	}
-	rc = read_exact(r, r->comp, comp, "process table payload");
+	rc = read_exact(r, r->comp, comp, "record payload");
 	if (rc)
 		return rc;
 	crc = trace_crc32c(0, r->comp, comp);
 	if (crc != get_le32(h + 16))
 		return fail(r, at + TRACE_REC_HDR,
-			    "process table checksum mismatch (expected %08x, found %08x): payload damaged",
+			    "record payload checksum mismatch (expected %08x, found %08x): payload damaged",
 			    get_le32(h + 16), crc);
 	got = ZSTD_decompressDCtx(r->dctx, r->raw, raw, r->comp, comp);
 	if (ZSTD_isError(got) || got != raw)
 		return fail(r, at + TRACE_REC_HDR, "expected a zstd frame of %u bytes: %s", raw,
 			    ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size");
+	if (magic == TRACE_STACKS_MAGIC)
+		return decode_stacks(r, r->raw, raw, n, at + TRACE_REC_HDR);
+	if (magic == TRACE_OBJECTS_MAGIC)
+		return decode_objects(r, r->raw, raw, n, at + TRACE_REC_HDR);
 	{
 		char why[256];
 
@@ -405,6 +500,11 @@ void trace_reader_close(struct trace_reader *r)
 	trace_procs_free(r->procs, r->meta.nprocs);
 	free(r->proc_events);
 	free(r->ranges);
+	free(r->stacks);
+	free(r->frames);
+	for (uint32_t i = 0; i < r->meta.nobjects; i++)
+		free((char *)r->objects[i].path);
+	free(r->objects);
 	free(r->name);
 	free(r);
 }
@@ -577,7 +677,8 @@ static int next_event(struct trace_reader *r, struct trace_event *ev)
 	if (p >= r->end)
 		return bad_event(r, "an event (chunk ends early)");
 	b = *p++;
-	if ((b & TRACE_EV_OP_MASK) >= TRACE_OP_NR || (b & TRACE_EV_RESERVED))
+	if ((b & TRACE_EV_OP_MASK) >= TRACE_OP_NR ||
+	    ((b & TRACE_EV_STACK) && r->meta.version_minor < 1))
 		return bad_event(r, "a valid op byte");
 	if (r->chunk_left == r->chunk_events && (b & (TRACE_EV_SAME_TID | TRACE_EV_SAME_CPU)))
 		return bad_event(r, "explicit thread and CPU in a chunk's first event");
@@ -619,6 +720,12 @@ static int next_event(struct trace_reader *r, struct trace_event *ev)
 	ev->align = 0;
 	if (trace_op_has_align(ev->op) && get_varint(&p, r->end, &ev->align))
 		return bad_event(r, "alignment varint");
+	ev->stack = 0;
+	if (b & TRACE_EV_STACK) {
+		if (get_varint(&p, r->end, &v) || v == 0 || v > r->meta.nstacks)
+			return bad_event(r, "a stack id in the stack table");
+		ev->stack = (uint32_t)v;
+	}
 	r->p = p;
 	r->prev_time = ev->time_ns;
 	r->prev_id = id;

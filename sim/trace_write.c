@@ -41,6 +41,7 @@ struct trace_writer {
 	size_t hdr_len;
 	bool hdr_dirty;
 	bool has_procs;
+	uint32_t nstacks;	/* events may name 1..nstacks */
 	char err[512];
 };
 
@@ -175,7 +176,8 @@ int trace_writer_add(struct trace_writer *w, const struct trace_event *ev)
 	if (unlikely(w->failed))
 		return w->failed;
 	if (unlikely(ev->op >= TRACE_OP_NR || ev->time_ns < w->last_time ||
-		     ev->id >= TRACE_ID_LIMIT || ev->old_id >= TRACE_ID_LIMIT)) {
+		     ev->id >= TRACE_ID_LIMIT || ev->old_id >= TRACE_ID_LIMIT ||
+		     ev->stack > w->nstacks)) {
 		snprintf(w->err, sizeof(w->err),
 			 "%s: event %llu: bad op, id or time going backwards",
 			 w->out.name, (unsigned long long)w->nevents);
@@ -193,6 +195,8 @@ int trace_writer_add(struct trace_writer *w, const struct trace_event *ev)
 		b |= TRACE_EV_SAME_TID;
 	if (w->chunk_events && cpu1 == w->prev_cpu)
 		b |= TRACE_EV_SAME_CPU;
+	if (ev->stack)
+		b |= TRACE_EV_STACK;
 	*p++ = b;
 	p = put_varint(p, ev->time_ns - w->prev_time);
 	if (!(b & TRACE_EV_SAME_TID))
@@ -206,6 +210,8 @@ int trace_writer_add(struct trace_writer *w, const struct trace_event *ev)
 		p = put_varint(p, ev->size);
 	if (trace_op_has_align(ev->op))
 		p = put_varint(p, ev->align);
+	if (ev->stack)
+		p = put_varint(p, ev->stack);
 	w->raw_len += (size_t)(p - start);
 	w->prev_time = ev->time_ns;
 	w->prev_id = ev->id;
@@ -288,6 +294,83 @@ int trace_writer_set_procs(struct trace_writer *w, const struct trace_proc *proc
 	free(buf);
 	if (!rc)
 		w->has_procs = true;
+	return rc;
+}
+
+int trace_writer_set_stacks(struct trace_writer *w, const struct trace_stack *st,
+			    uint32_t n)
+{
+	size_t cap = 0, len;
+	uint8_t *buf, *p;
+	int rc;
+
+	if (w->failed)
+		return w->failed;
+	if (w->nevents || w->chunk_events || w->nstacks || n > TRACE_STACKS_MAX)
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++) {
+		if (st[i].nframes > TRACE_STACK_MAX ||
+		    (w->has_procs ? 0 : st[i].proc != 0))
+			return -EINVAL;
+		cap += 10 + 10 + 10 * (size_t)st[i].nframes;
+	}
+	buf = malloc(cap ? cap : 1);
+	if (!buf)
+		return -ENOMEM;
+	p = buf;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t prev = 0;
+
+		p = put_varint(p, st[i].proc);
+		p = put_varint(p, st[i].nframes);
+		for (uint32_t k = 0; k < st[i].nframes; k++) {
+			p = put_varint(p, zigzag((int64_t)(st[i].frames[k] - prev)));
+			prev = st[i].frames[k];
+		}
+	}
+	len = (size_t)(p - buf);
+	rc = write_record(w, TRACE_STACKS_MAGIC, n, buf, len);
+	free(buf);
+	if (!rc)
+		w->nstacks = n;
+	return rc;
+}
+
+int trace_writer_set_objects(struct trace_writer *w, const struct trace_object *o,
+			     uint32_t n)
+{
+	size_t cap = 0, len;
+	uint8_t *buf, *p;
+	int rc;
+
+	if (w->failed)
+		return w->failed;
+	if (w->nevents || w->chunk_events || n > TRACE_OBJECTS_MAX)
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++) {
+		if (o[i].end <= o[i].start || !o[i].path ||
+		    strlen(o[i].path) > TRACE_PROC_STR_MAX)
+			return -EINVAL;
+		cap += 50 + strlen(o[i].path);
+	}
+	buf = malloc(cap ? cap : 1);
+	if (!buf)
+		return -ENOMEM;
+	p = buf;
+	for (uint32_t i = 0; i < n; i++) {
+		size_t l = strlen(o[i].path);
+
+		p = put_varint(p, o[i].proc);
+		p = put_varint(p, o[i].start);
+		p = put_varint(p, o[i].end - o[i].start);
+		p = put_varint(p, o[i].offset);
+		p = put_varint(p, l);
+		memcpy(p, o[i].path, l);
+		p += l;
+	}
+	len = (size_t)(p - buf);
+	rc = write_record(w, TRACE_OBJECTS_MAGIC, n, buf, len);
+	free(buf);
 	return rc;
 }
 

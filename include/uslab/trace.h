@@ -75,6 +75,8 @@ enum trace_op {
  * @align: requested alignment, 0 when the op has none.
  * @tid: dense thread number within the trace, from 0.
  * @cpu: CPU the call ran on (rseq cpu_id), or TRACE_CPU_UNKNOWN.
+ * @stack: call stack of an allocation (`record -g`, format 1.1): index + 1
+ *         in trace_meta.stacks, 0 = none.
  * @op: enum trace_op.
  */
 struct trace_event {
@@ -85,7 +87,32 @@ struct trace_event {
 	uint64_t align;
 	uint32_t tid;
 	uint32_t cpu;
+	uint32_t stack;
 	uint8_t op;
+};
+
+/**
+ * struct trace_stack - one distinct call stack (format 1.1, `record -g`).
+ * @proc: the process image (index in trace_meta.procs) it was taken in.
+ * @nframes: return addresses in @frames, innermost (the allocator's caller)
+ *           first; at most TRACE_STACK_MAX.
+ */
+struct trace_stack {
+	uint32_t proc;
+	uint32_t nframes;
+	const uint64_t *frames;
+};
+#define TRACE_STACK_MAX		256u
+
+/**
+ * struct trace_object - an executable mapping of a file in a process image,
+ * for symbolizing stack frames: addresses [@start, @end) map file offset
+ * @offset onwards of @path.
+ */
+struct trace_object {
+	uint32_t proc;
+	uint64_t start, end, offset;
+	const char *path;
 };
 
 /**
@@ -113,6 +140,8 @@ struct trace_event {
  * @selected: index in @procs of the process trace_reader_select() chose,
  *            -1 for all events. While one is selected, @pid, @cmdline and
  *            @nevents describe that process.
+ * @nstacks, @stacks: the call stacks events refer to (`record -g`).
+ * @nobjects, @objects: the mapped files the stacks' frames fall in.
  */
 struct trace_meta {
 	uint16_t version_major;
@@ -131,6 +160,10 @@ struct trace_meta {
 	uint32_t nprocs;
 	const struct trace_proc *procs;
 	int32_t selected;
+	uint32_t nstacks;
+	const struct trace_stack *stacks;
+	uint32_t nobjects;
+	const struct trace_object *objects;
 };
 
 /* trace_proc.flags */
@@ -208,6 +241,21 @@ int trace_writer_open(struct trace_writer **wp, const char *path,
  */
 int trace_writer_set_procs(struct trace_writer *w, const struct trace_proc *procs,
 			   uint32_t n);
+
+/**
+ * trace_writer_set_stacks - the call stack table (format 1.1), after the
+ * process table and before the first event; events name them in @stack.
+ * Return: 0, -EINVAL (events written, bad entry), -errno of write.
+ */
+int trace_writer_set_stacks(struct trace_writer *w, const struct trace_stack *stacks,
+			    uint32_t n);
+
+/**
+ * trace_writer_set_objects - the mapped files the stacks' frames fall in.
+ * Return: as trace_writer_set_stacks().
+ */
+int trace_writer_set_objects(struct trace_writer *w, const struct trace_object *objs,
+			     uint32_t n);
 
 /**
  * trace_writer_add - append one event.
