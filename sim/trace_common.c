@@ -371,7 +371,7 @@ int trace_procs_decode(const uint8_t *buf, size_t len, uint32_t n,
 		what = v[0] > UINT32_MAX ? "pid" : v[1] > UINT32_MAX ? "ppid" :
 		       v[2] > i ? "parent (an earlier entry)" :
 		       v[3] > i ? "exec_from (an earlier entry)" :
-		       v[4] < tid_end ? "first_tid (after the previous entry's threads)" :
+		       (v[5] && v[4] < tid_end) ? "first_tid (after the previous entry's threads)" :
 		       v[4] + v[5] > TRACE_THREADS_MAX ? "nthreads" :
 		       (v[6] & ~(uint64_t)TRACE_PROC_FLAGS) ? "flags" :
 		       v[9] > v[8] ? "allocs (at most events)" : NULL;
