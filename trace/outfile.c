@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include "sim/internal.h"
+#include "trace/internal.h"
 
 static int seterr(char *err, size_t len, int e, const char *name, const char *what)
 {

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim/internal.h"
+#include "tools/uslab/builtin.h"
 
 struct sym_file {
 	char *path;

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * `uslab record [-o FILE] -- CMD [ARGS]`: runs CMD with libuslab-record.so
- * preloaded, then turns each process image's raw file into a trace: the
- * per-thread blocks are merged by time (one cursor per thread holding one
- * 32 KiB block, so memory is bounded by the thread count and the live
- * objects, not the trace length), addresses become dense ids in that order,
- * and the events go through the streaming trace writer.
- *
- * The first image of CMD's process goes to FILE; every other image (forked
- * children, exec'd programs) to FILE.<pid>[.<n>]. Each file is written as
- * FILE.tmp and renamed, and the raw files are removed in every case.
- * No locks: single-threaded.
+ * The collector of `uslab record` (the command is tools/uslab/builtin-
+ * record.c): after CMD exits, every raw file its processes left (one per
+ * process image) and the notes about the ones the recorder could not enter
+ * become one trace. Each image's per-thread blocks are indexed, then all
+ * threads of all images are merged by time (one cursor per thread holding
+ * one 32 KiB block, so memory is bounded by the thread count and the live
+ * objects, not the trace length); addresses become dense ids in that order
+ * (per image: the same address in two processes is two objects); the
+ * process table, the call stacks (-g) and the mapped objects precede the
+ * events. The merge runs twice, once to count each image's events for the
+ * table, once through the writer. No locks: single-threaded.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "sim/internal.h"
+#include "tools/record/record.h"
 
 #define MAX_RAW_TID	(1u << 24)
 
@@ -588,7 +588,7 @@ static int cmp_cursor_time(const void *a, const void *b)
 	return x->raw_tid < y->raw_tid ? -1 : x->raw_tid > y->raw_tid;
 }
 
-static void remove_dir(const char *dir)
+void record_remove_dir(const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -604,72 +604,6 @@ static void remove_dir(const char *dir)
 		closedir(d);
 	}
 	rmdir(dir);
-}
-
-/* The recorder library: $USLAB_RECORD_LIB, else next to this binary or in ../lib. */
-static int find_lib(char *buf, size_t len)
-{
-	const char *env = getenv("USLAB_RECORD_LIB");
-	char exe[PATH_MAX];
-	ssize_t n;
-	char *slash;
-
-	if (env && *env) {
-		if (!realpath(env, buf) || access(buf, R_OK))
-			return -1;
-		return 0;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return -1;
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return -1;
-	*slash = 0;
-	/* The build tree keeps it beside uslab; `make install` puts it in lib/. */
-	if ((size_t)snprintf(buf, len, "%s/" REC_LIB_NAME, exe) < len &&
-	    !access(buf, R_OK))
-		return 0;
-	if ((size_t)snprintf(buf, len, "%s/../lib/" REC_LIB_NAME, exe) < len &&
-	    !access(buf, R_OK))
-		return 0;
-	return -1;
-}
-
-static int run_child(char **argv, const char *lib, const char *dir, bool stacks_wanted,
-		     pid_t *pidp)
-{
-	const char *old = getenv("LD_PRELOAD");
-	char *preload;
-	pid_t pid;
-
-	if (asprintf(&preload, "%s%s%s", lib, old && *old ? ":" : "",
-		     old ? old : "") < 0)
-		return -ENOMEM;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		free(preload);
-		return -errno;
-	}
-	if (!pid) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGQUIT, SIG_DFL);
-		signal(SIGPIPE, SIG_DFL);
-		setenv("LD_PRELOAD", preload, 1);
-		setenv(REC_ENV_DIR, dir, 1);
-		if (stacks_wanted)
-			setenv(REC_ENV_STACKS, "1", 1);
-		else
-			unsetenv(REC_ENV_STACKS);
-		execvp(argv[0], argv);
-		fprintf(stderr, "uslab record: %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	free(preload);
-	*pidp = pid;
-	return 0;
 }
 
 static struct image *add_image(struct image **img, size_t *n, size_t *cap)
@@ -784,60 +718,6 @@ static int list_images(const char *dir, struct image **imgp, size_t *nimg,
 	*imgp = img;
 	*nimg = n;
 	return rc;
-}
-
-/* Pids of the processes still running under us (reparented to this
- * subreaper, and their descendants), from /proc. */
-static size_t still_running(pid_t self, unsigned int *pids, size_t max)
-{
-	unsigned int all[4096][2];
-	size_t nall = 0, n = 0;
-	struct dirent *de;
-	DIR *d = opendir("/proc");
-	bool grew = true;
-
-	if (!d)
-		return 0;
-	while ((de = readdir(d)) && nall < ARRAY_SIZE(all)) {
-		char path[64], buf[512], *rp;
-		unsigned int pid, ppid;
-		char state;
-		FILE *f;
-
-		if (sscanf(de->d_name, "%u", &pid) != 1)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (!fgets(buf, sizeof(buf), f)) {
-			fclose(f);
-			continue;
-		}
-		fclose(f);
-		rp = strrchr(buf, ')');
-		if (!rp || sscanf(rp + 1, " %c %u", &state, &ppid) != 2 || state == 'Z')
-			continue;
-		all[nall][0] = pid;
-		all[nall++][1] = ppid;
-	}
-	closedir(d);
-	while (grew) {
-		grew = false;
-		for (size_t i = 0; i < nall && n < max; i++) {
-			bool ours = all[i][1] == (unsigned int)self, seen = false;
-
-			for (size_t j = 0; j < n && !ours; j++)
-				ours = all[i][1] == pids[j];
-			for (size_t j = 0; j < n; j++)
-				seen |= pids[j] == all[i][0];
-			if (ours && !seen) {
-				pids[n++] = all[i][0];
-				grew = true;
-			}
-		}
-	}
-	return n;
 }
 
 static void reset_cursors(struct merge *m)
@@ -1047,184 +927,38 @@ out_abort:
 	return rc;
 }
 
-static double secs(const struct timespec *a, const struct timespec *b)
+int record_collect(const struct record_opts *o, struct record_result *res)
 {
-	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
-}
-
-/* CMD resolved as execvp will: for the static-binary warning. */
-static bool cmd_is_static(const char *file)
-{
-	char buf[PATH_MAX];
-	const char *path = getenv("PATH");
-	int fd, st = 0;
-
-	if (strchr(file, '/')) {
-		snprintf(buf, sizeof(buf), "%s", file);
-	} else {
-		const char *p = path ? path : "/bin:/usr/bin", *colon;
-		bool found = false;
-
-		for (; *p && !found; p = *colon ? colon + 1 : colon) {
-			colon = strchrnul(p, ':');
-			if ((size_t)(colon - p) + strlen(file) + 3 > sizeof(buf))
-				continue;
-			if (colon == p)
-				strcpy(buf, ".");
-			else
-				memcpy(buf, p, (size_t)(colon - p)), buf[colon - p] = 0;
-			strcat(buf, "/");
-			strcat(buf, file);
-			found = !access(buf, X_OK);
-		}
-		if (!found)
-			return false;
-	}
-	fd = open(buf, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		st = rec_elf_is_static(fd);
-		close(fd);
-	}
-	return st;
-}
-
-int cmd_record(int argc, char **argv)
-{
-	static const char usage[] =
-		"uslab record [-g] [-o FILE] [-l LEVEL] [-q] -- CMD [ARGS]\n"
-		"  runs CMD with the recorder preloaded and writes one trace of every\n"
-		"  process it runs (forked, vforked, spawned or exec'd), with a process table\n"
-		"  -g        record each allocation's call stack (libunwind), for\n"
-		"            'uslab report --sort callsite'\n"
-		"  -o FILE   the trace (default uslab.ustr; - for standard output)\n"
-		"  -l LEVEL  zstd level 1..22 (default 3)\n"
-		"  -q        no summary on stderr (warnings are still printed)\n"
-		"  exit status: CMD's (128+signal when killed), 1 when writing failed";
-	const char *out = "uslab.ustr";
-	char lib[PATH_MAX], dir[PATH_MAX], errbuf[PATH_MAX + 128];
-	struct stat sb;
 	struct merge m = { 0 };
-	unsigned int running[256];
-	size_t nrunning;
-	int c, level = 0, status = 0, rc, ret;
-	bool quiet = false, root_static, stacks_wanted = false;
-	pid_t pid = -1;
-	struct timespec t_start, t_ran, t_end;
-	uint64_t total = 0, dropped = 0, fixups = 0;
-	uint32_t threads = 0;
-	int best = -1;
+	int rc, best = -1;
 
-	static const struct option lopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	uint64_t v;
-
-	while ((c = getopt_long(argc, argv, "+go:l:qh", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'g':
-			stacks_wanted = true;
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 'l':
-			if (cmd_parse_u64("uslab record", "-l", optarg, 1, 22, &v))
-				return cmd_usage(usage);
-			level = (int)v;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			return cmd_help(usage);
-		default:
-			return cmd_opt_error("uslab record", usage, "go:l:qh", argv);
-		}
-	}
-	if (optind >= argc) {
-		fprintf(stderr, "uslab record: no command given\n");
-		return cmd_usage(usage);
-	}
-	if (strlen(out) > PATH_MAX - 64) {
-		fprintf(stderr, "uslab record: %s: name too long\n", out);
-		return 1;
-	}
-	if (find_lib(lib, sizeof(lib))) {
-		fprintf(stderr, "uslab record: " REC_LIB_NAME " not found next to uslab (set USLAB_RECORD_LIB)\n");
-		return 1;
-	}
-	if (out_check(out, errbuf, sizeof(errbuf))) {
-		fprintf(stderr, "uslab record: %s\n", errbuf);
-		return 1;
-	}
-	/* Raw files beside a regular output (same file system, usually not
-	 * RAM); beside a FIFO, a device or stdout they go to $TMPDIR. */
-	if (!strcmp(out, "-") || (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode))) {
-		const char *tmpdir = getenv("TMPDIR");
-
-		snprintf(dir, sizeof(dir), "%s/uslab-record.XXXXXX",
-			 tmpdir && *tmpdir ? tmpdir : "/tmp");
-	} else {
-		snprintf(dir, sizeof(dir), "%s.rec.XXXXXX", out);
-	}
-	if (!mkdtemp(dir)) {
-		fprintf(stderr, "uslab record: %s: %s\n", dir, strerror(errno));
-		return 1;
-	}
-	root_static = cmd_is_static(argv[optind]);
-	if (root_static)
-		fprintf(stderr, "uslab record: warning: %s is statically linked: LD_PRELOAD "
-			"cannot reach it, its allocations are not recorded\n", argv[optind]);
-	/* Orphans of CMD become our children: we can tell who is still running. */
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
-	clock_gettime(CLOCK_MONOTONIC, &t_start);
-	rc = run_child(argv + optind, lib, dir, stacks_wanted, &pid);
-	if (rc) {
-		fprintf(stderr, "uslab record: fork: %s\n", strerror(-rc));
-		remove_dir(dir);
-		return 1;
-	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	clock_gettime(CLOCK_MONOTONIC, &t_ran);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGQUIT, SIG_DFL);
-	ret = WIFEXITED(status) ? WEXITSTATUS(status) :
-	      WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-	nrunning = still_running(getpid(), running, ARRAY_SIZE(running));
-
-	rc = list_images(dir, &m.img, &m.nimg, quiet);
+	memset(res, 0, sizeof(*res));
+	rc = list_images(o->dir, &m.img, &m.nimg, false);
 	if (!rc) {
 		bool have_root = false;
 
 		for (size_t i = 0; i < m.nimg; i++)
-			have_root |= m.img[i].rm.pid == (unsigned int)pid &&
+			have_root |= m.img[i].rm.pid == (unsigned int)o->root &&
 				     !(m.img[i].flags & TRACE_PROC_UNRECORDED);
 		/* CMD's own process made no call (or could not be recorded):
 		 * it is still a process of the run. */
-		if (!have_root && ret != 127) {
+		if (!have_root && o->run) {
 			struct image *im;
 			size_t cap = m.nimg;
 
-			im = add_unrecorded(&m.img, &m.nimg, &cap, (unsigned int)pid,
-					    (unsigned int)getpid(),
-					    (uint64_t)t_start.tv_sec * 1000000000u +
-					    (uint64_t)t_start.tv_nsec, argv[optind]);
+			im = add_unrecorded(&m.img, &m.nimg, &cap, (unsigned int)o->root,
+					    (unsigned int)getpid(), o->root_start, o->argv[0]);
 			if (!im)
 				rc = -ENOMEM;
-			else if (!root_static)
+			else if (!o->root_static)
 				im->flags = 0;	/* it ran, and allocated nothing */
 		}
 	}
 	for (size_t i = 0; i < m.nimg && !rc; i++) {
 		struct image *im = &m.img[i];
 
-		for (size_t k = 0; k < nrunning; k++)
-			if (running[k] == im->rm.pid)
+		for (size_t k = 0; k < o->nrunning; k++)
+			if (o->running[k] == im->rm.pid)
 				im->flags |= TRACE_PROC_RUNNING;
 		if (!im->raw[0])
 			continue;
@@ -1236,49 +970,32 @@ int cmd_record(int argc, char **argv)
 		}
 		rc = index_raw(im);
 	}
-	if (nrunning) {
-		char list[512];
-		size_t o = 0;
-
-		for (size_t k = 0; k < nrunning && o + 40 < sizeof(list); k++)
-			o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%u", k ? ", " : "",
-					      running[k]);
-		fprintf(stderr, "uslab record: warning: %zu process%s still running when %s exited "
-			"(pid %s%s): recorded up to now\n", nrunning, nrunning == 1 ? "" : "es",
-			argv[optind], list, o + 40 >= sizeof(list) ? ", ..." : "");
-	}
-	if (!rc && ret != 127) {
+	if (!rc && o->run) {
 		rc = link_images(&m);
 		if (!rc)
 			rc = merge_all(&m);		/* counting pass */
 		if (!rc)
-			rc = write_trace(&m, out, argv + optind, pid, level);
+			rc = write_trace(&m, o->out, o->argv, o->root, o->level);
 	}
 	for (size_t i = 0; i < m.nimg; i++) {
 		struct image *im = &m.img[i];
 
-		total += im->events;
-		dropped += im->dropped;
-		fixups += im->fixups;
-		threads += im->threads;
+		res->events += im->events;
+		res->dropped += im->dropped;
+		res->fixups += im->fixups;
+		res->threads += im->threads;
 		if (best < 0 || im->allocs > m.img[best].allocs)
 			best = (int)i;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t_end);
-	if (!rc && ret != 127 && !quiet) {
-		fprintf(stderr, "uslab record: %s: %" PRIu64 " events, %zu process%s, %u threads"
-			" (%" PRIu64 " unmatched frees dropped, %" PRIu64 " lost frees added)\n",
-			out, total, m.nimg, m.nimg == 1 ? "" : "es", threads, dropped, fixups);
-		if (stacks_wanted)
-			fprintf(stderr, "uslab record: %u distinct call stacks, %" PRIu64
-				" frames, %u mapped objects\n", nstacks, nframes_all, nobjects);
-		if (best >= 0 && m.nimg > 1)
-			fprintf(stderr, "uslab record: most allocations: pid %u (%s), %" PRIu64
-				" of the events; 'uslab report %s' lists every process\n",
-				m.img[best].rm.pid, m.img[best].rm.comm, m.img[best].events, out);
-		fprintf(stderr, "uslab record: command ran %.3f s, trace written in %.3f s\n",
-			secs(&t_start, &t_ran), secs(&t_ran, &t_end));
+	res->nprocs = m.nimg;
+	if (best >= 0) {
+		res->best_pid = m.img[best].rm.pid;
+		snprintf(res->best_comm, sizeof(res->best_comm), "%s", m.img[best].rm.comm);
+		res->best_events = m.img[best].events;
 	}
+	res->nstacks = nstacks;
+	res->nframes = nframes_all;
+	res->nobjects = nobjects;
 	for (size_t i = 0; i < m.nimg; i++) {
 		struct image *im = &m.img[i];
 
@@ -1295,15 +1012,18 @@ int cmd_record(int argc, char **argv)
 	}
 	free(m.img);
 	free(m.heap);
+	idmap_free(m.ids);
 	for (uint32_t i = 0; i < nobjects; i++)
 		free((char *)objects[i].path);
 	free(objects);
 	free(stacks);
 	free(stack_frames);
 	free(stack_slots);
-	idmap_free(m.ids);
-	remove_dir(dir);
-	if (rc && rc != -ENOENT)
-		return ret ? ret : 1;
-	return ret;
+	objects = NULL;
+	stacks = NULL;
+	stack_frames = NULL;
+	stack_slots = NULL;
+	nobjects = objects_cap = nstacks = stacks_cap = stack_mask = 0;
+	nframes_all = frames_cap = 0;
+	return rc;
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include "sim/internal.h"
+#include "trace/internal.h"
 
 static const struct {
 	const char *name;

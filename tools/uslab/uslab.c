@@ -2,9 +2,9 @@
 /*
  * uslab: the trace and simulator CLI, perf-style subcommands.
  *
- * To add a subcommand: write `int cmd_xxx(int argc, char **argv)` in sim/,
- * declare it in sim/internal.h, add one line to the table below, and a
- * manual page docs/man/uslab-xxx.1.scd.
+ * To add a subcommand: write `int cmd_xxx(int argc, char **argv)` in
+ * tools/uslab/builtin-xxx.c, declare it in tools/uslab/builtin.h, add one
+ * line to the table below, and a manual page docs/man/uslab-xxx.1.scd.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "tools/uslab/builtin.h"
 #include "sim/internal.h"
 
 #ifndef USLAB_VERSION

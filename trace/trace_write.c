@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <zstd.h>
-#include "sim/internal.h"
+#include "trace/internal.h"
 
 struct trace_writer {
 	struct out_file out;

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
-#include "sim/internal.h"
+#include "tools/uslab/builtin.h"
 
 #define W	800
 #define H	560

@@ -48,7 +48,7 @@
 #include <unistd.h>
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
-#include "sim/internal.h"
+#include "tools/record/record.h"
 
 #define MAX_EXEC_ARGS	4096
 
