@@ -60,6 +60,13 @@ uint32_t trace_crc32c(uint32_t crc, const void *buf, size_t len);
 /* trace/trace_write.c: header fields only known at the end (imports): the
  * header is rewritten in place by trace_writer_close(). */
 void trace_writer_set_cpus_pid(struct trace_writer *w, uint32_t cpus, uint32_t pid);
+/* Records known only after the events (the recorder's process table with
+ * each process's counts): write the events to a scratch writer marked
+ * deferred (its events may name stacks it does not define), then open the
+ * real one, set its records and splice the scratch file's chunks and
+ * trailer after them; trace_writer_close() then adds nothing. */
+void trace_writer_defer_records(struct trace_writer *w);
+int trace_writer_splice(struct trace_writer *w, const char *scratch_path);
 /* trace/trace_common.c: the process table's payload (docs/trace-format.md).
  * encode: @buf gets malloc'd bytes. decode: every field bounded by @len;
  * on error @err names the entry and field. Return: 0 or -EINVAL/-ENOMEM. */

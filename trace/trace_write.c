@@ -42,6 +42,8 @@ struct trace_writer {
 	bool hdr_dirty;
 	bool has_procs;
 	uint32_t nstacks;	/* events may name 1..nstacks */
+	bool deferred;		/* a scratch file for trace_writer_splice() */
+	bool spliced;		/* chunks and trailer came from a scratch file */
 	char err[512];
 };
 
@@ -177,7 +179,7 @@ int trace_writer_add(struct trace_writer *w, const struct trace_event *ev)
 		return w->failed;
 	if (unlikely(ev->op >= TRACE_OP_NR || ev->time_ns < w->last_time ||
 		     ev->id >= TRACE_ID_LIMIT || ev->old_id >= TRACE_ID_LIMIT ||
-		     ev->stack > w->nstacks)) {
+		     (ev->stack > w->nstacks && !w->deferred))) {
 		snprintf(w->err, sizeof(w->err),
 			 "%s: event %llu: bad op, id or time going backwards",
 			 w->out.name, (unsigned long long)w->nevents);
@@ -374,6 +376,41 @@ int trace_writer_set_objects(struct trace_writer *w, const struct trace_object *
 	return rc;
 }
 
+void trace_writer_defer_records(struct trace_writer *w)
+{
+	w->deferred = true;
+}
+
+int trace_writer_splice(struct trace_writer *w, const char *path)
+{
+	uint8_t h[TRACE_HDR_FIXED], buf[1 << 16];
+	ssize_t n;
+	int fd, rc = 0;
+
+	if (w->failed)
+		return w->failed;
+	if (w->nevents || w->chunk_events || w->spliced)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* its header (ours, same layout) is skipped: the chunks and the
+	 * trailer hold no file offsets, so they move as they are */
+	if (read(fd, h, sizeof(h)) != (ssize_t)sizeof(h) || memcmp(h, TRACE_MAGIC, 8) ||
+	    lseek(fd, (off_t)get_le32(h + 12), SEEK_SET) < 0) {
+		close(fd);
+		return -EPROTO;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0 && !rc)
+		rc = write_all(w, buf, (size_t)n);
+	if (n < 0 && !rc)
+		rc = -errno;
+	close(fd);
+	if (!rc)
+		w->spliced = true;
+	return rc ? (w->failed = rc) : 0;
+}
+
 void trace_writer_set_cpus_pid(struct trace_writer *w, uint32_t cpus, uint32_t pid)
 {
 	put_le32(w->hdr + 16, cpus);
@@ -405,9 +442,9 @@ int trace_writer_close(struct trace_writer *w)
 	int rc;
 
 	rc = w->failed;
-	if (!rc)
+	if (!rc && !w->spliced)
 		rc = flush_chunk(w);
-	if (!rc) {
+	if (!rc && !w->spliced) {
 		put_le32(t, TRACE_END_MAGIC);
 		put_le32(t + 4, 0);
 		put_le64(t + 8, w->nevents);

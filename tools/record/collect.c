@@ -9,8 +9,9 @@
  * objects, not the trace length); addresses become dense ids in that order
  * (per image: the same address in two processes is two objects); the
  * process table, the call stacks (-g) and the mapped objects precede the
- * events. The merge runs twice, once to count each image's events for the
- * table, once through the writer. No locks: single-threaded.
+ * events: the merge writes a scratch trace while it counts each image's
+ * events, and the trace is its records followed by the scratch file's
+ * chunks (trace_writer_splice). No locks: single-threaded.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -843,12 +844,17 @@ static int link_images(struct merge *m)
 	return 0;
 }
 
-static int write_trace(struct merge *m, const char *out, char **argv, pid_t root,
-		       int level)
+/*
+ * One merge into a scratch trace in the raw directory (counting each image's
+ * events on the way), then @out: header, process table, stacks, objects,
+ * and the scratch file's chunks and trailer spliced after them.
+ */
+static int write_trace(struct merge *m, const char *dir, const char *out, char **argv,
+		       pid_t root, int level)
 {
 	struct trace_meta meta = { 0 };
 	struct trace_proc *procs;
-	char cmd[4096] = "";
+	char cmd[4096] = "", scratch[PATH_MAX + 32];
 	size_t o = 0;
 	int rc;
 
@@ -867,6 +873,23 @@ static int write_trace(struct merge *m, const char *out, char **argv, pid_t root
 			break;
 		}
 	}
+	snprintf(scratch, sizeof(scratch), "%s/events.ustr", dir);
+	rc = trace_writer_open(&m->w, scratch, &meta, level);
+	if (rc) {
+		m->w = NULL;
+		return rc;
+	}
+	trace_writer_defer_records(m->w);
+	rc = merge_all(m);
+	if (rc) {
+		trace_writer_abort(m->w);
+		m->w = NULL;
+		return rc;
+	}
+	rc = trace_writer_close(m->w);
+	m->w = NULL;
+	if (rc)
+		return rc;
 	procs = calloc(m->nimg ? m->nimg : 1, sizeof(*procs));
 	if (!procs)
 		return -ENOMEM;
@@ -915,9 +938,11 @@ static int write_trace(struct merge *m, const char *out, char **argv, pid_t root
 			rc == -EINVAL ? "bad entry" : strerror(-rc));
 		goto out_abort;
 	}
-	rc = merge_all(m);
-	if (rc)
+	rc = trace_writer_splice(m->w, scratch);
+	if (rc) {
+		fprintf(stderr, "uslab record: %s: %s\n", out, strerror(-rc));
 		goto out_abort;
+	}
 	rc = trace_writer_close(m->w);
 	m->w = NULL;
 	return rc;
@@ -973,9 +998,7 @@ int record_collect(const struct record_opts *o, struct record_result *res)
 	if (!rc && o->run) {
 		rc = link_images(&m);
 		if (!rc)
-			rc = merge_all(&m);		/* counting pass */
-		if (!rc)
-			rc = write_trace(&m, o->out, o->argv, o->root, o->level);
+			rc = write_trace(&m, o->dir, o->out, o->argv, o->root, o->level);
 	}
 	for (size_t i = 0; i < m.nimg; i++) {
 		struct image *im = &m.img[i];

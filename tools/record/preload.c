@@ -745,6 +745,9 @@ static __slowpath void record_init(void)
 		want_stacks = true;
 		if (dladdr((void *)record_init, &di))
 			dl_iterate_phdr(find_self, di.dli_fbase);
+		/* each thread its own unwind cache: no lock on the way (as
+		 * heaptrack sets it) */
+		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	}
 	pthread_key_create(&thread_key, thread_exit);
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
