@@ -11,6 +11,13 @@
  *                              thread frees (SPSC ring), N blocks
  *   alloc_bench threads [T]    T threads (64) each churning small blocks
  *                              through its cache, RSS with all alive
+ *   alloc_bench study T [LOOPS]  the seeds' thread-cache study (seed 000,
+ *                              mirroring rpmalloc's `benchmark n 0 0 0 LOOPS
+ *                              150000 75000 16 16000` shape, our own code):
+ *                              T threads, each with its own 150000 blocks of
+ *                              [16, 16000] bytes (linear falloff), LOOPS (50)
+ *                              loops freeing and reallocating a scattered
+ *                              half; Mops per CPU-second and peak RSS
  *
  * Times come from CLOCK_MONOTONIC; peak RSS from getrusage(ru_maxrss).
  */
@@ -130,6 +137,80 @@ static int bench_churn(int loops)
 	t1 = now();
 	free(blk);
 	printf("churn_s=%.4f peak_rss_kb=%ld loops=%d\n", t1 - t0, peak_rss_kb(), loops);
+	return 0;
+}
+
+/* One study thread: its own blocks, its own seed; returns operations done. */
+static int study_loops;
+
+static void *study_thread(void *arg)
+{
+	enum { LIVE = 150000 };
+	void **blk = malloc(LIVE * sizeof(void *));
+	uint64_t s = 42 + (uintptr_t)arg * 0x9e3779b97f4a7c15ull;
+	uintptr_t ops = 0;
+
+	if (!blk)
+		return NULL;
+	for (int i = 0; i < LIVE; i++) {
+		size_t sz = churn_size(&s);
+
+		blk[i] = malloc(sz);
+		memset(blk[i], i, sz < 64 ? sz : 64);
+	}
+	ops += LIVE;
+	for (int l = 0; l < study_loops; l++) {
+		for (int i = 0; i < LIVE; i++) {
+			if (rng(&s) & 1) {
+				size_t sz = churn_size(&s);
+
+				free(blk[i]);
+				blk[i] = malloc(sz);
+				memset(blk[i], l, sz < 64 ? sz : 64);
+				ops += 2;
+			}
+		}
+	}
+	for (int i = 0; i < LIVE; i++)
+		free(blk[i]);
+	ops += LIVE;
+	free(blk);
+	return (void *)ops;
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+static int bench_study(int nr, int loops)
+{
+	pthread_t t[64];
+	double c0, c1, t0, t1, ops = 0;
+
+	if (nr < 1 || nr > 64)
+		return 2;
+	study_loops = loops;
+	c0 = cpu_seconds();
+	t0 = now();
+	for (long i = 0; i < nr; i++)
+		pthread_create(&t[i], NULL, study_thread, (void *)i);
+	for (int i = 0; i < nr; i++) {
+		void *r;
+
+		pthread_join(t[i], &r);
+		if (!r)
+			return 1;
+		ops += (double)(uintptr_t)r;
+	}
+	t1 = now();
+	c1 = cpu_seconds();
+	printf("study_mops_cpu=%.3f study_s=%.4f peak_rss_kb=%ld threads=%d loops=%d\n",
+	       ops / 1e6 / (c1 - c0), t1 - t0, peak_rss_kb(), nr, loops);
 	return 0;
 }
 
@@ -259,6 +340,9 @@ int main(int argc, char **argv)
 		return bench_prodcons(arg ? arg : 2000000);
 	if (!strcmp(what, "threads"))
 		return bench_threads(arg ? (int)arg : 64);
-	fprintf(stderr, "usage: alloc_bench pair|churn|prodcons|threads [N]\n");
+	if (!strcmp(what, "study"))
+		return bench_study(arg ? (int)arg : 1,
+				   argc > 3 ? atoi(argv[3]) : 50);
+	fprintf(stderr, "usage: alloc_bench pair|churn|prodcons|threads [N] | study T [LOOPS]\n");
 	return 2;
 }
