@@ -125,13 +125,6 @@ uint32_t trace_crc32c(uint32_t crc, const void *buf, size_t len)
 	return ~crc;
 }
 
-static void put_usage(FILE *f, const char *usage)
-{
-	size_t n = strlen(usage);
-
-	fprintf(f, "%s%s%s", strncmp(usage, "usage: ", 7) ? "usage: " : "", usage,
-		n && usage[n - 1] == '\n' ? "" : "\n");
-
 /*
  * Keyed hash table, u64 -> u64, for every table a file fills: the
  * importers' address table, the loaders' id and thread maps. Its hash is
@@ -272,6 +265,14 @@ int hmap_remove(struct hmap *m, uint64_t key, uint64_t *val)
 	m->slots[i].key = 0;
 	m->count--;
 	return 0;
+}
+
+static void put_usage(FILE *f, const char *usage)
+{
+	size_t n = strlen(usage);
+
+	fprintf(f, "%s%s%s", strncmp(usage, "usage: ", 7) ? "usage: " : "", usage,
+		n && usage[n - 1] == '\n' ? "" : "\n");
 }
 
 int cmd_usage(const char *usage)
