@@ -12,6 +12,10 @@
  *   alloc_bench threads [T]    T threads (64) each churning small blocks
  *                              through its cache, RSS with all alive
  *
+ * and the workloads of bench/workloads.c and bench/programs.c (study, mt,
+ * gmalloc, larson, rptest, xmalloc, alloc_test, glibc_thread,
+ * malloc_large, manythreads, rss_decay, cfrac, espresso): see there.
+ *
  * Times come from CLOCK_MONOTONIC; peak RSS from getrusage(ru_maxrss).
  */
 #include <pthread.h>
@@ -23,8 +27,9 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench.h"
 
-static double now(void)
+double bench_now(void)
 {
 	struct timespec ts;
 
@@ -32,7 +37,16 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static long peak_rss_kb(void)
+double bench_cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+long bench_peak_rss_kb(void)
 {
 	struct rusage ru;
 
@@ -40,7 +54,34 @@ static long peak_rss_kb(void)
 	return ru.ru_maxrss;
 }
 
-static long rss_kb(void)
+size_t bench_linear_falloff(uint64_t *s, size_t lo, size_t hi)
+{
+	double u = (double)(bench_rng(s) >> 11) * (1.0 / 9007199254740992.0);
+
+	return lo + (size_t)((double)(hi - lo) * (1.0 - __builtin_sqrt(u)));
+}
+
+long bench_arg(int argc, char **argv, int i, long def)
+{
+	char *end;
+	long v;
+
+	if (i >= argc)
+		return def;
+	v = strtol(argv[i], &end, 10);
+	if (*end || v <= 0) {
+		fprintf(stderr, "alloc_bench: argument %d: '%s' is not a positive number\n",
+			i, argv[i]);
+		exit(2);
+	}
+	return v;
+}
+
+#define now bench_now
+#define peak_rss_kb bench_peak_rss_kb
+#define rss_kb bench_rss_kb
+
+long bench_rss_kb(void)
 {
 	long pages = 0, resident = 0;
 	FILE *f = fopen("/proc/self/statm", "r");
@@ -54,18 +95,9 @@ static long rss_kb(void)
 }
 
 /* Keep the compiler from seeing through a pointer. */
-static inline void escape(void *p)
-{
-	__asm__ volatile("" : : "r"(p) : "memory");
-}
+#define escape bench_escape
 
-static uint64_t rng(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
+#define rng bench_rng
 
 static int bench_pair(long n)
 {
@@ -93,9 +125,7 @@ static int bench_pair(long n)
 /* Linear falloff over [16, 16000]: density falls linearly to 0 at 16000. */
 static size_t churn_size(uint64_t *s)
 {
-	double u = (double)(rng(s) >> 11) * (1.0 / 9007199254740992.0);
-
-	return 16 + (size_t)((16000 - 16) * (1.0 - __builtin_sqrt(u)));
+	return bench_linear_falloff(s, 16, 16000);
 }
 
 static int bench_churn(int loops)
@@ -246,6 +276,25 @@ static int bench_threads(int nr)
 	return 0;
 }
 
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} workloads[] = {
+	{ "study", wl_study },
+	{ "mt", wl_mt },
+	{ "gmalloc", wl_gmalloc },
+	{ "larson", wl_larson },
+	{ "rptest", wl_rptest },
+	{ "xmalloc", wl_xmalloc },
+	{ "alloc_test", wl_alloc_test },
+	{ "glibc_thread", wl_glibc_thread },
+	{ "malloc_large", wl_malloc_large },
+	{ "manythreads", wl_manythreads },
+	{ "rss_decay", wl_rss_decay },
+	{ "cfrac", wl_cfrac },
+	{ "espresso", wl_espresso },
+};
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -259,6 +308,13 @@ int main(int argc, char **argv)
 		return bench_prodcons(arg ? arg : 2000000);
 	if (!strcmp(what, "threads"))
 		return bench_threads(arg ? (int)arg : 64);
-	fprintf(stderr, "usage: alloc_bench pair|churn|prodcons|threads [N]\n");
+	for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
+		if (!strcmp(what, workloads[i].name))
+			return workloads[i].fn(argc, argv);
+	fprintf(stderr, "usage: alloc_bench pair|churn|prodcons|threads [N]\n"
+		"       alloc_bench WORKLOAD ARGS... (WORKLOAD:");
+	for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
+		fprintf(stderr, " %s", workloads[i].name);
+	fprintf(stderr, ")\n");
 	return 2;
 }
