@@ -122,7 +122,7 @@ endif
 # What each folder contributes.  Fragments append to:
 #   core-objs      objects of lib/ page_alloc/ slab/ percpu/ (libuslab-core.a)
 #   malloc-objs    objects of malloc/ (libuslab.so, libuslab.a)
-#   sim-objs       objects of sim/ and tools/ (the uslab CLI)
+#   sim-objs       objects of the uslab CLI (trace/ sim/ tools/)
 #   progs          extra programs, built by `make`
 #   check-progs    Check suites (tests/check_*.c are found automatically)
 #   check-scripts  shell tests run by `make check`
@@ -140,7 +140,7 @@ clean-files :=
 install-bins :=
 install-libs :=
 
--include $(wildcard */Build.mk)
+-include $(wildcard */Build.mk) $(wildcard */*/Build.mk)
 
 core-lib   := $(obj)/libuslab-core.a
 shared-lib := $(obj)/libuslab.so

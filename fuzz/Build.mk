@@ -9,21 +9,21 @@ FUZZ_TIME   ?= 300
 FUZZ_FLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                -D_GNU_SOURCE -I$(srctree)/include -I$(srctree) -I$(obj)/include \
                -include $(autoconf_h) -Wall -Wextra -Wno-unused-parameter
-fuzz-common := sim/trace_common.c sim/trace_read.c sim/import_common.c \
-               sim/import_mtrace.c sim/import_perf.c
+fuzz-common := trace/trace_common.c trace/trace_read.c trace/import_common.c \
+               trace/import_mtrace.c trace/import_perf.c
 fuzz-bins   := $(obj)/fuzz/fuzz_trace $(obj)/fuzz/fuzz_mtrace $(obj)/fuzz/fuzz_perf
 
-$(obj)/fuzz/fuzz_trace: fuzz/fuzz_trace.c $(fuzz-common) sim/internal.h include/uslab/trace.h $(autoconf_h)
+$(obj)/fuzz/fuzz_trace: fuzz/fuzz_trace.c $(fuzz-common) trace/internal.h include/uslab/trace.h $(autoconf_h)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-common) -lzstd
 
-$(obj)/fuzz/fuzz_mtrace: fuzz/fuzz_import.c $(fuzz-common) sim/internal.h include/uslab/trace.h $(autoconf_h)
+$(obj)/fuzz/fuzz_mtrace: fuzz/fuzz_import.c $(fuzz-common) trace/internal.h include/uslab/trace.h $(autoconf_h)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -DFUZZ_MTRACE -o $@ $< $(fuzz-common) -lzstd
 
-$(obj)/fuzz/fuzz_perf: fuzz/fuzz_import.c $(fuzz-common) sim/internal.h include/uslab/trace.h $(autoconf_h)
+$(obj)/fuzz/fuzz_perf: fuzz/fuzz_import.c $(fuzz-common) trace/internal.h include/uslab/trace.h $(autoconf_h)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -DFUZZ_PERF -o $@ $< $(fuzz-common) -lzstd

@@ -2,7 +2,7 @@
 /* libFuzzer target: the trace reader on arbitrary bytes, to the end. */
 #include <stdio.h>
 #include <stdint.h>
-#include "sim/internal.h"
+#include "trace/internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Layers only look down (shared/DESIGN.md). Fails on an upward include.
-# Order, bottom to top: lib page_alloc percpu slab malloc sim/tools.
+# Order, bottom to top: lib trace page_alloc percpu slab malloc sim tools.
 set -u
 rank() {
 	case "$1" in
-	lib) echo 0 ;; page_alloc) echo 1 ;; percpu) echo 2 ;; slab) echo 3 ;;
-	malloc) echo 4 ;; sim|tools) echo 5 ;; *) echo -1 ;;
+	lib) echo 0 ;; trace) echo 1 ;; page_alloc) echo 2 ;; percpu) echo 3 ;;
+	slab) echo 4 ;; malloc) echo 5 ;; sim) echo 6 ;; tools|examples) echo 7 ;;
+	*) echo -1 ;;
 	esac
 }
 # Public headers belong to a layer too.
@@ -15,12 +16,13 @@ hdr_layer() {
 	uslab/percpu.h) echo percpu ;;
 	uslab/slab.h|uslab/linux/*) echo slab ;;
 	uslab/malloc.h) echo malloc ;;
-	uslab/trace.h|uslab/sim.h) echo sim ;;
+	uslab/trace.h) echo trace ;;
+	uslab/sim.h) echo sim ;;
 	*) echo "" ;;
 	esac
 }
 bad=0
-for dir in lib page_alloc percpu slab malloc sim tools; do
+for dir in lib trace page_alloc percpu slab malloc sim tools examples; do
 	[ -d "$dir" ] || continue
 	me=$(rank "$dir")
 	while IFS=: read -r file inc; do
@@ -37,7 +39,7 @@ for dir in lib page_alloc percpu slab malloc sim tools; do
 			echo "layer violation: $file includes $target ($layer is above $dir)"
 			bad=1
 		fi
-	done < <(grep -H '^#include' "$dir"/*.[chS] 2>/dev/null)
+	done < <(find "$dir" -name '*.[chS]' -exec grep -H '^#include' {} + 2>/dev/null)
 done
 [ $bad -eq 0 ] && echo "check-layers: every include looks down"
 exit $bad

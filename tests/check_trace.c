@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "sim/internal.h"
+#include "trace/internal.h"
 
 static char path[256];
 

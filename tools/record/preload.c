@@ -39,7 +39,7 @@
 #include <sys/rseq.h>
 #include <time.h>
 #include <unistd.h>
-#include "sim/internal.h"
+#include "tools/record/record.h"
 
 #define MAX_EXEC_ARGS	4096
 

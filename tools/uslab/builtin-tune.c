@@ -31,7 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "lib/compiler.h"
-#include "sim/internal.h"
+#include "tools/uslab/builtin.h"
 
 #define TUNE_MAX_VALUES	16
 #define TUNE_LAMBDAS	13

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim/internal.h"
+#include "tools/uslab/builtin.h"
 
 #define W	800
 #define H	560

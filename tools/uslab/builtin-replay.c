@@ -40,7 +40,7 @@
 #include <unistd.h>
 #include "lib/compiler.h"
 #include "uslab/trace.h"
-#include "sim/internal.h"
+#include "tools/uslab/builtin.h"
 
 #define RP_SAMPLE_SHIFT	3		/* time one call in 8 */
 #define RP_ENV_CHILD	"USLAB_REPLAY_CHILD"

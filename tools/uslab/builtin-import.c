@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "sim/internal.h"
+#include "tools/uslab/builtin.h"
 
 static const struct {
 	const char *name;

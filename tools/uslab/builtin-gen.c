@@ -31,7 +31,7 @@
 #include <time.h>
 #include "lib/compiler.h"
 #include "uslab/trace.h"
-#include "sim/internal.h"
+#include "tools/uslab/builtin.h"
 
 struct rng {
 	uint64_t s[4];

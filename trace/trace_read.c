@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <zstd.h>
-#include "sim/internal.h"
+#include "trace/internal.h"
 
 struct trace_reader {
 	FILE *f;

@@ -24,7 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim/internal.h"
+#include "trace/internal.h"
 
 #define LINE_MAX_LEN	16384
 #define MAX_TOKENS	64

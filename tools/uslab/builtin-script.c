@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim/internal.h"
+#include "tools/uslab/builtin.h"
 
 static void print_event(FILE *out, const struct trace_event *ev)
 {

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim/internal.h"
+#include "tools/uslab/builtin.h"
 
 #define MAX_IDS		((uint64_t)1 << 30)
 #define MAX_THREADS	(1u << 20)

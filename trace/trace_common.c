@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "sim/internal.h"
+#include "trace/internal.h"
 
 static const struct {
 	const char *name;

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <zstd.h>
-#include "sim/internal.h"
+#include "trace/internal.h"
 
 struct trace_writer {
 	int fd;

@@ -2,11 +2,13 @@
 /*
  * uslab: the trace and simulator CLI, perf-style subcommands.
  *
- * To add a subcommand: write `int cmd_xxx(int argc, char **argv)` in sim/,
- * declare it in sim/internal.h, add one line to the table below.
+ * To add a subcommand: write `int cmd_xxx(int argc, char **argv)` in
+ * tools/uslab/builtin-xxx.c, declare it in tools/uslab/builtin.h, add one
+ * line to the table below.
  */
 #include <stdio.h>
 #include <string.h>
+#include "tools/uslab/builtin.h"
 #include "sim/internal.h"
 
 struct subcommand {

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim/internal.h"
+#include "trace/internal.h"
 
 struct idmap {
 	uint64_t *slots;	/* pairs: key + 1 (0 = empty), id */

@@ -1,0 +1,23 @@
+# tools/uslab/: the uslab CLI, perf-style: uslab.c holds the command table,
+# builtin-<cmd>.c one subcommand each, plot.c the SVG plots.
+#
+# The binary links every object in sim-objs (trace/, sim/, tools/record's
+# collector and this folder) with libuslab-core-vcpu.a (percpu/Build.mk): the
+# simulator runs the library on virtual CPUs, and nothing else in the CLI
+# calls the core (replay preloads libuslab.so; calibrate is its own program
+# on the rseq build). Its prerequisites use secondary expansion, so fragments
+# read after this one still count.
+
+sim-objs += tools/uslab/uslab.o tools/uslab/builtin-script.o \
+            tools/uslab/builtin-report.o tools/uslab/builtin-import.o \
+            tools/uslab/builtin-replay.o tools/uslab/builtin-gen.o \
+            tools/uslab/builtin-tune.o tools/uslab/builtin-record.o \
+            tools/uslab/plot.o
+
+progs        += $(obj)/uslab
+install-bins += $(obj)/uslab
+
+.SECONDEXPANSION:
+$(obj)/uslab: $$(addprefix $(obj)/,$$(sim-objs)) $$(vcpu-lib)
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(TRACE_LIBS) $(LDLIBS)

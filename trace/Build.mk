@@ -1,0 +1,12 @@
+# trace/: the trace format (reader, writer, op table, CRC), the address -> id
+# map and the importers. A library that knows nothing about the allocator:
+# the uslab CLI, the fuzzers and tests/trace link these objects.
+
+trace-objs := trace/trace_common.o trace/trace_read.o trace/trace_write.o \
+              trace/import_common.o trace/import_mtrace.o trace/import_perf.o
+sim-objs   += $(trace-objs)
+TRACE_LIBS := -lzstd
+
+# White-box suite of the trace format links the format objects.
+$(obj)/tests/check_trace: $(addprefix $(obj)/,$(trace-objs))
+$(obj)/tests/check_trace: LDLIBS += $(TRACE_LIBS)
