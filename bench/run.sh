@@ -39,10 +39,13 @@ for a in "${allocs[@]}"; do
 done
 
 # The study's presets: one library per preset, built out of tree.
+# Each preset keeps its own .config (KCONFIG_CONFIG), never the tree's.
 for p in "${presets[@]}"; do
 	pdir=$out/presets/$p
-	if ! { make -s -C "$src" O="$pdir" "${p}_defconfig" >/dev/null &&
-	       nice make -s -C "$src" O="$pdir" -j2 "$pdir/libuslab.so" >/dev/null; }; then
+	mkdir -p "$pdir"
+	cfg=$(realpath -m "$pdir/.config")
+	if ! { KCONFIG_CONFIG=$cfg make -s -C "$src" O="$pdir" "${p}_defconfig" >/dev/null &&
+	       KCONFIG_CONFIG=$cfg nice make -s -C "$src" O="$pdir" -j2 "$pdir/libuslab.so" >/dev/null; }; then
 		echo "bench: could not build the $p preset" >&2
 		exit 1
 	fi
