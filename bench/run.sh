@@ -104,12 +104,19 @@ run_case() {
 
 # Counts: the seeds' parameters where a run stays within seconds, scaled
 # down otherwise (docs/benchmarks.md says which); quick mode smaller still.
+# The study's 150000 blocks per thread (1 GiB live per thread with every
+# byte written) and gmalloc's 3 GB take tens of seconds per run; the full
+# mode keeps the shapes and scales the counts so that 5 runs of everything
+# fit in minutes on 2 cores: study 50000 blocks/thread, 2 loops; gmalloc
+# 512 MiB.
 if [ "$quick" = 1 ]; then
-	S_LOOPS=1 PAIR_N=5000000 MT_ITERS=100000 GM_MB=256 SECS=1 RP_LOOPS=100
-	AT_ITERS=1000000 CFRAC=3000 ESPRESSO=60 LARGE=60 MANY_N=20000 DECAY_S=3
+	S_BLOCKS=20000 S_LOOPS=1 PAIR_N=5000000 MT_ITERS=50000 GM_MB=128 SECS=1
+	RP_LOOPS=100 AT_ITERS=500000 CFRAC=3000 ESPRESSO=60 LARGE=40
+	MANY_N=20000 DECAY_S=3
 else
-	S_LOOPS=3 PAIR_N=20000000 MT_ITERS=200000 GM_MB=1024 SECS=2 RP_LOOPS=500
-	AT_ITERS=4000000 CFRAC=20000 ESPRESSO=400 LARGE=300 MANY_N=100000 DECAY_S=5
+	S_BLOCKS=50000 S_LOOPS=2 PAIR_N=20000000 MT_ITERS=100000 GM_MB=512 SECS=1
+	RP_LOOPS=500 AT_ITERS=2000000 CFRAC=20000 ESPRESSO=400 LARGE=200
+	MANY_N=100000 DECAY_S=5
 fi
 
 # Cases: name, allocators (study: presets + peers), alloc_bench arguments.
@@ -117,7 +124,7 @@ cases=()
 add() { cases+=("$*"); }
 add "pair|all|pair $PAIR_N"
 for t in 1 2 4 8; do
-	add "study_t$t|study|study $t $S_LOOPS"
+	add "study_t$t|study|study $t $S_LOOPS $S_BLOCKS $((S_BLOCKS / 2))"
 done
 for kb in 32 64 128 256; do
 	for t in 2 4 8 16 32; do
