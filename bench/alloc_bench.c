@@ -11,6 +11,8 @@
  *                              thread frees (SPSC ring), N blocks
  *   alloc_bench threads [T]    T threads (64) each churning small blocks
  *                              through its cache, RSS with all alive
+ *   alloc_bench study T [LOOPS]  the seeds' thread-cache study: see
+ *                              wl_study in bench/workloads.c
  *
  * and the workloads of bench/workloads.c and bench/programs.c (study, mt,
  * gmalloc, larson, rptest, xmalloc, alloc_test, glibc_thread,

@@ -18,11 +18,8 @@
 
 bool malloc_debug;
 
-/* The kmalloc classes: 8, 16, 32, 64, 96, 128, 192, 256 ... max. */
-#define DEBUG_NR_CLASSES	16
-static struct kmem_cache *debug_caches[DEBUG_NR_CLASSES];
-static unsigned int debug_sizes[DEBUG_NR_CLASSES];
-static unsigned int debug_nr;
+/* One debug cache per kmalloc class (kmalloc_info[]), same index. */
+static struct kmem_cache *debug_caches[NR_KMALLOC_CLASSES];
 
 /**
  * malloc_debug_enable - create the debug caches and route malloc to them.
@@ -35,36 +32,27 @@ int malloc_debug_enable(void)
 	static const slab_flags_t flags = SLAB_POISON | SLAB_RED_ZONE |
 					  SLAB_CONSISTENCY_CHECKS;
 	char name[MALLOC_CACHE_NAME_LEN];
-	unsigned int size;
+	unsigned int i;
 
 	if (malloc_debug)
 		return 0;
-	for (size = 8; size <= KMALLOC_MAX_CACHE_SIZE; size *= 2) {
-		unsigned int sizes[2] = { size, 0 };
+	for_each_kmalloc_class(i) {
+		unsigned int size = kmalloc_info[i].size;
+		size_t pos = 0;
 
-		/* The kernel's two odd classes sit between 64/128 and 128/256. */
-		if (size == 128 || size == 256)
-			sizes[0] = size * 3 / 4, sizes[1] = size;
-		for (unsigned int i = 0; i < 2 && sizes[i]; i++) {
-			size_t pos = 0;
-
-			if (debug_nr == DEBUG_NR_CLASSES)
-				break;
-			uslab_bufprintf(name, sizeof(name), &pos,
-					"malloc-debug-%u", sizes[i]);
-			debug_caches[debug_nr] = kmem_cache_create(name, sizes[i],
-					sizes[i] >= MALLOC_ALIGN ? MALLOC_ALIGN : 8,
-					flags, NULL);
-			if (!debug_caches[debug_nr]) {
-				pr_err("malloc: debug: cannot create cache %s", name);
-				return -ENOMEM;
-			}
-			debug_sizes[debug_nr++] = sizes[i];
+		if (debug_caches[i])
+			continue;	/* a failed earlier call made it */
+		uslab_bufprintf(name, sizeof(name), &pos, "malloc-debug-%u", size);
+		debug_caches[i] = kmem_cache_create(name, size,
+				size >= MALLOC_ALIGN ? MALLOC_ALIGN : 8, flags, NULL);
+		if (!debug_caches[i]) {
+			pr_err("malloc: debug: cannot create cache %s", name);
+			return -ENOMEM;
 		}
 	}
 	__atomic_store_n(&malloc_debug, true, __ATOMIC_RELEASE);
 	/* malloc()'s one range check now sends every size to malloc_slow. */
-	__atomic_store_n(&malloc_fast_max, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&malloc_small_max, 0, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -82,14 +70,10 @@ void *malloc_debug_alloc(size_t size, bool zero)
 
 	if (!size)
 		size = 1;
-	for (unsigned int i = 0; i < debug_nr; i++) {
-		if (size <= debug_sizes[i]) {
-			p = kmem_cache_alloc(debug_caches[i], gfp);
-			goto out;
-		}
-	}
-	p = kmalloc(size, gfp);
-out:
+	if (size <= KMALLOC_MAX_CACHE_SIZE)
+		p = kmem_cache_alloc(debug_caches[kmalloc_index(size)], gfp);
+	else
+		p = kmalloc(size, gfp);
 	if (!p)
 		errno = ENOMEM;
 	return p;

@@ -50,8 +50,8 @@ int malloc_parse_options(const char *str);
 void malloc_print_help(int fd);
 void malloc_apply_options(void);
 
-/* malloc/malloc.c: sizes 1 .. this take kmalloc_fast(); 0 while debugging */
-extern size_t malloc_fast_max;
+/* malloc/malloc.c: sizes 1 .. this take the byte table; 0 while debugging */
+extern size_t malloc_small_max;
 
 /* malloc/debug.c */
 extern bool malloc_debug;

@@ -40,11 +40,16 @@ static __slowpath void *malloc_fail(void)
 	return NULL;
 }
 
-size_t malloc_fast_max = KMALLOC_MAX_CACHE_SIZE;
+/*
+ * Sizes 1 .. this take malloc()'s byte-table route; 0 in the debug preset
+ * (red zones on every cache) and once USLAB_OPTIONS=debug is in force, so
+ * that every size reaches malloc_sized() and its checks.
+ */
+size_t malloc_small_max = IS_ENABLED(CONFIG_SLAB_DEBUG_ON) ? 0 : KMALLOC_SMALL_MAX;
 
 /*
  * malloc(0), sizes above the kmalloc caches or PTRDIFF_MAX, and everything
- * while debugging.
+ * while debugging. @gfp may hold __GFP_ZERO (calloc).
  */
 static __slowpath void *malloc_slow(size_t size, gfp_t gfp)
 {
@@ -52,7 +57,11 @@ static __slowpath void *malloc_slow(size_t size, gfp_t gfp)
 		return malloc_fail();
 	if (malloc_debug)
 		return malloc_debug_alloc(size, gfp & __GFP_ZERO);
-	/* As malloc_common: red zones on every cache (debug preset). */
+	/*
+	 * With red zones on every cache (the debug preset) only the
+	 * power-of-two classes stay naturally aligned; the others sit 8 bytes
+	 * off. Compiled away otherwise.
+	 */
 	if (IS_ENABLED(CONFIG_SLAB_DEBUG_ON) && size > 8)
 		return kmalloc_aligned(size, MALLOC_ALIGN, gfp);
 	/* kmalloc(0) is ZERO_SIZE_PTR; malloc(0) must be unique. */
@@ -60,37 +69,30 @@ static __slowpath void *malloc_slow(size_t size, gfp_t gfp)
 }
 
 /*
- * Fast path: one compare (size - 1 wraps for 0, so it also catches
- * malloc(0)), one load and test of the debug switch, then a tail call into
- * kmalloc()'s own fast path (class lookup, per-CPU pop), which sets errno
- * ENOMEM itself when it fails.
+ * Sizes above KMALLOC_SMALL_MAX: kmalloc() finds their class by fls and
+ * takes the same route (__kmalloc_index) as malloc() below; the rest goes
+ * to malloc_slow. @gfp may hold __GFP_ZERO.
  */
-static __always_inline void *malloc_common(size_t size, gfp_t gfp)
+static noinline void *malloc_sized(size_t size, gfp_t gfp)
 {
-	if (unlikely(size - 1 >= MALLOC_MAX_SIZE || malloc_debug))
+	if (unlikely(size - 1 >= KMALLOC_MAX_CACHE_SIZE || malloc_debug) ||
+	    IS_ENABLED(CONFIG_SLAB_DEBUG_ON))
 		return malloc_slow(size, gfp);
-	/*
-	 * With red zones on every cache (the debug preset) only the
-	 * power-of-two classes stay naturally aligned; kmalloc-96 and -192
-	 * objects sit 8 bytes off. Compiled away otherwise.
-	 */
-	if (IS_ENABLED(CONFIG_SLAB_DEBUG_ON) && size > 8)
-		return kmalloc_aligned(size, MALLOC_ALIGN, gfp);
 	return kmalloc(size, gfp);
 }
 
 /*
- * Fast path: one compare against malloc_fast_max (size - 1 wraps for 0;
- * 0 while debugging sends everything to malloc_slow), then a tail call
- * into kmalloc_fast() (class table, per-CPU pop).
+ * Fast path: one compare against malloc_small_max (size - 1 wraps for 0,
+ * so it also catches malloc(0); 0 while debugging), the class from the
+ * byte table, then a tail call into __kmalloc_index() (per-class
+ * pcp_cache, rseq pop). One route to a cache for every size: larger
+ * sizes reach the same __kmalloc_index() through kmalloc().
  */
 __visible __fastpath void *malloc(size_t size)
 {
-	if (unlikely(size - 1 >= malloc_fast_max))
-		return malloc_slow(size, MALLOC_GFP);
-	if (IS_ENABLED(CONFIG_SLAB_DEBUG_ON) && size > 8)
-		return kmalloc_aligned(size, MALLOC_ALIGN, MALLOC_GFP);
-	return kmalloc_fast(size, MALLOC_GFP);
+	if (likely(size - 1 < malloc_small_max))
+		return __kmalloc_index(kmalloc_index_small(size), MALLOC_GFP);
+	return malloc_sized(size, MALLOC_GFP);
 }
 
 static __slowpath void free_foreign(const void *p)
@@ -127,13 +129,22 @@ __visible void free_aligned_sized(void *p, size_t alignment, size_t size)
 	free(p);
 }
 
+/* malloc()'s route, then zeroed (the slab layer never promises zeroes). */
 __visible void *calloc(size_t n, size_t size)
 {
 	size_t total;
+	void *p;
 
 	if (unlikely(__builtin_mul_overflow(n, size, &total)))
 		return malloc_fail();
-	return malloc_common(total, MALLOC_GFP | __GFP_ZERO);
+	if (likely(total - 1 < malloc_small_max)) {
+		p = __kmalloc_index(kmalloc_index_small(total), MALLOC_GFP);
+		if (likely(p))
+			memset(p, 0, total);
+		return p;
+	}
+	/* kmalloc zeroes cached sizes; page_alloc knows which pages are clean */
+	return malloc_sized(total, MALLOC_GFP | __GFP_ZERO);
 }
 
 __visible size_t malloc_usable_size(void *p)

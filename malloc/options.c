@@ -287,16 +287,6 @@ void malloc_print_help(int fd)
 	}
 }
 
-/* The kmalloc classes, smallest first: 8, 16, 32, 64, 96, 128, 192, ... */
-static size_t next_class(size_t size)
-{
-	if (size == 64 || size == 128)
-		return size + size / 2;
-	if (size == 96 || size == 192)
-		return size / 3 * 4;
-	return size * 2;
-}
-
 /*
  * The magazines in front of @s, or NULL when it has none: nocache builds,
  * debug caches (those get percpu's bypass cache, whose limit is 0).
@@ -365,10 +355,12 @@ void malloc_apply_options(void)
 	if (malloc_opts.mag_size > 0 || malloc_opts.batch > 0) {
 		int err = 0;
 
+		unsigned int i;
+
 		/* One warning for the option, not one per cache. */
-		for (size_t size = KMALLOC_MIN_SIZE; size <= KMALLOC_MAX_CACHE_SIZE;
-		     size = next_class(size)) {
-			int e = set_tunables(kmalloc_slab(size), malloc_opts.mag_size);
+		for_each_kmalloc_class(i) {
+			int e = set_tunables(kmalloc_slab(kmalloc_info[i].size),
+					     malloc_opts.mag_size);
 
 			err = err ? err : e;
 		}
@@ -398,12 +390,12 @@ void malloc_apply_options(void)
 	if (malloc_opts.depot_limit != MALLOC_OPT_UNSET) {
 		unsigned int dl = malloc_opts.depot_limit < 0 ? PCP_DEPOT_UNLIMITED :
 				  (unsigned int)malloc_opts.depot_limit;
-		unsigned int lim;
+		unsigned int lim, i;
 		int err = 0;
 
-		for (size_t size = KMALLOC_MIN_SIZE; size <= KMALLOC_MAX_CACHE_SIZE;
-		     size = next_class(size)) {
-			struct pcp_cache *pc = cache_magazines(kmalloc_slab(size), &lim);
+		for_each_kmalloc_class(i) {
+			struct pcp_cache *pc = cache_magazines(
+					kmalloc_slab(kmalloc_info[i].size), &lim);
 
 			if (!pc)
 				err = -EOPNOTSUPP;

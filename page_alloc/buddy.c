@@ -60,7 +60,9 @@ size_t resident_allowance_locked(void)
 	size_t burst = pa_alloc_high > used ? pa_alloc_high - used : 0;
 
 	pa_assert_locked();
-	if (!__atomic_load_n(&pa_decay_agent, __ATOMIC_RELAXED))
+	/* no agent to give it back, or a preset that keeps no share (nocache) */
+	if (!__atomic_load_n(&pa_decay_agent, __ATOMIC_RELAXED) ||
+	    !pa_resident_free_pct)
 		return pa_zone.resident_free_max;
 	return max_t(size_t, pa_zone.resident_free_max,
 		     used * pa_resident_free_pct / 100 + burst);

@@ -69,20 +69,27 @@ static __always_inline void pcp_stat(struct pcp_cpu *c, enum pcp_stat_item i)
 /* ------------------------------------------------------------------ */
 /* Defaults and tunables */
 
+/*
+ * Objects by size (the old SLAB's enable_cpucache() table, or
+ * CONFIG_PERCPU_MAG_SIZE), then the byte bound: a magazine never holds
+ * more than CONFIG_PERCPU_MAG_BYTES of objects (at least one object), so
+ * the two magazines one CPU keeps per cache stay within
+ * 2 * max(CONFIG_PERCPU_MAG_BYTES, size) bytes. docs/percpu.md, "Sizing".
+ */
 unsigned int pcp_default_limit(unsigned int size)
 {
+	unsigned int objs, cap;
+
 	if (CONFIG_PERCPU_MAG_SIZE > 0)
-		return CONFIG_PERCPU_MAG_SIZE;
-	/* the old SLAB's enable_cpucache() table, 8 from a page on */
-	if (size > 131072)
-		return 1;
-	if (size >= PAGE_SIZE)
-		return 8;
-	if (size > 1024)
-		return 24;
-	if (size > 256)
-		return 54;
-	return 120;
+		objs = CONFIG_PERCPU_MAG_SIZE;
+	else if (size > 1024)
+		objs = 24;
+	else if (size > 256)
+		objs = 54;
+	else
+		objs = 120;
+	cap = size ? CONFIG_PERCPU_MAG_BYTES / size : objs;
+	return max_t(unsigned int, 1, min_t(unsigned int, objs, cap));
 }
 
 unsigned int pcp_default_batchcount(unsigned int limit)

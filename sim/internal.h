@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "lib/compiler.h"
+#include "uslab/slab.h"
 #include "uslab/trace.h"
 #include "trace/internal.h"
 
@@ -58,9 +59,8 @@ int sim_trace_open(struct sim_trace *t, const char *path, unsigned int cpus,
 long sim_trace_read(struct sim_trace *t, struct sim_ev *buf, size_t max,
 		    const char *who);
 
-#define SIM_MAX_CLASSES		32
+#define SIM_MAX_CLASSES		NR_KMALLOC_CLASSES	/* slab's kmalloc_info[] */
 #define SIM_CLASS_NONE		0xff
-#define SIM_CLASS_TABLE		((CONFIG_KMALLOC_MAX_CACHE_SIZE / 8) + 2)
 #define SIM_DEFAULT		(-2L)	/* depot_limit: the library's default */
 
 struct sim_config {

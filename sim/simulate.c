@@ -38,7 +38,6 @@ struct sim_state {
 	void **ptr;		/* by object id */
 	uint64_t *size;		/* requested bytes by object id */
 	uint8_t *cls;		/* class index by object id, SIM_CLASS_NONE above */
-	uint8_t size_cls[SIM_CLASS_TABLE];	/* (bytes + 7) / 8 -> class */
 	uint64_t cap;		/* ids the arrays cover */
 	uint64_t live;
 	uint64_t cls_live[SIM_MAX_CLASSES];
@@ -55,48 +54,33 @@ static uint64_t now_ns(clockid_t clk)
 }
 
 /*
- * sim_classes_init - the kmalloc caches, smallest first, found by asking
- * kmalloc_slab() for every size, and a table from size to class index.
+ * sim_classes_init - the kmalloc caches, smallest first: slab's one table
+ * (kmalloc_info[]), in its order, so class c here is kmalloc class c.
  */
-static int sim_classes_init(struct sim_result *res, uint8_t *table)
+static int sim_classes_init(struct sim_result *res)
 {
-	size_t sz = 1;
 	unsigned int n = 0, i;
 
-	while (sz <= KMALLOC_MAX_CACHE_SIZE && n < SIM_MAX_CLASSES) {
-		struct kmem_cache *s = kmalloc_slab(sz);
+	for_each_kmalloc_class(i) {
+		struct kmem_cache *s = kmalloc_slab(kmalloc_info[i].size);
 
 		if (!s)
-			break;
+			return -ENOMEM;
 		res->cls[n].cache = s;
 		res->cls[n].objsize = kmem_cache_size(s);
 		snprintf(res->cls[n].name, sizeof(res->cls[n].name), "%s",
 			 kmem_cache_name(s));
-		if (res->cls[n].objsize < sz)
-			return -EINVAL;	/* kmalloc_slab() disagrees with itself */
-		sz = res->cls[n].objsize + 1;
 		n++;
 	}
 	res->nr_cls = n;
-	for (i = 0; i < SIM_CLASS_TABLE; i++) {
-		size_t bytes = (size_t)i * 8;
-		unsigned int c;
-
-		table[i] = SIM_CLASS_NONE;
-		for (c = 0; c < n; c++) {
-			if (bytes <= res->cls[c].objsize) {
-				table[i] = (uint8_t)c;
-				break;
-			}
-		}
-	}
 	return 0;
 }
 
-static inline unsigned int sim_class_of(const struct sim_state *st, uint64_t sz)
+/* The class kmalloc() uses for @sz (the same lookup), or SIM_CLASS_NONE. */
+static inline unsigned int sim_class_of(uint64_t sz)
 {
-	return sz < (uint64_t)(SIM_CLASS_TABLE - 1) * 8 ?
-		st->size_cls[(sz + 7) >> 3] : SIM_CLASS_NONE;
+	return sz && sz <= KMALLOC_MAX_CACHE_SIZE ?
+		kmalloc_index((size_t)sz) : SIM_CLASS_NONE;
 }
 
 /* Per-class overhead: bytes of the class's slabs less its live bytes. */
@@ -158,7 +142,7 @@ static noinline void sim_sample(struct sim_state *st, uint64_t time_ns)
 static inline void sim_track_alloc(struct sim_state *st, uint32_t id, void *p,
 				   uint64_t size)
 {
-	unsigned int c = sim_class_of(st, size);
+	unsigned int c = sim_class_of(size);
 
 	st->ptr[id] = p;
 	st->size[id] = size;
@@ -365,7 +349,7 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	err = sim_pcp_init(cfg->cpus);
 	if (err)
 		return err;
-	err = sim_classes_init(res, st.size_cls);
+	err = sim_classes_init(res);
 	if (err)
 		return err;
 	err = sim_pcp_apply(cfg, res);

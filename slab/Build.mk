@@ -1,3 +1,3 @@
 # slab/: kmem_cache, kmalloc size classes, debug checks, RCU, slabinfo
-core-objs += slab/slab.o slab/debug.o slab/kmalloc.o slab/kmalloc_fast.o slab/rcu.o \
+core-objs += slab/slab.o slab/debug.o slab/kmalloc.o slab/rcu.o \
 	slab/slabinfo.o

@@ -1,14 +1,26 @@
 // SPDX-License-Identifier: MIT
 /*
- * kmalloc: size classes 8, 16, 32, 64, 96, 128, 192, 256, ... up to
- * KMALLOC_MAX_CACHE_SIZE served by the kmalloc-N caches (created lazily on
- * first use, from the boot cache, never through malloc); larger requests go
- * to page_alloc: a buddy block up to MAX_PAGE_ORDER, a mapping of its own
- * above. Power-of-two classes are naturally aligned, debug or not.
+ * kmalloc: the size classes (the one table, kmalloc_info[]), the kmalloc-N
+ * caches serving them (created lazily on first use, from the boot cache,
+ * never through malloc), and the one route from a size to a cache:
+ *
+ *   kmalloc(size)  ---- kmalloc_index(size) ----.
+ *   malloc(size)   -- kmalloc_index_small() ----+--> __kmalloc_index(idx)
+ *   kmalloc_aligned(size, align) ---------------'      |
+ *        kmalloc_pcp[idx] -> pcp_alloc_fast() (one rseq section) -> hit
+ *        miss: kmalloc_miss() -> slab_alloc_miss(), which refills from the
+ *        slabs without entering the section again (an abort retries it)
+ *
+ * Larger requests go to page_alloc: a buddy block up to MAX_PAGE_ORDER, a
+ * mapping of its own above. Power-of-two classes are naturally aligned,
+ * debug or not; the others are 16-byte aligned (all from 16 bytes on are
+ * multiples of 16 and slabs start on a page).
  *
  * Locking: kmalloc-N creation takes slab_mutex (see slab.c); the caches
- * table is published with release stores and read with acquire loads, so
- * the fast path takes no lock.
+ * and kmalloc_pcp[] tables are published with release stores and read
+ * with acquire loads (plain loads on x86), so the fast path takes no lock.
+ * kmalloc_pcp[] entries go from NULL to the class's pcp_cache once and
+ * never change: kmalloc caches are never destroyed.
  */
 #include <errno.h>
 #include <signal.h>
@@ -17,51 +29,119 @@
 #include <urcu/rculist.h>
 #include "slab/internal.h"
 
-#define KMALLOC_SHIFT_HIGH	(__builtin_ctz(KMALLOC_MAX_CACHE_SIZE))
-
-static const unsigned int kmalloc_sizes[] = {
-	8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192,
-	16384, 32768, 65536,
-};
-static const char *const kmalloc_names[] = {
-	"kmalloc-8", "kmalloc-16", "kmalloc-32", "kmalloc-64", "kmalloc-96",
-	"kmalloc-128", "kmalloc-192", "kmalloc-256", "kmalloc-512",
-	"kmalloc-1k", "kmalloc-2k", "kmalloc-4k", "kmalloc-8k",
-	"kmalloc-16k", "kmalloc-32k", "kmalloc-64k",
-};
-/* Index of the first class above 192 (256); classes double from there. */
-#define KMALLOC_IDX_256		7
-#define NR_KMALLOC_CACHES	(KMALLOC_IDX_256 + KMALLOC_SHIFT_HIGH - 8 + 1)
-
 _Static_assert((CONFIG_KMALLOC_MAX_CACHE_SIZE &
 		(CONFIG_KMALLOC_MAX_CACHE_SIZE - 1)) == 0,
 	       "CONFIG_KMALLOC_MAX_CACHE_SIZE must be a power of two");
+_Static_assert(KMALLOC_MAX_CACHE_SIZE == 1 << KMALLOC_SHIFT_HIGH,
+	       "KMALLOC_SHIFT_HIGH must match CONFIG_KMALLOC_MAX_CACHE_SIZE");
+_Static_assert(KMALLOC_SMALL_MAX <= KMALLOC_MAX_CACHE_SIZE,
+	       "the byte table must not reach past the caches");
 
-static struct kmem_cache *kmalloc_caches[ARRAY_SIZE(kmalloc_sizes)];
-
-/* Sizes 1..192 in steps of 8 -> class index (the kernel's size_index). */
-static const unsigned char size_index[24] = {
-	0,			/* 8 */
-	1,			/* 16 */
-	2, 2,			/* 24, 32 */
-	3, 3, 3, 3,		/* 40 .. 64 */
-	4, 4, 4, 4,		/* 72 .. 96 */
-	5, 5, 5, 5,		/* 104 .. 128 */
-	6, 6, 6, 6, 6, 6, 6, 6,	/* 136 .. 192 */
+/*
+ * The size classes, smallest first (include/uslab/slab.h says why these).
+ * tests/check_kmalloc_classes.c checks the table against kmalloc_index()
+ * and the waste bound for every size.
+ */
+const struct kmalloc_info_struct kmalloc_info[NR_KMALLOC_CLASSES] = {
+	{ "kmalloc-8", 8 },	/* 0 */
+	{ "kmalloc-16", 16 },	/* 1 */
+	{ "kmalloc-32", 32 },	/* 2 */
+	{ "kmalloc-48", 48 },	/* 3 */
+	{ "kmalloc-64", 64 },	/* 4 */
+	{ "kmalloc-80", 80 },	/* 5 */
+	{ "kmalloc-96", 96 },	/* 6 */
+	{ "kmalloc-112", 112 },	/* 7 */
+	{ "kmalloc-128", 128 },	/* 8 */
+	{ "kmalloc-160", 160 },	/* 9 */
+	{ "kmalloc-192", 192 },	/* 10 */
+	{ "kmalloc-224", 224 },	/* 11 */
+	{ "kmalloc-256", 256 },	/* 12 */
+	{ "kmalloc-320", 320 },	/* 13 */
+	{ "kmalloc-384", 384 },	/* 14 */
+	{ "kmalloc-448", 448 },	/* 15 */
+	{ "kmalloc-512", 512 },	/* 16 */
+	{ "kmalloc-640", 640 },	/* 17 */
+	{ "kmalloc-768", 768 },	/* 18 */
+	{ "kmalloc-896", 896 },	/* 19 */
+	{ "kmalloc-1k", 1024 },	/* 20 */
+	{ "kmalloc-1280", 1280 },	/* 21 */
+	{ "kmalloc-1536", 1536 },	/* 22 */
+	{ "kmalloc-1792", 1792 },	/* 23 */
+	{ "kmalloc-2k", 2048 },	/* 24 */
+	{ "kmalloc-2560", 2560 },	/* 25 */
+	{ "kmalloc-3k", 3072 },	/* 26 */
+	{ "kmalloc-3584", 3584 },	/* 27 */
+	{ "kmalloc-4k", 4096 },	/* 28 */
+#if KMALLOC_SHIFT_HIGH >= 13
+	{ "kmalloc-5k", 5120 },	/* 29 */
+	{ "kmalloc-6k", 6144 },	/* 30 */
+	{ "kmalloc-7k", 7168 },	/* 31 */
+	{ "kmalloc-8k", 8192 },	/* 32 */
+#endif
+#if KMALLOC_SHIFT_HIGH >= 14
+	{ "kmalloc-10k", 10240 },	/* 33 */
+	{ "kmalloc-12k", 12288 },	/* 34 */
+	{ "kmalloc-14k", 14336 },	/* 35 */
+	{ "kmalloc-16k", 16384 },	/* 36 */
+#endif
+#if KMALLOC_SHIFT_HIGH >= 15
+	{ "kmalloc-20k", 20480 },	/* 37 */
+	{ "kmalloc-24k", 24576 },	/* 38 */
+	{ "kmalloc-28k", 28672 },	/* 39 */
+	{ "kmalloc-32k", 32768 },	/* 40 */
+#endif
+#if KMALLOC_SHIFT_HIGH >= 16
+	{ "kmalloc-40k", 40960 },	/* 41 */
+	{ "kmalloc-48k", 49152 },	/* 42 */
+	{ "kmalloc-56k", 57344 },	/* 43 */
+	{ "kmalloc-64k", 65536 },	/* 44 */
+#endif
+#if KMALLOC_SHIFT_HIGH >= 17
+	{ "kmalloc-80k", 81920 },	/* 45 */
+	{ "kmalloc-96k", 98304 },	/* 46 */
+	{ "kmalloc-112k", 114688 },	/* 47 */
+	{ "kmalloc-128k", 131072 },	/* 48 */
+#endif
+#if KMALLOC_SHIFT_HIGH >= 18
+	{ "kmalloc-160k", 163840 },	/* 49 */
+	{ "kmalloc-192k", 196608 },	/* 50 */
+	{ "kmalloc-224k", 229376 },	/* 51 */
+	{ "kmalloc-256k", 262144 },	/* 52 */
+#endif
 };
 
-/* Class of a size 1 .. KMALLOC_MAX_CACHE_SIZE: a table load or a clz. */
-static __always_inline unsigned int kmalloc_index(size_t size)
-{
-	if (size <= 192)
-		return size_index[(size - 1) / 8];
-	return KMALLOC_IDX_256 + (unsigned int)(64 - __builtin_clzl(size - 1)) - 8;
-}
+const unsigned char kmalloc_size_index[KMALLOC_SMALL_MAX / 8] = {
+	[0] = 0,		/* 8 */
+	[1] = 1,		/* 16 */
+	[2 ... 3] = 2,		/* 32 */
+	[4 ... 5] = 3,		/* 48 */
+	[6 ... 7] = 4,		/* 64 */
+	[8 ... 9] = 5,		/* 80 */
+	[10 ... 11] = 6,		/* 96 */
+	[12 ... 13] = 7,		/* 112 */
+	[14 ... 15] = 8,		/* 128 */
+	[16 ... 19] = 9,		/* 160 */
+	[20 ... 23] = 10,		/* 192 */
+	[24 ... 27] = 11,		/* 224 */
+	[28 ... 31] = 12,		/* 256 */
+	[32 ... 39] = 13,		/* 320 */
+	[40 ... 47] = 14,		/* 384 */
+	[48 ... 55] = 15,		/* 448 */
+	[56 ... 63] = 16,		/* 512 */
+	[64 ... 79] = 17,		/* 640 */
+	[80 ... 95] = 18,		/* 768 */
+	[96 ... 111] = 19,		/* 896 */
+	[112 ... 127] = 20,		/* 1024 */
+};
+
+static struct kmem_cache *kmalloc_caches[NR_KMALLOC_CLASSES];
+/* Each class's magazines, for __kmalloc_index(): no cache -> pcp load. */
+static struct pcp_cache *kmalloc_pcp[NR_KMALLOC_CLASSES];
 
 static __slowpath struct kmem_cache *create_kmalloc_cache(unsigned int idx)
 {
 	struct kmem_cache *s;
-	unsigned int size = kmalloc_sizes[idx];
+	unsigned int size = kmalloc_info[idx].size;
 	/* Natural alignment for power-of-two classes, as the kernel promises. */
 	unsigned int align = (size & (size - 1)) ? 0 : size;
 
@@ -94,7 +174,7 @@ static __slowpath struct kmem_cache *create_kmalloc_cache(unsigned int idx)
 	s = fresh;
 	if (!s)
 		goto out_unlock;
-	if (__kmem_cache_create(s, kmalloc_names[idx], size, align,
+	if (__kmem_cache_create(s, kmalloc_info[idx].name, size, align,
 				__SLAB_KMALLOC, NULL)) {
 		/* Only an impossible layout fails; keep the struct simple. */
 		kmem_cache_free(&kmem_cache_boot, s);
@@ -130,6 +210,64 @@ struct kmem_cache *kmalloc_slab(size_t size)
 	if (!size || size > KMALLOC_MAX_CACHE_SIZE)
 		return NULL;
 	return kmalloc_cache_get(kmalloc_index(size));
+}
+
+/*
+ * Behind __kmalloc_index(): first use of the class, an empty magazine, an
+ * abort, a nocache build. @why is what the rseq section said (PCP_MISS
+ * when it did not run); slab_alloc_miss() refills from it and never runs
+ * the section a second time for a plain miss.
+ */
+static __slowpath void *kmalloc_miss(unsigned long idx, gfp_t gfp, void *why)
+{
+	struct kmem_cache *s = kmalloc_cache_get(idx);
+
+	if (unlikely(!s))
+		return NULL;
+	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
+		return slab_alloc(s, gfp);
+	if (unlikely(!__atomic_load_n(&kmalloc_pcp[idx], __ATOMIC_RELAXED)))
+		__atomic_store_n(&kmalloc_pcp[idx], s->pcp, __ATOMIC_RELEASE);
+	return slab_alloc_miss(s, gfp, why);
+}
+
+/**
+ * __kmalloc_index - an object of size class @idx: the one route from a
+ * size to a cache (kmalloc, kmalloc_aligned and malloc all end here).
+ * @idx: < NR_KMALLOC_CLASSES, from kmalloc_index() (unsigned long: no
+ *        zero extension on the hit path).
+ * @gfp: for the slow path; must not hold __GFP_ZERO (callers clear).
+ *
+ * Cost on a hit: one load of the class's pcp_cache, its NULL test, the
+ * rseq pop (pcp_alloc_fast), the test of the result.
+ * Context: any thread; lock-free on a hit.
+ * Return: the object, or NULL with errno ENOMEM.
+ */
+__fastpath void *__kmalloc_index(unsigned long idx, gfp_t gfp)
+{
+	struct pcp_cache *pc;
+	void *obj;
+
+	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
+		return kmalloc_miss(idx, gfp, PCP_MISS);
+	pc = __atomic_load_n(&kmalloc_pcp[idx], __ATOMIC_ACQUIRE);
+	if (unlikely(!pc))
+		return kmalloc_miss(idx, gfp, PCP_MISS);
+	obj = pcp_alloc_fast(pc);
+	if (unlikely((uintptr_t)obj <= (uintptr_t)PCP_ABORTED))
+		return kmalloc_miss(idx, gfp, obj);
+	return obj;
+}
+
+/* __kmalloc_index() of @size, zeroed for __GFP_ZERO. */
+static __always_inline void *kmalloc_class(size_t size, unsigned int idx,
+					   gfp_t flags)
+{
+	void *p = __kmalloc_index(idx, flags & ~__GFP_ZERO);
+
+	if ((flags & __GFP_ZERO) && likely(p))
+		memset(p, 0, size);
+	return p;
 }
 
 static unsigned int size_order(size_t size)
@@ -186,14 +324,11 @@ static __slowpath void *kmalloc_large(size_t size, size_t align, gfp_t flags)
  */
 void *kmalloc(size_t size, gfp_t flags)
 {
-	struct kmem_cache *s;
-
+	/* size - 1 wraps for 0: one compare for both ends */
+	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE))
+		return kmalloc_class(size, kmalloc_index(size), flags);
 	if (unlikely(!size))
 		return ZERO_SIZE_PTR;
-	if (likely(size <= KMALLOC_MAX_CACHE_SIZE)) {
-		s = kmalloc_cache_get(kmalloc_index(size));
-		return likely(s) ? slab_alloc_fast(s, flags) : NULL;
-	}
 	return kmalloc_large(size, PAGE_SIZE, flags);
 }
 
@@ -240,11 +375,8 @@ void *kmalloc_aligned(size_t size, size_t align, gfp_t flags)
 	if (csize <= KMALLOC_MAX_CACHE_SIZE) {
 		/* A power-of-two class is aligned to its size. */
 		csize = (size_t)1 << (64 - __builtin_clzl(csize - 1));
-		if (csize <= KMALLOC_MAX_CACHE_SIZE) {
-			struct kmem_cache *s = kmalloc_cache_get(kmalloc_index(csize));
-
-			return likely(s) ? slab_alloc_fast(s, flags) : NULL;
-		}
+		if (csize <= KMALLOC_MAX_CACHE_SIZE)
+			return kmalloc_class(size, kmalloc_index(csize), flags);
 	}
 	return kmalloc_large(size, align, flags);
 }
@@ -288,6 +420,32 @@ void kfree(const void *p)
 		kfree_bad("kfree", p, "not an allocated block");
 	/* no lock held: may start page_alloc's decay thread */
 	page_alloc_decayd_poll();
+}
+
+/**
+ * kfree_fast - kfree() of a pointer inside uslab's range, for free().
+ * @p: page_alloc_owns(@p) holds (the caller checked).
+ *
+ * Cost on a hit: the struct page of @p (PG_slab_page and slab_cache are
+ * set on every page of a slab, slab.c, so no compound_head hop), the load
+ * of the cache's pcp_cache, the rseq push, the test of its result.
+ * Context: any thread; lock-free on a hit (per-CPU rseq push).
+ */
+__fastpath void kfree_fast(void *p)
+{
+	struct page *page = virt_to_page(p);
+	struct kmem_cache *s;
+	int r;
+
+	if (!IS_ENABLED(CONFIG_PERCPU_CACHE) ||
+	    unlikely(!PageFlag(page, PG_slab_page))) {
+		kfree(p);
+		return;
+	}
+	s = page->slab_cache;
+	r = pcp_free_fast(s->pcp, p);
+	if (unlikely(r))
+		slab_free_miss(s, p, r);
 }
 
 /**

@@ -163,7 +163,7 @@ int slab_calculate_layout(struct kmem_cache *s)
 	s->objects = (unsigned int)((PAGE_SIZE << order) / s->size);
 
 	/* Empty slabs kept: more for big objects, whose slabs cost more to make. */
-	if (!IS_ENABLED(CONFIG_PERCPU_CACHE)) {
+	if (!IS_ENABLED(CONFIG_SLAB_KEEP_EMPTY)) {
 		s->min_partial = 0;	/* nocache: empty pages go back at once */
 	} else {
 		unsigned int lg = 31 - (unsigned int)__builtin_clz(s->size);

@@ -178,12 +178,22 @@ START_TEST(test_default_limits)
 		ck_assert_uint_eq(pcp_default_limit(1024), 54);
 		ck_assert_uint_eq(pcp_default_limit(2048), 24);
 		ck_assert_uint_eq(pcp_default_limit(3000), 24);
-		ck_assert_uint_eq(pcp_default_limit(4096), 8);
-		ck_assert_uint_eq(pcp_default_limit(65536), 8);
-		ck_assert_uint_eq(pcp_default_limit(131073), 1);
+		ck_assert_uint_eq(pcp_default_limit(4096),
+				  CONFIG_PERCPU_MAG_BYTES / 4096 < 24 ?
+				  CONFIG_PERCPU_MAG_BYTES / 4096 : 24);
 	} else {
-		ck_assert_uint_eq(pcp_default_limit(8), CONFIG_PERCPU_MAG_SIZE);
+		ck_assert_uint_eq(pcp_default_limit(8),
+				  CONFIG_PERCPU_MAG_BYTES / 8 < CONFIG_PERCPU_MAG_SIZE ?
+				  CONFIG_PERCPU_MAG_BYTES / 8 : CONFIG_PERCPU_MAG_SIZE);
 	}
+	/* bounded in bytes whatever the count: never above the byte cap, >= 1 */
+	for (unsigned int sz = 8; sz <= (1u << 20); sz *= 2) {
+		unsigned int l = pcp_default_limit(sz);
+
+		ck_assert_uint_ge(l, 1);
+		ck_assert(l == 1 || (size_t)l * sz <= CONFIG_PERCPU_MAG_BYTES);
+	}
+	ck_assert_uint_eq(pcp_default_limit(CONFIG_PERCPU_MAG_BYTES * 2), 1);
 	if (CONFIG_PERCPU_BATCHCOUNT == 0)
 		ck_assert_uint_eq(pcp_default_batchcount(120), 60);
 }

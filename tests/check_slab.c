@@ -420,9 +420,11 @@ START_TEST(test_kmalloc_aligned)
 	ck_assert_ptr_null(kmalloc_aligned(10, 3, GFP_KERNEL));
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_ptr_eq(kmalloc_slab(8), kmalloc_slab(1));
-	ck_assert_ptr_eq(kmalloc_slab(96), kmalloc_slab(65));
+	ck_assert_ptr_eq(kmalloc_slab(96), kmalloc_slab(81));
 	ck_assert_str_eq(kmem_cache_name(kmalloc_slab(96)), "kmalloc-96");
-	ck_assert_str_eq(kmem_cache_name(kmalloc_slab(150)), "kmalloc-192");
+	ck_assert_str_eq(kmem_cache_name(kmalloc_slab(150)), "kmalloc-160");
+	ck_assert_str_eq(kmem_cache_name(kmalloc_slab(170)), "kmalloc-192");
+	ck_assert_str_eq(kmem_cache_name(kmalloc_slab(1100)), "kmalloc-1280");
 	ck_assert_str_eq(kmem_cache_name(kmalloc_slab(8192)), "kmalloc-8k");
 	ck_assert_ptr_null(kmalloc_slab(KMALLOC_MAX_CACHE_SIZE + 1));
 }

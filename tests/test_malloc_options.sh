@@ -40,7 +40,7 @@ lim64=$(tun kmalloc-64 | cut -d' ' -f1)
 
 if [ "${lim64:-0}" -gt 0 ]; then
 	# Magazine sizes for every cache, by cache name and by size.
-	USLAB_OPTIONS='stats,mag_size=24,batch=6,mag_size.kmalloc-256=7,mag_size.100=9' \
+	USLAB_OPTIONS='stats,mag_size=24,batch=6,mag_size.kmalloc-256=7,mag_size.120=9' \
 		pre /bin/ls / >/dev/null 2>"$work/stats"
 	[ "$(tun kmalloc-64)" = "24 6" ] || bad "kmalloc-64 tunables '$(tun kmalloc-64)', want '24 6'"
 	[ "$(tun kmalloc-256)" = "7 6" ] || bad "kmalloc-256 tunables '$(tun kmalloc-256)', want '7 6'"

@@ -159,10 +159,11 @@ enum pcp_mode_id pcp_mode_id(void);
 unsigned int pcp_nr_cpu_ids(void);
 
 /**
- * pcp_default_limit - magazine size for objects of @size bytes when
- * CONFIG_PERCPU_MAG_SIZE is 0: 120 up to 256 B, 54 up to 1 KiB, 24 below
- * 4 KiB, 8 from 4 KiB to 128 KiB, 1 above (the old SLAB's table).
- * Return: the limit; CONFIG_PERCPU_MAG_SIZE when that is set.
+ * pcp_default_limit - magazine size for objects of @size bytes: by object
+ * count, CONFIG_PERCPU_MAG_SIZE or when that is 0 120 up to 256 B, 54 up
+ * to 1 KiB, 24 above; then bounded in bytes, at most
+ * CONFIG_PERCPU_MAG_BYTES / @size objects (at least 1).
+ * Return: the limit.
  */
 unsigned int pcp_default_limit(unsigned int size);
 /** pcp_default_batchcount - CONFIG_PERCPU_BATCHCOUNT, or (@limit + 1) / 2. */

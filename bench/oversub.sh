@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Oversubscription: `alloc_bench threads T` (T threads churning 16..1024 B
+# blocks through their caches) for T = 8 and 64 on a 2-CPU machine, on
+# uslab and the peers, preloaded, interleaved, medians of wall seconds;
+# once on the machine as it is and once with a CPU hog (one busy loop per
+# CPU, same priority) running beside it.
+#   bench/oversub.sh [-r RUNS] [NAME=LIBUSLAB.so ...]
+set -eu
+O=${O:-build}
+RUNS=3
+while getopts r: o; do
+	case $o in r) RUNS=$OPTARG ;; *) exit 2 ;; esac
+done
+shift $((OPTIND - 1))
+libdir=/usr/lib/x86_64-linux-gnu
+declare -A lib=([glibc]= [jemalloc]=$libdir/libjemalloc.so.2
+	[tcmalloc]=$libdir/libtcmalloc_minimal.so.4 [mimalloc]=$libdir/libmimalloc.so.2)
+ours=()
+if [ $# -eq 0 ]; then set -- "uslab=$O/libuslab.so"; fi
+for kv in "$@"; do
+	lib[${kv%%=*}]=$(realpath "${kv#*=}")
+	ours+=("${kv%%=*}")
+done
+allocs=("${ours[@]}" glibc jemalloc tcmalloc mimalloc)
+samples=$O/bench/oversub-samples.tsv
+mkdir -p "$O/bench"
+: >"$samples"
+unset USLAB_OPTIONS
+hogs=()
+stop_hogs() {
+	for p in "${hogs[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	hogs=()
+}
+trap stop_hogs EXIT
+for hog in no yes; do
+	if [ $hog = yes ]; then
+		for _ in $(seq 1 "$(nproc)"); do
+			(while :; do :; done) &
+			hogs+=($!)
+		done
+	fi
+	for r in $(seq 1 "$RUNS"); do
+		for t in 8 64; do
+			for a in "${allocs[@]}"; do
+				line=$(env ${lib[$a]:+LD_PRELOAD=${lib[$a]}} "$O/bench/alloc_bench" threads "$t")
+				s=${line#*threads_s=}; s=${s%% *}
+				printf '%s\t%s\t%s\t%s\n' "$hog" "$t" "$a" "$s" >>"$samples"
+			done
+		done
+	done
+	stop_hogs
+done
+python3 - "$samples" "${ours[@]}" <<'PY'
+import collections, statistics, sys
+d = collections.defaultdict(list)
+for l in open(sys.argv[1]):
+    h, t, a, s = l.split()
+    d[(h, int(t), a)].append(float(s))
+ours = set(sys.argv[2:])
+print("| hog | threads | allocator | wall s | best peer / this |")
+print("|---|---|---|---|---|")
+for h in ("no", "yes"):
+    for t in (8, 64):
+        rows = {a: statistics.median(v) for (hh, tt, a), v in d.items() if hh == h and tt == t}
+        if not rows:
+            continue
+        best = min(v for a, v in rows.items() if a not in ours)
+        for a, s in rows.items():
+            print(f"| {h} | {t} | {a} | {s:.3f} | {best / s:.2f} |")
+PY

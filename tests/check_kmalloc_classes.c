@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Check suite for the kmalloc size classes and their one route
+ * (slab/kmalloc.c): the kmalloc_info[] table and kmalloc_index() agree for
+ * every size, the rounding waste stays within the documented bound, the
+ * kmalloc-N caches carry the table's names and sizes with small per-slab
+ * waste, malloc's byte-table route and kmalloc() pick the same cache, and
+ * every page of a slab carries PG_slab_page and its cache so that
+ * kfree_fast() finds the cache from the object's own struct page.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "slab/internal.h"
+
+START_TEST(test_table_shape)
+{
+	unsigned int i, n = 0;
+
+	for_each_kmalloc_class(i) {
+		unsigned int sz = kmalloc_info[i].size;
+		char want[32];
+
+		if (sz % 1024 == 0)
+			snprintf(want, sizeof(want), "kmalloc-%uk", sz / 1024);
+		else
+			snprintf(want, sizeof(want), "kmalloc-%u", sz);
+		ck_assert_str_eq(kmalloc_info[i].name, want);
+		if (i)
+			ck_assert_uint_gt(sz, kmalloc_info[i - 1].size);
+		/* from 16 up every class is a multiple of 16 (malloc's alignment) */
+		if (sz >= 16)
+			ck_assert_uint_eq(sz % 16, 0);
+		n++;
+	}
+	ck_assert_uint_eq(n, NR_KMALLOC_CLASSES);
+	ck_assert_uint_eq(kmalloc_info[0].size, 8);
+	ck_assert_uint_eq(kmalloc_info[NR_KMALLOC_CLASSES - 1].size,
+			  KMALLOC_MAX_CACHE_SIZE);
+	/* four classes per doubling above 128 */
+	for_each_kmalloc_class(i) {
+		unsigned int sz = kmalloc_info[i].size, c = 0, j;
+
+		if (sz < 256 || (sz & (sz - 1)))
+			continue;
+		for_each_kmalloc_class(j)
+			c += kmalloc_info[j].size > sz / 2 && kmalloc_info[j].size <= sz;
+		ck_assert_uint_eq(c, 4);
+	}
+}
+END_TEST
+
+/*
+ * kmalloc_index() is the smallest class that fits, for every size; above
+ * 128 B the waste is under 12.5% of the power of two above the size and
+ * under 20% of the class, from 16 to 128 B under 16 bytes.
+ */
+START_TEST(test_every_size_smallest_class)
+{
+	size_t size;
+
+	for (size = 1; size <= KMALLOC_MAX_CACHE_SIZE; size++) {
+		unsigned int idx = kmalloc_index(size);
+		size_t cls = kmalloc_info[idx].size;
+		size_t pow2 = (size_t)1 << (64 - __builtin_clzl(size));
+
+		ck_assert_uint_lt(idx, NR_KMALLOC_CLASSES);
+		ck_assert_msg(cls >= size && (!idx || kmalloc_info[idx - 1].size < size),
+			      "size %zu -> %s", size, kmalloc_info[idx].name);
+		if (size <= KMALLOC_SMALL_MAX)
+			ck_assert_uint_eq(kmalloc_index_small(size), idx);
+		if (size >= 16 && size <= 128)
+			ck_assert_uint_lt(cls - size, 16);
+		if (size > 128) {
+			ck_assert_msg((cls - size) * 8 < pow2, "size %zu -> %zu", size, cls);
+			ck_assert_msg((cls - size) * 5 < cls, "size %zu -> %zu", size, cls);
+		}
+	}
+}
+END_TEST
+
+/* The caches are the table's: name, size, and a slab tail of at most 12%. */
+START_TEST(test_caches_follow_table)
+{
+	unsigned int i;
+
+	for_each_kmalloc_class(i) {
+		struct kmem_cache *s = kmalloc_slab(kmalloc_info[i].size);
+		size_t slab = PAGE_SIZE << s->order;
+
+		ck_assert_ptr_nonnull(s);
+		ck_assert_str_eq(kmem_cache_name(s), kmalloc_info[i].name);
+		ck_assert_uint_eq(s->object_size, kmalloc_info[i].size);
+		ck_assert_ptr_eq(kmalloc_slab(kmalloc_info[i].size - (i ? 1 : 0)), s);
+		ck_assert_uint_ge(s->objects, 1);
+		ck_assert_msg((slab - (size_t)s->objects * s->size) * 100 <=
+			      slab * CONFIG_SLAB_MAX_WASTE_PERCENT,
+			      "%s: %u objects in order %u", s->name, s->objects, s->order);
+	}
+}
+END_TEST
+
+START_TEST(test_every_size_same_class)
+{
+	size_t size;
+
+	for (size = 1; size <= KMALLOC_MAX_CACHE_SIZE; size += size < 4096 ? 1 : 61) {
+		struct kmem_cache *s = kmalloc_slab(size);
+		void *p = __kmalloc_index(kmalloc_index(size), GFP_KERNEL);
+		struct page *page;
+
+		ck_assert_ptr_nonnull(s);
+		ck_assert_ptr_nonnull(p);
+		page = virt_to_page(p);
+		ck_assert_msg(compound_head(page)->slab_cache == s,
+			      "size %zu: cache %s, kmalloc uses %s", size,
+			      compound_head(page)->slab_cache->name, s->name);
+		ck_assert_uint_ge(ksize(p), size);
+		memset(p, 0xa5, size);
+		kfree_fast(p);
+	}
+}
+END_TEST
+
+/* kzalloc and kcalloc zero what the route hands out, recycled or fresh. */
+START_TEST(test_zeroed_on_the_route)
+{
+	static const size_t sizes[] = { 24, 64, 1000, 1500, 20000, 200000 };
+
+	for (unsigned int k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		for (int round = 0; round < 3; round++) {
+			unsigned char *p = kmalloc(sizes[k], GFP_KERNEL);
+
+			ck_assert_ptr_nonnull(p);
+			memset(p, 0xee, sizes[k]);
+			kfree(p);
+			p = kzalloc(sizes[k], GFP_KERNEL);
+			ck_assert_ptr_nonnull(p);
+			for (size_t j = 0; j < sizes[k]; j++)
+				ck_assert_msg(!p[j], "kzalloc(%zu)[%zu] = %#x", sizes[k], j, p[j]);
+			kfree(p);
+		}
+	}
+}
+END_TEST
+
+/* Objects on every page of multi-page slabs: the page itself names the cache. */
+START_TEST(test_tail_pages_name_the_cache)
+{
+	enum { N = 64 };
+	static const size_t sizes[] = { 64, 1024, 3000, 4096, KMALLOC_MAX_CACHE_SIZE };
+	void *v[N];
+	unsigned int i, k, tails = 0;
+
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		struct kmem_cache *s = kmalloc_slab(sizes[k]);
+
+		for (i = 0; i < N; i++) {
+			struct page *page;
+
+			v[i] = kmalloc(sizes[k], GFP_KERNEL);
+			ck_assert_ptr_nonnull(v[i]);
+			page = virt_to_page((char *)v[i] + sizes[k] - 1);
+			ck_assert(PageFlag(page, PG_slab_page));
+			ck_assert_ptr_eq(page->slab_cache, s);
+			tails += PageFlag(page, PG_tail);
+		}
+		for (i = 0; i < N; i++)
+			kfree_fast(v[i]);
+		/* Empty slabs go back to page_alloc without the marks. */
+		ck_assert_int_eq(kmem_cache_shrink(s), 0);
+	}
+	ck_assert_uint_gt(tails, 0);
+}
+END_TEST
+
+/* A slab given back and reused as a plain block: kfree_fast takes kfree's way. */
+START_TEST(test_non_slab_blocks)
+{
+	struct kmem_cache *s = kmalloc_slab(KMALLOC_MAX_CACHE_SIZE);
+	struct page_alloc_stats st0, st1;
+	void *obj, *big;
+	struct page *slab;
+	unsigned long i, n;
+
+	obj = kmalloc(KMALLOC_MAX_CACHE_SIZE, GFP_KERNEL);
+	ck_assert_ptr_nonnull(obj);
+	slab = compound_head(virt_to_page(obj));
+	n = 1UL << slab->slab_order;
+	kfree_fast(obj);
+	ck_assert_int_eq(kmem_cache_shrink(s), 0);
+	kmem_cache_shrink_all();
+	/* Whatever the pages are now, none claims a slab it is not in. */
+	for (i = 0; i < n; i++)
+		ck_assert(!PageFlag(&slab[i], PG_slab_page) ||
+			  PageFlag(compound_head(&slab[i]), PG_slab));
+
+	page_alloc_get_stats(&st0);
+	big = kmalloc(3 * KMALLOC_MAX_CACHE_SIZE, GFP_KERNEL);
+	ck_assert_ptr_nonnull(big);
+	ck_assert(!PageFlag(virt_to_page(big), PG_slab_page));
+	memset(big, 1, 3 * KMALLOC_MAX_CACHE_SIZE);
+	kfree_fast(big);
+	page_alloc_get_stats(&st1);
+	ck_assert_uint_eq(st1.bytes_allocated, st0.bytes_allocated);
+}
+END_TEST
+
+static Suite *kmalloc_classes_suite(void)
+{
+	Suite *su = suite_create("kmalloc_classes");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_table_shape);
+	tcase_add_test(tc, test_every_size_smallest_class);
+	tcase_add_test(tc, test_caches_follow_table);
+	tcase_add_test(tc, test_zeroed_on_the_route);
+	tcase_add_test(tc, test_every_size_same_class);
+	tcase_add_test(tc, test_tail_pages_name_the_cache);
+	tcase_add_test(tc, test_non_slab_blocks);
+	suite_add_tcase(su, tc);
+	return su;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(kmalloc_classes_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
