@@ -9,7 +9,8 @@
 #
 #   BENCH_QUICK=1   one run per case, smaller counts (about two minutes)
 #   BENCH_CASES=re  only the cases whose name matches the regex
-#   BENCH_REDIS=0   skip the redis slot (the services study, see below)
+#   BENCH_REDIS=1   run the redis slot too (bench/redis.sh; the service
+#                   study with latency percentiles is make bench-kv)
 #
 # Results: $O/bench/results.{json,md}, $O/bench/*.png, raw samples in
 # $O/bench/samples.tsv. The four presets of the thread-cache study are
@@ -107,16 +108,16 @@ run_case() {
 # The study's 150000 blocks per thread (1 GiB live per thread with every
 # byte written) and gmalloc's 3 GB take tens of seconds per run; the full
 # mode keeps the shapes and scales the counts so that 5 runs of everything
-# fit in minutes on 2 cores: study 50000 blocks/thread, 2 loops; gmalloc
-# 512 MiB.
+# fit in about 20 minutes on 2 shared cores: study 30000 blocks/thread, 2
+# loops; gmalloc 256 MiB; mtmalloc 50,000 iterations.
 if [ "$quick" = 1 ]; then
 	S_BLOCKS=20000 S_LOOPS=1 PAIR_N=5000000 MT_ITERS=50000 GM_MB=128 SECS=1
 	RP_LOOPS=100 AT_ITERS=500000 CFRAC=3000 ESPRESSO=60 LARGE=40
 	MANY_N=20000 DECAY_S=3
 else
-	S_BLOCKS=50000 S_LOOPS=2 PAIR_N=20000000 MT_ITERS=100000 GM_MB=512 SECS=1
-	RP_LOOPS=500 AT_ITERS=2000000 CFRAC=20000 ESPRESSO=400 LARGE=200
-	MANY_N=100000 DECAY_S=5
+	S_BLOCKS=30000 S_LOOPS=2 PAIR_N=10000000 MT_ITERS=50000 GM_MB=256 SECS=1
+	RP_LOOPS=200 AT_ITERS=1000000 CFRAC=10000 ESPRESSO=150 LARGE=100
+	MANY_N=50000 DECAY_S=5
 fi
 
 # Cases: name, allocators (study: presets + peers), alloc_bench arguments.
@@ -179,7 +180,7 @@ fi
 # The redis service study is engineer services' (examples/kv and its
 # redis-benchmark case, make bench-kv); this slot runs the Debian
 # redis-server preloaded with each allocator, RSS included.
-if [ "${BENCH_REDIS:-1}" = 1 ] && [ "$quick" != 1 ] && [[ redis =~ $filter ]]; then
+if [ "${BENCH_REDIS:-0}" = 1 ] && [[ redis =~ $filter ]]; then
 	bash "$src/bench/redis.sh" "$O" "$samples" || echo "bench: redis slot failed" >&2
 fi
 
