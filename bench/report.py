@@ -36,6 +36,10 @@ PRIMARY = [
 ]
 
 
+# Cases that run for a fixed time: their task-clock says nothing.
+TIMED = ("larson", "xmalloc", "glibc_thread", "rss_decay")
+
+
 def primary(case):
     for prefix, key, higher, label in PRIMARY:
         if case.startswith(prefix):
@@ -95,6 +99,15 @@ def summary_rows(data, cases):
         best = (max if higher else min)(peer_vals, key=peer_vals.get)
         bv = peer_vals[best]
         ratio = (uv / bv if higher else bv / uv) if uv and bv else None
+        # CPU time of the same work: robust to a loaded machine (not for
+        # the cases that run for a fixed time)
+        cpu_ratio = None
+        if not case.startswith(TIMED):
+            cu = med(data, case, u, "task-clock")
+            cp = [med(data, case, a, "task-clock") for a in PEERS]
+            cp = [c for c in cp if c]
+            if cu and cp:
+                cpu_ratio = min(cp) / cu
         rss_u = med(data, case, u, "peak_rss_kb")
         rss_peers = [med(data, case, a, "peak_rss_kb") for a in PEERS]
         rss_peers = [r for r in rss_peers if r]
@@ -102,7 +115,7 @@ def summary_rows(data, cases):
         rows.append({
             "case": case, "metric": key, "label": label, "higher_is_better": higher,
             "uslab": uv, "uslab_build": u, "best_peer": best, "best_peer_value": bv,
-            "ratio": ratio, "rss_ratio": rss_ratio,
+            "ratio": ratio, "rss_ratio": rss_ratio, "cpu_ratio": cpu_ratio,
             "n": len(data.get((case, u, key), [])),
             "all": {a: med(data, case, a, key) for a in ORDER
                     if med(data, case, a, key) is not None},
@@ -121,16 +134,17 @@ def fmt(v):
 
 
 def md_summary(rows):
-    out = ["| case | metric | best peer | uslab | ratio | uslab RSS / lowest peer |",
-           "|---|---|---|---|---|---|"]
+    out = ["| case | metric | best peer | uslab | ratio | CPU-time ratio | uslab RSS / lowest peer |",
+           "|---|---|---|---|---|---|---|"]
     for r in rows:
         ratio = "-" if r["ratio"] is None else "%.2f" % r["ratio"]
         if r["ratio"] is not None and r["ratio"] < 0.9:
             ratio = "**%s**" % ratio
         rss = "-" if r["rss_ratio"] is None else "%.2f" % r["rss_ratio"]
-        out.append("| %s | %s | %s %s | %s | %s | %s |" % (
+        cpu = "-" if r["cpu_ratio"] is None else "%.2f" % r["cpu_ratio"]
+        out.append("| %s | %s | %s %s | %s | %s | %s | %s |" % (
             r["case"], r["label"], r["best_peer"], fmt(r["best_peer_value"]),
-            fmt(r["uslab"]), ratio, rss))
+            fmt(r["uslab"]), ratio, cpu, rss))
     return out
 
 
@@ -302,7 +316,11 @@ def main():
         if k in machine) + ".")
     if machine.get("quick") == "1":
         md.append("QUICK MODE: smaller counts, one run; not for comparison with full runs.")
-    md += ["", "## Summary (ratio above 1: uslab wins; bold: below 0.9)", ""] + md_summary(rows)
+    md += ["", "## Summary (ratio above 1: uslab wins; bold: below 0.9)", "",
+           "ratio: the case's metric, uslab against the best peer. CPU-time ratio: the "
+           "lowest peer task-clock over uslab's for the same work (perf stat), which a "
+           "loaded machine disturbs less than wall time; '-' for cases that run a fixed "
+           "time.", ""] + md_summary(rows)
     md += ["", "## Every allocator (medians of the case's metric)", ""] + md_all_allocs(rows)
     md += ["", "## Thread-cache study (seed 000), presets and peers"] + md_study(data, cases)
     md += ["", "## mtmalloc's table (seed 001), ns per iteration", ""] + md_mt(data, cases)
