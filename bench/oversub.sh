@@ -28,7 +28,7 @@ mkdir -p "$O/bench"
 unset USLAB_OPTIONS
 hogs=()
 stop_hogs() {
-	for p in "${hogs[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	for p in "${hogs[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done
 	hogs=()
 }
 trap stop_hogs EXIT

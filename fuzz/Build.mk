@@ -1,5 +1,8 @@
 # libFuzzer targets (clang from Debian) for every reader: the trace format,
-# mtrace logs, perf script kmem text.
+# mtrace logs, perf script kmem text; and, on forged traces whose checksums
+# and zstd frames are right (fuzz/forge.h), the reader's decoder and
+# trailer checks, report and script, the loaders of sim, tune and replay,
+# and sim end to end on the library (libuslab-core-vcpu.a, not instrumented).
 #   make fuzz                 each target for FUZZ_TIME seconds (default 300)
 #   make check                runs tests/test_fuzz.sh: each for a few seconds
 # Seed corpora live in fuzz/corpus/<target>/ and stay small: runs write new
@@ -11,7 +14,11 @@ FUZZ_FLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=
                -include $(autoconf_h) -Wall -Wextra -Wno-unused-parameter
 fuzz-common := trace/trace_common.c trace/trace_read.c trace/import_common.c \
                trace/import_mtrace.c trace/import_perf.c
-fuzz-bins   := $(obj)/fuzz/fuzz_trace $(obj)/fuzz/fuzz_mtrace $(obj)/fuzz/fuzz_perf
+fuzz-trace  := trace/trace_common.c trace/trace_read.c
+fuzz-bins   := $(obj)/fuzz/fuzz_trace $(obj)/fuzz/fuzz_mtrace $(obj)/fuzz/fuzz_perf \
+               $(obj)/fuzz/fuzz_trace_struct $(obj)/fuzz/fuzz_report \
+               $(obj)/fuzz/fuzz_loaders $(obj)/fuzz/fuzz_sim
+fuzz-deps   := fuzz/forge.h trace/internal.h sim/internal.h include/uslab/trace.h $(autoconf_h)
 
 $(obj)/fuzz/fuzz_trace: fuzz/fuzz_trace.c $(fuzz-common) trace/internal.h include/uslab/trace.h $(autoconf_h)
 	$(quiet) FUZZ $@
@@ -27,6 +34,31 @@ $(obj)/fuzz/fuzz_perf: fuzz/fuzz_import.c $(fuzz-common) trace/internal.h includ
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -DFUZZ_PERF -o $@ $< $(fuzz-common) -lzstd
+
+$(obj)/fuzz/fuzz_trace_struct: fuzz/fuzz_trace_struct.c $(fuzz-trace) $(fuzz-deps)
+	$(quiet) FUZZ $@
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) -lzstd
+
+fuzz-report-src := tools/uslab/builtin-report.c tools/uslab/builtin-script.c
+$(obj)/fuzz/fuzz_report: fuzz/fuzz_report.c $(fuzz-trace) $(fuzz-report-src) $(fuzz-deps)
+	$(quiet) FUZZ $@
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) $(fuzz-report-src) -lzstd
+
+$(obj)/fuzz/fuzz_loaders: fuzz/fuzz_loaders.c $(fuzz-trace) sim/simulate_load.c tools/uslab/builtin-replay.c $(fuzz-deps)
+	$(quiet) FUZZ $@
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) sim/simulate_load.c -lzstd -lpthread
+
+fuzz-sim-src := sim/simulate_load.c sim/simulate.c sim/simulate_pcp.c sim/calibrate_model.c
+# libuslab-core-vcpu.a comes from percpu/Build.mk: secondary expansion, so
+# the order the fragments are read in does not matter.
+.SECONDEXPANSION:
+$(obj)/fuzz/fuzz_sim: fuzz/fuzz_sim.c $(fuzz-trace) $(fuzz-sim-src) $(fuzz-deps) $$(vcpu-lib)
+	$(quiet) FUZZ $@
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) $(fuzz-sim-src) $(vcpu-lib) -lzstd $(LDLIBS) -lm
 
 fuzz-build: $(fuzz-bins)
 fuzz: $(fuzz-bins)

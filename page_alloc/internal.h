@@ -205,4 +205,7 @@ size_t pa_decay_tick(void);
 /* page_alloc/zone.c: used by tests to walk the state */
 bool pa_page_in_buddy(const struct page *page);
 
+/* page_alloc/buddy.c: fault injection (lib/fault_inject.h) */
+extern struct fault_attr fail_page_alloc;
+
 #endif /* USLAB_PAGE_ALLOC_INTERNAL_H */

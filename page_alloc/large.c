@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include "lib/fault_inject.h"
 #include "page_alloc/internal.h"
 
 /* A cached own mapping: mapped read-write, possibly resident. */
@@ -304,6 +305,11 @@ void *alloc_pages_large(size_t size, size_t align, gfp_t gfp)
 		return NULL;
 	}
 	if (unlikely(pa_init_once())) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!(gfp & __GFP_NOFAIL) &&
+	    unlikely(should_fail(&fail_page_alloc, size))) {
 		errno = ENOMEM;
 		return NULL;
 	}

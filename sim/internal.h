@@ -35,13 +35,21 @@ static_assert(sizeof(struct sim_ev) == 32, "compact event");
 
 struct trace_reader;
 
-/* A decoded trace in memory (sim_trace_load), or a stream (sim_trace_open). */
+/*
+ * A decoded trace in memory (sim_trace_load), or a stream (sim_trace_open).
+ * Trace ids are renumbered densely in the order they first appear (a keyed
+ * table of the ids met), so the simulator's per-object arrays follow the
+ * objects the file really holds, whatever ids it uses.
+ */
 struct sim_trace {
 	struct sim_ev *ev;
-	size_t n, cap;			/* stream: n = events (trailer), 0 unknown */
+	size_t n, cap;			/* stream: n = events (trailer's claim), 0 unknown */
 	struct trace_reader *r;		/* stream: the reader */
 	const char *path;
-	uint64_t id_space;
+	uint64_t id_space;		/* dense ids in use + 1 */
+	struct hmap ids;		/* trace id -> dense id */
+	uint64_t *trace_id;		/* dense id -> trace id, for messages */
+	uint64_t trace_id_cap;
 	uint32_t nthreads;
 	unsigned int cpus;	/* simulated CPUs */
 	unsigned int rec_cpus;	/* the recording's, 0 = unknown */
@@ -58,6 +66,8 @@ int sim_trace_open(struct sim_trace *t, const char *path, unsigned int cpus,
 /* Next events of a stream into @buf. Return: count, 0 at the end, -errno. */
 long sim_trace_read(struct sim_trace *t, struct sim_ev *buf, size_t max,
 		    const char *who);
+/* The trace's own id for dense id @id, as messages name it. */
+uint64_t sim_trace_id(const struct sim_trace *t, uint32_t id);
 
 #define SIM_MAX_CLASSES		NR_KMALLOC_CLASSES	/* slab's kmalloc_info[] */
 #define SIM_CLASS_NONE		0xff
@@ -108,7 +118,8 @@ struct sim_sample {
 
 struct sim_result {
 	uint64_t events, allocs, frees, reallocs, failed, enomem;
-	uint64_t bad_event;		/* index, op and id of a bad event */
+	uint64_t bad_event;		/* index, op and id of a bad event; UINT64_MAX none */
+	bool reported;			/* the error was printed where it happened */
 	unsigned int bad_op, bad_id;
 	double seconds;			/* simulation loop only, wall */
 	double cpu_seconds;		/* the same, CPU time of the thread */

@@ -286,6 +286,8 @@ static int sim_state_grow(struct sim_state *st, uint64_t ids)
 
 	if (ids <= st->cap)
 		return 0;
+	if (ids > UINT32_MAX)		/* dense ids (simulate_load.c) never are */
+		return -E2BIG;
 	while (cap < ids)
 		cap *= 2;
 	p = realloc(st->ptr, cap * sizeof(*p));
@@ -344,6 +346,7 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	int err;
 
 	memset(res, 0, sizeof(*res));
+	res->bad_event = UINT64_MAX;
 	st.every = cfg->sample_every ? cfg->sample_every : UINT64_MAX;
 	/* The CPU count must be set before the first cache exists. */
 	err = sim_pcp_init(cfg->cpus);
@@ -377,7 +380,7 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 
 			if (n < 0) {
 				err = (int)n;
-				res->bad_event = UINT64_MAX;	/* reported already */
+				res->reported = true;
 				goto out_free;
 			}
 			if (!n)
@@ -660,8 +663,9 @@ int cmd_sim(int argc, char **argv)
 		switch (c) {
 		case 'c':
 			cpus = strtoul(optarg, &end, 10);
-			if (*end || !cpus || cpus > 1024) {
-				fprintf(stderr, "uslab sim: --cpus wants 1..1024, not '%s'\n", optarg);
+			if (*end || !cpus || cpus > TRACE_MAX_CPUS) {
+				fprintf(stderr, "uslab sim: --cpus wants 1..%u, not '%s'\n",
+					TRACE_MAX_CPUS, optarg);
 				return 2;
 			}
 			break;
@@ -714,10 +718,13 @@ int cmd_sim(int argc, char **argv)
 	if (err) {
 		if (err == -EINVAL && res.bad_event != UINT64_MAX)
 			fprintf(stderr, "uslab sim: %s: event %" PRIu64
-				": object state does not match the operation (%s of id %u)\n",
-				argv[optind], res.bad_event, trace_op_name(res.bad_op), res.bad_id);
-		else if (res.bad_event != UINT64_MAX)
-			fprintf(stderr, "uslab sim: %s\n", strerror(-err));
+				": object state does not match the operation (%s of id %" PRIu64 ")\n",
+				argv[optind], res.bad_event, trace_op_name(res.bad_op),
+				sim_trace_id(&t, res.bad_id));
+		else if (!res.reported)
+			fprintf(stderr, "uslab sim: %s: %s\n", argv[optind],
+				err == -EINVAL ? "cannot set up the simulated allocator" :
+				strerror(-err));
 		sim_result_free(&res);
 		sim_trace_free(&t);
 		return 1;

@@ -21,26 +21,76 @@
 #define SIM_LOAD_CHUNK	(1u << 20)	/* events per allocation step */
 
 /*
- * sim_ev_from_trace - fold one event. @cpus > 0. Return: 0, or -ERANGE when
- * an id does not fit the compact form (the caller names the event).
+ * sim_dense_id - the dense id of trace id @id, given at first sight (0, NULL,
+ * stays 0). Return: 0, -E2BIG past 2^32 - 2 distinct ids, -ENOMEM.
  */
-static int sim_ev_from_trace(struct sim_ev *d, const struct trace_event *ev,
-			     unsigned int cpus)
+static int sim_dense_id(struct sim_trace *t, uint64_t id, uint32_t *out)
+{
+	const uint64_t *v;
+	uint64_t d;
+
+	if (!id) {
+		*out = 0;
+		return 0;
+	}
+	v = hmap_find(&t->ids, id);
+	if (likely(v)) {
+		*out = (uint32_t)*v;
+		return 0;
+	}
+	d = t->id_space ? t->id_space : 1;
+	if (d >= UINT32_MAX)
+		return -E2BIG;
+	if (d >= t->trace_id_cap) {
+		uint64_t cap = t->trace_id_cap ? 2 * t->trace_id_cap : 4096;
+		uint64_t *n = realloc(t->trace_id, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->trace_id = n;
+		t->trace_id_cap = cap;
+	}
+	if (hmap_insert(&t->ids, id, d))
+		return -ENOMEM;
+	t->trace_id[d] = id;
+	t->id_space = d + 1;
+	*out = (uint32_t)d;
+	return 0;
+}
+
+uint64_t sim_trace_id(const struct sim_trace *t, uint32_t id)
+{
+	return id && id < t->id_space ? t->trace_id[id] : id;
+}
+
+/*
+ * sim_ev_from_trace - fold one event. @t->cpus > 0. Return: 0, or -errno
+ * reported on the reader (the message names the event and its field).
+ */
+static int sim_ev_from_trace(struct sim_trace *t, struct trace_reader *r,
+			     struct sim_ev *d, const struct trace_event *ev)
 {
 	uint32_t cpu = ev->cpu == TRACE_CPU_UNKNOWN ? ev->tid : ev->cpu;
+	int rc;
 
-	if (unlikely(ev->id > UINT32_MAX || ev->old_id > UINT32_MAX))
-		return -ERANGE;
+	rc = sim_dense_id(t, ev->id, &d->id);
+	if (!rc)
+		rc = sim_dense_id(t, ev->old_id, &d->old_id);
+	if (unlikely(rc == -E2BIG))
+		return trace_reader_reject(r, ev->old_id && d->id ? TRACE_FIELD_OLD_ID :
+					   TRACE_FIELD_ID, "more than 2^32 - 2 distinct object ids");
+	if (unlikely(rc))
+		return rc;
 	d->time_ns = ev->time_ns;
 	d->size = ev->size;
-	d->id = (uint32_t)ev->id;
-	d->old_id = (uint32_t)ev->old_id;
 	d->tid = ev->tid;
-	d->cpu = (uint16_t)(cpu % cpus);
+	d->cpu = (uint16_t)(cpu % t->cpus);
 	d->op = ev->op;
 	d->align_shift = ev->align ? (uint8_t)(63 - __builtin_clzll(ev->align)) : 0;
-	if (ev->align & (ev->align - 1))
+	if ((ev->align & (ev->align - 1)) && d->align_shift < 63)
 		d->align_shift++;	/* not a power of two: round up, as glibc */
+	if (ev->tid >= t->nthreads)
+		t->nthreads = ev->tid + 1;
 	return 0;
 }
 
@@ -50,7 +100,37 @@ void sim_trace_free(struct sim_trace *t)
 		trace_reader_close(t->r);
 	free(t->ev);
 	free(t->cmdline);
+	free(t->trace_id);
+	hmap_destroy(&t->ids);
 	memset(t, 0, sizeof(*t));
+}
+
+/*
+ * Header fields both loaders use. The CPU count is the recording's; the
+ * simulator runs at most TRACE_MAX_CPUS virtual CPUs (the percpu layer's
+ * vcpu table is sized by it), so a larger one is refused, naming the field.
+ */
+static int sim_trace_begin(struct sim_trace *t, struct trace_reader *r,
+			   unsigned int cpus, const char *who)
+{
+	const struct trace_meta *m = trace_reader_meta(r);
+
+	t->rec_cpus = m->cpus;
+	if (!cpus && m->cpus > TRACE_MAX_CPUS) {
+		trace_reader_reject(r, TRACE_FIELD_HDR_CPUS, "the recording says %u CPUs; "
+				    "the simulator runs 1 to %u virtual CPUs: choose with --cpus N",
+				    m->cpus, TRACE_MAX_CPUS);
+		fprintf(stderr, "%s: %s\n", who, trace_reader_error(r));
+		return -EPROTO;
+	}
+	/* --cpus, else the recording machine's, else Kconfig's default */
+	t->cpus = cpus ? cpus : (m->cpus ? m->cpus : CONFIG_SIM_DEFAULT_CPUS);
+	t->cmdline = strdup(m->cmdline ? m->cmdline : "");
+	if (!t->cmdline || hmap_init(&t->ids)) {
+		fprintf(stderr, "%s: out of memory\n", who);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 int sim_trace_load(struct sim_trace *t, const char *path, unsigned int cpus,
@@ -68,24 +148,24 @@ int sim_trace_load(struct sim_trace *t, const char *path, unsigned int cpus,
 			r ? trace_reader_error(r) : strerror(-rc));
 		goto out_close;
 	}
+	rc = sim_trace_begin(t, r, cpus, who);
+	if (rc)
+		goto out_close;
 	m = trace_reader_meta(r);
-	t->rec_cpus = m->cpus;
-	/* --cpus, else the recording machine's, else Kconfig's default */
-	t->cpus = cpus ? cpus : (m->cpus ? m->cpus : CONFIG_SIM_DEFAULT_CPUS);
-	t->cmdline = strdup(m->cmdline ? m->cmdline : "");
-	if (m->has_summary && m->nevents) {
-		t->cap = m->nevents;
+	/* The trailer's count is a claim until the end: a hint for the first
+	 * step only, growth follows the events met. */
+	t->cap = m->has_summary && m->nevents ? min_t(uint64_t, m->nevents, SIM_LOAD_CHUNK) : 0;
+	if (t->cap) {
 		t->ev = malloc(t->cap * sizeof(*t->ev));
 		if (!t->ev) {
 			rc = -ENOMEM;
-			fprintf(stderr, "%s: %s: no memory for %" PRIu64 " events\n",
-				who, path, m->nevents);
+			fprintf(stderr, "%s: %s: out of memory\n", who, path);
 			goto out_close;
 		}
 	}
 	while ((rc = trace_reader_next(r, &ev)) == 1) {
 		if (unlikely(t->n == t->cap)) {
-			size_t cap = t->cap + SIM_LOAD_CHUNK;
+			size_t cap = t->cap < SIM_LOAD_CHUNK ? SIM_LOAD_CHUNK : 2 * t->cap;
 			struct sim_ev *n = realloc(t->ev, cap * sizeof(*n));
 
 			if (!n) {
@@ -97,23 +177,16 @@ int sim_trace_load(struct sim_trace *t, const char *path, unsigned int cpus,
 			t->ev = n;
 			t->cap = cap;
 		}
-		if (sim_ev_from_trace(&t->ev[t->n], &ev, t->cpus)) {
-			rc = -ERANGE;
-			fprintf(stderr, "%s: %s: event %zu: object id %" PRIu64
-				" above 2^32 (ids are dense: damaged trace?)\n",
-				who, path, t->n, ev.id > ev.old_id ? ev.id : ev.old_id);
-			goto out_close;
-		}
-		if (ev.id >= t->id_space)
-			t->id_space = ev.id + 1;
-		if (ev.old_id >= t->id_space)
-			t->id_space = ev.old_id + 1;
-		if (ev.tid >= t->nthreads)
-			t->nthreads = ev.tid + 1;
+		rc = sim_ev_from_trace(t, r, &t->ev[t->n], &ev);
+		if (rc)
+			break;
 		t->n++;
 	}
 	if (rc < 0) {
-		fprintf(stderr, "%s: %s\n", who, trace_reader_error(r));
+		if (rc == -ENOMEM)
+			fprintf(stderr, "%s: %s: out of memory at event %zu\n", who, path, t->n);
+		else
+			fprintf(stderr, "%s: %s\n", who, trace_reader_error(r));
 		goto out_close;
 	}
 	rc = 0;
@@ -140,15 +213,16 @@ int sim_trace_open(struct sim_trace *t, const char *path, unsigned int cpus,
 		sim_trace_free(t);
 		return rc;
 	}
-	m = trace_reader_meta(t->r);
-	t->rec_cpus = m->cpus;
-	t->cpus = cpus ? cpus : (m->cpus ? m->cpus : CONFIG_SIM_DEFAULT_CPUS);
-	t->cmdline = strdup(m->cmdline ? m->cmdline : "");
-	if (m->has_summary) {
-		t->n = m->nevents;
-		t->id_space = m->id_space;
-		t->nthreads = m->nthreads;
+	rc = sim_trace_begin(t, t->r, cpus, who);
+	if (rc) {
+		sim_trace_free(t);
+		return rc;
 	}
+	m = trace_reader_meta(t->r);
+	/* Claims, for the sampling interval only: the id space and threads
+	 * follow the events met. */
+	if (m->has_summary)
+		t->n = m->nevents;
 	return 0;
 }
 
@@ -160,20 +234,16 @@ long sim_trace_read(struct sim_trace *t, struct sim_ev *buf, size_t max,
 	int rc = 0;
 
 	while (n < max && (rc = trace_reader_next(t->r, &ev)) == 1) {
-		if (sim_ev_from_trace(&buf[n], &ev, t->cpus)) {
-			fprintf(stderr, "%s: %s: event %" PRIu64 ": object id above 2^32 "
-				"(ids are dense: damaged trace?)\n", who, t->path,
-				trace_reader_position(t->r) - 1);
-			return -ERANGE;
-		}
-		if (ev.id >= t->id_space)
-			t->id_space = ev.id + 1;
-		if (ev.old_id >= t->id_space)
-			t->id_space = ev.old_id + 1;
+		rc = sim_ev_from_trace(t, t->r, &buf[n], &ev);
+		if (rc)
+			break;
 		n++;
 	}
 	if (rc < 0) {
-		fprintf(stderr, "%s: %s\n", who, trace_reader_error(t->r));
+		if (rc == -ENOMEM)
+			fprintf(stderr, "%s: %s: out of memory\n", who, t->path);
+		else
+			fprintf(stderr, "%s: %s\n", who, trace_reader_error(t->r));
 		return rc;
 	}
 	return (long)n;

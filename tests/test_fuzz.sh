@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs each libFuzzer target (fuzz/Build.mk) on its seed corpus for
-# FUZZ_TIME seconds (make check: 4; make fuzz: 300). New inputs go to a
+# FUZZ_TIME seconds (make check: 4; make fuzz: 300), under ASan and UBSan
+# with a 2 GiB RSS limit. The forged-trace targets (trace_struct, report,
+# loaders, sim) read a trace description, not a file (fuzz/forge.h). New inputs go to a
 # scratch directory; a crash leaves its input in $O/fuzz/crashes/.
 set -u
 O=${O:-build}
 FUZZ_TIME=${FUZZ_TIME:-4}
 status=0
-for t in trace mtrace perf; do
+for t in trace mtrace perf trace_struct report loaders sim; do
 	bin=$O/fuzz/fuzz_$t
 	if [ ! -x "$bin" ]; then
 		echo "FAIL: $bin not built (make O=$O fuzz-build; needs clang)"

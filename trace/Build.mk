@@ -10,3 +10,9 @@ TRACE_LIBS := -lzstd
 # White-box suite of the trace format links the format objects.
 $(obj)/tests/check_trace: $(addprefix $(obj)/,$(trace-objs))
 $(obj)/tests/check_trace: LDLIBS += $(TRACE_LIBS)
+
+# Hostile-trace writer for the shell tests (tests/test_trace_hostile.sh).
+progs += $(obj)/tests/trace_forge
+$(obj)/tests/trace_forge: $(obj)/tests/trace_forge.o $(addprefix $(obj)/,$(trace-objs))
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(TRACE_LIBS) $(LDLIBS)

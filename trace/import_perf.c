@@ -184,9 +184,11 @@ static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line
 		size_t n = strlen(tok[ti - 1]);
 		uint64_t c;
 
-		if (n < 3 || tok[ti - 1][n - 1] != ']' || !parse_dec(tok[ti - 1] + 1, n - 2, &c) ||
-		    c >= TRACE_CPU_UNKNOWN)
+		if (n < 3 || tok[ti - 1][n - 1] != ']' || !parse_dec(tok[ti - 1] + 1, n - 2, &c))
 			return pf_err(p, line, "expected [CPU] before the time, found \"%.20s\"", tok[ti - 1]);
+		if (c >= TRACE_MAX_CPUS)
+			return pf_err(p, line, "expected a CPU number below %u (Linux's largest "
+				      "NR_CPUS), found %" PRIu64, TRACE_MAX_CPUS, c);
 		cpu = (uint32_t)c;
 		ti--;
 	}

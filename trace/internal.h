@@ -37,9 +37,32 @@
 #define TRACE_EV_RESERVED	0x80u
 
 #define TRACE_ID_LIMIT		((uint64_t)1 << 63)
+/* CPUs the tools accept: Linux's largest NR_CPUS (x86 MAXSMP), which is
+ * also the percpu layer's virtual-CPU limit. Importers refuse CPU numbers
+ * at or above it; sim and tune refuse a larger header CPU count or --cpus. */
+#define TRACE_MAX_CPUS		8192u
 
 /* trace/trace_common.c */
 uint32_t trace_crc32c(uint32_t crc, const void *buf, size_t len);
+
+/* Keyed hash table u64 -> u64 for tables an input fills (addresses, ids,
+ * thread numbers): SipHash-1-3 under a random key per table, so a file
+ * cannot aim keys at one bucket. Memory follows the keys inserted. Every
+ * key but UINT64_MAX. */
+struct hmap_slot {
+	uint64_t key;		/* key + 1; 0 = empty */
+	uint64_t val;
+};
+struct hmap {
+	struct hmap_slot *slots;
+	uint64_t mask, count;
+	uint64_t key[2];
+};
+int hmap_init(struct hmap *m);			/* 0 or -ENOMEM */
+void hmap_destroy(struct hmap *m);
+uint64_t *hmap_find(const struct hmap *m, uint64_t key);	/* NULL: absent */
+int hmap_insert(struct hmap *m, uint64_t key, uint64_t val);	/* -EEXIST, -ENOMEM */
+int hmap_remove(struct hmap *m, uint64_t key, uint64_t *val);	/* -ENOENT */
 /* trace/trace_write.c: header fields only known at the end (imports): the
  * header is rewritten in place by trace_writer_close(). */
 void trace_writer_set_cpus_pid(struct trace_writer *w, uint32_t cpus, uint32_t pid);

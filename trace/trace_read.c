@@ -44,6 +44,9 @@ struct trace_reader {
 	uint64_t prev_cpu;
 	uint64_t max_id;		/* for checking the trailer */
 	uint32_t max_tid;
+	/* Decoded byte of each field of the event returned last, for
+	 * trace_reader_reject(); inherited fields point at the op byte. */
+	uint32_t fld[TRACE_FIELD_NR];
 	char err[768];
 };
 
@@ -152,16 +155,48 @@ static int read_header(struct trace_reader *r)
 	return 0;
 }
 
+/*
+ * The trailer read at open is a claim, checked against the events at the
+ * end; until then it must at least fit the file: chunks of at least 41
+ * bytes each in the bytes between header and trailer, between 1 and
+ * TRACE_CHUNK_RAW_MAX / TRACE_EVENT_MIN events per chunk, ids below 2^63.
+ * Consumers still size nothing by it (they follow the events they meet).
+ * Return: 0, or the error naming the offending field.
+ */
+static int check_claims(struct trace_reader *r, const uint8_t *t, uint64_t at)
+{
+	uint64_t nev = get_le64(t + 8), nch = get_le64(t + 16);
+	uint64_t room = at - r->off;	/* bytes for the chunks */
+	const uint64_t k = TRACE_CHUNK_RAW_MAX / TRACE_EVENT_MIN;	/* events a chunk */
+
+	if (nch > room / (TRACE_CHUNK_HDR + 1))
+		return fail(r, at + 16, "expected at most %" PRIu64 " chunks in %" PRIu64
+			    " bytes, trailer says %" PRIu64, room / (TRACE_CHUNK_HDR + 1),
+			    room, nch);
+	if (nev < nch || nev / k > nch || (nev / k == nch && nev % k))
+		return fail(r, at + 8, "expected %" PRIu64 " to %" PRIu64 " events in %"
+			    PRIu64 " chunks, trailer says %" PRIu64, nch, nch * k, nch, nev);
+	if (get_le64(t + 24) > TRACE_ID_LIMIT)
+		return fail(r, at + 24, "expected an id space of at most 2^63, trailer says %"
+			    PRIu64, get_le64(t + 24));
+	return 0;
+}
+
 /* On a seekable stream, the trailer is read up front for trace_meta. */
-static void peek_trailer(struct trace_reader *r)
+static int peek_trailer(struct trace_reader *r)
 {
 	uint8_t t[TRACE_TRAILER];
-	off_t here = ftello(r->f);
+	off_t here = ftello(r->f), end;
+	int rc = 0;
 
 	if (here < 0 || fseeko(r->f, -(off_t)TRACE_TRAILER, SEEK_END) < 0)
 		goto out;
-	if (fread(t, 1, sizeof(t), r->f) == sizeof(t) &&
+	end = ftello(r->f);
+	if (fread(t, 1, sizeof(t), r->f) == sizeof(t) && end >= here &&
 	    parse_trailer(t, &r->trailer)) {
+		rc = check_claims(r, t, (uint64_t)end);
+		if (rc)
+			goto out;
 		r->trailer_at_open = true;
 		r->meta.has_summary = true;
 		r->meta.nevents = r->trailer.nevents;
@@ -173,6 +208,7 @@ out:
 	clearerr(r->f);
 	if (here >= 0)
 		fseeko(r->f, here, SEEK_SET);
+	return rc;
 }
 
 int trace_reader_open_file(struct trace_reader **rp, FILE *f, const char *name)
@@ -193,8 +229,7 @@ int trace_reader_open_file(struct trace_reader **rp, FILE *f, const char *name)
 	rc = read_header(r);
 	if (rc)
 		return rc;
-	peek_trailer(r);
-	return 0;
+	return peek_trailer(r);
 }
 
 int trace_reader_open(struct trace_reader **rp, const char *path)
@@ -403,29 +438,37 @@ int trace_reader_next(struct trace_reader *r, struct trace_event *ev)
 	p = r->p;
 	if (p >= r->end)
 		return bad_event(r, "an event (chunk ends early)");
+	r->fld[TRACE_FIELD_OP] = r->fld[TRACE_FIELD_TID] = r->fld[TRACE_FIELD_CPU] =
+		r->fld[TRACE_FIELD_OLD_ID] = r->fld[TRACE_FIELD_SIZE] =
+		r->fld[TRACE_FIELD_ALIGN] = (uint32_t)(p - r->raw);
 	b = *p++;
 	if ((b & TRACE_EV_OP_MASK) >= TRACE_OP_NR || (b & TRACE_EV_RESERVED))
 		return bad_event(r, "a valid op byte");
 	if (r->chunk_left == r->chunk_events && (b & (TRACE_EV_SAME_TID | TRACE_EV_SAME_CPU)))
 		return bad_event(r, "explicit thread and CPU in a chunk's first event");
 	ev->op = b & TRACE_EV_OP_MASK;
+	r->fld[TRACE_FIELD_TIME] = (uint32_t)(p - r->raw);
 	if (get_varint(&p, r->end, &v) || v > UINT64_MAX - r->prev_time)
 		return bad_event(r, "time delta varint");
 	ev->time_ns = r->prev_time + v;
 	if (b & TRACE_EV_SAME_TID) {
 		ev->tid = r->prev_tid;
 	} else {
+		r->fld[TRACE_FIELD_TID] = (uint32_t)(p - r->raw);
 		if (get_varint(&p, r->end, &v) || v >= UINT32_MAX)
 			return bad_event(r, "thread varint");
 		ev->tid = (uint32_t)v;
 	}
 	if (b & TRACE_EV_SAME_CPU) {
 		v = r->prev_cpu;
-	} else if (get_varint(&p, r->end, &v) || v > UINT32_MAX) {
-		return bad_event(r, "CPU varint");
+	} else {
+		r->fld[TRACE_FIELD_CPU] = (uint32_t)(p - r->raw);
+		if (get_varint(&p, r->end, &v) || v > UINT32_MAX)
+			return bad_event(r, "CPU varint");
 	}
 	r->prev_cpu = v;
 	ev->cpu = v ? (uint32_t)(v - 1) : TRACE_CPU_UNKNOWN;
+	r->fld[TRACE_FIELD_ID] = (uint32_t)(p - r->raw);
 	if (get_varint(&p, r->end, &v))
 		return bad_event(r, "object id varint");
 	id = r->prev_id + (uint64_t)unzigzag(v);
@@ -434,6 +477,7 @@ int trace_reader_next(struct trace_reader *r, struct trace_event *ev)
 	ev->id = id;
 	ev->old_id = 0;
 	if (ev->op == TRACE_OP_REALLOC) {
+		r->fld[TRACE_FIELD_OLD_ID] = (uint32_t)(p - r->raw);
 		if (get_varint(&p, r->end, &v))
 			return bad_event(r, "realloc old id varint");
 		ev->old_id = id + (uint64_t)unzigzag(v);
@@ -441,9 +485,11 @@ int trace_reader_next(struct trace_reader *r, struct trace_event *ev)
 			return bad_event(r, "realloc old id below 2^63");
 	}
 	ev->size = 0;
+	r->fld[TRACE_FIELD_SIZE] = (uint32_t)(p - r->raw);
 	if (trace_op_has_size(ev->op) && get_varint(&p, r->end, &ev->size))
 		return bad_event(r, "size varint");
 	ev->align = 0;
+	r->fld[TRACE_FIELD_ALIGN] = (uint32_t)(p - r->raw);
 	if (trace_op_has_align(ev->op) && get_varint(&p, r->end, &ev->align))
 		return bad_event(r, "alignment varint");
 	r->p = p;
@@ -459,4 +505,39 @@ int trace_reader_next(struct trace_reader *r, struct trace_event *ev)
 	r->chunk_left--;
 	r->nevents++;
 	return 1;
+}
+
+static const char *const field_names[TRACE_FIELD_NR] = {
+	[TRACE_FIELD_HDR_CPUS]	= "header CPU count",
+	[TRACE_FIELD_OP]	= "op",
+	[TRACE_FIELD_TIME]	= "time",
+	[TRACE_FIELD_TID]	= "thread",
+	[TRACE_FIELD_CPU]	= "CPU",
+	[TRACE_FIELD_ID]	= "object id",
+	[TRACE_FIELD_OLD_ID]	= "realloc old id",
+	[TRACE_FIELD_SIZE]	= "size",
+	[TRACE_FIELD_ALIGN]	= "alignment",
+};
+
+int trace_reader_reject(struct trace_reader *r, enum trace_field field,
+			const char *fmt, ...)
+{
+	const char *what = (unsigned int)field < TRACE_FIELD_NR ? field_names[field] : "?";
+	va_list ap;
+	int n;
+
+	if (field == TRACE_FIELD_HDR_CPUS || !r->nevents)
+		n = snprintf(r->err, sizeof(r->err), "%s: byte offset %u (%s): ", r->name,
+			     field == TRACE_FIELD_HDR_CPUS ? 16u : 0u, what);
+	else
+		n = snprintf(r->err, sizeof(r->err), "%s: byte offset %" PRIu64
+			     ": chunk event %u (trace event %" PRIu64 "), decoded byte %u (%s): ",
+			     r->name, r->chunk_off, r->chunk_events - r->chunk_left - 1,
+			     r->nevents - 1, (unsigned int)field < TRACE_FIELD_NR ?
+			     r->fld[field] : 0, what);
+	va_start(ap, fmt);
+	if (n > 0 && (size_t)n < sizeof(r->err))
+		vsnprintf(r->err + n, sizeof(r->err) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return r->error = -EPROTO;
 }

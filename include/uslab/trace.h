@@ -215,6 +215,39 @@ int trace_reader_next(struct trace_reader *r, struct trace_event *ev);
 /* Index of the next event trace_reader_next() returns (events read so far). */
 uint64_t trace_reader_position(const struct trace_reader *r);
 
+/**
+ * enum trace_field - a field a consumer may refuse with trace_reader_reject():
+ * the header's CPU count, or one field of the event trace_reader_next()
+ * returned last.
+ */
+enum trace_field {
+	TRACE_FIELD_HDR_CPUS,
+	TRACE_FIELD_OP,
+	TRACE_FIELD_TIME,
+	TRACE_FIELD_TID,
+	TRACE_FIELD_CPU,
+	TRACE_FIELD_ID,
+	TRACE_FIELD_OLD_ID,
+	TRACE_FIELD_SIZE,
+	TRACE_FIELD_ALIGN,
+	TRACE_FIELD_NR
+};
+
+/**
+ * trace_reader_reject - a consumer's limit refuses a field the format allows
+ * (a thread number past the threads it can run, more distinct ids than it
+ * can hold, ...). The message names the byte offset as the reader's own do:
+ * "FILE: byte offset N: chunk event K (trace event M), decoded byte B
+ * (FIELD): WHAT" for an event field, "FILE: byte offset N (FIELD): WHAT"
+ * for a header field.
+ * @r: the reader; the error becomes sticky, as a reader error.
+ * @field: which field.
+ * @fmt: what is wrong, printf-style.
+ * Return: -EPROTO.
+ */
+int trace_reader_reject(struct trace_reader *r, enum trace_field field,
+			const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* The last error as "FILE: byte offset N: expected ..., found ..." text. */
 const char *trace_reader_error(const struct trace_reader *r);
 

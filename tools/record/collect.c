@@ -48,8 +48,9 @@ struct cursor {
 struct merge {
 	int fd;
 	const char *name;
-	struct cursor *cur;	/* indexed by raw tid */
-	uint32_t ncur;
+	struct cursor *cur;	/* one per raw tid met, in order of first block */
+	uint32_t ncur, cur_cap;
+	struct hmap tids;	/* raw tid -> index in cur[] */
 	struct cursor **heap;
 	uint32_t nheap;
 	struct idmap *ids;	/* live address -> dense id */
@@ -92,7 +93,7 @@ static int index_raw(struct merge *m, uint64_t *tmin)
 	struct rec_state st;
 	uint8_t head[REC_EVENT_MAX];
 	const uint8_t *p;
-	uint64_t off = 0;
+	uint64_t off = 0, *v;
 	ssize_t n;
 
 	*tmin = UINT64_MAX;
@@ -113,21 +114,27 @@ static int index_raw(struct merge *m, uint64_t *tmin)
 				"keeping the events before it\n", m->name, off);
 			return 0;
 		}
-		if (h.tid >= m->ncur) {
-			uint32_t ncur = h.tid + 1;
-			struct cursor *c = realloc(m->cur, ncur * sizeof(*c));
+		/* Memory follows the threads met, not the numbers they carry. */
+		v = hmap_find(&m->tids, h.tid);
+		if (!v) {
+			if (m->ncur == m->cur_cap) {
+				uint32_t cap = m->cur_cap ? 2 * m->cur_cap : 16;
+				struct cursor *c = realloc(m->cur, cap * sizeof(*c));
 
-			if (!c)
-				return -ENOMEM;
-			memset(c + m->ncur, 0, (ncur - m->ncur) * sizeof(*c));
-			for (uint32_t i = m->ncur; i < ncur; i++) {
-				c[i].raw_tid = i;
-				c[i].out_tid = UINT32_MAX;
+				if (!c)
+					return -ENOMEM;
+				m->cur = c;
+				m->cur_cap = cap;
 			}
-			m->cur = c;
-			m->ncur = ncur;
+			memset(&m->cur[m->ncur], 0, sizeof(m->cur[0]));
+			m->cur[m->ncur].raw_tid = h.tid;
+			m->cur[m->ncur].out_tid = UINT32_MAX;
+			if (hmap_insert(&m->tids, h.tid, m->ncur))
+				return -ENOMEM;
+			v = hmap_find(&m->tids, h.tid);
+			m->ncur++;
 		}
-		if (add_block(&m->cur[h.tid], off + sizeof(h), h.count, h.bytes))
+		if (add_block(&m->cur[*v], off + sizeof(h), h.count, h.bytes))
 			return -ENOMEM;
 		if (first.time < *tmin)
 			*tmin = first.time;
@@ -355,10 +362,14 @@ int record_convert(struct record_image *im, int level)
 	uint32_t next_tid = 0;
 	int rc;
 
+	if (hmap_init(&m.tids))
+		return -ENOMEM;
 	m.fd = open(im->raw, O_RDONLY | O_CLOEXEC);
 	if (m.fd < 0) {
+		rc = -errno;
 		fprintf(stderr, "uslab record: %s: %s\n", im->raw, strerror(errno));
-		return -errno;
+		hmap_destroy(&m.tids);
+		return rc;
 	}
 	rc = index_raw(&m, &tmin);
 	if (rc)
@@ -428,6 +439,7 @@ out:
 		free(m.cur[i].buf);
 	}
 	free(m.cur);
+	hmap_destroy(&m.tids);
 	free(m.heap);
 	idmap_free(m.ids);
 	close(m.fd);

@@ -43,6 +43,7 @@
 #include "tools/uslab/builtin.h"
 
 #define RP_SAMPLE_SHIFT	3		/* time one call in 8 */
+#define RP_MAX_THREADS	4096u		/* as --threads allows */
 #define RP_ENV_CHILD	"USLAB_REPLAY_CHILD"
 
 struct rp_ev {
@@ -51,7 +52,9 @@ struct rp_ev {
 	uint32_t seq_id, seq_old;	/* done[] value each must find */
 	uint8_t op;
 	uint8_t align_shift;
+	uint32_t repeat;		/* without ids: times more it runs */
 };
+static_assert(sizeof(struct rp_ev) == 32, "32 bytes an event");
 
 struct rp_thread {
 	pthread_t th;
@@ -73,6 +76,7 @@ struct replay {
 	bool touch;
 	uint64_t ops[TRACE_OP_NR];
 	uint64_t events;
+	uint64_t records;		/* struct rp_ev held, all threads */
 };
 
 static inline uint64_t rdtsc(void)
@@ -98,10 +102,38 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int rp_push(struct rp_thread *t, const struct rp_ev *e)
+/*
+ * Decoded events replay may hold: a quarter of physical memory or of the
+ * address-space limit, at 32 bytes each. A few kilobytes of compressed
+ * events can decode to hundreds of millions; past this the load stops with
+ * the event's offset rather than the machine swapping. (Runs of events
+ * without an object, free(NULL) or failed calls, take one record per run.)
+ */
+static uint64_t rp_event_budget(void)
 {
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t mem = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 1ull << 31;
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < mem)
+		mem = rl.rlim_cur;
+	return mem / 4 / sizeof(struct rp_ev);
+}
+
+/* Append @e to its thread; a run of id-less events is one record. */
+static int rp_push(struct replay *rp, struct rp_thread *t, const struct rp_ev *e)
+{
+	if (!e->id && !e->old_id && t->n) {
+		struct rp_ev *last = &t->ev[t->n - 1];
+
+		if (!last->id && !last->old_id && last->op == e->op && last->size == e->size &&
+		    last->align_shift == e->align_shift && last->repeat < UINT32_MAX) {
+			last->repeat++;
+			return 0;
+		}
+	}
 	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 4096;
+		size_t cap = t->cap ? 2 * t->cap : 16;
 		struct rp_ev *n = realloc(t->ev, cap * sizeof(*n));
 
 		if (!n)
@@ -110,17 +142,62 @@ static int rp_push(struct rp_thread *t, const struct rp_ev *e)
 		t->cap = cap;
 	}
 	t->ev[t->n++] = *e;
+	rp->records++;
 	return 0;
 }
 
-/* Decode the trace into per-thread arrays with their sequence numbers. */
+/* Slot of a trace id's current object; 0 (NULL) for an id never allocated. */
+static uint32_t rp_slot(const struct hmap *map, uint64_t id)
+{
+	const uint64_t *v = hmap_find(map, id);
+
+	return v ? (uint32_t)*v : 0;
+}
+
+/* Thread of @tid: dense in the order threads first appear, at most
+ * RP_MAX_THREADS. Return: 0, -E2BIG (reported on @r), -ENOMEM. */
+static int rp_thread_of(struct replay *rp, struct hmap *tids,
+			struct trace_reader *r, uint32_t tid, unsigned int *idx)
+{
+	const uint64_t *v = hmap_find(tids, tid);
+	struct rp_thread *n;
+
+	if (likely(v)) {
+		*idx = (unsigned int)*v;
+		return 0;
+	}
+	if (rp->nthreads == RP_MAX_THREADS) {
+		trace_reader_reject(r, TRACE_FIELD_TID, "thread %u is the %u-th: replay "
+				    "runs one thread per recorded thread, at most %u; fold "
+				    "them with --threads N", tid, RP_MAX_THREADS + 1,
+				    RP_MAX_THREADS);
+		return -E2BIG;
+	}
+	n = realloc(rp->t, (rp->nthreads + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	rp->t = n;
+	memset(&n[rp->nthreads], 0, sizeof(*n));
+	if (hmap_insert(tids, tid, rp->nthreads))
+		return -ENOMEM;
+	*idx = rp->nthreads++;
+	return 0;
+}
+
+/*
+ * Decode the trace into per-thread arrays with their sequence numbers.
+ * Memory follows what the file holds, never what its trailer declares:
+ * ids map to slots through a keyed table of the ids met, threads are the
+ * ones met (at most RP_MAX_THREADS), and the decoded events stay under
+ * rp_event_budget().
+ */
 static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 {
 	struct trace_reader *r = NULL;
-	const struct trace_meta *m;
 	struct trace_event ev;
-	uint32_t *seq = NULL, *map = NULL;	/* by slot; id -> slot */
-	uint64_t seq_cap = 0, map_cap = 0;
+	struct hmap map = { 0 }, tids = { 0 };	/* trace id -> slot; tid -> thread */
+	uint32_t *seq = NULL;			/* by slot */
+	uint64_t seq_cap = 0, budget = rp_event_budget();
 	int rc;
 
 	rc = trace_reader_open(&r, path);
@@ -128,51 +205,47 @@ static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 		fprintf(stderr, "uslab replay: %s\n", r ? trace_reader_error(r) : strerror(-rc));
 		goto out;
 	}
-	m = trace_reader_meta(r);
-	rp->nthreads = fold ? fold : (m->has_summary && m->nthreads ? m->nthreads : 1);
-	rp->t = calloc(rp->nthreads, sizeof(*rp->t));
-	if (!rp->t)
+	if (hmap_init(&map) || hmap_init(&tids))
 		goto out_nomem;
+	if (fold) {
+		rp->nthreads = fold;
+		rp->t = calloc(rp->nthreads, sizeof(*rp->t));
+		if (!rp->t)
+			goto out_nomem;
+	}
 	while ((rc = trace_reader_next(r, &ev)) == 1) {
 		struct rp_ev e = { 0 };
 		unsigned int tid;
-		uint64_t hi = ev.id > ev.old_id ? ev.id : ev.old_id;
 		bool in_place = ev.op == TRACE_OP_REALLOC && ev.id == ev.old_id;
 
-		if (hi >= TRACE_ID_LIMIT) {
-			fprintf(stderr, "uslab replay: %s: event %" PRIu64 ": id %" PRIu64
-				" out of range\n", path, rp->events, hi);
-			rc = -ERANGE;
-			goto out;
-		}
-		if (hi >= map_cap) {
-			uint64_t cap = map_cap ? map_cap : 4096;
-			uint32_t *n;
-
-			while (cap <= hi)
-				cap *= 2;
-			n = realloc(map, cap * sizeof(*n));
-			if (!n)
-				goto out_nomem;
-			memset(n + map_cap, 0, (cap - map_cap) * sizeof(*n));
-			map = n;
-			map_cap = cap;
+		if (rp->records == budget) {
+			rc = trace_reader_reject(r, TRACE_FIELD_OP, "more than %" PRIu64
+						 " events to hold: replay decodes the whole trace "
+						 "into memory first (32 bytes an event), and "
+						 "that is a quarter of the memory it may use", budget);
+			goto out_reject;
 		}
 		/* A slot per object lifetime; an id reused later gets a new one. */
 		if (ev.op == TRACE_OP_REALLOC || trace_op_is_free(ev.op))
 			e.old_id = ev.old_id || trace_op_is_free(ev.op) ?
-				map[trace_op_is_free(ev.op) ? ev.id : ev.old_id] : 0;
+				rp_slot(&map, trace_op_is_free(ev.op) ? ev.id : ev.old_id) : 0;
 		if (ev.id && !trace_op_is_free(ev.op)) {
 			if (in_place) {
 				e.id = e.old_id;
 			} else {
+				uint64_t *v;
+
 				if (rp->nslots + 1 >= UINT32_MAX) {
-					fprintf(stderr, "uslab replay: %s: more than 2^32 objects\n", path);
-					rc = -ERANGE;
-					goto out;
+					rc = trace_reader_reject(r, TRACE_FIELD_ID,
+								 "more than 2^32 objects");
+					goto out_reject;
 				}
 				e.id = (uint32_t)++rp->nslots;
-				map[ev.id] = e.id;
+				v = hmap_find(&map, ev.id);
+				if (v)
+					*v = e.id;
+				else if (hmap_insert(&map, ev.id, e.id))
+					goto out_nomem;
 			}
 		}
 		if (trace_op_is_free(ev.op)) {
@@ -192,36 +265,34 @@ static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 		if (fold) {
 			tid = ev.tid % fold;
 		} else {
-			if (ev.tid >= rp->nthreads) {
-				unsigned int nt = ev.tid + 1;
-				struct rp_thread *n = realloc(rp->t, nt * sizeof(*n));
-
-				if (!n)
-					goto out_nomem;
-				memset(n + rp->nthreads, 0, (nt - rp->nthreads) * sizeof(*n));
-				rp->t = n;
-				rp->nthreads = nt;
-			}
-			tid = ev.tid;
+			rc = rp_thread_of(rp, &tids, r, ev.tid, &tid);
+			if (rc == -E2BIG)
+				goto out_reject;
+			if (rc)
+				goto out_nomem;
 		}
 		e.op = ev.op;
 		e.size = ev.size;
 		/* log2 of the alignment, rounded up as glibc rounds memalign's */
 		if (ev.align > 1)
 			e.align_shift = (uint8_t)(64 - __builtin_clzll(ev.align - 1));
+		if (e.align_shift > 63)		/* above 2^63: fails, as it did */
+			e.align_shift = 63;
 		/* Ids 0 (NULL) need no ordering; the old side of realloc first. */
 		if (e.old_id && e.old_id != e.id)
 			e.seq_old = seq[e.old_id]++;
 		if (e.id)
 			e.seq_id = seq[e.id]++;
-		if (rp_push(&rp->t[tid], &e))
+		if (rp_push(rp, &rp->t[tid], &e))
 			goto out_nomem;
 		if (ev.op < TRACE_OP_NR)
 			rp->ops[ev.op]++;
 		rp->events++;
 	}
 	if (rc < 0) {
+out_reject:
 		fprintf(stderr, "uslab replay: %s\n", trace_reader_error(r));
+		rc = rc < 0 ? rc : -EPROTO;
 		goto out;
 	}
 	rc = 0;
@@ -231,7 +302,8 @@ out_nomem:
 	rc = -ENOMEM;
 out:
 	free(seq);
-	free(map);
+	hmap_destroy(&map);
+	hmap_destroy(&tids);
 	if (r)
 		trace_reader_close(r);
 	return rc;
@@ -356,6 +428,8 @@ static void *rp_thread_fn(void *arg)
 		} else {
 			rp_do(rp, e);
 		}
+		for (uint32_t k = e->repeat; unlikely(k); k--)
+			rp_do(rp, e);	/* no object: nothing to order */
 		if (e->old_id && e->old_id != e->id)
 			atomic_store_explicit(&rp->done[e->old_id], e->seq_old + 1,
 					      memory_order_release);
@@ -464,7 +538,7 @@ int cmd_replay(int argc, char **argv)
 		case 'R': fold = 0; break;
 		case 't':
 			fold = strtoul(optarg, &end, 10);
-			if (*end || !fold || fold > 4096) {
+			if (*end || !fold || fold > RP_MAX_THREADS) {
 				fprintf(stderr, "uslab replay: bad --threads '%s'\n", optarg);
 				return 2;
 			}

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * `uslab report TRACE`: one streaming pass over a trace. Memory is bounded
- * by the live-object table (indexed by the trace's dense ids), the thread
- * and CPU tables, and fixed-size histograms; never by the trace length.
+ * `uslab report TRACE`: one streaming pass over a trace. Memory follows
+ * what the file holds: the live objects (a keyed table from id to a pool of
+ * records, so an id of 2^40 costs what an id of 40 does), the threads met
+ * (at most MAX_THREADS), the CPU table and fixed-size histograms; never the
+ * trace length, nor a number the file declares.
  * No locks: single-threaded.
  */
 #include <errno.h>
@@ -13,8 +15,7 @@
 #include <string.h>
 #include "tools/uslab/builtin.h"
 
-#define MAX_IDS		((uint64_t)1 << 30)
-#define MAX_THREADS	(1u << 20)
+#define MAX_THREADS	(1u << 20)	/* distinct threads met */
 #define MAX_CPUS	4096u
 /* Log-linear histogram: 8 sub-buckets per power of two, < 9% error. */
 #define HIST_SUB	8
@@ -35,6 +36,7 @@ struct live {
 
 struct thread_stats {
 	uint64_t events, allocs, frees, bytes, remote_frees;
+	uint32_t tid;
 };
 
 struct hist {
@@ -44,9 +46,16 @@ struct hist {
 };
 
 struct report {
+	struct trace_reader *r;
+	struct hmap ids;		/* live id -> index in live[] */
 	struct live *live;
-	uint64_t nlive_slots;
+	uint64_t nlive_slots;		/* live[] entries in use or free */
+	uint64_t live_cap;
+	uint64_t *free_slots;		/* indices of live[] to reuse */
+	uint64_t nfree, free_cap;
+	struct hmap tids;		/* tid -> index in threads[] */
 	struct thread_stats *threads;
+	uint64_t threads_cap;
 	uint32_t nthreads;
 	uint64_t *cpu_events;
 	uint32_t ncpus;
@@ -138,7 +147,50 @@ static int grow_array(void **p, uint64_t *n, uint64_t need, size_t elem,
 	return 0;
 }
 
-static int on_alloc(struct report *rp, const struct trace_event *ev)
+/* A record for live object @id: its own if it is live, else a new one. */
+static int live_get(struct report *rp, uint64_t id, struct live **lp)
+{
+	uint64_t *v = hmap_find(&rp->ids, id), i;
+	int rc;
+
+	if (v) {
+		*lp = &rp->live[*v];
+		return 0;
+	}
+	if (rp->nfree) {
+		i = rp->free_slots[--rp->nfree];
+	} else {
+		rc = grow_array((void **)&rp->live, &rp->live_cap, rp->nlive_slots + 1,
+				sizeof(*rp->live), UINT64_MAX / sizeof(*rp->live));
+		if (rc)
+			return rc;
+		i = rp->nlive_slots++;
+	}
+	rc = hmap_insert(&rp->ids, id, i);
+	if (rc)
+		return rc;
+	rp->live[i].used = false;
+	*lp = &rp->live[i];
+	return 0;
+}
+
+static int live_put(struct report *rp, uint64_t id)
+{
+	uint64_t i;
+	int rc;
+
+	if (hmap_remove(&rp->ids, id, &i))
+		return 0;
+	rp->live[i].used = false;
+	rc = grow_array((void **)&rp->free_slots, &rp->free_cap, rp->nfree + 1,
+			sizeof(*rp->free_slots), UINT64_MAX / sizeof(uint64_t));
+	if (rc)
+		return rc;
+	rp->free_slots[rp->nfree++] = i;
+	return 0;
+}
+
+static int on_alloc(struct report *rp, const struct trace_event *ev, struct thread_stats *ts)
 {
 	unsigned int c = size_class(ev->size);
 	struct live *l;
@@ -150,17 +202,15 @@ static int on_alloc(struct report *rp, const struct trace_event *ev)
 	rp->class_bytes[c] += ev->size;
 	if (c < ARRAY_SIZE(kmalloc_classes))
 		rp->class_waste[c] += kmalloc_classes[c] - ev->size;
-	rp->threads[ev->tid].allocs++;
-	rp->threads[ev->tid].bytes += ev->size;
+	ts->allocs++;
+	ts->bytes += ev->size;
 	if (!ev->id) {
 		rp->failed++;
 		return 0;
 	}
-	rc = grow_array((void **)&rp->live, &rp->nlive_slots, ev->id + 1,
-			sizeof(*rp->live), MAX_IDS);
+	rc = live_get(rp, ev->id, &l);
 	if (rc)
 		return rc;
-	l = &rp->live[ev->id];
 	if (l->used) {		/* never freed: the trace breaks its promise */
 		rp->live_bytes -= l->size;
 		rp->live_objs--;
@@ -169,7 +219,7 @@ static int on_alloc(struct report *rp, const struct trace_event *ev)
 	l->time = ev->time_ns;
 	l->index = rp->events;
 	l->size = ev->size;
-	l->tid = ev->tid;
+	l->tid = (uint32_t)(ts - rp->threads);
 	rp->live_bytes += ev->size;
 	rp->live_objs++;
 	if (rp->live_bytes > rp->peak_bytes) {
@@ -182,41 +232,69 @@ static int on_alloc(struct report *rp, const struct trace_event *ev)
 	return 0;
 }
 
-static void on_free(struct report *rp, const struct trace_event *ev, uint64_t id)
+static int on_free(struct report *rp, const struct trace_event *ev,
+		   struct thread_stats *ts, uint64_t id)
 {
+	uint64_t *v;
 	struct live *l;
 
 	rp->frees++;
-	rp->threads[ev->tid].frees++;
+	ts->frees++;
 	if (!id) {
 		rp->free_null++;
-		return;
+		return 0;
 	}
-	if (id >= rp->nlive_slots || !rp->live[id].used) {
+	v = hmap_find(&rp->ids, id);
+	if (!v || !rp->live[*v].used) {
 		rp->unknown_frees++;
-		return;
+		return 0;
 	}
-	l = &rp->live[id];
+	l = &rp->live[*v];
 	hist_add(&rp->life_ns, ev->time_ns - l->time);
 	hist_add(&rp->life_ev, rp->events - l->index);
-	if (l->tid != ev->tid)
-		rp->threads[ev->tid].remote_frees++;
+	if (l->tid != (uint32_t)(ts - rp->threads))
+		ts->remote_frees++;
 	rp->live_bytes -= l->size;
 	rp->live_objs--;
-	l->used = false;
+	return live_put(rp, id);
+}
+
+/* Stats of thread @tid, made at first sight; at most MAX_THREADS. */
+static int thread_get(struct report *rp, uint32_t tid, struct thread_stats **tsp)
+{
+	uint64_t *v = hmap_find(&rp->tids, tid), n;
+	int rc;
+
+	if (likely(v)) {
+		*tsp = &rp->threads[*v];
+		return 0;
+	}
+	if (rp->nthreads == MAX_THREADS)
+		return trace_reader_reject(rp->r, TRACE_FIELD_TID, "thread %u is past the %u "
+					   "threads report counts", tid, MAX_THREADS);
+	n = rp->threads_cap;
+	rc = grow_array((void **)&rp->threads, &n, (uint64_t)rp->nthreads + 1,
+			sizeof(*rp->threads), MAX_THREADS);
+	if (rc)
+		return rc;
+	rp->threads_cap = n;
+	rc = hmap_insert(&rp->tids, tid, rp->nthreads);
+	if (rc)
+		return rc;
+	*tsp = &rp->threads[rp->nthreads++];
+	(*tsp)->tid = tid;
+	return 0;
 }
 
 static int account(struct report *rp, const struct trace_event *ev)
 {
+	struct thread_stats *ts = NULL;
 	uint64_t n;
 	int rc;
 
-	n = rp->nthreads;
-	rc = grow_array((void **)&rp->threads, &n, (uint64_t)ev->tid + 1,
-			sizeof(*rp->threads), MAX_THREADS);
+	rc = thread_get(rp, ev->tid, &ts);
 	if (rc)
 		return rc;
-	rp->nthreads = (uint32_t)n;
 	if (ev->cpu >= MAX_CPUS) {
 		rp->unknown_cpu++;
 	} else {
@@ -229,18 +307,18 @@ static int account(struct report *rp, const struct trace_event *ev)
 		rp->cpu_events[ev->cpu]++;
 	}
 	rp->ops[ev->op]++;
-	rp->threads[ev->tid].events++;
+	ts->events++;
 	if (trace_op_is_free(ev->op)) {
-		on_free(rp, ev, ev->id);
+		rc = on_free(rp, ev, ts, ev->id);
 	} else if (ev->op == TRACE_OP_REALLOC) {
 		bool failed = !ev->id && ev->size;
 
 		if (ev->old_id && !failed)
-			on_free(rp, ev, ev->old_id);
-		if (ev->id || ev->size)
-			rc = on_alloc(rp, ev);
+			rc = on_free(rp, ev, ts, ev->old_id);
+		if (!rc && (ev->id || ev->size))
+			rc = on_alloc(rp, ev, ts);
 	} else {
-		rc = on_alloc(rp, ev);
+		rc = on_alloc(rp, ev, ts);
 	}
 	rp->events++;
 	rp->last_time = ev->time_ns;
@@ -273,8 +351,17 @@ static void print_hist(FILE *f, const char *what, const struct hist *h)
 	fprintf(f, "  max %" PRIu64 "\n", h->max);
 }
 
+static int cmp_tid(const void *a, const void *b)
+{
+	uint32_t x = ((const struct thread_stats *)a)->tid;
+	uint32_t y = ((const struct thread_stats *)b)->tid;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts the thread table by tid: the last use of it. */
 static void print_report(FILE *f, const struct trace_meta *m,
-			 const struct report *rp, unsigned int max_threads)
+			 struct report *rp, unsigned int max_threads)
 {
 	uint32_t active = 0;
 
@@ -331,6 +418,8 @@ static void print_report(FILE *f, const struct trace_meta *m,
 	print_bytes(f, rp->live_bytes);
 	fprintf(f, " still live\n");
 
+	if (rp->nthreads)
+		qsort(rp->threads, rp->nthreads, sizeof(*rp->threads), cmp_tid);
 	for (uint32_t t = 0; t < rp->nthreads; t++)
 		active += rp->threads[t].events != 0;
 	fprintf(f, "\nthreads: %u\n", active);
@@ -346,7 +435,7 @@ static void print_report(FILE *f, const struct trace_meta *m,
 			break;
 		}
 		fprintf(f, "  %-6u %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %14" PRIu64
-			" %12" PRIu64 "\n", t, ts->events, ts->allocs, ts->frees,
+			" %12" PRIu64 "\n", ts->tid, ts->events, ts->allocs, ts->frees,
 			ts->bytes, ts->remote_frees);
 	}
 	fprintf(f, "\ncpus:");
@@ -392,17 +481,22 @@ int cmd_report(int argc, char **argv)
 	if (!r)
 		return 1;
 	rp = calloc(1, sizeof(*rp));
-	if (!rp) {
-		trace_reader_close(r);
-		return 1;
+	if (!rp || hmap_init(&rp->ids) || hmap_init(&rp->tids)) {
+		fprintf(stderr, "uslab report: out of memory\n");
+		rc = 1;
+		goto out;
 	}
+	rp->r = r;
 	while ((rc = trace_reader_next(r, &ev)) > 0) {
 		rc = account(rp, &ev);
+		if (rc == -EPROTO) {
+			fprintf(stderr, "uslab report: %s\n", trace_reader_error(r));
+			rc = 1;
+			goto out;
+		}
 		if (rc) {
 			fprintf(stderr, "uslab report: %s: event %" PRIu64 ": %s\n",
-				argv[optind], rp->events,
-				rc == -E2BIG ? "id or thread number too large (ids must be dense)" :
-				strerror(-rc));
+				argv[optind], rp->events, strerror(-rc));
 			rc = 1;
 			goto out;
 		}
@@ -412,10 +506,15 @@ int cmd_report(int argc, char **argv)
 		print_report(stdout, trace_reader_meta(r), rp, max_threads);
 out:
 	trace_reader_close(r);
-	free(rp->live);
-	free(rp->threads);
-	free(rp->cpu_events);
-	free(rp);
+	if (rp) {
+		hmap_destroy(&rp->ids);
+		hmap_destroy(&rp->tids);
+		free(rp->live);
+		free(rp->free_slots);
+		free(rp->threads);
+		free(rp->cpu_events);
+		free(rp);
+	}
 	if (fflush(stdout) == EOF)
 		rc = 1;
 	return rc;

@@ -463,7 +463,7 @@ int cmd_tune(int argc, char **argv)
 		case 'p': png = optarg; break;
 		case 'c':
 			cpus = strtoul(optarg, &end, 10);
-			if (*end || !cpus || cpus > 1024) {
+			if (*end || !cpus || cpus > TRACE_MAX_CPUS) {
 				fprintf(stderr, "uslab tune: bad --cpus '%s'\n", optarg);
 				return 2;
 			}

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target: the trace reader on forged traces (fuzz/forge.h), whose
+ * checksums and zstd frames are right, so every input reaches the event
+ * decoder and the trailer checks. What the reader hands out must keep its
+ * own contract: ops in range, ids below 2^63, time never going back, and at
+ * a clean end the trailer's counts exactly what was read.
+ */
+#include <stdio.h>
+#include "fuzz/forge.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct trace_reader *r = NULL;
+	struct trace_event ev;
+	struct forge_buf o;
+	uint64_t n = 0, last = 0, max_id = 0;
+	uint32_t max_tid = 0;
+	FILE *f;
+	int rc;
+
+	if (forge_trace(data, size, &o))
+		goto out;
+	f = fmemopen(o.b, o.len, "rb");
+	if (!f)
+		goto out;
+	if (!trace_reader_open_file(&r, f, "fuzz")) {
+		while ((rc = trace_reader_next(r, &ev)) > 0) {
+			if (ev.op >= TRACE_OP_NR || ev.id >= TRACE_ID_LIMIT ||
+			    ev.old_id >= TRACE_ID_LIMIT || ev.time_ns < last ||
+			    ev.tid == UINT32_MAX || trace_reader_position(r) != ++n)
+				__builtin_trap();
+			last = ev.time_ns;
+			max_id = ev.id > max_id ? ev.id : max_id;
+			max_id = ev.old_id > max_id ? ev.old_id : max_id;
+			max_tid = ev.tid > max_tid ? ev.tid : max_tid;
+			/* A consumer refusing a field: the message must format. */
+			if ((ev.size & 0xfff) == 0x5a5)
+				rc = trace_reader_reject(r, (enum trace_field)(ev.size >> 12 & 7),
+							 "fuzz %u", ev.tid);
+			if (rc < 0)
+				break;
+		}
+		if (!rc) {
+			const struct trace_meta *m = trace_reader_meta(r);
+
+			if (!m->has_summary || m->nevents != n ||
+			    (n && (m->id_space <= max_id || m->nthreads <= max_tid ||
+				   m->duration_ns != last)))
+				__builtin_trap();
+		}
+		if (strlen(trace_reader_error(r)) >= 768)
+			__builtin_trap();
+	}
+	trace_reader_close(r);
+	fclose(f);
+out:
+	free(o.b);
+	return 0;
+}
