@@ -102,7 +102,9 @@ endif
 ifeq ($(CONFIG_DEBUG_SANITIZE),y)
   SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
 endif
-CPPFLAGS  := -D_GNU_SOURCE -I$(srctree)/include -I$(srctree) -I$(obj)/include \
+# USLAB_INTERNAL: built into the library (or linked with its objects), so
+# public headers show the inline helpers and the library's own calls.
+CPPFLAGS  := -D_GNU_SOURCE -DUSLAB_INTERNAL -I$(srctree)/include -I$(srctree) -I$(obj)/include \
              -include $(autoconf_h)
 CFLAGS    := -std=gnu11 $(OPT) -g -fPIC -pthread -fno-strict-aliasing \
              -fvisibility=hidden $(WARNINGS) $(SANFLAGS) $(EXTRA_CFLAGS)
@@ -167,10 +169,14 @@ $(static-lib): $(addprefix $(obj)/,$(core-objs) $(malloc-objs))
 	$(quiet) AR $@
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(shared-lib): $(addprefix $(obj)/,$(core-objs) $(malloc-objs))
+# Exported: the calls malloc/libuslab.map lists (versioned) and the malloc
+# API (unversioned, see the map); everything else is hidden.
+uslab-map := malloc/libuslab.map
+$(shared-lib): $(addprefix $(obj)/,$(core-objs) $(malloc-objs)) $(uslab-map)
 	$(quiet) LD $@
 	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,libuslab.so -Wl,-z,nodelete \
-		-o $@ $^ $(LDLIBS)
+		-Wl,--version-script=$(uslab-map) \
+		-o $@ $(filter %.o,$^) $(LDLIBS)
 
 # Check suites: tests/check_<name>.c, linked against the core library.
 auto-check := $(patsubst %.c,$(obj)/%,$(wildcard tests/check_*.c))
@@ -195,19 +201,41 @@ run: all
 	$(Q)O=$(obj) bash scripts/run.sh
 .PHONY: run
 
+# Installed: lib/ (libuslab.so, libuslab.a, libuslab-core.a, pkg-config
+# files uslab.pc and uslab-static.pc), include/uslab/ (public headers, the
+# configuration as autoconf.h, kernel/linux/ for <linux/slab.h>), bin/.
+# One recipe: `make install` and the staging prefix that examples/ build
+# against (examples/Build.mk) both run it. $(1): where files go (DESTDIR
+# included); $(2): the prefix the pkg-config files name.
+install-files := $(core-lib) $(if $(malloc-objs),$(shared-lib) $(static-lib)) \
+                 $(install-bins) $(install-libs) $(autoconf_h) \
+                 $(wildcard include/uslab/*.h include/uslab/kernel/linux/*.h) \
+                 scripts/uslab.pc.in scripts/uslab-static.pc.in
+define install-to
+	$(Q)install -d $(1)/lib $(1)/include/uslab/kernel/linux $(1)/lib/pkgconfig $(1)/bin
+	$(Q)install -m 644 include/uslab/*.h $(1)/include/uslab/
+	$(Q)install -m 644 include/uslab/kernel/linux/*.h $(1)/include/uslab/kernel/linux/
+	$(Q)install -m 644 $(autoconf_h) $(1)/include/uslab/autoconf.h
+	$(Q)install -m 644 $(core-lib) $(1)/lib/
+	$(Q)$(if $(malloc-objs),install -m 755 $(shared-lib) $(1)/lib/ && install -m 644 $(static-lib) $(1)/lib/)
+	$(Q)$(if $(install-bins),install -m 755 $(install-bins) $(1)/bin/)
+	$(Q)$(if $(install-libs),install -m 755 $(install-libs) $(1)/lib/)
+	$(Q)for pc in uslab uslab-static; do \
+		sed -e 's|@PREFIX@|$(2)|g' scripts/$$pc.pc.in > $(1)/lib/pkgconfig/$$pc.pc || exit 1; \
+	done
+endef
 install: all
 	$(quiet) INSTALL "$(DESTDIR)$(PREFIX)"
-	$(Q)install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/uslab \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
-	$(Q)install -m 644 include/uslab/*.h $(DESTDIR)$(PREFIX)/include/uslab/
-	$(Q)install -d $(DESTDIR)$(PREFIX)/include/uslab/linux && install -m 644 include/uslab/linux/*.h $(DESTDIR)$(PREFIX)/include/uslab/linux/
-	$(Q)install -m 644 $(autoconf_h) $(DESTDIR)$(PREFIX)/include/uslab/autoconf.h
-	$(Q)install -m 644 $(core-lib) $(DESTDIR)$(PREFIX)/lib/
-	$(Q)$(if $(malloc-objs),install -m 755 $(shared-lib) $(DESTDIR)$(PREFIX)/lib/ && install -m 644 $(static-lib) $(DESTDIR)$(PREFIX)/lib/)
-	$(Q)$(if $(install-bins),install -m 755 $(install-bins) $(DESTDIR)$(PREFIX)/bin/)
-	$(Q)$(if $(install-libs),install -m 755 $(install-libs) $(DESTDIR)$(PREFIX)/lib/)
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' scripts/uslab.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/uslab.pc
+	$(call install-to,$(DESTDIR)$(PREFIX),$(PREFIX))
 .PHONY: install
+
+# A staging install inside the build output, for programs that build
+# against the library as its users do (examples/Build.mk).
+stage-prefix := $(abspath $(obj))/prefix
+$(stage-prefix)/.installed: $(install-files)
+	$(quiet) INSTALL $(stage-prefix)
+	$(call install-to,$(stage-prefix),$(stage-prefix))
+	$(Q)touch $@
 
 clean:
 	$(quiet) CLEAN $(obj)

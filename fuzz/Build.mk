@@ -10,7 +10,7 @@
 
 FUZZ_TIME   ?= 300
 FUZZ_FLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-               -D_GNU_SOURCE -I$(srctree)/include -I$(srctree) -I$(obj)/include \
+               -D_GNU_SOURCE -DUSLAB_INTERNAL -I$(srctree)/include -I$(srctree) -I$(obj)/include \
                -include $(autoconf_h) -Wall -Wextra -Wno-unused-parameter
 fuzz-common := trace/trace_common.c trace/trace_read.c trace/import_common.c \
                trace/import_mtrace.c trace/import_perf.c

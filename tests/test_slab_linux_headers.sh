@@ -54,7 +54,7 @@ int main(void)
 	return 0;
 }
 C
-gcc -std=gnu11 -Wall -Werror -D_GNU_SOURCE -Iinclude -Iinclude/uslab -I"$O/include" \
+gcc -std=gnu11 -Wall -Werror -D_GNU_SOURCE -Iinclude -Iinclude/uslab/kernel -I"$O/include" \
 	-include "$O/include/generated/autoconf.h" -o "$tmp/kcode" "$tmp/kcode.c" \
 	"$O/libuslab-core.a" -lurcu-memb -lurcu-common -lpthread -lrt -lm
 out=$("$tmp/kcode")

@@ -13,26 +13,43 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include "uslab/api.h"
 #include "uslab/gfp.h"
 #include "uslab/mm_types.h"
 
 #define MAX_PAGE_ORDER	CONFIG_PAGE_MAX_ORDER
 #define NR_PAGE_ORDERS	(MAX_PAGE_ORDER + 1)
 
-/* Base and end of the reserved range; pointer -> page is arithmetic on these. */
-/* Hidden: one rip-relative load each inside libuslab.so, no GOT. */
+/*
+ * Base and end of the reserved range; pointer -> page is arithmetic on these.
+ * Hidden: one rip-relative load each inside libuslab.so, no GOT. Code built
+ * into the library (USLAB_INTERNAL) gets the four helpers below inline;
+ * a program using the installed library calls their exported forms
+ * (page_alloc/api.c), with the same arithmetic.
+ */
 extern char *page_alloc_base __attribute__((__visibility__("hidden")));
 extern char *page_alloc_end __attribute__((__visibility__("hidden")));
 extern struct page *page_alloc_map __attribute__((__visibility__("hidden")));
 
+#define __page_alloc_owns(addr)						\
+	((const char *)(addr) >= page_alloc_base &&			\
+	 (const char *)(addr) < page_alloc_end)
+#define __virt_to_page(addr)						\
+	(page_alloc_map +						\
+	 ((size_t)((const char *)(addr) - page_alloc_base) >> PAGE_SHIFT))
+#define __page_address(page)						\
+	((void *)(page_alloc_base +					\
+		  ((size_t)((page) - page_alloc_map) << PAGE_SHIFT)))
+#define __page_to_pfn(page)	((unsigned long)((page) - page_alloc_map))
+
+#ifdef USLAB_INTERNAL
 /**
  * page_alloc_owns - is @addr inside uslab's reserved range?
  * Context: any; lock-free.
  */
 static inline bool page_alloc_owns(const void *addr)
 {
-	return (const char *)addr >= page_alloc_base &&
-	       (const char *)addr < page_alloc_end;
+	return __page_alloc_owns(addr);
 }
 
 /**
@@ -42,8 +59,7 @@ static inline bool page_alloc_owns(const void *addr)
  */
 static inline struct page *virt_to_page(const void *addr)
 {
-	return page_alloc_map +
-	       ((size_t)((const char *)addr - page_alloc_base) >> PAGE_SHIFT);
+	return __virt_to_page(addr);
 }
 
 /**
@@ -52,19 +68,27 @@ static inline struct page *virt_to_page(const void *addr)
  */
 static inline void *page_address(const struct page *page)
 {
-	return page_alloc_base + ((size_t)(page - page_alloc_map) << PAGE_SHIFT);
+	return __page_address(page);
 }
 
 static inline unsigned long page_to_pfn(const struct page *page)
 {
-	return (unsigned long)(page - page_alloc_map);
+	return __page_to_pfn(page);
 }
+#else
+USLAB_API bool page_alloc_owns(const void *addr);
+USLAB_API struct page *virt_to_page(const void *addr);
+USLAB_API void *page_address(const struct page *page);
+USLAB_API unsigned long page_to_pfn(const struct page *page);
+#endif
 
+#ifdef USLAB_INTERNAL
 /**
  * page_alloc_init - reserve the range; idempotent, called by every entry point.
  * Return: 0 or -ENOMEM when the reservation fails.
  */
 int page_alloc_init(void);
+#endif
 
 /**
  * alloc_pages - allocate 2^@order contiguous pages.
@@ -74,14 +98,14 @@ int page_alloc_init(void);
  * Return: head page, or NULL with errno ENOMEM (cap reached, out of address
  * space, order out of range: EINVAL).
  */
-struct page *alloc_pages(gfp_t gfp, unsigned int order);
+USLAB_API struct page *alloc_pages(gfp_t gfp, unsigned int order);
 
 /** __free_pages - return a block from alloc_pages(); merges with free buddies. */
-void __free_pages(struct page *page, unsigned int order);
+USLAB_API void __free_pages(struct page *page, unsigned int order);
 
 /** __get_free_pages / free_pages - the same by address. */
-unsigned long __get_free_pages(gfp_t gfp, unsigned int order);
-void free_pages(unsigned long addr, unsigned int order);
+USLAB_API unsigned long __get_free_pages(gfp_t gfp, unsigned int order);
+USLAB_API void free_pages(unsigned long addr, unsigned int order);
 
 /**
  * alloc_pages_large - a mapping of its own for @size bytes (rounded to pages),
@@ -92,8 +116,8 @@ void free_pages(unsigned long addr, unsigned int order);
  * PG_large and large_size set; every page's compound_head points to it.
  * free_pages_large() unmaps it at once (memory back to the OS).
  */
-void *alloc_pages_large(size_t size, size_t align, gfp_t gfp);
-void free_pages_large(void *addr);
+USLAB_API void *alloc_pages_large(size_t size, size_t align, gfp_t gfp);
+USLAB_API void free_pages_large(void *addr);
 
 /**
  * page_alloc_set_fault - fail_page_alloc: make alloc_pages() and
@@ -110,7 +134,7 @@ unsigned long page_alloc_faults_injected(void);
  * page_alloc_trim - return every free resident page to the OS now.
  * Return: bytes returned.
  */
-size_t page_alloc_trim(void);
+USLAB_API size_t page_alloc_trim(void);
 
 /**
  * page_alloc_set_limit - cap the bytes handed out, buddy blocks and own
@@ -118,8 +142,9 @@ size_t page_alloc_trim(void);
  * the resident-free watermark instead.
  * Return: previous cap.
  */
-size_t page_alloc_set_limit(size_t bytes);
+USLAB_API size_t page_alloc_set_limit(size_t bytes);
 
+#ifdef USLAB_INTERNAL	/* policy knobs the library sets itself */
 /**
  * page_alloc_set_resident_free - bytes of free memory kept resident; beyond
  * it, frees give the largest free blocks back to the OS (MADV_DONTNEED).
@@ -171,6 +196,8 @@ static inline void page_alloc_decayd_poll(void)
  */
 void page_alloc_set_decay_agent(bool on);
 
+#endif
+
 struct page_alloc_stats {
 	size_t bytes_allocated;		/* handed out, buddy and large */
 	size_t bytes_free_resident;	/* free but still resident (buddy,
@@ -188,15 +215,16 @@ struct page_alloc_stats {
 	unsigned long large_maps;	/* own mappings that needed an mmap */
 };
 
-void page_alloc_get_stats(struct page_alloc_stats *st);
+USLAB_API void page_alloc_get_stats(struct page_alloc_stats *st);
 
 /**
  * page_alloc_buddyinfo - /proc/buddyinfo-style text into @buf.
  * Return: bytes written (NUL-terminated, truncated to @len).
  * Context: never allocates.
  */
-size_t page_alloc_buddyinfo(char *buf, size_t len);
+USLAB_API size_t page_alloc_buddyinfo(char *buf, size_t len);
 
+#ifdef USLAB_INTERNAL
 /*
  * fork() safety, registered with pthread_atfork() by the malloc layer:
  * prepare takes the zone lock, parent releases it, child re-initialises it.
@@ -204,5 +232,6 @@ size_t page_alloc_buddyinfo(char *buf, size_t len);
 void page_alloc_fork_prepare(void);
 void page_alloc_fork_parent(void);
 void page_alloc_fork_child(void);
+#endif
 
 #endif /* USLAB_PAGE_ALLOC_H */

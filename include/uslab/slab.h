@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "uslab/api.h"
 #include "uslab/gfp.h"
 
 typedef unsigned int slab_flags_t;
@@ -114,40 +115,41 @@ struct kmem_cache;
  * Context: may sleep; takes the cache-list mutex.
  * Return: the cache, or NULL (errno EINVAL for bad arguments, ENOMEM).
  */
-struct kmem_cache *kmem_cache_create(const char *name, unsigned int size,
-				     unsigned int align, slab_flags_t flags,
-				     void (*ctor)(void *));
+USLAB_API struct kmem_cache *kmem_cache_create(const char *name, unsigned int size,
+					       unsigned int align, slab_flags_t flags,
+					       void (*ctor)(void *));
 
 /**
  * kmem_cache_destroy - destroy a cache. Objects still allocated are
  * reported on stderr ("kmem_cache_destroy NAME: Slab cache still has
  * objects") and their slabs are leaked, as the kernel does. NULL is ignored.
  */
-void kmem_cache_destroy(struct kmem_cache *s);
+USLAB_API void kmem_cache_destroy(struct kmem_cache *s);
 
 /**
  * kmem_cache_shrink - drain per-CPU caches and give empty slabs back to the
  * page allocator. Return: 0 if every slab was freed, 1 otherwise.
  */
-int kmem_cache_shrink(struct kmem_cache *s);
+USLAB_API int kmem_cache_shrink(struct kmem_cache *s);
 
-void *kmem_cache_alloc(struct kmem_cache *s, gfp_t flags);
-void *kmem_cache_zalloc(struct kmem_cache *s, gfp_t flags);
-void kmem_cache_free(struct kmem_cache *s, void *obj);
+USLAB_API void *kmem_cache_alloc(struct kmem_cache *s, gfp_t flags);
+USLAB_API void *kmem_cache_zalloc(struct kmem_cache *s, gfp_t flags);
+USLAB_API void kmem_cache_free(struct kmem_cache *s, void *obj);
 /* Bulk forms, as in the kernel: return the count allocated (all or 0). */
-int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t flags, size_t nr, void **p);
-void kmem_cache_free_bulk(struct kmem_cache *s, size_t nr, void **p);
-unsigned int kmem_cache_size(struct kmem_cache *s);
-const char *kmem_cache_name(const struct kmem_cache *s);
+USLAB_API int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t flags, size_t nr, void **p);
+USLAB_API void kmem_cache_free_bulk(struct kmem_cache *s, size_t nr, void **p);
+USLAB_API unsigned int kmem_cache_size(struct kmem_cache *s);
+USLAB_API const char *kmem_cache_name(const struct kmem_cache *s);
 
-void *kmalloc(size_t size, gfp_t flags);
-void *kzalloc(size_t size, gfp_t flags);
-void *kmalloc_array(size_t n, size_t size, gfp_t flags);
-void *kcalloc(size_t n, size_t size, gfp_t flags);
-void *krealloc(const void *p, size_t new_size, gfp_t flags);
-void kfree(const void *p);
-void kfree_sensitive(const void *p);
-size_t ksize(const void *p);
+USLAB_API void *kmalloc(size_t size, gfp_t flags);
+USLAB_API void *kzalloc(size_t size, gfp_t flags);
+USLAB_API void *kmalloc_array(size_t n, size_t size, gfp_t flags);
+USLAB_API void *kcalloc(size_t n, size_t size, gfp_t flags);
+USLAB_API void *krealloc(const void *p, size_t new_size, gfp_t flags);
+USLAB_API void kfree(const void *p);
+USLAB_API void kfree_sensitive(const void *p);
+USLAB_API size_t ksize(const void *p);
+#ifdef USLAB_INTERNAL	/* the library's own calls, not exported */
 /*
  * The one route from a size class to its cache, for kmalloc() and the
  * malloc layer: __kmalloc_index() allocates from class @idx (the CPU's
@@ -161,6 +163,7 @@ void kfree_fast(void *p);
 void *kmalloc_aligned(size_t size, size_t align, gfp_t flags);
 /* Which cache serves kmalloc(@size)? NULL for sizes above the caches. */
 struct kmem_cache *kmalloc_slab(size_t size);
+#endif
 
 /*
  * kfree_rcu(ptr, field): free @ptr after a grace period; @field is the name
@@ -168,35 +171,36 @@ struct kmem_cache *kmalloc_slab(size_t size);
  * single-argument form (no rcu_head needed: it waits inline).
  */
 struct rcu_head;
-void __kfree_rcu(struct rcu_head *head, size_t offset);
+USLAB_API void __kfree_rcu(struct rcu_head *head, size_t offset);
 #define kfree_rcu(ptr, field)						\
 	__kfree_rcu(&(ptr)->field, __builtin_offsetof(__typeof__(*(ptr)), field))
-void kvfree_rcu_mightsleep(const void *p);
+USLAB_API void kvfree_rcu_mightsleep(const void *p);
 /* Wait until every pending kfree_rcu() has been freed. */
-void kfree_rcu_barrier(void);
+USLAB_API void kfree_rcu_barrier(void);
 
 /*
  * slabinfo: /proc/slabinfo version 2.1, tunables columns carrying the real
  * per-CPU magazine settings. Never allocates from the caches it lists.
  * Return: bytes written (NUL-terminated, truncated at @len).
  */
-size_t slabinfo_show(char *buf, size_t len);
+USLAB_API size_t slabinfo_show(char *buf, size_t len);
 /* Write slabinfo to a file descriptor, however long. Return: 0 or -errno. */
-int slabinfo_write_fd(int fd);
+USLAB_API int slabinfo_write_fd(int fd);
 /*
  * slabinfo_write - "<cache> <limit> <batchcount> <sharedfactor>", as writing
  * /proc/slabinfo did under SLAB. Return: 0 or -EINVAL/-ENOENT.
  */
-int slabinfo_write(const char *line);
+USLAB_API int slabinfo_write(const char *line);
 
 /**
  * kmem_cache_set_tunables - magazine size (@limit) and @batchcount for @s;
  * @shared is kept and shown (sharedfactor). Safe while other threads use @s.
  * Return: 0 or -EINVAL.
  */
-int kmem_cache_set_tunables(struct kmem_cache *s, unsigned int limit,
-			    unsigned int batchcount, unsigned int shared);
+USLAB_API int kmem_cache_set_tunables(struct kmem_cache *s, unsigned int limit,
+				      unsigned int batchcount, unsigned int shared);
 
+#ifdef USLAB_INTERNAL
 /**
  * kmem_cache_pcp - the per-CPU magazines in front of @s (uslab/percpu.h),
  * for statistics and tunables (the simulator and the tuner read them).
@@ -205,9 +209,10 @@ int kmem_cache_set_tunables(struct kmem_cache *s, unsigned int limit,
  */
 struct pcp_cache;
 struct pcp_cache *kmem_cache_pcp(struct kmem_cache *s);
+#endif
 
 /** kmem_cache_find - a cache by name (first match), or NULL. */
-struct kmem_cache *kmem_cache_find(const char *name);
+USLAB_API struct kmem_cache *kmem_cache_find(const char *name);
 
 /**
  * kmem_cache_set_fault - failslab: make the slab layer's allocations (each
@@ -222,8 +227,9 @@ int kmem_cache_set_fault(const char *spec);
 unsigned long kmem_cache_faults_injected(void);
 
 /** kmem_cache_shrink_all - kmem_cache_shrink() every cache, then trim pages. */
-void kmem_cache_shrink_all(void);
+USLAB_API void kmem_cache_shrink_all(void);
 
+#ifdef USLAB_INTERNAL
 /*
  * fork() safety, for the malloc layer's pthread_atfork(): prepare pauses
  * liburcu's call_rcu workers and takes slab_mutex and every cache lock;
@@ -233,5 +239,6 @@ void kmem_cache_shrink_all(void);
 void slab_fork_prepare(void);
 void slab_fork_parent(void);
 void slab_fork_child(void);
+#endif
 
 #endif /* USLAB_SLAB_H */

@@ -465,8 +465,26 @@ static const char *const rp_allocators[][2] = {
 	{ "jemalloc", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2" },
 	{ "tcmalloc", "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4" },
 	{ "mimalloc", "/usr/lib/x86_64-linux-gnu/libmimalloc.so.2" },
-	{ "uslab", "libuslab.so" },	/* next to the uslab binary */
+	{ "uslab", "libuslab.so" },	/* see rp_find_lib() */
 };
+
+/*
+ * A library named without a path: next to the uslab binary (the build
+ * tree: build/uslab, build/libuslab.so), else in ../lib beside its bin/
+ * (an install: PREFIX/bin/uslab, PREFIX/lib/libuslab.so). Return: the path
+ * in @buf (the installed one when neither exists, for the error message).
+ */
+static const char *rp_find_lib(const char *self, const char *lib, char *buf, size_t len)
+{
+	const char *slash = strrchr(self, '/');
+	int dir = (int)(slash - self);
+
+	snprintf(buf, len, "%.*s/%s", dir, self, lib);
+	if (!access(buf, R_OK))
+		return buf;
+	snprintf(buf, len, "%.*s/../lib/%s", dir, self, lib);
+	return buf;
+}
 
 /*
  * Re-execute ourselves with the allocator preloaded. The child sees
@@ -482,12 +500,8 @@ static int rp_reexec(const char *name, const char *lib, char **argv)
 		return 1;
 	}
 	self[n] = '\0';
-	if (lib && lib[0] != '/') {
-		char *slash = strrchr(self, '/');
-
-		snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - self), self, lib);
-		lib = path;
-	}
+	if (lib && lib[0] != '/')
+		lib = rp_find_lib(self, lib, path, sizeof(path));
 	if (lib && access(lib, R_OK)) {
 		fprintf(stderr, "uslab replay: allocator %s: %s: %s\n", name, lib, strerror(errno));
 		return 1;

@@ -3,6 +3,6 @@
 #ifndef USLAB_LINUX_GFP_H
 #define USLAB_LINUX_GFP_H
 
-#include "../gfp.h"
+#include "uslab/gfp.h"
 
 #endif /* USLAB_LINUX_GFP_H */

@@ -13,6 +13,6 @@
 #define RCU_MEMBARRIER		/* liburcu's memb flavour, uslab's */
 #endif
 #include <urcu.h>		/* the flavour's calls under generic names */
-#include "../slab.h"
+#include "uslab/slab.h"
 
 #endif /* USLAB_LINUX_RCUPDATE_H */
