@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -415,7 +416,10 @@ static const char tune_usage[] =
 	"  --batch N            batch count for every run (default: half a magazine)\n"
 	"  --peak               frontier on peak instead of mean overhead\n"
 	"  --no-compose         only the uniform grid, no per-class round\n"
-	"  --all                print every frontier point\n";
+	"  --all                print every frontier point\n"
+	"  --pid PID            the process of a multi-process recording (default:\n"
+	"                       the one with the most allocations)\n"
+	"  --comm NAME          the process with this name\n";
 
 int cmd_tune(int argc, char **argv)
 {
@@ -431,6 +435,7 @@ int cmd_tune(int argc, char **argv)
 		{ "no-compose", no_argument, NULL, 'N' },
 		{ "all", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
+		CMD_SELECT_OPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	long mags[TUNE_MAX_VALUES] = { 4, 8, 16, 32, 64, 128, 256 };
@@ -456,8 +461,14 @@ int cmd_tune(int argc, char **argv)
 			tu.workers = (unsigned int)strtoul(optarg, &end, 10);
 			if (*end || !tu.workers || tu.workers > 256) {
 				fprintf(stderr, "uslab tune: bad -j '%s'\n", optarg);
+				fputs(tune_usage, stderr);
 				return 2;
 			}
+			break;
+		case CMD_OPT_PID:
+		case CMD_OPT_COMM:
+			if (cmd_parse_select("uslab tune", opt, optarg))
+				return 2;
 			break;
 		case 's': svg = optarg; break;
 		case 'p': png = optarg; break;
@@ -465,6 +476,7 @@ int cmd_tune(int argc, char **argv)
 			cpus = strtoul(optarg, &end, 10);
 			if (*end || !cpus || cpus > TRACE_MAX_CPUS) {
 				fprintf(stderr, "uslab tune: bad --cpus '%s'\n", optarg);
+				fputs(tune_usage, stderr);
 				return 2;
 			}
 			break;
@@ -472,6 +484,7 @@ int cmd_tune(int argc, char **argv)
 			if (parse_list(optarg, mags, &nm, 1, 4096)) {
 				fprintf(stderr, "uslab tune: --mag-sizes wants up to %d numbers 1..4096\n",
 					TUNE_MAX_VALUES);
+				fputs(tune_usage, stderr);
 				return 2;
 			}
 			break;
@@ -479,6 +492,7 @@ int cmd_tune(int argc, char **argv)
 			if (parse_list(optarg, depots, &nd, -1, 65536)) {
 				fprintf(stderr, "uslab tune: --depot-limits wants up to %d numbers -1..65536\n",
 					TUNE_MAX_VALUES);
+				fputs(tune_usage, stderr);
 				return 2;
 			}
 			break;
@@ -486,6 +500,7 @@ int cmd_tune(int argc, char **argv)
 			tu.batch = (int)strtol(optarg, &end, 10);
 			if (*end || tu.batch < 1 || tu.batch > 4096) {
 				fprintf(stderr, "uslab tune: bad --batch '%s'\n", optarg);
+				fputs(tune_usage, stderr);
 				return 2;
 			}
 			break;
@@ -493,12 +508,23 @@ int cmd_tune(int argc, char **argv)
 		case 'N': compose = false; break;
 		case 'A': tu.all_rows = true; break;
 		case 'h': fputs(tune_usage, stdout); return 0;
-		default: fputs(tune_usage, stderr); return 2;
+		default: return cmd_opt_error("uslab tune", tune_usage, "j:h", argv);
 		}
 	}
 	if (optind != argc - 1) {
+		fprintf(stderr, "uslab tune: %s\n", optind < argc ? "one TRACE only" : "no TRACE given");
 		fputs(tune_usage, stderr);
 		return 2;
+	}
+	/* Output paths are checked before the sweep, not after it. */
+	for (int o = 0; o < 2; o++) {
+		const char *path = o ? png : svg;
+		char why[PATH_MAX + 128];
+
+		if (path && out_check(path, why, sizeof(why))) {
+			fprintf(stderr, "uslab tune: --%s: %s\n", o ? "png" : "svg", why);
+			return 1;
+		}
 	}
 	if (sim_trace_load(&t, argv[optind], (unsigned int)cpus, "uslab tune"))
 		return 1;
@@ -510,6 +536,10 @@ int cmd_tune(int argc, char **argv)
 	       "            depot %.1f ns, page %.1f ns; from %s\n", tu.model.hit_ns,
 	       tu.model.refill_ns, tu.model.refill_obj_ns, tu.model.flush_ns,
 	       tu.model.flush_obj_ns, tu.model.depot_ns, tu.model.page_ns, tu.model.source);
+	if (cmd_check_stdout("uslab tune")) {	/* before the sweep */
+		sim_trace_free(&t);
+		return 1;
+	}
 
 	/* Round 1: the uniform grid. */
 	for (a = 0; a < nd; a++)
@@ -604,7 +634,8 @@ int cmd_tune(int argc, char **argv)
 			}
 		}
 		tune_progress(&tu);
-		if (tu.nr_jobs > grid && tune_run(&tu, grid, tu.nr_jobs))
+		/* round 1 ran [0, grid]: the defaults job at index grid too */
+		if (tu.nr_jobs > grid + 1 && tune_run(&tu, grid + 1, tu.nr_jobs))
 			goto out;
 	}
 
