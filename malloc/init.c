@@ -10,10 +10,10 @@
  * Fork: the prepare handler takes every lower layer's locks, outermost
  * first: slab_fork_prepare() takes slab_mutex, then percpu's (it calls
  * pcp_fork_prepare(), as percpu's locks nest between slab_mutex and the
- * cache locks), then every cache lock; then the zone lock. The parent and
- * child handlers release them in reverse order, so a child forked
- * while other threads allocate finds every lock free and every list
- * consistent. The handlers are registered from the constructor, before the
+ * cache locks), then every cache lock; then the zone lock (the whole order:
+ * docs/locking.md). The parent handler releases them in reverse order; the
+ * child handler re-makes them, so a child forked while other threads
+ * allocate finds every lock free and every list consistent. The handlers are registered from the constructor, before the
  * program's own, so they run last in prepare and first after fork: handlers
  * of other libraries that allocate in their prepare step do not deadlock.
  *

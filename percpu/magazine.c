@@ -15,12 +15,14 @@
  * needed during a whole reaper period go back.
  *
  * Locks, outermost first (never two of the same kind at once, except
- * pcp_fork_prepare, which takes every CPU lock in CPU order):
+ * pcp_fork_prepare, which takes every CPU lock in CPU order); the whole
+ * library's order, with slab_mutex above these and fork's order, is in
+ * docs/locking.md:
  *
  *   pcp_registry_lock   the list of caches: walks (reaper pass, drain all,
- *                       fork) and removal; creation pushes lock-free, so
- *                       that no pcp lock nests inside the slab layer's
- *                       slab_mutex (fork takes pcp locks before it)
+ *                       fork) and removal; creation pushes lock-free: a
+ *                       cache may be created (under slab_mutex) by a malloc
+ *                       made from a flush inside a walk that holds it
  *   pcp_cache->lock     lazy pcp_cpu allocation, tunables, drain of all CPUs
  *   pcp_cpu->lock       the CPU's slow paths and remote drains; the spare;
  *                       changes of the loaded magazine pointer; the cpus[]
@@ -1037,8 +1039,8 @@ struct pcp_cache *pcp_cache_create(const char *name, void *owner,
 	/*
 	 * One page_alloc block for the cache, its depot and its slow[]
 	 * array, straight from page_alloc: the slab layer creates kmalloc
-	 * caches under slab_mutex, and pcp_mem_lock must not nest inside it
-	 * (fork takes the per-CPU locks before slab_mutex).
+	 * caches under slab_mutex, so creation takes no percpu lock, only
+	 * the zone lock (docs/locking.md).
 	 */
 	page = alloc_pages(__GFP_ZERO | __GFP_NOWARN, pcp_cache_order());
 	if (!page)

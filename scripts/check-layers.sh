@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
-# Layers only look down (shared/DESIGN.md). Fails on an upward include.
+# Layers only look down (shared/DESIGN.md). Two checks:
+#  1. includes: no file includes a header of a layer above its own;
+#  2. calls: no object of a layer has an undefined symbol that an object of a
+#     layer above defines (nm over $O/<folder>/**/*.o, when they are built).
+# Extra rules: trace/ and tools/record/ know nothing of the allocator (no
+# call into page_alloc, percpu, slab, malloc or sim; the preloaded recorder,
+# tools/record/preload.c, links libc only). Symbols the C library defines (malloc, free, exec* that malloc/ and
+# the recorder interpose) are libc's, not the layer's.
 # Order, bottom to top: lib trace page_alloc percpu slab malloc sim tools.
 set -u
+export LC_ALL=C
+O=${O:-build}
 rank() {
 	case "$1" in
 	lib) echo 0 ;; trace) echo 1 ;; page_alloc) echo 2 ;; percpu) echo 3 ;;
@@ -21,25 +30,93 @@ hdr_layer() {
 	*) echo "" ;;
 	esac
 }
+# The layer a path belongs to. The preloaded recorder is its own: it may
+# include trace/'s header-only encoders but links libc only.
+layer_of() {
+	case "$1" in
+	tools/record/preload*|tools/record/record.h) echo record ;;
+	*) echo "${1%%/*}" ;;
+	esac
+}
+# May @1 (a layer) use @2 (a layer)?
+allowed() {
+	local me=$1 it=$2
+	[ "$me" = "$it" ] && return 0
+	case "$me" in
+	record) [ "$it" = lib ] || [ "$it" = trace ]; return ;;
+	trace) [ "$it" = lib ]; return ;;
+	esac
+	[ "$it" = record ] && it=tools
+	[ "$me" = record ] && me=tools
+	local a b
+	a=$(rank "$me"); b=$(rank "$it")
+	[ "$a" -ge 0 ] && [ "$b" -ge 0 ] || return 0
+	[ "$b" -le "$a" ]
+}
+layers="lib trace page_alloc percpu slab malloc sim tools examples"
+# An object whose source is gone (a stale build) does not count.
+has_source() {
+	local base=${1%.o}
+	base=${base%.pic}
+	[ -e "$base.c" ] || [ -e "$base.S" ]
+}
 bad=0
-for dir in lib trace page_alloc percpu slab malloc sim tools examples; do
+
+# 1. Includes.
+for dir in $layers; do
 	[ -d "$dir" ] || continue
-	me=$(rank "$dir")
 	while IFS=: read -r file inc; do
+		me=$(layer_of "$file")
 		target=$(echo "$inc" | sed -E 's/.*#include *[<"]([^">]+)[">].*/\1/')
 		case "$target" in
-		uslab/*) layer=$(hdr_layer "$target") ;;
-		*/*) layer=${target%%/*} ;;
+		uslab/*) it=$(hdr_layer "$target") ;;
+		*/*) it=$(layer_of "$target") ;;
 		*) continue ;;
 		esac
-		[ -n "$layer" ] || continue
-		r=$(rank "$layer")
-		[ "$r" -ge 0 ] || continue
-		if [ "$r" -gt "$me" ]; then
-			echo "layer violation: $file includes $target ($layer is above $dir)"
+		[ -n "$it" ] || continue
+		[ "$it" = record ] || [ "$(rank "$it")" -ge 0 ] || continue
+		if ! allowed "$me" "$it"; then
+			echo "layer violation: $file includes $target ($me may not use $it)"
 			bad=1
 		fi
 	done < <(find "$dir" -name '*.[chS]' -exec grep -H '^#include' {} + 2>/dev/null)
 done
+# 2. Calls: who defines each global symbol, then who needs it.
+if [ -d "$O" ]; then
+	defs=$(mktemp); libc=$(mktemp)
+	trap 'rm -f "$defs" "$libc"' EXIT
+	libc_so=$(gcc -print-file-name=libc.so.6)
+	nm -D --defined-only "$libc_so" 2>/dev/null | awk '{ sub(/@.*/, "", $3); print $3 }' |
+		sort -u > "$libc"
+	for dir in $layers; do
+		[ -d "$O/$dir" ] || continue
+		find "$O/$dir" -name '*.o' | while read -r o; do
+			src=${o#"$O"/}
+			has_source "$src" || continue
+			nm -g --defined-only "$o" 2>/dev/null |
+				awk -v l="$(layer_of "$src")" -v f="$src" 'NF == 3 { print $3, l, f }'
+		done
+	done | sort -u -k1,1 | join -v1 - "$libc" > "$defs"
+	nobj=0
+	for dir in $layers; do
+		[ -d "$O/$dir" ] || continue
+		while read -r o; do
+			src=${o#"$O"/}
+			has_source "$src" || continue
+			me=$(layer_of "$src")
+			nobj=$((nobj + 1))
+			while read -r sym it def; do
+				if [ "$me" = record ] && [ "$it" != record ] || ! allowed "$me" "$it"; then
+					echo "layer violation: $src calls $sym, defined in $def ($me may not use $it)"
+					bad=1
+				fi
+			done < <(nm -u "$o" 2>/dev/null | awk '{ print $NF }' | sort -u |
+				 join - "$defs")
+		done < <(find "$O/$dir" -name '*.o')
+	done
+	[ $bad -eq 0 ] && echo "check-layers: $nobj objects call only their own layer or those below"
+else
+	echo "check-layers: $O/ not built, calls not checked (run make first)"
+fi
 [ $bad -eq 0 ] && echo "check-layers: every include looks down"
 exit $bad

@@ -4,7 +4,8 @@
  * (allocate from a slab's freelist, free to it, grow and discard slabs) and
  * the list of caches.
  *
- * Locking, outermost first:
+ * Locking, outermost first (the whole library's order and fork's:
+ * docs/locking.md):
  *
  *   slab_mutex         the list of caches (slab_caches) for writers:
  *                      create, destroy, lazy kmalloc-N creation, fork.
