@@ -12,7 +12,8 @@ sim-objs += tools/uslab/uslab.o tools/uslab/builtin-script.o \
             tools/uslab/builtin-report.o tools/uslab/builtin-import.o \
             tools/uslab/builtin-replay.o tools/uslab/builtin-gen.o \
             tools/uslab/builtin-tune.o tools/uslab/builtin-record.o \
-            tools/uslab/plot.o tools/uslab/replay-stats.o tools/uslab/tune-verify.o
+            tools/uslab/plot.o tools/uslab/statseg.o \
+            tools/uslab/builtin-slabinfo.o tools/uslab/builtin-top.o tools/uslab/replay-stats.o tools/uslab/tune-verify.o
 
 progs        += $(obj)/uslab
 install-bins += $(obj)/uslab
