@@ -52,6 +52,8 @@ static void *pcp_reaper_main(void *arg)
 		if (stop)
 			return NULL;
 		pcp_reap_all();
+		/* page_alloc's own decay thread, if a free asked for it */
+		page_alloc_decayd_poll();
 	}
 }
 
@@ -81,8 +83,6 @@ void pcp_reaper_kick_slow(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r)
 		pr_info("percpu: no reaper thread (error %d); call kmem_cache_shrink", r);
-	else
-		page_alloc_set_decay_agent(true);	/* pcp_reap_all decays */
 	__atomic_store_n(&pcp_reaper_state,
 			 r ? PCP_REAPER_DISABLED : PCP_REAPER_RUNNING,
 			 __ATOMIC_RELEASE);

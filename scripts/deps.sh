@@ -14,6 +14,7 @@ pkgs=(
 	python3-matplotlib
 	git sqlite3 perl
 	redis-tools
+	scdoc man-db libunwind-dev libdw-dev heaptrack
 )
 
 missing=()

@@ -54,6 +54,7 @@ struct sim_trace {
 	uint32_t nthreads;
 	unsigned int cpus;	/* simulated CPUs */
 	unsigned int rec_cpus;	/* the recording's, 0 = unknown */
+	bool no_clock;		/* time_ns is the event index (mtrace imports) */
 	char *cmdline;
 };
 

@@ -509,7 +509,7 @@ void sim_print_config(FILE *f, const struct sim_config *cfg, unsigned int cpus)
 static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_config *cfg,
 		      const struct sim_result *res, const char *path, unsigned int rows)
 {
-	uint64_t allocs = 0, hits = 0;
+	uint64_t allocs = 0, frees = 0, hits = 0;
 	char line[512];
 	size_t i, step;
 	unsigned int c;
@@ -533,7 +533,8 @@ static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_confi
 
 		if (!kmem_cache_stats_shown(cs))
 			continue;
-		allocs += cs->allocs + cs->frees;
+		allocs += cs->allocs;
+		frees += cs->frees;
 		hits += cs->alloc_hits + cs->free_hits;
 		kmem_cache_stats_row(cs, line, sizeof(line));
 		fputs(line, f);
@@ -543,7 +544,7 @@ static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_confi
 	if (c == res->nr_cls)
 		fprintf(f, "  (no kmalloc cache has per-CPU magazines in this build: debug caches\n"
 			"   bypass them, nocache has none; every operation goes to the slabs)\n");
-	kmem_cache_stats_total(allocs, hits, line, sizeof(line));
+	kmem_cache_stats_total(allocs, frees, hits, line, sizeof(line));
 	fputs(line, f);
 	fputc('\n', f);
 	kmem_cache_stats_page_line(&res->pages, line, sizeof(line));
@@ -568,14 +569,20 @@ static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_confi
 
 	if (!rows || !res->nr_samples)
 		return;
-	fprintf(f, "\nover time:\n  %12s %12s %12s %12s %12s %12s\n", "time_ms", "events",
+	fprintf(f, "\nover time:\n  %12s %12s %12s %12s %12s %12s\n",
+		t->no_clock ? "event" : "time_ms", "events",
 		"held_KiB", "live_KiB", "overhd_KiB", "freeres_KiB");
 	step = (res->nr_samples + rows - 1) / rows;
 	for (i = 0; i < res->nr_samples; i += step) {
 		const struct sim_sample *s = &res->samples[i];
 
-		fprintf(f, "  %12.3f %12" PRIu64 " %12.1f %12.1f %12.1f %12.1f\n",
-			(double)s->time_ns / 1e6, s->events, (double)s->held / 1024.0,
+		/* a trace without a clock has event indices, not times */
+		if (t->no_clock)
+			fprintf(f, "  %12" PRIu64, s->time_ns);
+		else
+			fprintf(f, "  %12.3f", (double)s->time_ns / 1e6);
+		fprintf(f, " %12" PRIu64 " %12.1f %12.1f %12.1f %12.1f\n",
+			s->events, (double)s->held / 1024.0,
 			(double)s->live / 1024.0,
 			((double)s->held - (double)s->live) / 1024.0,
 			(double)s->resident_free / 1024.0);
@@ -589,16 +596,26 @@ double sim_mean_overhead(const struct sim_result *res)
 	return ((double)res->held_sum - (double)res->live_sum) / (double)res->nr_samples;
 }
 
-static int write_timeline(const char *path, const struct sim_result *res)
+static int write_timeline(const char *path, const struct sim_result *res, bool no_clock)
 {
-	FILE *f = fopen(path, "w");
+	struct out_file o;
+	char err[PATH_MAX + 128];
+	FILE *f;
 	size_t i;
 
-	if (!f) {
-		fprintf(stderr, "uslab sim: %s: %s\n", path, strerror(errno));
+	/* never clobbers: temporary renamed over a file, FIFOs in place */
+	if (out_open(&o, path, err, sizeof(err))) {
+		fprintf(stderr, "uslab sim: %s\n", err);
 		return -1;
 	}
-	fprintf(f, "time_ns,events,held_bytes,live_bytes,overhead_bytes,free_resident_bytes\n");
+	f = fdopen(dup(o.fd), "w");
+	if (!f) {
+		fprintf(stderr, "uslab sim: %s: %s\n", path, strerror(errno));
+		out_abort(&o);
+		return -1;
+	}
+	fprintf(f, "%s,events,held_bytes,live_bytes,overhead_bytes,free_resident_bytes\n",
+		no_clock ? "event_index" : "time_ns");
 	for (i = 0; i < res->nr_samples; i++) {
 		const struct sim_sample *s = &res->samples[i];
 
@@ -608,6 +625,11 @@ static int write_timeline(const char *path, const struct sim_result *res)
 	}
 	if (fclose(f)) {
 		fprintf(stderr, "uslab sim: %s: %s\n", path, strerror(errno));
+		out_abort(&o);
+		return -1;
+	}
+	if (out_commit(&o, err, sizeof(err))) {
+		fprintf(stderr, "uslab sim: %s\n", err);
 		return -1;
 	}
 	return 0;
@@ -625,7 +647,10 @@ static const char sim_usage_text[] =
 	"                       samples over the trace)\n"
 	"  --rows N             rows of the over-time table (default 20, 0 = none)\n"
 	"  --timeline FILE      every sample as CSV\n"
-	"  --no-reaper          no reaper passes (a real run: USLAB_OPTIONS=reaper_ms=0)\n";
+	"  --no-reaper          no reaper passes (a real run: USLAB_OPTIONS=reaper_ms=0)\n"
+	"  --pid PID            the process of a multi-process recording (default:\n"
+	"                       the one with the most allocations)\n"
+	"  --comm NAME          the process with this name\n";
 
 int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg)
 {
@@ -663,6 +688,7 @@ int cmd_sim(int argc, char **argv)
 		{ "timeline", required_argument, NULL, 't' },
 		{ "no-reaper", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
+		CMD_SELECT_OPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sim_config cfg;
@@ -677,11 +703,17 @@ int cmd_sim(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
+		case CMD_OPT_PID:
+		case CMD_OPT_COMM:
+			if (cmd_parse_select("uslab sim", c, optarg))
+				return 2;
+			break;
 		case 'c':
 			cpus = strtoul(optarg, &end, 10);
 			if (*end || !cpus || cpus > TRACE_MAX_CPUS) {
 				fprintf(stderr, "uslab sim: --cpus wants 1..%u, not '%s'\n",
 					TRACE_MAX_CPUS, optarg);
+				fputs(sim_usage_text, stderr);
 				return 2;
 			}
 			break;
@@ -691,6 +723,7 @@ int cmd_sim(int argc, char **argv)
 			if (sim_parse_tunable(&cfg, c, optarg)) {
 				fprintf(stderr, "uslab sim: bad value '%s' for --%s\n", optarg,
 					c == 'm' ? "mag-size" : c == 'b' ? "batch" : "depot-limit");
+				fputs(sim_usage_text, stderr);
 				return 2;
 			}
 			break;
@@ -698,6 +731,7 @@ int cmd_sim(int argc, char **argv)
 			cfg.sample_every = strtoull(optarg, &end, 10);
 			if (*end || !cfg.sample_every) {
 				fprintf(stderr, "uslab sim: bad --sample '%s'\n", optarg);
+				fputs(sim_usage_text, stderr);
 				return 2;
 			}
 			break;
@@ -705,6 +739,7 @@ int cmd_sim(int argc, char **argv)
 			rows = strtoul(optarg, &end, 10);
 			if (*end) {
 				fprintf(stderr, "uslab sim: bad --rows '%s'\n", optarg);
+				fputs(sim_usage_text, stderr);
 				return 2;
 			}
 			break;
@@ -718,13 +753,21 @@ int cmd_sim(int argc, char **argv)
 			fputs(sim_usage_text, stdout);
 			return 0;
 		default:
-			fputs(sim_usage_text, stderr);
-			return 2;
+			return cmd_opt_error("uslab sim", sim_usage_text, "h", argv);
 		}
 	}
 	if (optind != argc - 1) {
+		fprintf(stderr, "uslab sim: %s\n", optind < argc ? "one TRACE only" : "no TRACE given");
 		fputs(sim_usage_text, stderr);
 		return 2;
+	}
+	if (timeline) {		/* checked before the run, not after it */
+		char why[PATH_MAX + 128];
+
+		if (out_check(timeline, why, sizeof(why))) {
+			fprintf(stderr, "uslab sim: --timeline: %s\n", why);
+			return 1;
+		}
 	}
 	/* Streamed: memory follows the live objects, not the trace's length. */
 	err = sim_trace_open(&t, argv[optind], (unsigned int)cpus, "uslab sim");
@@ -749,12 +792,17 @@ int cmd_sim(int argc, char **argv)
 		return 1;
 	}
 	sim_print(stdout, &t, &cfg, &res, argv[optind], (unsigned int)rows);
+	if (cmd_check_stdout("uslab sim")) {	/* no further work after it */
+		sim_result_free(&res);
+		sim_trace_free(&t);
+		return 1;
+	}
 	/* CPU time of this thread: what one core does, whatever else runs */
 	fprintf(stderr, "uslab sim: %" PRIu64 " events in %.3f s CPU (%.3f s wall): "
 		"%.2f million events/s on one core\n",
 		res.events, res.cpu_seconds, res.seconds,
 		res.cpu_seconds > 0 ? (double)res.events / res.cpu_seconds / 1e6 : 0.0);
-	err = timeline ? write_timeline(timeline, &res) : 0;
+	err = timeline ? write_timeline(timeline, &res, t.no_clock) : 0;
 	sim_result_free(&res);
 	sim_trace_free(&t);
 	return err ? 1 : 0;

@@ -525,8 +525,12 @@ void *slab_alloc(struct kmem_cache *s, gfp_t gfp)
 	void *obj;
 
 	for (;;) {
-		if (likely(slab_alloc_bulk(s, gfp, &obj, 1) == 1))
+		if (likely(slab_alloc_bulk(s, gfp, &obj, 1) == 1)) {
+			/* no lock of ours held here: may start page_alloc's
+			 * decay thread (pthread_create may call malloc) */
+			page_alloc_decayd_poll();
 			return obj;
+		}
 		if (!(gfp & __GFP_NOFAIL))
 			break;
 		slab_nofail_wait(attempt++);
@@ -540,6 +544,7 @@ void *slab_alloc(struct kmem_cache *s, gfp_t gfp)
 void slab_free(struct kmem_cache *s, void *obj)
 {
 	slab_free_bulk(s, &obj, 1);
+	page_alloc_decayd_poll();	/* no lock held, see slab_alloc() */
 }
 
 /* ---------------------------------------------------------------------- */

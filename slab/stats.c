@@ -197,14 +197,18 @@ __visible size_t kmem_cache_stats_row(const struct kmem_cache_stats *st, char *b
 	return pos;
 }
 
-/** kmem_cache_stats_total - the "all caches" line: operations and hit%. */
-__visible size_t kmem_cache_stats_total(uint64_t ops, uint64_t hits, char *buf, size_t len)
+/**
+ * kmem_cache_stats_total - the "all caches" line: allocs under allocs,
+ * frees under frees, hit% of both together.
+ */
+__visible size_t kmem_cache_stats_total(uint64_t allocs, uint64_t frees, uint64_t hits,
+					char *buf, size_t len)
 {
 	size_t pos = 0;
 
-	uslab_bufprintf(buf, len, &pos, "  %-16s %7s %6s %23llu %7.2f\n",
-			"all caches", "", "", (unsigned long long)ops,
-			hit_pct(hits, ops));
+	uslab_bufprintf(buf, len, &pos, "  %-16s %7s %6s %11llu %11llu %7.2f\n",
+			"all caches", "", "", (unsigned long long)allocs,
+			(unsigned long long)frees, hit_pct(hits, allocs + frees));
 	return pos;
 }
 
@@ -249,7 +253,7 @@ __visible int kmem_cache_stats_write_fd(int fd)
 	struct kmem_cache_stats st;
 	struct page_alloc_stats ps;
 	struct kmem_cache *s;
-	uint64_t ops = 0, hits = 0;
+	uint64_t allocs = 0, frees = 0, hits = 0;
 	char line[512];
 	size_t n;
 	int err;
@@ -274,7 +278,8 @@ __visible int kmem_cache_stats_write_fd(int fd)
 		kmem_cache_get_stats(s, &st);
 		if (!kmem_cache_stats_shown(&st))
 			continue;
-		ops += st.allocs + st.frees;
+		allocs += st.allocs;
+		frees += st.frees;
 		hits += st.alloc_hits + st.free_hits;
 		n = kmem_cache_stats_row(&st, line, sizeof(line));
 		err = uslab_write_all(fd, line, n);
@@ -282,7 +287,7 @@ __visible int kmem_cache_stats_write_fd(int fd)
 	slab_rcu_read_unlock();
 	if (err)
 		return err;
-	n = kmem_cache_stats_total(ops, hits, line, sizeof(line));
+	n = kmem_cache_stats_total(allocs, frees, hits, line, sizeof(line));
 	page_alloc_get_stats(&ps);
 	n += kmem_cache_stats_page_line(&ps, line + n, sizeof(line) - n);
 	return uslab_write_all(fd, line, n);

@@ -303,7 +303,8 @@ void kmem_cache_stats_sub(struct kmem_cache_stats *after,
 size_t kmem_cache_stats_header(char *buf, size_t len);
 size_t kmem_cache_stats_row(const struct kmem_cache_stats *st, char *buf,
 			    size_t len);
-size_t kmem_cache_stats_total(uint64_t ops, uint64_t hits, char *buf, size_t len);
+size_t kmem_cache_stats_total(uint64_t allocs, uint64_t frees, uint64_t hits,
+			      char *buf, size_t len);
 struct page_alloc_stats;
 size_t kmem_cache_stats_page_line(const struct page_alloc_stats *ps, char *buf,
 				  size_t len);

@@ -20,4 +20,4 @@ $(obj)/tools/record/preload.pic.o: tools/record/preload.c $(autoconf_h) $(flags-
 $(record-lib): $(obj)/tools/record/preload.pic.o
 	$(quiet) LD $@
 	$(Q)$(CC) -shared -pthread -Wl,-soname,libuslab-record.so -Wl,-z,defs \
-		-o $@ $^ -ldl
+		-o $@ $^ -ldl -lunwind

@@ -487,9 +487,20 @@ int cmd_gen(int argc, char **argv)
 			outpath = optarg;
 			continue;
 		}
-		if (c == '?' || parse_u64(optarg, &v)) {
-			if (c != '?')
-				fprintf(stderr, "uslab gen: bad number '%s'\n", optarg);
+		if (c == '?') {
+			cmd_opt_error("uslab gen", "", "t:o:s:c:b:l:p:w:h", argv);
+			gen_usage(stderr);
+			return 2;
+		}
+		if (parse_u64(optarg, &v)) {
+			fprintf(stderr, "uslab gen: %s: expected a non-negative integer, found '%s'\n",
+				argv[optind - 1][1] == '-' || optarg != argv[optind - 1] ?
+				argv[optind - 1] : "option", optarg);
+			gen_usage(stderr);
+			return 2;
+		}
+		if (c == 't' && (v == 0 || v > 4096)) {
+			fprintf(stderr, "uslab gen: -t: expected 1..4096 threads, found '%s'\n", optarg);
 			gen_usage(stderr);
 			return 2;
 		}
@@ -586,10 +597,8 @@ int cmd_gen(int argc, char **argv)
 	snprintf(meta.tool, sizeof(meta.tool), "uslab gen");
 	meta.cmdline = cmdline;
 	c = trace_writer_open(&g.out, outpath, &meta, 0);
-	if (c) {
-		fprintf(stderr, "uslab gen: %s: %s\n", outpath, strerror(-c));
+	if (c)		/* the writer said why */
 		goto out_free;
-	}
 	if (gen_run(&g)) {
 		trace_writer_abort(g.out);
 		goto out_free;

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -421,7 +422,10 @@ static const char tune_usage[] =
 	"  --verify-grid[=N]    the same for every point of the uniform grid (at most\n"
 	"                       32; e.g. --mag-sizes 8,32,128,512 --depot-limits\n"
 	"                       0,8,32,-1), and the rank correlation of modelled\n"
-	"                       against measured time\n";
+	"                       against measured time\n"
+	"  --pid PID            the process of a multi-process recording (default:\n"
+	"                       the one with the most allocations)\n"
+	"  --comm NAME          the process with this name\n";
 
 /* --verify: the defaults (job @def) and the recommendation (@rec) for real. */
 static int verify_recommendation(const char *trace, const struct tune *tu, size_t def,
@@ -523,6 +527,7 @@ int cmd_tune(int argc, char **argv)
 		{ "verify", optional_argument, NULL, 'V' },
 		{ "verify-grid", optional_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
+		CMD_SELECT_OPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	long mags[TUNE_MAX_VALUES] = { 4, 8, 16, 32, 64, 128, 256 };
@@ -551,8 +556,14 @@ int cmd_tune(int argc, char **argv)
 			tu.workers = (unsigned int)strtoul(optarg, &end, 10);
 			if (*end || !tu.workers || tu.workers > 256) {
 				fprintf(stderr, "uslab tune: bad -j '%s'\n", optarg);
+				fputs(tune_usage, stderr);
 				return 2;
 			}
+			break;
+		case CMD_OPT_PID:
+		case CMD_OPT_COMM:
+			if (cmd_parse_select("uslab tune", opt, optarg))
+				return 2;
 			break;
 		case 's': svg = optarg; break;
 		case 'p': png = optarg; break;
@@ -560,6 +571,7 @@ int cmd_tune(int argc, char **argv)
 			cpus = strtoul(optarg, &end, 10);
 			if (*end || !cpus || cpus > TRACE_MAX_CPUS) {
 				fprintf(stderr, "uslab tune: bad --cpus '%s'\n", optarg);
+				fputs(tune_usage, stderr);
 				return 2;
 			}
 			break;
@@ -567,6 +579,7 @@ int cmd_tune(int argc, char **argv)
 			if (parse_list(optarg, mags, &nm, 1, 4096)) {
 				fprintf(stderr, "uslab tune: --mag-sizes wants up to %d numbers 1..4096\n",
 					TUNE_MAX_VALUES);
+				fputs(tune_usage, stderr);
 				return 2;
 			}
 			break;
@@ -574,6 +587,7 @@ int cmd_tune(int argc, char **argv)
 			if (parse_list(optarg, depots, &nd, -1, 65536)) {
 				fprintf(stderr, "uslab tune: --depot-limits wants up to %d numbers -1..65536\n",
 					TUNE_MAX_VALUES);
+				fputs(tune_usage, stderr);
 				return 2;
 			}
 			break;
@@ -581,6 +595,7 @@ int cmd_tune(int argc, char **argv)
 			tu.batch = (int)strtol(optarg, &end, 10);
 			if (*end || tu.batch < 1 || tu.batch > 4096) {
 				fprintf(stderr, "uslab tune: bad --batch '%s'\n", optarg);
+				fputs(tune_usage, stderr);
 				return 2;
 			}
 			break;
@@ -598,12 +613,23 @@ int cmd_tune(int argc, char **argv)
 			}
 			break;
 		case 'h': fputs(tune_usage, stdout); return 0;
-		default: fputs(tune_usage, stderr); return 2;
+		default: return cmd_opt_error("uslab tune", tune_usage, "j:h", argv);
 		}
 	}
 	if (optind != argc - 1) {
+		fprintf(stderr, "uslab tune: %s\n", optind < argc ? "one TRACE only" : "no TRACE given");
 		fputs(tune_usage, stderr);
 		return 2;
+	}
+	/* Output paths are checked before the sweep, not after it. */
+	for (int o = 0; o < 2; o++) {
+		const char *path = o ? png : svg;
+		char why[PATH_MAX + 128];
+
+		if (path && out_check(path, why, sizeof(why))) {
+			fprintf(stderr, "uslab tune: --%s: %s\n", o ? "png" : "svg", why);
+			return 1;
+		}
 	}
 	if (sim_trace_load(&t, argv[optind], (unsigned int)cpus, "uslab tune"))
 		return 1;
@@ -615,6 +641,10 @@ int cmd_tune(int argc, char **argv)
 	       "            depot %.1f ns, page %.1f ns; from %s\n", tu.model.hit_ns,
 	       tu.model.refill_ns, tu.model.refill_obj_ns, tu.model.flush_ns,
 	       tu.model.flush_obj_ns, tu.model.depot_ns, tu.model.page_ns, tu.model.source);
+	if (cmd_check_stdout("uslab tune")) {	/* before the sweep */
+		sim_trace_free(&t);
+		return 1;
+	}
 
 	/* Round 1: the uniform grid. */
 	for (a = 0; a < nd; a++)
@@ -709,7 +739,8 @@ int cmd_tune(int argc, char **argv)
 			}
 		}
 		tune_progress(&tu);
-		if (tu.nr_jobs > grid && tune_run(&tu, grid, tu.nr_jobs))
+		/* round 1 ran [0, grid]: the defaults job at index grid too */
+		if (tu.nr_jobs > grid + 1 && tune_run(&tu, grid + 1, tu.nr_jobs))
 			goto out;
 	}
 

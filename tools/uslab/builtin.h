@@ -69,4 +69,21 @@ struct plot_point {
 int plot_svg(const char *path, const char *title, const char *xlabel,
 	     const char *ylabel, const struct plot_point *pts, size_t n);
 
+/* ---- tools/uslab/symbolize.c: a frame's function and source line (elfutils libdw). */
+struct symbolizer;
+struct sym_info {
+	char func[256];
+	char file[512];
+	int line;		/* 0: unknown */
+};
+struct symbolizer *symbolizer_new(void);
+void symbolizer_free(struct symbolizer *s);
+/* @off: the byte offset in the file @path of the address (for a return
+ * address, one byte before it). Return: 0, or -1 when nothing is known. */
+int symbolize(struct symbolizer *s, const char *path, uint64_t off, struct sym_info *out);
+/* tools/uslab/report_callsite.c: `uslab report --sort callsite[,size] [--children]` */
+struct trace_reader;
+int report_callsites(struct trace_reader *r, const char *path, bool by_size,
+		     bool children, unsigned int rows);
+
 #endif /* USLAB_TOOLS_BUILTIN_H */

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include "tools/uslab/builtin.h"
 
@@ -60,6 +61,9 @@ int plot_svg(const char *path, const char *title, const char *xlabel,
 	struct plot_point *fr = NULL;
 	size_t i, nf = 0;
 	FILE *f;
+	struct out_file o;
+	char err[4200];
+	int rc;
 
 	for (i = 0; i < n; i++) {
 		x0 = fmin(x0, pts[i].x);
@@ -85,9 +89,16 @@ int plot_svg(const char *path, const char *title, const char *xlabel,
 	sx = (W - ML - MR) / (x1 - x0);
 	sy = (H - MT - MB) / (y1 - y0);
 
-	f = fopen(path, "w");
-	if (!f)
-		return -errno;
+	/* never clobbers (sim/outfile.c): a temporary renamed at the end */
+	rc = out_open(&o, path, err, sizeof(err));
+	if (rc)
+		return rc;
+	f = fdopen(dup(o.fd), "w");
+	if (!f) {
+		rc = -errno;
+		out_abort(&o);
+		return rc;
+	}
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		"viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
@@ -157,7 +168,10 @@ int plot_svg(const char *path, const char *title, const char *xlabel,
 		"<circle cx=\"0\" cy=\"36\" r=\"7\" fill=\"#d62728\"/><text x=\"10\" y=\"40\">recommended</text>\n"
 		"<polygon points=\"0,46 8,54 0,62 -8,54\" fill=\"#2ca02c\"/><text x=\"10\" y=\"58\">library defaults</text>\n"
 		"</g>\n</svg>\n", W - MR - 330, MT + 16);
-	if (fclose(f))
-		return -errno;
-	return 0;
+	if (fclose(f)) {
+		rc = -errno;
+		out_abort(&o);
+		return rc;
+	}
+	return out_commit(&o, err, sizeof(err));
 }

@@ -113,7 +113,7 @@ void rp_stats_snapshot(void)
 void rp_stats_end(FILE *f)
 {
 	struct page_alloc_stats pa = rp_pa1;
-	uint64_t ops = 0, hits = 0;
+	uint64_t allocs = 0, frees = 0, hits = 0;
 	char line[512];
 	size_t n = rp_nafter, i;
 
@@ -132,12 +132,13 @@ void rp_stats_end(FILE *f)
 			kmem_cache_stats_sub(st, b);
 		if (!st->allocs && !st->frees)
 			continue;
-		ops += st->allocs + st->frees;
+		allocs += st->allocs;
+		frees += st->frees;
 		hits += st->alloc_hits + st->free_hits;
 		kmem_cache_stats_row(st, line, sizeof(line));
 		fputs(line, f);
 	}
-	kmem_cache_stats_total(ops, hits, line, sizeof(line));
+	kmem_cache_stats_total(allocs, frees, hits, line, sizeof(line));
 	fputs(line, f);
 	for (i = 0; i < NR_PAGE_ORDERS; i++) {
 		pa.allocs[i] -= rp_pa0.allocs[i];
