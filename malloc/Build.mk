@@ -8,6 +8,8 @@
 # preload glue (environment, fork handlers, stats at exit).
 malloc-policy-objs := malloc/policy.o malloc/debug.o
 malloc-objs += $(malloc-policy-objs) malloc/malloc.o malloc/options.o malloc/init.o
+# statseg.o: USLAB_OPTIONS=stats_shm, the live view (`uslab top -p`)
+malloc-objs += malloc/statseg.o
 vcpu-objs += $(malloc-policy-objs)
 
 # The conformance suite, built twice: plain (run on glibc and preloaded with

@@ -51,6 +51,7 @@ static void malloc_fork_parent(void)
 
 static void malloc_fork_child(void)
 {
+	malloc_statseg_fork_child();
 	page_alloc_fork_child();
 	slab_fork_child();
 }
@@ -115,10 +116,13 @@ __attribute__((constructor(101))) static void malloc_init(void)
 		stats_fd = fcntl(2, F_DUPFD_CLOEXEC, 64);
 	pthread_atfork(malloc_fork_prepare, malloc_fork_parent,
 		       malloc_fork_child);
+	if (malloc_opts.stats_shm)
+		malloc_statseg_start();
 }
 
 __attribute__((destructor)) static void malloc_exit(void)
 {
+	malloc_statseg_stop();
 	if (stats_fd >= 0)
 		malloc_print_stats(stats_fd);
 }

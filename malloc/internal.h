@@ -25,6 +25,7 @@ struct malloc_opts {
 	long reaper_ms;
 	long limit_mb;
 	bool stats;
+	bool stats_shm;
 	bool debug;
 	bool help;
 	unsigned int nr_settings;
@@ -39,6 +40,11 @@ void malloc_apply_options(void);
 
 /* malloc/policy.c: sizes 1 .. this take the byte table; 0 while debugging */
 extern size_t malloc_small_max __attribute__((__visibility__("hidden")));
+
+/* malloc/statseg.c */
+void malloc_statseg_start(void);
+void malloc_statseg_stop(void);
+void malloc_statseg_fork_child(void);
 
 /* malloc/debug.c */
 extern bool malloc_debug __attribute__((__visibility__("hidden")));

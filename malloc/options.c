@@ -172,6 +172,10 @@ static const struct malloc_option malloc_options[] = {
 	{ "stats", "0",
 	  "print slabinfo, buddyinfo and malloc counters on stderr at exit",
 	  parse_flag, NULL, &malloc_opts.stats, 0, 0 },
+	{ "stats_shm", "0",
+	  "serve live statistics to `uslab slabinfo -p PID` and `uslab top -p PID` "
+	  "(/dev/shm/uslab.PID and one sleeping thread)",
+	  parse_flag, NULL, &malloc_opts.stats_shm, 0, 0 },
 	{ "debug", "0",
 	  "poison, red zones and free checks on every malloc size class",
 	  parse_flag, NULL, &malloc_opts.debug, 0, 0 },

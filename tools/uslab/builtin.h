@@ -9,6 +9,8 @@
 
 #include "trace/internal.h"
 #include "sim/internal.h"
+#include <sys/types.h>
+#include "uslab/statseg.h"
 
 /* builtin-script.c */
 int cmd_script(int argc, char **argv);
@@ -40,6 +42,24 @@ int tune_verify(const char *trace, struct tune_verify_point *pts, unsigned int n
 double tune_spearman(const double *x, const double *y, unsigned int n);
 /* builtin-gen.c */
 int cmd_gen(int argc, char **argv);
+
+/* builtin-slabinfo.c */
+int cmd_slabinfo(int argc, char **argv);
+/* builtin-top.c */
+int cmd_top(int argc, char **argv);
+
+/* statseg.c: the reader's side of a process's statistics segment */
+struct statseg_handle {
+	struct uslab_statseg *seg;	/* the process's segment, mapped */
+	int fd;
+	pid_t pid;
+	const char *cmd;		/* for messages */
+};
+int statseg_parse_pid(const char *cmd, const char *arg, pid_t *pid);
+int statseg_open(const char *cmd, pid_t pid, struct statseg_handle *h);
+int statseg_snapshot(struct statseg_handle *h, const char *write, int *write_result,
+		     struct uslab_statseg *out);
+void statseg_close(struct statseg_handle *h);
 
 /* plot.c */
 struct plot_point {

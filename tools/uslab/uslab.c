@@ -36,6 +36,9 @@ static const struct subcommand cmds[] = {
 	{ "gen",	cmd_gen,	"write a synthetic workload (rpmalloc, mtmalloc, prodcons)" },
 	{ "sim",	cmd_sim,	"simulate a trace through uslab on virtual CPUs, deterministically" },
 	{ "tune",	cmd_tune,	"sweep magazine sizes and depot limits; frontier and recommendation" },
+	/* live view of a running process (USLAB_OPTIONS=stats_shm) */
+	{ "slabinfo",	cmd_slabinfo,	"slabinfo of a running process on uslab (-p PID; -w writes tunables)" },
+	{ "top",	cmd_top,	"slabtop for a running process on uslab (-p PID)" },
 	{ "calibrate",	cmd_calibrate,	"time each allocator path here; write the tuner's cost model" },
 };
 
