@@ -129,7 +129,7 @@ procs "$T/env.ustr" | grep -q " true .*not recorded" || fail "cleared LD_PRELOAD
 
 # 6. A process still running when the command exits: a warning, and it is
 #    in the table, flagged, with what it did so far.
-"$U" record -o "$T/bg.ustr" -- bash -c 'sleep 3 & exit 0' 2>"$T/bg.err" || fail "record bg"
+"$U" record -o "$T/bg.ustr" -- bash -c 'sleep 3 & sleep 0.5; exit 0' 2>"$T/bg.err" || fail "record bg"
 cat "$T/bg.err"
 grep -q "warning: 1 process still running when bash exited" "$T/bg.err" || fail "no still-running warning"
 procs "$T/bg.ustr" | grep -q "still running" || fail "still-running process not flagged in the table"
