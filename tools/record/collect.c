@@ -69,8 +69,8 @@ struct image {
 	unsigned int gen;
 	int fd;
 	struct raw_meta rm;
-	struct cursor *cur;	/* indexed by raw tid */
-	uint32_t ncur;
+	struct cursor *cur;	/* one per raw thread met (index_raw) */
+	uint32_t ncur, cur_cap;
 	uint64_t tmin;		/* first event, UINT64_MAX: none */
 	uint64_t start;		/* CLOCK_MONOTONIC ns */
 	uint32_t index;		/* in the process table */
@@ -120,9 +120,59 @@ static int add_block(struct cursor *c, uint64_t off, uint32_t count,
 
 /* Pass 1: index every block of @im by thread, up to the file's size now
  * (a process still running keeps appending: both passes see the same). */
+static int index_raw_blocks(struct image *im, struct hmap *tids);
+
 static int index_raw(struct image *im)
 {
+	struct hmap tids;	/* raw tid -> index in im->cur[] */
+	int rc;
+
+	if (hmap_init(&tids))
+		return -ENOMEM;
+	rc = 0;
+	for (uint32_t i = 0; i < im->ncur && !rc; i++)
+		rc = hmap_insert(&tids, im->cur[i].raw_tid, i);
+	if (!rc)
+		rc = index_raw_blocks(im, &tids);
+	hmap_destroy(&tids);
+	return rc;
+}
+
+/*
+ * The cursor of raw thread @tid: memory follows the threads met, not the
+ * numbers they carry (a raw file is input: a tid near MAX_RAW_TID must not
+ * size an array). Return: the cursor, or NULL without memory.
+ */
+static struct cursor *raw_cursor(struct image *im, struct hmap *tids, uint32_t tid)
+{
+	uint64_t *v = hmap_find(tids, tid);
+	struct cursor *c;
+
+	if (v)
+		return &im->cur[*v];
+	if (im->ncur == im->cur_cap) {
+		uint32_t cap = im->cur_cap ? 2 * im->cur_cap : 16;
+
+		c = realloc(im->cur, cap * sizeof(*c));
+		if (!c)
+			return NULL;
+		im->cur = c;
+		im->cur_cap = cap;
+	}
+	c = im->cur;
+	memset(&c[im->ncur], 0, sizeof(*c));
+	c[im->ncur].raw_tid = tid;
+	c[im->ncur].out_tid = UINT32_MAX;
+	c[im->ncur].first_time = UINT64_MAX;
+	if (hmap_insert(tids, tid, im->ncur))
+		return NULL;
+	return &im->cur[im->ncur++];
+}
+
+static int index_raw_blocks(struct image *im, struct hmap *tids)
+{
 	struct rec_block h;
+	struct cursor *cur;
 	uint64_t off = 0;
 	struct stat sb;
 	ssize_t n;
@@ -147,27 +197,14 @@ static int index_raw(struct image *im)
 					"keeping the events before it\n", im->raw, off);
 			return 0;
 		}
-		if (h.tid >= im->ncur) {
-			uint32_t ncur = h.tid + 1;
-			struct cursor *c = realloc(im->cur, ncur * sizeof(*c));
-
-			if (!c)
-				return -ENOMEM;
-			memset(c + im->ncur, 0, (ncur - im->ncur) * sizeof(*c));
-			for (uint32_t i = im->ncur; i < ncur; i++) {
-				c[i].raw_tid = i;
-				c[i].out_tid = UINT32_MAX;
-				c[i].first_time = UINT64_MAX;
-			}
-			im->cur = c;
-			im->ncur = ncur;
-		}
-		for (uint32_t i = 0; i < im->ncur; i++)
-			im->cur[i].im = im;
-		if (add_block(&im->cur[h.tid], off + sizeof(h), h.count, h.bytes))
+		cur = raw_cursor(im, tids, h.tid);
+		if (!cur)
 			return -ENOMEM;
-		if (h.time < im->cur[h.tid].first_time)
-			im->cur[h.tid].first_time = h.time;
+		cur->im = im;
+		if (add_block(cur, off + sizeof(h), h.count, h.bytes))
+			return -ENOMEM;
+		if (h.time < cur->first_time)
+			cur->first_time = h.time;
 		if (h.time < im->tmin)
 			im->tmin = h.time;
 		off += sizeof(h) + h.bytes;
