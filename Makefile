@@ -50,7 +50,7 @@ CLANG   ?= clang
 
 config-targets := defconfig olddefconfig savedefconfig menuconfig %_defconfig \
                   listnewconfig
-no-dot-config  := $(filter $(config-targets) clean distclean deps deps-% help,$(MAKECMDGOALS))
+no-dot-config  := $(filter $(config-targets) clean distclean deps deps-% help help-desc-% no-dot-config-help-probe,$(MAKECMDGOALS))
 
 autoconf_h := $(obj)/include/generated/autoconf.h
 auto_conf  := $(obj)/auto.conf
@@ -83,8 +83,13 @@ $(autoconf_h) $(auto_conf) &: $(KCONFIG_CONFIG) $(kconfig-files) | $(obj)/.deps-
 	$(quiet) GEN $(autoconf_h)
 	$(Q)$(PYTHON) -m genconfig --header-path $(autoconf_h) --config-out $(auto_conf) Kconfig
 
+presets := $(patsubst configs/%_defconfig,%,$(wildcard configs/*_defconfig))
 %_defconfig: configs/%_defconfig | $(obj)/.deps-ok
 	$(Q)$(PYTHON) -m defconfig --kconfig Kconfig $<
+# Chosen only when configs/NAME_defconfig does not exist.
+%_defconfig:
+	@echo "make: no preset '$*': configs/ has $(foreach p,$(presets),$(p)_defconfig)" >&2
+	@exit 2
 defconfig: performance_defconfig
 olddefconfig: | $(obj)/.deps-ok
 	$(Q)$(PYTHON) -m olddefconfig Kconfig
@@ -135,6 +140,7 @@ endif
 # What each folder contributes.  Fragments append to:
 #   core-objs      objects of lib/ page_alloc/ slab/ percpu/ (libuslab-core.a)
 #   malloc-objs    objects of malloc/ (libuslab.so, libuslab.a)
+#   vcpu-objs      objects added to libuslab-core-vcpu.a (malloc's policy)
 #   sim-objs       objects of the uslab CLI (trace/ sim/ tools/)
 #   progs          extra programs, built by `make`
 #   check-progs    Check suites (tests/check_*.c are found automatically)
@@ -146,6 +152,7 @@ endif
 
 core-objs   :=
 malloc-objs :=
+vcpu-objs   :=
 sim-objs    :=
 progs       :=
 check-progs :=
@@ -154,6 +161,7 @@ clean-files :=
 install-bins :=
 install-libs :=
 install-data :=
+install-man :=
 
 -include $(wildcard */Build.mk) $(wildcard */*/Build.mk)
 
@@ -227,7 +235,7 @@ run: all | $(obj)/.deps-plot
 # against (examples/Build.mk) both run it. $(1): where files go (DESTDIR
 # included); $(2): the prefix the pkg-config files name.
 install-files := $(core-lib) $(if $(malloc-objs),$(shared-lib) $(static-lib)) \
-                 $(install-bins) $(install-libs) $(install-data) $(autoconf_h) \
+                 $(install-bins) $(install-libs) $(install-data) $(install-man) $(autoconf_h) \
                  $(wildcard include/uslab/*.h include/uslab/kernel/linux/*.h) \
                  scripts/uslab.pc.in scripts/uslab-static.pc.in
 define install-to
@@ -240,6 +248,7 @@ define install-to
 	$(Q)$(if $(install-bins),install -m 755 $(install-bins) $(1)/bin/)
 	$(Q)$(if $(install-libs),install -m 755 $(install-libs) $(1)/lib/)
 	$(Q)$(if $(install-data),install -d $(1)/share/uslab && install -m 644 $(install-data) $(1)/share/uslab/)
+	$(Q)$(if $(install-man),install -d $(1)/share/man/man1 && install -m 644 $(install-man) $(1)/share/man/man1/)
 	$(Q)for pc in uslab uslab-static; do \
 		sed -e 's|@PREFIX@|$(2)|g' scripts/$$pc.pc.in > $(1)/lib/pkgconfig/$$pc.pc || exit 1; \
 	done
@@ -264,8 +273,48 @@ distclean: clean
 	$(Q)rm -f .config .config.old defconfig
 .PHONY: clean distclean
 
+# make help: every phony target of every fragment (from make's own
+# database, so a new target shows up without editing this), with the
+# description a fragment gives it in help-<target>, and every preset.
+help-all        := build the libraries, the uslab CLI and the tools (default)
+help-check      := build and run every test suite (make check must stay green)
+help-check-layers := fail on an include or a call that goes up the layers
+help-run        := the main job on the bundled default trace
+help-install    := install libraries, headers, uslab, man pages (PREFIX=$(PREFIX))
+help-clean      := remove the build output ($(O))
+help-distclean  := clean, and remove .config
+help-defconfig  := the default preset (performance_defconfig)
+help-olddefconfig := update .config for new Kconfig symbols
+help-savedefconfig := write a minimal ./defconfig from .config
+help-menuconfig := edit .config in a menu
+help-listnewconfig := list Kconfig symbols .config does not set
+help-help       := this list
+help-bench      := benchmarks against glibc, jemalloc, tcmalloc, mimalloc
+help-stress     := long stress runs
+help-stress-malloc := long stress runs of the malloc layer
+help-bench-pcp  := per-CPU magazine micro-benchmarks
+help-fuzz       := each libFuzzer target for FUZZ_TIME seconds
+help-fuzz-build := build the fuzz targets
 help:
-	@sed -n '3,17p' Makefile | sed 's/^# \{0,1\}//'
+	@echo "usage: make [TARGET] [O=DIR] [V=1] [PREFIX=DIR]"
+	@echo
+	@echo "targets:"
+	@$(MAKE) -pRrq -f $(firstword $(MAKEFILE_LIST)) no-dot-config-help-probe 2>/dev/null | \
+		awk '/^\.PHONY:/ { for (i = 2; i <= NF; i++) print $$i }' | sort -u | \
+		while read t; do \
+			d=$$($(MAKE) -s --no-print-directory help-desc-$$t 2>/dev/null); \
+			printf '  %-20s %s\n' "$$t" "$$d"; \
+		done
+	@echo "  <preset>_defconfig   .config from configs/<preset>_defconfig"
+	@echo "  deps-<purpose>       install the Debian packages of one purpose"
+	@echo "                       (core tools test fuzz bench plot menuconfig all)"
+	@echo
+	@echo "presets: $(presets)"
+	@echo
+	@echo "variables: O=DIR (build output, default build), V=1 (full commands),"
+	@echo "           PREFIX=DIR and DESTDIR=DIR (install), CC, OPT, EXTRA_CFLAGS"
+help-desc-%:
+	@echo '$(help-$*)'
 .PHONY: help
 
 # Dependency files of our own objects only (the redis build under $(obj)/redis has its own).

@@ -3,12 +3,14 @@
 # and writes $(O)/bench/results.txt.
 bench-progs := $(obj)/bench/alloc_bench
 
-$(obj)/bench/alloc_bench: $(obj)/bench/alloc_bench.o
+bench-objs := $(addprefix $(obj)/bench/,alloc_bench.o workloads.o programs.o)
+
+$(obj)/bench/alloc_bench: $(bench-objs)
 	$(quiet) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lm
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lm -lpthread
 
 # The benchmark calls malloc for its cost: no folding of malloc/free pairs.
-$(obj)/bench/alloc_bench.o: CFLAGS += -fno-builtin
+$(bench-objs): CFLAGS += -fno-builtin
 
 bench: all $(bench-progs) | $(obj)/.deps-bench
 	$(Q)O=$(obj) bash bench/run.sh

@@ -11,13 +11,12 @@
  *                              thread frees (SPSC ring), N blocks
  *   alloc_bench threads [T]    T threads (64) each churning small blocks
  *                              through its cache, RSS with all alive
- *   alloc_bench study T [LOOPS]  the seeds' thread-cache study (seed 000,
- *                              mirroring rpmalloc's `benchmark n 0 0 0 LOOPS
- *                              150000 75000 16 16000` shape, our own code):
- *                              T threads, each with its own 150000 blocks of
- *                              [16, 16000] bytes (linear falloff), LOOPS (50)
- *                              loops freeing and reallocating a scattered
- *                              half; Mops per CPU-second and peak RSS
+ *   alloc_bench study T [LOOPS]  the seeds' thread-cache study: see
+ *                              wl_study in bench/workloads.c
+ *
+ * and the workloads of bench/workloads.c and bench/programs.c (study, mt,
+ * gmalloc, larson, rptest, xmalloc, alloc_test, glibc_thread,
+ * malloc_large, manythreads, rss_decay, cfrac, espresso): see there.
  *
  * Times come from CLOCK_MONOTONIC; peak RSS from getrusage(ru_maxrss).
  */
@@ -30,8 +29,9 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench.h"
 
-static double now(void)
+double bench_now(void)
 {
 	struct timespec ts;
 
@@ -39,7 +39,16 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static long peak_rss_kb(void)
+double bench_cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+long bench_peak_rss_kb(void)
 {
 	struct rusage ru;
 
@@ -47,7 +56,34 @@ static long peak_rss_kb(void)
 	return ru.ru_maxrss;
 }
 
-static long rss_kb(void)
+size_t bench_linear_falloff(uint64_t *s, size_t lo, size_t hi)
+{
+	double u = (double)(bench_rng(s) >> 11) * (1.0 / 9007199254740992.0);
+
+	return lo + (size_t)((double)(hi - lo) * (1.0 - __builtin_sqrt(u)));
+}
+
+long bench_arg(int argc, char **argv, int i, long def)
+{
+	char *end;
+	long v;
+
+	if (i >= argc)
+		return def;
+	v = strtol(argv[i], &end, 10);
+	if (*end || v <= 0) {
+		fprintf(stderr, "alloc_bench: argument %d: '%s' is not a positive number\n",
+			i, argv[i]);
+		exit(2);
+	}
+	return v;
+}
+
+#define now bench_now
+#define peak_rss_kb bench_peak_rss_kb
+#define rss_kb bench_rss_kb
+
+long bench_rss_kb(void)
 {
 	long pages = 0, resident = 0;
 	FILE *f = fopen("/proc/self/statm", "r");
@@ -61,18 +97,9 @@ static long rss_kb(void)
 }
 
 /* Keep the compiler from seeing through a pointer. */
-static inline void escape(void *p)
-{
-	__asm__ volatile("" : : "r"(p) : "memory");
-}
+#define escape bench_escape
 
-static uint64_t rng(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
+#define rng bench_rng
 
 static int bench_pair(long n)
 {
@@ -100,9 +127,7 @@ static int bench_pair(long n)
 /* Linear falloff over [16, 16000]: density falls linearly to 0 at 16000. */
 static size_t churn_size(uint64_t *s)
 {
-	double u = (double)(rng(s) >> 11) * (1.0 / 9007199254740992.0);
-
-	return 16 + (size_t)((16000 - 16) * (1.0 - __builtin_sqrt(u)));
+	return bench_linear_falloff(s, 16, 16000);
 }
 
 static int bench_churn(int loops)
@@ -137,80 +162,6 @@ static int bench_churn(int loops)
 	t1 = now();
 	free(blk);
 	printf("churn_s=%.4f peak_rss_kb=%ld loops=%d\n", t1 - t0, peak_rss_kb(), loops);
-	return 0;
-}
-
-/* One study thread: its own blocks, its own seed; returns operations done. */
-static int study_loops;
-
-static void *study_thread(void *arg)
-{
-	enum { LIVE = 150000 };
-	void **blk = malloc(LIVE * sizeof(void *));
-	uint64_t s = 42 + (uintptr_t)arg * 0x9e3779b97f4a7c15ull;
-	uintptr_t ops = 0;
-
-	if (!blk)
-		return NULL;
-	for (int i = 0; i < LIVE; i++) {
-		size_t sz = churn_size(&s);
-
-		blk[i] = malloc(sz);
-		memset(blk[i], i, sz < 64 ? sz : 64);
-	}
-	ops += LIVE;
-	for (int l = 0; l < study_loops; l++) {
-		for (int i = 0; i < LIVE; i++) {
-			if (rng(&s) & 1) {
-				size_t sz = churn_size(&s);
-
-				free(blk[i]);
-				blk[i] = malloc(sz);
-				memset(blk[i], l, sz < 64 ? sz : 64);
-				ops += 2;
-			}
-		}
-	}
-	for (int i = 0; i < LIVE; i++)
-		free(blk[i]);
-	ops += LIVE;
-	free(blk);
-	return (void *)ops;
-}
-
-static double cpu_seconds(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
-	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
-}
-
-static int bench_study(int nr, int loops)
-{
-	pthread_t t[64];
-	double c0, c1, t0, t1, ops = 0;
-
-	if (nr < 1 || nr > 64)
-		return 2;
-	study_loops = loops;
-	c0 = cpu_seconds();
-	t0 = now();
-	for (long i = 0; i < nr; i++)
-		pthread_create(&t[i], NULL, study_thread, (void *)i);
-	for (int i = 0; i < nr; i++) {
-		void *r;
-
-		pthread_join(t[i], &r);
-		if (!r)
-			return 1;
-		ops += (double)(uintptr_t)r;
-	}
-	t1 = now();
-	c1 = cpu_seconds();
-	printf("study_mops_cpu=%.3f study_s=%.4f peak_rss_kb=%ld threads=%d loops=%d\n",
-	       ops / 1e6 / (c1 - c0), t1 - t0, peak_rss_kb(), nr, loops);
 	return 0;
 }
 
@@ -327,6 +278,25 @@ static int bench_threads(int nr)
 	return 0;
 }
 
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} workloads[] = {
+	{ "study", wl_study },
+	{ "mt", wl_mt },
+	{ "gmalloc", wl_gmalloc },
+	{ "larson", wl_larson },
+	{ "rptest", wl_rptest },
+	{ "xmalloc", wl_xmalloc },
+	{ "alloc_test", wl_alloc_test },
+	{ "glibc_thread", wl_glibc_thread },
+	{ "malloc_large", wl_malloc_large },
+	{ "manythreads", wl_manythreads },
+	{ "rss_decay", wl_rss_decay },
+	{ "cfrac", wl_cfrac },
+	{ "espresso", wl_espresso },
+};
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -340,9 +310,13 @@ int main(int argc, char **argv)
 		return bench_prodcons(arg ? arg : 2000000);
 	if (!strcmp(what, "threads"))
 		return bench_threads(arg ? (int)arg : 64);
-	if (!strcmp(what, "study"))
-		return bench_study(arg ? (int)arg : 1,
-				   argc > 3 ? atoi(argv[3]) : 50);
-	fprintf(stderr, "usage: alloc_bench pair|churn|prodcons|threads [N] | study T [LOOPS]\n");
+	for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
+		if (!strcmp(what, workloads[i].name))
+			return workloads[i].fn(argc, argv);
+	fprintf(stderr, "usage: alloc_bench pair|churn|prodcons|threads [N]\n"
+		"       alloc_bench WORKLOAD ARGS... (WORKLOAD:");
+	for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
+		fprintf(stderr, " %s", workloads[i].name);
+	fprintf(stderr, ")\n");
 	return 2;
 }

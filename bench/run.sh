@@ -1,20 +1,31 @@
 #!/usr/bin/env bash
-# `make bench`: uslab against glibc, jemalloc, tcmalloc and mimalloc in one
-# run, each preloaded into the same programs. Every case runs $RUNS times
-# (default 5), allocators interleaved within each round; medians are
-# reported, with uslab's figure as a ratio to each peer's, plus perf stat
-# software counters (task-clock, page-faults, context-switches).
-# Results: $O/bench/results.txt (raw samples in $O/bench/samples.tsv).
+# `make bench`: the seeds' studies and mimalloc-bench-shaped workloads on
+# uslab and on glibc, jemalloc, tcmalloc and mimalloc, every allocator
+# preloaded into the same program in the same run. Every case runs $RUNS
+# times (5), allocators interleaved within each round; bench/report.py
+# writes medians and ratios as JSON, Markdown and PNG plots. perf stat's
+# software counters (task-clock, page-faults, context-switches,
+# cpu-migrations) are kept for every run.
+#
+#   BENCH_QUICK=1   one run per case, smaller counts (about two minutes)
+#   BENCH_CASES=re  only the cases whose name matches the regex
+#   BENCH_REDIS=1   run the redis slot too (bench/redis.sh; the service
+#                   study with latency percentiles is make bench-kv)
+#
+# Results: $O/bench/results.{json,md}, $O/bench/*.png, raw samples in
+# $O/bench/samples.tsv. The four presets of the thread-cache study are
+# built under $O/bench/presets/<name>/ (make <name>_defconfig).
 set -u
 O=${O:-build}
-RUNS=${RUNS:-5}
-REDIS_RUNS=${REDIS_RUNS:-3}
-REDIS_N=${REDIS_N:-100000}
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=$O/bench
 mkdir -p "$out"
-bench=$O/bench/alloc_bench
+quick=${BENCH_QUICK:-0}
+if [ "$quick" = 1 ]; then RUNS=${RUNS:-1}; else RUNS=${RUNS:-5}; fi
+filter=${BENCH_CASES:-.}
+bench=$(realpath "$O/bench/alloc_bench")
 libdir=/usr/lib/x86_64-linux-gnu
+presets=(performance unlimited size nocache)
 declare -A lib=(
 	[uslab]=$(realpath "$O/libuslab.so")
 	[glibc]=
@@ -22,82 +33,159 @@ declare -A lib=(
 	[tcmalloc]=$libdir/libtcmalloc_minimal.so.4
 	[mimalloc]=$libdir/libmimalloc.so.2
 )
-allocs=(uslab glibc jemalloc tcmalloc mimalloc)
+peers=(glibc jemalloc tcmalloc mimalloc)
+allocs=(uslab "${peers[@]}")
 for a in "${allocs[@]}"; do
 	[ -z "${lib[$a]}" ] || [ -e "${lib[$a]}" ] || { echo "bench: missing ${lib[$a]}" >&2; exit 1; }
 done
+
+# The study's presets: one library per preset, built out of tree.
+# Each preset keeps its own .config (KCONFIG_CONFIG), never the tree's.
+for p in "${presets[@]}"; do
+	pdir=$out/presets/$p
+	mkdir -p "$pdir"
+	cfg=$(realpath -m "$pdir/.config")
+	if ! { KCONFIG_CONFIG=$cfg make -s -C "$src" O="$pdir" "${p}_defconfig" >/dev/null &&
+	       KCONFIG_CONFIG=$cfg nice make -s -C "$src" O="$pdir" -j2 "$pdir/libuslab.so" >/dev/null; }; then
+		echo "bench: could not build the $p preset" >&2
+		exit 1
+	fi
+	lib[uslab-$p]=$(realpath "$pdir/libuslab.so")
+done
+study_allocs=("${presets[@]/#/uslab-}" "${peers[@]}")
+
 unset USLAB_OPTIONS
 samples=$out/samples.tsv
 : >"$samples"
 perf_ok=1
 perf stat -x, -e task-clock -o /dev/null true 2>/dev/null || perf_ok=0
+events=task-clock,page-faults,context-switches,cpu-migrations
+
+{
+	echo "machine	$(uname -srm)"
+	echo "cpu	$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo) x $(nproc)"
+	echo "memory	$(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
+	echo "loadavg_start	$(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "date	$(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "runs	$RUNS"
+	echo "quick	$quick"
+	echo "commit	$(git -C "$src" rev-parse --short HEAD 2>/dev/null)"
+	for a in glibc jemalloc tcmalloc mimalloc; do
+		case $a in
+		glibc) pkg=libc6 ;; jemalloc) pkg=libjemalloc2 ;;
+		tcmalloc) pkg=libtcmalloc-minimal4 ;; mimalloc) pkg=libmimalloc2.0 ;;
+		esac
+		echo "peer_$a	$pkg $(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null)"
+	done
+} >"$out/machine.tsv"
 
 # sample CASE ALLOC KEY VALUE
 sample() { printf '%s\t%s\t%s\t%s\n' "$@" >>"$samples"; }
 
-# run_case CASE ALLOC ARGS...: one run, key=value results and perf counters.
+# run_case CASE ALLOC ARGS...: one run of alloc_bench, its key=value
+# results and perf stat's software counters into the samples.
 run_case() {
 	local c=$1 a=$2; shift 2
-	local pf=$out/perf.$$ line
+	local pf=$out/perf.$$ line kv
 	if [ "$perf_ok" = 1 ]; then
-		line=$(perf stat -x, -e task-clock,page-faults,context-switches -o "$pf" \
+		line=$(perf stat -x, -e "$events" -o "$pf" \
 			env ${lib[$a]:+LD_PRELOAD=${lib[$a]}} "$bench" "$@") || {
-			echo "bench: $c on $a failed" >&2; return 1; }
-		awk -F, -v c="$c" -v a="$a" '$3 ~ /task-clock|page-faults|context-switches/ {
+			echo "bench: $c on $a failed: $bench $*" >&2; return 1; }
+		awk -F, -v c="$c" -v a="$a" '$3 ~ /^(task-clock|page-faults|context-switches|cpu-migrations)/ {
 			printf "%s\t%s\t%s\t%s\n", c, a, $3, $1 }' "$pf" >>"$samples"
 		rm -f "$pf"
 	else
-		line=$(env ${lib[$a]:+LD_PRELOAD=${lib[$a]}} "$bench" "$@") || return 1
+		line=$(env ${lib[$a]:+LD_PRELOAD=${lib[$a]}} "$bench" "$@") || {
+			echo "bench: $c on $a failed: $bench $*" >&2; return 1; }
 	fi
 	for kv in $line; do
 		sample "$c" "$a" "${kv%%=*}" "${kv#*=}"
 	done
 }
 
-echo "bench: $RUNS runs of pair, churn, prodcons, threads on ${allocs[*]}"
+# Counts: the seeds' parameters where a run stays within seconds, scaled
+# down otherwise (docs/benchmarks.md says which); quick mode smaller still.
+# The study's 150000 blocks per thread (1 GiB live per thread with every
+# byte written) and gmalloc's 3 GB take tens of seconds per run; the full
+# mode keeps the shapes and scales the counts so that 5 runs of everything
+# fit in about 20 minutes on 2 shared cores: study 30000 blocks/thread, 2
+# loops; gmalloc 256 MiB; mtmalloc 50,000 iterations.
+if [ "$quick" = 1 ]; then
+	S_BLOCKS=20000 S_LOOPS=1 PAIR_N=5000000 MT_ITERS=50000 GM_MB=128 SECS=1
+	RP_LOOPS=100 AT_ITERS=500000 CFRAC=3000 ESPRESSO=60 LARGE=40
+	MANY_N=20000 DECAY_S=3
+else
+	S_BLOCKS=30000 S_LOOPS=2 PAIR_N=10000000 MT_ITERS=50000 GM_MB=256 SECS=1
+	RP_LOOPS=200 AT_ITERS=1000000 CFRAC=10000 ESPRESSO=150 LARGE=100
+	MANY_N=50000 DECAY_S=5
+fi
+
+# Cases: name, allocators (study: presets + peers), alloc_bench arguments.
+cases=()
+add() { cases+=("$*"); }
+add "pair|all|pair $PAIR_N"
+for t in 1 2 4 8; do
+	add "study_t$t|study|study $t $S_LOOPS $S_BLOCKS $((S_BLOCKS / 2))"
+done
+for kb in 32 64 128 256; do
+	for t in 2 4 8 16 32; do
+		add "mt_${kb}k_t$t|all|mt $t $MT_ITERS $((kb * 1024))"
+	done
+done
+add "gmalloc_seq|all|gmalloc seq $GM_MB"
+add "gmalloc_mt|all|gmalloc mt $GM_MB 4"
+add "gmalloc_mix|all|gmalloc mix $GM_MB"
+add "larson_t2|all|larson 2 $SECS"
+add "rptest_t2|all|rptest 2 $RP_LOOPS"
+add "xmalloc_t2|all|xmalloc 2 $SECS"
+add "alloc_test_t1|all|alloc_test 1 $AT_ITERS"
+add "alloc_test_t2|all|alloc_test 2 $AT_ITERS"
+add "glibc_thread_t1|all|glibc_thread 1 $SECS"
+add "glibc_thread_t2|all|glibc_thread 2 $SECS"
+add "cfrac|all|cfrac $CFRAC"
+add "espresso|all|espresso $ESPRESSO"
+add "malloc_large|all|malloc_large $LARGE"
+add "many_t8|all|manythreads 8 $MANY_N"
+add "many_t64|all|manythreads 64 $MANY_N"
+add "prodcons|all|prodcons 2000000"
+add "threads_rss|all|threads 64"
+
+selected=()
+for c in "${cases[@]}"; do
+	[[ ${c%%|*} =~ $filter ]] && selected+=("$c")
+done
+echo "bench: ${#selected[@]} cases x $RUNS runs on ${allocs[*]} (study: ${study_allocs[*]})"
+t_start=$(date +%s)
 for r in $(seq 1 "$RUNS"); do
-	for a in "${allocs[@]}"; do
-		run_case pair "$a" pair 50000000
-		run_case churn "$a" churn 20
-		run_case prodcons "$a" prodcons 2000000
-		run_case threads "$a" threads 64
-	done
-	echo "  round $r done"
-done
-
-# redis: server preloaded with each allocator, redis-benchmark on loopback.
-server=$(bash "$src/scripts/redis-build.sh" "$O") || { echo "bench: no redis-server" >&2; exit 1; }
-port=$((40000 + $$ % 10000))
-spid=
-stop_server() {
-	if [ -n "$spid" ]; then
-		redis-cli -p "$port" shutdown nosave >/dev/null 2>&1
-		wait "$spid" 2>/dev/null
-		spid=
-	fi
-}
-trap stop_server EXIT
-echo "bench: redis-benchmark -n $REDIS_N x $REDIS_RUNS runs per allocator"
-for r in $(seq 1 "$REDIS_RUNS"); do
-	for a in "${allocs[@]}"; do
-		env ${lib[$a]:+LD_PRELOAD=${lib[$a]}} "$server" --port "$port" \
-			--bind 127.0.0.1 --save '' --appendonly no --logfile /dev/null &
-		spid=$!
-		for _ in $(seq 1 100); do
-			[ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break
-			sleep 0.1
+	for c in "${selected[@]}"; do
+		IFS='|' read -r name which args <<<"$c"
+		if [ "$which" = study ]; then set -- "${study_allocs[@]}"; else set -- "${allocs[@]}"; fi
+		for a in "$@"; do
+			# shellcheck disable=SC2086
+			run_case "$name" "$a" $args
 		done
-		redis-benchmark -p "$port" -q -n "$REDIS_N" -c 50 -r 100000 -d 256 \
-			-t set,get,lpush,lpop 2>/dev/null | tr '\r' '\n' |
-			awk -v a="$a" '/requests per second/ {
-				sub(":", "", $1); printf "redis\t%s\t%s_rps\t%s\n", a, $1, $2 }' >>"$samples"
-		sample redis "$a" server_rss_kb "$(awk '/VmRSS/ {print $2}' /proc/$spid/status)"
-		sample redis "$a" server_peak_rss_kb "$(awk '/VmHWM/ {print $2}' /proc/$spid/status)"
-		stop_server
 	done
-	echo "  redis round $r done"
+	echo "  round $r done ($(( $(date +%s) - t_start )) s)"
 done
 
-/usr/bin/python3 "$src/bench/report.py" "$samples" "$RUNS" >"$out/results.txt"
-cat "$out/results.txt"
-echo "bench: results in $out/results.txt"
+# RSS over time after a burst (issue 13 item 5): one run per allocator,
+# the presets included, sampled every 250 ms while the program idles.
+if [[ rss_decay =~ $filter ]]; then
+	for a in "${study_allocs[@]}"; do
+		run_case rss_decay "$a" rss_decay 1 "$DECAY_S"
+	done
+	echo "  rss_decay done ($(( $(date +%s) - t_start )) s)"
+fi
+
+# The redis service study is engineer services' (examples/kv and its
+# redis-benchmark case, make bench-kv); this slot runs the Debian
+# redis-server preloaded with each allocator, RSS included.
+if [ "${BENCH_REDIS:-0}" = 1 ] && [[ redis =~ $filter ]]; then
+	bash "$src/bench/redis.sh" "$O" "$samples" || echo "bench: redis slot failed" >&2
+fi
+
+echo "loadavg_end	$(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.tsv"
+echo "seconds	$(( $(date +%s) - t_start ))" >>"$out/machine.tsv"
+/usr/bin/python3 "$src/bench/report.py" "$out" || exit 1
+cat "$out/results.md"
+echo "bench: results in $out/results.md, $out/results.json and $out/*.png"

@@ -14,7 +14,7 @@ FUZZ_FLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=
                -include $(autoconf_h) -Wall -Wextra -Wno-unused-parameter
 fuzz-common := trace/trace_common.c trace/trace_read.c trace/import_common.c \
                trace/import_mtrace.c trace/import_perf.c
-fuzz-trace  := trace/trace_common.c trace/trace_read.c
+fuzz-trace  := trace/trace_common.c trace/trace_read.c trace/outfile.c
 fuzz-bins   := $(obj)/fuzz/fuzz_trace $(obj)/fuzz/fuzz_mtrace $(obj)/fuzz/fuzz_perf \
                $(obj)/fuzz/fuzz_trace_struct $(obj)/fuzz/fuzz_report \
                $(obj)/fuzz/fuzz_loaders $(obj)/fuzz/fuzz_sim
@@ -43,16 +43,20 @@ $(obj)/fuzz/fuzz_trace_struct: fuzz/fuzz_trace_struct.c $(fuzz-trace) $(fuzz-dep
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) -lzstd
 
-fuzz-report-src := tools/uslab/builtin-report.c tools/uslab/builtin-script.c
+fuzz-report-src := tools/uslab/builtin-report.c tools/uslab/builtin-script.c \
+                   tools/uslab/report_callsite.c tools/uslab/symbolize.c
 $(obj)/fuzz/fuzz_report: fuzz/fuzz_report.c $(fuzz-trace) $(fuzz-report-src) $(fuzz-deps)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) $(fuzz-report-src) -lzstd
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) $(fuzz-report-src) -lzstd -ldw -lelf
 
-$(obj)/fuzz/fuzz_loaders: fuzz/fuzz_loaders.c $(fuzz-trace) sim/simulate_load.c tools/uslab/builtin-replay.c $(fuzz-deps)
+# builtin-replay.c calls replay-stats.c, whose table formatter is slab's
+# (libuslab-core-vcpu.a, percpu/Build.mk: secondary expansion below).
+.SECONDEXPANSION:
+$(obj)/fuzz/fuzz_loaders: fuzz/fuzz_loaders.c $(fuzz-trace) sim/simulate_load.c tools/uslab/builtin-replay.c tools/uslab/replay-stats.c $(fuzz-deps) $$(vcpu-lib)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) sim/simulate_load.c -lzstd -lpthread
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) sim/simulate_load.c tools/uslab/replay-stats.c $(vcpu-lib) -lzstd $(LDLIBS) -lm
 
 fuzz-sim-src := sim/simulate_load.c sim/simulate.c sim/simulate_pcp.c sim/calibrate_model.c
 # libuslab-core-vcpu.a comes from percpu/Build.mk: secondary expansion, so

@@ -72,6 +72,7 @@ static inline bool list_empty(const struct list_head *h)
 
 #define list_entry(ptr, type, member)	container_of(ptr, type, member)
 #define list_first_entry(h, type, member) list_entry((h)->next, type, member)
+#define list_last_entry(h, type, member) list_entry((h)->prev, type, member)
 #define list_for_each(pos, head) \
 	for (pos = (head)->next; pos != (head); pos = pos->next)
 #define list_for_each_entry(pos, head, member)				\

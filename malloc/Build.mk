@@ -1,6 +1,16 @@
 # malloc/: the malloc API, linked into libuslab.so and libuslab.a, and the
 # programs of its tests (tests/malloc/) and benchmarks (bench/).
-malloc-objs += malloc/malloc.o malloc/options.o malloc/debug.o malloc/init.o
+#
+# malloc/policy.o (the rules of malloc/policy.h as uslab_malloc() ...) and
+# debug.o are the policy: also linked into the simulator's virtual-CPU core
+# (libuslab-core-vcpu.a, percpu/Build.mk) so that `uslab sim` runs the same
+# malloc. malloc.o holds the exported names, options.o and init.o the
+# preload glue (environment, fork handlers, stats at exit).
+malloc-policy-objs := malloc/policy.o malloc/debug.o
+malloc-objs += $(malloc-policy-objs) malloc/malloc.o malloc/options.o malloc/init.o
+# statseg.o: USLAB_OPTIONS=stats_shm, the live view (`uslab top -p`)
+malloc-objs += malloc/statseg.o
+vcpu-objs += $(malloc-policy-objs)
 
 # The conformance suite, built twice: plain (run on glibc and preloaded with
 # libuslab.so) and linked statically against libuslab.a.

@@ -31,7 +31,7 @@ int malloc_debug_enable(void)
 {
 	static const slab_flags_t flags = SLAB_POISON | SLAB_RED_ZONE |
 					  SLAB_CONSISTENCY_CHECKS;
-	char name[MALLOC_CACHE_NAME_LEN];
+	char name[32];
 	unsigned int i;
 
 	if (malloc_debug)

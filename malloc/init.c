@@ -32,10 +32,10 @@
 #include "malloc/internal.h"
 
 /*
- * Defined here, used by free(): that reference is what pulls this object
+ * Referenced by malloc/malloc.c: that reference is what pulls this object
  * (the constructor) into programs linked with libuslab.a.
  */
-unsigned long malloc_foreign_frees;
+const char malloc_init_anchor;
 
 static void malloc_fork_prepare(void)
 {
@@ -51,12 +51,15 @@ static void malloc_fork_parent(void)
 
 static void malloc_fork_child(void)
 {
+	malloc_statseg_fork_child();
 	page_alloc_fork_child();
 	slab_fork_child();
 }
 
 /**
- * malloc_print_stats - slabinfo, buddyinfo and malloc's own counters to @fd.
+ * malloc_print_stats - slabinfo, buddyinfo, the per-cache table and page
+ * allocator line (slab/stats.c), settings that named no cache, and malloc's
+ * own counters, to @fd.
  * Context: any; never allocates.
  */
 void malloc_print_stats(int fd)
@@ -68,6 +71,19 @@ void malloc_print_stats(int fd)
 	slabinfo_write_fd(fd);
 	page_alloc_buddyinfo(buf, sizeof(buf));
 	malloc_write_str(fd, buf);
+	/* the table `uslab sim` prints, from the library's own counters */
+	malloc_write_str(fd, "\n");
+	kmem_cache_stats_write_fd(fd);
+	if (kmem_cache_settings_unmatched(NULL, 0)) {
+		char names[1024];
+
+		kmem_cache_settings_unmatched(names, sizeof(names));
+		uslab_bufprintf(buf, sizeof(buf), &pos,
+				"uslab: %s: %s named no cache of this process (none was "
+				"created by that name)\n", CONFIG_MALLOC_OPTIONS_ENV, names);
+		malloc_write_str(fd, buf);
+		pos = 0;
+	}
 	page_alloc_get_stats(&st);
 	uslab_bufprintf(buf, sizeof(buf), &pos,
 			"malloc: allocated %zu KiB, free resident %zu KiB, returned %zu KiB, "
@@ -100,10 +116,13 @@ __attribute__((constructor(101))) static void malloc_init(void)
 		stats_fd = fcntl(2, F_DUPFD_CLOEXEC, 64);
 	pthread_atfork(malloc_fork_prepare, malloc_fork_parent,
 		       malloc_fork_child);
+	if (malloc_opts.stats_shm)
+		malloc_statseg_start();
 }
 
 __attribute__((destructor)) static void malloc_exit(void)
 {
+	malloc_statseg_stop();
 	if (stats_fd >= 0)
 		malloc_print_stats(stats_fd);
 }

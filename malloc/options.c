@@ -12,6 +12,12 @@
  * stderr naming it and is ignored, so its default stands; the other items
  * still apply.
  *
+ * The cache settings (mag_size, batch, depot_limit, for every kmalloc cache
+ * or .<cache>) are slab/'s: parsed by kmem_cache_setting_parse() and kept
+ * by slab/ until the cache they name is created (kmalloc-N caches are
+ * created on first use, a service's whenever it calls kmem_cache_create).
+ * One that names no cache by exit is reported then, under `stats`.
+ *
  * Locking: none; parsing and applying run once from the constructor.
  */
 #include <errno.h>
@@ -34,9 +40,6 @@
 #define __stringify(x)		__stringify_1(x)
 
 struct malloc_opts malloc_opts = {
-	.mag_size = -1,
-	.batch = -1,
-	.depot_limit = MALLOC_OPT_UNSET,
 	.trim_kb = -1,
 	.reaper_ms = -1,
 	.limit_mb = -1,
@@ -56,31 +59,10 @@ struct malloc_option {
 	long min, max;
 };
 
-/* A decimal number in [min, max]; no sign except a leading '-'. */
+/* A decimal number in [min, max]: slab/'s parser, shared by every option. */
 static int parse_long(const char *val, long min, long max, long *out)
 {
-	bool neg = false;
-	long v = 0;
-
-	if (!val || !*val)
-		return -EINVAL;
-	if (*val == '-')
-		neg = true, val++;
-	if (!*val)
-		return -EINVAL;
-	for (; *val; val++) {
-		if (*val < '0' || *val > '9')
-			return -EINVAL;
-		if (v > (LONG_MAX - 9) / 10)
-			return -ERANGE;
-		v = v * 10 + (*val - '0');
-	}
-	if (neg)
-		v = -v;
-	if (v < min || v > max)
-		return -ERANGE;
-	*out = v;
-	return 0;
+	return kmem_cache_parse_long(val, min, max, out);
 }
 
 static int parse_num(const struct malloc_option *o, const char *suffix,
@@ -127,49 +109,60 @@ static int parse_fault(const struct malloc_option *o, const char *suffix,
 				   page_alloc_set_fault(val);
 }
 
-/* mag_size=N for every kmalloc cache, mag_size.<cache or size>=N for one. */
-static int parse_mag_size(const struct malloc_option *o, const char *suffix,
-			  const char *val)
+/* reaper_ms: 0 (off) or a period in [min, max]. */
+static int parse_reaper(const struct malloc_option *o, const char *suffix,
+			const char *val)
 {
-	struct malloc_cache_opt *c;
-	long limit, size;
+	if (!suffix && val && !strcmp(val, "0")) {
+		*o->field = 0;
+		return 0;
+	}
+	return parse_num(o, suffix, val);
+}
+
+/*
+ * mag_size, batch, depot_limit (optionally .<cache>): slab/ parses the item
+ * (the same parser as `uslab sim` and slabinfo writes) and malloc_apply_
+ * options() hands it over.
+ */
+static int parse_cache_setting(const struct malloc_option *o, const char *suffix,
+			       const char *val)
+{
+	char item[160];
+	size_t pos = 0;
 	int err;
 
-	if (!suffix)
-		return parse_num(o, NULL, val);
-	err = parse_long(val, o->min, o->max, &limit);
+	if (malloc_opts.nr_settings == MALLOC_MAX_SETTINGS)
+		return -ENOSPC;
+	uslab_bufprintf(item, sizeof(item), &pos, "%s%s%s=%s", o->name,
+			suffix ? "." : "", suffix ? suffix : "", val);
+	err = kmem_cache_setting_parse(item,
+				       &malloc_opts.settings[malloc_opts.nr_settings]);
 	if (err)
 		return err;
-	if (!*suffix || strlen(suffix) >= MALLOC_CACHE_NAME_LEN)
-		return -EINVAL;
-	if (malloc_opts.nr_cache_opts == MALLOC_MAX_CACHE_OPTS)
-		return -ENOSPC;
-	c = &malloc_opts.cache_opts[malloc_opts.nr_cache_opts];
-	memset(c, 0, sizeof(*c));
-	if (!parse_long(suffix, 1, KMALLOC_MAX_CACHE_SIZE, &size))
-		c->size = (size_t)size;
-	else
-		memcpy(c->name, suffix, strlen(suffix) + 1);
-	c->limit = (unsigned int)limit;
-	malloc_opts.nr_cache_opts++;
+	malloc_opts.nr_settings++;
 	return 0;
 }
 
 static const struct malloc_option malloc_options[] = {
 	{ "mag_size", "Kconfig (" __stringify(CONFIG_PERCPU_MAG_SIZE) ")",
-	  "objects per per-CPU magazine of every kmalloc cache; "
-	  "mag_size.<cache>=N (mag_size.kmalloc-64=32) or "
-	  "mag_size.<bytes>=N (mag_size.64=32) for one cache",
-	  parse_mag_size, &malloc_opts.mag_size, NULL, 1, 4096 },
+	  "objects per per-CPU magazine of every kmalloc cache (0 = by object "
+	  "size); mag_size.<cache>=N for one cache, named before or after it "
+	  "exists: mag_size.kmalloc-64=32, by size mag_size.64=32, or a "
+	  "kmem_cache_create name mag_size.conn_cache=64",
+	  parse_cache_setting, NULL, NULL, 0, 0 },
 	{ "batch", "Kconfig (" __stringify(CONFIG_PERCPU_BATCHCOUNT) ")",
-	  "objects moved per refill or flush (0 = half a magazine)",
-	  parse_num, &malloc_opts.batch, NULL, 0, 4096 },
+	  "objects moved per refill or flush (0 = half a magazine); "
+	  "batch.<cache>=N for one cache",
+	  parse_cache_setting, NULL, NULL, 0, 0 },
 	{ "depot_limit", __stringify(CONFIG_PERCPU_DEPOT_LIMIT),
-	  "full magazines each kmalloc cache's depot keeps (-1 = unlimited)",
-	  parse_num, &malloc_opts.depot_limit, NULL, -1, 65536 },
+	  "full magazines each kmalloc cache's depot keeps (-1 = unlimited); "
+	  "depot_limit.<cache>=N for one cache",
+	  parse_cache_setting, NULL, NULL, 0, 0 },
 	{ "reaper_ms", "Kconfig (" __stringify(CONFIG_PERCPU_REAPER_PERIOD_MS) ")",
-	  "period of the background reaper that trims depots and idle CPUs",
-	  parse_num, &malloc_opts.reaper_ms, NULL, 10, 600000 },
+	  "period of the background reaper that trims depots and idle CPUs "
+	  "(10 .. 600000; 0 = no reaper, as `uslab sim --no-reaper`)",
+	  parse_reaper, &malloc_opts.reaper_ms, NULL, 10, 600000 },
 	{ "trim", __stringify(CONFIG_PAGE_ALLOC_RESIDENT_FREE_KB),
 	  "KiB of free pages kept resident before the rest goes back to the OS",
 	  parse_num, &malloc_opts.trim_kb, NULL, 0, 1L << 40 },
@@ -179,6 +172,10 @@ static const struct malloc_option malloc_options[] = {
 	{ "stats", "0",
 	  "print slabinfo, buddyinfo and malloc counters on stderr at exit",
 	  parse_flag, NULL, &malloc_opts.stats, 0, 0 },
+	{ "stats_shm", "0",
+	  "serve live statistics to `uslab slabinfo -p PID` and `uslab top -p PID` "
+	  "(/dev/shm/uslab.PID and one sleeping thread)",
+	  parse_flag, NULL, &malloc_opts.stats_shm, 0, 0 },
 	{ "debug", "0",
 	  "poison, red zones and free checks on every malloc size class",
 	  parse_flag, NULL, &malloc_opts.debug, 0, 0 },
@@ -241,7 +238,7 @@ static int parse_item(char *item)
  */
 int malloc_parse_options(const char *str)
 {
-	char buf[1024], orig[128];
+	char buf[4096], orig[128];
 	char *item, *next;
 	int bad = 0;
 	size_t len;
@@ -250,7 +247,7 @@ int malloc_parse_options(const char *str)
 		return 0;
 	len = strlen(str);
 	if (len >= sizeof(buf)) {
-		option_warn("(whole string)", "longer than 1023 characters");
+		option_warn("(whole string)", "longer than 4095 characters");
 		return 1;
 	}
 	memcpy(buf, str, len + 1);
@@ -275,6 +272,7 @@ int malloc_parse_options(const char *str)
 		case -ENOENT: why = "unknown option"; break;
 		case -ERANGE: why = "value out of range"; break;
 		case -ENOSPC: why = "too many per-cache settings"; break;
+		case -EOPNOTSUPP: why = "no per-CPU magazines in this build"; break;
 		default: why = "malformed value"; break;
 		}
 		option_warn(orig, why);
@@ -303,55 +301,12 @@ void malloc_print_help(int fd)
 	}
 }
 
-/*
- * The magazines in front of @s, or NULL when it has none: nocache builds,
- * debug caches (those get percpu's bypass cache, whose limit is 0).
- */
-static struct pcp_cache *cache_magazines(struct kmem_cache *s, unsigned int *limit)
+static void setting_warn(const struct kmem_cache_setting *set, int err)
 {
-	struct pcp_cache *pc = s ? kmem_cache_pcp(s) : NULL;
-	unsigned int batch = 0;
+	char item[128];
 
-	*limit = 0;
-	if (pc)
-		pcp_cache_get_tunables(pc, limit, &batch);
-	return *limit ? pc : NULL;
-}
-
-/*
- * Put @limit (or, when negative, the cache's current limit) and the batch
- * option into force on @s. The batch is the option, or Kconfig's, or half
- * the magazine when both say 0; never above the limit.
- * Return: 0, -ENOENT for no cache, -EINVAL when the cache refuses.
- */
-static int set_tunables(struct kmem_cache *s, long limit)
-{
-	long batch = malloc_opts.batch > 0 ? malloc_opts.batch : CONFIG_PERCPU_BATCHCOUNT;
-
-	unsigned int now;
-
-	if (!s)
-		return -ENOENT;
-	if (!cache_magazines(s, &now))
-		return -EOPNOTSUPP;
-	if (limit <= 0)
-		limit = now;
-	if (batch <= 0)
-		batch = limit / 2 ? limit / 2 : 1;
-	if (batch > limit)
-		batch = limit;
-	return kmem_cache_set_tunables(s, (unsigned int)limit,
-				       (unsigned int)batch, 0);
-}
-
-static void tunables_warn(const char *what, long value, int err)
-{
-	char item[96];
-	size_t pos = 0;
-
-	uslab_bufprintf(item, sizeof(item), &pos, "%s=%ld", what, value);
-	option_warn(item, err == -ENOENT ? "no such cache" :
-		    err == -EOPNOTSUPP ? "no per-CPU magazines in this build" :
+	kmem_cache_setting_str(set, item, sizeof(item));
+	option_warn(item, err == -ENOSPC ? "too many per-cache settings" :
 		    "rejected by the cache");
 }
 
@@ -368,60 +323,13 @@ void malloc_apply_options(void)
 		page_alloc_set_limit((size_t)malloc_opts.limit_mb << 20);
 	if (malloc_opts.trim_kb >= 0)
 		page_alloc_set_resident_free((size_t)malloc_opts.trim_kb << 10);
-	if (malloc_opts.mag_size > 0 || malloc_opts.batch > 0) {
-		int err = 0;
+	for (unsigned int i = 0; i < malloc_opts.nr_settings; i++) {
+		int err = kmem_cache_setting_add(&malloc_opts.settings[i]);
 
-		unsigned int i;
-
-		/* One warning for the option, not one per cache. */
-		for_each_kmalloc_class(i) {
-			int e = set_tunables(kmalloc_slab(kmalloc_info[i].size),
-					     malloc_opts.mag_size);
-
-			err = err ? err : e;
-		}
-		if (err && malloc_opts.mag_size > 0)
-			tunables_warn("mag_size", malloc_opts.mag_size, err);
-		else if (err)
-			tunables_warn("batch", malloc_opts.batch, err);
-	}
-	for (unsigned int i = 0; i < malloc_opts.nr_cache_opts; i++) {
-		struct malloc_cache_opt *c = &malloc_opts.cache_opts[i];
-		struct kmem_cache *s;
-		char what[64];
-		size_t pos = 0;
-		int err;
-
-		if (c->size) {
-			uslab_bufprintf(what, sizeof(what), &pos, "mag_size.%zu", c->size);
-			s = kmalloc_slab(c->size);
-		} else {
-			uslab_bufprintf(what, sizeof(what), &pos, "mag_size.%s", c->name);
-			s = kmem_cache_find(c->name);
-		}
-		err = set_tunables(s, c->limit);
 		if (err)
-			tunables_warn(what, c->limit, err);
+			setting_warn(&malloc_opts.settings[i], err);
 	}
-	if (malloc_opts.depot_limit != MALLOC_OPT_UNSET) {
-		unsigned int dl = malloc_opts.depot_limit < 0 ? PCP_DEPOT_UNLIMITED :
-				  (unsigned int)malloc_opts.depot_limit;
-		unsigned int lim, i;
-		int err = 0;
-
-		for_each_kmalloc_class(i) {
-			struct pcp_cache *pc = cache_magazines(
-					kmalloc_slab(kmalloc_info[i].size), &lim);
-
-			if (!pc)
-				err = -EOPNOTSUPP;
-			else if (pcp_cache_set_depot_limit(pc, dl))
-				err = -EINVAL;
-		}
-		if (err)
-			tunables_warn("depot_limit", malloc_opts.depot_limit, err);
-	}
-	if (malloc_opts.reaper_ms > 0) {
+	if (malloc_opts.reaper_ms >= 0) {
 		int err = pcp_reaper_set_period((unsigned long)malloc_opts.reaper_ms);
 		char item[64];
 		size_t pos = 0;

@@ -34,17 +34,36 @@ static size_t pa_alloc_high;
 static bool pa_decay_agent;
 
 /*
+ * The burst part of the allowance halves at every decay tick (an
+ * exponential curve, as jemalloc's decay is a smooth one: memory freed in
+ * a burst goes back over a few ticks, not all at once at an arbitrary
+ * instant); page_alloc_decay() drops it whole.
+ */
+static void decay_high_locked(unsigned int shift)
+{
+	size_t used = pa_zone.bytes_allocated;
+
+	pa_assert_locked();
+	if (pa_alloc_high <= used)
+		pa_alloc_high = used;
+	else
+		pa_alloc_high = used + ((pa_alloc_high - used) >> shift);
+}
+
+/*
  * The return policy's allowance: free memory that may stay resident now,
  * the larger of the fixed watermark and pa_resident_free_pct percent of
  * the memory handed out plus what was freed since the recent peak.
  */
-static size_t resident_allowance_locked(void)
+size_t resident_allowance_locked(void)
 {
 	size_t used = pa_zone.bytes_allocated;
 	size_t burst = pa_alloc_high > used ? pa_alloc_high - used : 0;
 
 	pa_assert_locked();
-	if (!__atomic_load_n(&pa_decay_agent, __ATOMIC_RELAXED))
+	/* no agent to give it back, or a preset that keeps no share (nocache) */
+	if (!__atomic_load_n(&pa_decay_agent, __ATOMIC_RELAXED) ||
+	    !pa_resident_free_pct)
 		return pa_zone.resident_free_max;
 	return max_t(size_t, pa_zone.resident_free_max,
 		     used * pa_resident_free_pct / 100 + burst);
@@ -146,7 +165,7 @@ static void pa_report_enomem(gfp_t gfp, unsigned int order, size_t bytes)
  * containing the span's start at an offset would contain the freed block
  * too), so nobody else reads these struct pages until the block is freed.
  */
-static void prep_block(struct page *page, unsigned int order)
+void prep_block(struct page *page, unsigned int order)
 {
 	unsigned long i, n = 1UL << order;
 
@@ -185,11 +204,86 @@ unsigned long page_alloc_faults_injected(void)
 	return __atomic_load_n(&fail_page_alloc.injected, __ATOMIC_RELAXED);
 }
 
+
+/*
+ * Take a block of @order off the buddy lists, splitting a larger one if
+ * need be, growing a section if none is free; @resident gets its bound of
+ * resident pages. The block is counted as handed out (bytes_allocated),
+ * also when it goes to a per-CPU list. Its head is prepared; its tails are
+ * the caller's business (prep_block, outside the lock).
+ * Return: the head page, or NULL (cap reached, address space used up).
+ */
+struct page *rmqueue_buddy_locked(unsigned int order, unsigned int *resident)
+{
+	size_t bytes = order_bytes(order);
+	struct page *page;
+	unsigned int o, r;
+
+	pa_assert_locked();
+	if (unlikely(pa_zone.limit &&
+		     pa_zone.bytes_allocated + bytes > pa_zone.limit))
+		return NULL;
+	for (o = order; o <= MAX_PAGE_ORDER; o++)
+		if (!list_empty(&pa_zone.free_area[o]))
+			break;
+	if (o > MAX_PAGE_ORDER) {
+		if (buddy_grow_locked())
+			return NULL;
+		o = MAX_PAGE_ORDER;
+	}
+	page = list_first_entry(&pa_zone.free_area[o], struct page, buddy_list);
+	r = page->buddy_resident;
+	buddy_del_free_locked(page, o);
+	/* Split: keep the lower half, free the upper; each half may hold
+	 * at most min(resident, its size) resident pages. */
+	while (o > order) {
+		unsigned int half;
+
+		o--;
+		half = min_t(unsigned int, r, 1U << o);
+		add_free_locked(page + (1UL << o), o, half);
+		r = half;
+		pa_stat_inc(splits);
+	}
+	page->flags = 1UL << PG_head;
+	page->compound_head = page;
+	page->order = order;
+	pa_zone.bytes_allocated += bytes;
+	if (pa_zone.bytes_allocated > pa_zone.bytes_allocated_peak)
+		pa_zone.bytes_allocated_peak = pa_zone.bytes_allocated;
+	if (pa_zone.bytes_allocated > pa_alloc_high)
+		pa_alloc_high = pa_zone.bytes_allocated;
+	*resident = r;
+	return page;
+}
+
+/**
+ * alloc_pages - allocate 2^@order contiguous, naturally aligned pages.
+ * @gfp: __GFP_ZERO zeroes (only when the block may hold old data: memory
+ *       fresh from the OS is known to be zero); __GFP_NOWARN silences the
+ *       debug message on failure.
+ * @order: 0..MAX_PAGE_ORDER.
+ *
+ * Orders up to PCP_MAX_ORDER come from this CPU's page list when it has
+ * one (no zone lock; the list refills a batch at a time); the rest, and
+ * every call that finds its CPU's list busy, from the buddy lists under
+ * the zone lock. The head page gets PG_head and @order; every page's
+ * compound_head points to the head.
+ *
+ * Context: thread-safe, async-signal-safe in the sense that a signal
+ * handler calling it never waits on a lock its own thread holds (the zone
+ * lock is held with signals blocked; per-CPU lists are only try-locked).
+ * mprotect under the zone lock when a section grows, madvise never on
+ * this path. Never calls malloc.
+ * Return: the head page, or NULL with errno EINVAL (order out of range) or
+ * ENOMEM (cap reached or address space used up).
+ */
 struct page *alloc_pages(gfp_t gfp, unsigned int order)
 {
 	struct page *page = NULL;
-	unsigned int o, resident;
+	unsigned int resident = 0;
 	size_t bytes = order_bytes(order);
+	sigset_t flags;
 
 	if (unlikely(order > MAX_PAGE_ORDER)) {
 		errno = EINVAL;
@@ -205,49 +299,39 @@ struct page *alloc_pages(gfp_t gfp, unsigned int order)
 		return NULL;
 	}
 
-	pa_lock();
-	if (unlikely(pa_zone.limit &&
-		     pa_zone.bytes_allocated + bytes > pa_zone.limit))
+	if (order <= PCP_MAX_ORDER) {
+		page = rmqueue_pcplist(order, &resident);
+		if (likely(page))
+			goto out_prep;
+	}
+	pa_lock_irqsave(&flags);
+	page = rmqueue_buddy_locked(order, &resident);
+	if (page)
+		pa_stat_inc(allocs[order]);
+	pa_unlock_irqrestore(&flags);
+	if (unlikely(!page) && order <= PCP_MAX_ORDER && drain_all_pages(false)) {
+		/* Blocks on other CPUs' lists count against the cap and
+		 * the address space: give them back and try once more
+		 * (the kernel's drain_all_pages on a failed allocation). */
+		pa_lock_irqsave(&flags);
+		page = rmqueue_buddy_locked(order, &resident);
+		if (page)
+			pa_stat_inc(allocs[order]);
+		pa_unlock_irqrestore(&flags);
+	}
+	if (unlikely(!page))
 		goto out_enomem;
-	for (o = order; o <= MAX_PAGE_ORDER; o++)
-		if (!list_empty(&pa_zone.free_area[o]))
-			break;
-	if (o > MAX_PAGE_ORDER) {
-		if (buddy_grow_locked())
-			goto out_enomem;
-		o = MAX_PAGE_ORDER;
-	}
-	page = list_first_entry(&pa_zone.free_area[o], struct page, buddy_list);
-	resident = page->buddy_resident;
-	buddy_del_free_locked(page, o);
-	/* Split: keep the lower half, free the upper; each half may hold
-	 * at most min(resident, its size) resident pages. */
-	while (o > order) {
-		unsigned int half;
 
-		o--;
-		half = min_t(unsigned int, resident, 1U << o);
-		add_free_locked(page + (1UL << o), o, half);
-		resident = half;
-		pa_stat_inc(splits);
-	}
-	page->flags = 1UL << PG_head;
-	page->compound_head = page;
-	page->order = order;
-	pa_zone.bytes_allocated += bytes;
-	if (pa_zone.bytes_allocated > pa_alloc_high)
-		pa_alloc_high = pa_zone.bytes_allocated;
-	pa_stat_inc(allocs[order]);
-	pa_unlock();
-
+out_prep:
 	prep_block(page, order);
 	if ((gfp & __GFP_ZERO) && resident)
 		memset(page_address(page), 0, bytes);
 	return page;
 
 out_enomem:
+	pa_lock_irqsave(&flags);
 	pa_report_enomem(gfp, order, bytes);
-	pa_unlock();
+	pa_unlock_irqrestore(&flags);
 	errno = ENOMEM;
 	return NULL;
 }
@@ -281,43 +365,77 @@ static void pa_check_free(struct page *page, unsigned int order)
  * @page: its head page.
  * @order: the order it was allocated with.
  *
- * The block merges with free buddies; if more free memory is then
+ * Orders up to PCP_MAX_ORDER go to this CPU's page list (no zone lock;
+ * above its high mark a batch goes back to the buddy lists at once).
+ * Otherwise the block merges with free buddies; if more free memory is then
  * resident than the policy allows, the largest free blocks go back to the
  * OS (madvise) before returning.
  *
- * Context: thread-safe; takes the zone lock; may then call madvise (without
- * it) on up to four blocks.
+ * Context: thread-safe; a signal handler calling it never waits on a lock
+ * its own thread holds (see alloc_pages()). May call madvise (without any
+ * lock) on up to four blocks.
  * With CONFIG_PAGE_ALLOC_DEBUG a bad free (not allocated, wrong order,
  * double free) is reported with its address and aborts.
  */
 void __free_pages(struct page *page, unsigned int order)
 {
+	sigset_t flags;
 	size_t max;
 	bool over;
 
 	if (IS_ENABLED(CONFIG_PAGE_ALLOC_DEBUG))
 		pa_check_free(page, order);
 
-	pa_lock();
-	if (IS_ENABLED(CONFIG_PAGE_ALLOC_DEBUG) && PageFlag(page, PG_buddy))
-		pa_bad_free(page, order, "block already free (double free)");
-	pa_zone.bytes_allocated -= order_bytes(order);
+	if (order <= PCP_MAX_ORDER && free_pcppages(page, order))
+		return;
+	pa_lock_irqsave(&flags);
+	if (IS_ENABLED(CONFIG_PAGE_ALLOC_DEBUG) && !PageFlag(page, PG_head))
+		pa_bad_free(page, order, "block not allocated (double free?)");
 	pa_stat_inc(frees[order]);
-	/* Not a head any more (a second free of it is then caught). */
-	page->flags = 0;
 	/* The owner may have written every page. */
-	buddy_free_block_locked(page, order, 1U << order);
-	max = resident_allowance_locked();
-	over = pa_zone.bytes_free_resident > max;
-	pa_unlock();
-	/*
-	 * Bounded work per free: a few blocks, largest first, down to three
-	 * quarters of the allowance, so that a heap hovering at the
-	 * allowance does not pay a madvise (and the page faults after it)
-	 * on every free.
-	 */
+	pa_free_one_locked(page, order, 1U << order);
+	over = pa_over_allowance_locked(&max);
+	pa_unlock_irqrestore(&flags);
 	if (unlikely(over))
-		buddy_reclaim(max - max / 4, 4);
+		pa_reclaim_after_free(max);
+}
+
+/*
+ * Give back one block that was handed out (by a caller or to a per-CPU
+ * list): not a head any more (a second free of it is then caught), merged
+ * into the buddy lists.
+ */
+void pa_free_one_locked(struct page *page, unsigned int order,
+			unsigned int resident)
+{
+	pa_assert_locked();
+	pa_zone.bytes_allocated -= order_bytes(order);
+	page->flags = 0;
+	buddy_free_block_locked(page, order, resident);
+}
+
+/*
+ * After a free, under the zone lock: is more free memory possibly
+ * resident than the policy allows? @max gets the allowance.
+ */
+bool pa_over_allowance_locked(size_t *max)
+{
+	pa_assert_locked();
+	*max = resident_allowance_locked();
+	return pa_free_resident_locked() > *max;
+}
+
+/*
+ * Then, with no lock held: give back a bounded amount (a few blocks,
+ * largest first, down to three quarters of the allowance, so that a heap
+ * hovering at the allowance does not pay a madvise and the page faults
+ * after it on every free). The first time there is something to decay,
+ * the decay thread is started.
+ */
+void pa_reclaim_after_free(size_t max)
+{
+	pa_decayd_kick();
+	buddy_reclaim(max - max / 4, 4);
 }
 
 /**
@@ -355,11 +473,13 @@ void free_pages(unsigned long addr, unsigned int order)
  */
 void page_alloc_set_resident_free_pct(unsigned int pct)
 {
+	sigset_t flags;
+
 	if (pa_init_once())
 		return;
-	pa_lock();
+	pa_lock_irqsave(&flags);
 	pa_resident_free_pct = min_t(unsigned int, pct, 100);
-	pa_unlock();
+	pa_unlock_irqrestore(&flags);
 	page_alloc_decay();
 }
 
@@ -380,10 +500,11 @@ void page_alloc_set_decay_agent(bool on)
 
 /**
  * page_alloc_decay - forget the peak: the allowance falls to what the
- * memory in use now gives, and free memory beyond it goes back to the OS.
+ * memory in use now gives, and free memory beyond it (buddy blocks, the
+ * per-CPU lists, cached own mappings) goes back to the OS.
  *
- * Called by the per-CPU reaper on every pass (real or virtual time), so
- * memory a program freed in a burst returns within one reaper period.
+ * The decay thread (decay.c) takes smaller steps (pa_decay_tick); this is
+ * the whole step, for the simulator's virtual reaper and explicit callers.
  *
  * Context: thread-safe; takes the zone lock per block, madvise outside it.
  * Return: bytes given back.
@@ -391,12 +512,32 @@ void page_alloc_set_decay_agent(bool on)
 size_t page_alloc_decay(void)
 {
 	size_t max;
+	sigset_t flags;
 
 	if (pa_init_once())
 		return 0;
-	pa_lock();
-	pa_alloc_high = pa_zone.bytes_allocated;
+	drain_all_pages(true);
+	pa_lock_irqsave(&flags);
+	decay_high_locked(63);
 	max = resident_allowance_locked();
-	pa_unlock();
+	pa_unlock_irqrestore(&flags);
+	return buddy_reclaim(max, 0);
+}
+
+/*
+ * One step of the decay thread: per-CPU lists that saw no traffic since
+ * the last tick are drained, the burst part of the allowance halves, and
+ * free memory beyond the allowance goes back.
+ */
+size_t pa_decay_tick(void)
+{
+	size_t max;
+	sigset_t flags;
+
+	drain_all_pages(true);
+	pa_lock_irqsave(&flags);
+	decay_high_locked(1);
+	max = resident_allowance_locked();
+	pa_unlock_irqrestore(&flags);
 	return buddy_reclaim(max, 0);
 }

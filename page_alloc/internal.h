@@ -8,6 +8,7 @@
 #define USLAB_PAGE_ALLOC_INTERNAL_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include "lib/compiler.h"
@@ -42,17 +43,23 @@ struct pa_zone {
 	/* Free blocks per order: possibly resident ones first, known-zero last. */
 	struct list_head free_area[NR_PAGE_ORDERS];
 	unsigned long nr_free[NR_PAGE_ORDERS];
-	/* Free address ranges in [large_bottom, page_alloc_end), unsorted. */
+	/* Free address ranges in [large_bottom, page_alloc_end), unsorted:
+	 * PROT_NONE ones (large_free) and, mapped read-write and possibly
+	 * resident, the cache of freed own mappings (large_dirty, most
+	 * recently freed first). */
 	struct list_head large_free;
+	struct list_head large_dirty;
 
 	char *buddy_top;	/* end of the sections made usable */
 	char *large_bottom;	/* start of the part carved for own mappings */
 
 	size_t bytes_allocated;		/* handed out: buddy + large */
+	size_t bytes_allocated_peak;	/* its high-water mark (page_alloc_reset_peak) */
 	size_t bytes_large;		/* of which own mappings */
 	size_t bytes_free;		/* free in buddy sections */
 	size_t bytes_free_resident;	/* of which possibly resident */
 	size_t bytes_isolated;		/* free, off the lists while returned */
+	size_t bytes_large_dirty;	/* cached own mappings (large_dirty) */
 	size_t limit;			/* 0: no cap */
 	size_t resident_free_max;	/* watermark of the return policy */
 
@@ -61,6 +68,7 @@ struct pa_zone {
 	unsigned long frees[NR_PAGE_ORDERS];
 	unsigned long splits, merges, trims, enomem;
 	unsigned long sections, large_allocs, large_frees;
+	unsigned long large_reuse, large_maps;
 };
 
 extern struct pa_zone pa_zone;
@@ -80,14 +88,26 @@ extern struct pa_zone pa_zone;
 #define pa_probe(name, ...)	do { } while (0)
 #endif
 
-static inline void pa_lock(void)
+/*
+ * The zone lock is only ever held with every signal blocked (the kernel's
+ * spin_lock_irqsave): a signal handler that allocates may then take it
+ * without ever waiting on its own thread. Two rt_sigprocmask calls per
+ * acquisition; the per-CPU page lists (pcp.c) keep the common order-0..3
+ * traffic off it, so this is paid once per batch.
+ */
+static inline void pa_lock_irqsave(sigset_t *flags)
 {
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, flags);
 	pthread_mutex_lock(&pa_zone.lock);
 }
 
-static inline void pa_unlock(void)
+static inline void pa_unlock_irqrestore(const sigset_t *flags)
 {
 	pthread_mutex_unlock(&pa_zone.lock);
+	pthread_sigmask(SIG_SETMASK, flags, NULL);
 }
 
 /*
@@ -121,17 +141,67 @@ static inline size_t order_bytes(unsigned int order)
 	return PAGE_SIZE << order;
 }
 
+/*
+ * Per-CPU page lists (pcp.c): free blocks of orders 0..PCP_MAX_ORDER kept
+ * per CPU in front of the buddy lists, as mm/page_alloc.c's
+ * per_cpu_pages. A list is taken with a try-lock only (a flag, never
+ * waited on): a thread that finds its CPU's list busy (another thread on
+ * it after a migration, or the very thread a signal handler interrupted)
+ * goes to the zone instead. @count is in pages; above @high, @batch pages
+ * go back to the buddy lists under one zone lock.
+ */
+#define PCP_MAX_ORDER		CONFIG_PAGE_ALLOC_PCP_MAX_ORDER
+#define PCP_NR_ORDERS		(PCP_MAX_ORDER + 1)
+#define PA_NR_PCP		256	/* CPU ids beyond share lists (mod) */
+
+struct pa_pcp {
+	int locked;			/* try-lock flag, see above */
+	unsigned int count;		/* pages on the lists */
+	unsigned long events;		/* allocs + frees, for the decay */
+	unsigned long events_seen;	/* events at the last decay tick */
+	struct list_head lists[PCP_NR_ORDERS];
+	unsigned long allocs[PCP_NR_ORDERS];	/* CONFIG_STATS */
+	unsigned long frees[PCP_NR_ORDERS];
+	unsigned long refills, drains;
+} __attribute__((aligned(64)));
+
+extern struct pa_pcp pa_pcp[PA_NR_PCP];
+
 /* page_alloc/zone.c */
 size_t buddy_reclaim(size_t max_resident, unsigned int max_blocks);
+size_t pa_free_resident_locked(void);
 
 /* page_alloc/buddy.c */
+size_t resident_allowance_locked(void);
+struct page *rmqueue_buddy_locked(unsigned int order, unsigned int *resident);
+void pa_free_one_locked(struct page *page, unsigned int order,
+			unsigned int resident);
+void prep_block(struct page *page, unsigned int order);
+bool pa_over_allowance_locked(size_t *max);
+void pa_reclaim_after_free(size_t max);
 int buddy_grow_locked(void);
 void buddy_del_free_locked(struct page *page, unsigned int order);
 void buddy_free_block_locked(struct page *page, unsigned int order,
 			     unsigned int resident);
 
 /* page_alloc/large.c */
-void large_range_put_locked(struct page *page, size_t npages);
+void large_range_put_locked(struct page *page, size_t npages, bool dirty);
+size_t large_reclaim(size_t max_resident, unsigned int max_ranges);
+
+/* page_alloc/pcp.c */
+struct page *rmqueue_pcplist(unsigned int order, unsigned int *resident);
+bool free_pcppages(struct page *page, unsigned int order);
+size_t drain_all_pages(bool idle_only);
+size_t pcplist_bytes(void);
+void pcplist_stats(unsigned long *allocs, unsigned long *frees);
+void pcplist_fork_prepare(void);
+void pcplist_fork_release(void);
+void pcplist_init_locked(void);
+
+/* page_alloc/decay.c */
+void pa_decayd_kick(void);
+void pa_decayd_fork_child(void);
+size_t pa_decay_tick(void);
 
 /* page_alloc/zone.c: used by tests to walk the state */
 bool pa_page_in_buddy(const struct page *page);

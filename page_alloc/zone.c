@@ -13,9 +13,13 @@
  *   between alloc and free; the allocator only reads the flags and order
  *   of their head (merge check of a neighbour), which never shows PG_buddy
  *   while allocated and whose order is not written by the owner.
- *   It is the only lock of the layer, so there is no nesting order; the
- *   allocator never calls up into slab or malloc while holding it, and never
- *   calls malloc at all. The only system call made under it is mprotect
+ *   It is only ever held with every signal blocked (pa_lock_irqsave), so a
+ *   signal handler that allocates never waits on its own thread. The
+ *   per-CPU page lists' try-lock flags (pcp.c) nest outside it; nothing
+ *   holding it takes a flag. The allocator never calls up into slab or
+ *   malloc while holding it, and never calls malloc at all (the decay
+ *   thread is created from page_alloc_decayd_start(), which the layers
+ *   above call holding none of their locks). The only system call made under it is mprotect
  *   when a section grows (once per section); madvise, when the policy
  *   returns memory, runs outside it on a block isolated from the free
  *   lists (counted in bytes_isolated meanwhile).
@@ -110,6 +114,8 @@ static int pa_reserve_locked(void)
 	for (o = 0; o < NR_PAGE_ORDERS; o++)
 		INIT_LIST_HEAD(&pa_zone.free_area[o]);
 	INIT_LIST_HEAD(&pa_zone.large_free);
+	INIT_LIST_HEAD(&pa_zone.large_dirty);
+	pcplist_init_locked();
 	pa_zone.buddy_top = base;
 	pa_zone.large_bottom = base + size;
 	pa_zone.limit = (size_t)CONFIG_PAGE_ALLOC_LIMIT_MB << 20;
@@ -133,15 +139,23 @@ static int pa_reserve_locked(void)
  */
 int page_alloc_init(void)
 {
+	sigset_t flags;
 	int ret = 0;
 
 	if (pa_initialized())
 		return 0;
-	pa_lock();
+	pa_lock_irqsave(&flags);
 	if (!pa_initialized())
 		ret = pa_reserve_locked();
-	pa_unlock();
+	pa_unlock_irqrestore(&flags);
 	return ret;
+}
+
+/* Free memory that may be resident: buddy blocks and cached own mappings. */
+size_t pa_free_resident_locked(void)
+{
+	pa_assert_locked();
+	return pa_zone.bytes_free_resident + pa_zone.bytes_large_dirty;
 }
 
 bool pa_page_in_buddy(const struct page *page)
@@ -184,7 +198,8 @@ static struct page *isolate_resident_locked(unsigned int *order,
 
 /*
  * The return policy: while more than @max_resident bytes of free memory may
- * be resident, give the largest possibly-resident free block back with
+ * be resident, give cached own mappings back (large_reclaim), then the
+ * largest possibly-resident free block with
  * MADV_DONTNEED, at most @max_blocks of them (0: no bound). Each block is
  * isolated under the zone lock, returned without it (the madvise of a large
  * resident block takes long enough to stall every other thread), then freed
@@ -195,20 +210,23 @@ static struct page *isolate_resident_locked(unsigned int *order,
  */
 size_t buddy_reclaim(size_t max_resident, unsigned int max_blocks)
 {
-	size_t returned = 0;
+	size_t returned;
 	unsigned int n = 0;
 
+	/* Cached own mappings first: the largest, and the least warm. */
+	returned = large_reclaim(max_resident, max_blocks);
 	for (;;) {
 		unsigned int order, resident;
 		struct page *page = NULL;
+		sigset_t flags;
 		void *addr;
 		int ret;
 
-		pa_lock();
-		if (pa_zone.bytes_free_resident > max_resident &&
+		pa_lock_irqsave(&flags);
+		if (pa_free_resident_locked() > max_resident &&
 		    (!max_blocks || n < max_blocks))
 			page = isolate_resident_locked(&order, &resident);
-		pa_unlock();
+		pa_unlock_irqrestore(&flags);
 		if (!page)
 			break;
 
@@ -220,12 +238,12 @@ size_t buddy_reclaim(size_t max_resident, unsigned int max_blocks)
 		ret = madvise(addr, order_bytes(order), MADV_DONTNEED);
 		pa_probe(page_return, addr, order_bytes(order));
 
-		pa_lock();
+		pa_lock_irqsave(&flags);
 		pa_zone.bytes_isolated -= order_bytes(order);
 		buddy_free_block_locked(page, order, ret ? resident : 0);
 		if (!ret)
 			pa_stat_inc(trims);
-		pa_unlock();
+		pa_unlock_irqrestore(&flags);
 		if (ret)
 			break;
 		returned += (size_t)resident << PAGE_SHIFT;
@@ -247,6 +265,7 @@ size_t page_alloc_trim(void)
 
 	if (pa_init_once())
 		return 0;
+	drain_all_pages(false);
 	ret = buddy_reclaim(0, 0);
 	pa_probe(trim, ret);
 	return ret;
@@ -263,14 +282,17 @@ size_t page_alloc_trim(void)
  */
 size_t page_alloc_set_limit(size_t bytes)
 {
+	sigset_t flags;
 	size_t old;
 
 	if (pa_init_once())
 		return 0;
-	pa_lock();
+	/* The per-CPU lists count against the cap: start from none. */
+	drain_all_pages(false);
+	pa_lock_irqsave(&flags);
 	old = pa_zone.limit;
 	pa_zone.limit = bytes;
-	pa_unlock();
+	pa_unlock_irqrestore(&flags);
 	return old;
 }
 
@@ -283,11 +305,13 @@ size_t page_alloc_set_limit(size_t bytes)
  */
 void page_alloc_set_resident_free(size_t bytes)
 {
+	sigset_t flags;
+
 	if (pa_init_once())
 		return;
-	pa_lock();
+	pa_lock_irqsave(&flags);
 	pa_zone.resident_free_max = bytes;
-	pa_unlock();
+	pa_unlock_irqrestore(&flags);
 	buddy_reclaim(bytes, 0);
 }
 
@@ -297,27 +321,53 @@ void page_alloc_set_resident_free(size_t bytes)
  *
  * Context: thread-safe; takes the zone lock. Never allocates.
  */
-void page_alloc_get_stats(struct page_alloc_stats *st)
+__visible void page_alloc_get_stats(struct page_alloc_stats *st)
 {
+	sigset_t flags;
+	unsigned int o;
+	size_t pcp;
+
 	memset(st, 0, sizeof(*st));
 	if (pa_init_once())
 		return;
-	pa_lock();
-	st->bytes_allocated = pa_zone.bytes_allocated;
-	st->bytes_free_resident = pa_zone.bytes_free_resident;
+	pcp = pcplist_bytes();
+	pcplist_stats(st->allocs, st->frees);
+	pa_lock_irqsave(&flags);
+	/* blocks on per-CPU lists are free memory to the caller */
+	st->bytes_pcp = pcp;
+	st->bytes_allocated_peak = pa_zone.bytes_allocated_peak;
+	st->bytes_allocated = pa_zone.bytes_allocated - min_t(size_t, pcp, pa_zone.bytes_allocated);
+	st->bytes_large_cached = pa_zone.bytes_large_dirty;
+	st->bytes_free_resident = pa_zone.bytes_free_resident +
+				  pa_zone.bytes_large_dirty + pcp;
 	/* a block being returned right now counts as returned */
 	st->bytes_free_returned = pa_zone.bytes_free + pa_zone.bytes_isolated -
 				  pa_zone.bytes_free_resident;
 	st->bytes_large = pa_zone.bytes_large;
 	st->limit = pa_zone.limit;
 	memcpy(st->nr_free, pa_zone.nr_free, sizeof(st->nr_free));
-	memcpy(st->allocs, pa_zone.allocs, sizeof(st->allocs));
-	memcpy(st->frees, pa_zone.frees, sizeof(st->frees));
+	for (o = 0; o < NR_PAGE_ORDERS; o++) {
+		st->allocs[o] += pa_zone.allocs[o];
+		st->frees[o] += pa_zone.frees[o];
+	}
 	st->splits = pa_zone.splits;
 	st->merges = pa_zone.merges;
 	st->trims = pa_zone.trims;
 	st->enomem = pa_zone.enomem;
-	pa_unlock();
+	st->large_reuse = pa_zone.large_reuse;
+	st->large_maps = pa_zone.large_maps;
+	pa_unlock_irqrestore(&flags);
+}
+
+__visible void page_alloc_reset_peak(void)
+{
+	sigset_t flags;
+
+	if (pa_init_once())
+		return;
+	pa_lock_irqsave(&flags);
+	pa_zone.bytes_allocated_peak = pa_zone.bytes_allocated;
+	pa_unlock_irqrestore(&flags);
 }
 
 /**
@@ -350,6 +400,9 @@ size_t page_alloc_buddyinfo(char *buf, size_t len)
 	uslab_bufprintf(buf, len, &pos, "free_resident %zu kB\n", st.bytes_free_resident >> 10);
 	uslab_bufprintf(buf, len, &pos, "free_returned %zu kB\n", st.bytes_free_returned >> 10);
 	uslab_bufprintf(buf, len, &pos, "limit %zu kB\n", st.limit >> 10);
+	uslab_bufprintf(buf, len, &pos, "pcp %zu kB\n", st.bytes_pcp >> 10);
+	uslab_bufprintf(buf, len, &pos, "large_cached %zu kB\n",
+			st.bytes_large_cached >> 10);
 	uslab_bufprintf(buf, len, &pos,
 			"splits %lu merges %lu trims %lu enomem %lu\n",
 			st.splits, st.merges, st.trims, st.enomem);
@@ -366,23 +419,38 @@ size_t page_alloc_buddyinfo(char *buf, size_t len)
  * Context: pthread_atfork prepare handler; the caller's other allocator
  * locks must already be held (they nest outside this one).
  */
+static sigset_t pa_fork_sigmask;
+
 void page_alloc_fork_prepare(void)
 {
+	sigset_t flags;
+
 	page_alloc_init();
-	pa_lock();
+	pcplist_fork_prepare();
+	pa_lock_irqsave(&flags);
+	pa_fork_sigmask = flags;	/* one fork at a time: under the lock */
 }
 
-/** page_alloc_fork_parent - release the zone lock after fork() in the parent. */
+/** page_alloc_fork_parent - release the locks after fork() in the parent. */
 void page_alloc_fork_parent(void)
 {
-	pa_unlock();
+	sigset_t flags = pa_fork_sigmask;
+
+	pa_unlock_irqrestore(&flags);
+	pcplist_fork_release();
 }
 
 /**
  * page_alloc_fork_child - re-initialise the zone lock in the child; the
- * state it protects is consistent because prepare held it.
+ * state it protects is consistent because prepare held it. The per-CPU
+ * lists' flags are released; the decay thread is not there.
  */
 void page_alloc_fork_child(void)
 {
+	sigset_t flags = pa_fork_sigmask;
+
 	pthread_mutex_init(&pa_zone.lock, NULL);
+	pthread_sigmask(SIG_SETMASK, &flags, NULL);
+	pcplist_fork_release();
+	pa_decayd_fork_child();
 }

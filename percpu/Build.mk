@@ -6,7 +6,8 @@ core-objs += $(percpu-objs)
 # ---------------------------------------------------------------------------
 # The simulator's variant of the core: the same sources (lib, page_alloc,
 # percpu, slab) built with -DUSLAB_VCPU=1 into $(obj)/vcpu/, archived as
-# libuslab-core-vcpu.a. Virtual CPUs and clock, no rseq, no reaper thread.
+# libuslab-core-vcpu.a, with malloc's policy (vcpu-objs, malloc/Build.mk).
+# Virtual CPUs and clock, no rseq, no reaper thread.
 # core-objs is complete only once every Build.mk is read: second expansion.
 vcpu-lib := $(obj)/libuslab-core-vcpu.a
 progs += $(vcpu-lib)
@@ -17,7 +18,7 @@ $(obj)/vcpu/%.o: %.c $(autoconf_h) $(flags-stamp) | $(obj)/.deps-ok
 	$(Q)$(CC) $(CPPFLAGS) -DUSLAB_VCPU=1 $(CFLAGS) -MMD -MP -c -o $@ $<
 
 .SECONDEXPANSION:
-$(vcpu-lib): $$(addprefix $(obj)/vcpu/,$$(core-objs))
+$(vcpu-lib): $$(addprefix $(obj)/vcpu/,$$(core-objs) $$(vcpu-objs))
 	$(quiet) AR $@
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 

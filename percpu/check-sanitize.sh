@@ -2,8 +2,8 @@
 # make check-sanitize: the layer suites under ASan+UBSan, and the
 # concurrent parts (depot, fallback mode, reaper, drain) under TSan.
 #   ASan+UBSan: this config with CONFIG_DEBUG_SANITIZE=y in $O/asan; every
-#               Check suite of the core library (buddy, slab, kmalloc_fast,
-#               percpu, percpu_stress, rcu), in rseq mode and under the
+#               Check suite of the core library (tests/check_*.c), in
+#               rseq mode, and percpu, stress and slab under the
 #               seccomp launcher (fallback mode). halt_on_error: a report
 #               fails the suite.
 #   TSan:       this config built with -fsanitize=thread in $O/tsan; the
@@ -16,7 +16,8 @@ O=$1
 ASAN=$O/asan
 TSAN=$O/tsan
 noseq=$O/tests/percpu_no_rseq
-suites="check_buddy check_slab check_kmalloc_fast check_percpu check_percpu_stress check_rcu"
+# every Check suite of the core library (tests/check_*.c)
+suites=$(cd tests && ls check_*.c | sed 's/\.c$//')
 fail=0
 mk() {		# mk DIR EXTRA-CONFIG-LINE MAKE-ARGS...
 	local dir=$1 line=$2

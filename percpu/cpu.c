@@ -358,6 +358,8 @@ void pcp_fence_cpu(int cpu)
 
 /* Virtual CPUs and clock (the simulator's library). */
 static uint64_t pcp_vclock;
+/* pcp_reaper_set_period(0) in the vcpu build: no virtual reaper passes */
+bool pcp_vreaper_off;
 
 uint64_t pcp_now_ns(void)
 {
@@ -400,7 +402,7 @@ int pcp_vclock_set(uint64_t ns)
 	if (ns < pcp_vclock)
 		return -EINVAL;
 	pcp_vclock = ns;
-	if (!IS_ENABLED(CONFIG_PERCPU_REAPER))
+	if (!IS_ENABLED(CONFIG_PERCPU_REAPER) || pcp_vreaper_off)
 		return 0;
 	if (!next_reap) {
 		next_reap = period;

@@ -82,6 +82,7 @@ extern unsigned int pcp_nr_cpus;
 int pcp_current_cpu(void);
 void pcp_fence_cpu(int cpu);
 uint64_t pcp_now_ns(void);
+extern bool pcp_vreaper_off;
 int pcp_parse_cpulist(const char *s, unsigned int *max_id);
 
 /* percpu/mem.c: magazine and per-CPU memory, from page_alloc */

@@ -948,8 +948,13 @@ void pcp_reap_all(void)
 		pthread_mutex_unlock(&pc->lock);
 	}
 	pthread_mutex_unlock(&pcp_registry_lock);
-	/* Free pages the slabs gave back beyond the allowance go to the OS. */
-	page_alloc_decay();
+	/*
+	 * Free pages the slabs gave back beyond the allowance go to the OS:
+	 * page_alloc's decay thread does that on real time; the simulator's
+	 * virtual reaper does it here, on virtual time.
+	 */
+	if (USLAB_VCPU)
+		page_alloc_decay();
 }
 
 /* ------------------------------------------------------------------ */

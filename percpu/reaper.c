@@ -52,6 +52,8 @@ static void *pcp_reaper_main(void *arg)
 		if (stop)
 			return NULL;
 		pcp_reap_all();
+		/* page_alloc's own decay thread, if a free asked for it */
+		page_alloc_decayd_poll();
 	}
 }
 
@@ -81,8 +83,6 @@ void pcp_reaper_kick_slow(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r)
 		pr_info("percpu: no reaper thread (error %d); call kmem_cache_shrink", r);
-	else
-		page_alloc_set_decay_agent(true);	/* pcp_reap_all decays */
 	__atomic_store_n(&pcp_reaper_state,
 			 r ? PCP_REAPER_DISABLED : PCP_REAPER_RUNNING,
 			 __ATOMIC_RELEASE);
@@ -91,13 +91,26 @@ void pcp_reaper_kick_slow(void)
 /**
  * pcp_reaper_set_period - the reaper's period from its next wait on
  * (the malloc layer's reaper_ms option).
- * @ms: 10 .. 600000, the range of CONFIG_PERCPU_REAPER_PERIOD_MS.
+ * @ms: 10 .. 600000, the range of CONFIG_PERCPU_REAPER_PERIOD_MS; 0 stops
+ * the reaper for good (it never starts if it has not yet); in the vcpu
+ * build 0 stops the virtual reaper passes and other periods are refused.
  * Context: any; lock-free.
  * Return: 0, -EINVAL out of range, -EOPNOTSUPP without the reaper.
  */
 int pcp_reaper_set_period(unsigned long ms)
 {
-	if (!IS_ENABLED(CONFIG_PERCPU_REAPER) || USLAB_VCPU)
+	if (!IS_ENABLED(CONFIG_PERCPU_REAPER))
+		return -EOPNOTSUPP;
+	if (!ms) {
+		/* off: as if built without it (a run that must count as the
+		 * simulator does, which then runs none either) */
+		if (USLAB_VCPU)
+			pcp_vreaper_off = true;
+		else
+			pcp_reaper_stop();
+		return 0;
+	}
+	if (USLAB_VCPU)
 		return -EOPNOTSUPP;
 	if (ms < 10 || ms > 600000)
 		return -EINVAL;

@@ -6,12 +6,15 @@
 #
 #   core        the library: compiler, liburcu, Kconfig (python3-kconfiglib),
 #               <sys/sdt.h> for the USDT probes             (every target)
-#   tools       the uslab CLI and trace library: zstd                 (make)
+#   tools       the uslab CLI, trace library and recorder: zstd, libdw
+#               (call-site symbols), libunwind (record -g), scdoc and man
+#               (the manual pages `uslab help CMD` shows)          (make)
 #   test        what `make check` runs: Check, valgrind, the peers the
 #               replay test compares, the programs the malloc tests run,
 #               matplotlib for the tune --png test
 #   fuzz        clang and its libFuzzer runtime                  (make check)
-#   bench       the peers `make bench` measures against
+#   bench       the peers `make bench` measures against, heaptrack (the
+#               recorder's overhead comparison in docs/sim.md)
 #   plot        matplotlib, for `uslab tune --png` and `make run`
 #   menuconfig  ncurses, for `make menuconfig`
 #
@@ -21,10 +24,10 @@ set -euo pipefail
 
 declare -A need=(
 	[core]="gcc make pkg-config binutils liburcu-dev python3 python3-kconfiglib systemtap-sdt-dev"
-	[tools]="libzstd-dev zstd"
+	[tools]="libzstd-dev zstd libdw-dev libunwind-dev scdoc man-db"
 	[test]="check libsubunit-dev valgrind libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 git sqlite3 perl redis-tools python3-matplotlib"
 	[fuzz]="clang libclang-rt-14-dev"
-	[bench]="libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0"
+	[bench]="libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 heaptrack"
 	[plot]="python3-matplotlib"
 	[menuconfig]="libncurses-dev"
 )

@@ -68,3 +68,43 @@ frontier:     $out/frontier.svg${png:+ and $out/frontier.png}
 cost model:   $model
 simulation:   $speed million events/s on one core
 EOF
+
+# The recommendation, applied: real replays of the trace on libuslab.so,
+# defaults and recommended settings interleaved, RUNS of each (default 5),
+# medians of wall time and peak RSS above the replayer's own.
+runs=${RUNS:-5}
+rule "applied: real replays, library defaults against the recommendation ($runs each, interleaved)"
+if [ -z "$opts" ]; then
+	echo "no USLAB_OPTIONS string to apply"
+	exit 0
+fi
+rec_opts=${opts#USLAB_OPTIONS=}
+: > "$out/applied.txt"
+for i in $(seq 1 "$runs"); do
+	for which in defaults recommended; do
+		o=""
+		[ "$which" = recommended ] && o=$rec_opts
+		USLAB_OPTIONS=$o "$U" replay "$TRACE" --allocator uslab > "$out/replay.txt" 2> "$out/replay.err" ||
+			{ echo "replay failed:"; cat "$out/replay.err"; exit 1; }
+		if grep -q "ignoring option" "$out/replay.err"; then
+			echo "the library refused part of the recommendation:"; cat "$out/replay.err"; exit 1
+		fi
+		wall=$(sed -n 's/^wall time: \([0-9.]*\) s$/\1/p' "$out/replay.txt")
+		rss=$(sed -n 's/^peak RSS: [0-9]* KiB (\([0-9]*\) KiB above.*/\1/p' "$out/replay.txt")
+		echo "$which $wall $rss" >> "$out/applied.txt"
+	done
+done
+awk '
+function median(a, n,   i, j, t) {
+	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+{ n[$1]++; w[$1, n[$1]] = $2; r[$1, n[$1]] = $3 }
+END {
+	for (k in n) { for (i = 1; i <= n[k]; i++) { ww[i] = w[k, i]; rr[i] = r[k, i] } mw[k] = median(ww, n[k]); mr[k] = median(rr, n[k]) }
+	printf "defaults:     median wall %.2f ms, median peak RSS above the replayer %d KiB\n", mw["defaults"] * 1000, mr["defaults"]
+	printf "recommended:  median wall %.2f ms, median peak RSS above the replayer %d KiB\n", mw["recommended"] * 1000, mr["recommended"]
+	printf "measured:     time %+.1f%%, peak RSS %+.1f%% (recommended against defaults; runs in %s)\n",
+		100 * (mw["recommended"] - mw["defaults"]) / mw["defaults"],
+		mr["defaults"] ? 100 * (mr["recommended"] - mr["defaults"]) / mr["defaults"] : 0, FILENAME
+}' "$out/applied.txt"

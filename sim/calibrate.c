@@ -318,10 +318,18 @@ static int parse_args(int argc, char **argv, char *path, size_t len, const char 
 			*out = argv[++k];
 			continue;
 		}
-		fprintf(stderr, "usage: uslab calibrate [-o FILE]\n"
+		bool help = !strcmp(argv[k], "-h") || !strcmp(argv[k], "--help");
+
+		/* the CLI conventions: help on stdout (0), a bad argument
+		 * named on stderr with the usage (2) */
+		if (!help)
+			fprintf(stderr, "uslab calibrate: %s '%s'\n",
+				!strcmp(argv[k], "-o") ? "option needs a value:" :
+				"unknown option", argv[k]);
+		fprintf(help ? stdout : stderr, "usage: uslab calibrate [-o FILE]\n"
 			"  times each allocator path here and writes the cost model to FILE\n"
 			"  (default $USLAB_CALIBRATION or ~/.cache/uslab/calibration)\n");
-		return strcmp(argv[k], "-h") && strcmp(argv[k], "--help") ? 2 : -1;
+		return help ? -1 : 2;
 	}
 	if (!*out) {
 		if (sim_calibration_path(path, len)) {

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "lib/compiler.h"
+#include "uslab/page_alloc.h"
 #include "uslab/slab.h"
 #include "uslab/trace.h"
 #include "trace/internal.h"
@@ -53,6 +54,7 @@ struct sim_trace {
 	uint32_t nthreads;
 	unsigned int cpus;	/* simulated CPUs */
 	unsigned int rec_cpus;	/* the recording's, 0 = unknown */
+	bool no_clock;		/* time_ns is the event index (mtrace imports) */
 	char *cmdline;
 };
 
@@ -85,6 +87,7 @@ struct sim_config {
 	long depot_limit;		/* SIM_DEFAULT, -1 = unlimited, or N */
 	uint64_t sample_every;		/* events between memory samples */
 	bool per_class;			/* per-class overhead at each sample */
+	bool no_reaper;			/* no virtual reaper passes */
 };
 
 /* What the layers counted for one cache over the run. */
@@ -104,6 +107,7 @@ struct sim_class_result {
 	unsigned int objsize;
 	struct sim_cache_counts c;
 	uint64_t slab_bytes_peak;
+	struct kmem_cache_stats stats;	/* slab/'s counters at the end */
 	int64_t ovh_peak;		/* slab bytes - live bytes of the class */
 	int64_t ovh_sum;		/* over samples, for the mean */
 };
@@ -124,6 +128,9 @@ struct sim_result {
 	double seconds;			/* simulation loop only, wall */
 	double cpu_seconds;		/* the same, CPU time of the thread */
 	uint64_t page_allocs, page_frees, splits, merges;
+	struct page_alloc_stats pages;	/* page_alloc's counters of the run;
+					 * peak: above the start */
+	struct page_alloc_stats pages_start;	/* when the run started */
 	uint64_t held_peak, live_peak, live_end;
 	int64_t ovh_peak;
 	uint64_t held_sum, live_sum;	/* over samples */
@@ -149,12 +156,16 @@ double sim_mean_overhead(const struct sim_result *res);
 /* sim/simulate_pcp.c: the simulator's view of the slab and percpu layers. */
 const char *sim_pcp_engine(void);
 /* Before anything allocates: @cpus virtual CPUs. Return: 0 or -errno. */
-int sim_pcp_init(unsigned int cpus);
+int sim_pcp_init(unsigned int cpus, bool no_reaper);
+/* Before the caches exist: @cfg's tunables as slab/ settings. */
+int sim_pcp_settings(const struct sim_config *cfg);
+/* After: fails (-ENOENT) when a per-class name matched no cache. */
 int sim_pcp_apply(const struct sim_config *cfg, struct sim_result *res);
 void sim_pcp_set_cpu(unsigned int cpu, uint64_t time_ns);
 void sim_pcp_collect(struct sim_result *res);
+void sim_pcp_mark_start(struct sim_result *res);
 /* Bytes of slabs per class (slabinfo's num_slabs * pagesperslab). */
-void sim_slab_bytes(const struct sim_result *res, uint64_t *bytes);
+void sim_slab_bytes(struct sim_result *res, uint64_t *bytes);
 
 /* sim/calibrate_model.c: the slow-path cost model. */
 struct sim_cost_model {

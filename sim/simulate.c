@@ -6,10 +6,10 @@
  * the library did. `uslab sim` (tools/uslab/builtin-sim.c) prints them;
  * the tuner (sim/tune.c) runs it once per configuration.
  *
- * The malloc family is mapped onto kmalloc exactly as malloc/malloc.c does
- * (malloc(0) asks for 1 byte, alignments up to 16 come from the plain
- * classes, valloc/pvalloc are page-aligned), so a simulated trace exercises
- * the caches that the preloaded library would.
+ * The malloc family goes through the library's own malloc policy
+ * (uslab_malloc(), uslab_realloc(), ... from malloc/policy.c, linked into
+ * libuslab-core-vcpu.a), called as `uslab replay` calls the real one, so a
+ * one-CPU simulation and a one-thread real replay count the same.
  *
  * The counts are a function of the trace and the configuration only, so
  * two runs compare equal.
@@ -24,12 +24,11 @@
 #include <string.h>
 #include <time.h>
 #include "lib/compiler.h"
+#include "uslab/malloc.h"
 #include "uslab/page_alloc.h"
 #include "uslab/slab.h"
 #include "uslab/trace.h"
 #include "sim/internal.h"
-
-#define MALLOC_ALIGN	16
 
 struct sim_state {
 	const struct sim_config *cfg;
@@ -53,22 +52,21 @@ static uint64_t now_ns(clockid_t clk)
 }
 
 /*
- * sim_classes_init - the kmalloc caches, smallest first: slab's one table
+ * sim_classes_init - the kmalloc classes, smallest first: slab's one table
  * (kmalloc_info[]), in its order, so class c here is kmalloc class c.
+ * Named, not created: the caches come into being on first use, as in the
+ * library (their creation is part of the run).
  */
 static int sim_classes_init(struct sim_result *res)
 {
 	unsigned int n = 0, i;
 
 	for_each_kmalloc_class(i) {
-		struct kmem_cache *s = kmalloc_slab(kmalloc_info[i].size);
-
-		if (!s)
-			return -ENOMEM;
-		res->cls[n].cache = s;
-		res->cls[n].objsize = kmem_cache_size(s);
+		/* named, not created: kmalloc_info[] is slab's one table */
+		res->cls[n].cache = NULL;
+		res->cls[n].objsize = kmalloc_info[i].size;
 		snprintf(res->cls[n].name, sizeof(res->cls[n].name), "%s",
-			 kmem_cache_name(s));
+			 kmalloc_info[i].name);
 		n++;
 	}
 	res->nr_cls = n;
@@ -147,10 +145,8 @@ static inline void sim_track_alloc(struct sim_state *st, uint32_t id, void *p,
 	st->size[id] = size;
 	st->cls[id] = (uint8_t)c;
 	st->live += size;
-	if (c != SIM_CLASS_NONE) {
+	if (c != SIM_CLASS_NONE)
 		st->cls_live[c] += size;
-		st->res->cls[c].c.allocs++;
-	}
 }
 
 static inline void sim_track_free(struct sim_state *st, uint32_t id)
@@ -158,19 +154,40 @@ static inline void sim_track_free(struct sim_state *st, uint32_t id)
 	unsigned int c = st->cls[id];
 
 	st->live -= st->size[id];
-	if (c != SIM_CLASS_NONE) {
+	if (c != SIM_CLASS_NONE)
 		st->cls_live[c] -= st->size[id];
-		st->res->cls[c].c.frees++;
-	}
 	st->ptr[id] = NULL;
 }
 
-/* The malloc layer's mapping of the aligned family (malloc/malloc.c). */
-static inline void *sim_aligned(uint64_t size, uint64_t align)
+/*
+ * The library's malloc for one allocating event (malloc/policy.c: the same
+ * rules as the exported malloc, not a copy), called as `uslab replay`
+ * calls the real one: kernel-side allocations (kmalloc, kmem_cache_alloc
+ * from perf imports) are malloc calls there too.
+ */
+static inline void *sim_alloc(const struct sim_ev *e)
 {
-	if (align <= MALLOC_ALIGN)
-		return kmalloc(size < align ? align : (size ? size : 1), GFP_KERNEL);
-	return kmalloc_aligned(size ? size : 1, align, GFP_KERNEL);
+	size_t align = e->align_shift ? (size_t)1 << e->align_shift : sizeof(void *);
+	void *p = NULL;
+
+	switch (e->op) {
+	case TRACE_OP_CALLOC:
+		return uslab_calloc(1, e->size);
+	case TRACE_OP_MEMALIGN:
+		return uslab_memalign(align, e->size);
+	case TRACE_OP_POSIX_MEMALIGN:
+		if (align < sizeof(void *))
+			align = sizeof(void *);
+		return uslab_posix_memalign(&p, align, e->size) ? NULL : p;
+	case TRACE_OP_ALIGNED_ALLOC:
+		return uslab_aligned_alloc(align, e->size);
+	case TRACE_OP_VALLOC:
+		return uslab_valloc(e->size);
+	case TRACE_OP_PVALLOC:
+		return uslab_pvalloc(e->size);
+	default:
+		return uslab_malloc(e->size);
+	}
 }
 
 /*
@@ -180,7 +197,6 @@ static inline void *sim_aligned(uint64_t size, uint64_t align)
 static __always_inline int sim_event(struct sim_state *st, const struct sim_ev *e)
 {
 	struct sim_result *res = st->res;
-	uint64_t align;
 	void *p;
 
 	sim_pcp_set_cpu(e->cpu, e->time_ns);
@@ -189,16 +205,6 @@ static __always_inline int sim_event(struct sim_state *st, const struct sim_ev *
 	case TRACE_OP_CALLOC:
 	case TRACE_OP_KMALLOC:
 	case TRACE_OP_CACHE_ALLOC:
-		if (unlikely(!e->id))
-			goto failed;
-		if (unlikely(st->ptr[e->id]))
-			goto bad;
-		p = kmalloc(e->size ? e->size : 1, GFP_KERNEL);
-		if (unlikely(!p))
-			goto enomem;
-		sim_track_alloc(st, e->id, p, e->size);
-		res->allocs++;
-		break;
 	case TRACE_OP_MEMALIGN:
 	case TRACE_OP_POSIX_MEMALIGN:
 	case TRACE_OP_ALIGNED_ALLOC:
@@ -208,11 +214,7 @@ static __always_inline int sim_event(struct sim_state *st, const struct sim_ev *
 			goto failed;
 		if (unlikely(st->ptr[e->id]))
 			goto bad;
-		align = e->align_shift ? (uint64_t)1 << e->align_shift : 1;
-		if (e->op == TRACE_OP_VALLOC || e->op == TRACE_OP_PVALLOC)
-			align = PAGE_SIZE;
-		p = sim_aligned(e->op == TRACE_OP_PVALLOC ?
-				ALIGN_UP(e->size, PAGE_SIZE) : e->size, align);
+		p = sim_alloc(e);
 		if (unlikely(!p))
 			goto enomem;
 		sim_track_alloc(st, e->id, p, e->size);
@@ -227,38 +229,28 @@ static __always_inline int sim_event(struct sim_state *st, const struct sim_ev *
 			break;		/* free(NULL) */
 		if (unlikely(!st->ptr[e->id]))
 			goto bad;
-		kfree(st->ptr[e->id]);
+		uslab_free(st->ptr[e->id]);
 		sim_track_free(st, e->id);
 		res->frees++;
 		break;
 	case TRACE_OP_REALLOC:
 		res->reallocs++;
-		if (!e->old_id) {		/* realloc(NULL, n) = malloc */
-			if (!e->id)
-				goto failed;
-			if (unlikely(st->ptr[e->id]))
-				goto bad;
-			p = kmalloc(e->size ? e->size : 1, GFP_KERNEL);
-			if (unlikely(!p))
-				goto enomem;
-			sim_track_alloc(st, e->id, p, e->size);
-			break;
-		}
-		if (unlikely(!st->ptr[e->old_id]))
+		if (!e->id && (e->size || !e->old_id))
+			goto failed;	/* failed in the recording: nothing changed */
+		if (e->old_id && unlikely(!st->ptr[e->old_id]))
 			goto bad;
-		if (!e->id) {
-			if (e->size)		/* failed: the old block stays */
-				goto failed;
-			kfree(st->ptr[e->old_id]);	/* realloc(p, 0) frees */
+		if (e->id && unlikely(e->id != e->old_id && st->ptr[e->id]))
+			goto bad;
+		p = uslab_realloc(e->old_id ? st->ptr[e->old_id] : NULL, e->size);
+		if (!e->id) {		/* realloc(p, 0) frees */
+			uslab_free(p);
 			sim_track_free(st, e->old_id);
 			break;
 		}
-		if (unlikely(e->id != e->old_id && st->ptr[e->id]))
-			goto bad;
-		p = krealloc(st->ptr[e->old_id], e->size ? e->size : 1, GFP_KERNEL);
 		if (unlikely(!p))
-			goto enomem;
-		sim_track_free(st, e->old_id);
+			goto enomem;	/* the old block (if any) stays */
+		if (e->old_id)
+			sim_track_free(st, e->old_id);
 		sim_track_alloc(st, e->id, p, e->size);
 		break;
 	default:
@@ -348,7 +340,11 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	res->bad_event = UINT64_MAX;
 	st.every = cfg->sample_every ? cfg->sample_every : UINT64_MAX;
 	/* The CPU count must be set before the first cache exists. */
-	err = sim_pcp_init(cfg->cpus);
+	err = sim_pcp_init(cfg->cpus, cfg->no_reaper);
+	if (err)
+		return err;
+	/* Settings first: each cache takes them when it is created. */
+	err = sim_pcp_settings(cfg);
 	if (err)
 		return err;
 	err = sim_classes_init(res);
@@ -357,6 +353,7 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	err = sim_pcp_apply(cfg, res);
 	if (err)
 		return err;
+	sim_pcp_mark_start(res);
 	err = sim_state_grow(&st, t->id_space ? t->id_space : 1);
 	if (err)
 		goto out_free;
@@ -422,18 +419,40 @@ void sim_result_free(struct sim_result *res)
 /* ---- The configuration (uslab sim and the tuner parse into it). */
 
 /*
+ * One option as the item USLAB_OPTIONS would carry, checked by slab/'s
+ * parser (the one every front end uses). A build without magazines takes
+ * the option and has nothing to apply it to.
+ */
+static int sim_check_setting(const char *what, const char *arg, long *value,
+			     struct kmem_cache_setting *set)
+{
+	char item[160];
+	int err;
+
+	snprintf(item, sizeof(item), "%s%s%s", what, strchr(arg, '=') ? "." : "=", arg);
+	err = kmem_cache_setting_parse(item, set);
+	if (err == -EOPNOTSUPP) {
+		const char *eq = strchr(arg, '=');
+
+		return kmem_cache_parse_long(eq ? eq + 1 : arg, -1, 65536, value);
+	}
+	if (!err)
+		*value = set->value;
+	return err;
+}
+
+/*
  * sim_parse_mag_size - "N" for every class, "CLASS=N" for one, where CLASS
- * is a cache name (kmalloc-64) or a byte size (64). The class names are
- * resolved later, against the caches the library has.
+ * is a cache name (kmalloc-64) or a byte size (64). The names must match a
+ * cache once the caches exist (sim_pcp_apply).
  */
 int sim_parse_mag_size(struct sim_config *cfg, const char *arg)
 {
+	struct kmem_cache_setting set;
 	const char *eq = strchr(arg, '=');
-	char *end;
 	long v;
 
-	v = strtol(eq ? eq + 1 : arg, &end, 10);
-	if (*end || end == (eq ? eq + 1 : arg) || v < 0 || v > 4096)
+	if (sim_check_setting("mag_size", arg, &v, &set) || v < 0)
 		return -EINVAL;
 	if (!eq) {
 		cfg->mag_size = (int)v;
@@ -466,22 +485,21 @@ double sim_mean_overhead(const struct sim_result *res)
 
 int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg)
 {
-	char *end;
+	struct kmem_cache_setting set;
 	long v;
 
 	if (opt == 'm')
 		return sim_parse_mag_size(cfg, arg);
-	v = strtol(arg, &end, 10);
-	if (*end || end == arg)
-		return -EINVAL;
+	if (strchr(arg, '='))
+		return -EINVAL;		/* one value for every kmalloc cache */
 	switch (opt) {
 	case 'b':
-		if (v < 0 || v > 4096)
+		if (sim_check_setting("batch", arg, &v, &set) || v < 0)
 			return -EINVAL;
 		cfg->batch = (int)v;
 		return 0;
 	case 'd':
-		if (v < -1 || v > 65536)
+		if (sim_check_setting("depot_limit", arg, &v, &set))
 			return -EINVAL;
 		cfg->depot_limit = v;
 		return 0;

@@ -116,6 +116,7 @@ static int sim_trace_begin(struct sim_trace *t, struct trace_reader *r,
 	const struct trace_meta *m = trace_reader_meta(r);
 
 	t->rec_cpus = m->cpus;
+	t->no_clock = m->clock_id == TRACE_CLOCK_NONE;
 	if (!cpus && m->cpus > TRACE_MAX_CPUS) {
 		trace_reader_reject(r, TRACE_FIELD_HDR_CPUS, "the recording says %u CPUs; "
 				    "the simulator runs 1 to %u virtual CPUs: choose with --cpus N",
@@ -142,10 +143,10 @@ int sim_trace_load(struct sim_trace *t, const char *path, unsigned int cpus,
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	rc = trace_reader_open(&r, path);
-	if (rc) {
-		fprintf(stderr, "%s: %s\n", who,
-			r ? trace_reader_error(r) : strerror(-rc));
+	/* "-" is stdin; --pid/--comm (or the busiest process) selected */
+	r = cmd_open_trace_as(who, path);
+	if (!r) {
+		rc = -EINVAL;
 		goto out_close;
 	}
 	rc = sim_trace_begin(t, r, cpus, who);
@@ -206,12 +207,10 @@ int sim_trace_open(struct sim_trace *t, const char *path, unsigned int cpus,
 
 	memset(t, 0, sizeof(*t));
 	t->path = path;
-	rc = trace_reader_open(&t->r, path);
-	if (rc) {
-		fprintf(stderr, "%s: %s\n", who,
-			t->r ? trace_reader_error(t->r) : strerror(-rc));
+	t->r = cmd_open_trace_as(who, path);
+	if (!t->r) {
 		sim_trace_free(t);
-		return rc;
+		return -EINVAL;
 	}
 	rc = sim_trace_begin(t, t->r, cpus, who);
 	if (rc) {

@@ -40,83 +40,96 @@ void sim_pcp_set_cpu(unsigned int cpu, uint64_t time_ns)
 	pcp_vclock_set(time_ns);
 }
 
-int sim_pcp_init(unsigned int cpus)
+int sim_pcp_init(unsigned int cpus, bool no_reaper)
 {
 	int err;
 
 	pcp_init();
+	/* as USLAB_OPTIONS=reaper_ms=0 in a real run */
+	if (no_reaper)
+		pcp_reaper_set_period(0);
 	if (pcp_mode_id() != PCP_MODE_VCPU)
 		return 0;
 	err = pcp_vcpu_set_nr(cpus);
 	return err == -EOPNOTSUPP ? 0 : err;
 }
 
-/* "kmalloc-64" or "64" names the class of @cr. */
-static bool class_matches(const char *n, const struct sim_class_result *cr)
+/*
+ * One setting for slab/, as the item USLAB_OPTIONS would carry: the same
+ * parser and the same resolution at cache creation as the library.
+ * A build without magazines has nothing to set (-EOPNOTSUPP): not an error.
+ */
+static int sim_setting(const char *what, const char *name, long v)
 {
-	char *end;
-	unsigned long sz = strtoul(n, &end, 10);
+	struct kmem_cache_setting set;
+	char item[128];
+	int err;
 
-	return !strcmp(n, cr->name) || (!*end && end != n && sz == cr->objsize);
+	snprintf(item, sizeof(item), "%s%s%s=%ld", what, name ? "." : "",
+		 name ? name : "", v);
+	err = kmem_cache_setting_parse(item, &set);
+	if (err == -EOPNOTSUPP)
+		return 0;
+	if (err) {
+		fprintf(stderr, "uslab sim: bad setting '%s'\n", item);
+		return err;
+	}
+	return kmem_cache_setting_add(&set);
 }
 
-/* The magazine size asked for @cr: per-class setting, else the uniform one. */
-static int class_mag(const struct sim_config *cfg, const struct sim_class_result *cr)
+/**
+ * sim_pcp_settings - hand @cfg's tunables to slab/ before any cache exists,
+ * so that each cache gets them at creation as the preloaded library's do.
+ */
+int sim_pcp_settings(const struct sim_config *cfg)
 {
 	unsigned int i;
+	int err = 0;
 
-	for (i = 0; i < cfg->nr_class_mag; i++)
-		if (class_matches(cfg->class_mag[i].name, cr))
-			return cfg->class_mag[i].mag;
-	return cfg->mag_size;
+	kmem_cache_settings_clear();
+	if (cfg->mag_size >= 0)
+		err = sim_setting("mag_size", NULL, cfg->mag_size);
+	for (i = 0; !err && i < cfg->nr_class_mag; i++)
+		err = sim_setting("mag_size", cfg->class_mag[i].name,
+				  cfg->class_mag[i].mag);
+	if (!err && cfg->batch >= 0)
+		err = sim_setting("batch", NULL, cfg->batch);
+	if (!err && cfg->depot_limit != SIM_DEFAULT)
+		err = sim_setting("depot_limit", NULL, cfg->depot_limit);
+	return err;
 }
 
+/* Every per-class name must name a kmalloc class (typos fail loudly). */
 int sim_pcp_apply(const struct sim_config *cfg, struct sim_result *res)
 {
-	unsigned int c, i;
+	unsigned int i, c;
 
-	/* Every per-class name must match a cache: typos fail loudly. */
 	for (i = 0; i < cfg->nr_class_mag; i++) {
+		const char *n = cfg->class_mag[i].name;
+		long size;
+
+		if (!kmem_cache_parse_long(n, 1, KMALLOC_MAX_CACHE_SIZE, &size))
+			continue;	/* a size: the parser found its class */
 		for (c = 0; c < res->nr_cls; c++)
-			if (class_matches(cfg->class_mag[i].name, &res->cls[c]))
+			if (!strcmp(n, res->cls[c].name))
 				break;
 		if (c == res->nr_cls) {
-			fprintf(stderr, "uslab sim: no kmalloc cache '%s'\n", cfg->class_mag[i].name);
+			fprintf(stderr, "uslab sim: no kmalloc cache '%s'\n", n);
 			return -ENOENT;
-		}
-	}
-	for (c = 0; c < res->nr_cls; c++) {
-		struct sim_class_result *cr = &res->cls[c];
-		struct pcp_cache *pc = kmem_cache_pcp(cr->cache);
-		int mag = class_mag(cfg, cr);
-		unsigned int limit, batch;
-		int err;
-
-		if (!pc)
-			continue;	/* no magazines (nocache build) */
-		pcp_cache_get_tunables(pc, &limit, &batch);
-		if (mag > 0)
-			limit = (unsigned int)mag;
-		if (cfg->batch > 0)
-			batch = (unsigned int)cfg->batch;
-		else if (mag > 0)
-			batch = pcp_default_batchcount(limit);
-		if (batch > limit)
-			batch = limit;
-		err = kmem_cache_set_tunables(cr->cache, limit, batch, 0);
-		if (err)
-			return err;
-		if (cfg->depot_limit != SIM_DEFAULT) {
-			err = pcp_cache_set_depot_limit(pc, cfg->depot_limit < 0 ?
-							PCP_DEPOT_UNLIMITED :
-							(unsigned int)cfg->depot_limit);
-			if (err)
-				return err;
 		}
 	}
 	return 0;
 }
 
+/* The cache of class @cr, once the run has created it. */
+static struct kmem_cache *sim_class_cache(struct sim_class_result *cr)
+{
+	if (!cr->cache)
+		cr->cache = kmem_cache_find(cr->name);
+	return cr->cache;
+}
+
+/* The library's counters of every class (slab/'s statistics call). */
 void sim_pcp_collect(struct sim_result *res)
 {
 	struct page_alloc_stats ps;
@@ -124,59 +137,72 @@ void sim_pcp_collect(struct sim_result *res)
 
 	for (c = 0; c < res->nr_cls; c++) {
 		struct sim_class_result *cr = &res->cls[c];
-		struct pcp_cache *pc = kmem_cache_pcp(cr->cache);
-		struct pcp_stats st;
+		struct kmem_cache_stats st;
 
-		if (!pc)
-			continue;
-		pcp_cache_stats(pc, -1, &st);
-		cr->c.alloc_hits = st.v[PCP_STAT_ALLOC_HIT];
-		cr->c.free_hits = st.v[PCP_STAT_FREE_HIT];
-		cr->c.alloc_slow = st.v[PCP_STAT_ALLOC_SLOW];
-		cr->c.free_slow = st.v[PCP_STAT_FREE_SLOW];
-		cr->c.refills = st.v[PCP_STAT_REFILL];
-		cr->c.flushes = st.v[PCP_STAT_FLUSH];
-		cr->c.swaps = st.v[PCP_STAT_SWAP];
-		cr->c.depot_gets = st.v[PCP_STAT_DEPOT_GET];
-		cr->c.depot_puts = st.v[PCP_STAT_DEPOT_PUT];
-		cr->c.drains = st.v[PCP_STAT_DRAIN];
-		cr->c.direct = st.v[PCP_STAT_DIRECT];
-		pcp_cache_get_tunables(pc, &cr->c.mag_size, &cr->c.batch);
+		memset(&st, 0, sizeof(st));
+		snprintf(st.name, sizeof(st.name), "%s", cr->name);
+		st.object_size = cr->objsize;
+		if (sim_class_cache(cr))
+			kmem_cache_get_stats(cr->cache, &st);
+		cr->c.allocs = st.allocs;
+		cr->c.frees = st.frees;
+		cr->c.alloc_hits = st.alloc_hits;
+		cr->c.free_hits = st.free_hits;
+		cr->c.alloc_slow = st.alloc_slow;
+		cr->c.free_slow = st.free_slow;
+		cr->c.refills = st.refills;
+		cr->c.flushes = st.flushes;
+		cr->c.swaps = st.swaps;
+		cr->c.depot_gets = st.depot_gets;
+		cr->c.depot_puts = st.depot_puts;
+		cr->c.drains = st.drains;
+		cr->c.direct = st.direct;
+		cr->c.mag_size = st.limit;
+		cr->c.batch = st.batchcount;
+		cr->slab_bytes_peak = st.slab_bytes_peak;
+		cr->stats = st;
 	}
+	/* page_alloc's counters of the run: less what the caches' set-up did */
 	page_alloc_get_stats(&ps);
+	if (ps.bytes_allocated_peak > res->held_peak)
+		res->held_peak = ps.bytes_allocated_peak;
 	for (o = 0; o < NR_PAGE_ORDERS; o++) {
+		ps.allocs[o] -= res->pages_start.allocs[o];
+		ps.frees[o] -= res->pages_start.frees[o];
 		res->page_allocs += ps.allocs[o];
 		res->page_frees += ps.frees[o];
 	}
+	ps.splits -= res->pages_start.splits;
+	ps.merges -= res->pages_start.merges;
+	ps.bytes_allocated_peak -= res->pages_start.bytes_allocated;
 	res->splits = ps.splits;
 	res->merges = ps.merges;
+	res->pages = ps;
 }
 
 /*
- * sim_slab_bytes - slab memory per class from slabinfo (2.1): num_slabs *
- * pagesperslab pages. The text is the layer's public report; parsing it
- * keeps the simulator off slab/'s private structures.
+ * sim_pcp_mark_start - page_alloc's counters when the run starts (caches
+ * created, nothing allocated), so that the page line counts the run only,
+ * as `uslab replay` with stats does; the peak restarts from here.
  */
-void sim_slab_bytes(const struct sim_result *res, uint64_t *bytes)
+void sim_pcp_mark_start(struct sim_result *res)
 {
-	static char buf[1 << 16];
-	char *line, *save = NULL;
+	page_alloc_get_stats(&res->pages_start);
+	page_alloc_reset_peak();
+}
+
+/** sim_slab_bytes - bytes of slabs per class now (slab/'s statistics call). */
+void sim_slab_bytes(struct sim_result *res, uint64_t *bytes)
+{
 	unsigned int c;
 
-	for (c = 0; c < res->nr_cls; c++)
-		bytes[c] = 0;
-	slabinfo_show(buf, sizeof(buf));
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char name[64];
-		unsigned long active, num, objsize, perslab, pages, aslabs, nslabs;
+	for (c = 0; c < res->nr_cls; c++) {
+		struct kmem_cache_stats st;
 
-		if (sscanf(line, "%63s %lu %lu %lu %lu %lu : tunables %*u %*u %*u : slabdata %lu %lu",
-			   name, &active, &num, &objsize, &perslab, &pages, &aslabs, &nslabs) != 8)
+		bytes[c] = 0;
+		if (!sim_class_cache(&res->cls[c]))
 			continue;
-		for (c = 0; c < res->nr_cls; c++)
-			if (!strcmp(name, res->cls[c].name)) {
-				bytes[c] = (uint64_t)nslabs * pages * PAGE_SIZE;
-				break;
-			}
+		kmem_cache_get_stats(res->cls[c].cache, &st);
+		bytes[c] = st.slab_bytes;
 	}
 }

@@ -337,7 +337,8 @@ int tune_compose(struct tune *tu, const struct tune_space *sp)
 		}
 	}
 	tune_progress(tu);
-	return tu->nr_jobs > grid ? tune_run(tu, grid, tu->nr_jobs) : 0;
+	/* round 1 ran [0, grid]: the defaults job at index grid too */
+	return tu->nr_jobs > grid + 1 ? tune_run(tu, grid + 1, tu->nr_jobs) : 0;
 }
 
 /* Is @x on the frontier: no other point at most as costly and as large? */

@@ -1,3 +1,3 @@
 # slab/: kmem_cache, kmalloc size classes, debug checks, RCU, slabinfo
 core-objs += slab/slab.o slab/debug.o slab/kmalloc.o slab/rcu.o \
-	slab/slabinfo.o
+	slab/slabinfo.o slab/settings.o slab/stats.o

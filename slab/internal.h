@@ -95,6 +95,8 @@ struct kmem_cache {
 	unsigned int limit;
 	unsigned int batchcount;
 	unsigned int shared;
+	long depot_limit;		/* from the settings; -2: percpu's default */
+	unsigned int settings_gen;	/* settings seen (slab/settings.c) */
 
 	pthread_mutex_t lock;
 	pthread_t lock_owner;		/* for slab_assert_locked() */
@@ -104,6 +106,7 @@ struct kmem_cache {
 	struct list_head empty;		/* inuse == 0, at most min_partial */
 	unsigned long nr_partial, nr_full, nr_empty;
 	unsigned long nr_slabs;		/* partial + full + empty */
+	unsigned long nr_slabs_peak;	/* high-water mark of nr_slabs */
 	unsigned long nr_inuse;		/* objects handed out by the slab layer */
 	unsigned long slabs_allocated, slabs_freed;
 	unsigned long alloc_calls, free_calls;
@@ -210,8 +213,11 @@ void slab_rcu_fork_prepare(void);
 void slab_rcu_fork_parent(void);
 void slab_rcu_fork_child(void);
 
-/* slab/slabinfo.c */
-void slab_default_tunables(struct kmem_cache *s);
+/* slab/settings.c */
+void slab_settings_resolve(struct kmem_cache *s);
+void slab_settings_recheck(struct kmem_cache *s);
+int slab_settings_store(const struct kmem_cache_setting *set);
+int slab_settings_apply(struct kmem_cache *s);
 
 /* slab/slab.c: the per-CPU layer's callbacks */
 extern const struct pcp_ops slab_pcp_ops;

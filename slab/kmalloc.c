@@ -186,6 +186,8 @@ static __slowpath struct kmem_cache *create_kmalloc_cache(unsigned int idx)
 	__atomic_store_n(&kmalloc_caches[idx], s, __ATOMIC_RELEASE);
 out_unlock:
 	pthread_mutex_unlock(&slab_mutex);
+	if (s && s == fresh)
+		slab_settings_recheck(s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return s;
 }
@@ -318,6 +320,8 @@ static __slowpath void *kmalloc_large(size_t size, size_t align, gfp_t flags)
 			pr_debug("kmalloc: out of memory for %zu bytes", size);
 		errno = ENOMEM;
 	}
+	/* no lock held: may start page_alloc's decay thread */
+	page_alloc_decayd_poll();
 	return p;
 }
 
@@ -427,6 +431,8 @@ void kfree(const void *p)
 		__free_pages(page, page->order);
 	else
 		kfree_bad("kfree", p, "not an allocated block");
+	/* no lock held: may start page_alloc's decay thread */
+	page_alloc_decayd_poll();
 }
 
 /**

@@ -340,6 +340,8 @@ static void add_slab_locked(struct kmem_cache *s, struct page *slab)
 	list_add(&slab->slab_list, &s->empty);
 	s->nr_empty++;
 	s->nr_slabs++;
+	if (s->nr_slabs > s->nr_slabs_peak)
+		s->nr_slabs_peak = s->nr_slabs;
 	s->slabs_allocated++;
 }
 
@@ -524,8 +526,12 @@ void *slab_alloc(struct kmem_cache *s, gfp_t gfp)
 	void *obj;
 
 	for (;;) {
-		if (likely(slab_alloc_bulk(s, gfp, &obj, 1) == 1))
+		if (likely(slab_alloc_bulk(s, gfp, &obj, 1) == 1)) {
+			/* no lock of ours held here: may start page_alloc's
+			 * decay thread (pthread_create may call malloc) */
+			page_alloc_decayd_poll();
 			return obj;
+		}
 		if (!(gfp & __GFP_NOFAIL))
 			break;
 		slab_nofail_wait(attempt++);
@@ -539,6 +545,7 @@ void *slab_alloc(struct kmem_cache *s, gfp_t gfp)
 void slab_free(struct kmem_cache *s, void *obj)
 {
 	slab_free_bulk(s, &obj, 1);
+	page_alloc_decayd_poll();	/* no lock held, see slab_alloc() */
 }
 
 /* ---------------------------------------------------------------------- */
@@ -581,6 +588,9 @@ static void slab_pcp_attach(struct kmem_cache *s)
 	if (s->limit && pcp_cache_set_tunables(s->pcp, s->limit, s->batchcount))
 		pr_warn("kmem_cache_create(%s): tunables %u %u refused", s->name,
 			s->limit, s->batchcount);
+	if (s->depot_limit != -2)
+		pcp_cache_set_depot_limit(s->pcp, s->depot_limit < 0 ? PCP_DEPOT_UNLIMITED :
+					  (unsigned int)s->depot_limit);
 }
 
 /**
@@ -660,7 +670,7 @@ int __kmem_cache_create(struct kmem_cache *s, const char *name,
 	INIT_LIST_HEAD(&s->full);
 	INIT_LIST_HEAD(&s->empty);
 	CDS_INIT_LIST_HEAD(&s->list);
-	slab_default_tunables(s);
+	slab_settings_resolve(s);	/* settings named before it existed */
 	slab_pcp_attach(s);
 	return 0;
 }
@@ -697,6 +707,7 @@ struct kmem_cache *kmem_cache_create(const char *name, unsigned int size,
 	pthread_mutex_lock(&slab_mutex);
 	cds_list_add_tail_rcu(&s->list, &slab_caches);
 	pthread_mutex_unlock(&slab_mutex);
+	slab_settings_recheck(s);
 	return s;
 
 out_free:
@@ -785,7 +796,7 @@ int kmem_cache_shrink(struct kmem_cache *s)
  * Context: thread-safe; walks the cache list under RCU (no slab_mutex,
  * since TYPESAFE_BY_RCU discards call call_rcu).
  */
-void kmem_cache_shrink_all(void)
+__visible void kmem_cache_shrink_all(void)
 {
 	struct kmem_cache *s;
 

@@ -22,23 +22,6 @@
 #define SLABINFO_MAX_LIMIT	4096
 #define SLABINFO_MAX_SHARED	4096
 
-/*
- * Defaults: CONFIG_PERCPU_MAG_SIZE and CONFIG_PERCPU_BATCHCOUNT, or when 0,
- * the old SLAB's enable_cpucache() table by object size. Debug caches and
- * builds without per-CPU caching have none (0 0 0, as SLUB shows).
- */
-void slab_default_tunables(struct kmem_cache *s)
-{
-	if (!IS_ENABLED(CONFIG_PERCPU_CACHE) || slab_debug(s)) {
-		s->limit = s->batchcount = s->shared = 0;
-		return;
-	}
-	/* one table, percpu/'s (documented in docs/percpu.md) */
-	s->limit = pcp_default_limit(s->size);
-	s->batchcount = pcp_default_batchcount(s->limit);
-	s->shared = s->size <= PAGE_SIZE ? 8 : 0;
-}
-
 /**
  * kmem_cache_set_tunables - set the magazine size (@limit), the refill and
  * flush batch (@batchcount) and @shared of @s.
@@ -165,34 +148,35 @@ static const char *skip_space(const char *p)
 	return p;
 }
 
-static int parse_uint(const char **pp, unsigned int *val)
+/* The next blank-separated word of *@pp as a number in [@min, @max]. */
+static int parse_field(const char **pp, long min, long max, long *val)
 {
 	const char *p = skip_space(*pp);
-	char *end;
-	unsigned long v;
+	size_t n = strcspn(p, " \t\n");
+	char word[24];
 
-	if (*p < '0' || *p > '9')
+	if (!n || n >= sizeof(word))
 		return -EINVAL;
-	errno = 0;
-	v = strtoul(p, &end, 10);
-	if (errno || v > 0xffffffffUL)
-		return -EINVAL;
-	*val = (unsigned int)v;
-	*pp = end;
-	return 0;
+	memcpy(word, p, n);
+	word[n] = '\0';
+	*pp = p + n;
+	return kmem_cache_parse_long(word, min, max, val) ? -EINVAL : 0;
 }
 
 /**
  * slabinfo_write - "<cache> <limit> <batchcount> <sharedfactor>", as
  * writing /proc/slabinfo did under SLAB; a trailing newline is accepted.
+ * The limit and batch are kept as the cache's settings (slab/settings.c),
+ * so they are the ones USLAB_OPTIONS and the simulator set.
  * Context: thread-safe; an RCU reader, takes the cache lock.
  * Return: 0, -EINVAL for a malformed line or bad values, -ENOENT for an
  * unknown cache.
  */
 int slabinfo_write(const char *line)
 {
-	char name[SLAB_NAME_LEN];
-	unsigned int limit, batch, shared;
+	struct kmem_cache_setting mag = { .what = KMEM_TUNE_MAG_SIZE };
+	struct kmem_cache_setting bat = { .what = KMEM_TUNE_BATCH };
+	long limit, batch, shared;
 	struct kmem_cache *s, *found = NULL;
 	const char *p;
 	size_t n;
@@ -202,19 +186,25 @@ int slabinfo_write(const char *line)
 		return -EINVAL;
 	p = skip_space(line);
 	n = strcspn(p, " \t\n");
-	if (!n || n >= sizeof(name))
+	if (!n || n >= sizeof(mag.cache))
 		return -EINVAL;
-	memcpy(name, p, n);
-	name[n] = '\0';
+	memcpy(mag.cache, p, n);
+	mag.cache[n] = '\0';
 	p += n;
-	if (parse_uint(&p, &limit) || parse_uint(&p, &batch) ||
-	    parse_uint(&p, &shared))
+	if (parse_field(&p, 1, SLABINFO_MAX_LIMIT, &limit) ||
+	    parse_field(&p, 1, limit, &batch) ||
+	    parse_field(&p, 0, SLABINFO_MAX_SHARED, &shared))
 		return -EINVAL;
 	p = skip_space(p);
 	if (*p == '\n')
 		p++;
 	if (*p)
 		return -EINVAL;
+	memcpy(mag.key, mag.cache, sizeof(mag.key));
+	memcpy(bat.cache, mag.cache, sizeof(bat.cache));
+	memcpy(bat.key, mag.cache, sizeof(bat.key));
+	mag.value = limit;
+	bat.value = batch;
 
 	/*
 	 * Under RCU, not slab_mutex: resizing drains magazines, which may free
@@ -224,12 +214,27 @@ int slabinfo_write(const char *line)
 	 */
 	slab_rcu_read_lock();
 	cds_list_for_each_entry_rcu(s, &slab_caches, list) {
-		if (!strcmp(s->name, name)) {
+		if (!strcmp(s->name, mag.cache)) {
 			found = s;
 			break;
 		}
 	}
-	err = found ? kmem_cache_set_tunables(found, limit, batch, shared) : -ENOENT;
+	if (!found) {
+		err = -ENOENT;
+	} else if (!kmem_cache_pcp(found)) {
+		/* a debug cache or no magazines: the values are only shown */
+		err = kmem_cache_set_tunables(found, (unsigned int)limit,
+					      (unsigned int)batch, (unsigned int)shared);
+	} else {
+		err = slab_settings_store(&mag);
+		err = err ? err : slab_settings_store(&bat);
+		if (!err) {
+			slab_lock(found);
+			WRITE_ONCE(found->shared, (unsigned int)shared);
+			slab_unlock(found);
+			err = slab_settings_apply(found);
+		}
+	}
 	slab_rcu_read_unlock();
 	return err;
 }

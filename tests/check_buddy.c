@@ -47,6 +47,58 @@ static int span_cmp(const void *a, const void *b)
 	return x->pfn < y->pfn ? -1 : x->pfn > y->pfn;
 }
 
+/* The zone lock as page_alloc takes it (signals blocked). */
+static sigset_t t_flags;
+static void t_lock(void)
+{
+	pa_lock_irqsave(&t_flags);
+}
+
+static void t_unlock(void)
+{
+	pa_unlock_irqrestore(&t_flags);
+}
+
+/*
+ * Blocks on the per-CPU page lists: handed out by the zone, free to
+ * callers. Checked like free blocks (aligned, inside the sections, not
+ * PG_buddy, counts agree) and added to @spans as free.
+ */
+static unsigned long verify_pcp(struct span *spans, size_t *n, size_t max,
+				unsigned long total_pages)
+{
+	unsigned long pages = 0;
+	unsigned int i, o;
+
+	for (i = 0; i < PA_NR_PCP; i++) {
+		unsigned long cpu_pages = 0;
+
+		for (o = 0; o < PCP_NR_ORDERS; o++) {
+			struct page *p;
+
+			list_for_each_entry(p, &pa_pcp[i].lists[o], buddy_list) {
+				unsigned long pfn = page_to_pfn(p);
+
+				ck_assert_msg(!PageFlag(p, PG_buddy) && !PageFlag(p, PG_head),
+					      "pcp block with flags %#lx at pfn %lu", p->flags, pfn);
+				ck_assert_uint_eq(p->order, o);
+				ck_assert_msg((pfn & ((1UL << o) - 1)) == 0, "pcp pfn %lu not aligned", pfn);
+				ck_assert_msg(pfn + (1UL << o) <= total_pages, "pcp block beyond the sections");
+				ck_assert_uint_le(p->buddy_resident, 1U << o);
+				if (spans) {
+					ck_assert(*n < max);
+					spans[(*n)++] = (struct span){ pfn, 1UL << o, 1 };
+				}
+				cpu_pages += 1UL << o;
+			}
+		}
+		ck_assert_uint_eq(cpu_pages, pa_pcp[i].count);
+		ck_assert_uint_le(cpu_pages, CONFIG_PAGE_ALLOC_PCP_HIGH);
+		pages += cpu_pages;
+	}
+	return pages;
+}
+
 /*
  * Check the zone's free lists: every free block is a PG_buddy head of its
  * list's order, naturally aligned, inside the buddy sections, with no free
@@ -60,10 +112,11 @@ static unsigned long verify_zone(const struct span *live, size_t nlive)
 	static struct span spans[1 << 16];
 	size_t n = 0, i;
 	unsigned long total_pages, free_pages = 0, live_pages = 0, nblocks = 0;
+	unsigned long pcp_pages;
 	size_t resident = 0;
 	unsigned int o;
 
-	pa_lock();
+	t_lock();
 	total_pages = (unsigned long)(pa_zone.buddy_top - page_alloc_base) >> PAGE_SHIFT;
 	for (o = 0; o < NR_PAGE_ORDERS; o++) {
 		struct page *p;
@@ -104,6 +157,7 @@ static unsigned long verify_zone(const struct span *live, size_t nlive)
 	}
 	ck_assert_uint_eq((size_t)free_pages << PAGE_SHIFT, pa_zone.bytes_free);
 	ck_assert_uint_eq(resident, pa_zone.bytes_free_resident);
+	pcp_pages = verify_pcp(live ? spans : NULL, &n, ARRAY_SIZE(spans), total_pages);
 	if (live) {
 		for (i = 0; i < nlive; i++) {
 			ck_assert(n < ARRAY_SIZE(spans));
@@ -117,13 +171,13 @@ static unsigned long verify_zone(const struct span *live, size_t nlive)
 				      spans[i - 1].free ? "free" : "live", spans[i - 1].pfn,
 				      spans[i - 1].npages, spans[i].free ? "free" : "live",
 				      spans[i].pfn);
-		ck_assert_msg(free_pages + live_pages == total_pages,
-			      "pages not conserved: free %lu + live %lu != total %lu",
-			      free_pages, live_pages, total_pages);
-		ck_assert_uint_eq((size_t)live_pages << PAGE_SHIFT,
+		ck_assert_msg(free_pages + pcp_pages + live_pages == total_pages,
+			      "pages not conserved: free %lu + pcp %lu + live %lu != total %lu",
+			      free_pages, pcp_pages, live_pages, total_pages);
+		ck_assert_uint_eq((size_t)(live_pages + pcp_pages) << PAGE_SHIFT,
 				  pa_zone.bytes_allocated - pa_zone.bytes_large);
 	}
-	pa_unlock();
+	t_unlock();
 	return nblocks;
 }
 
@@ -264,7 +318,10 @@ START_TEST(test_model_random)
 		__free_pages(pages[nlive], (unsigned int)__builtin_ctzl(live[nlive].npages));
 		verify_zone(live, nlive);
 	}
-	/* Everything merged back into whole sections. */
+	/* Everything merged back into whole sections, once the per-CPU
+	 * lists are drained. */
+	drain_all_pages(false);
+	verify_zone(live, 0);
 	for (unsigned int o = 0; o < MAX_PAGE_ORDER; o++)
 		ck_assert_uint_eq(pa_zone.nr_free[o], 0);
 }
@@ -516,7 +573,7 @@ START_TEST(test_large)
 	ck_assert_int_eq(page_alloc_init(), 0);
 	for (i = 0; i < ARRAY_SIZE(sizes); i++)
 		for (j = 0; j < ARRAY_SIZE(aligns); j++) {
-			a = alloc_pages_large(sizes[i], aligns[j], 0);
+			a = alloc_pages_large(sizes[i], aligns[j], __GFP_ZERO);
 			check_large(a, sizes[i], aligns[j] ? aligns[j] : PAGE_SIZE);
 			held[n++] = a;
 		}
@@ -524,21 +581,44 @@ START_TEST(test_large)
 	ck_assert_uint_gt(st.bytes_large, 0);
 	ck_assert_uint_eq(st.bytes_large, st.bytes_allocated);
 
-	/* Freed memory is gone at once ... */
+	/* A freed mapping stays mapped in the cache and the next one that
+	 * fits reuses it, without an mmap ... */
 	a = held[0];
 	bytes = virt_to_page(a)->large_size;
-	pa_lock();
+	t_lock();
 	bottom = pa_zone.large_bottom;
-	pa_unlock();
-	free_pages_large(a);
+	t_unlock();
+	page_alloc_get_stats(&st);
+	{
+		unsigned long maps = st.large_maps, reuse = st.large_reuse;
+
+		/* no decay thread here: the watermark alone bounds the cache */
+		page_alloc_set_resident_free(64 << 20);
+		free_pages_large(a);
+		page_alloc_get_stats(&st);
+		ck_assert_uint_eq(st.bytes_large_cached, bytes);
+		b = alloc_pages_large(bytes, PAGE_SIZE, __GFP_ZERO);
+		check_large(b, bytes, PAGE_SIZE);	/* zeroed on reuse */
+		ck_assert_ptr_eq(b, a);
+		page_alloc_get_stats(&st);
+		if (IS_ENABLED(CONFIG_STATS)) {
+			ck_assert_uint_eq(st.large_maps, maps);
+			ck_assert_uint_eq(st.large_reuse, reuse + 1);
+		}
+		ck_assert_uint_eq(st.bytes_large_cached, 0);
+		page_alloc_set_resident_free((size_t)CONFIG_PAGE_ALLOC_RESIDENT_FREE_KB << 10);
+	}
+	/* ... and after a trim its memory is gone, its address range reused:
+	 * no new address space. */
+	free_pages_large(b);
+	page_alloc_trim();
 	ck_assert_uint_eq(resident_pages(a, bytes), 0);
-	/* ... and its address range is reused: no new address space. */
-	b = alloc_pages_large(bytes, PAGE_SIZE, 0);
+	b = alloc_pages_large(bytes, PAGE_SIZE, __GFP_ZERO);
 	check_large(b, bytes, PAGE_SIZE);
 	ck_assert(b >= bottom);
-	pa_lock();
+	t_lock();
 	ck_assert_ptr_eq(pa_zone.large_bottom, bottom);
-	pa_unlock();
+	t_unlock();
 	held[0] = b;
 
 	/* Random frees and reallocations: address space does not creep. */
@@ -548,18 +628,20 @@ START_TEST(test_large)
 		size_t al = PAGE_SIZE << (rnd(&s) % 11);
 
 		free_pages_large(held[k]);
-		held[k] = alloc_pages_large(sz, al, 0);
+		held[k] = alloc_pages_large(sz, al, __GFP_ZERO);
 		check_large(held[k], sz, al);
 	}
 	while (n)
 		free_pages_large(held[--n]);
+	page_alloc_trim();	/* the cache goes back to the OS */
 	page_alloc_get_stats(&st);
+	ck_assert_uint_eq(st.bytes_large_cached, 0);
 	ck_assert_uint_eq(st.bytes_large, 0);
 	ck_assert_uint_eq(st.bytes_allocated, 0);
-	pa_lock();
+	t_lock();
 	ck_assert_ptr_eq(pa_zone.large_bottom, page_alloc_end);
 	ck_assert(list_empty(&pa_zone.large_free));
-	pa_unlock();
+	t_unlock();
 
 	/* The struct pages of a freed big mapping do not stay resident. */
 	a = alloc_pages_large(40UL << 20, 0, 0);
@@ -570,6 +652,7 @@ START_TEST(test_large)
 
 		ck_assert_uint_eq(resident_pages(m, mlen), 8);
 		free_pages_large(a);
+		page_alloc_trim();	/* out of the cache, back to the OS */
 		ck_assert_uint_eq(resident_pages(m, mlen), 0);
 	}
 
@@ -664,6 +747,11 @@ START_TEST(test_threads)
 	page_alloc_get_stats(&st);
 	ck_assert_uint_eq(st.bytes_allocated, 0);
 	ck_assert_uint_eq(st.bytes_large, 0);
+	/* the exited threads' CPUs' lists still hold blocks: give them back */
+	drain_all_pages(false);
+	verify_zone(NULL, 0);
+	page_alloc_get_stats(&st);
+	ck_assert_uint_eq(st.bytes_pcp, 0);
 	for (i = 0; i < MAX_PAGE_ORDER; i++)
 		ck_assert_uint_eq(st.nr_free[i], 0);
 }
@@ -712,7 +800,11 @@ START_TEST(test_buddyinfo)
 	unsigned int o;
 
 	ck_assert_int_eq(page_alloc_init(), 0);
-	p = alloc_pages(0, 0);	/* splits a section: one free block per order */
+	/* Above the per-CPU lists' orders: splits a section, one free block
+	 * per order from @ord up. */
+	const unsigned int ord = PCP_MAX_ORDER < MAX_PAGE_ORDER ? PCP_MAX_ORDER + 1 : 0;
+
+	p = alloc_pages(0, ord);
 	ck_assert_ptr_nonnull(p);
 	n = page_alloc_buddyinfo(buf, sizeof(buf));
 	ck_assert_uint_eq(n, strlen(buf));
@@ -731,12 +823,12 @@ START_TEST(test_buddyinfo)
 		end = next;
 	}
 	ck_assert_str_eq(end, " ");
-	for (o = 0; o < MAX_PAGE_ORDER; o++)
+	for (o = ord; o < MAX_PAGE_ORDER; o++)
 		ck_assert_uint_ge(st.nr_free[o], 1);
 
 	line = strtok_r(NULL, "\n", &save);
 	ck_assert_int_eq(sscanf(line, "allocated %zu kB", &kb), 1);
-	ck_assert_uint_eq(kb, 4);
+	ck_assert_uint_eq(kb, order_bytes(ord) >> 10);
 	line = strtok_r(NULL, "\n", &save);
 	ck_assert_int_eq(sscanf(line, "large %zu kB", &kb), 1);
 	line = strtok_r(NULL, "\n", &save);
@@ -744,14 +836,21 @@ START_TEST(test_buddyinfo)
 	line = strtok_r(NULL, "\n", &save);
 	ck_assert_int_eq(sscanf(line, "free_returned %zu kB", &kb), 1);
 	ck_assert_uint_eq(kb, st.bytes_free_returned >> 10);
-	ck_assert_uint_ge(kb, (order_bytes(MAX_PAGE_ORDER) - PAGE_SIZE) >> 10);
+	ck_assert_uint_ge(kb, (order_bytes(MAX_PAGE_ORDER) - order_bytes(ord) -
+			       st.bytes_pcp) >> 10);
 	line = strtok_r(NULL, "\n", &save);
 	ck_assert_int_eq(sscanf(line, "limit %zu kB", &kb), 1);
+	line = strtok_r(NULL, "\n", &save);
+	ck_assert_int_eq(sscanf(line, "pcp %zu kB", &kb), 1);
+	ck_assert_uint_eq(kb, st.bytes_pcp >> 10);
+	line = strtok_r(NULL, "\n", &save);
+	ck_assert_int_eq(sscanf(line, "large_cached %zu kB", &kb), 1);
+	ck_assert_uint_eq(kb, st.bytes_large_cached >> 10);
 	line = strtok_r(NULL, "\n", &save);
 	ck_assert_int_eq(sscanf(line, "splits %lu", &v), 1);
 	ck_assert_uint_eq(v, st.splits);
 	if (IS_ENABLED(CONFIG_STATS))
-		ck_assert_uint_ge(v, MAX_PAGE_ORDER);
+		ck_assert_uint_ge(v, MAX_PAGE_ORDER - ord);
 	ck_assert_ptr_null(strtok_r(NULL, "\n", &save));
 
 	/* Truncation: always terminated, never past the buffer. */

@@ -1007,6 +1007,13 @@ START_TEST(test_hardened_boundary_exhaustive)
 		struct kmem_cache *s = kmem_cache_create("hard-n", sizes[i], 0, 0, NULL);
 		uint64_t n, bytes = PAGE_SIZE << s->order;
 
+		if (slab_debug(s) && s->red_left_pad) {
+			/* debug caches check boundaries on their slow path */
+			ck_assert(s->obj_magic == 0 && s->obj_limit == 1);
+			kmem_cache_destroy(s);
+			continue;
+		}
+
 		uint64_t wrong = 0, first = 0;
 
 		/* one assertion per size: this runs under valgrind too */

@@ -307,6 +307,129 @@ START_TEST(varint_limits)
 }
 END_TEST
 
+/* Format 1.1: a process table, a stack table and an object map round-trip;
+ * selecting a process returns its events alone, its tids from 0; every
+ * flipped byte in the records is caught with its offset. */
+static void write_procs_trace(void)
+{
+	static const uint64_t f0[] = { 0x401000, 0x401200, 0x7f0000001000 };
+	static const uint64_t f1[] = { 0x555500001234 };
+	struct trace_proc procs[3] = {
+		{ .pid = 100, .ppid = 1, .parent = -1, .exec_from = -1, .first_tid = 0,
+		  .nthreads = 2, .events = 0, .comm = "sh", .exe = (char *)"/bin/sh",
+		  .cmdline = (char *)"sh -c x" },
+		{ .pid = 100, .ppid = 1, .parent = -1, .exec_from = 0, .first_tid = 2,
+		  .nthreads = 1, .comm = "prog", .exe = (char *)"/usr/bin/prog",
+		  .cmdline = (char *)"prog" },
+		{ .pid = 101, .ppid = 100, .parent = 1, .exec_from = -1, .nthreads = 0,
+		  .flags = TRACE_PROC_UNRECORDED, .comm = "static", .exe = (char *)"/s",
+		  .cmdline = (char *)"/s" },
+	};
+	struct trace_stack st[2] = {
+		{ .proc = 0, .nframes = 3, .frames = f0 },
+		{ .proc = 1, .nframes = 1, .frames = f1 },
+	};
+	struct trace_object obj[1] = {
+		{ .proc = 1, .start = 0x555500000000, .end = 0x555500010000, .offset = 0x1000,
+		  .path = "/usr/bin/prog" },
+	};
+	struct trace_meta m = { .clock_id = 1, .cmdline = (char *)"sh -c x" };
+	struct trace_writer *w;
+	struct trace_event ev = { .op = TRACE_OP_MALLOC, .size = 8 };
+
+	/* events: tid 0,1 (sh) and 2 (prog), counted into the table */
+	procs[0].events = 40;
+	procs[0].allocs = 40;
+	procs[1].events = 60;
+	procs[1].allocs = 60;
+	ck_assert_int_eq(trace_writer_open(&w, path, &m, 0), 0);
+	ck_assert_int_eq(trace_writer_set_procs(w, procs, 3), 0);
+	ck_assert_int_eq(trace_writer_set_stacks(w, st, 2), 0);
+	ck_assert_int_eq(trace_writer_set_objects(w, obj, 1), 0);
+	for (int i = 0; i < 100; i++) {
+		ev.time_ns = (uint64_t)i;
+		ev.id = (uint64_t)i + 1;
+		ev.tid = i < 40 ? (uint32_t)(i % 2) : 2;
+		ev.stack = i < 40 ? 1 : 2;
+		ck_assert_int_eq(trace_writer_add(w, &ev), 0);
+	}
+	/* a stack id beyond the table is refused */
+	ev.stack = 3;
+	ck_assert_int_eq(trace_writer_add(w, &ev), -EINVAL);
+	ck_assert_int_eq(trace_writer_close(w), 0);
+}
+
+START_TEST(procs_stacks_roundtrip)
+{
+	struct trace_reader *r;
+	const struct trace_meta *m;
+	struct trace_event ev;
+	char why[256];
+	int n = 0, rc;
+
+	write_procs_trace();
+	ck_assert_int_eq(trace_reader_open(&r, path), 0);
+	m = trace_reader_meta(r);
+	ck_assert_uint_eq(m->version_minor, 1);
+	ck_assert_uint_eq(m->nprocs, 3);
+	ck_assert_str_eq(m->procs[1].comm, "prog");
+	ck_assert_str_eq(m->procs[1].exe, "/usr/bin/prog");
+	ck_assert_int_eq(m->procs[1].exec_from, 0);
+	ck_assert_int_eq(m->procs[2].parent, 1);
+	ck_assert_uint_eq(m->procs[2].flags, TRACE_PROC_UNRECORDED);
+	ck_assert_uint_eq(m->nstacks, 2);
+	ck_assert_uint_eq(m->stacks[0].nframes, 3);
+	ck_assert_uint_eq(m->stacks[0].frames[2], 0x7f0000001000);
+	ck_assert_uint_eq(m->nobjects, 1);
+	ck_assert_str_eq(m->objects[0].path, "/usr/bin/prog");
+	/* default: the most allocations (prog); by name; by pid (the busiest image) */
+	ck_assert_int_eq(trace_pick_proc(m, 0, NULL, why, sizeof(why)), 1);
+	ck_assert_int_eq(trace_pick_proc(m, 0, "sh", why, sizeof(why)), 0);
+	ck_assert_int_eq(trace_pick_proc(m, 100, NULL, why, sizeof(why)), 1);
+	ck_assert_int_eq(trace_pick_proc(m, 7, NULL, why, sizeof(why)), -ENOENT);
+	ck_assert_int_eq(trace_reader_select(r, 1), 0);
+	ck_assert_uint_eq(m->nevents, 60);
+	ck_assert_uint_eq(m->pid, 100);
+	while ((rc = trace_reader_next(r, &ev)) == 1) {
+		ck_assert_uint_eq(ev.tid, 0);
+		ck_assert_uint_eq(ev.stack, 2);
+		ck_assert_uint_ge(ev.id, 41);
+		n++;
+	}
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(n, 60);
+	trace_reader_close(r);
+}
+END_TEST
+
+START_TEST(procs_records_damaged)
+{
+	char msg[1024];
+	uint8_t *buf;
+	size_t len, hdr;
+
+	write_procs_trace();
+	buf = load(&len);
+	hdr = TRACE_HDR_FIXED + strlen("sh -c x") + 4;
+	/* every byte of the records (and the first chunk header) */
+	for (size_t at = hdr; at < len - TRACE_TRAILER; at++) {
+		for (int bit = 0; bit < 8; bit += 7) {
+			FILE *f;
+			int rc;
+
+			buf[at] ^= (uint8_t)(1u << bit);
+			f = fmemopen(buf, len, "rb");
+			rc = read_all(f, msg, sizeof(msg));
+			fclose(f);
+			buf[at] ^= (uint8_t)(1u << bit);
+			ck_assert_msg(rc == -EPROTO, "flip %zu.%d: rc %d (%s)", at, bit, rc, msg);
+			ck_assert_msg(strstr(msg, "byte offset "), "flip %zu: %s", at, msg);
+		}
+	}
+	free(buf);
+}
+END_TEST
+
 static Suite *trace_suite(void)
 {
 	Suite *s = suite_create("trace");
@@ -321,6 +444,8 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, flipped_bytes_everywhere);
 	tcase_add_test(tc, foreign_files);
 	tcase_add_test(tc, varint_limits);
+	tcase_add_test(tc, procs_stacks_roundtrip);
+	tcase_add_test(tc, procs_records_damaged);
 	suite_add_tcase(s, tc);
 	return s;
 }

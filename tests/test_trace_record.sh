@@ -115,11 +115,16 @@ $4 == "realloc" { split($5, a, "="); split($6, b, "=");
 	if (a[2] != 0) live[a[2]] = 1 }
 END { if (bad != "") { print bad; exit 1 } }' "$T/script.txt" || fail "trace breaks alloc/free order"
 
-# The forked child has its own trace, with its 7 mallocs of 1000 bytes.
-child=$(ls "$T" | grep -E '^t\.ustr\.[0-9]+$' | head -1)
-[ -n "$child" ] || fail "no trace for the forked child"
-got=$("$U" script "$T/$child" | awk '$4 == "malloc" && $6 == "size=1000"' | wc -l)
-[ "$got" -eq 7 ] || fail "child trace: $got mallocs of 1000, expected 7"
+# The forked child is in the same trace, as a process of its own, with its
+# 7 mallocs of 1000 bytes; the default process is the parent (most calls).
+"$U" script --header -n 0 "$T/t.ustr" > "$T/hdr.txt"
+root=$(awk '$2 == "pid:" { print $3 }' "$T/hdr.txt")
+child=$(awk -v r="$root" '$2 == "process:" && $7 == r { print $5 }' "$T/hdr.txt" | head -1)
+[ -n "$child" ] || fail "no process for the forked child in the table"
+grep -q "^# process: \* pid $root " "$T/hdr.txt" || fail "default process is not the parent $root"
+[ "$(ls "$T" | grep -c '^t\.ustr')" -eq 1 ] || fail "more than one file written: $(ls "$T")"
+got=$("$U" script --pid "$child" "$T/t.ustr" | awk '$4 == "malloc" && $6 == "size=1000"' | wc -l)
+[ "$got" -eq 7 ] || fail "child process: $got mallocs of 1000, expected 7"
 
 # Cross-thread frees: a producer allocates, a consumer frees, through a
 # queue; addresses are reused across threads all the time. The merged trace

@@ -23,13 +23,15 @@ grep -qF "frontier drawn in $png" "$T/out" || fail "the PNG is not named in the 
 grep -q '<circle' "$T/f.svg" || fail "SVG without points"
 [ ! -e "$T/\$(frontier).png" ] && [ ! -e "$T/it" ] || fail "the name was split by a shell"
 
-# A PNG that cannot be written: exit 1, said, nothing left behind.
+# A PNG that cannot be written: exit 1, said (the directory that cannot take
+# it), checked before the sweep runs.
 set +e
-"$U" tune "$T/pc.ustr" "${sweep[@]}" --png "$T/no/such/dir/f.png" > /dev/null 2> "$T/err"
+"$U" tune "$T/pc.ustr" "${sweep[@]}" --png "$T/no/such/dir/f.png" > "$T/out" 2> "$T/err"
 rc=$?
 set -e
 [ $rc -eq 1 ] || fail "unwritable PNG: exit $rc"
-grep -q 'no/such/dir/f.png' "$T/err" || fail "unwritable PNG not named: $(cat "$T/err")"
+grep -q -- '--png: .*no/such/dir' "$T/err" || fail "unwritable PNG not named: $(cat "$T/err")"
+grep -q swept "$T/out" && fail "unwritable PNG: the sweep ran before the check"
 
 # The script itself: a damaged CSV is named with its line.
 printf '1.0,2.0,1\nnot,a,point,here\n' > "$T/bad.csv"

@@ -3,7 +3,8 @@
 # the uslab CLI, the fuzzers and tests/trace link these objects.
 
 trace-objs := trace/trace_common.o trace/trace_read.o trace/trace_write.o \
-              trace/import_common.o trace/import_mtrace.o trace/import_perf.o
+              trace/outfile.o trace/import_common.o trace/import_mtrace.o \
+              trace/import_perf.o
 sim-objs   += $(trace-objs)
 TRACE_LIBS := -lzstd
 

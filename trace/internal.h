@@ -13,6 +13,9 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
 #include "lib/compiler.h"
 #include "uslab/trace.h"
 
@@ -28,7 +31,7 @@
 #define TRACE_CHUNK_RAW		(1u << 20)	/* writer's chunk target */
 #define TRACE_CHUNK_RAW_MAX	(8u << 20)	/* largest chunk a reader accepts */
 #define TRACE_EVENT_MIN		3u		/* op byte, time, id */
-#define TRACE_EVENT_MAX		64u		/* worst-case encoded event */
+#define TRACE_EVENT_MAX		80u		/* worst-case encoded event (with a stack id) */
 
 /* Event byte 0: op in bits 0-4, flags above. */
 #define TRACE_EV_OP_MASK	0x1fu
@@ -41,6 +44,20 @@
  * also the percpu layer's virtual-CPU limit. Importers refuse CPU numbers
  * at or above it; sim and tune refuse a larger header CPU count or --cpus. */
 #define TRACE_MAX_CPUS		8192u
+
+/* Extension records (format 1.1): a 24-byte header (magic, stored size,
+ * decoded size, entries, payload CRC, header CRC), then a zstd frame. */
+#define TRACE_REC_HDR		24u
+#define TRACE_REC_RAW_MAX	(64u << 20)	/* largest decoded record */
+#define TRACE_PROCS_MAGIC	0x43525055u	/* "UPRC": process table */
+#define TRACE_PROCS_MAX		65536u		/* process images in a trace */
+#define TRACE_STACKS_MAGIC	0x4b545355u	/* "USTK": call stacks */
+#define TRACE_OBJECTS_MAGIC	0x50414d55u	/* "UMAP": mapped objects */
+#define TRACE_STACKS_MAX	(1u << 24)
+#define TRACE_OBJECTS_MAX	(1u << 20)
+#define TRACE_EV_STACK		0x80u	/* 1.1: varint stack id after the rest */
+/* Trace tids of all processes together: the bound report uses too. */
+#define TRACE_THREADS_MAX	(1u << 20)
 
 /* trace/trace_common.c */
 uint32_t trace_crc32c(uint32_t crc, const void *buf, size_t len);
@@ -66,6 +83,21 @@ int hmap_remove(struct hmap *m, uint64_t key, uint64_t *val);	/* -ENOENT */
 /* trace/trace_write.c: header fields only known at the end (imports): the
  * header is rewritten in place by trace_writer_close(). */
 void trace_writer_set_cpus_pid(struct trace_writer *w, uint32_t cpus, uint32_t pid);
+/* Records known only after the events (the recorder's process table with
+ * each process's counts): write the events to a scratch writer marked
+ * deferred (its events may name stacks it does not define), then open the
+ * real one, set its records and splice the scratch file's chunks and
+ * trailer after them; trace_writer_close() then adds nothing. */
+void trace_writer_defer_records(struct trace_writer *w);
+int trace_writer_splice(struct trace_writer *w, const char *scratch_path);
+/* trace/trace_common.c: the process table's payload (docs/trace-format.md).
+ * encode: @buf gets malloc'd bytes. decode: every field bounded by @len;
+ * on error @err names the entry and field. Return: 0 or -EINVAL/-ENOMEM. */
+int trace_procs_encode(const struct trace_proc *p, uint32_t n, uint8_t **buf,
+		       size_t *len);
+int trace_procs_decode(const uint8_t *buf, size_t len, uint32_t n,
+		       struct trace_proc **procs, char *err, size_t errlen);
+void trace_procs_free(struct trace_proc *p, uint32_t n);
 
 static inline void put_le16(uint8_t *p, uint16_t v)
 {
@@ -151,6 +183,29 @@ static inline int64_t unzigzag(uint64_t v)
 	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
+/* ---- trace/outfile.c: output files that never clobber (docs/sim.md).
+ * out_open: "-" is standard output; a regular file or new name gets a
+ * temporary beside it, renamed at out_commit; a symlink is followed; a FIFO,
+ * device or socket is written in place; a directory is an error. On error
+ * @err holds "PATH: what" and -errno is returned. */
+struct out_file {
+	int fd;
+	bool in_place;		/* no temporary: FIFO, device, socket, stdout */
+	bool is_stdout;
+	bool seekable;
+	bool keep_mode;
+	unsigned int mode;
+	char *name;		/* as given, for messages */
+	char *final;		/* renamed onto at commit */
+	char *tmp;		/* NULL when in place */
+};
+int out_open(struct out_file *o, const char *path, char *err, size_t len);
+int out_write(struct out_file *o, const void *buf, size_t n, char *err, size_t len);
+int out_commit(struct out_file *o, char *err, size_t len);
+void out_abort(struct out_file *o);
+/* Before a long run: would out_open(@path) work? Same messages. */
+int out_check(const char *path, char *err, size_t len);
+
 /* ---- trace/import_common.c: address -> dense id, ids reused after free;
  * bounded line reading. */
 
@@ -196,13 +251,42 @@ int import_verr(struct import_result *res, const char *name, uint64_t line,
 int import_perf(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
 		struct import_result *res);
 
-/* Shared CLI helpers (trace/trace_common.c; the CLI's, kept here until the commands all live in tools/uslab/). */
+/* Shared CLI helpers (trace/trace_common.c; the CLI's, kept here until the commands all live in tools/uslab/): the conventions of every
+ * subcommand (docs/sim.md, "Command-line conventions"). */
 /* Prints usage of a subcommand to stderr, returns 2 (the usage exit code). */
 int cmd_usage(const char *usage);
-/* Opens @path for reading, printing the error; NULL on failure. */
+/* -h/--help: usage on stdout; returns 0 (1 when stdout cannot be written). */
+int cmd_help(const char *usage);
+/* getopt returned '?' (opterr is 0): one line naming the unknown option or
+ * the missing value, then the usage, on stderr. Returns 2. */
+int cmd_opt_error(const char *who, const char *usage, const char *shortopts,
+		  char **argv);
+/* A decimal integer in [min, max], else one line naming @opt. Return 0/2. */
+int cmd_parse_u64(const char *who, const char *opt, const char *arg,
+		  uint64_t min, uint64_t max, uint64_t *out);
+/* Flush stdout; on a write error (full disk, closed pipe) say so. Return 0/1. */
+int cmd_check_stdout(const char *who);
+/* The process a reader works on (--pid, --comm), one setting per run. */
+struct cmd_select {
+	uint32_t pid;
+	const char *comm;
+	bool quiet;		/* do not say which process was chosen */
+};
+extern struct cmd_select cmd_select;
+/* --pid N / --comm NAME into cmd_select. Return: 0, or 2 after a message. */
+int cmd_parse_select(const char *who, int opt, const char *arg);
+#define CMD_SELECT_OPTS	{ "pid", required_argument, NULL, 0x100 },	\
+			{ "comm", required_argument, NULL, 0x101 }
+#define CMD_OPT_PID	0x100
+#define CMD_OPT_COMM	0x101
+/*
+ * Opens @path ("-": standard input) for reading, and selects the process of
+ * cmd_select (by default the one with the most allocations), saying which
+ * on stderr when the trace has several. Prints any error; NULL on failure.
+ */
 struct trace_reader *cmd_open_trace(const char *path);
+struct trace_reader *cmd_open_trace_as(const char *who, const char *path);
 /* Reads to the end; on error prints it and returns 1. */
 int cmd_read_error(struct trace_reader *r, int rc);
-
 
 #endif /* USLAB_TRACE_INTERNAL_H */

@@ -4,6 +4,9 @@
  * CRC32C, the op table, and small CLI helpers. No locks.
  */
 #include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,23 +267,134 @@ int hmap_remove(struct hmap *m, uint64_t key, uint64_t *val)
 	return 0;
 }
 
+static void put_usage(FILE *f, const char *usage)
+{
+	size_t n = strlen(usage);
+
+	fprintf(f, "%s%s%s", strncmp(usage, "usage: ", 7) ? "usage: " : "", usage,
+		n && usage[n - 1] == '\n' ? "" : "\n");
+}
+
 int cmd_usage(const char *usage)
 {
-	fprintf(stderr, "usage: %s\n", usage);
+	put_usage(stderr, usage);
 	return 2;
+}
+
+int cmd_help(const char *usage)
+{
+	put_usage(stdout, usage);
+	return cmd_check_stdout("uslab") ? 1 : 0;
+}
+
+int cmd_opt_error(const char *who, const char *usage, const char *shortopts,
+		  char **argv)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+
+	if (optopt == 0)
+		fprintf(stderr, "%s: unknown option '%s'\n", who, arg);
+	else if (!strncmp(arg, "--", 2))
+		fprintf(stderr, "%s: option '%s' needs a value\n", who, arg);
+	else if (optopt < 0x80 && strchr(shortopts, optopt))
+		fprintf(stderr, "%s: option '-%c' needs a value\n", who, optopt);
+	else
+		fprintf(stderr, "%s: unknown option '-%c'\n", who, optopt);
+	return cmd_usage(usage);
+}
+
+int cmd_parse_u64(const char *who, const char *opt, const char *arg,
+		  uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	uint64_t v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || *arg == '-' || *arg == '+' || v < min || v > max) {
+		fprintf(stderr, "%s: %s: expected an integer in %" PRIu64 "..%" PRIu64
+			", found '%s'\n", who, opt, min, max, arg);
+		return 2;
+	}
+	*out = v;
+	return 0;
+}
+
+int cmd_check_stdout(const char *who)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	fprintf(stderr, "%s: standard output: %s\n", who,
+		errno ? strerror(errno) : "write error");
+	return 1;
+}
+
+struct cmd_select cmd_select;
+
+int cmd_parse_select(const char *who, int opt, const char *arg)
+{
+	char *end;
+	unsigned long v;
+
+	if (opt == CMD_OPT_COMM) {
+		if (!*arg || strlen(arg) > 255) {
+			fprintf(stderr, "%s: --comm: expected a process name, found '%s'\n", who, arg);
+			return 2;
+		}
+		cmd_select.comm = arg;
+		return 0;
+	}
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || *end || end == arg || v == 0 || v > UINT32_MAX || *arg == '-') {
+		fprintf(stderr, "%s: --pid: expected a process id 1..%u, found '%s'\n",
+			who, UINT32_MAX, arg);
+		return 2;
+	}
+	cmd_select.pid = (uint32_t)v;
+	return 0;
+}
+
+struct trace_reader *cmd_open_trace_as(const char *who, const char *path)
+{
+	struct trace_reader *r = NULL;
+	const struct trace_meta *m;
+	char why[512];
+	int rc, p;
+
+	if (!strcmp(path, "-"))
+		rc = trace_reader_open_file(&r, stdin, "(standard input)");
+	else
+		rc = trace_reader_open(&r, path);
+	if (rc) {
+		fprintf(stderr, "%s: %s\n", who, r ? trace_reader_error(r) : strerror(-rc));
+		trace_reader_close(r);
+		return NULL;
+	}
+	m = trace_reader_meta(r);
+	p = trace_pick_proc(m, cmd_select.pid, cmd_select.comm, why, sizeof(why));
+	if (p == -ENOENT) {
+		fprintf(stderr, "%s: %s: %s\n", who, path, why);
+		trace_reader_close(r);
+		return NULL;
+	}
+	if (p >= 0) {
+		rc = trace_reader_select(r, p);
+		if (rc) {
+			fprintf(stderr, "%s: %s: %s\n", who, path, strerror(-rc));
+			trace_reader_close(r);
+			return NULL;
+		}
+		if (!cmd_select.quiet && m->nprocs > 1)
+			fprintf(stderr, "%s: %s\n", who, why);
+		cmd_select.quiet = true;	/* once per run (tune opens often) */
+	}
+	return r;
 }
 
 struct trace_reader *cmd_open_trace(const char *path)
 {
-	struct trace_reader *r = NULL;
-	int rc = trace_reader_open(&r, path);
-
-	if (rc) {
-		fprintf(stderr, "uslab: %s\n", r ? trace_reader_error(r) : strerror(-rc));
-		trace_reader_close(r);
-		return NULL;
-	}
-	return r;
+	return cmd_open_trace_as("uslab", path);
 }
 
 int cmd_read_error(struct trace_reader *r, int rc)
@@ -289,4 +403,235 @@ int cmd_read_error(struct trace_reader *r, int rc)
 		return 0;
 	fprintf(stderr, "uslab: %s\n", trace_reader_error(r));
 	return 1;
+}
+
+/* ---- Process table payload (format 1.1) ---------------------------------- */
+
+static uint8_t *put_str_field(uint8_t *p, const char *s, size_t max)
+{
+	size_t n = s ? strnlen(s, max) : 0;
+
+	p = put_varint(p, n);
+	memcpy(p, s ? s : "", n);
+	return p + n;
+}
+
+int trace_procs_encode(const struct trace_proc *procs, uint32_t n,
+		       uint8_t **bufp, size_t *lenp)
+{
+	size_t cap = 0;
+	uint8_t *buf, *p;
+
+	if (n > TRACE_PROCS_MAX)
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++)
+		cap += 10 * 12 + 16 +
+		       (procs[i].exe ? strnlen(procs[i].exe, TRACE_PROC_STR_MAX) : 0) +
+		       (procs[i].cmdline ? strnlen(procs[i].cmdline, TRACE_PROC_STR_MAX) : 0);
+	buf = malloc(cap ? cap : 1);
+	if (!buf)
+		return -ENOMEM;
+	p = buf;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct trace_proc *t = &procs[i];
+
+		p = put_varint(p, t->pid);
+		p = put_varint(p, t->ppid);
+		p = put_varint(p, (uint64_t)(t->parent + 1));
+		p = put_varint(p, (uint64_t)(t->exec_from + 1));
+		p = put_varint(p, t->first_tid);
+		p = put_varint(p, t->nthreads);
+		p = put_varint(p, t->flags);
+		p = put_varint(p, t->start_ns);
+		p = put_varint(p, t->events);
+		p = put_varint(p, t->allocs);
+		p = put_str_field(p, t->comm, 16);
+		p = put_str_field(p, t->exe, TRACE_PROC_STR_MAX);
+		p = put_str_field(p, t->cmdline, TRACE_PROC_STR_MAX);
+	}
+	*bufp = buf;
+	*lenp = (size_t)(p - buf);
+	return 0;
+}
+
+void trace_procs_free(struct trace_proc *procs, uint32_t n)
+{
+	if (!procs)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		free(procs[i].exe);
+		free(procs[i].cmdline);
+	}
+	free(procs);
+}
+
+static int get_str_field(const uint8_t **pp, const uint8_t *end, size_t max,
+			 char *fixed, char **out)
+{
+	uint64_t n;
+
+	if (get_varint(pp, end, &n) || n > max || n > (uint64_t)(end - *pp))
+		return -1;
+	if (!fixed) {
+		*out = malloc(n + 1);
+		if (!*out)
+			return -1;
+		fixed = *out;
+	}
+	memcpy(fixed, *pp, n);
+	fixed[n] = 0;
+	*pp += n;
+	return 0;
+}
+
+int trace_procs_decode(const uint8_t *buf, size_t len, uint32_t n,
+		       struct trace_proc **procsp, char *err, size_t errlen)
+{
+	static const char *const field[] = {
+		"pid", "ppid", "parent", "exec_from", "first_tid", "nthreads",
+		"flags", "start_ns", "events", "allocs",
+	};
+	const uint8_t *p = buf, *end = buf + len;
+	struct trace_proc *procs;
+	uint64_t v[ARRAY_SIZE(field)], tid_end = 0;
+	uint32_t i = 0;
+	const char *what = NULL;
+
+	*procsp = NULL;
+	/* Each entry takes at least 13 bytes: bounds n before allocating. */
+	if (n == 0 || n > TRACE_PROCS_MAX || n > len / 13) {
+		snprintf(err, errlen, "process table of %u entries in %zu bytes", n, len);
+		return -EINVAL;
+	}
+	procs = calloc(n, sizeof(*procs));
+	if (!procs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct trace_proc *t = &procs[i];
+
+		for (size_t f = 0; f < ARRAY_SIZE(field); f++)
+			if (get_varint(&p, end, &v[f])) {
+				what = field[f];
+				goto bad;
+			}
+		what = v[0] > UINT32_MAX ? "pid" : v[1] > UINT32_MAX ? "ppid" :
+		       v[2] > i ? "parent (an earlier entry)" :
+		       v[3] > i ? "exec_from (an earlier entry)" :
+		       (v[5] && v[4] < tid_end) ? "first_tid (after the previous entry's threads)" :
+		       v[4] + v[5] > TRACE_THREADS_MAX ? "nthreads" :
+		       (v[6] & ~(uint64_t)TRACE_PROC_FLAGS) ? "flags" :
+		       v[9] > v[8] ? "allocs (at most events)" : NULL;
+		if (what)
+			goto bad;
+		t->pid = (uint32_t)v[0];
+		t->ppid = (uint32_t)v[1];
+		t->parent = (int32_t)v[2] - 1;
+		t->exec_from = (int32_t)v[3] - 1;
+		t->first_tid = (uint32_t)v[4];
+		t->nthreads = (uint32_t)v[5];
+		t->flags = (uint32_t)v[6];
+		t->start_ns = v[7];
+		t->events = v[8];
+		t->allocs = v[9];
+		if (t->nthreads)
+			tid_end = v[4] + v[5];
+		if (get_str_field(&p, end, 16, t->comm, NULL)) {
+			what = "comm";
+			goto bad;
+		}
+		if (get_str_field(&p, end, TRACE_PROC_STR_MAX, NULL, &t->exe)) {
+			what = "exe";
+			goto bad;
+		}
+		if (get_str_field(&p, end, TRACE_PROC_STR_MAX, NULL, &t->cmdline)) {
+			what = "cmdline";
+			goto bad;
+		}
+	}
+	if (p != end) {
+		snprintf(err, errlen, "process table: %td bytes left over after %u entries",
+			 end - p, n);
+		trace_procs_free(procs, n);
+		return -EINVAL;
+	}
+	*procsp = procs;
+	return 0;
+bad:
+	snprintf(err, errlen, "process table entry %u, decoded byte %td: expected a valid %s",
+		 i, p - buf, what);
+	trace_procs_free(procs, n);
+	return -EINVAL;
+}
+
+static const char *base_name(const char *s)
+{
+	const char *b = s ? strrchr(s, '/') : NULL;
+
+	return b ? b + 1 : s ? s : "";
+}
+
+static bool proc_matches(const struct trace_proc *t, uint32_t pid, const char *comm)
+{
+	char arg0[256];
+	size_t n;
+
+	if (pid && t->pid != pid)
+		return false;
+	if (!comm)
+		return true;
+	if (!strcmp(t->comm, comm) || !strcmp(base_name(t->exe), comm))
+		return true;
+	n = strcspn(t->cmdline ? t->cmdline : "", " ");
+	if (n >= sizeof(arg0))
+		return false;
+	memcpy(arg0, t->cmdline ? t->cmdline : "", n);
+	arg0[n] = 0;
+	return !strcmp(base_name(arg0), comm);
+}
+
+int trace_pick_proc(const struct trace_meta *m, uint32_t pid, const char *comm,
+		    char *why, size_t len)
+{
+	int best = -1, matches = 0;
+	uint64_t total = 0;
+
+	why[0] = 0;
+	if (!m->nprocs) {
+		if (pid && m->pid && pid != m->pid) {
+			snprintf(why, len, "the trace holds only pid %u", m->pid);
+			return -ENOENT;
+		}
+		return -1;
+	}
+	for (uint32_t i = 0; i < m->nprocs; i++) {
+		total += m->procs[i].allocs;
+		if (!proc_matches(&m->procs[i], pid, comm))
+			continue;
+		matches++;
+		/* Several images match (a pid that exec'd): the busiest. */
+		if (best < 0 || m->procs[i].allocs > m->procs[best].allocs)
+			best = (int)i;
+	}
+	if (best < 0) {
+		if (pid && comm)
+			snprintf(why, len, "no process named %s with pid %u in the trace (see the process table of 'uslab report')",
+				 comm, pid);
+		else if (pid)
+			snprintf(why, len, "no process with pid %u in the trace (see the process table of 'uslab report')",
+				 pid);
+		else
+			snprintf(why, len, "no process named %s in the trace (see the process table of 'uslab report')",
+				 comm);
+		return -ENOENT;
+	}
+	if (pid || comm)
+		snprintf(why, len, "process %u (%s), %" PRIu64 " allocations%s",
+			 m->procs[best].pid, m->procs[best].comm, m->procs[best].allocs,
+			 matches > 1 ? " (the busiest of the images that match)" : "");
+	else
+		snprintf(why, len, "process %u (%s): the one with the most allocations, %"
+			 PRIu64 " of %" PRIu64 " in %u processes; --pid or --comm chooses another",
+			 m->procs[best].pid, m->procs[best].comm, m->procs[best].allocs,
+			 total, m->nprocs);
+	return best;
 }

@@ -44,6 +44,17 @@ struct trace_reader {
 	uint64_t prev_cpu;
 	uint64_t max_id;		/* for checking the trailer */
 	uint32_t max_tid;
+	uint8_t pending[4];		/* a record magic read ahead */
+	bool has_pending;
+	struct trace_proc *procs;	/* process table (1.1), meta.procs */
+	uint64_t *proc_events;		/* events seen per process */
+	uint32_t *ranges;		/* processes with threads, by first tid */
+	struct trace_stack *stacks;	/* meta.stacks */
+	uint64_t *frames;		/* their frames */
+	struct trace_object *objects;	/* meta.objects */
+	uint32_t nranges;
+	int sel;			/* selected process, -1 all */
+	uint64_t sel_events;		/* events of it returned so far */
 	/* Decoded byte of each field of the event returned last, for
 	 * trace_reader_reject(); inherited fields point at the op byte. */
 	uint32_t fld[TRACE_FIELD_NR];
@@ -86,6 +97,245 @@ static int read_exact(struct trace_reader *r, void *buf, size_t len,
 	}
 	return fail(r, r->off, "expected %s (%zu bytes), file ends after %zu",
 		    what, len, n);
+}
+
+/* The next record's 4-byte magic, read ahead at open or read now. */
+static size_t read_magic(struct trace_reader *r, uint8_t *h)
+{
+	size_t n;
+
+	if (r->has_pending) {
+		memcpy(h, r->pending, 4);
+		r->has_pending = false;
+		return 4;
+	}
+	n = fread(h, 1, 4, r->f);
+	if (n == 4)
+		r->off += 4;
+	return n;
+}
+
+static int grow(uint8_t **buf, size_t *cap, size_t need);
+
+static int nomem(struct trace_reader *r)
+{
+	snprintf(r->err, sizeof(r->err), "%s: out of memory", r->name);
+	return r->error = -ENOMEM;
+}
+
+/* USTK: n x (varint proc, varint nframes, frames as zigzag deltas). Each
+ * stack takes at least 2 bytes and each frame 1: bounds before allocating. */
+static int decode_stacks(struct trace_reader *r, const uint8_t *buf, size_t len,
+			 uint32_t n, uint64_t at)
+{
+	const uint8_t *p = buf, *end = buf + len;
+	uint64_t used = 0;
+
+	if (n > TRACE_STACKS_MAX || n > len / 2)
+		return fail(r, at, "stack table of %u entries in %zu bytes", n, len);
+	r->stacks = calloc(n ? n : 1, sizeof(*r->stacks));
+	r->frames = malloc((len ? len : 1) * sizeof(*r->frames));
+	if (!r->stacks || !r->frames)
+		return nomem(r);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t proc, nf, v, prev = 0;
+
+		if (get_varint(&p, end, &proc) || (r->meta.nprocs ? proc >= r->meta.nprocs : proc) ||
+		    get_varint(&p, end, &nf) || nf > TRACE_STACK_MAX || nf > (uint64_t)(end - p))
+			return fail(r, at, "stack table entry %u, decoded byte %td: expected a process index and a frame count <= %u",
+				    i, p - buf, TRACE_STACK_MAX);
+		r->stacks[i].proc = (uint32_t)proc;
+		r->stacks[i].nframes = (uint32_t)nf;
+		r->stacks[i].frames = r->frames + used;
+		for (uint64_t k = 0; k < nf; k++) {
+			if (get_varint(&p, end, &v))
+				return fail(r, at, "stack table entry %u, decoded byte %td: expected a frame varint",
+					    i, p - buf);
+			prev += (uint64_t)unzigzag(v);
+			r->frames[used++] = prev;
+		}
+	}
+	if (p != end)
+		return fail(r, at, "stack table: %td bytes left over after %u entries", end - p, n);
+	r->meta.stacks = r->stacks;
+	r->meta.nstacks = n;
+	return 0;
+}
+
+/* UMAP: n x (varint proc, start, size, offset, path length, path bytes). */
+static int decode_objects(struct trace_reader *r, const uint8_t *buf, size_t len,
+			  uint32_t n, uint64_t at)
+{
+	const uint8_t *p = buf, *end = buf + len;
+
+	if (n > TRACE_OBJECTS_MAX || n > len / 5)
+		return fail(r, at, "object table of %u entries in %zu bytes", n, len);
+	r->objects = calloc(n ? n : 1, sizeof(*r->objects));
+	if (!r->objects)
+		return nomem(r);
+	r->meta.objects = r->objects;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t proc, start, size, off, l;
+		char *path;
+
+		if (get_varint(&p, end, &proc) || (r->meta.nprocs ? proc >= r->meta.nprocs : proc) ||
+		    get_varint(&p, end, &start) || get_varint(&p, end, &size) || !size ||
+		    size > UINT64_MAX - start || get_varint(&p, end, &off) ||
+		    get_varint(&p, end, &l) || l > TRACE_PROC_STR_MAX || l > (uint64_t)(end - p))
+			return fail(r, at, "object table entry %u, decoded byte %td: expected process, range, offset and path",
+				    i, p - buf);
+		path = malloc(l + 1);
+		if (!path)
+			return nomem(r);
+		memcpy(path, p, l);
+		path[l] = 0;
+		p += l;
+		r->objects[i] = (struct trace_object){ .proc = (uint32_t)proc, .start = start,
+			.end = start + size, .offset = off, .path = path };
+		r->meta.nobjects = i + 1;
+	}
+	if (p != end)
+		return fail(r, at, "object table: %td bytes left over after %u entries", end - p, n);
+	return 0;
+}
+
+/*
+ * An extension record (format 1.1) whose magic @h was just read at @at:
+ * the process table is decoded; a record of a kind this reader does not
+ * know (a later minor version) is skipped.
+ */
+static int load_record(struct trace_reader *r, const uint8_t *h4, uint64_t at)
+{
+	uint8_t h[TRACE_REC_HDR];
+	uint32_t magic, comp, raw, n, crc;
+	size_t got;
+	int rc;
+
+	memcpy(h, h4, 4);
+	magic = get_le32(h);
+	if (r->meta.version_minor < 1)
+		return fail(r, at, "expected a chunk (\"UCHK\") or the trailer (\"UEND\") in a format %u.%u trace, found %02x %02x %02x %02x",
+			    r->meta.version_major, r->meta.version_minor, h[0], h[1], h[2], h[3]);
+	rc = read_exact(r, h + 4, TRACE_REC_HDR - 4, "record header");
+	crc = rc ? 0 : trace_crc32c(0, h, 20);
+	/* A magic this reader does not know, without a valid record header:
+	 * damage where a chunk was expected, and said so. */
+	if (magic != TRACE_PROCS_MAGIC && magic != TRACE_STACKS_MAGIC &&
+	    magic != TRACE_OBJECTS_MAGIC && (rc || crc != get_le32(h + 20)))
+		return fail(r, at, "expected a chunk (\"UCHK\"), the trailer (\"UEND\") or a record, found %02x %02x %02x %02x",
+			    h[0], h[1], h[2], h[3]);
+	if (rc)
+		return rc;
+	if (crc != get_le32(h + 20))
+		return fail(r, at + 20, "expected record header checksum %08x, found %08x",
+			    crc, get_le32(h + 20));
+	comp = get_le32(h + 4);
+	raw = get_le32(h + 8);
+	n = get_le32(h + 12);
+	if (raw > TRACE_REC_RAW_MAX)
+		return fail(r, at + 8, "expected decoded record size <= %u, found %u",
+			    TRACE_REC_RAW_MAX, raw);
+	if (comp == 0 || comp > ZSTD_compressBound(raw))
+		return fail(r, at + 4, "expected compressed record size in [1, %zu], found %u",
+			    ZSTD_compressBound(raw), comp);
+	if (magic != TRACE_PROCS_MAGIC && magic != TRACE_STACKS_MAGIC &&
+	    magic != TRACE_OBJECTS_MAGIC) {
+		/* Unknown kind: skip its payload without allocating for it. */
+		uint8_t skip[4096];
+
+		for (uint32_t left = comp; left; left -= (uint32_t)got) {
+			got = min_t(uint32_t, left, sizeof(skip));
+			rc = read_exact(r, skip, got, "record payload");
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
+	if (r->nchunks)
+		return fail(r, at, "expected records before the first chunk");
+	if (magic == TRACE_PROCS_MAGIC && (r->procs || r->stacks || r->objects))
+		return fail(r, at, "expected one process table, before the stacks and objects");
+	if (magic == TRACE_STACKS_MAGIC && r->stacks)
+		return fail(r, at, "expected one stack table, found a second");
+	if (magic == TRACE_OBJECTS_MAGIC && r->objects)
+		return fail(r, at, "expected one object table, found a second");
+	if (grow(&r->comp, &r->comp_cap, comp) || grow(&r->raw, &r->raw_cap, raw ? raw : 1)) {
+		snprintf(r->err, sizeof(r->err), "%s: out of memory", r->name);
+		return r->error = -ENOMEM;
+	}
+	rc = read_exact(r, r->comp, comp, "record payload");
+	if (rc)
+		return rc;
+	crc = trace_crc32c(0, r->comp, comp);
+	if (crc != get_le32(h + 16))
+		return fail(r, at + TRACE_REC_HDR,
+			    "record payload checksum mismatch (expected %08x, found %08x): payload damaged",
+			    get_le32(h + 16), crc);
+	got = ZSTD_decompressDCtx(r->dctx, r->raw, raw, r->comp, comp);
+	if (ZSTD_isError(got) || got != raw)
+		return fail(r, at + TRACE_REC_HDR, "expected a zstd frame of %u bytes: %s", raw,
+			    ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size");
+	if (magic == TRACE_STACKS_MAGIC)
+		return decode_stacks(r, r->raw, raw, n, at + TRACE_REC_HDR);
+	if (magic == TRACE_OBJECTS_MAGIC)
+		return decode_objects(r, r->raw, raw, n, at + TRACE_REC_HDR);
+	{
+		char why[256];
+
+		rc = trace_procs_decode(r->raw, raw, n, &r->procs, why, sizeof(why));
+		if (rc == -ENOMEM) {
+			snprintf(r->err, sizeof(r->err), "%s: out of memory", r->name);
+			return r->error = -ENOMEM;
+		}
+		if (rc)
+			return fail(r, at + TRACE_REC_HDR, "%s", why);
+	}
+	r->proc_events = calloc(n, sizeof(*r->proc_events));
+	if (!r->proc_events) {
+		snprintf(r->err, sizeof(r->err), "%s: out of memory", r->name);
+		return r->error = -ENOMEM;
+	}
+	r->ranges = calloc(n, sizeof(*r->ranges));
+	if (!r->ranges) {
+		snprintf(r->err, sizeof(r->err), "%s: out of memory", r->name);
+		return r->error = -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (r->procs[i].nthreads)
+			r->ranges[r->nranges++] = i;
+	r->meta.procs = r->procs;
+	r->meta.nprocs = n;
+	return 0;
+}
+
+/* Records between the header and the first chunk, so that trace_meta has
+ * the process table at open. The first chunk's magic is kept for later. */
+static int read_prelude(struct trace_reader *r)
+{
+	for (;;) {
+		uint64_t at = r->off;
+		size_t n = read_magic(r, r->pending);
+		uint32_t magic;
+		int rc;
+
+		if (n != 4) {
+			if (ferror(r->f))
+				return read_exact(r, r->pending, 4, "chunk");
+			return fail(r, at, "expected a chunk (\"UCHK\") or the trailer (\"UEND\"), file ends after %zu bytes (truncated)",
+				    n);
+		}
+		magic = get_le32(r->pending);
+		if (magic == TRACE_CHUNK_MAGIC || magic == TRACE_END_MAGIC) {
+			r->has_pending = true;
+			return 0;
+		}
+		if (r->meta.version_minor < 1 || r->pending[0] != 'U')
+			return fail(r, at, "expected a chunk (\"UCHK\") or the trailer (\"UEND\"), found %02x %02x %02x %02x",
+				    r->pending[0], r->pending[1], r->pending[2], r->pending[3]);
+		rc = load_record(r, r->pending, at);
+		if (rc)
+			return rc;
+	}
 }
 
 static bool parse_trailer(const uint8_t *t, struct trace_meta *m)
@@ -226,10 +476,15 @@ int trace_reader_open_file(struct trace_reader **rp, FILE *f, const char *name)
 		snprintf(r->err, sizeof(r->err), "out of memory");
 		return r->error = -ENOMEM;
 	}
+	r->sel = -1;
+	r->meta.selected = -1;
 	rc = read_header(r);
 	if (rc)
 		return rc;
-	return peek_trailer(r);
+	rc = peek_trailer(r);
+	if (rc)
+		return rc;
+	return read_prelude(r);
 }
 
 int trace_reader_open(struct trace_reader **rp, const char *path)
@@ -280,6 +535,14 @@ void trace_reader_close(struct trace_reader *r)
 	free(r->comp);
 	free(r->raw);
 	free(r->meta.cmdline);
+	trace_procs_free(r->procs, r->meta.nprocs);
+	free(r->proc_events);
+	free(r->ranges);
+	free(r->stacks);
+	free(r->frames);
+	for (uint32_t i = 0; i < r->meta.nobjects; i++)
+		free((char *)r->objects[i].path);
+	free(r->objects);
 	free(r->name);
 	free(r);
 }
@@ -317,10 +580,15 @@ static int check_trailer(struct trace_reader *r, const uint8_t *t, uint64_t at)
 		return fail(r, at + 24, "trailer summary (id space, threads, duration) disagrees with the events");
 	if (fgetc(r->f) != EOF)
 		return fail(r, at + TRACE_TRAILER, "expected end of file after the trailer");
+	for (uint32_t i = 0; i < r->meta.nprocs; i++)
+		if (r->proc_events[i] != r->procs[i].events)
+			return fail(r, at + 8, "process table says %" PRIu64 " events for process %u (%s), the chunks hold %" PRIu64,
+				    r->procs[i].events, r->procs[i].pid, r->procs[i].comm,
+				    r->proc_events[i]);
 	r->meta.has_summary = true;
-	r->meta.nevents = m.nevents;
+	r->meta.nevents = r->sel >= 0 ? r->procs[r->sel].events : m.nevents;
 	r->meta.id_space = m.id_space;
-	r->meta.nthreads = m.nthreads;
+	r->meta.nthreads = r->sel >= 0 ? r->procs[r->sel].nthreads : m.nthreads;
 	r->meta.duration_ns = m.duration_ns;
 	r->done = true;
 	return 0;
@@ -330,21 +598,29 @@ static int check_trailer(struct trace_reader *r, const uint8_t *t, uint64_t at)
 static int load_chunk(struct trace_reader *r)
 {
 	uint8_t h[TRACE_TRAILER];	/* a chunk header or the trailer */
-	uint64_t at = r->off, base;
+	uint64_t at, base;
 	uint32_t magic, comp, raw, nev, crc;
 	uint64_t first;
 	size_t n;
 	int rc;
 
-	n = fread(h, 1, 4, r->f);
+again:
+	at = r->off - (r->has_pending ? 4 : 0);
+	n = read_magic(r, h);
 	if (n != 4) {
 		if (ferror(r->f))
 			return read_exact(r, h, 4, "chunk");
 		return fail(r, at, "expected a chunk (\"UCHK\") or the trailer (\"UEND\"), file ends after %zu bytes (truncated)",
 			    n);
 	}
-	r->off += 4;
 	magic = get_le32(h);
+	if (magic != TRACE_END_MAGIC && magic != TRACE_CHUNK_MAGIC &&
+	    r->meta.version_minor >= 1 && h[0] == 'U') {
+		rc = load_record(r, h, at);
+		if (rc)
+			return rc;
+		goto again;
+	}
 	if (magic == TRACE_END_MAGIC) {
 		rc = read_exact(r, h + 4, TRACE_TRAILER - 4, "trailer");
 		if (rc)
@@ -417,7 +693,7 @@ static int bad_event(struct trace_reader *r, const char *what)
 		    r->chunk_events - r->chunk_left, r->nevents, r->p - r->raw, what);
 }
 
-int trace_reader_next(struct trace_reader *r, struct trace_event *ev)
+static int next_event(struct trace_reader *r, struct trace_event *ev)
 {
 	const uint8_t *p;
 	uint64_t v, id;
@@ -442,7 +718,8 @@ int trace_reader_next(struct trace_reader *r, struct trace_event *ev)
 		r->fld[TRACE_FIELD_OLD_ID] = r->fld[TRACE_FIELD_SIZE] =
 		r->fld[TRACE_FIELD_ALIGN] = (uint32_t)(p - r->raw);
 	b = *p++;
-	if ((b & TRACE_EV_OP_MASK) >= TRACE_OP_NR || (b & TRACE_EV_RESERVED))
+	if ((b & TRACE_EV_OP_MASK) >= TRACE_OP_NR ||
+	    ((b & TRACE_EV_STACK) && r->meta.version_minor < 1))
 		return bad_event(r, "a valid op byte");
 	if (r->chunk_left == r->chunk_events && (b & (TRACE_EV_SAME_TID | TRACE_EV_SAME_CPU)))
 		return bad_event(r, "explicit thread and CPU in a chunk's first event");
@@ -492,6 +769,12 @@ int trace_reader_next(struct trace_reader *r, struct trace_event *ev)
 	r->fld[TRACE_FIELD_ALIGN] = (uint32_t)(p - r->raw);
 	if (trace_op_has_align(ev->op) && get_varint(&p, r->end, &ev->align))
 		return bad_event(r, "alignment varint");
+	ev->stack = 0;
+	if (b & TRACE_EV_STACK) {
+		if (get_varint(&p, r->end, &v) || v == 0 || v > r->meta.nstacks)
+			return bad_event(r, "a stack id in the stack table");
+		ev->stack = (uint32_t)v;
+	}
 	r->p = p;
 	r->prev_time = ev->time_ns;
 	r->prev_id = id;
@@ -505,6 +788,72 @@ int trace_reader_next(struct trace_reader *r, struct trace_event *ev)
 	r->chunk_left--;
 	r->nevents++;
 	return 1;
+}
+
+/* The process image whose tid range holds @tid, or -1: a binary search of
+ * the images that have threads (their ranges ascend). */
+static int proc_of_tid(const struct trace_reader *r, uint32_t tid)
+{
+	uint32_t lo = 0, hi = r->nranges;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		const struct trace_proc *t = &r->procs[r->ranges[mid]];
+
+		if (tid < t->first_tid)
+			hi = mid;
+		else if (tid >= t->first_tid + t->nthreads)
+			lo = mid + 1;
+		else
+			return (int)r->ranges[mid];
+	}
+	return -1;
+}
+
+int trace_reader_next(struct trace_reader *r, struct trace_event *ev)
+{
+	int rc, p;
+
+	for (;;) {
+		rc = next_event(r, ev);
+		if (rc <= 0 || !r->meta.nprocs)
+			return rc;
+		p = proc_of_tid(r, ev->tid);
+		if (p < 0)
+			return fail(r, r->chunk_off, "chunk event %u (trace event %" PRIu64 "): thread %u belongs to no process of the process table",
+				    r->chunk_events - r->chunk_left - 1, r->nevents - 1, ev->tid);
+		r->proc_events[p]++;
+		if (r->sel < 0)
+			return 1;
+		if (p == r->sel) {
+			/* the selected process reads as a trace of its own */
+			ev->tid -= r->procs[p].first_tid;
+			r->sel_events++;
+			return 1;
+		}
+	}
+}
+
+int trace_reader_select(struct trace_reader *r, int proc)
+{
+	if (r->error || r->nevents || proc < -1 || proc >= (int)r->meta.nprocs)
+		return -EINVAL;
+	r->sel = proc;
+	r->meta.selected = proc;
+	if (proc < 0)
+		return 0;
+	r->meta.pid = r->procs[proc].pid;
+	if (r->procs[proc].cmdline) {
+		char *c = strdup(r->procs[proc].cmdline);
+
+		if (!c)
+			return -ENOMEM;
+		free(r->meta.cmdline);
+		r->meta.cmdline = c;
+	}
+	r->meta.nevents = r->procs[proc].events;
+	r->meta.nthreads = r->procs[proc].nthreads;
+	return 0;
 }
 
 static const char *const field_names[TRACE_FIELD_NR] = {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Streaming trace writer: buffers one chunk of encoded events, compresses it
- * with zstd and appends it to PATH.tmp; close() writes the trailer and
- * renames PATH.tmp to PATH. No locks: one writer, one thread.
+ * with zstd and appends it to the output (sim/outfile.c: a temporary renamed
+ * over a regular file at close, or a FIFO, device, socket or standard
+ * output written in place). No locks: one writer, one thread.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,11 +15,9 @@
 #include "trace/internal.h"
 
 struct trace_writer {
-	int fd;
+	struct out_file out;
 	int failed;		/* -errno once a write failed */
 	int level;
-	char *path;
-	char *tmp;
 	ZSTD_CCtx *cctx;
 	uint8_t *raw;		/* encoded events of the open chunk */
 	size_t raw_len;
@@ -41,6 +40,10 @@ struct trace_writer {
 	uint8_t *hdr;		/* as written, for trace_writer_set_cpus_pid() */
 	size_t hdr_len;
 	bool hdr_dirty;
+	bool has_procs;
+	uint32_t nstacks;	/* events may name 1..nstacks */
+	bool deferred;		/* a scratch file for trace_writer_splice() */
+	bool spliced;		/* chunks and trailer came from a scratch file */
 	char err[512];
 };
 
@@ -48,21 +51,11 @@ static int write_all(struct trace_writer *w, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 
-	while (len) {
-		ssize_t n = write(w->fd, p, len);
+	int rc = out_write(&w->out, p, len, w->err, sizeof(w->err));
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			w->failed = -errno;
-			snprintf(w->err, sizeof(w->err), "%s: write: %s", w->tmp,
-				 strerror(errno));
-			return w->failed;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	if (rc)
+		w->failed = rc;
+	return rc;
 }
 
 static int write_header(struct trace_writer *w, const struct trace_meta *m)
@@ -105,39 +98,33 @@ int trace_writer_open(struct trace_writer **wp, const char *path,
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	w->fd = -1;
+	w->out.fd = -1;
 	w->level = level ? level : 3;
-	w->path = strdup(path);
-	w->tmp = malloc(strlen(path) + 5);
 	w->raw = malloc(TRACE_CHUNK_RAW + TRACE_EVENT_MAX);
 	w->comp_cap = ZSTD_compressBound(TRACE_CHUNK_RAW + TRACE_EVENT_MAX);
 	w->comp = malloc(w->comp_cap);
 	w->cctx = ZSTD_createCCtx();
-	if (!w->path || !w->tmp || !w->raw || !w->comp || !w->cctx)
+	if (!w->raw || !w->comp || !w->cctx)
 		goto out_free;
-	sprintf(w->tmp, "%s.tmp", path);
-	w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w->fd < 0) {
-		rc = -errno;
+	rc = out_open(&w->out, path, w->err, sizeof(w->err));
+	if (rc) {
+		fprintf(stderr, "uslab: %s\n", w->err);
 		goto out_free;
 	}
 	rc = write_header(w, meta);
 	if (rc)
-		goto out_unlink;
+		goto out_abort;
 	*wp = w;
 	return 0;
 
-out_unlink:
-	close(w->fd);
-	unlink(w->tmp);
-	w->fd = -1;
+out_abort:
+	fprintf(stderr, "uslab: %s\n", w->err);
+	out_abort(&w->out);
 out_free:
 	free(w->hdr);
 	ZSTD_freeCCtx(w->cctx);
 	free(w->comp);
 	free(w->raw);
-	free(w->tmp);
-	free(w->path);
 	free(w);
 	return rc;
 }
@@ -153,7 +140,7 @@ static int flush_chunk(struct trace_writer *w)
 	n = ZSTD_compressCCtx(w->cctx, w->comp, w->comp_cap, w->raw,
 			      w->raw_len, w->level);
 	if (ZSTD_isError(n)) {
-		snprintf(w->err, sizeof(w->err), "%s: zstd: %s", w->tmp,
+		snprintf(w->err, sizeof(w->err), "%s: zstd: %s", w->out.name,
 			 ZSTD_getErrorName(n));
 		return w->failed = -EIO;
 	}
@@ -191,10 +178,11 @@ int trace_writer_add(struct trace_writer *w, const struct trace_event *ev)
 	if (unlikely(w->failed))
 		return w->failed;
 	if (unlikely(ev->op >= TRACE_OP_NR || ev->time_ns < w->last_time ||
-		     ev->id >= TRACE_ID_LIMIT || ev->old_id >= TRACE_ID_LIMIT)) {
+		     ev->id >= TRACE_ID_LIMIT || ev->old_id >= TRACE_ID_LIMIT ||
+		     (ev->stack > w->nstacks && !w->deferred))) {
 		snprintf(w->err, sizeof(w->err),
 			 "%s: event %llu: bad op, id or time going backwards",
-			 w->tmp, (unsigned long long)w->nevents);
+			 w->out.name, (unsigned long long)w->nevents);
 		return -EINVAL;
 	}
 	if (w->raw_len + TRACE_EVENT_MAX > TRACE_CHUNK_RAW) {
@@ -209,6 +197,8 @@ int trace_writer_add(struct trace_writer *w, const struct trace_event *ev)
 		b |= TRACE_EV_SAME_TID;
 	if (w->chunk_events && cpu1 == w->prev_cpu)
 		b |= TRACE_EV_SAME_CPU;
+	if (ev->stack)
+		b |= TRACE_EV_STACK;
 	*p++ = b;
 	p = put_varint(p, ev->time_ns - w->prev_time);
 	if (!(b & TRACE_EV_SAME_TID))
@@ -222,6 +212,8 @@ int trace_writer_add(struct trace_writer *w, const struct trace_event *ev)
 		p = put_varint(p, ev->size);
 	if (trace_op_has_align(ev->op))
 		p = put_varint(p, ev->align);
+	if (ev->stack)
+		p = put_varint(p, ev->stack);
 	w->raw_len += (size_t)(p - start);
 	w->prev_time = ev->time_ns;
 	w->prev_id = ev->id;
@@ -239,6 +231,186 @@ int trace_writer_add(struct trace_writer *w, const struct trace_event *ev)
 	return 0;
 }
 
+/* An extension record: header, then @raw compressed as one zstd frame. */
+static int write_record(struct trace_writer *w, uint32_t magic, uint32_t entries,
+			const uint8_t *raw, size_t len)
+{
+	uint8_t h[TRACE_REC_HDR];
+	size_t cap = ZSTD_compressBound(len), n;
+	uint8_t *comp;
+	int rc;
+
+	if (len > TRACE_REC_RAW_MAX)
+		return -EINVAL;
+	comp = malloc(cap);
+	if (!comp)
+		return -ENOMEM;
+	n = ZSTD_compressCCtx(w->cctx, comp, cap, raw, len, w->level);
+	if (ZSTD_isError(n)) {
+		free(comp);
+		snprintf(w->err, sizeof(w->err), "%s: zstd: %s", w->out.name,
+			 ZSTD_getErrorName(n));
+		return w->failed = -EIO;
+	}
+	put_le32(h, magic);
+	put_le32(h + 4, (uint32_t)n);
+	put_le32(h + 8, (uint32_t)len);
+	put_le32(h + 12, entries);
+	put_le32(h + 16, trace_crc32c(0, comp, n));
+	put_le32(h + 20, trace_crc32c(0, h, 20));
+	rc = write_all(w, h, sizeof(h));
+	if (!rc)
+		rc = write_all(w, comp, n);
+	free(comp);
+	return rc;
+}
+
+int trace_writer_set_procs(struct trace_writer *w, const struct trace_proc *procs,
+			   uint32_t n)
+{
+	uint64_t tid_end = 0;
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	if (w->failed)
+		return w->failed;
+	if (w->nevents || w->chunk_events || w->has_procs || !n || n > TRACE_PROCS_MAX)
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct trace_proc *t = &procs[i];
+
+		if (t->parent >= (int32_t)i || t->exec_from >= (int32_t)i ||
+		    t->parent < -1 || t->exec_from < -1 ||
+		    (t->nthreads && t->first_tid < tid_end) ||
+		    (uint64_t)t->first_tid + t->nthreads > TRACE_THREADS_MAX ||
+		    (t->flags & ~TRACE_PROC_FLAGS) || t->allocs > t->events)
+			return -EINVAL;
+		if (t->nthreads)
+			tid_end = (uint64_t)t->first_tid + t->nthreads;
+	}
+	rc = trace_procs_encode(procs, n, &buf, &len);
+	if (rc)
+		return rc;
+	rc = write_record(w, TRACE_PROCS_MAGIC, n, buf, len);
+	free(buf);
+	if (!rc)
+		w->has_procs = true;
+	return rc;
+}
+
+int trace_writer_set_stacks(struct trace_writer *w, const struct trace_stack *st,
+			    uint32_t n)
+{
+	size_t cap = 0, len;
+	uint8_t *buf, *p;
+	int rc;
+
+	if (w->failed)
+		return w->failed;
+	if (w->nevents || w->chunk_events || w->nstacks || n > TRACE_STACKS_MAX)
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++) {
+		if (st[i].nframes > TRACE_STACK_MAX ||
+		    (w->has_procs ? 0 : st[i].proc != 0))
+			return -EINVAL;
+		cap += 10 + 10 + 10 * (size_t)st[i].nframes;
+	}
+	buf = malloc(cap ? cap : 1);
+	if (!buf)
+		return -ENOMEM;
+	p = buf;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t prev = 0;
+
+		p = put_varint(p, st[i].proc);
+		p = put_varint(p, st[i].nframes);
+		for (uint32_t k = 0; k < st[i].nframes; k++) {
+			p = put_varint(p, zigzag((int64_t)(st[i].frames[k] - prev)));
+			prev = st[i].frames[k];
+		}
+	}
+	len = (size_t)(p - buf);
+	rc = write_record(w, TRACE_STACKS_MAGIC, n, buf, len);
+	free(buf);
+	if (!rc)
+		w->nstacks = n;
+	return rc;
+}
+
+int trace_writer_set_objects(struct trace_writer *w, const struct trace_object *o,
+			     uint32_t n)
+{
+	size_t cap = 0, len;
+	uint8_t *buf, *p;
+	int rc;
+
+	if (w->failed)
+		return w->failed;
+	if (w->nevents || w->chunk_events || n > TRACE_OBJECTS_MAX)
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++) {
+		if (o[i].end <= o[i].start || !o[i].path ||
+		    strlen(o[i].path) > TRACE_PROC_STR_MAX)
+			return -EINVAL;
+		cap += 50 + strlen(o[i].path);
+	}
+	buf = malloc(cap ? cap : 1);
+	if (!buf)
+		return -ENOMEM;
+	p = buf;
+	for (uint32_t i = 0; i < n; i++) {
+		size_t l = strlen(o[i].path);
+
+		p = put_varint(p, o[i].proc);
+		p = put_varint(p, o[i].start);
+		p = put_varint(p, o[i].end - o[i].start);
+		p = put_varint(p, o[i].offset);
+		p = put_varint(p, l);
+		memcpy(p, o[i].path, l);
+		p += l;
+	}
+	len = (size_t)(p - buf);
+	rc = write_record(w, TRACE_OBJECTS_MAGIC, n, buf, len);
+	free(buf);
+	return rc;
+}
+
+void trace_writer_defer_records(struct trace_writer *w)
+{
+	w->deferred = true;
+}
+
+int trace_writer_splice(struct trace_writer *w, const char *path)
+{
+	uint8_t h[TRACE_HDR_FIXED], buf[1 << 16];
+	ssize_t n;
+	int fd, rc = 0;
+
+	if (w->failed)
+		return w->failed;
+	if (w->nevents || w->chunk_events || w->spliced)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* its header (ours, same layout) is skipped: the chunks and the
+	 * trailer hold no file offsets, so they move as they are */
+	if (read(fd, h, sizeof(h)) != (ssize_t)sizeof(h) || memcmp(h, TRACE_MAGIC, 8) ||
+	    lseek(fd, (off_t)get_le32(h + 12), SEEK_SET) < 0) {
+		close(fd);
+		return -EPROTO;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0 && !rc)
+		rc = write_all(w, buf, (size_t)n);
+	if (n < 0 && !rc)
+		rc = -errno;
+	close(fd);
+	if (!rc)
+		w->spliced = true;
+	return rc ? (w->failed = rc) : 0;
+}
+
 void trace_writer_set_cpus_pid(struct trace_writer *w, uint32_t cpus, uint32_t pid)
 {
 	put_le32(w->hdr + 16, cpus);
@@ -253,8 +425,6 @@ static void writer_free(struct trace_writer *w)
 	ZSTD_freeCCtx(w->cctx);
 	free(w->comp);
 	free(w->raw);
-	free(w->tmp);
-	free(w->path);
 	free(w);
 }
 
@@ -262,9 +432,7 @@ void trace_writer_abort(struct trace_writer *w)
 {
 	if (!w)
 		return;
-	if (w->fd >= 0)
-		close(w->fd);
-	unlink(w->tmp);
+	out_abort(&w->out);
 	writer_free(w);
 }
 
@@ -274,9 +442,9 @@ int trace_writer_close(struct trace_writer *w)
 	int rc;
 
 	rc = w->failed;
-	if (!rc)
+	if (!rc && !w->spliced)
 		rc = flush_chunk(w);
-	if (!rc) {
+	if (!rc && !w->spliced) {
 		put_le32(t, TRACE_END_MAGIC);
 		put_le32(t + 4, 0);
 		put_le64(t + 8, w->nevents);
@@ -287,18 +455,20 @@ int trace_writer_close(struct trace_writer *w)
 		put_le32(t + 44, trace_crc32c(0, t, 44));
 		rc = write_all(w, t, sizeof(t));
 	}
-	if (!rc && w->hdr_dirty &&
-	    pwrite(w->fd, w->hdr, w->hdr_len, 0) != (ssize_t)w->hdr_len)
+	/* Fields known only at the end go into the header where it can be
+	 * rewritten (a file of our own); a stream keeps "unknown" (0). */
+	if (!rc && w->hdr_dirty && w->out.tmp &&
+	    pwrite(w->out.fd, w->hdr, w->hdr_len, 0) != (ssize_t)w->hdr_len) {
 		rc = -errno;
-	if (!rc && close(w->fd) < 0)
-		rc = -errno;
-	w->fd = -1;
-	if (!rc && rename(w->tmp, w->path) < 0)
-		rc = -errno;
+		snprintf(w->err, sizeof(w->err), "%s: write: %s", w->out.name, strerror(errno));
+	}
+	if (!rc)
+		rc = out_commit(&w->out, w->err, sizeof(w->err));
+	else
+		out_abort(&w->out);
 	if (rc) {
-		unlink(w->tmp);
 		if (!w->err[0])
-			snprintf(w->err, sizeof(w->err), "%s: %s", w->path,
+			snprintf(w->err, sizeof(w->err), "%s: %s", w->out.name ? w->out.name : "trace",
 				 strerror(-rc));
 		fprintf(stderr, "uslab: %s\n", w->err);
 	}

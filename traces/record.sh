@@ -11,12 +11,11 @@ trap 'rm -rf "$tmp"' EXIT
 PYTHONMALLOC=malloc "$U" record -l 19 -o traces/python3-json-threads.ustr -- \
 	/usr/bin/python3 traces/python3-json-threads.py
 
-# gcc -O2 compiling tools/uslab/builtin-replay.c (sim/replay.c when the bundled trace was recorded): the trace of cc1, the exec'd compiler proper
-# (the driver's own trace and those of its children are left out).
-"$U" record -l 19 -o "$tmp/gcc.ustr" -- gcc -O2 -D_GNU_SOURCE -I. -Iinclude \
+# gcc -O2 compiling tools/uslab/builtin-replay.c: one trace of the driver, cc1 and as (format
+# 1.1 process table); the tools pick cc1, the process with the most
+# allocations, unless told otherwise (--pid, --comm).
+"$U" record -l 19 -o traces/gcc-O2-cc1.ustr -- gcc -O2 -D_GNU_SOURCE -I. -Iinclude \
 	-I"$O/include" -include "$O/include/generated/autoconf.h" \
 	-c tools/uslab/builtin-replay.c -o "$tmp/replay.o"
-cc1=$(ls -S "$tmp"/gcc.ustr.* | head -1)	# the largest: cc1
-cp "$cc1" traces/gcc-O2-cc1.ustr
 ln -sf python3-json-threads.ustr traces/default.ustr
 ls -l traces/*.ustr

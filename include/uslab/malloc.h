@@ -28,6 +28,23 @@ void free_aligned_sized(void *ptr, size_t alignment, size_t size);
  */
 void uslab_malloc_stats(int fd);
 
+/*
+ * The same malloc under uslab's own names (malloc/policy.c): what malloc(),
+ * free(), ... do, callable where the C library's names belong to another
+ * allocator (the simulator calls these on virtual CPUs). Same results,
+ * errno values and blocks as the standard names; mix freely.
+ */
+void *uslab_malloc(size_t size);
+void uslab_free(void *ptr);
+void *uslab_calloc(size_t nmemb, size_t size);
+void *uslab_realloc(void *ptr, size_t size);
+size_t uslab_malloc_usable_size(void *ptr);
+int uslab_posix_memalign(void **memptr, size_t alignment, size_t size);
+void *uslab_memalign(size_t alignment, size_t size);
+void *uslab_aligned_alloc(size_t alignment, size_t size);
+void *uslab_valloc(size_t size);
+void *uslab_pvalloc(size_t size);
+
 #ifdef __cplusplus
 }
 #endif

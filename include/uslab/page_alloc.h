@@ -161,15 +161,38 @@ void page_alloc_set_resident_free_pct(unsigned int pct);
 
 /**
  * page_alloc_decay - the peak behind the percent allowance falls to the
- * memory in use now; free memory beyond the allowance goes back to the OS.
- * Called by the per-CPU reaper's passes. Return: bytes given back.
+ * memory in use now; free memory beyond the allowance (buddy blocks, idle
+ * per-CPU lists, cached own mappings) goes back to the OS. The decay thread
+ * takes halving steps instead; this is for the simulator's virtual reaper
+ * and explicit callers. Return: bytes given back.
  */
 size_t page_alloc_decay(void);
 
+/*
+ * The decay thread (page_alloc/decay.c): a free that finds more free
+ * memory resident than the fixed watermark asks for it; the layers above
+ * start it by calling page_alloc_decayd_poll() where they hold none of
+ * their locks (pthread_create may call malloc). One load when there is
+ * nothing to do.
+ */
+extern int page_alloc_decayd_state;
+#define PAGE_ALLOC_DECAYD_WANTED	1
+void page_alloc_decayd_start(void);
+bool page_alloc_decayd_running(void);
+
+static inline void page_alloc_decayd_poll(void)
+{
+	if (__builtin_expect(__atomic_load_n(&page_alloc_decayd_state,
+					     __ATOMIC_RELAXED) ==
+			     PAGE_ALLOC_DECAYD_WANTED, 0))
+		page_alloc_decayd_start();
+}
+
 /**
  * page_alloc_set_decay_agent - @on: page_alloc_decay() is called
- * periodically from now on (the reaper started), so the percent allowance
- * applies; off (default, and in a fork child): only the watermark.
+ * periodically from now on (the decay thread or the simulator's virtual
+ * reaper), so the percent allowance applies; off (default, and in a fork
+ * child): only the watermark.
  */
 void page_alloc_set_decay_agent(bool on);
 
@@ -177,7 +200,12 @@ void page_alloc_set_decay_agent(bool on);
 
 struct page_alloc_stats {
 	size_t bytes_allocated;		/* handed out, buddy and large */
-	size_t bytes_free_resident;	/* free but still resident */
+	size_t bytes_allocated_peak;	/* its high-water mark since start or
+					 * the last page_alloc_reset_peak() */
+	size_t bytes_free_resident;	/* free but still resident (buddy,
+					   per-CPU lists, cached mappings) */
+	size_t bytes_pcp;		/* of which on per-CPU page lists */
+	size_t bytes_large_cached;	/* of which cached own mappings */
 	size_t bytes_free_returned;	/* free and given back to the OS */
 	size_t bytes_large;		/* in own mappings */
 	size_t limit;
@@ -185,9 +213,18 @@ struct page_alloc_stats {
 	unsigned long allocs[NR_PAGE_ORDERS];
 	unsigned long frees[NR_PAGE_ORDERS];
 	unsigned long splits, merges, trims, enomem;
+	unsigned long large_reuse;	/* own mappings served from the cache */
+	unsigned long large_maps;	/* own mappings that needed an mmap */
 };
 
 USLAB_API void page_alloc_get_stats(struct page_alloc_stats *st);
+
+/**
+ * page_alloc_reset_peak - restart bytes_allocated_peak from what is held now
+ * (a tool measuring one phase of a program: the replayer's timed run).
+ * Context: thread-safe; takes the zone lock. Never allocates.
+ */
+void page_alloc_reset_peak(void);
 
 /**
  * page_alloc_buddyinfo - /proc/buddyinfo-style text into @buf.

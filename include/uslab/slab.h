@@ -226,6 +226,92 @@ int kmem_cache_set_fault(const char *spec);
 /** kmem_cache_faults_injected - failures injected so far. */
 unsigned long kmem_cache_faults_injected(void);
 
+/*
+ * Per-cache settings: the magazine size, batch and depot limit of a cache,
+ * named before or after it exists ("mag_size.kmalloc-64=32", by size
+ * "mag_size.64=32", by kmem_cache_create() name "mag_size.conn_cache=64",
+ * or for every kmalloc cache "mag_size=32"; likewise batch and depot_limit).
+ * Kept and applied when the named cache is created; applied at once to
+ * caches that exist. USLAB_OPTIONS, `uslab sim` and slabinfo writes all
+ * come through here (slab/settings.c).
+ */
+enum kmem_cache_tunable {
+	KMEM_TUNE_MAG_SIZE,		/* objects per magazine; 0 = default */
+	KMEM_TUNE_BATCH,		/* objects per refill/flush; 0 = default */
+	KMEM_TUNE_DEPOT_LIMIT,		/* full magazines kept; -1 = unlimited */
+};
+
+struct kmem_cache_setting {
+	enum kmem_cache_tunable what;
+	long value;
+	char cache[48];		/* the cache it names; "" = every kmalloc cache */
+	char key[48];		/* the name as given ("64", "kmalloc-64") */
+};
+
+/* A decimal in [@min, @max], nothing else. Return: 0, -EINVAL, -ERANGE. */
+int kmem_cache_parse_long(const char *val, long min, long max, long *out);
+/* Return: 0, -ENOENT (not a cache setting), -EINVAL, -ERANGE, -EOPNOTSUPP. */
+int kmem_cache_setting_parse(const char *item, struct kmem_cache_setting *set);
+/* Return: 0, -ENOSPC, or an existing cache's refusal (-EINVAL). */
+int kmem_cache_setting_add(const struct kmem_cache_setting *set);
+/* Parse and add "name[.cache]=value". */
+int kmem_cache_setting(const char *item);
+char *kmem_cache_setting_str(const struct kmem_cache_setting *set, char *buf,
+			     size_t len);
+/* Settings naming a cache that never existed, ", "-separated. Return: count. */
+unsigned int kmem_cache_settings_unmatched(char *buf, size_t len);
+void kmem_cache_settings_clear(void);
+
+/*
+ * Statistics as calls (slab/stats.c). Counters of one cache: the per-CPU
+ * layer's (zero without CONFIG_PERCPU_STATS: see @flags) and the slab
+ * layer's. Fixed-width fields, so a tool may copy the struct as it is.
+ */
+#define KMEM_CACHE_STATS_MAGAZINES	0x1	/* has per-CPU magazines */
+#define KMEM_CACHE_STATS_COUNTED	0x2	/* allocs..direct are counted */
+#define KMEM_CACHE_STATS_KMALLOC	0x4	/* one of the kmalloc-N caches */
+
+struct kmem_cache_stats {
+	char name[48];
+	uint32_t flags;
+	uint32_t object_size;		/* what callers get */
+	uint32_t size;			/* stride in the slab */
+	uint32_t objects_per_slab, pages_per_slab;
+	uint32_t limit, batchcount, shared;	/* magazine tunables in force */
+	uint32_t depot_limit;		/* full magazines kept; ~0u unlimited */
+	uint64_t allocs, frees;		/* operations on the cache */
+	uint64_t alloc_hits, free_hits;	/* served by the loaded magazine */
+	uint64_t alloc_slow, free_slow;	/* took the per-CPU slow path */
+	uint64_t refills, flushes;	/* batches from and to the slabs */
+	uint64_t swaps, depot_gets, depot_puts;
+	uint64_t rseq_aborts, fallback_ops, drains, direct;
+	uint64_t active_objs, num_objs, cached_objs;	/* as slabinfo; cached:
+							 * in magazines/depot */
+	uint64_t nr_slabs, nr_slabs_peak;
+	uint64_t slab_bytes, slab_bytes_peak;
+};
+
+/* Are the counters compiled in? (CONFIG_STATS, CONFIG_PERCPU_STATS) */
+bool kmem_cache_stats_enabled(void);
+void kmem_cache_get_stats(struct kmem_cache *s, struct kmem_cache_stats *st);
+/* Every cache into @st[0..@max). Return: the number of caches. */
+size_t kmem_cache_stats_all(struct kmem_cache_stats *st, size_t max);
+void kmem_cache_stats_reset_peak(void);
+void kmem_cache_stats_sub(struct kmem_cache_stats *after,
+			  const struct kmem_cache_stats *before);
+/* The per-cache table (`uslab sim`, USLAB_OPTIONS=stats): text into @buf. */
+size_t kmem_cache_stats_header(char *buf, size_t len);
+size_t kmem_cache_stats_row(const struct kmem_cache_stats *st, char *buf,
+			    size_t len);
+size_t kmem_cache_stats_total(uint64_t allocs, uint64_t frees, uint64_t hits,
+			      char *buf, size_t len);
+struct page_alloc_stats;
+size_t kmem_cache_stats_page_line(const struct page_alloc_stats *ps, char *buf,
+				  size_t len);
+bool kmem_cache_stats_shown(const struct kmem_cache_stats *st);
+/* Heading, table, totals and page allocator line to @fd. Return: 0/-errno. */
+int kmem_cache_stats_write_fd(int fd);
+
 /** kmem_cache_shrink_all - kmem_cache_shrink() every cache, then trim pages. */
 USLAB_API void kmem_cache_shrink_all(void);
 

@@ -27,7 +27,7 @@
 #include <stdio.h>
 
 #define TRACE_FORMAT_MAJOR	1
-#define TRACE_FORMAT_MINOR	0
+#define TRACE_FORMAT_MINOR	1
 
 /*
  * Operations. The numbers are part of the file format: append only.
@@ -63,6 +63,8 @@ enum trace_op {
 /* trace_meta.clock_id when the source had no clock (mtrace): time_ns is
  * then the event's index. */
 #define TRACE_CLOCK_NONE	UINT32_MAX
+/* Longest exe or cmdline string in a process table. */
+#define TRACE_PROC_STR_MAX	65536u
 
 /**
  * struct trace_event - one allocator call.
@@ -73,6 +75,8 @@ enum trace_op {
  * @align: requested alignment, 0 when the op has none.
  * @tid: dense thread number within the trace, from 0.
  * @cpu: CPU the call ran on (rseq cpu_id), or TRACE_CPU_UNKNOWN.
+ * @stack: call stack of an allocation (`record -g`, format 1.1): index + 1
+ *         in trace_meta.stacks, 0 = none.
  * @op: enum trace_op.
  */
 struct trace_event {
@@ -83,7 +87,32 @@ struct trace_event {
 	uint64_t align;
 	uint32_t tid;
 	uint32_t cpu;
+	uint32_t stack;
 	uint8_t op;
+};
+
+/**
+ * struct trace_stack - one distinct call stack (format 1.1, `record -g`).
+ * @proc: the process image (index in trace_meta.procs) it was taken in.
+ * @nframes: return addresses in @frames, innermost (the allocator's caller)
+ *           first; at most TRACE_STACK_MAX.
+ */
+struct trace_stack {
+	uint32_t proc;
+	uint32_t nframes;
+	const uint64_t *frames;
+};
+#define TRACE_STACK_MAX		256u
+
+/**
+ * struct trace_object - an executable mapping of a file in a process image,
+ * for symbolizing stack frames: addresses [@start, @end) map file offset
+ * @offset onwards of @path.
+ */
+struct trace_object {
+	uint32_t proc;
+	uint64_t start, end, offset;
+	const char *path;
 };
 
 /**
@@ -105,6 +134,14 @@ struct trace_event {
  * @id_space: trailer: every id in the trace is below this.
  * @nthreads: trailer: every tid in the trace is below this.
  * @duration_ns: trailer: time_ns of the last event.
+ * @nprocs: process images in the process table (format 1.1; 0 when the
+ *          trace has none, as every 1.0 trace).
+ * @procs: the process table, @nprocs entries, ordered by start time.
+ * @selected: index in @procs of the process trace_reader_select() chose,
+ *            -1 for all events. While one is selected, @pid, @cmdline and
+ *            @nevents describe that process.
+ * @nstacks, @stacks: the call stacks events refer to (`record -g`).
+ * @nobjects, @objects: the mapped files the stacks' frames fall in.
  */
 struct trace_meta {
 	uint16_t version_major;
@@ -120,6 +157,49 @@ struct trace_meta {
 	uint64_t id_space;
 	uint32_t nthreads;
 	uint64_t duration_ns;
+	uint32_t nprocs;
+	const struct trace_proc *procs;
+	int32_t selected;
+	uint32_t nstacks;
+	const struct trace_stack *stacks;
+	uint32_t nobjects;
+	const struct trace_object *objects;
+};
+
+/* trace_proc.flags */
+#define TRACE_PROC_RUNNING	0x1u	/* still running when the command exited:
+					 * recorded up to then */
+#define TRACE_PROC_UNRECORDED	0x2u	/* ran, but the recorder could not run in
+					 * it (static program, LD_PRELOAD cleared) */
+#define TRACE_PROC_FLAGS	0x3u	/* every flag a reader accepts */
+
+/**
+ * struct trace_proc - one process image of a recording (format 1.1): a
+ * process between its start (or an exec) and its exit (or next exec).
+ * @pid: its process id; @ppid: its parent's.
+ * @parent: index of the image that forked it, -1 when none was recorded.
+ * @exec_from: index of the image of the same pid that exec'd into this one,
+ *             -1 when it is the first image of its pid.
+ * @first_tid: its threads are trace tids [first_tid, first_tid + nthreads).
+ * @nthreads: threads that made at least one call (0: none at all).
+ * @flags: TRACE_PROC_*.
+ * @start_ns: when it started, on the trace's time axis (0 when earlier).
+ * @events: events of its threads in the trace; @allocs: of which allocate
+ *          (alloc ops and reallocs).
+ * @comm: the kernel's name of the task (/proc/PID/comm), NUL-terminated.
+ * @exe: the executable (/proc/PID/exe); @cmdline: arguments separated by
+ *       spaces.
+ */
+struct trace_proc {
+	uint32_t pid, ppid;
+	int32_t parent, exec_from;
+	uint32_t first_tid, nthreads;
+	uint32_t flags;
+	uint64_t start_ns;
+	uint64_t events, allocs;
+	char comm[17];
+	char *exe;
+	char *cmdline;
 };
 
 struct trace_writer;
@@ -137,9 +217,12 @@ bool trace_op_has_align(unsigned int op);
 /**
  * trace_writer_open - start writing a trace to @path.
  * @wp: receives the writer.
- * @path: final file name. Data goes to "@path.tmp" and is renamed to @path
- *        by trace_writer_close(), so a failed run leaves no half-written
- *        trace behind.
+ * @path: the output, "-" for standard output. A regular file (or a new
+ *        name) is written as a temporary beside it and renamed over it by
+ *        trace_writer_close(), so a failed run leaves no half-written trace
+ *        and never replaces what was there; a symlink is followed; a FIFO,
+ *        device or socket is written in place (the stream as it comes); a
+ *        directory is an error. Messages go to stderr.
  * @meta: header fields; the summary fields are ignored (computed).
  * @level: zstd compression level (0 = default 3).
  * Context: allocates about 2 MiB; not async-signal-safe.
@@ -148,6 +231,31 @@ bool trace_op_has_align(unsigned int op);
  */
 int trace_writer_open(struct trace_writer **wp, const char *path,
 		      const struct trace_meta *meta, int level);
+
+/**
+ * trace_writer_set_procs - the process table (format 1.1).
+ * @w: the writer, before its first event.
+ * @procs: @n entries; tid ranges must not overlap, parent and exec_from
+ *         index this table, strings are at most TRACE_PROC_STR_MAX bytes.
+ * Return: 0, -EINVAL (events already written, bad entry), -errno of write.
+ */
+int trace_writer_set_procs(struct trace_writer *w, const struct trace_proc *procs,
+			   uint32_t n);
+
+/**
+ * trace_writer_set_stacks - the call stack table (format 1.1), after the
+ * process table and before the first event; events name them in @stack.
+ * Return: 0, -EINVAL (events written, bad entry), -errno of write.
+ */
+int trace_writer_set_stacks(struct trace_writer *w, const struct trace_stack *stacks,
+			    uint32_t n);
+
+/**
+ * trace_writer_set_objects - the mapped files the stacks' frames fall in.
+ * Return: as trace_writer_set_stacks().
+ */
+int trace_writer_set_objects(struct trace_writer *w, const struct trace_object *objs,
+			     uint32_t n);
 
 /**
  * trace_writer_add - append one event.
@@ -211,6 +319,29 @@ const struct trace_meta *trace_reader_meta(const struct trace_reader *r);
  *         -ENOMEM. After an error every later call returns the same error.
  */
 int trace_reader_next(struct trace_reader *r, struct trace_event *ev);
+
+/**
+ * trace_reader_select - return only the events of one process image.
+ * @r: a reader whose trace has a process table, before its first event.
+ * @proc: index in trace_meta.procs, or -1 for every event.
+ * Return: 0, or -EINVAL.
+ */
+int trace_reader_select(struct trace_reader *r, int proc);
+
+/**
+ * trace_pick_proc - which process a tool works on.
+ * @m: the trace's meta.
+ * @pid: the process wanted (--pid), 0 for none.
+ * @comm: its name (--comm: matches comm, or the executable's or argv[0]'s
+ *        base name), NULL for none. With both, both must match.
+ * @why: receives a one-line explanation (without newline) for stderr.
+ * Return: the index in @m->procs; -1 when the trace has no process table
+ *         (use every event); -ENOENT when nothing matches (@why says so).
+ *         With neither @pid nor @comm: the image with the most allocation
+ *         events (the earliest on a tie).
+ */
+int trace_pick_proc(const struct trace_meta *m, uint32_t pid, const char *comm,
+		    char *why, size_t len);
 
 /* Index of the next event trace_reader_next() returns (events read so far). */
 uint64_t trace_reader_position(const struct trace_reader *r);

@@ -12,7 +12,7 @@ record-lib := $(obj)/libuslab-record.so
 progs += $(record-lib)
 install-libs += $(record-lib)
 
-$(obj)/tools/record/preload.pic.o: tools/record/preload.c $(autoconf_h) $(flags-stamp) | $(obj)/.deps-ok
+$(obj)/tools/record/preload.pic.o: tools/record/preload.c $(autoconf_h) $(flags-stamp) | $(obj)/.deps-tools
 	$(quiet) CC $@
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(rec-cflags) -MMD -MP -c -o $@ $<
@@ -20,4 +20,4 @@ $(obj)/tools/record/preload.pic.o: tools/record/preload.c $(autoconf_h) $(flags-
 $(record-lib): $(obj)/tools/record/preload.pic.o
 	$(quiet) LD $@
 	$(Q)$(CC) -shared -pthread -Wl,-soname,libuslab-record.so -Wl,-z,defs \
-		-o $@ $^ -ldl
+		-o $@ $^ -ldl -lunwind

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * The collector: turns the raw files the preloaded recorder wrote into
- * traces, one per process image. The per-thread blocks are merged by time
- * (one cursor per thread holding one 32 KiB block, so memory is bounded by
- * the thread count and the live objects, not the trace length), addresses
- * become dense ids in that order, and the events go through the streaming
- * trace writer. Each file is written as FILE.tmp and renamed.
- *
- * Used by `uslab record` (tools/uslab/builtin-record.c). May use trace/ and
- * lib/; nothing of the allocator. No locks: single-threaded.
+ * The collector of `uslab record` (the command is tools/uslab/builtin-
+ * record.c): after CMD exits, every raw file its processes left (one per
+ * process image) and the notes about the ones the recorder could not enter
+ * become one trace. Each image's per-thread blocks are indexed, then all
+ * threads of all images are merged by time (one cursor per thread holding
+ * one 32 KiB block, so memory is bounded by the thread count and the live
+ * objects, not the trace length); addresses become dense ids in that order
+ * (per image: the same address in two processes is two objects); the
+ * process table, the call stacks (-g) and the mapped objects precede the
+ * events: the merge writes a scratch trace while it counts each image's
+ * events, and the trace is its records followed by the scratch file's
+ * chunks (trace_writer_splice). No locks: single-threaded.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -27,6 +31,8 @@
 #include "tools/record/record.h"
 
 #define MAX_RAW_TID	(1u << 24)
+
+struct image;
 
 struct cursor {
 	uint64_t *blocks;	/* file offsets of each block's first event */
@@ -40,22 +46,49 @@ struct cursor {
 	struct rec_state st;
 	struct rec_event cur;	/* the cursor's current event */
 	uint32_t raw_tid;
-	uint32_t out_tid;	/* dense, in order of first event; -1 = none */
+	uint32_t out_tid;	/* trace tid; -1 = none */
+	uint64_t first_time;	/* of its first event */
 	uint64_t pending_old;	/* id given up by REC_OP_REALLOC_OLD */
+	struct image *im;
+	uint32_t *smap;		/* local stack id -> trace stack id */
+	uint32_t nsmap;
+	uint64_t frames[REC_STACK_MAX];	/* a stack definition being read */
 };
 
+struct raw_meta {
+	uint64_t mono, real;
+	unsigned int pid, ppid;
+	char comm[17];
+	char exe[PATH_MAX];
+	char cmdline[4096];
+};
+
+/* One process image: a raw file, or a note about one we could not record. */
+struct image {
+	char raw[PATH_MAX + 320];
+	unsigned int gen;
+	int fd;
+	struct raw_meta rm;
+	struct cursor *cur;	/* one per raw thread met (index_raw) */
+	uint32_t ncur, cur_cap;
+	uint64_t tmin;		/* first event, UINT64_MAX: none */
+	uint64_t start;		/* CLOCK_MONOTONIC ns */
+	uint32_t index;		/* in the process table */
+	int parent, exec_from;
+	uint32_t first_tid, threads;
+	uint32_t flags;
+	uint64_t events, allocs, dropped, fixups;
+};
 
 struct merge {
-	int fd;
-	const char *name;
-	struct cursor *cur;	/* one per raw tid met, in order of first block */
-	uint32_t ncur, cur_cap;
-	struct hmap tids;	/* raw tid -> index in cur[] */
+	struct image *img;
+	size_t nimg;
 	struct cursor **heap;
 	uint32_t nheap;
-	struct idmap *ids;	/* live address -> dense id */
-	struct trace_writer *w;
-	struct record_image *im;
+	struct idmap *ids;	/* live (image, address) -> dense id */
+	struct trace_writer *w;	/* NULL: the counting pass */
+	uint64_t tmin;
+	struct image *im;	/* the image of the event being translated */
 };
 
 static int add_block(struct cursor *c, uint64_t off, uint32_t count,
@@ -85,65 +118,253 @@ static int add_block(struct cursor *c, uint64_t off, uint32_t count,
 	return 0;
 }
 
-/* Pass 1: index every block by thread; returns the earliest time seen. */
-static int index_raw(struct merge *m, uint64_t *tmin)
+/* Pass 1: index every block of @im by thread, up to the file's size now
+ * (a process still running keeps appending: both passes see the same). */
+static int index_raw_blocks(struct image *im, struct hmap *tids);
+
+static int index_raw(struct image *im)
+{
+	struct hmap tids;	/* raw tid -> index in im->cur[] */
+	int rc;
+
+	if (hmap_init(&tids))
+		return -ENOMEM;
+	rc = 0;
+	for (uint32_t i = 0; i < im->ncur && !rc; i++)
+		rc = hmap_insert(&tids, im->cur[i].raw_tid, i);
+	if (!rc)
+		rc = index_raw_blocks(im, &tids);
+	hmap_destroy(&tids);
+	return rc;
+}
+
+/*
+ * The cursor of raw thread @tid: memory follows the threads met, not the
+ * numbers they carry (a raw file is input: a tid near MAX_RAW_TID must not
+ * size an array). Return: the cursor, or NULL without memory.
+ */
+static struct cursor *raw_cursor(struct image *im, struct hmap *tids, uint32_t tid)
+{
+	uint64_t *v = hmap_find(tids, tid);
+	struct cursor *c;
+
+	if (v)
+		return &im->cur[*v];
+	if (im->ncur == im->cur_cap) {
+		uint32_t cap = im->cur_cap ? 2 * im->cur_cap : 16;
+
+		c = realloc(im->cur, cap * sizeof(*c));
+		if (!c)
+			return NULL;
+		im->cur = c;
+		im->cur_cap = cap;
+	}
+	c = im->cur;
+	memset(&c[im->ncur], 0, sizeof(*c));
+	c[im->ncur].raw_tid = tid;
+	c[im->ncur].out_tid = UINT32_MAX;
+	c[im->ncur].first_time = UINT64_MAX;
+	if (hmap_insert(tids, tid, im->ncur))
+		return NULL;
+	return &im->cur[im->ncur++];
+}
+
+static int index_raw_blocks(struct image *im, struct hmap *tids)
 {
 	struct rec_block h;
-	struct rec_event first;
-	struct rec_state st;
-	uint8_t head[REC_EVENT_MAX];
-	const uint8_t *p;
-	uint64_t off = 0, *v;
+	struct cursor *cur;
+	uint64_t off = 0;
+	struct stat sb;
 	ssize_t n;
 
-	*tmin = UINT64_MAX;
+	im->tmin = UINT64_MAX;
+	if (fstat(im->fd, &sb))
+		return -errno;
 	for (;;) {
-		n = pread(m->fd, &h, sizeof(h), (off_t)off);
+		if (off + sizeof(h) > (uint64_t)sb.st_size)
+			n = off == (uint64_t)sb.st_size ? 0 : -1;
+		else
+			n = pread(im->fd, &h, sizeof(h), (off_t)off);
 		if (n == 0)
 			return 0;
-		memset(&st, 0, sizeof(st));
-		p = head;
 		if (n != sizeof(h) || h.magic != REC_BLOCK_MAGIC ||
 		    h.count == 0 || h.bytes > REC_BLOCK_BYTES || h.bytes < h.count ||
 		    h.tid >= MAX_RAW_TID ||
-		    pread(m->fd, head, min_t(uint32_t, h.bytes, sizeof(head)),
-			  (off_t)(off + sizeof(h))) != min_t(uint32_t, h.bytes, sizeof(head)) ||
-		    rec_decode(&p, head + min_t(uint32_t, h.bytes, sizeof(head)), &st, &first)) {
-			fprintf(stderr, "uslab record: %s: byte offset %" PRIu64
-				": expected a raw block header (the recorder was cut off?); "
-				"keeping the events before it\n", m->name, off);
+		    off + sizeof(h) + h.bytes > (uint64_t)sb.st_size) {
+			if (!(im->flags & TRACE_PROC_RUNNING))
+				fprintf(stderr, "uslab record: %s: byte offset %" PRIu64
+					": expected a raw block header (the recorder was cut off?); "
+					"keeping the events before it\n", im->raw, off);
 			return 0;
 		}
-		/* Memory follows the threads met, not the numbers they carry. */
-		v = hmap_find(&m->tids, h.tid);
-		if (!v) {
-			if (m->ncur == m->cur_cap) {
-				uint32_t cap = m->cur_cap ? 2 * m->cur_cap : 16;
-				struct cursor *c = realloc(m->cur, cap * sizeof(*c));
-
-				if (!c)
-					return -ENOMEM;
-				m->cur = c;
-				m->cur_cap = cap;
-			}
-			memset(&m->cur[m->ncur], 0, sizeof(m->cur[0]));
-			m->cur[m->ncur].raw_tid = h.tid;
-			m->cur[m->ncur].out_tid = UINT32_MAX;
-			if (hmap_insert(&m->tids, h.tid, m->ncur))
-				return -ENOMEM;
-			v = hmap_find(&m->tids, h.tid);
-			m->ncur++;
-		}
-		if (add_block(&m->cur[*v], off + sizeof(h), h.count, h.bytes))
+		cur = raw_cursor(im, tids, h.tid);
+		if (!cur)
 			return -ENOMEM;
-		if (first.time < *tmin)
-			*tmin = first.time;
+		cur->im = im;
+		if (add_block(cur, off + sizeof(h), h.count, h.bytes))
+			return -ENOMEM;
+		if (h.time < cur->first_time)
+			cur->first_time = h.time;
+		if (h.time < im->tmin)
+			im->tmin = h.time;
 		off += sizeof(h) + h.bytes;
 	}
 }
 
+/* ---- Call stacks (record -g): one table for the whole trace ------------ */
+
+struct gstack {
+	uint32_t image, nframes;
+	uint64_t off;		/* first frame in stack_frames */
+	uint64_t hash;
+};
+
+static struct gstack *stacks;
+static uint32_t nstacks, stacks_cap;
+static uint64_t *stack_frames;
+static uint64_t nframes_all, frames_cap;
+static uint32_t *stack_slots;	/* open addressing: index + 1 */
+static uint32_t stack_mask;
+
+static uint64_t stack_hash(uint32_t image, const uint64_t *f, uint32_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)image << 32) ^ n;
+
+	for (uint32_t i = 0; i < n; i++) {
+		h ^= f[i];
+		h *= 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 31;
+	}
+	return h;
+}
+
+/* The trace-wide id (1-based) of @image's stack @f: the same frames in the
+ * same process image are one stack, whichever thread met them. */
+static uint32_t stack_intern(uint32_t image, const uint64_t *f, uint32_t n)
+{
+	uint64_t h = stack_hash(image, f, n);
+	uint32_t i;
+
+	if ((nstacks + 1) * 2 > stack_mask) {
+		uint32_t cap = stack_mask ? (stack_mask + 1) * 2 : 4096;
+		uint32_t *s = calloc(cap, sizeof(*s));
+
+		if (!s)
+			return 0;
+		for (uint32_t k = 0; k < nstacks; k++) {
+			for (i = (uint32_t)stacks[k].hash & (cap - 1); s[i]; i = (i + 1) & (cap - 1))
+				;
+			s[i] = k + 1;
+		}
+		free(stack_slots);
+		stack_slots = s;
+		stack_mask = cap - 1;
+	}
+	for (i = (uint32_t)h & stack_mask; stack_slots[i]; i = (i + 1) & stack_mask) {
+		const struct gstack *g = &stacks[stack_slots[i] - 1];
+
+		if (g->hash == h && g->image == image && g->nframes == n &&
+		    !memcmp(stack_frames + g->off, f, n * sizeof(*f)))
+			return stack_slots[i];
+	}
+	if (nstacks == stacks_cap) {
+		uint32_t cap = stacks_cap ? stacks_cap * 2 : 1024;
+		struct gstack *g = realloc(stacks, cap * sizeof(*g));
+
+		if (!g)
+			return 0;
+		stacks = g;
+		stacks_cap = cap;
+	}
+	if (nframes_all + n > frames_cap) {
+		uint64_t cap = frames_cap ? frames_cap * 2 : 16384;
+		uint64_t *fr;
+
+		while (cap < nframes_all + n)
+			cap *= 2;
+		fr = realloc(stack_frames, cap * sizeof(*fr));
+		if (!fr)
+			return 0;
+		stack_frames = fr;
+		frames_cap = cap;
+	}
+	memcpy(stack_frames + nframes_all, f, n * sizeof(*f));
+	stacks[nstacks] = (struct gstack){ .image = image, .nframes = n,
+					   .off = nframes_all, .hash = h };
+	nframes_all += n;
+	stack_slots[i] = ++nstacks;
+	return nstacks;
+}
+
+/* The executable mappings of every image (raw.<pid>.<n>.maps), for
+ * symbolizing the stacks at report time. */
+static struct trace_object *objects;
+static uint32_t nobjects, objects_cap;
+
+static void read_maps(const struct image *im)
+{
+	char path[PATH_MAX + 400], line[PATH_MAX + 200];
+	uint32_t first = nobjects;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s%s", im->raw, REC_MAPS_SUFFIX);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off;
+		char perms[8], *file = strchr(line, '/');
+		bool dup = false;
+		int used = 0;
+
+		if (!file || sscanf(line, "%llx-%llx %7s %llx %n", &lo, &hi, perms, &off, &used) < 4 ||
+		    hi <= lo)
+			continue;
+		file[strcspn(file, "\n")] = 0;
+		for (uint32_t i = first; i < nobjects && !dup; i++)
+			dup = objects[i].start == lo && objects[i].end == hi &&
+			      !strcmp(objects[i].path, file);
+		if (dup)
+			continue;
+		if (nobjects == objects_cap) {
+			uint32_t cap = objects_cap ? objects_cap * 2 : 64;
+			struct trace_object *o = realloc(objects, cap * sizeof(*o));
+
+			if (!o)
+				break;
+			objects = o;
+			objects_cap = cap;
+		}
+		objects[nobjects] = (struct trace_object){
+			.proc = im->index, .start = lo, .end = hi, .offset = off,
+			.path = strdup(file),
+		};
+		if (objects[nobjects].path)
+			nobjects++;
+	}
+	fclose(f);
+}
+
+/* A stack definition met by a cursor: its local id now names a trace id. */
+static void cursor_define(struct cursor *c, const struct rec_event *d)
+{
+	uint32_t gid = stack_intern(c->im->index, d->frames, d->nframes);
+
+	if (d->stack >= c->nsmap) {
+		uint32_t n = max_t(uint32_t, d->stack + 1, c->nsmap * 2);
+		uint32_t *s = realloc(c->smap, n * sizeof(*s));
+
+		if (!s)
+			return;		/* its events go without a stack */
+		memset(s + c->nsmap, 0, (n - c->nsmap) * sizeof(*s));
+		c->smap = s;
+		c->nsmap = n;
+	}
+	c->smap[d->stack] = gid;
+}
+
 /* Step @c to its thread's next event. Return: false when it has none. */
-static bool cursor_next(struct merge *m, struct cursor *c)
+static bool cursor_next(struct cursor *c)
 {
 	while (!c->left) {
 		uint32_t len;
@@ -156,25 +377,30 @@ static bool cursor_next(struct merge *m, struct cursor *c)
 				return false;
 		}
 		len = c->bytes[c->bi];
-		if (pread(m->fd, c->buf, len, (off_t)c->blocks[c->bi]) != (ssize_t)len)
+		if (pread(c->im->fd, c->buf, len, (off_t)c->blocks[c->bi]) != (ssize_t)len)
 			return false;
 		c->p = c->buf;
 		c->end = c->buf + len;
 		c->left = c->counts[c->bi++];
 		memset(&c->st, 0, sizeof(c->st));
 	}
+	c->cur.frames = c->frames;
 	if (rec_decode(&c->p, c->end, &c->st, &c->cur)) {
 		fprintf(stderr, "uslab record: %s: byte offset %" PRIu64
 			": damaged raw event; skipping the rest of the block\n",
-			m->name, c->blocks[c->bi - 1] + (uint64_t)(c->p - c->buf));
+			c->im->raw, c->blocks[c->bi - 1] + (uint64_t)(c->p - c->buf));
 		c->left = 0;
-		return cursor_next(m, c);
+		return cursor_next(c);
 	}
 	c->left--;
+	if (c->cur.op == REC_OP_STACK) {	/* not an event: define, go on */
+		cursor_define(c, &c->cur);
+		return cursor_next(c);
+	}
 	return true;
 }
 
-/* Heap order: time, then frees before allocations, then thread. */
+/* Heap order: time, then frees before allocations, then image, thread. */
 static bool before(const struct cursor *a, const struct cursor *b)
 {
 	const struct rec_event *x = &a->cur, *y = &b->cur;
@@ -186,6 +412,8 @@ static bool before(const struct cursor *a, const struct cursor *b)
 	yf = trace_op_is_free(y->op) || y->op == REC_OP_REALLOC_OLD;
 	if (xf != yf)
 		return xf;
+	if (a->im != b->im)
+		return a->im->index < b->im->index;
 	return a->raw_tid < b->raw_tid;
 }
 
@@ -211,7 +439,17 @@ static void sift_down(struct merge *m, uint32_t i)
 static int put(struct merge *m, struct trace_event *ev)
 {
 	m->im->events++;
-	return trace_writer_add(m->w, ev);
+	if (trace_op_is_alloc(ev->op) || ev->op == TRACE_OP_REALLOC)
+		m->im->allocs++;
+	return m->w ? trace_writer_add(m->w, ev) : 0;
+}
+
+/* Addresses of different processes are different objects: the id map's key
+ * carries the image in the bits above user space (x86-64 and arm64 user
+ * addresses are below 2^48). */
+static uint64_t key(const struct merge *m, uint64_t addr)
+{
+	return addr ^ ((uint64_t)m->im->index << 48);
 }
 
 /*
@@ -221,8 +459,8 @@ static int put(struct merge *m, struct trace_event *ev)
  */
 static int new_id(struct merge *m, struct trace_event *ev, uint64_t addr)
 {
-	uint64_t old;
-	int rc = idmap_insert(m->ids, addr, &ev->id);
+	uint64_t old, k = key(m, addr);
+	int rc = idmap_insert(m->ids, k, &ev->id);
 
 	if (rc == -EINVAL) {	/* not an address a real allocator returns */
 		ev->id = 0;
@@ -230,17 +468,18 @@ static int new_id(struct merge *m, struct trace_event *ev, uint64_t addr)
 	}
 	if (rc != -EEXIST)
 		return rc;
-	rc = idmap_remove(m->ids, addr, &old);
+	rc = idmap_remove(m->ids, k, &old);
 	if (!rc) {
 		struct trace_event f = *ev;
 
 		f.op = TRACE_OP_FREE;
+		f.stack = 0;
 		f.id = old;
 		f.old_id = f.size = f.align = 0;
 		m->im->fixups++;
 		rc = put(m, &f);
 	}
-	return rc ? rc : idmap_insert(m->ids, addr, &ev->id);
+	return rc ? rc : idmap_insert(m->ids, k, &ev->id);
 }
 
 /*
@@ -255,18 +494,19 @@ static int translate(struct merge *m, struct cursor *c,
 	int rc;
 
 	if (r->op == REC_OP_REALLOC_OLD) {
-		if (idmap_detach(m->ids, r->addr, &c->pending_old))
+		if (idmap_detach(m->ids, key(m, r->addr), &c->pending_old))
 			c->pending_old = 0;
 		return 0;
 	}
 	if (r->op >= TRACE_OP_NR)
 		return -EPROTO;
 	ev->op = r->op;
+	ev->stack = r->stack && r->stack < c->nsmap ? c->smap[r->stack] : 0;
 	ev->size = r->size;
 	ev->align = r->align;
 	ev->id = ev->old_id = 0;
 	if (trace_op_is_free(r->op)) {
-		if (r->addr && idmap_remove(m->ids, r->addr, &ev->id)) {
+		if (r->addr && idmap_remove(m->ids, key(m, r->addr), &ev->id)) {
 			m->im->dropped++;
 			return 0;
 		}
@@ -293,21 +533,22 @@ static int translate(struct merge *m, struct cursor *c,
 	if (rc || !id)
 		return rc;
 	/* Failed: the old object lives on under its id; (p, 0): freed. */
-	if (r->size && idmap_attach(m->ids, r->old_addr, id) == 0)
+	if (r->size && idmap_attach(m->ids, key(m, r->old_addr), id) == 0)
 		return 0;
 	return idmap_release_id(m->ids, id);
 }
 
-struct raw_meta {
-	uint64_t mono, real;
-	unsigned int pid;
-	char cmdline[4096];
-};
+static void copy_field(char *dst, size_t cap, const char *src, const char *end)
+{
+	size_t n = min_t(size_t, (size_t)(end - src), cap - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = 0;
+}
 
 static void read_meta(const char *raw, struct raw_meta *rm)
 {
-	char path[sizeof(((struct record_image *)0)->raw) + sizeof(REC_META_SUFFIX)];
-	char buf[8192];
+	char path[PATH_MAX + 400], buf[8192];
 	ssize_t n;
 	int fd;
 	char *p, *end;
@@ -340,121 +581,49 @@ static void read_meta(const char *raw, struct raw_meta *rm)
 			rm->cmdline[o] = 0;
 			break;
 		}
+		if (!nl)
+			nl = end;
 		if (!strncmp(p, "mono=", 5))
 			rm->mono = strtoull(p + 5, NULL, 10);
 		else if (!strncmp(p, "real=", 5))
 			rm->real = strtoull(p + 5, NULL, 10);
 		else if (!strncmp(p, "pid=", 4))
 			rm->pid = (unsigned int)strtoul(p + 4, NULL, 10);
-		if (!nl)
-			break;
+		else if (!strncmp(p, "ppid=", 5))
+			rm->ppid = (unsigned int)strtoul(p + 5, NULL, 10);
+		else if (!strncmp(p, "comm=", 5))
+			copy_field(rm->comm, sizeof(rm->comm), p + 5, nl);
+		else if (!strncmp(p, "exe=", 4))
+			copy_field(rm->exe, sizeof(rm->exe), p + 4, nl);
 		p = nl + 1;
 	}
 }
 
-int record_convert(struct record_image *im, int level)
+static const char *base_name(const char *s)
 {
-	struct merge m = { .name = im->raw, .im = im };
-	struct trace_meta meta = { 0 };
-	struct trace_writer *w = NULL;
-	struct raw_meta rm;
-	uint64_t tmin, last = 0;
-	uint32_t next_tid = 0;
-	int rc;
+	const char *b = strrchr(s, '/');
 
-	if (hmap_init(&m.tids))
-		return -ENOMEM;
-	m.fd = open(im->raw, O_RDONLY | O_CLOEXEC);
-	if (m.fd < 0) {
-		rc = -errno;
-		fprintf(stderr, "uslab record: %s: %s\n", im->raw, strerror(errno));
-		hmap_destroy(&m.tids);
-		return rc;
-	}
-	rc = index_raw(&m, &tmin);
-	if (rc)
-		goto out;
-	read_meta(im->raw, &rm);
-	if (tmin == UINT64_MAX || (rm.mono && rm.mono < tmin))
-		tmin = rm.mono;
-	meta.cpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
-	meta.clock_id = CLOCK_MONOTONIC;
-	meta.pid = im->pid;
-	meta.start_ns = rm.real && rm.mono >= tmin ? rm.real - (rm.mono - tmin) : 0;
-	strcpy(meta.tool, "uslab record");
-	meta.cmdline = rm.cmdline;
-	rc = trace_writer_open(&w, im->out, &meta, level);
-	if (rc) {
-		fprintf(stderr, "uslab record: %s.tmp: %s\n", im->out, strerror(-rc));
-		goto out;
-	}
-	m.w = w;
-	m.ids = idmap_new();
-	m.heap = calloc(m.ncur ? m.ncur : 1, sizeof(*m.heap));
-	if (!m.heap || !m.ids) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < m.ncur; i++)
-		if (cursor_next(&m, &m.cur[i]))
-			m.heap[m.nheap++] = &m.cur[i];
-	for (uint32_t i = m.nheap / 2; i-- > 0;)
-		sift_down(&m, i);
-	while (m.nheap) {
-		struct cursor *c = m.heap[0];
-		const struct rec_event *r = &c->cur;
-		struct trace_event ev;
-
-		if (c->out_tid == UINT32_MAX)
-			c->out_tid = next_tid++;
-		ev.time_ns = r->time >= tmin ? r->time - tmin : 0;
-		if (ev.time_ns < last)
-			ev.time_ns = last;
-		last = ev.time_ns;
-		ev.tid = c->out_tid;
-		ev.cpu = r->cpu == 0xffff ? TRACE_CPU_UNKNOWN : r->cpu;
-		rc = translate(&m, c, r, &ev);
-		if (rc < 0) {
-			fprintf(stderr, "uslab record: %s: %s\n", im->out,
-				rc == -EINVAL ? trace_writer_error(w) :
-				rc == -EPROTO ? "raw record with an unknown op" : strerror(-rc));
-			goto out;
-		}
-		rc = 0;
-		if (!cursor_next(&m, c))
-			m.heap[0] = m.heap[--m.nheap];
-		sift_down(&m, 0);
-	}
-	im->threads = next_tid;
-	rc = trace_writer_close(w);
-	w = NULL;
-	im->written = !rc;
-out:
-	if (w)
-		trace_writer_abort(w);
-	for (uint32_t i = 0; i < m.ncur; i++) {
-		free(m.cur[i].blocks);
-		free(m.cur[i].counts);
-		free(m.cur[i].bytes);
-		free(m.cur[i].buf);
-	}
-	free(m.cur);
-	hmap_destroy(&m.tids);
-	free(m.heap);
-	idmap_free(m.ids);
-	close(m.fd);
-	return rc;
+	return b ? b + 1 : s;
 }
 
 static int cmp_image(const void *a, const void *b)
 {
-	const struct record_image *x = a, *y = b;
+	const struct image *x = a, *y = b;
 
-	if (x->root != y->root)
-		return x->root ? -1 : 1;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rm.pid != y->rm.pid)
+		return x->rm.pid < y->rm.pid ? -1 : 1;
 	return x->gen < y->gen ? -1 : x->gen > y->gen;
+}
+
+static int cmp_cursor_time(const void *a, const void *b)
+{
+	const struct cursor *x = *(struct cursor *const *)a, *y = *(struct cursor *const *)b;
+
+	if (x->first_time != y->first_time)
+		return x->first_time < y->first_time ? -1 : 1;
+	return x->raw_tid < y->raw_tid ? -1 : x->raw_tid > y->raw_tid;
 }
 
 void record_remove_dir(const char *dir)
@@ -475,45 +644,446 @@ void record_remove_dir(const char *dir)
 	rmdir(dir);
 }
 
-/* Every raw.<pid>.<n> in @dir, the root image first. */
-struct record_image *record_list_images(const char *dir, const char *out,
-					pid_t root, size_t *nimg)
+static struct image *add_image(struct image **img, size_t *n, size_t *cap)
 {
-	struct record_image *img = NULL, *im;
+	struct image *im;
+
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 8;
+
+		im = realloc(*img, c * sizeof(*im));
+		if (!im)
+			return NULL;
+		*img = im;
+		*cap = c;
+	}
+	im = &(*img)[(*n)++];
+	memset(im, 0, sizeof(*im));
+	im->fd = -1;
+	im->tmin = UINT64_MAX;
+	im->parent = im->exec_from = -1;
+	return im;
+}
+
+/* An image the recorder never ran in, from what is known about it. */
+static struct image *add_unrecorded(struct image **img, size_t *n, size_t *cap,
+				    unsigned int pid, unsigned int ppid,
+				    uint64_t start, const char *path)
+{
+	struct image *im = add_image(img, n, cap);
+
+	if (!im)
+		return NULL;
+	im->rm.pid = pid;
+	im->rm.ppid = ppid;
+	im->start = im->rm.mono = start;
+	im->flags = TRACE_PROC_UNRECORDED;
+	im->gen = UINT32_MAX;
+	snprintf(im->rm.comm, sizeof(im->rm.comm), "%.15s", base_name(path));
+	snprintf(im->rm.exe, sizeof(im->rm.exe), "%s", path);
+	snprintf(im->rm.cmdline, sizeof(im->rm.cmdline), "%s", path);
+	return im;
+}
+
+/*
+ * $dir/notes: execs the recorder could not follow. Each is an image in the
+ * table (flagged unrecorded) and one warning line.
+ */
+static int read_notes(const char *dir, struct image **img, size_t *n, size_t *cap,
+		      bool quiet)
+{
+	char path[PATH_MAX + 16], line[PATH_MAX + 128], kind[16], file[PATH_MAX];
+	unsigned int pid, ppid;
+	unsigned long long mono;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, REC_NOTES);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%15s %u %u %llu %4095[^\n]", kind, &pid, &ppid,
+			   &mono, file) != 5)
+			continue;
+		if (!add_unrecorded(img, n, cap, pid, ppid, mono, file)) {
+			fclose(f);
+			return -ENOMEM;
+		}
+		if (!strcmp(kind, "static"))
+			fprintf(stderr, "uslab record: warning: %s (pid %u) is statically linked: "
+				"LD_PRELOAD cannot reach it, its allocations are not recorded\n",
+				file, pid);
+		else
+			fprintf(stderr, "uslab record: warning: %s (pid %u) was started without "
+				"LD_PRELOAD or " REC_ENV_DIR ": its allocations are not recorded\n",
+				file, pid);
+	}
+	fclose(f);
+	return 0;
+}
+
+/* Every raw.<pid>.<n> in @dir, plus the notes. */
+static int list_images(const char *dir, struct image **imgp, size_t *nimg,
+		       bool quiet)
+{
+	struct image *img = NULL, *im;
 	size_t n = 0, cap = 0;
 	struct dirent *de;
 	DIR *d = opendir(dir);
 	unsigned int pid, gen;
 	char tail;
+	int rc = 0;
 
 	if (!d)
-		return NULL;
+		return -errno;
 	while ((de = readdir(d))) {
 		if (sscanf(de->d_name, "raw.%u.%u%c", &pid, &gen, &tail) != 2)
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 8;
-			im = realloc(img, cap * sizeof(*img));
-			if (!im)
-				break;
-			img = im;
+		im = add_image(&img, &n, &cap);
+		if (!im) {
+			rc = -ENOMEM;
+			break;
 		}
-		im = &img[n++];
-		memset(im, 0, sizeof(*im));
-		im->pid = pid;
 		im->gen = gen;
-		im->root = pid == (unsigned int)root && gen == 0;
 		snprintf(im->raw, sizeof(im->raw), "%s/%s", dir, de->d_name);
-		if (im->root)
-			snprintf(im->out, sizeof(im->out), "%s", out);
-		else if (gen)
-			snprintf(im->out, sizeof(im->out), "%s.%u.%u", out, pid, gen);
-		else
-			snprintf(im->out, sizeof(im->out), "%s.%u", out, pid);
+		read_meta(im->raw, &im->rm);
+		im->rm.pid = pid;
+		im->start = im->rm.mono;
 	}
 	closedir(d);
-	if (n)
-		qsort(img, n, sizeof(*img), cmp_image);
+	if (!rc)
+		rc = read_notes(dir, &img, &n, &cap, quiet);
+	*imgp = img;
 	*nimg = n;
-	return img;
+	return rc;
+}
+
+static void reset_cursors(struct merge *m)
+{
+	for (size_t i = 0; i < m->nimg; i++) {
+		struct image *im = &m->img[i];
+
+		im->events = im->allocs = im->dropped = im->fixups = 0;
+		for (uint32_t t = 0; t < im->ncur; t++) {
+			struct cursor *c = &im->cur[t];
+
+			c->bi = 0;
+			c->left = 0;
+			c->pending_old = 0;
+		}
+	}
+}
+
+/* One merge of every image's threads by time, through the writer or (no
+ * writer) only counting each image's events. */
+static int merge_all(struct merge *m)
+{
+	uint64_t last = 0;
+	uint32_t ncur = 0;
+	int rc = 0;
+
+	reset_cursors(m);
+	idmap_free(m->ids);
+	m->ids = idmap_new();
+	for (size_t i = 0; i < m->nimg; i++)
+		ncur += m->img[i].ncur;
+	free(m->heap);
+	m->heap = calloc(ncur ? ncur : 1, sizeof(*m->heap));
+	if (!m->heap || !m->ids)
+		return -ENOMEM;
+	m->nheap = 0;
+	for (size_t i = 0; i < m->nimg; i++)
+		for (uint32_t t = 0; t < m->img[i].ncur; t++)
+			if (cursor_next(&m->img[i].cur[t]))
+				m->heap[m->nheap++] = &m->img[i].cur[t];
+	for (uint32_t i = m->nheap / 2; i-- > 0;)
+		sift_down(m, i);
+	while (m->nheap) {
+		struct cursor *c = m->heap[0];
+		const struct rec_event *r = &c->cur;
+		struct trace_event ev;
+
+		m->im = c->im;
+		ev.time_ns = r->time >= m->tmin ? r->time - m->tmin : 0;
+		if (ev.time_ns < last)
+			ev.time_ns = last;
+		last = ev.time_ns;
+		ev.tid = c->out_tid;
+		ev.cpu = r->cpu == 0xffff ? TRACE_CPU_UNKNOWN : r->cpu;
+		rc = translate(m, c, r, &ev);
+		if (rc < 0) {
+			fprintf(stderr, "uslab record: %s: %s\n", c->im->raw,
+				rc == -EINVAL && m->w ? trace_writer_error(m->w) :
+				rc == -EPROTO ? "raw record with an unknown op" : strerror(-rc));
+			return rc;
+		}
+		rc = 0;
+		if (!cursor_next(c))
+			m->heap[0] = m->heap[--m->nheap];
+		sift_down(m, 0);
+	}
+	return 0;
+}
+
+/* Table order, parents, exec chains and trace tids of every image. */
+static int link_images(struct merge *m)
+{
+	uint32_t next_tid = 0;
+
+	qsort(m->img, m->nimg, sizeof(*m->img), cmp_image);
+	m->tmin = UINT64_MAX;
+	for (size_t i = 0; i < m->nimg; i++) {
+		struct image *im = &m->img[i];
+
+		im->index = (uint32_t)i;
+		for (uint32_t t = 0; t < im->ncur; t++)
+			im->cur[t].im = im;	/* the sort moved the images */
+		if (im->tmin < m->tmin)
+			m->tmin = im->tmin;
+		if (im->start && im->start < m->tmin)
+			m->tmin = im->start;
+	}
+	for (size_t i = 0; i < m->nimg; i++) {
+		struct image *im = &m->img[i];
+		struct cursor **order;
+		uint32_t k = 0;
+
+		/* The latest earlier image of the same pid exec'd into this
+		 * one (not for a first image: a fork child starts at gen 0);
+		 * the latest earlier image of the parent pid forked it. */
+		for (size_t j = i; j-- > 0;) {
+			if (m->img[j].rm.pid == im->rm.pid && im->gen && im->exec_from < 0 &&
+			    im->parent < 0)
+				im->exec_from = (int)j;
+			if (m->img[j].rm.pid == im->rm.ppid && im->parent < 0 &&
+			    im->exec_from < 0)
+				im->parent = (int)j;
+		}
+		if (im->exec_from >= 0)
+			im->parent = -1;
+		order = calloc(im->ncur ? im->ncur : 1, sizeof(*order));
+		if (!order)
+			return -ENOMEM;
+		for (uint32_t t = 0; t < im->ncur; t++)
+			if (im->cur[t].nblocks)
+				order[k++] = &im->cur[t];
+		qsort(order, k, sizeof(*order), cmp_cursor_time);
+		im->first_tid = next_tid;
+		for (uint32_t t = 0; t < k; t++)
+			order[t]->out_tid = next_tid++;
+		im->threads = k;
+		free(order);
+		if (next_tid > TRACE_THREADS_MAX)
+			return -E2BIG;
+	}
+	if (m->tmin == UINT64_MAX)
+		m->tmin = 0;
+	return 0;
+}
+
+/*
+ * One merge into a scratch trace in the raw directory (counting each image's
+ * events on the way), then @out: header, process table, stacks, objects,
+ * and the scratch file's chunks and trailer spliced after them.
+ */
+static int write_trace(struct merge *m, const char *dir, const char *out, char **argv,
+		       pid_t root, int level)
+{
+	struct trace_meta meta = { 0 };
+	struct trace_proc *procs;
+	char cmd[4096] = "", scratch[PATH_MAX + 32];
+	size_t o = 0;
+	int rc;
+
+	for (int i = 0; argv[i] && o + 2 < sizeof(cmd); i++)
+		o += (size_t)snprintf(cmd + o, sizeof(cmd) - o, "%s%s", i ? " " : "", argv[i]);
+	meta.cpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+	meta.clock_id = CLOCK_MONOTONIC;
+	meta.pid = (uint32_t)root;
+	strcpy(meta.tool, "uslab record");
+	meta.cmdline = cmd;
+	for (size_t i = 0; i < m->nimg; i++) {
+		const struct raw_meta *rm = &m->img[i].rm;
+
+		if (rm->real && rm->mono >= m->tmin) {
+			meta.start_ns = rm->real - (rm->mono - m->tmin);
+			break;
+		}
+	}
+	snprintf(scratch, sizeof(scratch), "%s/events.ustr", dir);
+	rc = trace_writer_open(&m->w, scratch, &meta, level);
+	if (rc) {
+		m->w = NULL;
+		return rc;
+	}
+	trace_writer_defer_records(m->w);
+	rc = merge_all(m);
+	if (rc) {
+		trace_writer_abort(m->w);
+		m->w = NULL;
+		return rc;
+	}
+	rc = trace_writer_close(m->w);
+	m->w = NULL;
+	if (rc)
+		return rc;
+	procs = calloc(m->nimg ? m->nimg : 1, sizeof(*procs));
+	if (!procs)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nimg; i++) {
+		struct image *im = &m->img[i];
+		struct trace_proc *t = &procs[i];
+
+		t->pid = im->rm.pid;
+		t->ppid = im->rm.ppid;
+		t->parent = im->parent;
+		t->exec_from = im->exec_from;
+		t->first_tid = im->first_tid;
+		t->nthreads = im->threads;
+		t->flags = im->flags;
+		t->start_ns = im->start > m->tmin ? im->start - m->tmin : 0;
+		t->events = im->events;
+		t->allocs = im->allocs;
+		snprintf(t->comm, sizeof(t->comm), "%s", im->rm.comm);
+		t->exe = im->rm.exe;
+		t->cmdline = im->rm.cmdline;
+	}
+	rc = trace_writer_open(&m->w, out, &meta, level);
+	if (rc) {		/* the writer said why */
+		m->w = NULL;
+		free(procs);
+		return rc;
+	}
+	rc = m->nimg ? trace_writer_set_procs(m->w, procs, (uint32_t)m->nimg) : 0;
+	free(procs);
+	if (!rc && nstacks) {
+		struct trace_stack *ts = calloc(nstacks, sizeof(*ts));
+
+		for (uint32_t i = 0; i < nstacks && ts; i++)
+			ts[i] = (struct trace_stack){ .proc = stacks[i].image,
+				.nframes = stacks[i].nframes,
+				.frames = stack_frames + stacks[i].off };
+		rc = ts ? trace_writer_set_stacks(m->w, ts, nstacks) : -ENOMEM;
+		free(ts);
+		for (size_t i = 0; i < m->nimg && !rc; i++)
+			read_maps(&m->img[i]);
+		if (!rc)
+			rc = trace_writer_set_objects(m->w, objects, nobjects);
+	}
+	if (rc) {
+		fprintf(stderr, "uslab record: %s: process table: %s\n", out,
+			rc == -EINVAL ? "bad entry" : strerror(-rc));
+		goto out_abort;
+	}
+	rc = trace_writer_splice(m->w, scratch);
+	if (rc) {
+		fprintf(stderr, "uslab record: %s: %s\n", out, strerror(-rc));
+		goto out_abort;
+	}
+	rc = trace_writer_close(m->w);
+	m->w = NULL;
+	return rc;
+out_abort:
+	trace_writer_abort(m->w);
+	m->w = NULL;
+	return rc;
+}
+
+int record_collect(const struct record_opts *o, struct record_result *res)
+{
+	struct merge m = { 0 };
+	int rc, best = -1;
+
+	memset(res, 0, sizeof(*res));
+	rc = list_images(o->dir, &m.img, &m.nimg, false);
+	if (!rc) {
+		bool have_root = false;
+
+		for (size_t i = 0; i < m.nimg; i++)
+			have_root |= m.img[i].rm.pid == (unsigned int)o->root &&
+				     !(m.img[i].flags & TRACE_PROC_UNRECORDED);
+		/* CMD's own process made no call (or could not be recorded):
+		 * it is still a process of the run. */
+		if (!have_root && o->run) {
+			struct image *im;
+			size_t cap = m.nimg;
+
+			im = add_unrecorded(&m.img, &m.nimg, &cap, (unsigned int)o->root,
+					    (unsigned int)getpid(), o->root_start, o->argv[0]);
+			if (!im)
+				rc = -ENOMEM;
+			else if (!o->root_static)
+				im->flags = 0;	/* it ran, and allocated nothing */
+		}
+	}
+	for (size_t i = 0; i < m.nimg && !rc; i++) {
+		struct image *im = &m.img[i];
+
+		for (size_t k = 0; k < o->nrunning; k++)
+			if (o->running[k] == im->rm.pid)
+				im->flags |= TRACE_PROC_RUNNING;
+		if (!im->raw[0])
+			continue;
+		im->fd = open(im->raw, O_RDONLY | O_CLOEXEC);
+		if (im->fd < 0) {
+			rc = -errno;
+			fprintf(stderr, "uslab record: %s: %s\n", im->raw, strerror(errno));
+			break;
+		}
+		rc = index_raw(im);
+	}
+	if (!rc && o->run) {
+		rc = link_images(&m);
+		if (!rc)
+			rc = write_trace(&m, o->dir, o->out, o->argv, o->root, o->level);
+	}
+	for (size_t i = 0; i < m.nimg; i++) {
+		struct image *im = &m.img[i];
+
+		res->events += im->events;
+		res->dropped += im->dropped;
+		res->fixups += im->fixups;
+		res->threads += im->threads;
+		if (best < 0 || im->allocs > m.img[best].allocs)
+			best = (int)i;
+	}
+	res->nprocs = m.nimg;
+	if (best >= 0) {
+		res->best_pid = m.img[best].rm.pid;
+		snprintf(res->best_comm, sizeof(res->best_comm), "%s", m.img[best].rm.comm);
+		res->best_events = m.img[best].events;
+	}
+	res->nstacks = nstacks;
+	res->nframes = nframes_all;
+	res->nobjects = nobjects;
+	for (size_t i = 0; i < m.nimg; i++) {
+		struct image *im = &m.img[i];
+
+		for (uint32_t t = 0; t < im->ncur; t++) {
+			free(im->cur[t].blocks);
+			free(im->cur[t].counts);
+			free(im->cur[t].bytes);
+			free(im->cur[t].buf);
+			free(im->cur[t].smap);
+		}
+		free(im->cur);
+		if (im->fd >= 0)
+			close(im->fd);
+	}
+	free(m.img);
+	free(m.heap);
+	idmap_free(m.ids);
+	for (uint32_t i = 0; i < nobjects; i++)
+		free((char *)objects[i].path);
+	free(objects);
+	free(stacks);
+	free(stack_frames);
+	free(stack_slots);
+	objects = NULL;
+	stacks = NULL;
+	stack_frames = NULL;
+	stack_slots = NULL;
+	nobjects = objects_cap = nstacks = stacks_cap = stack_mask = 0;
+	nframes_all = frames_cap = 0;
+	return rc;
 }

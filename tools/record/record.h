@@ -7,6 +7,8 @@
 #ifndef USLAB_TOOLS_RECORD_H
 #define USLAB_TOOLS_RECORD_H
 
+#include <string.h>
+#include <unistd.h>
 #include "trace/internal.h"
 
 /* ---- Recorder raw stream (tools/record/preload.c -> tools/record/collect.c).
@@ -24,7 +26,17 @@
 #define REC_ENV_DIR		"USLAB_RECORD_DIR"
 /* The first half of a realloc: @addr (the old pointer) is given up. */
 #define REC_OP_REALLOC_OLD	31u
+/* `record -g`: a call stack the thread has not used before, defined before
+ * the first event that refers to it: op byte, varint local id, varint frame
+ * count, frames as zigzag deltas. Not an event: no time, no CPU. */
+#define REC_OP_STACK		30u
 #define REC_SAME_CPU		0x80u
+#define REC_HAS_STACK		0x40u	/* event: varint local stack id + 1 last */
+#define REC_OP_MASK		0x3fu
+#define REC_STACK_MAX		64u	/* frames kept per call stack */
+#define REC_STACK_BYTES		(16u + 10u * REC_STACK_MAX)
+#define REC_ENV_STACKS		"USLAB_RECORD_STACKS"
+#define REC_MAPS_SUFFIX		".maps"	/* executable mappings at start, exit */
 
 struct rec_event {
 	uint64_t time;		/* CLOCK_MONOTONIC ns */
@@ -35,13 +47,18 @@ struct rec_event {
 	uint16_t cpu;		/* 0xffff: unknown */
 	uint8_t op;
 	uint8_t pad;
+	uint32_t stack;		/* event: local stack id + 1, 0 none;
+				 * REC_OP_STACK: the id it defines */
+	uint32_t nframes;	/* REC_OP_STACK: frames[] */
+	uint64_t *frames;	/* REC_OP_STACK: REC_STACK_MAX slots */
 };
 
 struct rec_block {
 	uint32_t magic;
 	uint32_t tid;
-	uint32_t count;
+	uint32_t count;		/* records: events and stack definitions */
 	uint32_t bytes;
+	uint64_t time;		/* of its first event; UINT64_MAX: none */
 };
 
 /* Which ops carry a size / an alignment (the table in trace_common.c, as
@@ -72,7 +89,19 @@ static inline size_t rec_encode(uint8_t *buf, struct rec_state *st,
 	uint8_t *p = buf;
 	bool same = st->started && st->cpu == e->cpu;
 
-	*p++ = (uint8_t)(e->op | (same ? REC_SAME_CPU : 0));
+	if (e->op == REC_OP_STACK) {
+		uint64_t prev = 0;
+
+		*p++ = (uint8_t)REC_OP_STACK;
+		p = put_varint(p, e->stack);
+		p = put_varint(p, e->nframes);
+		for (uint32_t i = 0; i < e->nframes; i++) {
+			p = put_varint(p, zigzag((int64_t)(e->frames[i] - prev)));
+			prev = e->frames[i];
+		}
+		return (size_t)(p - buf);
+	}
+	*p++ = (uint8_t)(e->op | (same ? REC_SAME_CPU : 0) | (e->stack ? REC_HAS_STACK : 0));
 	p = put_varint(p, e->time - st->time);
 	if (!same)
 		p = put_varint(p, e->cpu);
@@ -83,6 +112,8 @@ static inline size_t rec_encode(uint8_t *buf, struct rec_state *st,
 		p = put_varint(p, e->size);
 	if (REC_ALIGN_OPS >> e->op & 1)
 		p = put_varint(p, e->align);
+	if (e->stack)
+		p = put_varint(p, e->stack);
 	st->time = e->time;
 	st->addr = e->addr;
 	st->cpu = e->cpu;
@@ -96,14 +127,34 @@ static inline int rec_decode(const uint8_t **pp, const uint8_t *end,
 {
 	const uint8_t *p = *pp;
 	uint64_t v;
+	bool has_stack;
 
 	if (p >= end)
 		return -1;
-	e->op = *p & 0x7f;
+	e->op = *p & REC_OP_MASK;
+	e->stack = 0;
+	if (e->op == REC_OP_STACK) {
+		uint64_t prev = 0, n;
+
+		if (*p++ != REC_OP_STACK || get_varint(&p, end, &v) || !v || v > UINT32_MAX ||
+		    get_varint(&p, end, &n) || n > REC_STACK_MAX || !e->frames)
+			return -1;
+		e->stack = (uint32_t)v;
+		e->nframes = (uint32_t)n;
+		for (uint32_t i = 0; i < e->nframes; i++) {
+			if (get_varint(&p, end, &v))
+				return -1;
+			prev += (uint64_t)unzigzag(v);
+			e->frames[i] = prev;
+		}
+		*pp = p;
+		return 0;
+	}
 	if ((*p & REC_SAME_CPU) && !st->started)
 		return -1;
 	if (e->op >= TRACE_OP_NR && e->op != REC_OP_REALLOC_OLD)
 		return -1;
+	has_stack = *p & REC_HAS_STACK;
 	v = *p++ & REC_SAME_CPU;
 	if (get_varint(&p, end, &e->time))
 		return -1;
@@ -133,6 +184,11 @@ static inline int rec_decode(const uint8_t **pp, const uint8_t *end,
 			return -1;
 		e->align = (uint32_t)v;
 	}
+	if (has_stack) {
+		if (get_varint(&p, end, &v) || !v || v > UINT32_MAX)
+			return -1;
+		e->stack = (uint32_t)v;
+	}
 	st->time = e->time;
 	st->addr = e->addr;
 	st->cpu = e->cpu;
@@ -143,29 +199,84 @@ static inline int rec_decode(const uint8_t **pp, const uint8_t *end,
 
 /* Written once per process image as raw.<pid>.<n>.meta (text, key=value). */
 #define REC_META_SUFFIX		".meta"
+/* $USLAB_RECORD_DIR/notes: one line per exec the recorder cannot follow,
+ * "static PID PATH" or "noenv PID PATH", appended with one write(2). */
+#define REC_NOTES		"notes"
+#define REC_LIB_NAME		"libuslab-record.so"
 
-/* ---- The collector (tools/record/collect.c). */
+/*
+ * Is the file open at @fd a statically linked ELF program (no PT_INTERP, so
+ * no dynamic loader and no LD_PRELOAD)? Shared by the recorder (at exec) and
+ * `uslab record` (for CMD itself). Return: 1 static, 0 dynamic or not ELF.
+ */
+static inline int rec_elf_is_static(int fd)
+{
+	unsigned char e[64], ph[56];
+	uint64_t phoff;
+	uint16_t phnum, phentsize, type;
+
+	if (pread(fd, e, sizeof(e), 0) != (ssize_t)sizeof(e) ||
+	    memcmp(e, "\177ELF", 4) || e[4] != 2 /* ELFCLASS64 */ ||
+	    e[5] != 1 /* little-endian */)
+		return 0;
+	type = get_le16(e + 16);
+	if (type != 2 && type != 3)	/* ET_EXEC, ET_DYN */
+		return 0;
+	phoff = get_le64(e + 32);
+	phentsize = get_le16(e + 54);
+	phnum = get_le16(e + 56);
+	if (phentsize < sizeof(ph) || phnum == 0 || phnum > 4096)
+		return 0;
+	for (uint16_t i = 0; i < phnum; i++) {
+		if (pread(fd, ph, sizeof(ph), (off_t)(phoff + (uint64_t)i * phentsize)) !=
+		    (ssize_t)sizeof(ph))
+			return 0;
+		if (get_le32(ph) == 3)	/* PT_INTERP */
+			return 0;
+	}
+	/* ET_DYN without an interpreter is a shared library or static-pie;
+	 * one with an entry point is run as a program. */
+	return type == 2 || get_le64(e + 24) != 0;
+}
+
+
+/* ---- The collector (tools/record/collect.c), run by `uslab record`
+ * (tools/uslab/builtin-record.c) after the command exits. */
 
 #include <limits.h>
 #include <sys/types.h>
 
-/* One process image's raw file and the trace made of it. */
-struct record_image {
-	char raw[PATH_MAX + 320];
-	char out[PATH_MAX + 32];
-	unsigned int pid, gen;
-	bool root;
-	uint64_t events, dropped, fixups;
-	uint32_t threads;
-	bool written;
+struct record_opts {
+	const char *dir;		/* the raw files */
+	const char *out;		/* the trace */
+	char **argv;			/* the command */
+	pid_t root;			/* its pid */
+	uint64_t root_start;		/* CLOCK_MONOTONIC ns when it started */
+	bool root_static;		/* CMD could not be preloaded */
+	bool run;			/* CMD ran (exit status not 127) */
+	int level;			/* zstd level, 0 default */
+	const unsigned int *running;	/* pids still running at its exit */
+	size_t nrunning;
 };
 
-/* Every raw.<pid>.<n> in @dir, the root image (@root's first) first; the
- * trace of the root image is @out, the others @out.<pid>[.<n>]. */
-struct record_image *record_list_images(const char *dir, const char *out,
-					pid_t root, size_t *nimg);
-/* Write @im's trace at zstd @level. Return: 0, or -errno (reported on stderr). */
-int record_convert(struct record_image *im, int level);
+struct record_result {
+	uint64_t events, dropped, fixups;
+	uint32_t threads;
+	size_t nprocs;
+	unsigned int best_pid;		/* the process with the most allocations */
+	char best_comm[17];
+	uint64_t best_events;
+	uint32_t nstacks, nobjects;	/* record -g */
+	uint64_t nframes;
+};
+
+/*
+ * Every raw file (and note) in @o->dir into one trace @o->out: the process
+ * table, the call stacks, the events of every process merged by time.
+ * Warnings (static programs, cleared LD_PRELOAD) go to stderr.
+ * Return: 0, or -errno (reported on stderr; no trace left behind).
+ */
+int record_collect(const struct record_opts *o, struct record_result *res);
 /* Remove @dir and the files in it. */
 void record_remove_dir(const char *dir);
 

@@ -14,7 +14,9 @@ sim-objs += tools/uslab/uslab.o tools/uslab/builtin-script.o \
             tools/uslab/builtin-replay.o tools/uslab/builtin-gen.o \
             tools/uslab/builtin-tune.o tools/uslab/builtin-record.o \
             tools/uslab/builtin-calibrate.o tools/uslab/builtin-sim.o \
-            tools/uslab/plot.o
+            tools/uslab/plot.o tools/uslab/report_callsite.o tools/uslab/symbolize.o \
+            tools/uslab/replay-stats.o tools/uslab/tune-verify.o tools/uslab/statseg.o \
+            tools/uslab/builtin-slabinfo.o tools/uslab/builtin-top.o
 
 # uslab tune --png runs plot-frontier.py: installed in share/uslab/, found
 # beside the source when uslab runs from the build tree.
@@ -27,4 +29,21 @@ install-bins += $(obj)/uslab
 .SECONDEXPANSION:
 $(obj)/uslab: $$(addprefix $(obj)/,$$(sim-objs)) $$(vcpu-lib)
 	$(quiet) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(TRACE_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(TRACE_LIBS) $(USLAB_LIBS) $(LDLIBS)
+# report --sort callsite symbolizes with elfutils (libdw-dev)
+USLAB_LIBS := -ldw -lelf
+# --- manual pages (recorder/CLI owner): docs/man/*.scd through scdoc
+# (Debian package scdoc); `make install` puts them in share/man/man1 and
+# `uslab help CMD` shows them.
+man-pages := $(patsubst docs/man/%.scd,$(obj)/man/%,$(wildcard docs/man/*.scd))
+progs += $(man-pages)
+install-man += $(man-pages)
+$(obj)/man/%: docs/man/%.scd | $(obj)/.deps-tools
+	$(quiet) SCDOC $@
+	$(Q)mkdir -p $(dir $@)
+	$(Q)scdoc < $< > $@
+
+# The version `uslab --version` prints: the git description of the tree.
+USLAB_VERSION := $(shell git -C $(srctree) describe --always --dirty 2>/dev/null || echo unknown)
+$(obj)/tools/uslab/uslab.o: CPPFLAGS += -DUSLAB_VERSION='"$(USLAB_VERSION)"'
+# --- end manual pages

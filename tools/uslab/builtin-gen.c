@@ -175,6 +175,30 @@ static int emit(struct gen_state *g, unsigned int tid, enum trace_op op,
 	return err;
 }
 
+/* An event with an old id (realloc) or an alignment (the memalign family). */
+static int emit_full(struct gen_state *g, unsigned int tid, enum trace_op op,
+		     uint64_t id, uint64_t old_id, uint64_t size, uint64_t align)
+{
+	struct trace_event ev = {
+		.op = op,
+		.id = id,
+		.old_id = old_id,
+		.size = size,
+		.align = align,
+		.tid = tid,
+		.cpu = tid % g->p.cpus,
+		.time_ns = g->now,
+	};
+	int err;
+
+	g->now += g->p.step_ns;
+	g->events++;
+	err = trace_writer_add(g->out, &ev);
+	if (err)
+		fprintf(stderr, "uslab gen: %s\n", trace_writer_error(g->out));
+	return err;
+}
+
 static uint64_t new_id(struct gen_state *g)
 {
 	g->objects++;
@@ -309,6 +333,56 @@ static int pc_step(struct gen_state *g, unsigned int tid)
 	return emit(g, tid, TRACE_OP_FREE, g->fifo[g->head++ % p->window], 0);
 }
 
+/*
+ * resize: our own workload of the malloc family's whole surface, for the
+ * simulator's fidelity test: each thread keeps up to @window blocks and per
+ * step frees one (when full) or makes one by malloc, calloc, realloc (grow
+ * or shrink, in a range that moves between classes), memalign,
+ * posix_memalign, aligned_alloc or valloc (alignments 16 .. 4096).
+ */
+static int rs_step(struct gen_state *g, unsigned int tid)
+{
+	static const enum trace_op aligned_ops[] = {
+		TRACE_OP_MEMALIGN, TRACE_OP_POSIX_MEMALIGN, TRACE_OP_ALIGNED_ALLOC,
+	};
+	struct gen_thread *t = &g->t[tid];
+	const struct gen_params *p = &g->p;
+	uint64_t id, size, slot, r;
+
+	if (t->l >= p->loops) {
+		if (!t->nr) {
+			t->done = true;
+			return 0;
+		}
+		return emit(g, tid, TRACE_OP_FREE, t->ids[--t->nr], 0);
+	}
+	t->l++;
+	size = p->min_size + rng_below(&t->rng, p->max_size - p->min_size + 1);
+	r = rng_below(&t->rng, 100);
+	if (t->nr == p->window || (t->nr && r < 30)) {
+		slot = rng_below(&t->rng, t->nr);
+		if (r < 15) {		/* resize in place or move: same id */
+			id = t->ids[slot];
+			return emit_full(g, tid, TRACE_OP_REALLOC, id, id, size, 0);
+		}
+		id = t->ids[slot];
+		t->ids[slot] = t->ids[--t->nr];
+		return emit(g, tid, TRACE_OP_FREE, id, 0);
+	}
+	id = new_id(g);
+	t->ids[t->nr++] = id;
+	if (r < 50)
+		return emit(g, tid, TRACE_OP_MALLOC, id, size);
+	if (r < 60)
+		return emit(g, tid, TRACE_OP_CALLOC, id, size);
+	if (r < 70)			/* realloc(NULL, n) */
+		return emit_full(g, tid, TRACE_OP_REALLOC, id, 0, size, 0);
+	if (r < 95)
+		return emit_full(g, tid, aligned_ops[r % 3], id, 0, size,
+				 (uint64_t)16 << rng_below(&t->rng, 9));
+	return emit_full(g, tid, TRACE_OP_VALLOC, id, 0, size, 4096);
+}
+
 static int gen_run(struct gen_state *g)
 {
 	int (*step)(struct gen_state *, unsigned int);
@@ -319,6 +393,8 @@ static int gen_run(struct gen_state *g)
 		step = rp_step;
 	else if (!strcmp(g->p.kind, "prodcons"))
 		step = pc_step;
+	else if (!strcmp(g->p.kind, "resize"))
+		step = rs_step;
 	else
 		step = mt_step;
 
@@ -341,7 +417,9 @@ static void gen_usage(FILE *f)
 	fprintf(f,
 		"usage: uslab gen KIND [-t THREADS] [-o TRACE] [options]\n"
 		"  KIND: rpmalloc | mtmalloc-32k | mtmalloc-64k | mtmalloc-128k |\n"
-		"        mtmalloc-256k | prodcons\n"
+		"        mtmalloc-256k | prodcons | resize\n"
+		"        (resize: malloc, calloc, realloc, memalign, posix_memalign,\n"
+		"        aligned_alloc, valloc; window of -w blocks, -l operations)\n"
 		"  -t, --threads N    threads (default 1; prodcons: 2)\n"
 		"  -o, --output FILE  trace to write (required)\n"
 		"  -s, --seed N       seed (default 1)\n"
@@ -354,7 +432,7 @@ static void gen_usage(FILE *f)
 		"      --min N        smallest size (rpmalloc 16, prodcons 16)\n"
 		"      --max N        largest size (rpmalloc 16000, mtmalloc-NK N KiB,\n"
 		"                     prodcons 1024)\n"
-		"  -w, --window N     mtmalloc: live blocks per thread (64);\n"
+		"  -w, --window N     mtmalloc: live blocks per thread (64); resize (512);\n"
 		"                     prodcons: queue depth (256)\n"
 		"      --step-ns N    virtual time between events (default 50)\n");
 }
@@ -403,9 +481,20 @@ static int gen_parse(int argc, char **argv, struct gen_params *p, struct gen_arg
 			a->out = optarg;
 			continue;
 		}
-		if (c == '?' || parse_u64(optarg, &v)) {
-			if (c != '?')
-				fprintf(stderr, "uslab gen: bad number '%s'\n", optarg);
+		if (c == '?') {
+			cmd_opt_error("uslab gen", "", "t:o:s:c:b:l:p:w:h", argv);
+			gen_usage(stderr);
+			return 2;
+		}
+		if (parse_u64(optarg, &v)) {
+			fprintf(stderr, "uslab gen: %s: expected a non-negative integer, found '%s'\n",
+				argv[optind - 1][1] == '-' || optarg != argv[optind - 1] ?
+				argv[optind - 1] : "option", optarg);
+			gen_usage(stderr);
+			return 2;
+		}
+		if (c == 't' && (v == 0 || v > 4096)) {
+			fprintf(stderr, "uslab gen: -t: expected 1..4096 threads, found '%s'\n", optarg);
 			gen_usage(stderr);
 			return 2;
 		}
@@ -461,6 +550,12 @@ static int gen_kind(struct gen_params *p, struct gen_args *a)
 			fprintf(stderr, "uslab gen: prodcons needs at least 2 threads\n");
 			return 2;
 		}
+	} else if (!strcmp(p->kind, "resize")) {
+		p->min_size = a->min_size ? a->min_size : 1;
+		p->max_size = a->max_size ? a->max_size : 6000;
+		p->loops = a->loops ? a->loops : 100000;
+		p->window = a->window ? a->window : 512;
+		a->threads = a->threads ? a->threads : 1;
 	} else {
 		fprintf(stderr, "uslab gen: unknown kind '%s'\n", p->kind);
 		gen_usage(stderr);
@@ -530,10 +625,8 @@ static int gen_write(struct gen_state *g, const char *path)
 	snprintf(meta.tool, sizeof(meta.tool), "uslab gen");
 	meta.cmdline = cmdline;
 	rc = trace_writer_open(&g->out, path, &meta, 0);
-	if (rc) {
-		fprintf(stderr, "uslab gen: %s: %s\n", path, strerror(-rc));
+	if (rc)		/* the writer said why */
 		return 1;
-	}
 	if (gen_run(g)) {
 		trace_writer_abort(g->out);
 		return 1;

@@ -31,7 +31,7 @@ static int emit_to_writer(void *ctx, const struct trace_event *ev)
 int cmd_import(int argc, char **argv)
 {
 	static const char usage[] =
-		"uslab import FORMAT INPUT -o TRACE\n"
+		"uslab import FORMAT INPUT -o TRACE   (TRACE - : standard output)\n"
 		"  FORMAT  mtrace: glibc mtrace log (MALLOC_TRACE=FILE with libc_malloc_debug.so)\n"
 		"          perf:   'perf script' text of kmem:kmalloc, kmem:kfree,\n"
 		"                  kmem:kmem_cache_alloc, kmem:kmem_cache_free\n"
@@ -45,7 +45,13 @@ int cmd_import(int argc, char **argv)
 	int c, rc, fmt = -1;
 	bool quiet = false;
 
-	while ((c = getopt(argc, argv, "o:qh")) != -1) {
+	static const struct option lopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+
+	while ((c = getopt_long(argc, argv, "o:qh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			out = optarg;
@@ -53,18 +59,23 @@ int cmd_import(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case 'h':
+			return cmd_help(usage);
 		default:
-			return cmd_usage(usage);
+			return cmd_opt_error("uslab import", usage, "o:qh", argv);
 		}
 	}
-	if (optind + 2 != argc || !out)
+	if (optind + 2 != argc || !out) {
+		fprintf(stderr, "uslab import: %s\n", !out ? "no -o TRACE given" :
+			"expected FORMAT and INPUT");
 		return cmd_usage(usage);
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(formats); i++)
 		if (!strcmp(argv[optind], formats[i].name))
 			fmt = (int)i;
 	if (fmt < 0) {
 		fprintf(stderr, "uslab import: unknown format '%s' (mtrace, perf)\n", argv[optind]);
-		return 2;
+		return cmd_usage(usage);
 	}
 	in_name = argv[optind + 1];
 	in = strcmp(in_name, "-") ? fopen(in_name, "re") : stdin;
@@ -77,8 +88,7 @@ int cmd_import(int argc, char **argv)
 	snprintf(cmdline, sizeof(cmdline), "%s", in_name);
 	meta.cmdline = cmdline;
 	rc = trace_writer_open(&w, out, &meta, 0);
-	if (rc) {
-		fprintf(stderr, "uslab import: %s.tmp: %s\n", out, strerror(-rc));
+	if (rc) {		/* the writer said why */
 		if (in != stdin)
 			fclose(in);
 		return 1;

@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * `uslab record [-o FILE] -- CMD [ARGS]`: runs CMD with libuslab-record.so
- * preloaded, then has the collector (tools/record/collect.c) turn each
- * process image's raw file into a trace.
- *
- * The first image of CMD's process goes to FILE; every other image (forked
- * children, exec'd programs) to FILE.<pid>[.<n>]. The raw files are removed
- * in every case. No locks: single-threaded.
+ * `uslab record [-g] [-o FILE] -- CMD [ARGS]`: runs CMD with
+ * libuslab-record.so preloaded, as a child subreaper (so the processes it
+ * leaves behind are still ours to name), then has the collector
+ * (tools/record/collect.c) write one trace of every process of the run.
+ * No locks: single-threaded.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -16,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,16 +46,17 @@ static int find_lib(char *buf, size_t len)
 		return -1;
 	*slash = 0;
 	/* The build tree keeps it beside uslab; `make install` puts it in lib/. */
-	if ((size_t)snprintf(buf, len, "%s/libuslab-record.so", exe) < len &&
+	if ((size_t)snprintf(buf, len, "%s/" REC_LIB_NAME, exe) < len &&
 	    !access(buf, R_OK))
 		return 0;
-	if ((size_t)snprintf(buf, len, "%s/../lib/libuslab-record.so", exe) < len &&
+	if ((size_t)snprintf(buf, len, "%s/../lib/" REC_LIB_NAME, exe) < len &&
 	    !access(buf, R_OK))
 		return 0;
 	return -1;
 }
 
-static int run_child(char **argv, const char *lib, const char *dir, pid_t *pidp)
+static int run_child(char **argv, const char *lib, const char *dir, bool stacks_wanted,
+		     pid_t *pidp)
 {
 	const char *old = getenv("LD_PRELOAD");
 	char *preload;
@@ -71,8 +74,13 @@ static int run_child(char **argv, const char *lib, const char *dir, pid_t *pidp)
 	if (!pid) {
 		signal(SIGINT, SIG_DFL);
 		signal(SIGQUIT, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
 		setenv("LD_PRELOAD", preload, 1);
 		setenv(REC_ENV_DIR, dir, 1);
+		if (stacks_wanted)
+			setenv(REC_ENV_STACKS, "1", 1);
+		else
+			unsetenv(REC_ENV_STACKS);
 		execvp(argv[0], argv);
 		fprintf(stderr, "uslab record: %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
@@ -82,22 +90,58 @@ static int run_child(char **argv, const char *lib, const char *dir, pid_t *pidp)
 	return 0;
 }
 
-/* The root image made no allocation at all: still an (empty) trace. */
-static int write_empty(const char *out, char **argv)
+/* Pids of the processes still running under us (reparented to this
+ * subreaper, and their descendants), from /proc. */
+static size_t still_running(pid_t self, unsigned int *pids, size_t max)
 {
-	struct trace_meta meta = { .clock_id = CLOCK_MONOTONIC };
-	struct trace_writer *w;
-	char cmd[4096] = "";
-	size_t o = 0;
-	int rc;
+	unsigned int all[4096][2];
+	size_t nall = 0, n = 0;
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	bool grew = true;
 
-	for (int i = 0; argv[i] && o + 2 < sizeof(cmd); i++)
-		o += (size_t)snprintf(cmd + o, sizeof(cmd) - o, "%s%s", i ? " " : "", argv[i]);
-	meta.cmdline = cmd;
-	meta.cpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
-	strcpy(meta.tool, "uslab record");
-	rc = trace_writer_open(&w, out, &meta, 0);
-	return rc ? rc : trace_writer_close(w);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && nall < ARRAY_SIZE(all)) {
+		char path[64], buf[512], *rp;
+		unsigned int pid, ppid;
+		char state;
+		FILE *f;
+
+		if (sscanf(de->d_name, "%u", &pid) != 1)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (!fgets(buf, sizeof(buf), f)) {
+			fclose(f);
+			continue;
+		}
+		fclose(f);
+		rp = strrchr(buf, ')');
+		if (!rp || sscanf(rp + 1, " %c %u", &state, &ppid) != 2 || state == 'Z')
+			continue;
+		all[nall][0] = pid;
+		all[nall++][1] = ppid;
+	}
+	closedir(d);
+	while (grew) {
+		grew = false;
+		for (size_t i = 0; i < nall && n < max; i++) {
+			bool ours = all[i][1] == (unsigned int)self, seen = false;
+
+			for (size_t j = 0; j < n && !ours; j++)
+				ours = all[i][1] == pids[j];
+			for (size_t j = 0; j < n; j++)
+				seen |= pids[j] == all[i][0];
+			if (ours && !seen) {
+				pids[n++] = all[i][0];
+				grew = true;
+			}
+		}
+	}
+	return n;
 }
 
 static double secs(const struct timespec *a, const struct timespec *b)
@@ -105,59 +149,134 @@ static double secs(const struct timespec *a, const struct timespec *b)
 	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
+/* CMD resolved as execvp will: for the static-binary warning. */
+static bool cmd_is_static(const char *file)
+{
+	char buf[PATH_MAX];
+	const char *path = getenv("PATH");
+	int fd, st = 0;
+
+	if (strchr(file, '/')) {
+		snprintf(buf, sizeof(buf), "%s", file);
+	} else {
+		const char *p = path ? path : "/bin:/usr/bin", *colon;
+		bool found = false;
+
+		for (; *p && !found; p = *colon ? colon + 1 : colon) {
+			colon = strchrnul(p, ':');
+			if ((size_t)(colon - p) + strlen(file) + 3 > sizeof(buf))
+				continue;
+			if (colon == p)
+				strcpy(buf, ".");
+			else
+				memcpy(buf, p, (size_t)(colon - p)), buf[colon - p] = 0;
+			strcat(buf, "/");
+			strcat(buf, file);
+			found = !access(buf, X_OK);
+		}
+		if (!found)
+			return false;
+	}
+	fd = open(buf, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		st = rec_elf_is_static(fd);
+		close(fd);
+	}
+	return st;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static const char usage[] =
-		"uslab record [-o FILE] [-l LEVEL] [-q] -- CMD [ARGS]\n"
-		"  runs CMD with the recorder preloaded and writes its allocation trace\n"
-		"  -o FILE   trace of CMD's first process image (default uslab.ustr);\n"
-		"            other processes and exec'd images go to FILE.<pid>[.<n>]\n"
-		"  -l LEVEL  zstd level (default 3)\n"
-		"  -q        no summary on stderr\n"
+		"uslab record [-g] [-o FILE] [-l LEVEL] [-q] -- CMD [ARGS]\n"
+		"  runs CMD with the recorder preloaded and writes one trace of every\n"
+		"  process it runs (forked, vforked, spawned or exec'd), with a process table\n"
+		"  -g        record each allocation's call stack (libunwind), for\n"
+		"            'uslab report --sort callsite'\n"
+		"  -o FILE   the trace (default uslab.ustr; - for standard output)\n"
+		"  -l LEVEL  zstd level 1..22 (default 3)\n"
+		"  -q        no summary on stderr (warnings are still printed)\n"
 		"  exit status: CMD's (128+signal when killed), 1 when writing failed";
 	const char *out = "uslab.ustr";
-	char lib[PATH_MAX], dir[PATH_MAX];
-	struct record_image *img;
-	size_t nimg = 0;
-	int c, level = 0, status = 0, rc, ret, failed = 0;
-	bool quiet = false;
+	char lib[PATH_MAX], dir[PATH_MAX], errbuf[PATH_MAX + 128];
+	struct stat sb;
+	struct record_result res;
+	unsigned int running[256];
+	size_t nrunning;
+	int c, level = 0, status = 0, rc, ret;
+	bool quiet = false, root_static, stacks_wanted = false;
 	pid_t pid = -1;
 	struct timespec t_start, t_ran, t_end;
 
-	while ((c = getopt(argc, argv, "+o:l:qh")) != -1) {
+	static const struct option lopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t v;
+
+	while ((c = getopt_long(argc, argv, "+go:l:qh", lopts, NULL)) != -1) {
 		switch (c) {
+		case 'g':
+			stacks_wanted = true;
+			break;
 		case 'o':
 			out = optarg;
 			break;
 		case 'l':
-			level = atoi(optarg);
+			if (cmd_parse_u64("uslab record", "-l", optarg, 1, 22, &v))
+				return cmd_usage(usage);
+			level = (int)v;
 			break;
 		case 'q':
 			quiet = true;
 			break;
+		case 'h':
+			return cmd_help(usage);
 		default:
-			return cmd_usage(usage);
+			return cmd_opt_error("uslab record", usage, "go:l:qh", argv);
 		}
 	}
-	if (optind >= argc)
+	if (optind >= argc) {
+		fprintf(stderr, "uslab record: no command given\n");
 		return cmd_usage(usage);
+	}
 	if (strlen(out) > PATH_MAX - 64) {
 		fprintf(stderr, "uslab record: %s: name too long\n", out);
 		return 1;
 	}
 	if (find_lib(lib, sizeof(lib))) {
-		fprintf(stderr, "uslab record: libuslab-record.so not found next to uslab (set USLAB_RECORD_LIB)\n");
+		fprintf(stderr, "uslab record: " REC_LIB_NAME " not found next to uslab (set USLAB_RECORD_LIB)\n");
 		return 1;
 	}
-	snprintf(dir, sizeof(dir), "%s.rec.XXXXXX", out);
+	if (out_check(out, errbuf, sizeof(errbuf))) {
+		fprintf(stderr, "uslab record: %s\n", errbuf);
+		return 1;
+	}
+	/* Raw files beside a regular output (same file system, usually not
+	 * RAM); beside a FIFO, a device or stdout they go to $TMPDIR. */
+	if (!strcmp(out, "-") || (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode))) {
+		const char *tmpdir = getenv("TMPDIR");
+
+		snprintf(dir, sizeof(dir), "%s/uslab-record.XXXXXX",
+			 tmpdir && *tmpdir ? tmpdir : "/tmp");
+	} else {
+		snprintf(dir, sizeof(dir), "%s.rec.XXXXXX", out);
+	}
 	if (!mkdtemp(dir)) {
 		fprintf(stderr, "uslab record: %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
+	root_static = cmd_is_static(argv[optind]);
+	if (root_static)
+		fprintf(stderr, "uslab record: warning: %s is statically linked: LD_PRELOAD "
+			"cannot reach it, its allocations are not recorded\n", argv[optind]);
+	/* Orphans of CMD become our children: we can tell who is still running. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
-	rc = run_child(argv + optind, lib, dir, &pid);
+	rc = run_child(argv + optind, lib, dir, stacks_wanted, &pid);
 	if (rc) {
 		fprintf(stderr, "uslab record: fork: %s\n", strerror(-rc));
 		record_remove_dir(dir);
@@ -170,35 +289,48 @@ int cmd_record(int argc, char **argv)
 	signal(SIGQUIT, SIG_DFL);
 	ret = WIFEXITED(status) ? WEXITSTATUS(status) :
 	      WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+	nrunning = still_running(getpid(), running, ARRAY_SIZE(running));
 
-	img = record_list_images(dir, out, pid, &nimg);
-	if (!nimg || !img[0].root) {
-		/* No allocation in CMD itself (or it could not start). */
-		if (ret != 127 && (rc = write_empty(out, argv + optind))) {
-			fprintf(stderr, "uslab record: %s: %s\n", out, strerror(-rc));
-			failed = 1;
+	{
+		struct record_opts ro = {
+			.dir = dir, .out = out, .argv = argv + optind, .root = pid,
+			.root_start = (uint64_t)t_start.tv_sec * 1000000000u +
+				      (uint64_t)t_start.tv_nsec,
+			.root_static = root_static, .run = ret != 127, .level = level,
+			.running = running, .nrunning = nrunning,
+		};
+
+		if (nrunning) {
+			char list[512];
+			size_t o = 0;
+
+			for (size_t k = 0; k < nrunning && o + 40 < sizeof(list); k++)
+				o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%u",
+						      k ? ", " : "", running[k]);
+			fprintf(stderr, "uslab record: warning: %zu process%s still running when %s exited "
+				"(pid %s%s): recorded up to now\n", nrunning, nrunning == 1 ? "" : "es",
+				argv[optind], list, o + 40 >= sizeof(list) ? ", ..." : "");
 		}
+		rc = record_collect(&ro, &res);
 	}
-	for (size_t i = 0; i < nimg && !failed; i++)
-		if (record_convert(&img[i], level))
-			failed = 1;
-	if (failed)
-		for (size_t i = 0; i < nimg; i++)
-			if (img[i].written)
-				unlink(img[i].out);
-	for (size_t i = 0; i < nimg && !failed && !quiet; i++)
-		fprintf(stderr, "uslab record: %s: %" PRIu64 " events, %u threads, pid %u%s"
-			" (%" PRIu64 " unmatched frees dropped, %" PRIu64 " lost frees added)\n",
-			img[i].out, img[i].events, img[i].threads, img[i].pid,
-			img[i].root ? "" : img[i].gen ? " (exec'd image)" : " (child)",
-			img[i].dropped, img[i].fixups);
 	clock_gettime(CLOCK_MONOTONIC, &t_end);
-	if (!failed && !quiet)
-		fprintf(stderr, "uslab record: command ran %.3f s, traces written in %.3f s\n",
+	if (!rc && ret != 127 && !quiet) {
+		fprintf(stderr, "uslab record: %s: %" PRIu64 " events, %zu process%s, %u threads"
+			" (%" PRIu64 " unmatched frees dropped, %" PRIu64 " lost frees added)\n",
+			out, res.events, res.nprocs, res.nprocs == 1 ? "" : "es", res.threads,
+			res.dropped, res.fixups);
+		if (stacks_wanted)
+			fprintf(stderr, "uslab record: %u distinct call stacks, %" PRIu64
+				" frames, %u mapped objects\n", res.nstacks, res.nframes, res.nobjects);
+		if (res.nprocs > 1)
+			fprintf(stderr, "uslab record: most allocations: pid %u (%s), %" PRIu64
+				" of the events; 'uslab report %s' lists every process\n",
+				res.best_pid, res.best_comm, res.best_events, out);
+		fprintf(stderr, "uslab record: command ran %.3f s, trace written in %.3f s\n",
 			secs(&t_start, &t_ran), secs(&t_ran, &t_end));
-	free(img);
+	}
 	record_remove_dir(dir);
-	if (failed)
+	if (rc && rc != -ENOENT)
 		return ret ? ret : 1;
 	return ret;
 }

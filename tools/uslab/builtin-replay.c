@@ -200,9 +200,9 @@ static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 	uint64_t seq_cap = 0, budget = rp_event_budget();
 	int rc;
 
-	rc = trace_reader_open(&r, path);
-	if (rc) {
-		fprintf(stderr, "uslab replay: %s\n", r ? trace_reader_error(r) : strerror(-rc));
+	r = cmd_open_trace_as("uslab replay", path);
+	if (!r) {
+		rc = -EINVAL;
 		goto out;
 	}
 	if (hmap_init(&map) || hmap_init(&tids))
@@ -520,7 +520,10 @@ static const char rp_usage[] =
 	"usage: uslab replay TRACE [--allocator uslab|glibc|jemalloc|tcmalloc|mimalloc]\n"
 	"                          [--threads-as-recorded | --threads N] [--no-touch]\n"
 	"  Replays the trace for real, one thread per recorded thread, keeping\n"
-	"  every object's alloc-before-free order across threads.\n";
+	"  every object's alloc-before-free order across threads.\n"
+	"  --pid PID            the process of a multi-process recording (default:\n"
+	"                       the one with the most allocations)\n"
+	"  --comm NAME          the process with this name\n";
 
 int cmd_replay(int argc, char **argv)
 {
@@ -530,6 +533,7 @@ int cmd_replay(int argc, char **argv)
 		{ "threads", required_argument, NULL, 't' },
 		{ "no-touch", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
+		CMD_SELECT_OPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct replay rp = { .touch = true };
@@ -548,18 +552,24 @@ int cmd_replay(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "a:t:h", opts, NULL)) != -1) {
 		switch (c) {
+		case CMD_OPT_PID:
+		case CMD_OPT_COMM:
+			if (cmd_parse_select("uslab replay", c, optarg))
+				return 2;
+			break;
 		case 'a': alloc = optarg; break;
 		case 'R': fold = 0; break;
 		case 't':
 			fold = strtoul(optarg, &end, 10);
 			if (*end || !fold || fold > RP_MAX_THREADS) {
 				fprintf(stderr, "uslab replay: bad --threads '%s'\n", optarg);
+				fputs(rp_usage, stderr);
 				return 2;
 			}
 			break;
 		case 'n': rp.touch = false; break;
 		case 'h': fputs(rp_usage, stdout); return 0;
-		default: fputs(rp_usage, stderr); return 2;
+		default: return cmd_opt_error("uslab replay", rp_usage, "a:t:h", argv);
 		}
 	}
 	if (optind != argc - 1) {
@@ -607,11 +617,13 @@ int cmd_replay(int argc, char **argv)
 	}
 	rss0 = rss_kib();
 	getrusage(RUSAGE_SELF, &ru0);
+	rp_stats_begin();	/* uslab with stats: counters before the run */
 	t0 = mono_ns();
 	c0 = rdtsc();
 	pthread_barrier_wait(&rp.start);
 	for (i = 0; i < rp.nthreads; i++)
 		pthread_join(rp.t[i].th, NULL);
+	rp_stats_snapshot();	/* before the replayer allocates again */
 	c1 = rdtsc();
 	t1 = mono_ns();
 	getrusage(RUSAGE_SELF, &ru1);
@@ -662,6 +674,7 @@ int cmd_replay(int argc, char **argv)
 	       ru1.ru_maxrss, ru1.ru_maxrss > rss0 ? ru1.ru_maxrss - rss0 : 0, rss0);
 	printf("page faults: %ld minor, %ld major\n",
 	       ru1.ru_minflt - ru0.ru_minflt, ru1.ru_majflt - ru0.ru_majflt);
+	rp_stats_end(stdout);
 	err = 0;
 	goto out;
 out_nomem:

@@ -351,6 +351,33 @@ static void print_hist(FILE *f, const char *what, const struct hist *h)
 	fprintf(f, "  max %" PRIu64 "\n", h->max);
 }
 
+/* Like perf report --sort comm: every process image of the recording. */
+static void print_procs(FILE *f, const struct trace_meta *m)
+{
+	uint64_t total = 0;
+
+	for (uint32_t i = 0; i < m->nprocs; i++)
+		total += m->procs[i].events;
+	fprintf(f, "# processes: %u (* = this report; --pid or --comm for another)\n", m->nprocs);
+	fprintf(f, "#   %7s %7s %7s %12s %6s %12s  %-16s %s\n", "pid", "ppid", "events",
+		"allocs", "share", "threads", "comm", "command");
+	for (uint32_t i = 0; i < m->nprocs; i++) {
+		const struct trace_proc *t = &m->procs[i];
+		char rel[48] = "";
+
+		if (t->exec_from >= 0)
+			snprintf(rel, sizeof(rel), " [exec'd by #%d]", t->exec_from);
+		fprintf(f, "# %c %7u %7u %7" PRIu64 " %12" PRIu64 " %5.1f%% %12u  %-16s %s%s%s%s\n",
+			(int32_t)i == m->selected ? '*' : ' ', t->pid, t->ppid, t->events,
+			t->allocs, total ? 100.0 * (double)t->events / (double)total : 0.0,
+			t->nthreads, t->comm, t->cmdline ? t->cmdline : "", rel,
+			t->flags & TRACE_PROC_UNRECORDED ? " (not recorded: static, or LD_PRELOAD cleared)" : "",
+			t->flags & TRACE_PROC_RUNNING ? " (still running at the end)" : "");
+	}
+	fputc('\n', f);
+}
+
+
 static int cmp_tid(const void *a, const void *b)
 {
 	uint32_t x = ((const struct thread_stats *)a)->tid;
@@ -364,12 +391,20 @@ static void print_report(FILE *f, const struct trace_meta *m,
 			 struct report *rp, unsigned int max_threads)
 {
 	uint32_t active = 0;
+	bool no_clock = m->clock_id == TRACE_CLOCK_NONE;
+
+	if (m->nprocs)
+		print_procs(f, m);
 
 	fprintf(f, "# trace: %s (format %u.%u), pid %u, %u CPUs\n",
 		m->tool, m->version_major, m->version_minor, m->pid, m->cpus);
 	fprintf(f, "# command: %s\n", m->cmdline);
-	fprintf(f, "# %" PRIu64 " events over %.6f s\n\n", rp->events,
-		(double)rp->last_time / 1e9);
+	if (no_clock)
+		fprintf(f, "# %" PRIu64 " events (the trace has no clock: times are event indices)\n\n",
+			rp->events);
+	else
+		fprintf(f, "# %" PRIu64 " events over %.6f s\n\n", rp->events,
+			(double)rp->last_time / 1e9);
 
 	fprintf(f, "operations:\n");
 	for (unsigned int op = 0; op < TRACE_OP_NR; op++)
@@ -403,13 +438,18 @@ static void print_report(FILE *f, const struct trace_meta *m,
 	}
 
 	fprintf(f, "\nlifetimes (allocation to free):\n");
-	print_hist(f, "ns", &rp->life_ns);
+	if (!no_clock)
+		print_hist(f, "ns", &rp->life_ns);
 	print_hist(f, "events", &rp->life_ev);
 
 	fprintf(f, "\nmemory:\n  peak live  ");
 	print_bytes(f, rp->peak_bytes);
-	fprintf(f, " at %.6f s (event %" PRIu64 "); peak objects %" PRIu64 "\n",
-		(double)rp->peak_time / 1e9, rp->peak_index, rp->peak_objs);
+	if (no_clock)
+		fprintf(f, " at event %" PRIu64 "; peak objects %" PRIu64 "\n",
+			rp->peak_index, rp->peak_objs);
+	else
+		fprintf(f, " at %.6f s (event %" PRIu64 "); peak objects %" PRIu64 "\n",
+			(double)rp->peak_time / 1e9, rp->peak_index, rp->peak_objs);
 	fprintf(f, "  allocated  ");
 	print_bytes(f, rp->total_bytes);
 	fprintf(f, " in total; churn (allocated / peak live) %.1f\n",
@@ -451,35 +491,95 @@ static void print_report(FILE *f, const struct trace_meta *m,
 int cmd_report(int argc, char **argv)
 {
 	static const char usage[] =
-		"uslab report [--threads N] TRACE\n"
-		"  operations, sizes per kmalloc class, lifetimes, threads, peak live\n"
-		"  bytes and churn, in one streaming pass\n"
-		"  --threads N   list at most N threads (default 32)";
+		"uslab report [--threads N] [--sort callsite[,size] [--children] [--rows N]]\n"
+		"             [--pid PID | --comm NAME] TRACE\n"
+		"  the process table, then operations, sizes per kmalloc class, lifetimes,\n"
+		"  threads, peak live bytes and churn of one process, in one streaming pass\n"
+		"  --threads N   list at most N threads (default 32)\n"
+		"  --pid PID     the process with this pid (default: most allocations)\n"
+		"  --comm NAME   the process with this name\n"
+		"  --sort callsite        allocations, bytes, peak live, leaked and temporary\n"
+		"                         per call site, with function, file and line\n"
+		"                         (a trace from 'uslab record -g')\n"
+		"  --sort callsite,size   the same per call site and size\n"
+		"  --children             charge every function on the call stack (callers\n"
+		"                         fold in their callees)\n"
+		"  --rows N               call-site rows shown (default 40)";
 	static const struct option lopts[] = {
 		{ "threads", required_argument, NULL, 't' },
+		{ "sort", required_argument, NULL, 'S' },
+		{ "children", no_argument, NULL, 'C' },
+		{ "rows", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
+		CMD_SELECT_OPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct report *rp;
 	struct trace_reader *r;
 	struct trace_event ev;
-	unsigned int max_threads = 32;
+	unsigned int max_threads = 32, rows = 40;
+	bool children = false;
+	int sort = 0;
+	uint64_t v;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "+t:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			max_threads = (unsigned int)strtoul(optarg, NULL, 0);
+			if (cmd_parse_u64("uslab report", "--threads", optarg, 0, MAX_THREADS, &v))
+				return cmd_usage(usage);
+			max_threads = (unsigned int)v;
+			break;
+		case 'S':
+			if (!strcmp(optarg, "callsite")) {
+				sort = 1;
+			} else if (!strcmp(optarg, "callsite,size")) {
+				sort = 2;
+			} else {
+				fprintf(stderr, "uslab report: --sort: expected callsite or callsite,size, found '%s'\n",
+					optarg);
+				return cmd_usage(usage);
+			}
+			break;
+		case 'C':
+			children = true;
+			break;
+		case 'R':
+			if (cmd_parse_u64("uslab report", "--rows", optarg, 1, UINT32_MAX, &v))
+				return cmd_usage(usage);
+			rows = (unsigned int)v;
+			break;
+		case 'h':
+			return cmd_help(usage);
+		case CMD_OPT_PID:
+		case CMD_OPT_COMM:
+			if (cmd_parse_select("uslab report", c, optarg))
+				return cmd_usage(usage);
 			break;
 		default:
-			return cmd_usage(usage);
+			return cmd_opt_error("uslab report", usage, "t:h", argv);
 		}
 	}
-	if (optind != argc - 1)
+	if (optind != argc - 1) {
+		fprintf(stderr, "uslab report: %s\n", optind < argc ? "one TRACE only" : "no TRACE given");
 		return cmd_usage(usage);
-	r = cmd_open_trace(argv[optind]);
+	}
+	if (children && sort != 1) {
+		fprintf(stderr, "uslab report: --children goes with --sort callsite\n");
+		return cmd_usage(usage);
+	}
+	r = cmd_open_trace_as("uslab report", argv[optind]);
 	if (!r)
 		return 1;
+	if (sort) {
+		if (trace_reader_meta(r)->nprocs)
+			print_procs(stdout, trace_reader_meta(r));
+		rc = report_callsites(r, argv[optind], sort == 2, children, rows);
+		trace_reader_close(r);
+		if (cmd_check_stdout("uslab report"))
+			rc = 1;
+		return rc;
+	}
 	rp = calloc(1, sizeof(*rp));
 	if (!rp || hmap_init(&rp->ids) || hmap_init(&rp->tids)) {
 		fprintf(stderr, "uslab report: out of memory\n");
@@ -515,7 +615,7 @@ out:
 		free(rp->cpu_events);
 		free(rp);
 	}
-	if (fflush(stdout) == EOF)
+	if (cmd_check_stdout("uslab report"))
 		rc = 1;
 	return rc;
 }

@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,39 +52,38 @@ static void print_config(FILE *f, const struct sim_config *cfg, unsigned int cpu
 	fprintf(f, "\n");
 }
 
-/* One row per cache that did anything, then the total. */
+/* One row per cache that did anything, then the total and the page line. */
 static void print_caches(FILE *f, const struct sim_result *res)
 {
-	uint64_t allocs = 0, hits = 0;
+	uint64_t allocs = 0, frees = 0, hits = 0;
+	char line[512];
 	unsigned int c;
 
 	fprintf(f, "\nper cache (magazine = per-CPU loaded+spare, depot behind them):\n");
-	fprintf(f, "  %-16s %7s %6s %11s %11s %7s %9s %9s %9s %9s %10s\n",
-		"cache", "objsize", "mag", "allocs", "frees", "hit%", "refills",
-		"flushes", "depot_get", "depot_put", "peak_slabKiB");
+	/* slab/'s formatter: the table USLAB_OPTIONS=stats prints */
+	kmem_cache_stats_header(line, sizeof(line));
+	fputs(line, f);
 	for (c = 0; c < res->nr_cls; c++) {
-		const struct sim_class_result *cr = &res->cls[c];
-		uint64_t ops = cr->c.allocs + cr->c.frees;
-		uint64_t hit = cr->c.alloc_hits + cr->c.free_hits;
+		const struct kmem_cache_stats *cs = &res->cls[c].stats;
 
-		if (!ops && !cr->slab_bytes_peak)
+		if (!kmem_cache_stats_shown(cs))
 			continue;
-		allocs += ops;
-		hits += hit;
-		fprintf(f, "  %-16s %7u %6u %11" PRIu64 " %11" PRIu64 " %7.2f %9" PRIu64
-			" %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %10.1f\n",
-			cr->name, cr->objsize, cr->c.mag_size, cr->c.allocs, cr->c.frees,
-			ops ? 100.0 * (double)hit / (double)ops : 0.0,
-			cr->c.refills, cr->c.flushes, cr->c.depot_gets, cr->c.depot_puts,
-			(double)cr->slab_bytes_peak / 1024.0);
+		allocs += cs->allocs;
+		frees += cs->frees;
+		hits += cs->alloc_hits + cs->free_hits;
+		kmem_cache_stats_row(cs, line, sizeof(line));
+		fputs(line, f);
 	}
 	for (c = 0; c < res->nr_cls && !res->cls[c].c.mag_size; c++)
 		;
 	if (c == res->nr_cls)
 		fprintf(f, "  (no kmalloc cache has per-CPU magazines in this build: debug caches\n"
 			"   bypass them, nocache has none; every operation goes to the slabs)\n");
-	fprintf(f, "  %-16s %7s %6s %23" PRIu64 " %7.2f\n", "all caches", "", "",
-		allocs, allocs ? 100.0 * (double)hits / (double)allocs : 0.0);
+	kmem_cache_stats_total(allocs, frees, hits, line, sizeof(line));
+	fputs(line, f);
+	fputc('\n', f);
+	kmem_cache_stats_page_line(&res->pages, line, sizeof(line));
+	fputs(line, f);
 }
 
 static void print_memory(FILE *f, const struct sim_config *cfg, const struct sim_result *res)
@@ -101,20 +102,27 @@ static void print_memory(FILE *f, const struct sim_config *cfg, const struct sim
 }
 
 /* About @rows samples, evenly spaced. */
-static void print_over_time(FILE *f, const struct sim_result *res, unsigned long rows)
+static void print_over_time(FILE *f, const struct sim_result *res, unsigned long rows,
+			    bool no_clock)
 {
 	size_t step;
 
 	if (!rows || !res->nr_samples)
 		return;
-	fprintf(f, "\nover time:\n  %12s %12s %12s %12s %12s %12s\n", "time_ms", "events",
+	fprintf(f, "\nover time:\n  %12s %12s %12s %12s %12s %12s\n",
+		no_clock ? "event" : "time_ms", "events",
 		"held_KiB", "live_KiB", "overhd_KiB", "freeres_KiB");
 	step = (res->nr_samples + rows - 1) / rows;
 	for (size_t i = 0; i < res->nr_samples; i += step) {
 		const struct sim_sample *s = &res->samples[i];
 
-		fprintf(f, "  %12.3f %12" PRIu64 " %12.1f %12.1f %12.1f %12.1f\n",
-			(double)s->time_ns / 1e6, s->events, (double)s->held / 1024.0,
+		/* a trace without a clock has event indices, not times */
+		if (no_clock)
+			fprintf(f, "  %12" PRIu64, s->time_ns);
+		else
+			fprintf(f, "  %12.3f", (double)s->time_ns / 1e6);
+		fprintf(f, " %12" PRIu64 " %12.1f %12.1f %12.1f %12.1f\n",
+			s->events, (double)s->held / 1024.0,
 			(double)s->live / 1024.0,
 			((double)s->held - (double)s->live) / 1024.0,
 			(double)s->resident_free / 1024.0);
@@ -137,27 +145,34 @@ static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_confi
 		res->events, res->allocs, res->frees, res->reallocs, res->failed,
 		res->enomem);
 	print_caches(f, res);
-	fprintf(f, "\npage allocator: %" PRIu64 " block allocations, %" PRIu64
-		" frees, %" PRIu64 " splits, %" PRIu64 " merges\n",
-		res->page_allocs, res->page_frees, res->splits, res->merges);
 	sim_cost_model_load(&m);
 	fprintf(f, "modelled allocator time: %.3f ms (cost model: %s)\n",
 		sim_cost(&m, res) / 1e6, m.calibrated ? m.source : "built-in default");
 	print_memory(f, cfg, res);
-	print_over_time(f, res, rows);
+	print_over_time(f, res, rows, t->no_clock);
 }
 
 /* Every sample as CSV. Return: 0, or -1 after saying why (nothing left). */
-static int write_timeline(const char *path, const struct sim_result *res)
+static int write_timeline(const char *path, const struct sim_result *res, bool no_clock)
 {
-	FILE *f = fopen(path, "w");
+	struct out_file o;
+	char err[PATH_MAX + 128];
+	FILE *f;
 	size_t i;
 
-	if (!f) {
-		fprintf(stderr, "uslab sim: %s: %s\n", path, strerror(errno));
+	/* never clobbers: temporary renamed over a file, FIFOs in place */
+	if (out_open(&o, path, err, sizeof(err))) {
+		fprintf(stderr, "uslab sim: %s\n", err);
 		return -1;
 	}
-	fprintf(f, "time_ns,events,held_bytes,live_bytes,overhead_bytes,free_resident_bytes\n");
+	f = fdopen(dup(o.fd), "w");
+	if (!f) {
+		fprintf(stderr, "uslab sim: %s: %s\n", path, strerror(errno));
+		out_abort(&o);
+		return -1;
+	}
+	fprintf(f, "%s,events,held_bytes,live_bytes,overhead_bytes,free_resident_bytes\n",
+		no_clock ? "event_index" : "time_ns");
 	for (i = 0; i < res->nr_samples; i++) {
 		const struct sim_sample *s = &res->samples[i];
 
@@ -167,7 +182,11 @@ static int write_timeline(const char *path, const struct sim_result *res)
 	}
 	if (fclose(f)) {
 		fprintf(stderr, "uslab sim: %s: %s\n", path, strerror(errno));
-		unlink(path);
+		out_abort(&o);
+		return -1;
+	}
+	if (out_commit(&o, err, sizeof(err))) {
+		fprintf(stderr, "uslab sim: %s\n", err);
 		return -1;
 	}
 	return 0;
@@ -184,57 +203,67 @@ static const char sim_usage_text[] =
 	"  --sample N           sample memory every N events (default: 1000\n"
 	"                       samples over the trace)\n"
 	"  --rows N             rows of the over-time table (default 20, 0 = none)\n"
-	"  --timeline FILE      every sample as CSV\n";
+	"  --timeline FILE      every sample as CSV\n"
+	"  --no-reaper          no reaper passes (a real run: USLAB_OPTIONS=reaper_ms=0)\n"
+	"  --pid PID            the process of a multi-process recording (default:\n"
+	"                       the one with the most allocations)\n"
+	"  --comm NAME          the process with this name\n";
 
-/* One option. Return: 0, 2 (usage error, said), or -1 for --help. */
-static int sim_option(int c, const char *arg, struct sim_config *cfg, struct sim_cli *o)
+/* A bad value for an option, named, then the usage. Return: 2. */
+static __attribute__((format(printf, 1, 2))) int sim_bad(const char *fmt, ...)
 {
-	char *end;
+	va_list ap;
 
-	switch (c) {
-	case 'c':
-		o->cpus = strtoul(arg, &end, 10);
-		if (*end || !o->cpus || o->cpus > TRACE_MAX_CPUS) {
-			fprintf(stderr, "uslab sim: --cpus wants 1..%u, not '%s'\n",
-				TRACE_MAX_CPUS, arg);
-			return 2;
-		}
-		return 0;
-	case 'm':
-	case 'b':
-	case 'd':
-		if (sim_parse_tunable(cfg, c, arg)) {
-			fprintf(stderr, "uslab sim: bad value '%s' for --%s\n", arg,
-				c == 'm' ? "mag-size" : c == 'b' ? "batch" : "depot-limit");
-			return 2;
-		}
-		return 0;
-	case 's':
-		cfg->sample_every = strtoull(arg, &end, 10);
-		if (*end || !cfg->sample_every) {
-			fprintf(stderr, "uslab sim: bad --sample '%s'\n", arg);
-			return 2;
-		}
-		return 0;
-	case 'r':
-		o->rows = strtoul(arg, &end, 10);
-		if (*end) {
-			fprintf(stderr, "uslab sim: bad --rows '%s'\n", arg);
-			return 2;
-		}
-		return 0;
-	case 't':
-		o->timeline = arg;
-		return 0;
-	case 'h':
-		return -1;
-	}
+	fputs("uslab sim: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
 	fputs(sim_usage_text, stderr);
 	return 2;
 }
 
+/* One option. Return: 0, 2 (usage error, said), or -1 for --help. */
+static int sim_option(int c, const char *arg, char **argv, struct sim_config *cfg,
+		      struct sim_cli *o)
+{
+	char *end;
+
+	switch (c) {
+	case CMD_OPT_PID:
+	case CMD_OPT_COMM:
+		return cmd_parse_select("uslab sim", c, arg) ? 2 : 0;
+	case 'c':
+		o->cpus = strtoul(arg, &end, 10);
+		if (*end || !o->cpus || o->cpus > TRACE_MAX_CPUS)
+			return sim_bad("--cpus wants 1..%u, not '%s'", TRACE_MAX_CPUS, arg);
+		return 0;
+	case 'm':
+		return sim_parse_tunable(cfg, c, arg) ? sim_bad("bad value '%s' for --mag-size", arg) : 0;
+	case 'b':
+		return sim_parse_tunable(cfg, c, arg) ? sim_bad("bad value '%s' for --batch", arg) : 0;
+	case 'd':
+		return sim_parse_tunable(cfg, c, arg) ? sim_bad("bad value '%s' for --depot-limit", arg) : 0;
+	case 's':
+		cfg->sample_every = strtoull(arg, &end, 10);
+		return *end || !cfg->sample_every ? sim_bad("bad --sample '%s'", arg) : 0;
+	case 'r':
+		o->rows = strtoul(arg, &end, 10);
+		return *end ? sim_bad("bad --rows '%s'", arg) : 0;
+	case 't':
+		o->timeline = arg;
+		return 0;
+	case 'R':
+		cfg->no_reaper = true;
+		return 0;
+	case 'h':
+		return -1;
+	}
+	return cmd_opt_error("uslab sim", sim_usage_text, "h", argv);
+}
+
 /* Return: -1 to go on (optind at the trace), or the exit status: 0 after
- * --help, 2 after a usage error (said). */
+ * --help, 1 for an unwritable --timeline, 2 after a usage error (said). */
 static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_cli *o)
 {
 	static const struct option opts[] = {
@@ -245,18 +274,27 @@ static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_c
 		{ "sample", required_argument, NULL, 's' },
 		{ "rows", required_argument, NULL, 'r' },
 		{ "timeline", required_argument, NULL, 't' },
+		{ "no-reaper", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
+		CMD_SELECT_OPTS,
 		{ NULL, 0, NULL, 0 },
 	};
+	char why[PATH_MAX + 128];
 	int c, rc;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
-		if ((rc = sim_option(c, optarg, cfg, o)))
+		if ((rc = sim_option(c, optarg, argv, cfg, o)))
 			return rc < 0 ? fputs(sim_usage_text, stdout) < 0 : rc;
 	if (optind != argc - 1) {
+		fprintf(stderr, "uslab sim: %s\n", optind < argc ? "one TRACE only" : "no TRACE given");
 		fputs(sim_usage_text, stderr);
 		return 2;
+	}
+	/* checked before the run, not after it */
+	if (o->timeline && out_check(o->timeline, why, sizeof(why))) {
+		fprintf(stderr, "uslab sim: --timeline: %s\n", why);
+		return 1;
 	}
 	return -1;
 }
@@ -303,12 +341,17 @@ int cmd_sim(int argc, char **argv)
 		return 1;
 	}
 	sim_print(stdout, &t, &cfg, &res, path, o.rows);
+	if (cmd_check_stdout("uslab sim")) {	/* no further work after it */
+		sim_result_free(&res);
+		sim_trace_free(&t);
+		return 1;
+	}
 	/* CPU time of this thread: what one core does, whatever else runs */
 	fprintf(stderr, "uslab sim: %" PRIu64 " events in %.3f s CPU (%.3f s wall): "
 		"%.2f million events/s on one core\n",
 		res.events, res.cpu_seconds, res.seconds,
 		res.cpu_seconds > 0 ? (double)res.events / res.cpu_seconds / 1e6 : 0.0);
-	err = o.timeline ? write_timeline(o.timeline, &res) : 0;
+	err = o.timeline ? write_timeline(o.timeline, &res, t.no_clock) : 0;
 	sim_result_free(&res);
 	sim_trace_free(&t);
 	return err ? 1 : 0;

@@ -30,6 +30,8 @@ struct tune_cli {
 	const char *svg, *png;
 	unsigned long cpus;
 	bool all_rows;
+	unsigned long verify;		/* --verify runs, 0: none */
+	bool verify_grid;
 };
 
 static const char tune_usage[] =
@@ -43,7 +45,16 @@ static const char tune_usage[] =
 	"  --batch N            batch count for every run (default: half a magazine)\n"
 	"  --peak               frontier on peak instead of mean overhead\n"
 	"  --no-compose         only the uniform grid, no per-class round\n"
-	"  --all                print every frontier point\n";
+	"  --all                print every frontier point\n"
+	"  --verify[=N]         replay the trace for real under the defaults and the\n"
+	"                       recommendation, interleaved, N runs each (5): medians\n"
+	"  --verify-grid[=N]    the same for every point of the uniform grid (at most\n"
+	"                       32; e.g. --mag-sizes 8,32,128,512 --depot-limits\n"
+	"                       0,8,32,-1), and the rank correlation of modelled\n"
+	"                       against measured time\n"
+	"  --pid PID            the process of a multi-process recording (default:\n"
+	"                       the one with the most allocations)\n"
+	"  --comm NAME          the process with this name\n";
 
 static int parse_list(const char *s, long *v, unsigned int *n, long lo, long hi)
 {
@@ -71,18 +82,37 @@ static int parse_num(const char *name, const char *arg, long lo, long hi, long *
 	*v = strtol(arg, &end, 10);
 	if (errno || end == arg || *end || *v < lo || *v > hi) {
 		fprintf(stderr, "uslab tune: bad %s '%s' (%ld..%ld)\n", name, arg, lo, hi);
+		fputs(tune_usage, stderr);
+		return 2;
+	}
+	return 0;
+}
+
+/* --verify[=N], --verify-grid[=N]: N runs each, 5 by default. */
+static int parse_verify(const char *arg, struct tune_cli *o)
+{
+	char *end;
+
+	o->verify = arg ? strtoul(arg, &end, 10) : 5;
+	if ((arg && *end) || !o->verify || o->verify > 64) {
+		fprintf(stderr, "uslab tune: --verify wants 1..64 runs\n");
 		return 2;
 	}
 	return 0;
 }
 
 /* One option. Return: 0, 2 (usage error, said), or -1 for --help. */
-static int tune_option(int opt, const char *arg, struct tune *tu, struct tune_cli *o)
+static int tune_option(int opt, const char *arg, char **argv, struct tune *tu,
+		       struct tune_cli *o)
 {
 	long v = 0;
 	int rc = 0;
 
 	switch (opt) {
+	case CMD_OPT_PID:
+	case CMD_OPT_COMM: return cmd_parse_select("uslab tune", opt, arg) ? 2 : 0;
+	case 'G': o->verify_grid = true; return parse_verify(arg, o);
+	case 'V': return parse_verify(arg, o);
 	case 'j': rc = parse_num("-j", arg, 1, 256, &v); tu->workers = (unsigned int)v; break;
 	case 'c': rc = parse_num("--cpus", arg, 1, TRACE_MAX_CPUS, &v); o->cpus = (unsigned long)v; break;
 	case 'b': rc = parse_num("--batch", arg, 1, 4096, &v); tu->batch = (int)v; break;
@@ -96,6 +126,7 @@ static int tune_option(int opt, const char *arg, struct tune *tu, struct tune_cl
 		if (parse_list(arg, o->sp.mags, &o->sp.nm, 1, 4096)) {
 			fprintf(stderr, "uslab tune: --mag-sizes wants up to %d numbers 1..4096\n",
 				TUNE_MAX_VALUES);
+			fputs(tune_usage, stderr);
 			return 2;
 		}
 		break;
@@ -103,18 +134,18 @@ static int tune_option(int opt, const char *arg, struct tune *tu, struct tune_cl
 		if (parse_list(arg, o->sp.depots, &o->sp.nd, -1, 65536)) {
 			fprintf(stderr, "uslab tune: --depot-limits wants up to %d numbers -1..65536\n",
 				TUNE_MAX_VALUES);
+			fputs(tune_usage, stderr);
 			return 2;
 		}
 		break;
 	default:
-		fputs(tune_usage, stderr);
-		return 2;
+		return cmd_opt_error("uslab tune", tune_usage, "j:h", argv);
 	}
 	return rc;
 }
 
 /* Return: -1 to go on (optind at the trace), or the exit status: 0 after
- * --help, 2 after a usage error (said). */
+ * --help, 1 for an unwritable drawing, 2 after a usage error (said). */
 static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o)
 {
 	static const struct option opts[] = {
@@ -128,7 +159,10 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 		{ "peak", no_argument, NULL, 'P' },
 		{ "no-compose", no_argument, NULL, 'N' },
 		{ "all", no_argument, NULL, 'A' },
+		{ "verify", optional_argument, NULL, 'V' },
+		{ "verify-grid", optional_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
+		CMD_SELECT_OPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	static const long mags[] = { 4, 8, 16, 32, 64, 128, 256 };
@@ -145,11 +179,22 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 	tu->batch = -1;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "j:h", opts, NULL)) != -1)
-		if ((rc = tune_option(opt, optarg, tu, o)))
+		if ((rc = tune_option(opt, optarg, argv, tu, o)))
 			return rc < 0 ? fputs(tune_usage, stdout) < 0 : rc;
 	if (optind != argc - 1) {
+		fprintf(stderr, "uslab tune: %s\n", optind < argc ? "one TRACE only" : "no TRACE given");
 		fputs(tune_usage, stderr);
 		return 2;
+	}
+	/* Output paths are checked before the sweep, not after it. */
+	for (int i = 0; i < 2; i++) {
+		const char *path = i ? o->png : o->svg;
+		char why[PATH_MAX + 128];
+
+		if (path && out_check(path, why, sizeof(why))) {
+			fprintf(stderr, "uslab tune: --%s: %s\n", i ? "png" : "svg", why);
+			return 1;
+		}
 	}
 	return -1;
 }
@@ -315,6 +360,91 @@ static void print_recommended(const struct tune *tu)
 	print_options(stdout, r);
 	printf("\nas a Kconfig fragment:\n");
 	print_kconfig(stdout, r);
+}
+
+/* --verify: the defaults (job tu->grid) and the recommendation for real. */
+static int verify_recommendation(const char *trace, const struct tune *tu, unsigned int runs)
+{
+	struct tune_verify_point pts[2] = {
+		{ .label = "defaults" }, { .label = "recommended" },
+	};
+	const struct tune_job *def = &tu->jobs[tu->grid], *rec = &tu->jobs[tu->rec];
+	FILE *f = fmemopen(pts[1].opts, sizeof(pts[1].opts) - 1, "w");
+	char *nl;
+
+	if (!f)
+		return -1;
+	print_options(f, rec);
+	fclose(f);
+	memmove(pts[1].opts, pts[1].opts + strlen("USLAB_OPTIONS="),
+		strlen(pts[1].opts) - strlen("USLAB_OPTIONS=") + 1);
+	nl = strchr(pts[1].opts, '\n');
+	if (nl)
+		*nl = '\0';
+	if (rec->defaults)
+		pts[1].opts[0] = '\0';
+	pts[0].model_ms = def->out.cost_ns / 1e6;
+	pts[0].model_ovh_kib = def->out.ovh_mean / 1024.0;
+	pts[1].model_ms = rec->out.cost_ns / 1e6;
+	pts[1].model_ovh_kib = rec->out.ovh_mean / 1024.0;
+	fflush(stdout);
+	return tune_verify(trace, pts, 2, runs, stdout);
+}
+
+/* How well modelled time ranks and scales to measured time, printed. */
+static void print_model_fit(const struct tune_verify_point *pts, unsigned int n)
+{
+	double model[TUNE_VERIFY_MAX_POINTS], meas[TUNE_VERIFY_MAX_POINTS];
+	double sxy = 0, sxx = 0, se = 0, k, rho;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		model[i] = pts[i].model_ms;
+		meas[i] = pts[i].wall_ms;
+		sxy += model[i] * meas[i];
+		sxx += model[i] * model[i];
+	}
+	rho = tune_spearman(model, meas, n);
+	/* relative error of modelled time once scaled to measured (least squares) */
+	k = sxx > 0 ? sxy / sxx : 0;
+	for (i = 0; i < n; i++)
+		se += meas[i] > 0 ? pow((k * model[i] - meas[i]) / meas[i], 2) : 0;
+	printf("grid: %u points; Spearman rank correlation of modelled against measured "
+	       "time %.3f; rms error of scaled modelled time %.1f%% (scale %.2f)\n",
+	       n, rho, n ? 100 * sqrt(se / n) : 0.0, k);
+}
+
+/*
+ * --verify-grid: every uniform grid point (jobs 0 .. tu->grid - 1) replayed
+ * for real; Spearman's rho of modelled against measured time.
+ */
+static int verify_uniform_grid(const char *trace, const struct tune *tu, unsigned int runs)
+{
+	static struct tune_verify_point pts[TUNE_VERIFY_MAX_POINTS];
+	static char labels[TUNE_VERIFY_MAX_POINTS][32];
+	unsigned int n = 0;
+
+	for (size_t i = 0; i < tu->grid && n < TUNE_VERIFY_MAX_POINTS; i++) {
+		const struct tune_job *j = &tu->jobs[i];
+
+		if (!j->out.ok || !j->uniform)
+			continue;
+		snprintf(labels[n], sizeof(labels[n]), "mag=%d,depot=%ld", j->mag[0], j->depot);
+		pts[n].label = labels[n];
+		snprintf(pts[n].opts, sizeof(pts[n].opts), "mag_size=%d,depot_limit=%ld",
+			 j->mag[0], j->depot);
+		pts[n].model_ms = j->out.cost_ns / 1e6;
+		pts[n].model_ovh_kib = j->out.ovh_mean / 1024.0;
+		n++;
+	}
+	if (tu->grid > n)
+		fprintf(stderr, "uslab tune: --verify-grid: %u of %zu grid points replayed\n",
+			n, tu->grid);
+	fflush(stdout);
+	if (tune_verify(trace, pts, n, runs, stdout))
+		return -1;
+	print_model_fit(pts, n);
+	return 0;
 }
 
 /* Every successful point: x overhead KiB, y modelled ms, its kind. */
@@ -492,6 +622,10 @@ int cmd_tune(int argc, char **argv)
 	tu.progress = isatty(2);
 	sim_cost_model_load(&tu.model);
 	print_header(&tu, trace);
+	if (cmd_check_stdout("uslab tune")) {	/* before the sweep */
+		sim_trace_free(&t);
+		return 1;
+	}
 	rc = tune_sweep(&tu, &o.sp);
 	if (!rc) {
 		printf("\nswept %zu configurations (%zu uniform, %zu per-class, the defaults) on %u workers\n",
@@ -500,6 +634,14 @@ int cmd_tune(int argc, char **argv)
 	}
 	if (!rc) {
 		print_recommended(&tu);
+		if (o.verify && !o.verify_grid &&
+		    verify_recommendation(trace, &tu, (unsigned int)o.verify))
+			rc = 1;
+		if (!rc && o.verify_grid &&
+		    verify_uniform_grid(trace, &tu, (unsigned int)o.verify))
+			rc = 1;
+	}
+	if (!rc) {
 		if (o.svg || o.png)
 			rc = draw(&tu, &o, trace) ? 1 : 0;
 	}

@@ -9,6 +9,8 @@
 
 #include "trace/internal.h"
 #include "sim/internal.h"
+#include <sys/types.h>
+#include "uslab/statseg.h"
 
 /* builtin-script.c */
 int cmd_script(int argc, char **argv);
@@ -22,12 +24,46 @@ int cmd_import(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 /* builtin-replay.c */
 int cmd_replay(int argc, char **argv);
+/* replay-stats.c: USLAB_OPTIONS=stats, the replayed events' own table */
+#define RP_STATS_MAX_CACHES	128
+bool rp_stats_begin(void);
+void rp_stats_snapshot(void);
+void rp_stats_end(FILE *f);
+/* tune-verify.c: uslab tune --verify */
+#define TUNE_VERIFY_MAX_POINTS	32
+struct tune_verify_point {
+	const char *label;
+	char opts[2048];		/* USLAB_OPTIONS; "" = the defaults */
+	double model_ms, model_ovh_kib;
+	double wall_ms, rss_kib;	/* measured medians */
+};
+int tune_verify(const char *trace, struct tune_verify_point *pts, unsigned int npts,
+		unsigned int runs, FILE *out);
+double tune_spearman(const double *x, const double *y, unsigned int n);
 /* builtin-gen.c */
 int cmd_gen(int argc, char **argv);
 /* builtin-sim.c */
 int cmd_sim(int argc, char **argv);
 /* builtin-calibrate.c */
 int cmd_calibrate(int argc, char **argv);
+
+/* builtin-slabinfo.c */
+int cmd_slabinfo(int argc, char **argv);
+/* builtin-top.c */
+int cmd_top(int argc, char **argv);
+
+/* statseg.c: the reader's side of a process's statistics segment */
+struct statseg_handle {
+	struct uslab_statseg *seg;	/* the process's segment, mapped */
+	int fd;
+	pid_t pid;
+	const char *cmd;		/* for messages */
+};
+int statseg_parse_pid(const char *cmd, const char *arg, pid_t *pid);
+int statseg_open(const char *cmd, pid_t pid, struct statseg_handle *h);
+int statseg_snapshot(struct statseg_handle *h, const char *write, int *write_result,
+		     struct uslab_statseg *out);
+void statseg_close(struct statseg_handle *h);
 
 /* plot.c; plot-frontier.py reads the same kinds as numbers. */
 enum plot_kind {
@@ -43,5 +79,22 @@ struct plot_point {
 };
 int plot_svg(const char *path, const char *title, const char *xlabel,
 	     const char *ylabel, const struct plot_point *pts, size_t n);
+
+/* ---- tools/uslab/symbolize.c: a frame's function and source line (elfutils libdw). */
+struct symbolizer;
+struct sym_info {
+	char func[256];
+	char file[512];
+	int line;		/* 0: unknown */
+};
+struct symbolizer *symbolizer_new(void);
+void symbolizer_free(struct symbolizer *s);
+/* @off: the byte offset in the file @path of the address (for a return
+ * address, one byte before it). Return: 0, or -1 when nothing is known. */
+int symbolize(struct symbolizer *s, const char *path, uint64_t off, struct sym_info *out);
+/* tools/uslab/report_callsite.c: `uslab report --sort callsite[,size] [--children]` */
+struct trace_reader;
+int report_callsites(struct trace_reader *r, const char *path, bool by_size,
+		     bool children, unsigned int rows);
 
 #endif /* USLAB_TOOLS_BUILTIN_H */

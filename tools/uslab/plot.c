@@ -177,13 +177,22 @@ int plot_svg(const char *path, const char *title, const char *xlabel,
 	     const char *ylabel, const struct plot_point *pts, size_t n)
 {
 	struct plot_frame fr;
+	struct out_file o;
+	char err[4200];
 	FILE *f;
 	int rc;
 
 	plot_scale(&fr, pts, n);
-	f = fopen(path, "w");
-	if (!f)
-		return -errno;
+	/* never clobbers (trace/outfile.c): a temporary renamed at the end */
+	rc = out_open(&o, path, err, sizeof(err));
+	if (rc)
+		return rc;
+	f = fdopen(dup(o.fd), "w");
+	if (!f) {
+		rc = -errno;
+		out_abort(&o);
+		return rc;
+	}
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		"viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
@@ -199,7 +208,9 @@ int plot_svg(const char *path, const char *title, const char *xlabel,
 		"</g>\n</svg>\n", W - MR - 330, MT + 16);
 	if (fclose(f) && !rc)
 		rc = -errno;
-	if (rc)
-		unlink(path);
-	return rc;
+	if (rc) {
+		out_abort(&o);
+		return rc;
+	}
+	return out_commit(&o, err, sizeof(err));
 }

@@ -4,11 +4,20 @@
  *
  * To add a subcommand: write `int cmd_xxx(int argc, char **argv)` in
  * tools/uslab/builtin-xxx.c, declare it in tools/uslab/builtin.h, add one
- * line to the table below.
+ * line to the table below, and a manual page docs/man/uslab-xxx.1.scd.
  */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "tools/uslab/builtin.h"
+
+#ifndef USLAB_VERSION
+#define USLAB_VERSION "unknown"
+#endif
 
 struct subcommand {
 	const char *name;
@@ -17,34 +26,116 @@ struct subcommand {
 };
 
 static const struct subcommand cmds[] = {
-	{ "record",	cmd_record,	"run a command and record its allocations" },
+	{ "record",	cmd_record,	"run a command and record the allocations of every process it runs" },
 	{ "script",	cmd_script,	"print the events of a trace as text" },
-	{ "report",	cmd_report,	"summarize a trace: ops, sizes, lifetimes, threads, peak" },
+	{ "report",	cmd_report,	"summarize a trace: processes, ops, sizes, lifetimes, threads, peak" },
 	{ "import",	cmd_import,	"convert an mtrace log or perf kmem output to a trace" },
 	/* replay, simulation, tuning, generators (sim/ owner B) */
 	{ "replay",	cmd_replay,	"replay a trace for real on uslab, glibc, jemalloc, ..." },
 	{ "gen",	cmd_gen,	"write a synthetic workload (rpmalloc, mtmalloc, prodcons)" },
 	{ "sim",	cmd_sim,	"simulate a trace through uslab on virtual CPUs, deterministically" },
 	{ "tune",	cmd_tune,	"sweep magazine sizes and depot limits; frontier and recommendation" },
+	/* live view of a running process (USLAB_OPTIONS=stats_shm) */
+	{ "slabinfo",	cmd_slabinfo,	"slabinfo of a running process on uslab (-p PID; -w writes tunables)" },
+	{ "top",	cmd_top,	"slabtop for a running process on uslab (-p PID)" },
 	{ "calibrate",	cmd_calibrate,	"time each allocator path here; write the tuner's cost model" },
 };
 
 static int usage(FILE *out)
 {
-	fprintf(out, "usage: uslab COMMAND [ARGS]\n\ncommands:\n");
+	fprintf(out, "usage: uslab COMMAND [ARGS]\n"
+		"       uslab --version | --help | help [COMMAND]\n\ncommands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
 		fprintf(out, "  %-10s %s\n", cmds[i].name, cmds[i].help);
-	fprintf(out, "\n'uslab COMMAND --help' describes one command.\n");
-	return out == stdout ? 0 : 2;
+	fprintf(out, "\n'uslab COMMAND --help' describes one command, "
+		"'uslab help COMMAND' shows its manual page.\n");
+	if (out == stdout)
+		return cmd_check_stdout("uslab");
+	return 2;
+}
+
+/* The page beside the binary (build tree: man/) or installed (../share). */
+static int find_page(const char *page, char *buf, size_t len)
+{
+	static const char *const where[] = { "/man/", "/../share/man/man1/" };
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(where); i++)
+		if ((size_t)snprintf(buf, len, "%s%s%s", exe, where[i], page) < len &&
+		    !access(buf, R_OK))
+			return 0;
+	return -1;
+}
+
+/* `uslab help [CMD]`: its manual page through man(1); without man, or
+ * without the page, the command's --help. */
+static int help(const char *name)
+{
+	const struct subcommand *c = NULL;
+	char page[64], path[PATH_MAX + 64];
+
+	if (name) {
+		for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+			if (!strcmp(name, cmds[i].name))
+				c = &cmds[i];
+		if (!c) {
+			fprintf(stderr, "uslab help: unknown command '%s'\n", name);
+			return usage(stderr);
+		}
+		snprintf(page, sizeof(page), "uslab-%s.1", name);
+	} else {
+		snprintf(page, sizeof(page), "uslab.1");
+	}
+	if (!find_page(page, path, sizeof(path))) {
+		fflush(NULL);
+		execlp("man", "man", "-l", path, (char *)NULL);
+		fprintf(stderr, "uslab help: man: %s; the usage instead:\n", strerror(errno));
+	} else {
+		fprintf(stderr, "uslab help: manual page %s not found; the usage instead:\n", page);
+	}
+	if (!c)
+		return usage(stdout);
+	{
+		char *argv[] = { (char *)c->name, (char *)"--help", NULL };
+
+		optind = 1;
+		return c->fn(2, argv);
+	}
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 2)
+	opterr = 0;	/* each subcommand names a bad option itself */
+	/* A closed pipe is a write error like any other: a message and exit 1
+	 * (record gives the command the default back). */
+	signal(SIGPIPE, SIG_IGN);
+	if (argc < 2) {
+		fprintf(stderr, "uslab: no command given\n");
 		return usage(stderr);
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
-	    !strcmp(argv[1], "help"))
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
 		return usage(stdout);
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("uslab %s (trace format %d.%d)\n", USLAB_VERSION,
+		       TRACE_FORMAT_MAJOR, TRACE_FORMAT_MINOR);
+		return cmd_check_stdout("uslab");
+	}
+	if (!strcmp(argv[1], "help")) {
+		if (argc > 3) {
+			fprintf(stderr, "uslab help: one COMMAND at most\n");
+			return usage(stderr);
+		}
+		return help(argc == 3 ? argv[2] : NULL);
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
 		if (!strcmp(argv[1], cmds[i].name))
 			return cmds[i].fn(argc - 1, argv + 1);

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the benchmark workloads (the .c files of bench/). Every workload is
+ * a function `int wl_NAME(int argc, char **argv)` that prints one line of
+ * key=value results; alloc_bench's main dispatches on the first argument.
+ * The programs only call malloc and friends, so the allocator under test
+ * is whichever one is preloaded.
+ */
+#ifndef USLAB_BENCH_H
+#define USLAB_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+double bench_now(void);		/* CLOCK_MONOTONIC seconds */
+double bench_cpu_s(void);	/* user + system CPU seconds of the process */
+long bench_peak_rss_kb(void);	/* getrusage ru_maxrss */
+long bench_rss_kb(void);	/* /proc/self/statm resident */
+
+/* xorshift64: deterministic per seed, never 0 */
+static inline uint64_t bench_rng(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* uniform in [lo, hi] */
+static inline size_t bench_uniform(uint64_t *s, size_t lo, size_t hi)
+{
+	return lo + (size_t)(bench_rng(s) % (hi - lo + 1));
+}
+
+/* [lo, hi] with a density falling linearly to 0 at hi (rpmalloc's study) */
+size_t bench_linear_falloff(uint64_t *s, size_t lo, size_t hi);
+
+/* Keep the compiler from seeing through a pointer. */
+static inline void bench_escape(void *p)
+{
+	__asm__ volatile("" : : "r"(p) : "memory");
+}
+
+/* argv[i] as a number, or @def when absent */
+long bench_arg(int argc, char **argv, int i, long def);
+
+/* bench/workloads.c */
+int wl_study(int argc, char **argv);
+int wl_mt(int argc, char **argv);
+int wl_gmalloc(int argc, char **argv);
+int wl_larson(int argc, char **argv);
+int wl_rptest(int argc, char **argv);
+int wl_xmalloc(int argc, char **argv);
+int wl_alloc_test(int argc, char **argv);
+int wl_glibc_thread(int argc, char **argv);
+int wl_malloc_large(int argc, char **argv);
+int wl_manythreads(int argc, char **argv);
+int wl_rss_decay(int argc, char **argv);
+
+/* bench/programs.c */
+int wl_cfrac(int argc, char **argv);
+int wl_espresso(int argc, char **argv);
+
+#endif /* USLAB_BENCH_H */

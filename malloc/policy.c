@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+/*
+ * malloc's policy as functions with the uslab_ prefix (the rules are in
+ * malloc/policy.h, written once), and its slow paths. Linked into
+ * libuslab.so and libuslab.a behind the exported symbols (malloc/malloc.c),
+ * and into the simulator's virtual-CPU core, where `uslab sim` and
+ * `uslab tune` call uslab_malloc(), uslab_realloc(), ... for every traced
+ * malloc-family event.
+ *
+ * No locks of its own; the layers below document theirs.
+ */
+#include <errno.h>
+#include "uslab/malloc.h"
+#include "malloc/policy.h"
+
+/*
+ * Sizes 1 .. this take malloc()'s byte-table route; 0 in the debug preset
+ * (red zones on every cache) and once USLAB_OPTIONS=debug is in force, so
+ * that every size reaches malloc_sized() and its checks.
+ */
+size_t malloc_small_max = IS_ENABLED(CONFIG_SLAB_DEBUG_ON) ? 0 : KMALLOC_SMALL_MAX;
+unsigned long malloc_foreign_frees;
+
+__slowpath void *malloc_fail(void)
+{
+	errno = ENOMEM;
+	return NULL;
+}
+
+/*
+ * malloc(0), sizes above the kmalloc caches or PTRDIFF_MAX, and everything
+ * while debugging. @gfp may hold __GFP_ZERO (calloc).
+ */
+__slowpath void *malloc_slow(size_t size, gfp_t gfp)
+{
+	if (size > MALLOC_MAX_SIZE)
+		return malloc_fail();
+	if (malloc_debug)
+		return malloc_debug_alloc(size, gfp & __GFP_ZERO);
+	/*
+	 * With red zones on every cache (the debug preset) only the
+	 * power-of-two classes stay naturally aligned; the others sit 8 bytes
+	 * off. Compiled away otherwise.
+	 */
+	if (IS_ENABLED(CONFIG_SLAB_DEBUG_ON) && size > 8)
+		return kmalloc_aligned(size, MALLOC_ALIGN, gfp);
+	/* kmalloc(0) is ZERO_SIZE_PTR; malloc(0) must be unique. */
+	return kmalloc(size ? size : 1, gfp);
+}
+
+/*
+ * Sizes above KMALLOC_SMALL_MAX: kmalloc() finds their class by fls and
+ * takes the same route (__kmalloc_index) as malloc(); the rest goes to
+ * malloc_slow. @gfp may hold __GFP_ZERO.
+ */
+noinline void *malloc_sized(size_t size, gfp_t gfp)
+{
+	if (unlikely(size - 1 >= KMALLOC_MAX_CACHE_SIZE || malloc_debug) ||
+	    IS_ENABLED(CONFIG_SLAB_DEBUG_ON))
+		return malloc_slow(size, gfp);
+	return kmalloc(size, gfp);
+}
+
+/*
+ * Pointers uslab does not own: free() ignores them (there is no way to give
+ * them back to their real owner from here) and counts them in the stats.
+ * With LD_PRELOAD or static linking every heap pointer comes from uslab, so
+ * this only protects against programs that mix in another allocator's
+ * memory.
+ */
+__slowpath void malloc_free_foreign(const void *p)
+{
+	if (p)
+		__atomic_add_fetch(&malloc_foreign_frees, 1, __ATOMIC_RELAXED);
+}
+
+__visible void *uslab_malloc(size_t size)
+{
+	return __uslab_malloc(size);
+}
+
+__visible void uslab_free(void *p)
+{
+	__uslab_free(p);
+}
+
+__visible void *uslab_calloc(size_t n, size_t size)
+{
+	return __uslab_calloc(n, size);
+}
+
+__visible void *uslab_realloc(void *p, size_t size)
+{
+	return __uslab_realloc(p, size);
+}
+
+__visible size_t uslab_malloc_usable_size(void *p)
+{
+	return __uslab_malloc_usable_size(p);
+}
+
+__visible int uslab_posix_memalign(void **out, size_t align, size_t size)
+{
+	return __uslab_posix_memalign(out, align, size);
+}
+
+__visible void *uslab_memalign(size_t align, size_t size)
+{
+	return __uslab_memalign(align, size);
+}
+
+__visible void *uslab_aligned_alloc(size_t align, size_t size)
+{
+	return __uslab_memalign(align, size);
+}
+
+__visible void *uslab_valloc(size_t size)
+{
+	return __uslab_valloc(size);
+}
+
+__visible void *uslab_pvalloc(size_t size)
+{
+	return __uslab_pvalloc(size);
+}

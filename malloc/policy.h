@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * malloc's policy, written once: which cache or block serves a size, what
+ * the aligned family asks kmalloc for, when realloc moves, what malloc(0)
+ * and the error cases return. Inline, so that the exported symbols
+ * (malloc/malloc.c, in libuslab.so and libuslab.a) pay no extra call, and
+ * instantiated as functions with the uslab_ prefix by malloc/policy.c, which
+ * is also linked into the simulator's virtual-CPU core
+ * (libuslab-core-vcpu.a): `uslab sim` and `uslab tune` run these rules, not
+ * a copy of them (mimalloc separates alloc.c from alloc-override.c so).
+ *
+ * Nothing here takes a lock, uses TLS, stdio, dlsym or liburcu.
+ */
+#ifndef USLAB_MALLOC_POLICY_H
+#define USLAB_MALLOC_POLICY_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include "uslab/page_alloc.h"
+#include "uslab/slab.h"
+#include "malloc/internal.h"
+
+#define MALLOC_GFP	(GFP_KERNEL | __GFP_NOWARN)
+
+/* malloc/policy.c; hidden, so the fast paths load them PC-relative */
+#define __malloc_hidden	__attribute__((__visibility__("hidden")))
+extern size_t malloc_small_max __malloc_hidden;
+extern unsigned long malloc_foreign_frees __malloc_hidden;
+void *malloc_fail(void) __malloc_hidden;
+void *malloc_slow(size_t size, gfp_t gfp) __malloc_hidden;
+void *malloc_sized(size_t size, gfp_t gfp) __malloc_hidden;
+void malloc_free_foreign(const void *p) __malloc_hidden;
+
+/*
+ * Fast path: one compare against malloc_small_max (size - 1 wraps for 0,
+ * so it also catches malloc(0); 0 while debugging), the class from the
+ * byte table, then a tail call into __kmalloc_index() (per-class
+ * pcp_cache, rseq pop). One route to a cache for every size: larger
+ * sizes reach the same __kmalloc_index() through kmalloc().
+ */
+static __always_inline void *__uslab_malloc(size_t size)
+{
+	if (likely(size - 1 < malloc_small_max))
+		return __kmalloc_index(kmalloc_index_small(size), MALLOC_GFP);
+	return malloc_sized(size, MALLOC_GFP);
+}
+
+/* Fast path: two compares (owned, and so not NULL), then kfree_fast(). */
+static __always_inline void __uslab_free(void *p)
+{
+	if (unlikely(!page_alloc_owns(p))) {
+		malloc_free_foreign(p);
+		return;
+	}
+	kfree_fast(p);
+}
+
+/* malloc()'s route, then zeroed (the slab layer never promises zeroes). */
+static __always_inline void *__uslab_calloc(size_t n, size_t size)
+{
+	size_t total;
+	void *p;
+
+	if (unlikely(__builtin_mul_overflow(n, size, &total)))
+		return malloc_fail();
+	if (likely(total - 1 < malloc_small_max)) {
+		p = __kmalloc_index(kmalloc_index_small(total), MALLOC_GFP);
+		if (likely(p))
+			memset(p, 0, total);
+		return p;
+	}
+	/* kmalloc zeroes cached sizes; page_alloc knows which pages are clean */
+	return malloc_sized(total, MALLOC_GFP | __GFP_ZERO);
+}
+
+static __always_inline size_t __uslab_malloc_usable_size(void *p)
+{
+	if (!page_alloc_owns(p))
+		return 0;
+	return ksize(p);
+}
+
+/*
+ * realloc keeps the block when the new size fits and would not waste more
+ * than half of it; otherwise it moves (a shrink by more than half moves to
+ * a smaller class). realloc(p, 0) frees and returns NULL, as glibc does
+ * (the C standard leaves it to the implementation). A pointer uslab does
+ * not own: EINVAL, the block left alone.
+ */
+static inline void *__uslab_realloc(void *p, size_t size)
+{
+	size_t have;
+	void *q;
+
+	if (!p)
+		return __uslab_malloc(size);
+	if (!size) {
+		__uslab_free(p);
+		return NULL;
+	}
+	if (unlikely(!page_alloc_owns(p))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (unlikely(size > MALLOC_MAX_SIZE))
+		return malloc_fail();
+	have = ksize(p);
+	if (size <= have && size >= have / 2)
+		return p;
+	q = __uslab_malloc(size);
+	if (!q)
+		return NULL;	/* the old block stays valid */
+	memcpy(q, p, size < have ? size : have);
+	kfree(p);
+	return q;
+}
+
+/*
+ * The aligned family. Alignments up to MALLOC_ALIGN come from the plain
+ * classes (every class of 16 bytes or more is 16-aligned); larger ones from
+ * kmalloc_aligned(), which reaches the page allocator's own mappings for
+ * alignments above a page (4 MiB and beyond). @align is a power of two.
+ * Return: the block, or NULL with errno ENOMEM.
+ */
+static inline void *__uslab_aligned(size_t align, size_t size)
+{
+	void *p;
+
+	if (unlikely(size > MALLOC_MAX_SIZE || align > MALLOC_MAX_SIZE / 2 + 1))
+		return malloc_fail();
+	if (align <= MALLOC_ALIGN)
+		return __uslab_malloc(size < align ? align : size);
+	p = kmalloc_aligned(size ? size : 1, align, MALLOC_GFP);
+	if (unlikely(!p))
+		return malloc_fail();
+	return p;
+}
+
+static inline bool malloc_is_pow2(size_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+/* POSIX: EINVAL for a bad alignment, ENOMEM; errno left as it was. */
+static inline int __uslab_posix_memalign(void **out, size_t align, size_t size)
+{
+	int saved = errno;
+	void *p;
+
+	if (!malloc_is_pow2(align) || align % sizeof(void *))
+		return EINVAL;
+	p = __uslab_aligned(align, size);
+	if (!p) {
+		errno = saved;	/* the error is the return value */
+		return ENOMEM;
+	}
+	*out = p;
+	return 0;
+}
+
+/*
+ * glibc's memalign rounds an alignment that is not a power of two up to the
+ * next one and fails with EINVAL only when that is impossible. glibc 2.36
+ * treats aligned_alloc exactly as memalign.
+ */
+static inline void *__uslab_memalign(size_t align, size_t size)
+{
+	if (align > MALLOC_MAX_SIZE / 2 + 1) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (align < sizeof(void *))
+		align = sizeof(void *);
+	if (!malloc_is_pow2(align))
+		align = (size_t)1 << (64 - __builtin_clzl(align));
+	return __uslab_aligned(align, size);
+}
+
+static inline void *__uslab_valloc(size_t size)
+{
+	return __uslab_aligned(PAGE_SIZE, size);
+}
+
+static inline void *__uslab_pvalloc(size_t size)
+{
+	size_t rounded;
+
+	if (unlikely(__builtin_add_overflow(size, PAGE_SIZE - 1, &rounded)))
+		return malloc_fail();
+	rounded &= PAGE_MASK;
+	return __uslab_aligned(PAGE_SIZE, rounded ? rounded : PAGE_SIZE);
+}
+
+#endif /* USLAB_MALLOC_POLICY_H */

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Per-CPU page lists in front of the buddy allocator, as mm/page_alloc.c's
+ * per_cpu_pages: blocks of orders 0..PCP_MAX_ORDER are freed to and
+ * allocated from a list of the current CPU, and the zone lock is taken
+ * once per batch (rmqueue_bulk, free_pcppages_bulk) instead of once per
+ * block. The slab layer's slabs and the percpu layer's arrays are such
+ * blocks: a cache that grows and shrinks slab by slab no longer pays the
+ * zone lock (and, since the zone lock is taken with signals blocked, two
+ * rt_sigprocmask calls) per slab.
+ *
+ * Marks, in pages (CONFIG_PAGE_ALLOC_PCP_BATCH and _HIGH): a refill takes
+ * batch pages' worth of blocks of the order asked; a free that brings the
+ * list to high pages gives batch pages back, coldest first. The decay
+ * thread drains lists that saw no traffic for a tick, so idle CPUs hold
+ * nothing (the kernel's pcp high decays the same way).
+ *
+ * Locking: each list has a try-lock flag and is never waited on. The CPU
+ * is looked up (sched_getcpu: rseq's cpu_id or the vDSO) and its list
+ * try-locked; if the flag is taken, by another thread that ran on this CPU
+ * before a migration or by the very thread a signal handler interrupted,
+ * the caller goes to the zone instead (the kernel's pcp_spin_trylock and
+ * rmqueue_buddy fallback). So a thread can be migrated anywhere inside the
+ * section (the flag, not the CPU, protects the list) and a handler never
+ * waits. Nesting: a list's flag > pa_zone.lock (refill and bulk free take
+ * the zone lock while holding the flag; nothing holding the zone lock ever
+ * takes a flag). Fork: page_alloc_fork_prepare takes every flag (spinning
+ * with sched_yield: holders never block) before the zone lock.
+ *
+ * Blocks on a list are counted as handed out in pa_zone.bytes_allocated
+ * (the zone gave them away); page_alloc_get_stats() reports them apart.
+ * On a list a block has flags 0 (a second free of it is caught by the
+ * debug checks as "not allocated"), its order and compound_head, and
+ * buddy_resident: its bound of resident pages, as on the buddy lists.
+ */
+#include <errno.h>
+#include <sched.h>
+#include "page_alloc/internal.h"
+
+struct pa_pcp pa_pcp[PA_NR_PCP];
+
+#define PCP_BATCH	CONFIG_PAGE_ALLOC_PCP_BATCH
+#define PCP_HIGH	CONFIG_PAGE_ALLOC_PCP_HIGH
+
+#define pcplist_stat_inc(pcp, field)					\
+	do {								\
+		if (IS_ENABLED(CONFIG_STATS))				\
+			(pcp)->field++;					\
+	} while (0)
+
+/*
+ * The list of the CPU the thread runs on now. The simulator (USLAB_VCPU)
+ * runs every virtual CPU on one thread: one list, so that its counts do
+ * not depend on the host's scheduling.
+ */
+static inline struct pa_pcp *pcplist_this(void)
+{
+#if defined(USLAB_VCPU) && USLAB_VCPU
+	return &pa_pcp[0];
+#else
+	int cpu = sched_getcpu();
+
+	return &pa_pcp[cpu < 0 ? 0 : (unsigned int)cpu % PA_NR_PCP];
+#endif
+}
+
+/* One load, then one exchange if the flag looked free. */
+static inline bool pcplist_trylock(struct pa_pcp *pcp)
+{
+	return !__atomic_load_n(&pcp->locked, __ATOMIC_RELAXED) &&
+	       !__atomic_exchange_n(&pcp->locked, 1, __ATOMIC_ACQUIRE);
+}
+
+static inline void pcplist_unlock(struct pa_pcp *pcp)
+{
+	__atomic_store_n(&pcp->locked, 0, __ATOMIC_RELEASE);
+}
+
+/* Called once, under the zone lock, when the range is reserved. */
+void pcplist_init_locked(void)
+{
+	unsigned int i, o;
+
+	pa_assert_locked();
+	for (i = 0; i < PA_NR_PCP; i++)
+		for (o = 0; o < PCP_NR_ORDERS; o++)
+			INIT_LIST_HEAD(&pa_pcp[i].lists[o]);
+}
+
+/*
+ * Refill @pcp's list of @order with a batch from the buddy lists under one
+ * zone lock. Fewer (at least one) near the cap.
+ * Return: blocks added.
+ */
+static unsigned int rmqueue_bulk(struct pa_pcp *pcp, unsigned int order)
+{
+	unsigned int i, n = max_t(unsigned int, 1, PCP_BATCH >> order);
+	struct list_head *l = &pcp->lists[order];
+	sigset_t flags;
+
+	pa_lock_irqsave(&flags);
+	for (i = 0; i < n; i++) {
+		unsigned int resident;
+		struct page *page = rmqueue_buddy_locked(order, &resident);
+
+		if (!page)
+			break;
+		page->flags = 0;
+		page->buddy_resident = resident;
+		/* in the order the buddy gave them: warm blocks first */
+		list_add_tail(&page->buddy_list, l);
+		pcp->count += 1U << order;
+	}
+	pcplist_stat_inc(pcp, refills);
+	pa_unlock_irqrestore(&flags);
+	return i;
+}
+
+/*
+ * Give at least @pages pages of @pcp's blocks back to the buddy lists
+ * under one zone lock, the coldest (list tails) first, taking the orders
+ * in turn. @max gets the policy's allowance.
+ * Return: whether free resident memory is then over it.
+ */
+static bool free_pcppages_bulk(struct pa_pcp *pcp, unsigned int pages,
+			       size_t *max)
+{
+	unsigned int freed = 0, o = 0, empty = 0;
+	sigset_t flags;
+	bool over;
+
+	pa_lock_irqsave(&flags);
+	while (freed < pages && pcp->count && empty < PCP_NR_ORDERS) {
+		struct list_head *l = &pcp->lists[o];
+
+		if (list_empty(l)) {
+			empty++;
+		} else {
+			struct page *page = list_last_entry(l, struct page,
+							    buddy_list);
+
+			empty = 0;
+			list_del(&page->buddy_list);
+			pcp->count -= 1U << o;
+			freed += 1U << o;
+			pa_free_one_locked(page, o, page->buddy_resident);
+		}
+		o = o == PCP_MAX_ORDER ? 0 : o + 1;
+	}
+	pcplist_stat_inc(pcp, drains);
+	over = pa_over_allowance_locked(max);
+	pa_unlock_irqrestore(&flags);
+	return over;
+}
+
+/**
+ * rmqueue_pcplist - a block of @order (at most PCP_MAX_ORDER) from this
+ * CPU's list, refilled a batch at a time.
+ * @resident: its bound of resident pages (0: known zero).
+ *
+ * Cost on a hit: sched_getcpu, one exchange, a list removal, one store.
+ * Context: any thread, also a signal handler (never waits).
+ * Return: the head page (PG_head, order and compound_head set; tails are
+ * the caller's to prepare), or NULL when the list is busy or the zone has
+ * nothing (the caller then goes to the zone itself).
+ */
+struct page *rmqueue_pcplist(unsigned int order, unsigned int *resident)
+{
+	struct pa_pcp *pcp = pcplist_this();
+	struct list_head *l = &pcp->lists[order];
+	struct page *page;
+
+	if (unlikely(!pcplist_trylock(pcp)))
+		return NULL;
+	if (list_empty(l) && !rmqueue_bulk(pcp, order)) {
+		pcplist_unlock(pcp);
+		return NULL;
+	}
+	page = list_first_entry(l, struct page, buddy_list);
+	list_del(&page->buddy_list);
+	pcp->count -= 1U << order;
+	pcp->events++;
+	pcplist_stat_inc(pcp, allocs[order]);
+	*resident = page->buddy_resident;
+	page->flags = 1UL << PG_head;
+	pcplist_unlock(pcp);
+	return page;
+}
+
+/**
+ * free_pcppages - put a block of @order (at most PCP_MAX_ORDER) on this
+ * CPU's list; at the high mark a batch goes back to the buddy lists.
+ * @page: its head page.
+ *
+ * Context: any thread, also a signal handler (never waits).
+ * Return: false when the list was busy: the caller frees to the zone.
+ */
+bool free_pcppages(struct page *page, unsigned int order)
+{
+	struct pa_pcp *pcp = pcplist_this();
+	bool over = false;
+	size_t max = 0;
+
+	if (unlikely(!pcplist_trylock(pcp)))
+		return false;
+	page->flags = 0;
+	page->buddy_resident = 1U << order;	/* the owner may have written it */
+	list_add(&page->buddy_list, &pcp->lists[order]);
+	pcp->count += 1U << order;
+	pcp->events++;
+	pcplist_stat_inc(pcp, frees[order]);
+	if (unlikely(pcp->count >= PCP_HIGH))
+		over = free_pcppages_bulk(pcp, PCP_BATCH, &max);
+	pcplist_unlock(pcp);
+	if (unlikely(over))
+		pa_reclaim_after_free(max);
+	return true;
+}
+
+/**
+ * drain_all_pages - give the blocks of every per-CPU list back to the buddy.
+ * @idle_only: only lists with no traffic since the previous such call
+ *             (the decay thread's tick); false: all (trim, ENOMEM).
+ *
+ * Lists busy at that moment are skipped.
+ * Context: no zone lock held. Return: bytes given back to the buddy.
+ */
+size_t drain_all_pages(bool idle_only)
+{
+	size_t drained = 0;
+	unsigned int i;
+
+	for (i = 0; i < PA_NR_PCP; i++) {
+		struct pa_pcp *pcp = &pa_pcp[i];
+		unsigned long ev = __atomic_load_n(&pcp->events, __ATOMIC_RELAXED);
+		unsigned int count;
+		size_t max;
+
+		if (idle_only && ev != pcp->events_seen) {
+			pcp->events_seen = ev;	/* racy hint: next tick decides */
+			continue;
+		}
+		if (!__atomic_load_n(&pcp->count, __ATOMIC_RELAXED) ||
+		    !pcplist_trylock(pcp))
+			continue;
+		count = pcp->count;
+		free_pcppages_bulk(pcp, count, &max);
+		drained += (size_t)(count - pcp->count) << PAGE_SHIFT;
+		pcplist_unlock(pcp);
+	}
+	return drained;
+}
+
+/* Pages held on per-CPU lists now (racy sum, exact when quiet). */
+size_t pcplist_bytes(void)
+{
+	size_t pages = 0;
+	unsigned int i;
+
+	for (i = 0; i < PA_NR_PCP; i++)
+		pages += __atomic_load_n(&pa_pcp[i].count, __ATOMIC_RELAXED);
+	return pages << PAGE_SHIFT;
+}
+
+/* Add the lists' allocation and free counts per order to @allocs, @frees. */
+void pcplist_stats(unsigned long *allocs, unsigned long *frees)
+{
+	unsigned int i, o;
+
+	for (i = 0; i < PA_NR_PCP; i++)
+		for (o = 0; o < PCP_NR_ORDERS; o++) {
+			allocs[o] += __atomic_load_n(&pa_pcp[i].allocs[o], __ATOMIC_RELAXED);
+			frees[o] += __atomic_load_n(&pa_pcp[i].frees[o], __ATOMIC_RELAXED);
+		}
+}
+
+/* Before fork: every list's flag, so that no list is mid-change in the child. */
+void pcplist_fork_prepare(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < PA_NR_PCP; i++)
+		while (!pcplist_trylock(&pa_pcp[i]))
+			sched_yield();
+}
+
+/* After fork, in parent and child: the flags again free. */
+void pcplist_fork_release(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < PA_NR_PCP; i++)
+		pcplist_unlock(&pa_pcp[i]);
+}

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `uslab replay --allocator uslab` with USLAB_OPTIONS=stats: the per-cache
+ * table of the replayed events only, as `uslab sim` prints it. The
+ * replayer's own allocations (bookkeeping, libc's buffers, thread start-up)
+ * are kept out by taking the library's counters (slab/'s statistics call,
+ * found in the preloaded libuslab.so) just before the timed run and just
+ * after it, and subtracting. Before the first snapshot every magazine is
+ * drained (kmem_cache_shrink_all()), so the run starts, as a simulation
+ * does, with empty magazines and an empty depot.
+ *
+ * The page allocator's peak is the peak held during the run above what was
+ * held when it started (page_alloc_reset_peak() at the start), which is
+ * what `uslab sim` reports for its own run.
+ *
+ * Under another allocator, or without `stats`, nothing of this runs.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "uslab/page_alloc.h"
+#include "uslab/slab.h"
+#include "tools/uslab/builtin.h"
+
+struct rp_stats_fns {
+	size_t (*all)(struct kmem_cache_stats *, size_t);
+	void (*shrink_all)(void);
+	void (*pa_get)(struct page_alloc_stats *);
+	void (*pa_reset_peak)(void);
+	void (*reset_peak)(void);
+};
+
+static struct rp_stats_fns rp_fns;
+static struct kmem_cache_stats rp_before[RP_STATS_MAX_CACHES];
+static struct kmem_cache_stats rp_after[RP_STATS_MAX_CACHES];
+static size_t rp_nbefore;
+static struct page_alloc_stats rp_pa0, rp_pa1;
+static size_t rp_nafter;
+static bool rp_stats_on;
+
+/* Is "stats" (or stats=1/yes/on/true) an item of USLAB_OPTIONS? */
+static bool options_want_stats(void)
+{
+	const char *o = getenv("USLAB_OPTIONS");
+	char buf[4096], *item, *save = NULL;
+
+	if (!o || strlen(o) >= sizeof(buf))
+		return false;
+	strcpy(buf, o);
+	for (item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save))
+		if (!strcmp(item, "stats") || !strcmp(item, "stats=1") ||
+		    !strcmp(item, "stats=yes") || !strcmp(item, "stats=on") ||
+		    !strcmp(item, "stats=true") || !strcmp(item, "stats=y"))
+			return true;
+	return false;
+}
+
+/**
+ * rp_stats_begin - before the timed run: drain, snapshot, restart peaks.
+ * Return: true when the table will be printed.
+ */
+bool rp_stats_begin(void)
+{
+	rp_stats_on = false;
+	if (!options_want_stats())
+		return false;
+	rp_fns.all = (size_t (*)(struct kmem_cache_stats *, size_t))dlsym(RTLD_DEFAULT, "kmem_cache_stats_all");
+	rp_fns.shrink_all = (void (*)(void))dlsym(RTLD_DEFAULT, "kmem_cache_shrink_all");
+	rp_fns.pa_get = (void (*)(struct page_alloc_stats *))dlsym(RTLD_DEFAULT, "page_alloc_get_stats");
+	rp_fns.pa_reset_peak = (void (*)(void))dlsym(RTLD_DEFAULT, "page_alloc_reset_peak");
+	rp_fns.reset_peak = (void (*)(void))dlsym(RTLD_DEFAULT, "kmem_cache_stats_reset_peak");
+	if (!rp_fns.all || !rp_fns.shrink_all || !rp_fns.pa_get ||
+	    !rp_fns.pa_reset_peak || !rp_fns.reset_peak)
+		return false;	/* not libuslab, or one without the calls */
+	rp_fns.shrink_all();
+	rp_nbefore = rp_fns.all(rp_before, RP_STATS_MAX_CACHES);
+	if (rp_nbefore > RP_STATS_MAX_CACHES)
+		rp_nbefore = RP_STATS_MAX_CACHES;
+	rp_fns.pa_get(&rp_pa0);
+	rp_fns.pa_reset_peak();
+	rp_fns.reset_peak();
+	rp_stats_on = true;
+	return true;
+}
+
+static const struct kmem_cache_stats *find_before(const char *name)
+{
+	for (size_t i = 0; i < rp_nbefore; i++)
+		if (!strcmp(rp_before[i].name, name))
+			return &rp_before[i];
+	return NULL;
+}
+
+/**
+ * rp_stats_snapshot - right after the timed run, before the replayer
+ * allocates anything again: the counters to subtract from.
+ */
+void rp_stats_snapshot(void)
+{
+	if (!rp_stats_on)
+		return;
+	rp_nafter = rp_fns.all(rp_after, RP_STATS_MAX_CACHES);
+	if (rp_nafter > RP_STATS_MAX_CACHES)
+		rp_nafter = RP_STATS_MAX_CACHES;
+	rp_fns.pa_get(&rp_pa1);
+}
+
+/**
+ * rp_stats_end - the table of the run's own counts (kmalloc caches only:
+ * the ones the replayed calls reach) on @f.
+ */
+void rp_stats_end(FILE *f)
+{
+	struct page_alloc_stats pa = rp_pa1;
+	uint64_t allocs = 0, frees = 0, hits = 0;
+	char line[512];
+	size_t n = rp_nafter, i;
+
+	if (!rp_stats_on)
+		return;
+	fprintf(f, "\nreplayed events only (library counters after the run less before it):\n");
+	kmem_cache_stats_header(line, sizeof(line));
+	fputs(line, f);
+	for (i = 0; i < n; i++) {
+		struct kmem_cache_stats *st = &rp_after[i];
+		const struct kmem_cache_stats *b = find_before(st->name);
+
+		if (!(st->flags & KMEM_CACHE_STATS_KMALLOC))
+			continue;
+		if (b)
+			kmem_cache_stats_sub(st, b);
+		if (!st->allocs && !st->frees)
+			continue;
+		allocs += st->allocs;
+		frees += st->frees;
+		hits += st->alloc_hits + st->free_hits;
+		kmem_cache_stats_row(st, line, sizeof(line));
+		fputs(line, f);
+	}
+	kmem_cache_stats_total(allocs, frees, hits, line, sizeof(line));
+	fputs(line, f);
+	for (i = 0; i < NR_PAGE_ORDERS; i++) {
+		pa.allocs[i] -= rp_pa0.allocs[i];
+		pa.frees[i] -= rp_pa0.frees[i];
+	}
+	pa.splits -= rp_pa0.splits;
+	pa.merges -= rp_pa0.merges;
+	pa.bytes_allocated_peak -= rp_pa0.bytes_allocated;
+	fputc('\n', f);
+	kmem_cache_stats_page_line(&pa, line, sizeof(line));
+	fputs(line, f);
+}

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Output files that never clobber what stands at the path (docs/sim.md,
+ * "Output files"): a regular file or a new name is written to a temporary
+ * file beside it and renamed over it only when complete; a symlink is
+ * followed, so its target is replaced and the link stays; a FIFO, a device
+ * or a socket is written in place (renaming over /dev/null would replace
+ * the device node); a directory is an error; "-" is standard output.
+ * No locks: one writer, one thread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "trace/internal.h"
+
+static int seterr(char *err, size_t len, int e, const char *name, const char *what)
+{
+	snprintf(err, len, "%s: %s%s%s", name, what ? what : "", what ? ": " : "",
+		 strerror(e));
+	return -e;
+}
+
+/* A socket is written in place, as the stream peer of a connection. */
+static int open_socket(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+/* The directory a new file at @path goes into must exist and be writable. */
+static int check_dir(const char *path, char *err, size_t len)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == path)
+		strcpy(dir, "/");
+	else if ((size_t)(slash - path) < sizeof(dir))
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	else
+		return seterr(err, len, ENAMETOOLONG, path, NULL);
+	if (access(dir, W_OK | X_OK))
+		return seterr(err, len, errno, dir, "cannot create files in this directory");
+	return 0;
+}
+
+int out_check(const char *path, char *err, size_t len)
+{
+	struct stat st;
+
+	if (!strcmp(path, "-"))
+		return 0;
+	if (!*path)
+		return seterr(err, len, ENOENT, "(empty file name)", NULL);
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return seterr(err, len, EISDIR, path, NULL);
+		if (S_ISREG(st.st_mode)) {
+			char real[PATH_MAX];
+
+			if (!realpath(path, real))
+				return seterr(err, len, errno, path, NULL);
+			return check_dir(real, err, len);
+		}
+		return 0;	/* FIFO, device, socket: written in place */
+	}
+	if (errno != ENOENT)
+		return seterr(err, len, errno, path, NULL);
+	return check_dir(path, err, len);
+}
+
+int out_open(struct out_file *o, const char *path, char *err, size_t len)
+{
+	struct stat st, lst;
+	char real[PATH_MAX];
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	o->name = strdup(path);
+	if (!o->name)
+		return seterr(err, len, ENOMEM, path, NULL);
+	if (!strcmp(path, "-")) {
+		o->fd = STDOUT_FILENO;
+		o->in_place = true;
+		o->is_stdout = true;
+		o->seekable = lseek(o->fd, 0, SEEK_CUR) >= 0;
+		return 0;
+	}
+	rc = out_check(path, err, len);
+	if (rc)
+		goto out_free;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* FIFO, character or block device, socket: in place. */
+		o->in_place = true;
+		o->fd = S_ISSOCK(st.st_mode) ? open_socket(path) :
+			open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+		if (o->fd < 0) {
+			rc = seterr(err, len, S_ISSOCK(st.st_mode) ? -o->fd : errno, path, NULL);
+			goto out_free;
+		}
+		o->seekable = lseek(o->fd, 0, SEEK_CUR) >= 0 && S_ISBLK(st.st_mode);
+		return 0;
+	}
+	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && stat(path, &st) < 0) {
+		/* A dangling symlink: create its target through it. */
+		o->in_place = true;
+		o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (o->fd < 0) {
+			rc = seterr(err, len, errno, path, NULL);
+			goto out_free;
+		}
+		o->seekable = true;
+		return 0;
+	}
+	/* A regular file (through any symlinks) or a new name: a temporary
+	 * beside the final file, renamed over it at commit. */
+	if (stat(path, &st) == 0) {
+		if (!realpath(path, real)) {
+			rc = seterr(err, len, errno, path, NULL);
+			goto out_free;
+		}
+		o->mode = st.st_mode & 07777;
+		o->keep_mode = true;
+	} else {
+		snprintf(real, sizeof(real), "%s", path);
+	}
+	o->final = strdup(real);
+	if (!o->final || asprintf(&o->tmp, "%s.tmp.XXXXXX", real) < 0) {
+		o->tmp = NULL;
+		rc = seterr(err, len, ENOMEM, path, NULL);
+		goto out_free;
+	}
+	o->fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (o->fd < 0) {
+		rc = seterr(err, len, errno, o->tmp, NULL);
+		goto out_free;
+	}
+	if (!o->keep_mode) {
+		mode_t um = umask(0);
+
+		umask(um);
+		o->mode = 0666 & ~um;
+	}
+	if (fchmod(o->fd, o->mode) < 0) {
+		rc = seterr(err, len, errno, o->tmp, NULL);
+		unlink(o->tmp);
+		close(o->fd);
+		goto out_free;
+	}
+	o->seekable = true;
+	return 0;
+out_free:
+	free(o->tmp);
+	free(o->final);
+	free(o->name);
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	return rc;
+}
+
+static void out_free(struct out_file *o)
+{
+	free(o->tmp);
+	free(o->final);
+	free(o->name);
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+}
+
+int out_commit(struct out_file *o, char *err, size_t len)
+{
+	int rc = 0;
+
+	if (o->is_stdout) {
+		out_free(o);
+		return 0;
+	}
+	if (o->fd >= 0 && close(o->fd) < 0)
+		rc = seterr(err, len, errno, o->tmp ? o->tmp : o->name, "close");
+	o->fd = -1;
+	if (!rc && o->tmp && rename(o->tmp, o->final) < 0)
+		rc = seterr(err, len, errno, o->final, "rename");
+	if (rc && o->tmp)
+		unlink(o->tmp);
+	out_free(o);
+	return rc;
+}
+
+void out_abort(struct out_file *o)
+{
+	if (!o->is_stdout && o->fd >= 0)
+		close(o->fd);
+	if (o->tmp)
+		unlink(o->tmp);
+	out_free(o);
+}
+
+int out_write(struct out_file *o, const void *buf, size_t n, char *err, size_t len)
+{
+	const char *p = buf;
+
+	while (n) {
+		ssize_t w = write(o->fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return seterr(err, len, errno, o->name, "write");
+		if (w == 0)
+			return seterr(err, len, EIO, o->name, "write");
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
