@@ -31,6 +31,7 @@
 #include "uslab/slab.h"
 #include "uslab/statseg.h"
 #include "lib/log.h"
+#include "lib/procfs.h"
 #include "malloc/internal.h"
 
 static struct uslab_statseg *seg;
@@ -40,30 +41,6 @@ static char seg_path[64];
 static long futex(uint32_t *uaddr, int op, uint32_t val)
 {
 	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
-}
-
-/* Field 22 of /proc/self/stat: tells a reused pid from the process. */
-static uint64_t proc_start_time(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long t = 0;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');		/* the command may hold spaces */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
-			 "%*d %*d %*d %*d %*d %*d %llu", &t) != 1)
-		return 0;
-	return t;
 }
 
 static void statseg_serve(struct uslab_statseg *s)

@@ -236,18 +236,6 @@ static size_t resident_pages(void *addr, size_t len)
 	return cnt;
 }
 
-/* RSS of the whole process in bytes, from /proc/self/statm. */
-static size_t rss_bytes(void)
-{
-	unsigned long size = 0, res = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(fscanf(f, "%lu %lu", &size, &res), 2);
-	fclose(f);
-	return res * (size_t)sysconf(_SC_PAGESIZE);
-}
-
 static unsigned int random_order(uint64_t *s)
 {
 	/* mostly small orders, as slabs ask, sometimes the largest */
@@ -437,7 +425,7 @@ START_TEST(test_rss_returned)
 	/* 1. High watermark: freed memory stays resident until a trim. */
 	page_alloc_set_resident_free((size_t)1 << 40);
 	alloc_touch_free(p, &span);
-	rss_full = rss_bytes();
+	rss_full = test_rss_bytes();
 	res = 0;
 	for (i = 0; i < RSS_BLOCKS; i++)
 		res += resident_pages(page_address(p[i]), order_bytes(RSS_ORDER));
@@ -447,7 +435,7 @@ START_TEST(test_rss_returned)
 
 	trimmed = page_alloc_trim();
 	ck_assert_uint_ge(trimmed, total);
-	rss_after = rss_bytes();
+	rss_after = test_rss_bytes();
 	res = 0;
 	for (i = 0; i < RSS_BLOCKS; i++)
 		res += resident_pages(page_address(p[i]), order_bytes(RSS_ORDER));
@@ -472,7 +460,7 @@ START_TEST(test_rss_returned)
 	page_alloc_set_resident_free_pct(0);
 	page_alloc_set_resident_free(2 * order_bytes(RSS_ORDER));
 	alloc_touch_free(p, &span);
-	rss_after = rss_bytes();
+	rss_after = test_rss_bytes();
 	res = 0;
 	for (i = 0; i < RSS_BLOCKS; i++)
 		res += resident_pages(page_address(p[i]), order_bytes(RSS_ORDER));

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers shared by the Check suites: a seed that can be set from the
- * environment to repeat a randomized run, and a small seedable generator.
+ * Helpers shared by the tests (libc only, so the integration tests of
+ * tests/malloc/ may include it too): a seed that can be set from the
+ * environment to repeat a randomized run, a small seedable generator, the
+ * process's RSS.
  */
 #ifndef USLAB_TESTS_TESTUTIL_H
 #define USLAB_TESTS_TESTUTIL_H
@@ -30,6 +32,21 @@ static inline unsigned long test_seed_from_env(const char *env, const char *suit
 		seed = 1;
 	fprintf(stderr, "%s: seed %lu (set %s to repeat)\n", suite, seed, env);
 	return seed;
+}
+
+/* The resident set of this process in bytes (/proc/self/statm, through
+ * stdio: the allocator under test serves it), 0 if unreadable. */
+static inline size_t test_rss_bytes(void)
+{
+	long pages = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
 }
 
 /* xorshift64*: small, seedable, per caller state */

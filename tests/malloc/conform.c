@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "tests/testutil.h"
 
 /* Present only when uslab is the allocator (preloaded or linked). */
 extern void uslab_malloc_stats(int fd) __attribute__((weak));
@@ -47,27 +48,15 @@ static const char *test_name;
 	}								\
 } while (0)
 
-/* A tiny xorshift; seeded, so failures reproduce. */
+/* A tiny xorshift (not testutil.h's rnd: its own sequence); seeded, so
+ * failures reproduce. */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void)
+static uint64_t xrnd(void)
 {
 	rng_state ^= rng_state << 13;
 	rng_state ^= rng_state >> 7;
 	rng_state ^= rng_state << 17;
 	return rng_state;
-}
-
-static size_t rss_bytes(void)
-{
-	long pages = 0, resident = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-
-	if (!f)
-		return 0;
-	if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
-		resident = 0;
-	fclose(f);
-	return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
 }
 
 /* Hide a constant from the compiler, which would warn or fold the call. */
@@ -172,17 +161,17 @@ static void test_random_model(void)
 	static size_t sz[SLOTS];
 
 	for (int step = 0; step < STEPS; step++) {
-		unsigned i = (unsigned)(rnd() % SLOTS);
+		unsigned i = (unsigned)(xrnd() % SLOTS);
 
 		if (ptr[i]) {
 			CHECK(verify(ptr[i], sz[i] < 64 ? sz[i] : 64, i),
 			      "slot %u (%zu bytes) overwritten", i, sz[i]);
-			if (rnd() & 1) {
+			if (xrnd() & 1) {
 				free(ptr[i]);
 				ptr[i] = NULL;
 				continue;
 			}
-			size_t ns = rnd() % 3 ? rnd() % 512 : rnd() % 70000;
+			size_t ns = xrnd() % 3 ? xrnd() % 512 : xrnd() % 70000;
 			void *q = realloc(ptr[i], ns);
 
 			if (!ns) {
@@ -198,7 +187,7 @@ static void test_random_model(void)
 			sz[i] = ns;
 			fill(q, ns < 64 ? ns : 64, i);
 		} else {
-			sz[i] = rnd() % 4 ? rnd() % 256 : rnd() % 40000;
+			sz[i] = xrnd() % 4 ? xrnd() % 256 : xrnd() % 40000;
 			ptr[i] = malloc(sz[i]);
 			CHECK(ptr[i], "malloc(%zu)", sz[i]);
 			fill(ptr[i], sz[i] < 64 ? sz[i] : 64, i);
@@ -675,9 +664,9 @@ static void test_thread_churn(void)
 	size_t after_warmup, after;
 
 	churn_threads(400);
-	after_warmup = rss_bytes();
+	after_warmup = test_rss_bytes();
 	churn_threads(4000);
-	after = rss_bytes();
+	after = test_rss_bytes();
 	printf("    RSS after 400 threads %zu KiB, after 4400 threads %zu KiB\n",
 	       after_warmup >> 10, after >> 10);
 	CHECK(after < after_warmup + (16u << 20),
@@ -697,11 +686,11 @@ static void test_rss_falls(void)
 	CHECK(p, "malloc(256 MiB)");
 	if (!p)
 		return;
-	base = rss_bytes();
+	base = test_rss_bytes();
 	memset(p, 1, big);
-	peak = rss_bytes();
+	peak = test_rss_bytes();
 	free(p);
-	after = rss_bytes();
+	after = test_rss_bytes();
 	printf("    large: RSS %zu -> %zu -> %zu MiB\n", base >> 20, peak >> 20,
 	       after >> 20);
 	CHECK(peak > base + (200u << 20), "touching 256 MiB did not raise RSS");
@@ -715,18 +704,18 @@ static void test_rss_falls(void)
 	if (!v)
 		return;
 	malloc_trim(0);	/* earlier tests' free memory must not hide the rise */
-	base = rss_bytes();
+	base = test_rss_bytes();
 	for (int i = 0; i < N; i++) {
 		v[i] = malloc(200 + (size_t)(i % 7) * 100);
 		if (v[i])
 			memset(v[i], 1, 200 + (size_t)(i % 7) * 100);
 	}
-	peak = rss_bytes();
+	peak = test_rss_bytes();
 	for (int i = 0; i < N; i++)
 		free(v[i]);
 	free(v);
 	malloc_trim(0);
-	after = rss_bytes();
+	after = test_rss_bytes();
 	printf("    small: RSS %zu -> %zu -> %zu MiB after malloc_trim\n",
 	       base >> 20, peak >> 20, after >> 20);
 	CHECK(peak > base + (64u << 20), "small blocks did not raise RSS");
@@ -752,18 +741,18 @@ static void test_rss_no_trim(void)
 	if (!v)
 		return;
 	malloc_trim(0);
-	base = rss_bytes();
+	base = test_rss_bytes();
 	for (int i = 0; i < N; i++) {
 		v[i] = malloc(64 + (size_t)(i % 5) * 64);
 		if (v[i])
 			memset(v[i], 1, 64 + (size_t)(i % 5) * 64);
 	}
-	peak = rss_bytes();
+	peak = test_rss_bytes();
 	for (int i = 0; i < N; i++)
 		free(v[i]);
 	free(v);
 	for (; waited_ms <= (on_uslab ? 10000 : 0); waited_ms += 250) {
-		after = rss_bytes();
+		after = test_rss_bytes();
 		if (after < base + (peak - base) / 4)
 			break;
 		usleep(250000);

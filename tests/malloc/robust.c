@@ -34,6 +34,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "tests/testutil.h"
 
 #define FAIL(...)							\
 	do {								\
@@ -53,7 +54,7 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static uint64_t rnd(uint64_t *s)
+static uint64_t xrnd(uint64_t *s)
 {
 	*s ^= *s << 13;
 	*s ^= *s >> 7;
@@ -171,7 +172,7 @@ static _Atomic(void *) slot[SLOTS];
  */
 static void slot_swap(uint64_t *s, size_t maxsz)
 {
-	size_t i = rnd(s) % SLOTS, sz = 8 + rnd(s) % maxsz;
+	size_t i = xrnd(s) % SLOTS, sz = 8 + xrnd(s) % maxsz;
 	void *old = atomic_exchange(&slot[i], blk_new(sz));
 
 	if (old)
@@ -202,19 +203,6 @@ static void *short_thread(void *arg)
 	return NULL;
 }
 
-static long rss_kb(void)
-{
-	FILE *f = fopen("/proc/self/statm", "r");
-	long pages = 0, res = 0;
-
-	if (!f)
-		return 0;
-	if (fscanf(f, "%ld %ld", &pages, &res) != 2)
-		res = 0;
-	fclose(f);
-	return res * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
 static int case_threads(void)
 {
 	pthread_t t[8];
@@ -228,9 +216,9 @@ static int case_threads(void)
 				FAIL("pthread_create");
 		join_threads(8, t);
 		if (round == 100)
-			rss_mid = rss_kb();
+			rss_mid = (long)(test_rss_bytes() / 1024);
 	}
-	rss_end = rss_kb();
+	rss_end = (long)(test_rss_bytes() / 1024);
 	slots_free();
 	printf("4000 threads, RSS after 800: %ld KiB, after 4000: %ld KiB\n",
 	       rss_mid, rss_end);
@@ -330,9 +318,9 @@ static void *sig_worker(void *arg)
 	size_t n;
 
 	while (!atomic_load(&stop)) {
-		n = rnd(&s) % 64;
+		n = xrnd(&s) % 64;
 		free(local[n]);
-		local[n] = malloc(8 + rnd(&s) % 300);
+		local[n] = malloc(8 + xrnd(&s) % 300);
 	}
 	for (n = 0; n < 64; n++)
 		free(local[n]);
@@ -373,7 +361,7 @@ static void *migrator(void *arg)
 	while (!atomic_load(&stop)) {
 		if (i++ % 16 == 0) {
 			CPU_ZERO(&set);
-			CPU_SET((int)(rnd(&s) % (uint64_t)ncpu), &set);
+			CPU_SET((int)(xrnd(&s) % (uint64_t)ncpu), &set);
 			/* refused inside a restricted cpuset: keep going */
 			sched_setaffinity(0, sizeof(set), &set);
 		}
@@ -419,11 +407,11 @@ static int case_larson(void)
 
 	start_threads(8, larson_worker, t);
 	usleep((useconds_t)(seconds * 5e5));
-	rss0 = rss_kb();
+	rss0 = (long)(test_rss_bytes() / 1024);
 	usleep((useconds_t)(seconds * 5e5));
 	atomic_store(&stop, 1);
 	join_threads(8, t);
-	rss1 = rss_kb();
+	rss1 = (long)(test_rss_bytes() / 1024);
 	slots_free();
 	printf("larson: %ld ops, RSS %ld -> %ld KiB\n",
 	       atomic_load(&larson_ops), rss0, rss1);
@@ -449,7 +437,7 @@ static void *xm_producer(void *arg)
 	size_t i = 0;
 
 	while (!atomic_load(&stop)) {
-		void *p = blk_new(16 + rnd(&s) % 120), *expect = NULL;
+		void *p = blk_new(16 + xrnd(&s) % 120), *expect = NULL;
 
 		while (!atomic_compare_exchange_weak(&r->b[i % RING], &expect, p)) {
 			expect = NULL;

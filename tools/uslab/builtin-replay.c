@@ -40,6 +40,7 @@
 #include <unistd.h>
 #include "lib/compiler.h"
 #include "uslab/trace.h"
+#include "lib/procfs.h"
 #include "tools/uslab/builtin.h"
 
 #define RP_SAMPLE_SHIFT	3		/* time one call in 8 */
@@ -447,19 +448,6 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static long rss_kib(void)
-{
-	FILE *f = fopen("/proc/self/statm", "r");
-	long pages = 0, res = 0;
-
-	if (!f)
-		return 0;
-	if (fscanf(f, "%ld %ld", &pages, &res) != 2)
-		res = 0;
-	fclose(f);
-	return res * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
 static const char *const rp_allocators[][2] = {
 	{ "glibc", NULL },
 	{ "jemalloc", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2" },
@@ -615,7 +603,7 @@ int cmd_replay(int argc, char **argv)
 			exit(1);	/* threads wait on the barrier: no clean way back */
 		}
 	}
-	rss0 = rss_kib();
+	rss0 = (long)(proc_rss_bytes() / 1024);
 	getrusage(RUSAGE_SELF, &ru0);
 	rp_stats_begin();	/* uslab with stats: counters before the run */
 	t0 = mono_ns();

@@ -51,20 +51,11 @@ int cmd_slabinfo(int argc, char **argv)
 			slabinfo_usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "%s: unknown option or missing argument '%s'\n", cmd,
-				argv[optind - 1]);
-			slabinfo_usage(stderr);
-			return 2;
+			return statseg_opt_error(cmd, argv, slabinfo_usage);
 		}
 	}
-	if (optind < argc || !pid) {
-		if (optind < argc)
-			fprintf(stderr, "%s: unexpected argument '%s'\n", cmd, argv[optind]);
-		else
-			fprintf(stderr, "%s: -p PID is required\n", cmd);
-		slabinfo_usage(stderr);
+	if (statseg_args_done(cmd, argc, argv, pid, slabinfo_usage))
 		return 2;
-	}
 	if (write && strlen(write) >= USLAB_STATSEG_CMD) {
 		fprintf(stderr, "%s: -w: line longer than %d bytes\n", cmd, USLAB_STATSEG_CMD - 1);
 		return 2;

@@ -242,20 +242,11 @@ int cmd_top(int argc, char **argv)
 			top_usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "%s: unknown option or missing argument '%s'\n", cmd,
-				argv[optind - 1]);
-			top_usage(stderr);
-			return 2;
+			return statseg_opt_error(cmd, argv, top_usage);
 		}
 	}
-	if (optind < argc || !pid) {
-		if (optind < argc)
-			fprintf(stderr, "%s: unexpected argument '%s'\n", cmd, argv[optind]);
-		else
-			fprintf(stderr, "%s: -p PID is required\n", cmd);
-		top_usage(stderr);
+	if (statseg_args_done(cmd, argc, argv, pid, top_usage))
 		return 2;
-	}
 	if (once)
 		frames = 1;
 	snap[0] = malloc(sizeof(*snap[0]));

@@ -42,6 +42,13 @@ int tune_verify(const char *trace, struct tune_verify_point *pts, unsigned int n
 double tune_spearman(const double *x, const double *y, unsigned int n);
 /* builtin-gen.c */
 int cmd_gen(int argc, char **argv);
+/* uslab.c: the folder of this binary (/proc/self/exe), where the build
+ * tree and `make install` put what uslab finds beside it. Return: 0 or -1. */
+int cmd_exe_dir(char *dir, size_t len);
+/* builtin-report.c: grow *@p (*@n elements of @elem bytes, the new ones
+ * zeroed) to hold @need, doubling from 1024, never beyond @limit.
+ * Return: 0, -E2BIG past @limit, -ENOMEM. */
+int grow_array(void **p, uint64_t *n, uint64_t need, size_t elem, uint64_t limit);
 /* builtin-sim.c */
 int cmd_sim(int argc, char **argv);
 /* builtin-calibrate.c */
@@ -60,6 +67,13 @@ struct statseg_handle {
 	const char *cmd;		/* for messages */
 };
 int statseg_parse_pid(const char *cmd, const char *arg, pid_t *pid);
+/* The end of a -p command's option loop (opterr 0): an option getopt did
+ * not take, said with @usage. Return: 2. */
+int statseg_opt_error(const char *cmd, char **argv, void (*usage)(FILE *f));
+/* After the loop: no operand left, and a -p PID given. Return: 0, or 2
+ * after saying what was wrong and @usage. */
+int statseg_args_done(const char *cmd, int argc, char **argv, pid_t pid,
+		      void (*usage)(FILE *f));
 int statseg_open(const char *cmd, pid_t pid, struct statseg_handle *h);
 int statseg_snapshot(struct statseg_handle *h, const char *write, int *write_result,
 		     struct uslab_statseg *out);

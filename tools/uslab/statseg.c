@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,31 +19,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "lib/procfs.h"
 #include "tools/uslab/builtin.h"
-
-/* Field 22 of /proc/<pid>/stat (the process's start time), 0 if gone. */
-static unsigned long long start_time_of(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long t = 0;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
-			 "%*d %*d %*d %*d %*d %*d %llu", &t) != 1)
-		return 0;
-	return t;
-}
 
 /* Does /proc/<pid>/maps show libuslab.so? */
 static bool maps_libuslab(pid_t pid)
@@ -76,13 +54,13 @@ int statseg_open(const char *cmd, pid_t pid, struct statseg_handle *h)
 	char path[128];
 	struct stat st;
 	struct uslab_statseg *s;
-	unsigned long long start;
+	uint64_t start;
 	int fd;
 
 	memset(h, 0, sizeof(*h));
 	h->fd = -1;
 	snprintf(path, sizeof(path), "%s/%s%d", USLAB_STATSEG_DIR, USLAB_STATSEG_PREFIX, (int)pid);
-	start = start_time_of(pid);
+	start = proc_start_time(pid);
 	if (!start && kill(pid, 0) && errno == ESRCH) {
 		/* a process killed by a signal leaves its segment: clear it */
 		fprintf(stderr, "%s: no process %d%s\n", cmd, (int)pid,
@@ -186,8 +164,8 @@ int statseg_snapshot(struct statseg_handle *h, const char *write, int *write_res
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (now.tv_sec > deadline.tv_sec ||
 		    (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec) ||
-		    start_time_of(h->pid) != s->start_time) {
-			if (start_time_of(h->pid) != s->start_time)
+		    proc_start_time(h->pid) != s->start_time) {
+			if (proc_start_time(h->pid) != s->start_time)
 				fprintf(stderr, "%s: process %d has gone\n", h->cmd, (int)h->pid);
 			else
 				fprintf(stderr, "%s: process %d does not answer (stopped, or its "
@@ -232,4 +210,24 @@ int statseg_parse_pid(const char *cmd, const char *arg, pid_t *pid)
 	}
 	*pid = (pid_t)v;
 	return 0;
+}
+
+int statseg_opt_error(const char *cmd, char **argv, void (*usage)(FILE *f))
+{
+	fprintf(stderr, "%s: unknown option or missing argument '%s'\n", cmd, argv[optind - 1]);
+	usage(stderr);
+	return 2;
+}
+
+int statseg_args_done(const char *cmd, int argc, char **argv, pid_t pid,
+		      void (*usage)(FILE *f))
+{
+	if (optind < argc)
+		fprintf(stderr, "%s: unexpected argument '%s'\n", cmd, argv[optind]);
+	else if (!pid)
+		fprintf(stderr, "%s: -p PID is required\n", cmd);
+	else
+		return 0;
+	usage(stderr);
+	return 2;
 }

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reads of /proc/<pid>/ shared by the library (the statistics segment it
+ * writes) and the tools (the reader that checks the segment's owner).
+ *
+ * No locks.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "lib/procfs.h"
+
+uint64_t proc_start_time(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');		/* the command may hold spaces */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
+			 "%*d %*d %*d %*d %*d %*d %llu", &t) != 1)
+		return 0;
+	return t;
+}
+
+uint64_t proc_rss_bytes(void)
+{
+	char buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strchr(buf, ' ');		/* size, then resident, in pages */
+	return p ? strtoull(p + 1, NULL, 10) * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+}
