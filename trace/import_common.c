@@ -117,7 +117,7 @@ uint64_t idmap_id_space(const struct idmap *m)
  * Return: 1 for a line, 0 at end of file, -E2BIG for a longer line,
  * -EILSEQ for a NUL byte (not text), -EIO for a read error.
  */
-int import_read_line(FILE *in, char *buf, size_t cap, size_t *lenp)
+static int import_read_line(FILE *in, char *buf, size_t cap, size_t *lenp)
 {
 	size_t len = 0;
 	int c;
@@ -143,12 +143,48 @@ int import_read_line(FILE *in, char *buf, size_t cap, size_t *lenp)
 }
 
 /* Both importers report errors as "NAME:LINE: what was expected". */
-int import_verr(struct import_result *res, const char *name, uint64_t line,
-		const char *fmt, va_list ap)
+int import_err(struct import_result *res, const char *name, uint64_t line,
+	       const char *fmt, ...)
 {
 	int n = snprintf(res->err, sizeof(res->err), "%s:%" PRIu64 ": ", name, line);
+	va_list ap;
 
+	va_start(ap, fmt);
 	if (n > 0 && (size_t)n < sizeof(res->err))
 		vsnprintf(res->err + n, sizeof(res->err) - (size_t)n, fmt, ap);
+	va_end(ap);
 	return -EPROTO;
+}
+
+int import_lines(FILE *in, const struct import_lines *il, uint64_t *nlines)
+{
+	char *buf = malloc(il->cap);
+	uint64_t line = 0;
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		size_t len;
+
+		rc = import_read_line(in, buf, il->cap, &len);
+		if (rc == 0)
+			break;
+		line++;
+		if (rc < 0) {
+			rc = import_err(il->res, il->name, line, "%s",
+					rc == -E2BIG ? il->too_long :
+					rc == -EILSEQ ? il->not_text : "read error");
+			break;
+		}
+		rc = il->parse(il->state, buf, len, line);
+		if (rc) {
+			if (rc != -EPROTO)
+				import_err(il->res, il->name, line, "%s", strerror(-rc));
+			break;
+		}
+	}
+	*nlines = line;
+	free(buf);
+	return rc;
 }

@@ -35,18 +35,6 @@ struct mt {
 	bool have_old;
 };
 
-static int __printf(3, 4) mt_err(struct mt *m, uint64_t line, const char *fmt, ...)
-{
-	va_list ap;
-	int ret;
-
-	va_start(ap, fmt);
-	ret = import_verr(m->res, m->name, line, fmt, ap);
-	va_end(ap);
-	return ret;
-}
-
-/* "0x1f", or "(nil)" for a NULL address. Return: pointer past it, or NULL. */
 static const char *parse_hex(const char *s, uint64_t *v, bool nil_ok)
 {
 	uint64_t r = 0;
@@ -132,26 +120,26 @@ static int parse_line(struct mt *m, const char *s, uint64_t line)
 		/* Caller: up to the "]" that ends "[0xADDR]". */
 		e = strstr(s, "] ");
 		if (!e)
-			return mt_err(m, line, "expected \"@ CALLER[0xADDR] \" before the operation");
+			return import_err(m->res, m->name, line, "expected \"@ CALLER[0xADDR] \" before the operation");
 		s = e + 2;
 	}
 	op = *s;
 	if (!op || !strchr("+-<>!", op) || s[1] != ' ')
-		return mt_err(m, line, "expected an mtrace operation (+ - < > !), found \"%.20s\"", s);
+		return import_err(m->res, m->name, line, "expected an mtrace operation (+ - < > !), found \"%.20s\"", s);
 	if (m->have_old && op != '>')
-		return mt_err(m, line, "expected \"> 0xADDR 0xSIZE\" after the \"<\" of line %" PRIu64,
+		return import_err(m->res, m->name, line, "expected \"> 0xADDR 0xSIZE\" after the \"<\" of line %" PRIu64,
 			      m->old_line);
 	e = parse_hex(skip_spaces(s + 2), &addr, true);
 	if (!e)
-		return mt_err(m, line, "expected an address (0x...) after '%c'", op);
+		return import_err(m->res, m->name, line, "expected an address (0x...) after '%c'", op);
 	if (op == '+' || op == '>' || op == '!') {
 		e = parse_hex(skip_spaces(e), &size, false);
 		if (!e)
-			return mt_err(m, line, "expected a size (0x...) after the address");
+			return import_err(m->res, m->name, line, "expected a size (0x...) after the address");
 	}
 	e = skip_spaces(e);
 	if (*e)
-		return mt_err(m, line, "unexpected text after the operation: \"%.20s\"", e);
+		return import_err(m->res, m->name, line, "unexpected text after the operation: \"%.20s\"", e);
 
 	switch (op) {
 	case '+':
@@ -174,10 +162,10 @@ static int parse_line(struct mt *m, const char *s, uint64_t line)
 		return 0;
 	case '>':
 		if (!m->have_old)
-			return mt_err(m, line, "expected \"<\" on the line before \">\"");
+			return import_err(m->res, m->name, line, "expected \"<\" on the line before \">\"");
 		m->have_old = false;
 		if (!addr)	/* glibc writes "!" for a failed realloc */
-			return mt_err(m, line, "expected a non-NULL address after '>'");
+			return import_err(m->res, m->name, line, "expected a non-NULL address after '>'");
 		rc = new_object(m, addr, &id);
 		if (!rc)
 			rc = emit_ev(m, TRACE_OP_REALLOC, id, m->old_id, size);
@@ -187,7 +175,7 @@ static int parse_line(struct mt *m, const char *s, uint64_t line)
 	case '!':
 		/* Failed realloc: the old object stays live under its id. */
 		if (!size)	/* glibc writes realloc(p, 0) as "-" */
-			return mt_err(m, line, "expected a size > 0 after '!'");
+			return import_err(m->res, m->name, line, "expected a size > 0 after '!'");
 		old = 0;
 		if (addr && idmap_lookup(m->ids, addr, &id) == 0)
 			old = id;
@@ -196,53 +184,43 @@ static int parse_line(struct mt *m, const char *s, uint64_t line)
 	return 0;
 }
 
+/* import_lines()'s callback: blank lines carry nothing. */
+static int mt_line(void *state, char *s, size_t len, uint64_t line)
+{
+	return len ? parse_line(state, s, line) : 0;
+}
+
 int import_mtrace(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
 		  struct import_result *res)
 {
 	struct mt m = { .name = name, .res = res, .emit = emit, .ctx = ctx };
-	char *buf = malloc(LINE_MAX_LEN);
-	uint64_t line = 0;
-	int rc = 0;
+	const struct import_lines il = {
+		.name = name, .res = res, .cap = LINE_MAX_LEN,
+		.too_long = "line too long for an mtrace log",
+		.not_text = "NUL byte: not a text mtrace log",
+		.parse = mt_line, .state = &m,
+	};
+	uint64_t line;
+	int rc;
 
 	memset(res, 0, sizeof(*res));
 	m.ids = idmap_new();
-	if (!buf || !m.ids) {
-		rc = -ENOMEM;
+	if (!m.ids)
+		return -ENOMEM;
+	rc = import_lines(in, &il, &line);
+	if (rc)
 		goto out;
-	}
-	for (;;) {
-		size_t len;
-
-		rc = import_read_line(in, buf, LINE_MAX_LEN, &len);
-		if (rc == 0)
-			break;
-		line++;
-		if (rc < 0) {
-			rc = mt_err(&m, line, "%s", rc == -E2BIG ? "line too long for an mtrace log" :
-				    rc == -EILSEQ ? "NUL byte: not a text mtrace log" : "read error");
-			goto out;
-		}
-		if (!len)
-			continue;
-		rc = parse_line(&m, buf, line);
-		if (rc) {
-			if (rc != -EPROTO)
-				mt_err(&m, line, "%s", strerror(-rc));
-			goto out;
-		}
-	}
 	if (m.have_old) {
-		rc = mt_err(&m, line + 1, "log ends after the \"<\" of line %" PRIu64
-			    " (expected \">\")", m.old_line);
+		rc = import_err(res, name, line + 1, "log ends after the \"<\" of line %" PRIu64
+				" (expected \">\")", m.old_line);
 		goto out;
 	}
 	if (!line) {
-		rc = mt_err(&m, 1, "empty file: expected an mtrace log (\"= Start\")");
+		rc = import_err(res, name, 1, "empty file: expected an mtrace log (\"= Start\")");
 		goto out;
 	}
 	res->lines = line;
 out:
 	idmap_free(m.ids);
-	free(buf);
 	return rc;
 }

@@ -40,17 +40,6 @@ struct pf {
 	bool have_t0;
 };
 
-static int __printf(3, 4) pf_err(struct pf *p, uint64_t line, const char *fmt, ...)
-{
-	va_list ap;
-	int ret;
-
-	va_start(ap, fmt);
-	ret = import_verr(p->res, p->name, line, fmt, ap);
-	va_end(ap);
-	return ret;
-}
-
 static bool all_digits(const char *s, size_t n)
 {
 	if (!n)
@@ -185,9 +174,9 @@ static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line
 		uint64_t c;
 
 		if (n < 3 || tok[ti - 1][n - 1] != ']' || !parse_dec(tok[ti - 1] + 1, n - 2, &c))
-			return pf_err(p, line, "expected [CPU] before the time, found \"%.20s\"", tok[ti - 1]);
+			return import_err(p->res, p->name, line, "expected [CPU] before the time, found \"%.20s\"", tok[ti - 1]);
 		if (c >= TRACE_MAX_CPUS)
-			return pf_err(p, line, "expected a CPU number below %u (Linux's largest "
+			return import_err(p->res, p->name, line, "expected a CPU number below %u (Linux's largest "
 				      "NR_CPUS), found %" PRIu64, TRACE_MAX_CPUS, c);
 		cpu = (uint32_t)c;
 		ti--;
@@ -206,11 +195,11 @@ static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line
 	if (!s)
 		s = field(tok, ntok, 0, "ptr");
 	if (!s || !parse_ptr(s, &addr))
-		return pf_err(p, line, "expected ptr=0xADDRESS in a %s event", ev);
+		return import_err(p->res, p->name, line, "expected ptr=0xADDRESS in a %s event", ev);
 	if (alloc) {
 		s = field(tok, ntok, 0, "bytes_req");
 		if (!s || !parse_dec(s, strlen(s), &size))
-			return pf_err(p, line, "expected bytes_req=N in a %s event", ev);
+			return import_err(p->res, p->name, line, "expected bytes_req=N in a %s event", ev);
 	}
 	if (!p->have_t0) {
 		p->t0 = t;
@@ -224,10 +213,10 @@ static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line
 	if (idmap_lookup(p->tids, task, &tid64)) {
 		rc = idmap_insert(p->tids, task, &tid64);
 		if (rc)
-			return rc == -EINVAL ? pf_err(p, line, "bad task id") : rc;
+			return rc == -EINVAL ? import_err(p->res, p->name, line, "bad task id") : rc;
 	}
 	if (tid64 > UINT32_MAX - 1)
-		return pf_err(p, line, "too many tasks");
+		return import_err(p->res, p->name, line, "too many tasks");
 	tid = (uint32_t)(tid64 - 1);
 
 	if (alloc) {
@@ -243,7 +232,7 @@ static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line
 				rc = idmap_insert(p->ids, addr, &id);
 		}
 		if (rc)
-			return rc == -EINVAL ? pf_err(p, line, "bad ptr") : rc;
+			return rc == -EINVAL ? import_err(p->res, p->name, line, "bad ptr") : rc;
 		return emit_ev(p, cache ? TRACE_OP_CACHE_ALLOC : TRACE_OP_KMALLOC,
 			       t, tid, cpu, id, size);
 	}
@@ -291,53 +280,47 @@ static int parse_line(struct pf *p, char *s, uint64_t line)
 	}
 	if (is_callchain(orig, tok, ntok))
 		return 0;
-	return pf_err(p, line, "expected a perf script event line \"COMM PID [CPU] TIME: kmem:EVENT: ptr=...\" or a call-chain line, found \"%.40s\"",
+	return import_err(p->res, p->name, line, "expected a perf script event line \"COMM PID [CPU] TIME: kmem:EVENT: ptr=...\" or a call-chain line, found \"%.40s\"",
 		      tok[0]);
+}
+
+/* import_lines()'s callback. */
+static int pf_line(void *state, char *s, size_t len, uint64_t line)
+{
+	(void)len;
+	return parse_line(state, s, line);
 }
 
 int import_perf(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
 		struct import_result *res)
 {
 	struct pf p = { .name = name, .res = res, .emit = emit, .ctx = ctx };
-	char *buf = malloc(LINE_MAX_LEN);
-	uint64_t line = 0;
-	int rc = 0;
+	const struct import_lines il = {
+		.name = name, .res = res, .cap = LINE_MAX_LEN,
+		.too_long = "line too long for perf script output",
+		.not_text = "NUL byte: not perf script text (a perf.data file? run 'perf script' on it)",
+		.parse = pf_line, .state = &p,
+	};
+	uint64_t line;
+	int rc;
 
 	memset(res, 0, sizeof(*res));
 	p.ids = idmap_new();
 	p.tids = idmap_new();
-	if (!buf || !p.ids || !p.tids) {
+	if (!p.ids || !p.tids) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	for (;;) {
-		size_t len;
-
-		rc = import_read_line(in, buf, LINE_MAX_LEN, &len);
-		if (rc == 0)
-			break;
-		line++;
-		if (rc < 0) {
-			rc = pf_err(&p, line, "%s", rc == -E2BIG ? "line too long for perf script output" :
-				    rc == -EILSEQ ? "NUL byte: not perf script text (a perf.data file? run 'perf script' on it)" :
-				    "read error");
-			goto out;
-		}
-		rc = parse_line(&p, buf, line);
-		if (rc) {
-			if (rc != -EPROTO)
-				pf_err(&p, line, "%s", strerror(-rc));
-			goto out;
-		}
-	}
+	rc = import_lines(in, &il, &line);
+	if (rc)
+		goto out;
 	if (!res->events) {
-		rc = pf_err(&p, line + 1, "no kmem events (expected kmem:kmalloc, kmem:kfree, kmem:kmem_cache_alloc, kmem:kmem_cache_free)");
+		rc = import_err(res, name, line + 1, "no kmem events (expected kmem:kmalloc, kmem:kfree, kmem:kmem_cache_alloc, kmem:kmem_cache_free)");
 		goto out;
 	}
 	res->lines = line;
 out:
 	idmap_free(p.ids);
 	idmap_free(p.tids);
-	free(buf);
 	return rc;
 }

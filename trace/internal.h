@@ -226,7 +226,6 @@ int idmap_release_id(struct idmap *m, uint64_t id);
 /* Put a detached object back under its id (a realloc that failed). */
 int idmap_attach(struct idmap *m, uint64_t addr, uint64_t id);
 uint64_t idmap_id_space(const struct idmap *m);
-int import_read_line(FILE *in, char *buf, size_t cap, size_t *lenp);
 
 /* ---- Importers (trace/import_*.c). Each parses text from @in and hands every
  * event to @emit; a parse error is reported as "NAME:LINE: what" in @err. */
@@ -242,11 +241,28 @@ struct import_result {
 	char err[512];
 };
 
+/* trace/import_common.c: the loop both importers run. */
+struct import_lines {
+	const char *name;		/* the input, for messages */
+	struct import_result *res;	/* ->err gets "NAME:LINE: what" */
+	size_t cap;			/* the longest line accepted, + 1 */
+	const char *too_long;		/* said for a longer line */
+	const char *not_text;		/* said for a NUL byte */
+	/* one line (NUL-terminated, without its newline); 0, -EPROTO after
+	 * import_err(), or -errno (said with strerror) */
+	int (*parse)(void *state, char *s, size_t len, uint64_t line);
+	void *state;
+};
+/* Every line of @in, bounded by ->cap, through ->parse; @nlines: lines read.
+ * Return: 0 at the end of @in, -ENOMEM, or -EPROTO with ->res->err set. */
+int import_lines(FILE *in, const struct import_lines *il, uint64_t *nlines);
+/* Says "NAME:LINE: " and @fmt in @res->err. Return: -EPROTO. */
+int import_err(struct import_result *res, const char *name, uint64_t line,
+	       const char *fmt, ...) __printf(4, 5);
+
 /* trace/import_mtrace.c */
 int import_mtrace(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
 		  struct import_result *res);
-int import_verr(struct import_result *res, const char *name, uint64_t line,
-		const char *fmt, va_list ap);
 /* trace/import_perf.c */
 int import_perf(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
 		struct import_result *res);
