@@ -4,12 +4,7 @@
 # allocs under allocs and frees under frees; tune's progress ends at its
 # total; `make help` lists every target and preset; an unknown preset says
 # which presets exist.
-set -eu
-O=${O:-build}
-U=$O/uslab
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 # A clockless trace, as glibc's mtrace writes it.
 {

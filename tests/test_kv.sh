@@ -14,18 +14,9 @@ tmp=$(mktemp -d); trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 pid=
 
 # A free port: the server says so when it cannot listen.
-for try in 1 2 3 4 5 6 7 8; do
-	port=$((20000 + (RANDOM % 20000)))
-	USLAB_OPTIONS=stats "$kv" --port $port --threads 2 >"$tmp/out" 2>"$tmp/err" &
-	pid=$!
-	for _ in $(seq 50); do
-		grep -q '^uslab-kv: port' "$tmp/out" && break
-		kill -0 $pid 2>/dev/null || break
-		sleep 0.1
-	done
-	grep -q '^uslab-kv: port' "$tmp/out" && break
-	wait $pid 2>/dev/null; pid=
-done
+. "$(dirname "$0")/kv-start.sh"
+kv_start "$kv" stats "$tmp/out" "$tmp/err"
+pid=$kvpid
 [ -n "$pid" ] || fail "uslab-kv did not start: $(cat "$tmp/err")"
 grep -q 'objects from kmem_cache' "$tmp/out" || fail "not the kmem_cache build: $(cat "$tmp/out")"
 cli() { redis-cli -p $port "$@"; }

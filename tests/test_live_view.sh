@@ -15,18 +15,8 @@ tmp=$(mktemp -d)
 trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
 
 # --- uslab-kv under load ------------------------------------------------------
-for try in 1 2 3 4 5 6; do
-	port=$((20000 + RANDOM % 20000))
-	USLAB_OPTIONS=stats_shm "$kv" --port $port --threads 2 >"$tmp/kv.out" 2>&1 &
-	kvpid=$!
-	for _ in $(seq 50); do
-		grep -q '^uslab-kv: port' "$tmp/kv.out" && break
-		kill -0 $kvpid 2>/dev/null || break
-		sleep 0.1
-	done
-	grep -q '^uslab-kv: port' "$tmp/kv.out" && break
-	wait $kvpid 2>/dev/null; kvpid=
-done
+. "$(dirname "$0")/kv-start.sh"
+kv_start "$kv" stats_shm "$tmp/kv.out"
 [ -n "$kvpid" ] || fail "uslab-kv did not start: $(cat "$tmp/kv.out")"
 pids+=($kvpid)
 [ -e /dev/shm/uslab.$kvpid ] || fail "no /dev/shm/uslab.$kvpid with USLAB_OPTIONS=stats_shm"

@@ -4,12 +4,7 @@
 # report names each allocating function with its file and line (libdw), with
 # exact allocations, bytes, peak live, leaked and temporary counts; the
 # size-split and --children (callers fold in callees) views agree with it.
-set -eu
-O=${O:-build}
-U=$O/uslab
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 cat > "$T/sites.c" <<'C'
 #include <pthread.h>

@@ -5,12 +5,7 @@
 # uses posix_spawn and vfork, a static binary, a cleared LD_PRELOAD, and a
 # process that outlives the command. The default process is the one with
 # the most allocations, and report/script/sim take --pid/--comm.
-set -eu
-O=${O:-build}
-U=$O/uslab
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 # only_file NAME: the run wrote exactly one trace (no FILE.<pid> siblings)
 only_file() {
