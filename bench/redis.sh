@@ -13,15 +13,8 @@ samples=$2
 REDIS_RUNS=${REDIS_RUNS:-3}
 REDIS_N=${REDIS_N:-100000}
 src=$(cd "$(dirname "$0")/.." && pwd)
-libdir=/usr/lib/x86_64-linux-gnu
-declare -A lib=(
-	[uslab]=$(realpath "$O/libuslab.so")
-	[glibc]=
-	[jemalloc]=$libdir/libjemalloc.so.2
-	[tcmalloc]=$libdir/libtcmalloc_minimal.so.4
-	[mimalloc]=$libdir/libmimalloc.so.2
-)
-allocs=(uslab glibc jemalloc tcmalloc mimalloc)
+. "$src/bench/lib.sh"
+bench_allocators "$O"
 server=$(bash "$src/scripts/redis-build.sh" "$O") || { echo "bench: no redis-server" >&2; exit 1; }
 port=$((40000 + $$ % 10000))
 spid=

@@ -24,17 +24,9 @@ quick=${BENCH_QUICK:-0}
 if [ "$quick" = 1 ]; then RUNS=${RUNS:-1}; else RUNS=${RUNS:-5}; fi
 filter=${BENCH_CASES:-.}
 bench=$(realpath "$O/bench/alloc_bench")
-libdir=/usr/lib/x86_64-linux-gnu
 presets=(performance unlimited size nocache)
-declare -A lib=(
-	[uslab]=$(realpath "$O/libuslab.so")
-	[glibc]=
-	[jemalloc]=$libdir/libjemalloc.so.2
-	[tcmalloc]=$libdir/libtcmalloc_minimal.so.4
-	[mimalloc]=$libdir/libmimalloc.so.2
-)
-peers=(glibc jemalloc tcmalloc mimalloc)
-allocs=(uslab "${peers[@]}")
+. "$src/bench/lib.sh"
+bench_allocators "$O"
 for a in "${allocs[@]}"; do
 	[ -z "${lib[$a]}" ] || [ -e "${lib[$a]}" ] || { echo "bench: missing ${lib[$a]}" >&2; exit 1; }
 done

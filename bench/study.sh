@@ -16,16 +16,8 @@ while getopts r:l:t: o; do
 	esac
 done
 shift $((OPTIND - 1))
-libdir=/usr/lib/x86_64-linux-gnu
-declare -A lib=([glibc]= [jemalloc]=$libdir/libjemalloc.so.2
-	[tcmalloc]=$libdir/libtcmalloc_minimal.so.4 [mimalloc]=$libdir/libmimalloc.so.2)
-ours=()
-if [ $# -eq 0 ]; then set -- "uslab=$O/libuslab.so"; fi
-for kv in "$@"; do
-	lib[${kv%%=*}]=$(realpath "${kv#*=}")
-	ours+=("${kv%%=*}")
-done
-allocs=("${ours[@]}" glibc jemalloc tcmalloc mimalloc)
+. "$(dirname "$0")/lib.sh"
+bench_allocators "$O" "$@"
 mkdir -p "$O/bench"
 samples=$O/bench/study-samples.tsv
 : >"$samples"
