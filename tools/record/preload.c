@@ -58,9 +58,9 @@ typedef void *(*calloc_fn)(size_t, size_t);
 typedef void *(*realloc_fn)(void *, size_t);
 typedef void *(*memalign_fn)(size_t, size_t);
 typedef int (*posix_memalign_fn)(void **, size_t, size_t);
-typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+/* execve and execvpe: one type */
+typedef int (*exec_fn)(const char *, char *const[], char *const[]);
 typedef void (*exit_fn)(int);
-typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
 typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
 			const posix_spawnattr_t *, char *const[], char *const[]);
 
@@ -74,8 +74,8 @@ static struct {
 	memalign_fn aligned_alloc;
 	malloc_fn valloc;
 	malloc_fn pvalloc;
-	execve_fn execve;
-	execvpe_fn execvpe;
+	exec_fn execve;
+	exec_fn execvpe;
 	spawn_fn posix_spawn;
 	spawn_fn posix_spawnp;
 	exit_fn _exit;
@@ -725,8 +725,8 @@ static __slowpath void record_init(void)
 	real.aligned_alloc = (memalign_fn)sym("aligned_alloc");
 	real.valloc = (malloc_fn)sym("valloc");
 	real.pvalloc = (malloc_fn)sym("pvalloc");
-	real.execve = (execve_fn)sym("execve");
-	real.execvpe = (execvpe_fn)sym("execvpe");
+	real.execve = (exec_fn)sym("execve");
+	real.execvpe = (exec_fn)sym("execvpe");
 	real.posix_spawn = (spawn_fn)sym("posix_spawn");
 	real.posix_spawnp = (spawn_fn)sym("posix_spawnp");
 	real._exit = (exit_fn)sym("_exit");
@@ -1091,22 +1091,32 @@ static void note_exec(const char *file, char *const envp[])
 		write_note(why, getpid(), getppid(), path);
 }
 
-__visible int execve(const char *path, char *const argv[], char *const envp[])
+/*
+ * Every exec: note a child the recorder will lose, and flush first (the
+ * exec drops this image's buffers) unless this is a vfork child, whose
+ * buffers are its parent's. @fn: the slot of libc's function in `real`.
+ */
+static int do_exec(exec_fn *fn, const char *file, char *const argv[], char *const envp[])
 {
-	if (!real.execve)
+	if (!*fn)
 		record_init();
 	if (atomic_load(&state) == 2) {
-		note_exec(path, envp);
+		note_exec(file, envp);
 		if (getpid() == owner_pid) {	/* not in a vfork child */
 			flush_all();
 			dump_maps();
 		}
 	}
-	if (!real.execve) {
+	if (!*fn) {
 		errno = ENOSYS;
 		return -1;
 	}
-	return real.execve(path, argv, envp);
+	return (*fn)(file, argv, envp);
+}
+
+__visible int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return do_exec(&real.execve, path, argv, envp);
 }
 
 __visible int execv(const char *path, char *const argv[])
@@ -1116,20 +1126,7 @@ __visible int execv(const char *path, char *const argv[])
 
 __visible int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	if (!real.execvpe)
-		record_init();
-	if (atomic_load(&state) == 2) {
-		note_exec(file, envp);
-		if (getpid() == owner_pid) {
-			flush_all();
-			dump_maps();
-		}
-	}
-	if (!real.execvpe) {
-		errno = ENOSYS;
-		return -1;
-	}
-	return real.execvpe(file, argv, envp);
+	return do_exec(&real.execvpe, file, argv, envp);
 }
 
 __visible int execvp(const char *file, char *const argv[])
@@ -1195,22 +1192,25 @@ __visible int execle(const char *path, const char *arg, ...)
 	return rc ? rc : execve(path, argv, envp);
 }
 
-/* posix_spawn runs the child's exec inside libc, past the wrappers above. */
-__visible int posix_spawn(pid_t *pid, const char *path,
-			  const posix_spawn_file_actions_t *fa,
-			  const posix_spawnattr_t *attr, char *const argv[],
-			  char *const envp[])
+/*
+ * posix_spawn and posix_spawnp run the child's exec inside libc, past the
+ * wrappers above: the note is written here, for the child. @fn: the slot of
+ * libc's function in `real`.
+ */
+static int do_spawn(spawn_fn *fn, pid_t *pid, const char *file,
+		    const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+		    char *const argv[], char *const envp[])
 {
-	if (!real.posix_spawn)
+	if (!*fn)
 		record_init();
-	if (!real.posix_spawn)
+	if (!*fn)
 		return ENOSYS;
 	char buf[1024];
-	const char *why = check_exec(path, envp, buf, sizeof(buf));
+	const char *why = check_exec(file, envp, buf, sizeof(buf));
 	pid_t child;
 	int rc;
 
-	rc = real.posix_spawn(&child, path, fa, attr, argv, envp);
+	rc = (*fn)(&child, file, fa, attr, argv, envp);
 	if (!rc && why)
 		write_note(why, child, getpid(), buf);
 	if (!rc && pid)
@@ -1218,26 +1218,20 @@ __visible int posix_spawn(pid_t *pid, const char *path,
 	return rc;
 }
 
+__visible int posix_spawn(pid_t *pid, const char *path,
+			  const posix_spawn_file_actions_t *fa,
+			  const posix_spawnattr_t *attr, char *const argv[],
+			  char *const envp[])
+{
+	return do_spawn(&real.posix_spawn, pid, path, fa, attr, argv, envp);
+}
+
 __visible int posix_spawnp(pid_t *pid, const char *file,
 			   const posix_spawn_file_actions_t *fa,
 			   const posix_spawnattr_t *attr, char *const argv[],
 			   char *const envp[])
 {
-	if (!real.posix_spawnp)
-		record_init();
-	if (!real.posix_spawnp)
-		return ENOSYS;
-	char buf[1024];
-	const char *why = check_exec(file, envp, buf, sizeof(buf));
-	pid_t child;
-	int rc;
-
-	rc = real.posix_spawnp(&child, file, fa, attr, argv, envp);
-	if (!rc && why)
-		write_note(why, child, getpid(), buf);
-	if (!rc && pid)
-		*pid = child;
-	return rc;
+	return do_spawn(&real.posix_spawnp, pid, file, fa, attr, argv, envp);
 }
 
 /* _exit skips the destructor: flush here, so a child that ends with _exit
