@@ -157,6 +157,36 @@ void pcp_count_abort(struct pcp_cache *pc);
 	"leaq 3b(%%rip), %%rax\n\t"					\
 	"movq %%rax, %%fs:%c[rseq_cs](%[off])\n\t"
 
+/*
+ * Every section opens so: its descriptor, armed, then label 1 (the start).
+ * PCP_RSEQ_OPERANDS are the inputs these name (with `long off =
+ * pcp_rseq_off` in the caller).
+ */
+#define PCP_RSEQ_BEGIN(exit_label)					\
+	PCP_RSEQ_CS(exit_label)						\
+	PCP_RSEQ_ARM							\
+	"1:\n\t"
+#define PCP_RSEQ_OPERANDS						\
+	[off] "r" (off),						\
+	[rseq_cs] "i" (PCP_RSEQ_CS_OFFSET),				\
+	[cpu_id] "i" (PCP_RSEQ_CPU_ID_OFFSET)
+
+/*
+ * The fast paths' first loads: this CPU's loaded magazine in %rcx, its
+ * count in %rax, the pcp_cpu in %rdx (for the hit counter). Operands:
+ * PCP_MAG_OPERANDS besides PCP_RSEQ_OPERANDS.
+ */
+#define PCP_RSEQ_LOAD_MAG						\
+	"movslq %%fs:%c[cpu_id](%[off]), %%rax\n\t"			\
+	"movq %c[cpus](%[pc], %%rax, 8), %%rdx\n\t"			\
+	"movq %c[mag](%%rdx), %%rcx\n\t"				\
+	"movq %c[count](%%rcx), %%rax\n\t"
+#define PCP_MAG_OPERANDS						\
+	[pc] "r" (pc),							\
+	[cpus] "i" (PCP_CACHE_CPUS_OFFSET),				\
+	[mag] "i" (PCP_CPU_MAG_OFFSET),					\
+	[count] "i" (PCP_MAG_COUNT_OFFSET)
+
 /**
  * pcp_alloc_fast - pop an object from this CPU's loaded magazine, one rseq
  * critical section.
@@ -179,13 +209,8 @@ static __always_inline void *pcp_alloc_fast(struct pcp_cache *pc)
 	long off = pcp_rseq_off;
 
 	__asm__ __volatile__ (
-		PCP_RSEQ_CS("5f")
-		PCP_RSEQ_ARM
-		"1:\n\t"
-		"movslq %%fs:%c[cpu_id](%[off]), %%rax\n\t"
-		"movq %c[cpus](%[pc], %%rax, 8), %%rdx\n\t"
-		"movq %c[mag](%%rdx), %%rcx\n\t"
-		"movq %c[count](%%rcx), %%rax\n\t"
+		PCP_RSEQ_BEGIN("5f")
+		PCP_RSEQ_LOAD_MAG
 		"testq %%rax, %%rax\n\t"
 		"jz 5f\n\t"
 		"movq %c[top](%%rcx, %%rax, 8), %[obj]\n\t"
@@ -201,12 +226,7 @@ static __always_inline void *pcp_alloc_fast(struct pcp_cache *pc)
 		".popsection\n\t"
 		"6:\n\t"
 		: [obj] "=&r" (obj)
-		: [off] "r" (off), [pc] "r" (pc),
-		  [rseq_cs] "i" (PCP_RSEQ_CS_OFFSET),
-		  [cpu_id] "i" (PCP_RSEQ_CPU_ID_OFFSET),
-		  [cpus] "i" (PCP_CACHE_CPUS_OFFSET),
-		  [mag] "i" (PCP_CPU_MAG_OFFSET),
-		  [count] "i" (PCP_MAG_COUNT_OFFSET),
+		: PCP_RSEQ_OPERANDS, PCP_MAG_OPERANDS,
 		  /* objs[count - 1] */
 		  [top] "i" (PCP_MAG_OBJS_OFFSET - 8),
 		  [stat] "i" (PCP_STAT_OFF(PCP_STAT_ALLOC_HIT))
@@ -230,13 +250,8 @@ static __always_inline int pcp_free_fast(struct pcp_cache *pc, void *obj)
 	long off = pcp_rseq_off;
 
 	__asm__ __volatile__ goto (
-		PCP_RSEQ_CS("%l[miss]")
-		PCP_RSEQ_ARM
-		"1:\n\t"
-		"movslq %%fs:%c[cpu_id](%[off]), %%rax\n\t"
-		"movq %c[cpus](%[pc], %%rax, 8), %%rdx\n\t"
-		"movq %c[mag](%%rdx), %%rcx\n\t"
-		"movq %c[count](%%rcx), %%rax\n\t"
+		PCP_RSEQ_BEGIN("%l[miss]")
+		PCP_RSEQ_LOAD_MAG
 		"cmpq %c[size](%%rcx), %%rax\n\t"
 		"jae %l[miss]\n\t"
 		"movq %[obj], %c[objs](%%rcx, %%rax, 8)\n\t"
@@ -248,12 +263,7 @@ static __always_inline int pcp_free_fast(struct pcp_cache *pc, void *obj)
 		PCP_RSEQ_ABORT_STUB("jmp %l[aborted]\n\t")
 		".popsection\n\t"
 		:
-		: [off] "r" (off), [pc] "r" (pc), [obj] "r" (obj),
-		  [rseq_cs] "i" (PCP_RSEQ_CS_OFFSET),
-		  [cpu_id] "i" (PCP_RSEQ_CPU_ID_OFFSET),
-		  [cpus] "i" (PCP_CACHE_CPUS_OFFSET),
-		  [mag] "i" (PCP_CPU_MAG_OFFSET),
-		  [count] "i" (PCP_MAG_COUNT_OFFSET),
+		: PCP_RSEQ_OPERANDS, PCP_MAG_OPERANDS, [obj] "r" (obj),
 		  [size] "i" (PCP_MAG_SIZE_OFFSET),
 		  [objs] "i" (PCP_MAG_OBJS_OFFSET),
 		  [stat] "i" (PCP_STAT_OFF(PCP_STAT_FREE_HIT))

@@ -151,38 +151,34 @@ static void depot_unlock(struct pcp_depot *d)
 	pthread_mutex_unlock(&d->lock);
 }
 
-static struct pcp_mag *depot_get_full(struct pcp_cache *pc)
+/* A full magazine (@full) or an empty one from the depot, or NULL; the
+ * list's low-water mark follows (Bonwick's working set). */
+static struct pcp_mag *depot_get(struct pcp_cache *pc, bool full)
 {
 	struct pcp_depot *d = pc->depot;
-	struct pcp_mag *m;
+	struct pcp_mag **head = full ? &d->full : &d->empty, *m;
+	unsigned long *nr = full ? &d->nr_full : &d->nr_empty;
+	unsigned long *min = full ? &d->min_full : &d->min_empty;
 
 	depot_lock(d);
-	m = d->full;
+	m = *head;
 	if (m) {
-		d->full = m->next;
-		d->nr_full--;
-		if (d->nr_full < d->min_full)
-			d->min_full = d->nr_full;
+		*head = m->next;
+		if (--*nr < *min)
+			*min = *nr;
 	}
 	depot_unlock(d);
 	return m;
 }
 
+static struct pcp_mag *depot_get_full(struct pcp_cache *pc)
+{
+	return depot_get(pc, true);
+}
+
 static struct pcp_mag *depot_get_empty(struct pcp_cache *pc)
 {
-	struct pcp_depot *d = pc->depot;
-	struct pcp_mag *m;
-
-	depot_lock(d);
-	m = d->empty;
-	if (m) {
-		d->empty = m->next;
-		d->nr_empty--;
-		if (d->nr_empty < d->min_empty)
-			d->min_empty = d->nr_empty;
-	}
-	depot_unlock(d);
-	return m;
+	return depot_get(pc, false);
 }
 
 /*

@@ -19,6 +19,12 @@
  * __rseq_failure section: 7 = not on @cpu (k = -1), 4 = abort handler
  * after the signature (k = -2); both continue at 6, after the section.
  */
+/* Open a section that runs only on @cpu (7: elsewhere). */
+#define PCP_RSEQ_BEGIN_ON_CPU						\
+	PCP_RSEQ_BEGIN("7f")						\
+	"cmpl %%fs:%c[cpu_id](%[off]), %[cpu]\n\t"			\
+	"jne 7f\n\t"
+
 #define PCP_RSEQ_FAIL_STUBS(k)						\
 	".pushsection __rseq_failure, \"ax\"\n\t"			\
 	"7:\n\t"							\
@@ -37,11 +43,7 @@ long pcp_rseq_pop(struct pcp_mag *m, int cpu, void **out, unsigned long n)
 	long k;
 
 	__asm__ __volatile__ (
-		PCP_RSEQ_CS("7f")
-		PCP_RSEQ_ARM
-		"1:\n\t"
-		"cmpl %%fs:%c[cpu_id](%[off]), %[cpu]\n\t"
-		"jne 7f\n\t"
+		PCP_RSEQ_BEGIN_ON_CPU
 		"movq %c[count](%[m]), %%rcx\n\t"	/* count */
 		"movq %[n], %[k]\n\t"
 		"cmpq %%rcx, %[k]\n\t"
@@ -63,9 +65,7 @@ long pcp_rseq_pop(struct pcp_mag *m, int cpu, void **out, unsigned long n)
 		PCP_RSEQ_FAIL_STUBS("%[k]")
 		"6:\n\t"
 		: [k] "=&r" (k)
-		: [off] "r" (off), [cpu] "r" (cpu),
-		  [rseq_cs] "i" (PCP_RSEQ_CS_OFFSET),
-		  [cpu_id] "i" (PCP_RSEQ_CPU_ID_OFFSET), [m] "r" (m),
+		: PCP_RSEQ_OPERANDS, [cpu] "r" (cpu), [m] "r" (m),
 		  [out] "r" (out), [n] "r" (n),
 		  [count] "i" (PCP_MAG_COUNT_OFFSET),
 		  [objs] "i" (PCP_MAG_OBJS_OFFSET)
@@ -84,11 +84,7 @@ long pcp_rseq_push(struct pcp_mag *m, int cpu, void *const *in,
 	long k;
 
 	__asm__ __volatile__ (
-		PCP_RSEQ_CS("7f")
-		PCP_RSEQ_ARM
-		"1:\n\t"
-		"cmpl %%fs:%c[cpu_id](%[off]), %[cpu]\n\t"
-		"jne 7f\n\t"
+		PCP_RSEQ_BEGIN_ON_CPU
 		"movq %c[count](%[m]), %%rcx\n\t"	/* count */
 		"movq %c[size](%[m]), %[k]\n\t"
 		"subq %%rcx, %[k]\n\t"			/* room */
@@ -110,9 +106,7 @@ long pcp_rseq_push(struct pcp_mag *m, int cpu, void *const *in,
 		PCP_RSEQ_FAIL_STUBS("%[k]")
 		"6:\n\t"
 		: [k] "=&r" (k)
-		: [off] "r" (off), [cpu] "r" (cpu),
-		  [rseq_cs] "i" (PCP_RSEQ_CS_OFFSET),
-		  [cpu_id] "i" (PCP_RSEQ_CPU_ID_OFFSET), [m] "r" (m),
+		: PCP_RSEQ_OPERANDS, [cpu] "r" (cpu), [m] "r" (m),
 		  [in] "r" (in), [n] "r" (n),
 		  [count] "i" (PCP_MAG_COUNT_OFFSET),
 		  [size] "i" (PCP_MAG_SIZE_OFFSET),
@@ -131,20 +125,14 @@ long pcp_rseq_swap(struct pcp_mag **slot, int cpu, struct pcp_mag *new_mag)
 	long k;
 
 	__asm__ __volatile__ (
-		PCP_RSEQ_CS("7f")
-		PCP_RSEQ_ARM
-		"1:\n\t"
-		"cmpl %%fs:%c[cpu_id](%[off]), %[cpu]\n\t"
-		"jne 7f\n\t"
+		PCP_RSEQ_BEGIN_ON_CPU
 		"movq %[new_mag], (%[slot])\n\t"	/* commit */
 		"2:\n\t"
 		"xorl %k[k], %k[k]\n\t"
 		PCP_RSEQ_FAIL_STUBS("%[k]")
 		"6:\n\t"
 		: [k] "=&r" (k)
-		: [off] "r" (off), [cpu] "r" (cpu),
-		  [rseq_cs] "i" (PCP_RSEQ_CS_OFFSET),
-		  [cpu_id] "i" (PCP_RSEQ_CPU_ID_OFFSET), [slot] "r" (slot),
+		: PCP_RSEQ_OPERANDS, [cpu] "r" (cpu), [slot] "r" (slot),
 		  [new_mag] "r" (new_mag)
 		: "rax", "memory", "cc");
 	return k;
