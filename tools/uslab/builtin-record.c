@@ -29,22 +29,14 @@ static int find_lib(char *buf, size_t len)
 {
 	const char *env = getenv("USLAB_RECORD_LIB");
 	char exe[PATH_MAX];
-	ssize_t n;
-	char *slash;
 
 	if (env && *env) {
 		if (!realpath(env, buf) || access(buf, R_OK))
 			return -1;
 		return 0;
 	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
+	if (cmd_exe_dir(exe, sizeof(exe)))
 		return -1;
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return -1;
-	*slash = 0;
 	/* The build tree keeps it beside uslab; `make install` puts it in lib/. */
 	if ((size_t)snprintf(buf, len, "%s/" REC_LIB_NAME, exe) < len &&
 	    !access(buf, R_OK))

@@ -124,8 +124,7 @@ static unsigned int size_class(uint64_t size)
 	return ARRAY_SIZE(kmalloc_classes);
 }
 
-static int grow_array(void **p, uint64_t *n, uint64_t need, size_t elem,
-		      uint64_t limit)
+int grow_array(void **p, uint64_t *n, uint64_t need, size_t elem, uint64_t limit)
 {
 	uint64_t cap = *n ? *n : 1024;
 	void *np;

@@ -473,18 +473,11 @@ static size_t plot_points(const struct tune *tu, struct plot_point *pts)
 static int find_plot_script(char *buf, size_t len)
 {
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
 
-	if (n > 0) {
-		exe[n] = 0;
-		slash = strrchr(exe, '/');
-		if (slash)
-			*slash = 0;
-		if ((size_t)snprintf(buf, len, "%s%s", exe, PLOT_SCRIPT_INSTALLED) < len &&
-		    !access(buf, R_OK))
-			return 0;
-	}
+	if (!cmd_exe_dir(exe, sizeof(exe)) &&
+	    (size_t)snprintf(buf, len, "%s%s", exe, PLOT_SCRIPT_INSTALLED) < len &&
+	    !access(buf, R_OK))
+		return 0;
 	if ((size_t)snprintf(buf, len, "%s/tools/uslab/%s", USLAB_SRCDIR, PLOT_SCRIPT) < len &&
 	    !access(buf, R_OK))
 		return 0;

@@ -193,26 +193,6 @@ static int stack_rows(struct cs *c, uint32_t sid, uint64_t size, struct stack_ro
 	return 0;
 }
 
-static int grow(void **p, uint64_t *n, uint64_t need, size_t elem, uint64_t limit)
-{
-	uint64_t cap = *n ? *n : 1024;
-	void *np;
-
-	if (need <= *n)
-		return 0;
-	if (need > limit)
-		return -E2BIG;
-	while (cap < need)
-		cap *= 2;
-	np = realloc(*p, cap * elem);
-	if (!np)
-		return -ENOMEM;
-	memset((char *)np + *n * elem, 0, (cap - *n) * elem);
-	*p = np;
-	*n = cap;
-	return 0;
-}
-
 static int on_alloc(struct cs *c, const struct trace_event *ev)
 {
 	struct stack_rows *sr;
@@ -239,7 +219,7 @@ static int on_alloc(struct cs *c, const struct trace_event *ev)
 	}
 	if (!ev->id)
 		return 0;
-	rc = grow((void **)&c->live, &c->nlive, ev->id + 1, sizeof(*c->live), MAX_IDS);
+	rc = grow_array((void **)&c->live, &c->nlive, ev->id + 1, sizeof(*c->live), MAX_IDS);
 	if (rc)
 		return rc;
 	c->live[ev->id].size = ev->size;
@@ -308,7 +288,7 @@ int report_callsites(struct trace_reader *r, const char *path, bool by_size,
 		if (ev.tid >= c.nthreads) {
 			uint64_t n = c.nthreads;
 
-			rc = grow((void **)&c.last_alloc, &n, (uint64_t)ev.tid + 1,
+			rc = grow_array((void **)&c.last_alloc, &n, (uint64_t)ev.tid + 1,
 				  sizeof(*c.last_alloc), 1u << 20);
 			if (rc)
 				goto out;

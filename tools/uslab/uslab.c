@@ -54,21 +54,29 @@ static int usage(FILE *out)
 	return 2;
 }
 
+int cmd_exe_dir(char *dir, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", dir, len - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	dir[n] = 0;
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	return 0;
+}
+
 /* The page beside the binary (build tree: man/) or installed (../share). */
 static int find_page(const char *page, char *buf, size_t len)
 {
 	static const char *const where[] = { "/man/", "/../share/man/man1/" };
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
 
-	if (n <= 0)
+	if (cmd_exe_dir(exe, sizeof(exe)))
 		return -1;
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return -1;
-	*slash = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(where); i++)
 		if ((size_t)snprintf(buf, len, "%s%s%s", exe, where[i], page) < len &&
 		    !access(buf, R_OK))
