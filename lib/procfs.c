@@ -12,22 +12,31 @@
 #include <unistd.h>
 #include "lib/procfs.h"
 
-uint64_t proc_start_time(pid_t pid)
+/* The start of @path into @buf, NUL-terminated. Return: bytes, or 0. */
+static size_t read_proc(const char *path, char *buf, size_t len)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long t = 0;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
+	return (size_t)n;
+}
+
+uint64_t proc_start_time(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!read_proc(path, buf, sizeof(buf)))
+		return 0;
 	p = strrchr(buf, ')');		/* the command may hold spaces */
 	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
 			 "%*d %*d %*d %*d %*d %*d %llu", &t) != 1)
@@ -38,17 +47,9 @@ uint64_t proc_start_time(pid_t pid)
 uint64_t proc_rss_bytes(void)
 {
 	char buf[256], *p;
-	ssize_t n;
-	int fd;
 
-	fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!read_proc("/proc/self/statm", buf, sizeof(buf)))
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	p = strchr(buf, ' ');		/* size, then resident, in pages */
 	return p ? strtoull(p + 1, NULL, 10) * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
 }
