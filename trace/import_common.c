@@ -156,31 +156,33 @@ int import_err(struct import_result *res, const char *name, uint64_t line,
 	return -EPROTO;
 }
 
-int import_lines(FILE *in, const struct import_lines *il, uint64_t *nlines)
+int import_lines(FILE *in, const char *name, struct import_result *res,
+		 const struct import_format *fmt, void *state, uint64_t *nlines)
 {
-	char *buf = malloc(il->cap);
+	char *buf = malloc(fmt->cap);
 	uint64_t line = 0;
 	int rc;
 
+	memset(res, 0, sizeof(*res));
+	*nlines = 0;
 	if (!buf)
 		return -ENOMEM;
 	for (;;) {
 		size_t len;
 
-		rc = import_read_line(in, buf, il->cap, &len);
+		rc = import_read_line(in, buf, fmt->cap, &len);
 		if (rc == 0)
 			break;
 		line++;
 		if (rc < 0) {
-			rc = import_err(il->res, il->name, line, "%s",
-					rc == -E2BIG ? il->too_long :
-					rc == -EILSEQ ? il->not_text : "read error");
+			rc = import_err(res, name, line, "%s", rc == -E2BIG ? fmt->too_long :
+					rc == -EILSEQ ? fmt->not_text : "read error");
 			break;
 		}
-		rc = il->parse(il->state, buf, len, line);
+		rc = fmt->parse(state, buf, len, line);
 		if (rc) {
 			if (rc != -EPROTO)
-				import_err(il->res, il->name, line, "%s", strerror(-rc));
+				import_err(res, name, line, "%s", strerror(-rc));
 			break;
 		}
 	}

@@ -190,36 +190,31 @@ static int mt_line(void *state, char *s, size_t len, uint64_t line)
 	return len ? parse_line(state, s, line) : 0;
 }
 
+static const struct import_format mtrace_format = {
+	.cap = LINE_MAX_LEN,
+	.too_long = "line too long for an mtrace log",
+	.not_text = "NUL byte: not a text mtrace log",
+	.parse = mt_line,
+};
+
 int import_mtrace(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
 		  struct import_result *res)
 {
 	struct mt m = { .name = name, .res = res, .emit = emit, .ctx = ctx };
-	const struct import_lines il = {
-		.name = name, .res = res, .cap = LINE_MAX_LEN,
-		.too_long = "line too long for an mtrace log",
-		.not_text = "NUL byte: not a text mtrace log",
-		.parse = mt_line, .state = &m,
-	};
 	uint64_t line;
 	int rc;
 
-	memset(res, 0, sizeof(*res));
 	m.ids = idmap_new();
-	if (!m.ids)
-		return -ENOMEM;
-	rc = import_lines(in, &il, &line);
+	rc = m.ids ? import_lines(in, name, res, &mtrace_format, &m, &line) : -ENOMEM;
 	if (rc)
 		goto out;
-	if (m.have_old) {
+	if (m.have_old)
 		rc = import_err(res, name, line + 1, "log ends after the \"<\" of line %" PRIu64
 				" (expected \">\")", m.old_line);
-		goto out;
-	}
-	if (!line) {
+	else if (!line)
 		rc = import_err(res, name, 1, "empty file: expected an mtrace log (\"= Start\")");
-		goto out;
-	}
-	res->lines = line;
+	else
+		res->lines = line;
 out:
 	idmap_free(m.ids);
 	return rc;

@@ -291,35 +291,29 @@ static int pf_line(void *state, char *s, size_t len, uint64_t line)
 	return parse_line(state, s, line);
 }
 
+static const struct import_format perf_format = {
+	.cap = LINE_MAX_LEN,
+	.too_long = "line too long for perf script output",
+	.not_text = "NUL byte: not perf script text (a perf.data file? run 'perf script' on it)",
+	.parse = pf_line,
+};
+
 int import_perf(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
 		struct import_result *res)
 {
 	struct pf p = { .name = name, .res = res, .emit = emit, .ctx = ctx };
-	const struct import_lines il = {
-		.name = name, .res = res, .cap = LINE_MAX_LEN,
-		.too_long = "line too long for perf script output",
-		.not_text = "NUL byte: not perf script text (a perf.data file? run 'perf script' on it)",
-		.parse = pf_line, .state = &p,
-	};
 	uint64_t line;
-	int rc;
+	int rc = -ENOMEM;
 
-	memset(res, 0, sizeof(*res));
 	p.ids = idmap_new();
 	p.tids = idmap_new();
-	if (!p.ids || !p.tids) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	rc = import_lines(in, &il, &line);
-	if (rc)
-		goto out;
-	if (!res->events) {
-		rc = import_err(res, name, line + 1, "no kmem events (expected kmem:kmalloc, kmem:kfree, kmem:kmem_cache_alloc, kmem:kmem_cache_free)");
-		goto out;
-	}
-	res->lines = line;
-out:
+	if (p.ids && p.tids)
+		rc = import_lines(in, name, res, &perf_format, &p, &line);
+	if (!rc && !res->events)
+		rc = import_err(res, name, line + 1, "no kmem events (expected kmem:kmalloc, "
+				"kmem:kfree, kmem:kmem_cache_alloc, kmem:kmem_cache_free)");
+	else if (!rc)
+		res->lines = line;
 	idmap_free(p.ids);
 	idmap_free(p.tids);
 	return rc;

@@ -242,20 +242,19 @@ struct import_result {
 };
 
 /* trace/import_common.c: the loop both importers run. */
-struct import_lines {
-	const char *name;		/* the input, for messages */
-	struct import_result *res;	/* ->err gets "NAME:LINE: what" */
+struct import_format {
 	size_t cap;			/* the longest line accepted, + 1 */
 	const char *too_long;		/* said for a longer line */
 	const char *not_text;		/* said for a NUL byte */
 	/* one line (NUL-terminated, without its newline); 0, -EPROTO after
 	 * import_err(), or -errno (said with strerror) */
 	int (*parse)(void *state, char *s, size_t len, uint64_t line);
-	void *state;
 };
-/* Every line of @in, bounded by ->cap, through ->parse; @nlines: lines read.
- * Return: 0 at the end of @in, -ENOMEM, or -EPROTO with ->res->err set. */
-int import_lines(FILE *in, const struct import_lines *il, uint64_t *nlines);
+/* Clears @res, then every line of @in (@name in messages), bounded by
+ * @fmt->cap, through @fmt->parse(@state); @nlines: lines read. Return: 0
+ * at the end of @in, -ENOMEM, or -EPROTO with @res->err set. */
+int import_lines(FILE *in, const char *name, struct import_result *res,
+		 const struct import_format *fmt, void *state, uint64_t *nlines);
 /* Says "NAME:LINE: " and @fmt in @res->err. Return: -EPROTO. */
 int import_err(struct import_result *res, const char *name, uint64_t line,
 	       const char *fmt, ...) __printf(4, 5);

@@ -97,8 +97,8 @@ int cmd_import(int argc, char **argv)
 	if (in != stdin)
 		fclose(in);
 	if (rc) {
-		fprintf(stderr, "uslab import: %s\n",
-			rc == -EINVAL ? trace_writer_error(w) : res.err);
+		fprintf(stderr, "uslab import: %s\n", rc == -EINVAL ? trace_writer_error(w) :
+			rc == -EPROTO ? res.err : strerror(-rc));
 		trace_writer_abort(w);
 		return 1;
 	}
