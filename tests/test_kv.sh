@@ -14,8 +14,8 @@ tmp=$(mktemp -d); trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 pid=
 
 # A free port: the server says so when it cannot listen.
-. "$(dirname "$0")/kv-start.sh"
-kv_start "$kv" stats "$tmp/out" "$tmp/err"
+. "$(dirname "$0")/../examples/kv/start.sh"
+kv_start "$tmp/out" "$tmp/err" env USLAB_OPTIONS=stats "$kv" --threads 2
 pid=$kvpid
 [ -n "$pid" ] || fail "uslab-kv did not start: $(cat "$tmp/err")"
 grep -q 'objects from kmem_cache' "$tmp/out" || fail "not the kmem_cache build: $(cat "$tmp/out")"

@@ -41,20 +41,12 @@ samples=$out/kv-samples.tsv
 pid=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null' EXIT
 
+. "$(dirname "$0")/start.sh"
 start_server() {	# CONFIG: sets pid and port
-	local c=$1 try
-	for try in 1 2 3 4 5 6 7 8; do
-		port=$((20000 + RANDOM % 20000))
-		env ${pre[$c]:+LD_PRELOAD=${pre[$c]}} "${bin[$c]}" --port $port \
-			--threads "$KV_THREADS" >"$out/kv-server.out" 2>&1 &
-		pid=$!
-		for _ in $(seq 50); do
-			grep -q '^uslab-kv: port' "$out/kv-server.out" && return 0
-			kill -0 $pid 2>/dev/null || break
-			sleep 0.1
-		done
-		kill $pid 2>/dev/null; wait $pid 2>/dev/null; pid=
-	done
+	local c=$1
+
+	kv_start "$out/kv-server.out" "" env ${pre[$c]:+LD_PRELOAD=${pre[$c]}} \
+		"${bin[$c]}" --threads "$KV_THREADS" && pid=$kvpid && return 0
 	echo "bench-kv: $c: server did not start: $(cat "$out/kv-server.out")" >&2
 	return 1
 }
