@@ -265,6 +265,25 @@ static int write_record(struct trace_writer *w, uint32_t magic, uint32_t entries
 	return rc;
 }
 
+/* The tables (procs, stacks, objects) and a splice come before any event.
+ * Return: 0, the writer's error, or -EINVAL after an event. */
+static int before_events(const struct trace_writer *w)
+{
+	if (w->failed)
+		return w->failed;
+	return w->nevents || w->chunk_events ? -EINVAL : 0;
+}
+
+/* write_record() of a table the caller encoded into @buf, which it frees. */
+static int write_table(struct trace_writer *w, uint32_t magic, uint32_t entries,
+		       uint8_t *buf, size_t len)
+{
+	int rc = write_record(w, magic, entries, buf, len);
+
+	free(buf);
+	return rc;
+}
+
 int trace_writer_set_procs(struct trace_writer *w, const struct trace_proc *procs,
 			   uint32_t n)
 {
@@ -273,9 +292,10 @@ int trace_writer_set_procs(struct trace_writer *w, const struct trace_proc *proc
 	size_t len;
 	int rc;
 
-	if (w->failed)
-		return w->failed;
-	if (w->nevents || w->chunk_events || w->has_procs || !n || n > TRACE_PROCS_MAX)
+	rc = before_events(w);
+	if (rc)
+		return rc;
+	if (w->has_procs || !n || n > TRACE_PROCS_MAX)
 		return -EINVAL;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct trace_proc *t = &procs[i];
@@ -292,8 +312,7 @@ int trace_writer_set_procs(struct trace_writer *w, const struct trace_proc *proc
 	rc = trace_procs_encode(procs, n, &buf, &len);
 	if (rc)
 		return rc;
-	rc = write_record(w, TRACE_PROCS_MAGIC, n, buf, len);
-	free(buf);
+	rc = write_table(w, TRACE_PROCS_MAGIC, n, buf, len);
 	if (!rc)
 		w->has_procs = true;
 	return rc;
@@ -306,9 +325,10 @@ int trace_writer_set_stacks(struct trace_writer *w, const struct trace_stack *st
 	uint8_t *buf, *p;
 	int rc;
 
-	if (w->failed)
-		return w->failed;
-	if (w->nevents || w->chunk_events || w->nstacks || n > TRACE_STACKS_MAX)
+	rc = before_events(w);
+	if (rc)
+		return rc;
+	if (w->nstacks || n > TRACE_STACKS_MAX)
 		return -EINVAL;
 	for (uint32_t i = 0; i < n; i++) {
 		if (st[i].nframes > TRACE_STACK_MAX ||
@@ -331,8 +351,7 @@ int trace_writer_set_stacks(struct trace_writer *w, const struct trace_stack *st
 		}
 	}
 	len = (size_t)(p - buf);
-	rc = write_record(w, TRACE_STACKS_MAGIC, n, buf, len);
-	free(buf);
+	rc = write_table(w, TRACE_STACKS_MAGIC, n, buf, len);
 	if (!rc)
 		w->nstacks = n;
 	return rc;
@@ -345,9 +364,10 @@ int trace_writer_set_objects(struct trace_writer *w, const struct trace_object *
 	uint8_t *buf, *p;
 	int rc;
 
-	if (w->failed)
-		return w->failed;
-	if (w->nevents || w->chunk_events || n > TRACE_OBJECTS_MAX)
+	rc = before_events(w);
+	if (rc)
+		return rc;
+	if (n > TRACE_OBJECTS_MAX)
 		return -EINVAL;
 	for (uint32_t i = 0; i < n; i++) {
 		if (o[i].end <= o[i].start || !o[i].path ||
@@ -371,9 +391,7 @@ int trace_writer_set_objects(struct trace_writer *w, const struct trace_object *
 		p += l;
 	}
 	len = (size_t)(p - buf);
-	rc = write_record(w, TRACE_OBJECTS_MAGIC, n, buf, len);
-	free(buf);
-	return rc;
+	return write_table(w, TRACE_OBJECTS_MAGIC, n, buf, len);
 }
 
 void trace_writer_defer_records(struct trace_writer *w)
@@ -387,9 +405,10 @@ int trace_writer_splice(struct trace_writer *w, const char *path)
 	ssize_t n;
 	int fd, rc = 0;
 
-	if (w->failed)
-		return w->failed;
-	if (w->nevents || w->chunk_events || w->spliced)
+	rc = before_events(w);
+	if (rc)
+		return rc;
+	if (w->spliced)
 		return -EINVAL;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

@@ -961,30 +961,29 @@ __visible int posix_memalign(void **res, size_t align, size_t size)
 	return rc;
 }
 
-__visible void *valloc(size_t size)
+/* valloc and pvalloc (@fn: the slot of libc's in `real`, read after
+ * enter(), which may fill it): page-aligned, recorded as such. */
+static void *page_aligned(malloc_fn *fn, uint8_t op, size_t size)
 {
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	void *p;
-	long page = sysconf(_SC_PAGESIZE);
 
 	if (!enter())
-		return real.valloc ? real.valloc(size) : boot_alloc(size, (size_t)page);
-	p = real.valloc(size);
-	record_alloc(TRACE_OP_VALLOC, p, size, (size_t)page);
+		return *fn ? (*fn)(size) : boot_alloc(size, page);
+	p = (*fn)(size);
+	record_alloc(op, p, size, page);
 	leave();
 	return p;
 }
 
+__visible void *valloc(size_t size)
+{
+	return page_aligned(&real.valloc, TRACE_OP_VALLOC, size);
+}
+
 __visible void *pvalloc(size_t size)
 {
-	void *p;
-	long page = sysconf(_SC_PAGESIZE);
-
-	if (!enter())
-		return real.pvalloc ? real.pvalloc(size) : boot_alloc(size, (size_t)page);
-	p = real.pvalloc(size);
-	record_alloc(TRACE_OP_PVALLOC, p, size, (size_t)page);
-	leave();
-	return p;
+	return page_aligned(&real.pvalloc, TRACE_OP_PVALLOC, size);
 }
 
 /* ---- exec: flush first, so nothing buffered is lost with the image ----- */

@@ -139,13 +139,16 @@ struct gen_state {
 	unsigned int turn;	/* consumer whose turn it is to free */
 };
 
-static int emit(struct gen_state *g, unsigned int tid, enum trace_op op,
-		uint64_t id, uint64_t size)
+/* One event; @old_id for a realloc, @align for the memalign family. */
+static int emit_full(struct gen_state *g, unsigned int tid, enum trace_op op,
+		     uint64_t id, uint64_t old_id, uint64_t size, uint64_t align)
 {
 	struct trace_event ev = {
 		.op = op,
 		.id = id,
+		.old_id = old_id,
 		.size = size,
+		.align = align,
 		.tid = tid,
 		.cpu = tid % g->p.cpus,
 		.time_ns = g->now,
@@ -175,28 +178,10 @@ static int emit(struct gen_state *g, unsigned int tid, enum trace_op op,
 	return err;
 }
 
-/* An event with an old id (realloc) or an alignment (the memalign family). */
-static int emit_full(struct gen_state *g, unsigned int tid, enum trace_op op,
-		     uint64_t id, uint64_t old_id, uint64_t size, uint64_t align)
+static int emit(struct gen_state *g, unsigned int tid, enum trace_op op,
+		uint64_t id, uint64_t size)
 {
-	struct trace_event ev = {
-		.op = op,
-		.id = id,
-		.old_id = old_id,
-		.size = size,
-		.align = align,
-		.tid = tid,
-		.cpu = tid % g->p.cpus,
-		.time_ns = g->now,
-	};
-	int err;
-
-	g->now += g->p.step_ns;
-	g->events++;
-	err = trace_writer_add(g->out, &ev);
-	if (err)
-		fprintf(stderr, "uslab gen: %s\n", trace_writer_error(g->out));
-	return err;
+	return emit_full(g, tid, op, id, 0, size, 0);
 }
 
 static uint64_t new_id(struct gen_state *g)
