@@ -165,29 +165,14 @@ static inline void sim_track_free(struct sim_state *st, uint32_t id)
  * calls the real one: kernel-side allocations (kmalloc, kmem_cache_alloc
  * from perf imports) are malloc calls there too.
  */
+static const struct malloc_family sim_calls = {
+	uslab_malloc, uslab_calloc, uslab_memalign, uslab_posix_memalign,
+	uslab_aligned_alloc, uslab_valloc, uslab_pvalloc,
+};
+
 static inline void *sim_alloc(const struct sim_ev *e)
 {
-	size_t align = e->align_shift ? (size_t)1 << e->align_shift : sizeof(void *);
-	void *p = NULL;
-
-	switch (e->op) {
-	case TRACE_OP_CALLOC:
-		return uslab_calloc(1, e->size);
-	case TRACE_OP_MEMALIGN:
-		return uslab_memalign(align, e->size);
-	case TRACE_OP_POSIX_MEMALIGN:
-		if (align < sizeof(void *))
-			align = sizeof(void *);
-		return uslab_posix_memalign(&p, align, e->size) ? NULL : p;
-	case TRACE_OP_ALIGNED_ALLOC:
-		return uslab_aligned_alloc(align, e->size);
-	case TRACE_OP_VALLOC:
-		return uslab_valloc(e->size);
-	case TRACE_OP_PVALLOC:
-		return uslab_pvalloc(e->size);
-	default:
-		return uslab_malloc(e->size);
-	}
+	return trace_op_alloc(&sim_calls, e->op, e->size, e->align_shift);
 }
 
 /*

@@ -45,6 +45,51 @@
  * at or above it; sim and tune refuse a larger header CPU count or --cpus. */
 #define TRACE_MAX_CPUS		8192u
 
+/*
+ * The malloc-family call an allocating event stands for: one mapping of
+ * trace ops to calls, made through @f: the library's own uslab_* calls in
+ * the simulator (sim/simulate.c), the process's malloc in replay
+ * (tools/uslab/builtin-replay.c). Inlined with a constant @f, every call is
+ * direct. Alignment below a pointer's is a pointer's (posix_memalign's
+ * minimum); malloc for every other op (kmalloc, kmem_cache_alloc of perf
+ * imports).
+ */
+struct malloc_family {
+	void *(*malloc)(size_t size);
+	void *(*calloc)(size_t n, size_t size);
+	void *(*memalign)(size_t align, size_t size);
+	int (*posix_memalign)(void **p, size_t align, size_t size);
+	void *(*aligned_alloc)(size_t align, size_t size);
+	void *(*valloc)(size_t size);
+	void *(*pvalloc)(size_t size);
+};
+
+static __always_inline void *trace_op_alloc(const struct malloc_family *f, unsigned int op,
+					    size_t size, unsigned int align_shift)
+{
+	size_t align = align_shift ? (size_t)1 << align_shift : sizeof(void *);
+	void *p = NULL;
+
+	switch (op) {
+	case TRACE_OP_CALLOC:
+		return f->calloc(1, size);
+	case TRACE_OP_MEMALIGN:
+		return f->memalign(align, size);
+	case TRACE_OP_POSIX_MEMALIGN:
+		if (align < sizeof(void *))
+			align = sizeof(void *);
+		return f->posix_memalign(&p, align, size) ? NULL : p;
+	case TRACE_OP_ALIGNED_ALLOC:
+		return f->aligned_alloc(align, size);
+	case TRACE_OP_VALLOC:
+		return f->valloc(size);
+	case TRACE_OP_PVALLOC:
+		return f->pvalloc(size);
+	default:
+		return f->malloc(size);
+	}
+}
+
 /* Extension records (format 1.1): a 24-byte header (magic, stored size,
  * decoded size, entries, payload CRC, header CRC), then a zstd frame. */
 #define TRACE_REC_HDR		24u

@@ -337,29 +337,14 @@ static __always_inline void rp_touch(struct replay *rp, void *p, uint64_t size)
 		((volatile char *)c)[off] = 1;
 }
 
+/* The process's malloc family (the preloaded allocator's). */
+static const struct malloc_family rp_calls = {
+	malloc, calloc, memalign, posix_memalign, aligned_alloc, valloc, pvalloc,
+};
+
 static __always_inline void *rp_alloc(const struct rp_ev *e)
 {
-	size_t align = e->align_shift ? (size_t)1 << e->align_shift : sizeof(void *);
-	void *p = NULL;
-
-	switch (e->op) {
-	case TRACE_OP_CALLOC:
-		return calloc(1, e->size);
-	case TRACE_OP_MEMALIGN:
-		return memalign(align, e->size);
-	case TRACE_OP_POSIX_MEMALIGN:
-		if (align < sizeof(void *))
-			align = sizeof(void *);
-		return posix_memalign(&p, align, e->size) ? NULL : p;
-	case TRACE_OP_ALIGNED_ALLOC:
-		return aligned_alloc(align, e->size);
-	case TRACE_OP_VALLOC:
-		return valloc(e->size);
-	case TRACE_OP_PVALLOC:
-		return pvalloc(e->size);
-	default:
-		return malloc(e->size);
-	}
+	return trace_op_alloc(&rp_calls, e->op, e->size, e->align_shift);
 }
 
 /* One event. Return: the object now live under e->id, if any. */
