@@ -123,6 +123,35 @@ static int nomem(struct trace_reader *r)
 	return r->error = -ENOMEM;
 }
 
+/*
+ * The zstd payload of a record or a chunk whose header ends at @at: @comp
+ * stored bytes that must have the CRC @want, decoded into r->raw (@raw
+ * bytes). @what names it in messages ("record", "chunk"), @read_as while
+ * reading. Return: 0, or the error said.
+ */
+static int read_payload(struct trace_reader *r, uint64_t at, uint32_t comp, uint32_t raw,
+			uint32_t want, const char *what, const char *read_as)
+{
+	uint32_t crc;
+	size_t got;
+	int rc;
+
+	if (grow(&r->comp, &r->comp_cap, comp) || grow(&r->raw, &r->raw_cap, raw ? raw : 1))
+		return nomem(r);
+	rc = read_exact(r, r->comp, comp, read_as);
+	if (rc)
+		return rc;
+	crc = trace_crc32c(0, r->comp, comp);
+	if (crc != want)
+		return fail(r, at, "%s payload checksum mismatch (expected %08x, found %08x): "
+			    "payload damaged", what, want, crc);
+	got = ZSTD_decompressDCtx(r->dctx, r->raw, raw, r->comp, comp);
+	if (ZSTD_isError(got) || got != raw)
+		return fail(r, at, "expected a zstd frame of %u bytes: %s", raw,
+			    ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size");
+	return 0;
+}
+
 /* USTK: n x (varint proc, varint nframes, frames as zigzag deltas). Each
  * stack takes at least 2 bytes and each frame 1: bounds before allocating. */
 static int decode_stacks(struct trace_reader *r, const uint8_t *buf, size_t len,
@@ -259,22 +288,10 @@ static int load_record(struct trace_reader *r, const uint8_t *h4, uint64_t at)
 		return fail(r, at, "expected one stack table, found a second");
 	if (magic == TRACE_OBJECTS_MAGIC && r->objects)
 		return fail(r, at, "expected one object table, found a second");
-	if (grow(&r->comp, &r->comp_cap, comp) || grow(&r->raw, &r->raw_cap, raw ? raw : 1)) {
-		snprintf(r->err, sizeof(r->err), "%s: out of memory", r->name);
-		return r->error = -ENOMEM;
-	}
-	rc = read_exact(r, r->comp, comp, "record payload");
+	rc = read_payload(r, at + TRACE_REC_HDR, comp, raw, get_le32(h + 16), "record",
+			  "record payload");
 	if (rc)
 		return rc;
-	crc = trace_crc32c(0, r->comp, comp);
-	if (crc != get_le32(h + 16))
-		return fail(r, at + TRACE_REC_HDR,
-			    "record payload checksum mismatch (expected %08x, found %08x): payload damaged",
-			    get_le32(h + 16), crc);
-	got = ZSTD_decompressDCtx(r->dctx, r->raw, raw, r->comp, comp);
-	if (ZSTD_isError(got) || got != raw)
-		return fail(r, at + TRACE_REC_HDR, "expected a zstd frame of %u bytes: %s", raw,
-			    ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size");
 	if (magic == TRACE_STACKS_MAGIC)
 		return decode_stacks(r, r->raw, raw, n, at + TRACE_REC_HDR);
 	if (magic == TRACE_OBJECTS_MAGIC)
@@ -283,23 +300,17 @@ static int load_record(struct trace_reader *r, const uint8_t *h4, uint64_t at)
 		char why[256];
 
 		rc = trace_procs_decode(r->raw, raw, n, &r->procs, why, sizeof(why));
-		if (rc == -ENOMEM) {
-			snprintf(r->err, sizeof(r->err), "%s: out of memory", r->name);
-			return r->error = -ENOMEM;
-		}
+		if (rc == -ENOMEM)
+			return nomem(r);
 		if (rc)
 			return fail(r, at + TRACE_REC_HDR, "%s", why);
 	}
 	r->proc_events = calloc(n, sizeof(*r->proc_events));
-	if (!r->proc_events) {
-		snprintf(r->err, sizeof(r->err), "%s: out of memory", r->name);
-		return r->error = -ENOMEM;
-	}
+	if (!r->proc_events)
+		return nomem(r);
 	r->ranges = calloc(n, sizeof(*r->ranges));
-	if (!r->ranges) {
-		snprintf(r->err, sizeof(r->err), "%s: out of memory", r->name);
-		return r->error = -ENOMEM;
-	}
+	if (!r->ranges)
+		return nomem(r);
 	for (uint32_t i = 0; i < n; i++)
 		if (r->procs[i].nthreads)
 			r->ranges[r->nranges++] = i;
@@ -657,23 +668,10 @@ again:
 	if (base != r->prev_time)
 		return fail(r, at + 24, "expected chunk base time %" PRIu64 ", found %" PRIu64,
 			    r->prev_time, base);
-	if (grow(&r->comp, &r->comp_cap, comp) || grow(&r->raw, &r->raw_cap, raw)) {
-		snprintf(r->err, sizeof(r->err), "%s: out of memory", r->name);
-		return r->error = -ENOMEM;
-	}
-	rc = read_exact(r, r->comp, comp, "compressed chunk payload");
+	rc = read_payload(r, at + TRACE_CHUNK_HDR, comp, raw, get_le32(h + 32), "chunk",
+			  "compressed chunk payload");
 	if (rc)
 		return rc;
-	crc = trace_crc32c(0, r->comp, comp);
-	if (crc != get_le32(h + 32))
-		return fail(r, at + TRACE_CHUNK_HDR,
-			    "chunk payload checksum mismatch (expected %08x, found %08x): payload damaged",
-			    get_le32(h + 32), crc);
-	n = ZSTD_decompressDCtx(r->dctx, r->raw, raw, r->comp, comp);
-	if (ZSTD_isError(n) || n != raw)
-		return fail(r, at + TRACE_CHUNK_HDR,
-			    "expected a zstd frame of %u bytes: %s", raw,
-			    ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size");
 	r->chunk_off = at;
 	r->p = r->raw;
 	r->end = r->raw + raw;
