@@ -32,6 +32,7 @@
 #include "uslab/statseg.h"
 #include "lib/log.h"
 #include "lib/procfs.h"
+#include "lib/thread.h"
 #include "malloc/internal.h"
 
 static struct uslab_statseg *seg;
@@ -90,8 +91,6 @@ static void *statseg_agent(void *arg)
  */
 void malloc_statseg_start(void)
 {
-	pthread_attr_t attr;
-	sigset_t all, old;
 	pthread_t tid;
 	void *map;
 	int fd, err;
@@ -123,14 +122,7 @@ void malloc_statseg_start(void)
 	seg->start_time = proc_start_time(seg_pid);
 
 	/* The agent never takes the program's signals. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 64 * 1024);
-	err = pthread_create(&tid, &attr, statseg_agent, seg);
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	err = uslab_thread_start(&tid, true, 64 * 1024, statseg_agent, seg);
 	if (err) {
 		munmap(seg, sizeof(*seg));
 		seg = NULL;

@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <time.h>
+#include "lib/thread.h"
 #include "page_alloc/internal.h"
 
 enum {
@@ -87,23 +88,14 @@ void pa_decayd_kick(void)
 void page_alloc_decayd_start(void)
 {
 	int expected = DECAYD_WANTED;
-	pthread_attr_t attr;
 	pthread_t thread;
-	sigset_t all, old;
 	int r;
 
 	if (!__atomic_compare_exchange_n(&page_alloc_decayd_state, &expected,
 					 DECAYD_STARTING, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 64 << 10);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&thread, &attr, pa_decayd_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
+	r = uslab_thread_start(&thread, true, 64 << 10, pa_decayd_main, NULL);
 	if (r)
 		pr_info("page_alloc: no decay thread (error %d); free memory "
 			"beyond the watermark goes back at once", r);

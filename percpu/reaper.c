@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <time.h>
 #include "lib/log.h"
+#include "lib/thread.h"
 #include "uslab/page_alloc.h"
 #include "percpu/internal.h"
 
@@ -66,7 +67,6 @@ void pcp_reaper_kick_slow(void)
 {
 	int expected = PCP_REAPER_NONE;
 	pthread_condattr_t ca;
-	sigset_t all, old;
 	int r;
 
 	if (!__atomic_compare_exchange_n(&pcp_reaper_state, &expected,
@@ -77,10 +77,7 @@ void pcp_reaper_kick_slow(void)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&reaper_cond, &ca);
 	pthread_condattr_destroy(&ca);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&reaper_thread, NULL, pcp_reaper_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	r = uslab_thread_start(&reaper_thread, false, 0, pcp_reaper_main, NULL);
 	if (r)
 		pr_info("percpu: no reaper thread (error %d); call kmem_cache_shrink", r);
 	__atomic_store_n(&pcp_reaper_state,
