@@ -289,15 +289,8 @@ struct page *alloc_pages(gfp_t gfp, unsigned int order)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (unlikely(pa_init_once())) {
-		errno = ENOMEM;
+	if (!pa_alloc_allowed(gfp, bytes))
 		return NULL;
-	}
-	if (!(gfp & __GFP_NOFAIL) &&
-	    unlikely(should_fail(&fail_page_alloc, bytes))) {
-		errno = ENOMEM;
-		return NULL;
-	}
 
 	if (order <= PCP_MAX_ORDER) {
 		page = rmqueue_pcplist(order, &resident);

@@ -7,11 +7,13 @@
 #ifndef USLAB_PAGE_ALLOC_INTERNAL_H
 #define USLAB_PAGE_ALLOC_INTERNAL_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include "lib/compiler.h"
+#include "lib/fault_inject.h"
 #include "lib/list.h"
 #include "lib/log.h"
 #include "uslab/page_alloc.h"
@@ -208,5 +210,20 @@ bool pa_page_in_buddy(const struct page *page);
 
 /* page_alloc/buddy.c: fault injection (lib/fault_inject.h) */
 extern struct fault_attr fail_page_alloc;
+
+/*
+ * The gate of both allocation paths (buddy and large): the zone set up,
+ * then the fault injection of page allocations, which __GFP_NOFAIL skips.
+ * Return: true to go on; false with errno ENOMEM.
+ */
+static inline bool pa_alloc_allowed(gfp_t gfp, size_t bytes)
+{
+	if (unlikely(pa_init_once()) ||
+	    (!(gfp & __GFP_NOFAIL) && unlikely(should_fail(&fail_page_alloc, bytes)))) {
+		errno = ENOMEM;
+		return false;
+	}
+	return true;
+}
 
 #endif /* USLAB_PAGE_ALLOC_INTERNAL_H */

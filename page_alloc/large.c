@@ -304,15 +304,8 @@ void *alloc_pages_large(size_t size, size_t align, gfp_t gfp)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (unlikely(pa_init_once())) {
-		errno = ENOMEM;
+	if (!pa_alloc_allowed(gfp, size))
 		return NULL;
-	}
-	if (!(gfp & __GFP_NOFAIL) &&
-	    unlikely(should_fail(&fail_page_alloc, size))) {
-		errno = ENOMEM;
-		return NULL;
-	}
 	bytes = ALIGN_UP(size, PAGE_SIZE);
 	npages = bytes >> PAGE_SHIFT;
 
