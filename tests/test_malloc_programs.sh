@@ -67,7 +67,7 @@ git_job() {
 }
 
 gcc_job() {
-	gcc -O2 -std=gnu11 -c -o conform.o "$src/tests/malloc/conform.c" || return 1
+	gcc -O2 -std=gnu11 -I "$src" -c -o conform.o "$src/tests/malloc/conform.c" || return 1
 	gcc -O2 -std=gnu11 -pthread -o conform conform.o || return 1
 	objdump -d conform.o | tail -n +3 | sha256sum
 }
