@@ -254,7 +254,7 @@ static unsigned int random_order(uint64_t *s)
 #define MODEL_STEPS	4000
 #define MODEL_LIVE	256
 
-START_TEST(test_model_random)
+TEST(core, test_model_random)
 {
 	static struct span live[MODEL_LIVE];
 	static struct page *pages[MODEL_LIVE];
@@ -318,7 +318,7 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* exhaustion at a cap */
 
-START_TEST(test_exhaustion_cap)
+TEST(core, test_exhaustion_cap)
 {
 	static struct page *p[1024];
 	unsigned int big = MAX_PAGE_ORDER < 10 ? MAX_PAGE_ORDER : 10;	/* 4 MiB */
@@ -411,7 +411,7 @@ static void alloc_touch_free(struct page **p, size_t *span_pages)
 		__free_pages(p[i], RSS_ORDER);
 }
 
-START_TEST(test_rss_returned)
+TEST(core, test_rss_returned)
 {
 	struct page *p[RSS_BLOCKS];
 	size_t total = RSS_BLOCKS * order_bytes(RSS_ORDER);
@@ -543,7 +543,7 @@ static void check_large(char *a, size_t size, size_t align)
 		memset(probe[i], 0xa5, PAGE_SIZE);
 }
 
-START_TEST(test_large)
+TEST(core, test_large)
 {
 	static const size_t sizes[] = {
 		(4UL << 20) + 1, 5UL << 20, (17UL << 20) + 123, 40UL << 20,
@@ -717,7 +717,7 @@ static void *thread_fn(void *arg)
 	return NULL;
 }
 
-START_TEST(test_threads)
+TEST(core, test_threads)
 {
 	pthread_t t[NR_THREADS];
 	struct page_alloc_stats st;
@@ -748,7 +748,7 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* fork */
 
-START_TEST(test_fork)
+TEST(core, test_fork)
 {
 	struct page *p, *q;
 	int status;
@@ -777,7 +777,7 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* buddyinfo */
 
-START_TEST(test_buddyinfo)
+TEST(core, test_buddyinfo)
 {
 	char buf[1024], tiny[16];
 	struct page_alloc_stats st;
@@ -910,7 +910,7 @@ static void do_free_large_interior(void *arg)
 	free_pages_large((char *)arg + PAGE_SIZE);
 }
 
-START_TEST(test_debug_reports)
+TEST_IF(IS_ENABLED(CONFIG_PAGE_ALLOC_DEBUG), core, test_debug_reports)
 {
 	char expect[256];
 	struct page *p;
@@ -940,27 +940,12 @@ START_TEST(test_debug_reports)
 }
 END_TEST
 
-static Suite *buddy_suite(void)
-{
-	Suite *s = suite_create("buddy");
-	TCase *tc = tcase_create("core");
-
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_model_random);
-	tcase_add_test(tc, test_exhaustion_cap);
-	tcase_add_test(tc, test_rss_returned);
-	tcase_add_test(tc, test_large);
-	tcase_add_test(tc, test_threads);
-	tcase_add_test(tc, test_fork);
-	tcase_add_test(tc, test_buddyinfo);
-	if (IS_ENABLED(CONFIG_PAGE_ALLOC_DEBUG))
-		tcase_add_test(tc, test_debug_reports);
-	suite_add_tcase(s, tc);
-	return s;
-}
+static const struct test_case cases[] = {
+	{ .name = "core", .timeout = 120 },
+};
 
 int main(void)
 {
 	test_seed();
-	return test_run_suite(buddy_suite());
+	return test_run_suite(test_suite("buddy", cases, ARRAY_SIZE(cases)));
 }

@@ -15,7 +15,7 @@
 #include "slab/internal.h"
 #include "tests/suite.h"
 
-START_TEST(test_table_shape)
+TEST(core, test_table_shape)
 {
 	unsigned int i, n = 0;
 
@@ -57,7 +57,7 @@ END_TEST
  * 128 B the waste is under 12.5% of the power of two above the size and
  * under 20% of the class, from 16 to 128 B under 16 bytes.
  */
-START_TEST(test_every_size_smallest_class)
+TEST(core, test_every_size_smallest_class)
 {
 	size_t size;
 
@@ -82,7 +82,7 @@ START_TEST(test_every_size_smallest_class)
 END_TEST
 
 /* The caches are the table's: name, size, and a slab tail of at most 12%. */
-START_TEST(test_caches_follow_table)
+TEST(core, test_caches_follow_table)
 {
 	unsigned int i;
 
@@ -102,7 +102,7 @@ START_TEST(test_caches_follow_table)
 }
 END_TEST
 
-START_TEST(test_every_size_same_class)
+TEST(core, test_every_size_same_class)
 {
 	size_t size;
 
@@ -125,7 +125,7 @@ START_TEST(test_every_size_same_class)
 END_TEST
 
 /* kzalloc and kcalloc zero what the route hands out, recycled or fresh. */
-START_TEST(test_zeroed_on_the_route)
+TEST(core, test_zeroed_on_the_route)
 {
 	static const size_t sizes[] = { 24, 64, 1000, 1500, 20000, 200000 };
 
@@ -147,7 +147,7 @@ START_TEST(test_zeroed_on_the_route)
 END_TEST
 
 /* Objects on every page of multi-page slabs: the page itself names the cache. */
-START_TEST(test_tail_pages_name_the_cache)
+TEST(core, test_tail_pages_name_the_cache)
 {
 	enum { N = 64 };
 	static const size_t sizes[] = { 64, 1024, 3000, 4096, KMALLOC_MAX_CACHE_SIZE };
@@ -177,7 +177,7 @@ START_TEST(test_tail_pages_name_the_cache)
 END_TEST
 
 /* A slab given back and reused as a plain block: kfree_fast takes kfree's way. */
-START_TEST(test_non_slab_blocks)
+TEST(core, test_non_slab_blocks)
 {
 	struct kmem_cache *s = kmalloc_slab(KMALLOC_MAX_CACHE_SIZE);
 	struct page_alloc_stats st0, st1;
@@ -208,24 +208,11 @@ START_TEST(test_non_slab_blocks)
 }
 END_TEST
 
-static Suite *kmalloc_classes_suite(void)
-{
-	Suite *su = suite_create("kmalloc_classes");
-	TCase *tc = tcase_create("core");
-
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_table_shape);
-	tcase_add_test(tc, test_every_size_smallest_class);
-	tcase_add_test(tc, test_caches_follow_table);
-	tcase_add_test(tc, test_zeroed_on_the_route);
-	tcase_add_test(tc, test_every_size_same_class);
-	tcase_add_test(tc, test_tail_pages_name_the_cache);
-	tcase_add_test(tc, test_non_slab_blocks);
-	suite_add_tcase(su, tc);
-	return su;
-}
+static const struct test_case cases[] = {
+	{ .name = "core", .timeout = 60 },
+};
 
 int main(void)
 {
-	return test_run_suite(kmalloc_classes_suite());
+	return test_run_suite(test_suite("kmalloc_classes", cases, ARRAY_SIZE(cases)));
 }

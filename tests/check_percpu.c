@@ -149,7 +149,7 @@ static uint64_t stat_of(struct pcp_cache *pc, enum pcp_stat_item i)
 } while (0)
 
 /* CONFIG_PERCPU_CACHE=n (nocache preset): no magazines at all. */
-START_TEST(test_mode_off)
+TEST(off, test_mode_off)
 {
 	ck_assert_str_eq(pcp_mode(), "off");
 	errno = 0;
@@ -158,7 +158,7 @@ START_TEST(test_mode_off)
 }
 END_TEST
 
-START_TEST(test_mode)
+TEST(core, test_mode)
 {
 	const char *want = getenv("USLAB_EXPECT_PCP_MODE");
 	const char *mode = pcp_mode();
@@ -176,7 +176,7 @@ END_TEST
  * says (issue 11, finding 2): at least the kernel's cpumask size, and
  * beyond the highest CPU this process may run on.
  */
-START_TEST(test_nr_cpu_ids_kernel_bound)
+TEST(core, test_nr_cpu_ids_kernel_bound)
 {
 	unsigned long mask[1024];
 	long n = syscall(__NR_sched_getaffinity, 0, sizeof(mask), mask);
@@ -193,7 +193,7 @@ START_TEST(test_nr_cpu_ids_kernel_bound)
 }
 END_TEST
 
-START_TEST(test_default_limits)
+TEST(core, test_default_limits)
 {
 	/* the documented table (CONFIG_PERCPU_MAG_SIZE=0 in the default) */
 	if (CONFIG_PERCPU_MAG_SIZE == 0) {
@@ -224,7 +224,7 @@ START_TEST(test_default_limits)
 }
 END_TEST
 
-START_TEST(test_tunables_api)
+TEST(core, test_tunables_api)
 {
 	struct pcp_cache *pc = t_create(16, 8);
 	unsigned int l, b;
@@ -245,7 +245,7 @@ START_TEST(test_tunables_api)
 END_TEST
 
 /* First alloc refills one batch; the rest of the batch is served by hits. */
-START_TEST(test_refill_and_hits)
+TEST(core, test_refill_and_hits)
 {
 	struct pcp_cache *pc;
 	struct tobj *o[16];
@@ -280,7 +280,7 @@ START_TEST(test_refill_and_hits)
 END_TEST
 
 /* Frees beyond two magazines go to the depot up to its limit, then flush. */
-START_TEST(test_depot_and_flush)
+TEST(core, test_depot_and_flush)
 {
 	enum { L = 8, B = 4, N = 2000 };
 	static struct tobj *o[N];
@@ -324,7 +324,7 @@ START_TEST(test_depot_and_flush)
 END_TEST
 
 /* Bonwick: what the working set did not use for a period goes back. */
-START_TEST(test_working_set_trim)
+TEST(core, test_working_set_trim)
 {
 	enum { L = 8, B = 4, N = 200 };
 	static struct tobj *o[N];
@@ -359,7 +359,7 @@ START_TEST(test_working_set_trim)
 END_TEST
 
 /* An active working set is kept: trim takes only what went unused. */
-START_TEST(test_working_set_kept)
+TEST(core, test_working_set_kept)
 {
 	enum { L = 8, B = 4, N = 64 };
 	static struct tobj *o[N];
@@ -386,7 +386,7 @@ START_TEST(test_working_set_kept)
 }
 END_TEST
 
-START_TEST(test_resize_keeps_objects)
+TEST(core, test_resize_keeps_objects)
 {
 	enum { N = 500 };
 	static struct tobj *o[N];
@@ -413,7 +413,7 @@ START_TEST(test_resize_keeps_objects)
 END_TEST
 
 /* Refill failure: the pool runs dry, alloc returns NULL, nothing leaks. */
-START_TEST(test_out_of_objects)
+TEST(core, test_out_of_objects)
 {
 	static struct tobj *o[POOL_N];
 	struct pcp_cache *pc = t_create(64, 32);
@@ -436,7 +436,7 @@ END_TEST
  * set of live objects; after every step, objects out of the pool equal
  * live objects plus cached ones, and nothing is handed out twice.
  */
-START_TEST(test_model_random)
+TEST_LOOP(core, test_model_random, 0, 4)
 {
 	enum { N = 3000, STEPS = 20000 };
 	static struct tobj *live[N];
@@ -498,7 +498,7 @@ static void *cross_thread(void *arg)
 	return NULL;
 }
 
-START_TEST(test_threads)
+TEST(core, test_threads)
 {
 	struct pcp_cache *pc = t_create(32, 16);
 	pthread_t th[4];
@@ -525,7 +525,7 @@ END_TEST
  * depot work, its reaper is not running and is not started, and the
  * parent's objects cached before the fork are still accounted for.
  */
-START_TEST(test_fork)
+TEST(core, test_fork)
 {
 	struct pcp_cache *pc = t_create(16, 8);
 	struct tobj *o[40];
@@ -571,35 +571,13 @@ START_TEST(test_fork)
 }
 END_TEST
 
-static Suite *percpu_suite(void)
-{
-	Suite *s = suite_create("percpu");
-	TCase *tc = tcase_create("core");
-
-	tcase_set_timeout(tc, 60);
-	if (!IS_ENABLED(CONFIG_PERCPU_CACHE)) {
-		tcase_add_test(tc, test_mode_off);
-		suite_add_tcase(s, tc);
-		return s;
-	}
-	tcase_add_test(tc, test_mode);
-	tcase_add_test(tc, test_nr_cpu_ids_kernel_bound);
-	tcase_add_test(tc, test_default_limits);
-	tcase_add_test(tc, test_tunables_api);
-	tcase_add_test(tc, test_refill_and_hits);
-	tcase_add_test(tc, test_depot_and_flush);
-	tcase_add_test(tc, test_working_set_trim);
-	tcase_add_test(tc, test_working_set_kept);
-	tcase_add_test(tc, test_resize_keeps_objects);
-	tcase_add_test(tc, test_out_of_objects);
-	tcase_add_loop_test(tc, test_model_random, 0, 4);
-	tcase_add_test(tc, test_threads);
-	tcase_add_test(tc, test_fork);
-	suite_add_tcase(s, tc);
-	return s;
-}
+/* Without per-CPU caching only "off" runs; with it, "core". */
+static const struct test_case cases[] = {
+	{ .name = "off", .timeout = 60, .skip = IS_ENABLED(CONFIG_PERCPU_CACHE) },
+	{ .name = "core", .timeout = 60, .skip = !IS_ENABLED(CONFIG_PERCPU_CACHE) },
+};
 
 int main(void)
 {
-	return test_run_suite(percpu_suite());
+	return test_run_suite(test_suite("percpu", cases, ARRAY_SIZE(cases)));
 }

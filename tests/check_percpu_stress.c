@@ -322,7 +322,7 @@ static void run_and_check(struct worker *w, int nthreads, bool churn)
 	kmem_cache_destroy(cache);
 }
 
-START_TEST(test_migrate_and_signal)
+TEST(stress, test_migrate_and_signal)
 {
 	static struct worker w[MAX_THREADS];
 	int n;
@@ -333,7 +333,7 @@ START_TEST(test_migrate_and_signal)
 }
 END_TEST
 
-START_TEST(test_resize_and_drain_while_hammering)
+TEST(stress, test_resize_and_drain_while_hammering)
 {
 	static struct worker w[MAX_THREADS];
 	int n;
@@ -346,12 +346,9 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("percpu_stress");
-	TCase *tc = tcase_create("stress");
+	const struct test_case cases[] = {
+		{ .name = "stress", .timeout = (double)(60 + 4 * stress_seconds()) },
+	};
 
-	tcase_set_timeout(tc, (double)(60 + 4 * stress_seconds()));
-	tcase_add_test(tc, test_migrate_and_signal);
-	tcase_add_test(tc, test_resize_and_drain_while_hammering);
-	suite_add_tcase(s, tc);
-	return test_run_suite(s);
+	return test_run_suite(test_suite("percpu_stress", cases, ARRAY_SIZE(cases)));
 }

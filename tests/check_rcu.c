@@ -131,7 +131,7 @@ static void *ts_writer(void *arg)
 	return NULL;
 }
 
-START_TEST(test_typesafe_by_rcu_reader)
+TEST(rcu, test_typesafe_by_rcu_reader)
 {
 	pthread_t r[TS_READERS], w[TS_WRITERS];
 	struct page_alloc_stats st;
@@ -177,7 +177,7 @@ START_TEST(test_typesafe_by_rcu_reader)
 END_TEST
 
 /* A slab given back waits for readers: pinned by one read-side section. */
-START_TEST(test_typesafe_slab_waits_for_reader)
+TEST(rcu, test_typesafe_slab_waits_for_reader)
 {
 	struct kmem_cache *s;
 	struct ts_obj *o;
@@ -218,7 +218,7 @@ struct rcu_thing {
 	unsigned long b;
 };
 
-START_TEST(test_kfree_rcu_grace_period)
+TEST(rcu, test_kfree_rcu_grace_period)
 {
 	struct kmem_cache *k = kmalloc_slab(sizeof(struct rcu_thing));
 	struct rcu_thing *t[100];
@@ -268,7 +268,7 @@ START_TEST(test_kfree_rcu_grace_period)
 END_TEST
 
 /* kfree_rcu on objects of a cache, then destroy: destroy waits for them. */
-START_TEST(test_kfree_rcu_then_destroy)
+TEST(rcu, test_kfree_rcu_then_destroy)
 {
 	struct kmem_cache *s = kmem_cache_create("rcu-things",
 						 sizeof(struct rcu_thing), 0, 0, NULL);
@@ -359,7 +359,7 @@ static void *cd_reader(void *arg)
 	return (void *)walks;
 }
 
-START_TEST(test_slabinfo_during_churn)
+TEST(rcu, test_slabinfo_during_churn)
 {
 	pthread_t c[CD_THREADS], r;
 	void *walks;
@@ -385,22 +385,11 @@ START_TEST(test_slabinfo_during_churn)
 }
 END_TEST
 
-static Suite *rcu_suite(void)
-{
-	Suite *su = suite_create("slab-rcu");
-	TCase *tc = tcase_create("rcu");
-
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_typesafe_by_rcu_reader);
-	tcase_add_test(tc, test_typesafe_slab_waits_for_reader);
-	tcase_add_test(tc, test_kfree_rcu_grace_period);
-	tcase_add_test(tc, test_kfree_rcu_then_destroy);
-	tcase_add_test(tc, test_slabinfo_during_churn);
-	suite_add_tcase(su, tc);
-	return su;
-}
+static const struct test_case cases[] = {
+	{ .name = "rcu", .timeout = 120 },
+};
 
 int main(void)
 {
-	return test_run_suite(rcu_suite());
+	return test_run_suite(test_suite("slab-rcu", cases, ARRAY_SIZE(cases)));
 }

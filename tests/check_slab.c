@@ -164,7 +164,7 @@ static const unsigned int test_sizes[] = {
 };
 static const unsigned int test_aligns[] = { 0, 8, 16, 64, 256, 4096 };
 
-START_TEST(test_sizes_alignments)
+TEST(core, test_sizes_alignments)
 {
 	unsigned int si, ai, f, i, nobj = 150;
 	uintptr_t addrs[150];
@@ -228,7 +228,7 @@ static void test_ctor(void *p)
 	o->state = 0;
 }
 
-START_TEST(test_constructor_contract)
+TEST(core, test_constructor_contract)
 {
 	struct kmem_cache *s;
 	struct ctor_obj *objs[1000];
@@ -278,7 +278,7 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* kmalloc */
 
-START_TEST(test_kmalloc_ksize)
+TEST(core, test_kmalloc_ksize)
 {
 	size_t sz;
 
@@ -295,7 +295,7 @@ START_TEST(test_kmalloc_ksize)
 }
 END_TEST
 
-START_TEST(test_kmalloc_pow2_aligned)
+TEST(core, test_kmalloc_pow2_aligned)
 {
 	size_t sz;
 	void *p[4];
@@ -314,7 +314,7 @@ START_TEST(test_kmalloc_pow2_aligned)
 }
 END_TEST
 
-START_TEST(test_kmalloc_edges)
+TEST(core, test_kmalloc_edges)
 {
 	unsigned char *p, *q;
 	size_t i;
@@ -400,7 +400,7 @@ START_TEST(test_kmalloc_edges)
 }
 END_TEST
 
-START_TEST(test_kmalloc_aligned)
+TEST(core, test_kmalloc_aligned)
 {
 	size_t align, sizes[] = { 1, 24, 100, 3000, 70000 };
 	unsigned int k;
@@ -454,7 +454,7 @@ static void *lr_thread(void *arg)
 	return NULL;
 }
 
-START_TEST(test_kmalloc_lazy_race)
+TEST(core, test_kmalloc_lazy_race)
 {
 	pthread_t th[LR_THREADS];
 	static char buf[65536];
@@ -482,7 +482,7 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* shrink, destroy, bulk */
 
-START_TEST(test_shrink_returns_pages)
+TEST(core, test_shrink_returns_pages)
 {
 	struct kmem_cache *s;
 	struct page_alloc_stats st;
@@ -529,7 +529,7 @@ START_TEST(test_shrink_returns_pages)
 }
 END_TEST
 
-START_TEST(test_destroy_with_live_objects)
+TEST(core, test_destroy_with_live_objects)
 {
 	struct kmem_cache *s;
 	void *a, *b, *c;
@@ -565,7 +565,7 @@ START_TEST(test_destroy_with_live_objects)
 }
 END_TEST
 
-START_TEST(test_bulk)
+TEST(core, test_bulk)
 {
 	struct kmem_cache *s = kmem_cache_create("bulk", 72, 0, 0, NULL);
 	void *objs[1000];
@@ -678,7 +678,7 @@ static void *xt_consumer(void *arg)
 	}
 }
 
-START_TEST(test_cross_thread)
+TEST(core, test_cross_thread)
 {
 	pthread_t th[XT_PRODUCERS + XT_CONSUMERS];
 	unsigned long i;
@@ -706,7 +706,7 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* randomized model test */
 
-START_TEST(test_random_model)
+TEST(core, test_random_model)
 {
 	uint64_t st = test_seed() * 2654435761UL + 1;
 	struct kmem_cache *s;
@@ -975,7 +975,7 @@ static void hard_slab_tail(int fd)
 	kmem_cache_free(s, past);
 }
 
-START_TEST(test_hardened_reports)
+TEST(hardened, test_hardened_reports)
 {
 	if (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
 		return;
@@ -997,7 +997,7 @@ END_TEST
  * the slab fails it, for many sizes (the multiply-compare of
  * slab_free_check against plain division).
  */
-START_TEST(test_hardened_boundary_exhaustive)
+TEST(hardened, test_hardened_boundary_exhaustive)
 {
 	static const unsigned int sizes[] = { 8, 16, 24, 40, 96, 100, 192, 640,
 					      1000, 3000, 4096, 5000, 9000 };
@@ -1030,7 +1030,7 @@ START_TEST(test_hardened_boundary_exhaustive)
 }
 END_TEST
 
-START_TEST(test_debug_reports)
+TEST(debug, test_debug_reports)
 {
 	expect_report(dbg_double_free);
 	expect_report(dbg_redzone_right);
@@ -1044,7 +1044,7 @@ START_TEST(test_debug_reports)
 END_TEST
 
 /* Debug caches keep working for correct programs, kmalloc caches included. */
-START_TEST(test_debug_clean_run)
+TEST(debug, test_debug_clean_run)
 {
 	struct kmem_cache *s = kmem_cache_create("dbgok", 50, 0,
 		SLAB_RED_ZONE | SLAB_POISON | SLAB_CONSISTENCY_CHECKS, NULL);
@@ -1067,7 +1067,7 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* slabinfo and tunables */
 
-START_TEST(test_slabinfo)
+TEST(core, test_slabinfo)
 {
 	static char buf[65536];
 	struct kmem_cache *s = kmem_cache_create("info-cache", 300, 0, 0, NULL);
@@ -1139,7 +1139,7 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* gfp flags, creation errors, fork */
 
-START_TEST(test_gfp_nofail)
+TEST(core, test_gfp_nofail)
 {
 	struct page_alloc_stats st;
 	static void *objs[100000];
@@ -1170,7 +1170,7 @@ START_TEST(test_gfp_nofail)
 }
 END_TEST
 
-START_TEST(test_create_errors)
+TEST(core, test_create_errors)
 {
 	errno = 0;
 	ck_assert_ptr_null(kmem_cache_create("bad", 0, 0, 0, NULL));
@@ -1188,7 +1188,9 @@ START_TEST(test_create_errors)
 }
 END_TEST
 
-START_TEST(test_panic_flag)
+/* aborts by design: only where each test runs in its own process */
+TEST_SIGNAL_IF(!getenv("CK_FORK") || strcmp(getenv("CK_FORK"), "no"), core,
+	       test_panic_flag, SIGABRT)
 {
 	kmem_cache_create("panic", 0, 0, SLAB_PANIC, NULL);
 }
@@ -1199,7 +1201,7 @@ static void rcu_cb_ctor(void *p)
 	memset(p, 0x77, 8);
 }
 
-START_TEST(test_fork)
+TEST(core, test_fork)
 {
 	struct kmem_cache *s = kmem_cache_create("forky", 128, 0,
 						 SLAB_TYPESAFE_BY_RCU, rcu_cb_ctor);
@@ -1236,50 +1238,13 @@ START_TEST(test_fork)
 }
 END_TEST
 
-static Suite *slab_suite(void)
-{
-	Suite *su = suite_create("slab");
-	TCase *tc = tcase_create("core");
-
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_sizes_alignments);
-	tcase_add_test(tc, test_constructor_contract);
-	tcase_add_test(tc, test_kmalloc_ksize);
-	tcase_add_test(tc, test_kmalloc_pow2_aligned);
-	tcase_add_test(tc, test_kmalloc_edges);
-	tcase_add_test(tc, test_kmalloc_aligned);
-	tcase_add_test(tc, test_kmalloc_lazy_race);
-	tcase_add_test(tc, test_shrink_returns_pages);
-	tcase_add_test(tc, test_destroy_with_live_objects);
-	tcase_add_test(tc, test_bulk);
-	tcase_add_test(tc, test_cross_thread);
-	tcase_add_test(tc, test_random_model);
-	tcase_add_test(tc, test_slabinfo);
-	tcase_add_test(tc, test_gfp_nofail);
-	tcase_add_test(tc, test_create_errors);
-	/* aborts by design: only where each test runs in its own process */
-	if (!getenv("CK_FORK") || strcmp(getenv("CK_FORK"), "no"))
-		tcase_add_test_raise_signal(tc, test_panic_flag, SIGABRT);
-	tcase_add_test(tc, test_fork);
-	suite_add_tcase(su, tc);
-
-	tc = tcase_create("hardened");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_hardened_reports);
-	tcase_add_test(tc, test_hardened_boundary_exhaustive);
-	suite_add_tcase(su, tc);
-
-	if (IS_ENABLED(CONFIG_SLAB_DEBUG)) {
-		tc = tcase_create("debug");
-		tcase_set_timeout(tc, 60);
-		tcase_add_test(tc, test_debug_reports);
-		tcase_add_test(tc, test_debug_clean_run);
-		suite_add_tcase(su, tc);
-	}
-	return su;
-}
+static const struct test_case cases[] = {
+	{ .name = "core", .timeout = 120 },
+	{ .name = "hardened", .timeout = 60 },
+	{ .name = "debug", .timeout = 60, .skip = !IS_ENABLED(CONFIG_SLAB_DEBUG) },
+};
 
 int main(void)
 {
-	return test_run_suite(slab_suite());
+	return test_run_suite(test_suite("slab", cases, ARRAY_SIZE(cases)));
 }

@@ -18,6 +18,7 @@
 #include "uslab/page_alloc.h"
 #include "uslab/percpu.h"
 #include "uslab/slab.h"
+#include "tests/suite.h"
 
 /* Builds where caches have magazines at all (not nocache, not debug). */
 static bool have_magazines(void)
@@ -34,7 +35,7 @@ static void tunables(struct kmem_cache *s, unsigned int *limit, unsigned int *ba
 	*batch = st.batchcount;
 }
 
-START_TEST(test_named_before_created)
+TEST(settings, test_named_before_created)
 {
 	unsigned int limit, batch;
 	struct kmem_cache *s;
@@ -63,7 +64,7 @@ START_TEST(test_named_before_created)
 }
 END_TEST
 
-START_TEST(test_kmalloc_by_name_and_size)
+TEST(settings, test_kmalloc_by_name_and_size)
 {
 	unsigned int limit, batch;
 	void *p;
@@ -102,7 +103,7 @@ START_TEST(test_kmalloc_by_name_and_size)
 }
 END_TEST
 
-START_TEST(test_parse_errors)
+TEST(settings, test_parse_errors)
 {
 	struct kmem_cache_setting set;
 	char buf[128];
@@ -133,7 +134,7 @@ START_TEST(test_parse_errors)
 }
 END_TEST
 
-START_TEST(test_unmatched_report)
+TEST(settings, test_unmatched_report)
 {
 	char buf[256];
 
@@ -150,7 +151,7 @@ START_TEST(test_unmatched_report)
 }
 END_TEST
 
-START_TEST(test_slabinfo_write_is_a_setting)
+TEST(settings, test_slabinfo_write_is_a_setting)
 {
 	unsigned int limit, batch;
 	struct kmem_cache *s;
@@ -175,7 +176,7 @@ START_TEST(test_slabinfo_write_is_a_setting)
 }
 END_TEST
 
-START_TEST(test_stats_count_operations)
+TEST(settings, test_stats_count_operations)
 {
 	enum { N = 1000 };
 	struct kmem_cache_stats st, before;
@@ -225,30 +226,13 @@ START_TEST(test_stats_count_operations)
 }
 END_TEST
 
-static Suite *settings_suite(void)
-{
-	Suite *su = suite_create("slab_settings");
-	TCase *tc = tcase_create("settings");
-
-	tcase_add_test(tc, test_named_before_created);
-	tcase_add_test(tc, test_kmalloc_by_name_and_size);
-	tcase_add_test(tc, test_parse_errors);
-	tcase_add_test(tc, test_unmatched_report);
-	tcase_add_test(tc, test_slabinfo_write_is_a_setting);
-	tcase_add_test(tc, test_stats_count_operations);
-	suite_add_tcase(su, tc);
-	return su;
-}
+static const struct test_case cases[] = {
+	{ .name = "settings" },
+};
 
 int main(void)
 {
-	SRunner *sr = srunner_create(settings_suite());
-	int failed;
-
 	/* settings are process-wide: every test starts from none */
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_suite_fork(test_suite("slab_settings", cases, ARRAY_SIZE(cases)),
+				   CK_FORK);
 }

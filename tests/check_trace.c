@@ -74,7 +74,7 @@ static void write_trace(const struct trace_event *ev, size_t n)
 	ck_assert_int_eq(trace_writer_close(w), 0);
 }
 
-START_TEST(roundtrip)
+TEST_LOOP(format, roundtrip, 0, 2)
 {
 	/* Enough events for several 1 MiB chunks. */
 	size_t n = 600000;
@@ -122,7 +122,7 @@ START_TEST(roundtrip)
 }
 END_TEST
 
-START_TEST(empty_trace)
+TEST(format, empty_trace)
 {
 	struct trace_reader *r;
 	struct trace_event got;
@@ -135,7 +135,7 @@ START_TEST(empty_trace)
 }
 END_TEST
 
-START_TEST(writer_rejects_bad_events)
+TEST(format, writer_rejects_bad_events)
 {
 	struct trace_meta m = { 0 };
 	struct trace_writer *w;
@@ -198,7 +198,7 @@ static uint8_t *load(size_t *len)
 	return buf;
 }
 
-START_TEST(truncated_everywhere)
+TEST(format, truncated_everywhere)
 {
 	struct trace_event *ev = make_events(300000, 7);
 	char msg[1024];
@@ -226,7 +226,7 @@ START_TEST(truncated_everywhere)
 }
 END_TEST
 
-START_TEST(flipped_bytes_everywhere)
+TEST(format, flipped_bytes_everywhere)
 {
 	struct trace_event *ev = make_events(200000, 11);
 	char msg[1024];
@@ -255,7 +255,7 @@ START_TEST(flipped_bytes_everywhere)
 }
 END_TEST
 
-START_TEST(foreign_files)
+TEST(format, foreign_files)
 {
 	static const char *const junk[] = {
 		"hello world, this is not a trace at all\n",
@@ -278,7 +278,7 @@ START_TEST(foreign_files)
 }
 END_TEST
 
-START_TEST(varint_limits)
+TEST(format, varint_limits)
 {
 	uint8_t buf[16], *e;
 	const uint8_t *p;
@@ -359,7 +359,7 @@ static void write_procs_trace(void)
 	ck_assert_int_eq(trace_writer_close(w), 0);
 }
 
-START_TEST(procs_stacks_roundtrip)
+TEST(format, procs_stacks_roundtrip)
 {
 	struct trace_reader *r;
 	const struct trace_meta *m;
@@ -402,7 +402,7 @@ START_TEST(procs_stacks_roundtrip)
 }
 END_TEST
 
-START_TEST(procs_records_damaged)
+TEST(format, procs_records_damaged)
 {
 	char msg[1024];
 	uint8_t *buf;
@@ -430,27 +430,11 @@ START_TEST(procs_records_damaged)
 }
 END_TEST
 
-static Suite *trace_suite(void)
-{
-	Suite *s = suite_create("trace");
-	TCase *tc = tcase_create("format");
-
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, roundtrip, 0, 2);
-	tcase_add_test(tc, empty_trace);
-	tcase_add_test(tc, writer_rejects_bad_events);
-	tcase_add_test(tc, truncated_everywhere);
-	tcase_add_test(tc, flipped_bytes_everywhere);
-	tcase_add_test(tc, foreign_files);
-	tcase_add_test(tc, varint_limits);
-	tcase_add_test(tc, procs_stacks_roundtrip);
-	tcase_add_test(tc, procs_records_damaged);
-	suite_add_tcase(s, tc);
-	return s;
-}
+static const struct test_case cases[] = {
+	{ .name = "format", .timeout = 120, .setup = setup, .teardown = teardown },
+};
 
 int main(void)
 {
-	return test_run_suite(trace_suite());
+	return test_run_suite(test_suite("trace", cases, ARRAY_SIZE(cases)));
 }

@@ -132,7 +132,7 @@ static int run_in_child(unsigned int seed, struct result *res)
 	       got == (ssize_t)sizeof(*res) ? 0 : -1;
 }
 
-START_TEST(test_vcpu_mode_and_api)
+TEST(core, test_vcpu_mode_and_api)
 {
 	ck_assert_str_eq(pcp_mode(), IS_ENABLED(CONFIG_PERCPU_CACHE) ? "vcpu" : "off");
 	ck_assert_int_eq(pcp_vcpu_set(-1), -EINVAL);
@@ -144,7 +144,7 @@ START_TEST(test_vcpu_mode_and_api)
 }
 END_TEST
 
-START_TEST(test_vcpu_deterministic)
+TEST(core, test_vcpu_deterministic)
 {
 	static struct result a, b, other;
 	uint64_t hits = 0, refills = 0, depot = 0, drains = 0;
@@ -185,14 +185,11 @@ START_TEST(test_vcpu_deterministic)
 }
 END_TEST
 
+static const struct test_case cases[] = {
+	{ .name = "core", .timeout = 120 },
+};
+
 int main(void)
 {
-	Suite *s = suite_create("percpu_vcpu");
-	TCase *tc = tcase_create("core");
-
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_vcpu_deterministic);
-	tcase_add_test(tc, test_vcpu_mode_and_api);
-	suite_add_tcase(s, tc);
-	return test_run_suite(s);
+	return test_run_suite(test_suite("percpu_vcpu", cases, ARRAY_SIZE(cases)));
 }
