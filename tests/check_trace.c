@@ -226,10 +226,29 @@ START_TEST(truncated_everywhere)
 }
 END_TEST
 
+/* Byte @at of the trace in @buf flipped (its lowest and highest bit, in
+ * turn): the reader must refuse it, naming a byte offset. */
+static void expect_flips_caught(uint8_t *buf, size_t len, size_t at)
+{
+	char msg[1024];
+
+	for (int bit = 0; bit < 8; bit += 7) {
+		FILE *f;
+		int rc;
+
+		buf[at] ^= (uint8_t)(1u << bit);
+		f = fmemopen(buf, len, "rb");
+		rc = read_all(f, msg, sizeof(msg));
+		fclose(f);
+		buf[at] ^= (uint8_t)(1u << bit);
+		ck_assert_msg(rc == -EPROTO, "flip %zu.%d: rc %d (%s)", at, bit, rc, msg);
+		ck_assert_msg(strstr(msg, "byte offset "), "flip %zu: %s", at, msg);
+	}
+}
+
 START_TEST(flipped_bytes_everywhere)
 {
 	struct trace_event *ev = make_events(200000, 11);
-	char msg[1024];
 	uint8_t *buf;
 	size_t len, step;
 
@@ -237,20 +256,8 @@ START_TEST(flipped_bytes_everywhere)
 	free(ev);
 	buf = load(&len);
 	step = len / 150 + 1;
-	for (size_t at = 0; at < len; at += at < 200 || at > len - 100 ? 1 : step) {
-		for (int bit = 0; bit < 8; bit += 7) {
-			FILE *f;
-			int rc;
-
-			buf[at] ^= (uint8_t)(1u << bit);
-			f = fmemopen(buf, len, "rb");
-			rc = read_all(f, msg, sizeof(msg));
-			fclose(f);
-			buf[at] ^= (uint8_t)(1u << bit);
-			ck_assert_msg(rc == -EPROTO, "flip %zu.%d: rc %d (%s)", at, bit, rc, msg);
-			ck_assert_msg(strstr(msg, "byte offset "), "flip %zu: %s", at, msg);
-		}
-	}
+	for (size_t at = 0; at < len; at += at < 200 || at > len - 100 ? 1 : step)
+		expect_flips_caught(buf, len, at);
 	free(buf);
 }
 END_TEST
@@ -404,7 +411,6 @@ END_TEST
 
 START_TEST(procs_records_damaged)
 {
-	char msg[1024];
 	uint8_t *buf;
 	size_t len, hdr;
 
@@ -412,20 +418,8 @@ START_TEST(procs_records_damaged)
 	buf = load(&len);
 	hdr = TRACE_HDR_FIXED + strlen("sh -c x") + 4;
 	/* every byte of the records (and the first chunk header) */
-	for (size_t at = hdr; at < len - TRACE_TRAILER; at++) {
-		for (int bit = 0; bit < 8; bit += 7) {
-			FILE *f;
-			int rc;
-
-			buf[at] ^= (uint8_t)(1u << bit);
-			f = fmemopen(buf, len, "rb");
-			rc = read_all(f, msg, sizeof(msg));
-			fclose(f);
-			buf[at] ^= (uint8_t)(1u << bit);
-			ck_assert_msg(rc == -EPROTO, "flip %zu.%d: rc %d (%s)", at, bit, rc, msg);
-			ck_assert_msg(strstr(msg, "byte offset "), "flip %zu: %s", at, msg);
-		}
-	}
+	for (size_t at = hdr; at < len - TRACE_TRAILER; at++)
+		expect_flips_caught(buf, len, at);
 	free(buf);
 }
 END_TEST
