@@ -55,7 +55,7 @@ static void print_config(FILE *f, const struct sim_config *cfg, unsigned int cpu
 /* One row per cache that did anything, then the total and the page line. */
 static void print_caches(FILE *f, const struct sim_result *res)
 {
-	uint64_t allocs = 0, frees = 0, hits = 0;
+	struct kmem_cache_stats_sum sum = { 0 };
 	char line[512];
 	unsigned int c;
 
@@ -68,9 +68,7 @@ static void print_caches(FILE *f, const struct sim_result *res)
 
 		if (!kmem_cache_stats_shown(cs))
 			continue;
-		allocs += cs->allocs;
-		frees += cs->frees;
-		hits += cs->alloc_hits + cs->free_hits;
+		kmem_cache_stats_sum_add(&sum, cs);
 		kmem_cache_stats_row(cs, line, sizeof(line));
 		fputs(line, f);
 	}
@@ -79,7 +77,7 @@ static void print_caches(FILE *f, const struct sim_result *res)
 	if (c == res->nr_cls)
 		fprintf(f, "  (no kmalloc cache has per-CPU magazines in this build: debug caches\n"
 			"   bypass them, nocache has none; every operation goes to the slabs)\n");
-	kmem_cache_stats_total(allocs, frees, hits, line, sizeof(line));
+	kmem_cache_stats_total(sum.allocs, sum.frees, sum.hits, line, sizeof(line));
 	fputs(line, f);
 	fputc('\n', f);
 	kmem_cache_stats_page_line(&res->pages, line, sizeof(line));
