@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include "trace/internal.h"
 #include "tests/suite.h"
+#include "tests/testutil.h"
 
 static char path[256];
 
@@ -28,12 +29,9 @@ static void teardown(void)
 
 static uint64_t rnd_state;
 
-static uint64_t rnd(void)
+static uint64_t xrnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return xorshift64(&rnd_state);
 }
 
 static struct trace_event *make_events(size_t n, uint64_t seed)
@@ -43,20 +41,20 @@ static struct trace_event *make_events(size_t n, uint64_t seed)
 
 	rnd_state = seed;
 	for (size_t i = 0; i < n; i++) {
-		unsigned int op = rnd() % TRACE_OP_NR;
+		unsigned int op = xrnd() % TRACE_OP_NR;
 
-		t += rnd() % 3 ? rnd() % 1000 : 0;
+		t += xrnd() % 3 ? xrnd() % 1000 : 0;
 		ev[i].op = (uint8_t)op;
 		ev[i].time_ns = t;
-		ev[i].tid = rnd() % 4 ? (uint32_t)(rnd() % 8) : (uint32_t)(rnd() % 100000);
-		ev[i].cpu = rnd() % 10 ? (uint32_t)(rnd() % 4) : TRACE_CPU_UNKNOWN;
-		ev[i].id = rnd() % 5 ? rnd() % 5000 : rnd() >> 2;
+		ev[i].tid = xrnd() % 4 ? (uint32_t)(xrnd() % 8) : (uint32_t)(xrnd() % 100000);
+		ev[i].cpu = xrnd() % 10 ? (uint32_t)(xrnd() % 4) : TRACE_CPU_UNKNOWN;
+		ev[i].id = xrnd() % 5 ? xrnd() % 5000 : xrnd() >> 2;
 		if (op == TRACE_OP_REALLOC)
-			ev[i].old_id = rnd() % 5000;
+			ev[i].old_id = xrnd() % 5000;
 		if (trace_op_has_size(op))
-			ev[i].size = rnd() % 7 ? rnd() % 4096 : rnd();
+			ev[i].size = xrnd() % 7 ? xrnd() % 4096 : xrnd();
 		if (trace_op_has_align(op))
-			ev[i].align = 1ull << (rnd() % 16);
+			ev[i].align = 1ull << (xrnd() % 16);
 	}
 	return ev;
 }
