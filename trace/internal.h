@@ -281,11 +281,18 @@ int cmd_parse_select(const char *who, int opt, const char *arg);
 #define CMD_OPT_COMM	0x101
 /*
  * Opens @path ("-": standard input) for reading, and selects the process of
- * cmd_select (by default the one with the most allocations), saying which
+ * cmd_select (by default as trace_pick_proc() says), saying which
  * on stderr when the trace has several. Prints any error; NULL on failure.
  */
 struct trace_reader *cmd_open_trace(const char *path);
 struct trace_reader *cmd_open_trace_as(const char *who, const char *path);
+/*
+ * A recorded string (command line, task name) for a terminal or a table
+ * row: control characters and backslashes escaped (\n, \t, \r, \\, \xNN).
+ * cmd_printable() fills @buf (truncated to fit) and returns it.
+ */
+void cmd_fput_printable(FILE *f, const char *s);
+const char *cmd_printable(const char *s, char *buf, size_t len);
 /* Reads to the end; on error prints it and returns 1. */
 int cmd_read_error(struct trace_reader *r, int rc);
 

@@ -405,6 +405,51 @@ int cmd_read_error(struct trace_reader *r, int rc)
 	return 1;
 }
 
+/*
+ * Command lines and task names are whatever the recorded programs had: a
+ * newline in an argument (python3 -c 'two\nlines') must not break a table
+ * row or a "# command:" line, nor a terminal's state.
+ */
+static size_t put_printable(char *out, unsigned char c)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	if (c >= 0x20 && c != 0x7f && c != '\\') {
+		out[0] = (char)c;
+		return 1;
+	}
+	out[0] = '\\';
+	switch (c) {
+	case '\n': out[1] = 'n'; return 2;
+	case '\t': out[1] = 't'; return 2;
+	case '\r': out[1] = 'r'; return 2;
+	case '\\': out[1] = '\\'; return 2;
+	}
+	out[1] = 'x';
+	out[2] = hex[c >> 4];
+	out[3] = hex[c & 15];
+	return 4;
+}
+
+void cmd_fput_printable(FILE *f, const char *s)
+{
+	char e[4];
+
+	for (; s && *s; s++)
+		fwrite(e, 1, put_printable(e, (unsigned char)*s), f);
+}
+
+const char *cmd_printable(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (; s && *s && o + 5 <= len; s++)
+		o += put_printable(buf + o, (unsigned char)*s);
+	if (len)
+		buf[o < len ? o : len - 1] = 0;
+	return buf;
+}
+
 /* ---- Process table payload (format 1.1) ---------------------------------- */
 
 static uint8_t *put_str_field(uint8_t *p, const char *s, size_t max)
@@ -589,11 +634,35 @@ static bool proc_matches(const struct trace_proc *t, uint32_t pid, const char *c
 	return !strcmp(base_name(arg0), comm);
 }
 
+/*
+ * The image the recorded command's own process ended in: the header's pid
+ * names it; its first image is the earliest entry of that pid that no exec
+ * led to, and each exec_from link leads to the next (always a later entry,
+ * the reader checks it). -1 when the table has no image of that pid.
+ */
+static int command_image(const struct trace_meta *m)
+{
+	int cur = -1;
+
+	if (!m->pid)
+		return -1;
+	for (uint32_t i = 0; i < m->nprocs; i++) {
+		if (cur < 0) {
+			if (m->procs[i].pid == m->pid && m->procs[i].exec_from < 0)
+				cur = (int)i;
+		} else if (m->procs[i].exec_from == cur) {
+			cur = (int)i;
+		}
+	}
+	return cur;
+}
+
 int trace_pick_proc(const struct trace_meta *m, uint32_t pid, const char *comm,
 		    char *why, size_t len)
 {
-	int best = -1, matches = 0;
+	int best = -1, matches = 0, cmd;
 	uint64_t total = 0;
+	char c1[4 * 16 + 1], c2[4 * 16 + 1];
 
 	why[0] = 0;
 	if (!m->nprocs) {
@@ -624,14 +693,38 @@ int trace_pick_proc(const struct trace_meta *m, uint32_t pid, const char *comm,
 				 comm);
 		return -ENOENT;
 	}
-	if (pid || comm)
+	if (pid || comm) {
 		snprintf(why, len, "process %u (%s), %" PRIu64 " allocations%s",
-			 m->procs[best].pid, m->procs[best].comm, m->procs[best].allocs,
+			 m->procs[best].pid, cmd_printable(m->procs[best].comm, c1, sizeof(c1)),
+			 m->procs[best].allocs,
 			 matches > 1 ? " (the busiest of the images that match)" : "");
+		return best;
+	}
+	/*
+	 * The default (docs/trace-format.md, "Which process"): the program the
+	 * command finally ran as, whatever its wrappers allocated on the way;
+	 * the busiest image only when that one recorded no allocation.
+	 */
+	cmd = command_image(m);
+	if (cmd >= 0 && m->procs[cmd].allocs && !(m->procs[cmd].flags & TRACE_PROC_UNRECORDED)) {
+		snprintf(why, len, "process %u (%s): the program the command ran as (its last exec), %"
+			 PRIu64 " of %" PRIu64 " allocations in %u processes; --pid or --comm chooses another",
+			 m->procs[cmd].pid, cmd_printable(m->procs[cmd].comm, c1, sizeof(c1)),
+			 m->procs[cmd].allocs, total, m->nprocs);
+		return cmd;
+	}
+	cmd_printable(m->procs[best].comm, c1, sizeof(c1));
+	if (cmd >= 0)
+		snprintf(why, len, "process %u (%s): the one with the most allocations, %" PRIu64
+			 " of %" PRIu64 " in %u processes (the command ran as %s, which %s); "
+			 "--pid or --comm chooses another",
+			 m->procs[best].pid, c1, m->procs[best].allocs, total, m->nprocs,
+			 cmd_printable(m->procs[cmd].comm, c2, sizeof(c2)),
+			 m->procs[cmd].flags & TRACE_PROC_UNRECORDED ? "was not recorded" :
+			 "made no allocation");
 	else
-		snprintf(why, len, "process %u (%s): the one with the most allocations, %"
-			 PRIu64 " of %" PRIu64 " in %u processes; --pid or --comm chooses another",
-			 m->procs[best].pid, m->procs[best].comm, m->procs[best].allocs,
-			 total, m->nprocs);
+		snprintf(why, len, "process %u (%s): the one with the most allocations, %" PRIu64
+			 " of %" PRIu64 " in %u processes; --pid or --comm chooses another",
+			 m->procs[best].pid, c1, m->procs[best].allocs, total, m->nprocs);
 	return best;
 }

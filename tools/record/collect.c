@@ -989,10 +989,34 @@ out_abort:
 	return rc;
 }
 
+/* Which process the tools will read by default, in their words. */
+static void say_default(const struct merge *m, pid_t root, char *why, size_t len)
+{
+	struct trace_meta meta = { .pid = (uint32_t)root };
+	struct trace_proc *procs = calloc(m->nimg ? m->nimg : 1, sizeof(*procs));
+
+	why[0] = 0;
+	if (!procs)
+		return;
+	for (size_t i = 0; i < m->nimg; i++) {
+		const struct image *im = &m->img[i];
+
+		procs[i] = (struct trace_proc){ .pid = im->rm.pid, .parent = im->parent,
+			.exec_from = im->exec_from, .flags = im->flags,
+			.events = im->events, .allocs = im->allocs };
+		snprintf(procs[i].comm, sizeof(procs[i].comm), "%s", im->rm.comm);
+	}
+	meta.nprocs = (uint32_t)m->nimg;
+	meta.procs = procs;
+	if (trace_pick_proc(&meta, 0, NULL, why, len) < 0)
+		why[0] = 0;
+	free(procs);
+}
+
 int record_collect(const struct record_opts *o, struct record_result *res)
 {
 	struct merge m = { 0 };
-	int rc, best = -1;
+	int rc;
 
 	memset(res, 0, sizeof(*res));
 	rc = list_images(o->dir, &m.img, &m.nimg, false);
@@ -1044,15 +1068,10 @@ int record_collect(const struct record_opts *o, struct record_result *res)
 		res->dropped += im->dropped;
 		res->fixups += im->fixups;
 		res->threads += im->threads;
-		if (best < 0 || im->allocs > m.img[best].allocs)
-			best = (int)i;
 	}
 	res->nprocs = m.nimg;
-	if (best >= 0) {
-		res->best_pid = m.img[best].rm.pid;
-		snprintf(res->best_comm, sizeof(res->best_comm), "%s", m.img[best].rm.comm);
-		res->best_events = m.img[best].events;
-	}
+	if (!rc && o->run)
+		say_default(&m, o->root, res->chosen, sizeof(res->chosen));
 	res->nstacks = nstacks;
 	res->nframes = nframes_all;
 	res->nobjects = nobjects;
