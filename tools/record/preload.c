@@ -108,19 +108,24 @@ struct rec_buf {
  * frames, so each distinct stack goes into the raw file once per thread (a
  * REC_OP_STACK record) and events carry its small local id. Open addressing,
  * never resized: when full, stacks are still recorded, only no longer
- * deduplicated.
+ * deduplicated. Mapped at the thread's first stack, unmapped by its key
+ * destructor (thread_exit): a program that runs many short threads keeps
+ * one table per live thread, not one per thread it ever ran. A thread's ids
+ * count on in rec_self, so what it allocates after its destructor (other
+ * keys' destructors) still gets new ids, each stack defined where used.
  */
 #define STACK_SLOTS	4096u
 
 struct stack_table {
 	uint64_t hash[STACK_SLOTS];
 	uint32_t id[STACK_SLOTS];
-	uint32_t used, next_id;
+	uint32_t used;
 };
 
 struct rec_self {
 	struct rec_buf *buf;
 	struct stack_table *stacks;
+	uint32_t last_stack_id;	/* the thread's ids in this raw file: 1.. */
 	uint32_t tid;
 	bool has_tid;
 	bool busy;		/* inside a wrapper: nested calls pass through */
@@ -399,6 +404,9 @@ static void thread_exit(void *arg)
 	buf_put_locked(b);
 	spin_unlock(&pool_lock);
 	self.buf = NULL;
+	if (self.stacks)
+		munmap(self.stacks, sizeof(*self.stacks));
+	self.stacks = NULL;
 	self.exited = true;
 	self.busy = false;
 }
@@ -551,11 +559,16 @@ static __slowpath uint32_t capture_stack(struct rec_event *def, uint64_t *frames
 	for (uint32_t i = 0; i < nf; i++)
 		frames[i] = (uintptr_t)raw[skip + i];
 	def->op = 0;
-	if (!tab) {
+	if (!tab && !self.exited) {
 		tab = map_zero(sizeof(*tab));
 		if (!tab)
 			return 0;
 		self.stacks = tab;
+	}
+	if (!tab) {		/* after thread_exit: define it again */
+		*def = (struct rec_event){ .op = REC_OP_STACK, .stack = ++self.last_stack_id,
+					   .nframes = nf, .frames = frames };
+		return def->stack;
 	}
 	h = hash_frames(frames, nf);
 	for (slot = (uint32_t)h & (STACK_SLOTS - 1); tab->hash[slot];
@@ -563,7 +576,7 @@ static __slowpath uint32_t capture_stack(struct rec_event *def, uint64_t *frames
 		if (tab->hash[slot] == h)
 			return tab->id[slot];
 	*def = (struct rec_event){
-		.op = REC_OP_STACK, .stack = ++tab->next_id, .nframes = nf, .frames = frames,
+		.op = REC_OP_STACK, .stack = ++self.last_stack_id, .nframes = nf, .frames = frames,
 	};
 	if (tab->used < STACK_SLOTS * 3 / 4) {
 		tab->hash[slot] = h;
@@ -656,6 +669,7 @@ static void atfork_child(void)
 	owner_pid = getpid();
 	if (self.stacks)	/* its ids were the parent's file's */
 		memset(self.stacks, 0, sizeof(*self.stacks));
+	self.last_stack_id = 0;
 	/* Opened now, so a child that never allocates is still in the
 	 * process table. */
 	open_raw_locked();
