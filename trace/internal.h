@@ -78,6 +78,9 @@ struct hmap {
 int hmap_init(struct hmap *m);			/* 0 or -ENOMEM */
 void hmap_destroy(struct hmap *m);
 uint64_t *hmap_find(const struct hmap *m, uint64_t key);	/* NULL: absent */
+/* Start loading @key's slot (a table larger than the caches: a caller that
+ * knows its next keys early hides the miss). No effect on the contents. */
+void hmap_prefetch(const struct hmap *m, uint64_t key);
 int hmap_insert(struct hmap *m, uint64_t key, uint64_t val);	/* -EEXIST, -ENOMEM */
 int hmap_remove(struct hmap *m, uint64_t key, uint64_t *val);	/* -ENOENT */
 /* trace/trace_write.c: header fields only known at the end (imports): the
@@ -217,6 +220,7 @@ void idmap_free(struct idmap *m);
 int idmap_insert(struct idmap *m, uint64_t addr, uint64_t *id);
 /* The id of the live object at @addr. Return: 0, or -ENOENT. */
 int idmap_lookup(const struct idmap *m, uint64_t addr, uint64_t *id);
+void idmap_prefetch(const struct idmap *m, uint64_t addr);
 /* Object at @addr freed: its id. Return: 0, or -ENOENT when not live. */
 int idmap_remove(struct idmap *m, uint64_t addr, uint64_t *id);
 /* idmap_remove() in two steps, so a realloc's new object cannot take the
