@@ -491,6 +491,24 @@ void page_alloc_set_decay_agent(bool on)
 	__atomic_store_n(&pa_decay_agent, on, __ATOMIC_RELAXED);
 }
 
+/*
+ * Idle per-CPU lists drained, the burst part of the allowance shifted
+ * right by @shift (63: all of it), free memory beyond the allowance given
+ * back. Return: bytes given back.
+ */
+static size_t decay_step(unsigned int shift)
+{
+	size_t max;
+	sigset_t flags;
+
+	drain_all_pages(true);
+	pa_lock_irqsave(&flags);
+	decay_high_locked(shift);
+	max = resident_allowance_locked();
+	pa_unlock_irqrestore(&flags);
+	return buddy_reclaim(max, 0);
+}
+
 /**
  * page_alloc_decay - forget the peak: the allowance falls to what the
  * memory in use now gives, and free memory beyond it (buddy blocks, the
@@ -504,17 +522,9 @@ void page_alloc_set_decay_agent(bool on)
  */
 size_t page_alloc_decay(void)
 {
-	size_t max;
-	sigset_t flags;
-
 	if (pa_init_once())
 		return 0;
-	drain_all_pages(true);
-	pa_lock_irqsave(&flags);
-	decay_high_locked(63);
-	max = resident_allowance_locked();
-	pa_unlock_irqrestore(&flags);
-	return buddy_reclaim(max, 0);
+	return decay_step(63);
 }
 
 /*
@@ -524,13 +534,5 @@ size_t page_alloc_decay(void)
  */
 size_t pa_decay_tick(void)
 {
-	size_t max;
-	sigset_t flags;
-
-	drain_all_pages(true);
-	pa_lock_irqsave(&flags);
-	decay_high_locked(1);
-	max = resident_allowance_locked();
-	pa_unlock_irqrestore(&flags);
-	return buddy_reclaim(max, 0);
+	return decay_step(1);
 }

@@ -253,7 +253,7 @@ __visible int kmem_cache_stats_write_fd(int fd)
 	struct kmem_cache_stats st;
 	struct page_alloc_stats ps;
 	struct kmem_cache *s;
-	uint64_t allocs = 0, frees = 0, hits = 0;
+	struct kmem_cache_stats_sum sum = { 0 };
 	char line[512];
 	size_t n;
 	int err;
@@ -278,16 +278,14 @@ __visible int kmem_cache_stats_write_fd(int fd)
 		kmem_cache_get_stats(s, &st);
 		if (!kmem_cache_stats_shown(&st))
 			continue;
-		allocs += st.allocs;
-		frees += st.frees;
-		hits += st.alloc_hits + st.free_hits;
+		kmem_cache_stats_sum_add(&sum, &st);
 		n = kmem_cache_stats_row(&st, line, sizeof(line));
 		err = uslab_write_all(fd, line, n);
 	}
 	slab_rcu_read_unlock();
 	if (err)
 		return err;
-	n = kmem_cache_stats_total(allocs, frees, hits, line, sizeof(line));
+	n = kmem_cache_stats_total(sum.allocs, sum.frees, sum.hits, line, sizeof(line));
 	page_alloc_get_stats(&ps);
 	n += kmem_cache_stats_page_line(&ps, line + n, sizeof(line) - n);
 	return uslab_write_all(fd, line, n);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include "trace/internal.h"
 #include "tests/suite.h"
+#include "tests/testutil.h"
 
 static char path[256];
 
@@ -28,12 +29,9 @@ static void teardown(void)
 
 static uint64_t rnd_state;
 
-static uint64_t rnd(void)
+static uint64_t xrnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return xorshift64(&rnd_state);
 }
 
 static struct trace_event *make_events(size_t n, uint64_t seed)
@@ -43,20 +41,20 @@ static struct trace_event *make_events(size_t n, uint64_t seed)
 
 	rnd_state = seed;
 	for (size_t i = 0; i < n; i++) {
-		unsigned int op = rnd() % TRACE_OP_NR;
+		unsigned int op = xrnd() % TRACE_OP_NR;
 
-		t += rnd() % 3 ? rnd() % 1000 : 0;
+		t += xrnd() % 3 ? xrnd() % 1000 : 0;
 		ev[i].op = (uint8_t)op;
 		ev[i].time_ns = t;
-		ev[i].tid = rnd() % 4 ? (uint32_t)(rnd() % 8) : (uint32_t)(rnd() % 100000);
-		ev[i].cpu = rnd() % 10 ? (uint32_t)(rnd() % 4) : TRACE_CPU_UNKNOWN;
-		ev[i].id = rnd() % 5 ? rnd() % 5000 : rnd() >> 2;
+		ev[i].tid = xrnd() % 4 ? (uint32_t)(xrnd() % 8) : (uint32_t)(xrnd() % 100000);
+		ev[i].cpu = xrnd() % 10 ? (uint32_t)(xrnd() % 4) : TRACE_CPU_UNKNOWN;
+		ev[i].id = xrnd() % 5 ? xrnd() % 5000 : xrnd() >> 2;
 		if (op == TRACE_OP_REALLOC)
-			ev[i].old_id = rnd() % 5000;
+			ev[i].old_id = xrnd() % 5000;
 		if (trace_op_has_size(op))
-			ev[i].size = rnd() % 7 ? rnd() % 4096 : rnd();
+			ev[i].size = xrnd() % 7 ? xrnd() % 4096 : xrnd();
 		if (trace_op_has_align(op))
-			ev[i].align = 1ull << (rnd() % 16);
+			ev[i].align = 1ull << (xrnd() % 16);
 	}
 	return ev;
 }
@@ -226,10 +224,29 @@ TEST(format, truncated_everywhere)
 }
 END_TEST
 
+/* Byte @at of the trace in @buf flipped (its lowest and highest bit, in
+ * turn): the reader must refuse it, naming a byte offset. */
+static void expect_flips_caught(uint8_t *buf, size_t len, size_t at)
+{
+	char msg[1024];
+
+	for (int bit = 0; bit < 8; bit += 7) {
+		FILE *f;
+		int rc;
+
+		buf[at] ^= (uint8_t)(1u << bit);
+		f = fmemopen(buf, len, "rb");
+		rc = read_all(f, msg, sizeof(msg));
+		fclose(f);
+		buf[at] ^= (uint8_t)(1u << bit);
+		ck_assert_msg(rc == -EPROTO, "flip %zu.%d: rc %d (%s)", at, bit, rc, msg);
+		ck_assert_msg(strstr(msg, "byte offset "), "flip %zu: %s", at, msg);
+	}
+}
+
 TEST(format, flipped_bytes_everywhere)
 {
 	struct trace_event *ev = make_events(200000, 11);
-	char msg[1024];
 	uint8_t *buf;
 	size_t len, step;
 
@@ -237,20 +254,8 @@ TEST(format, flipped_bytes_everywhere)
 	free(ev);
 	buf = load(&len);
 	step = len / 150 + 1;
-	for (size_t at = 0; at < len; at += at < 200 || at > len - 100 ? 1 : step) {
-		for (int bit = 0; bit < 8; bit += 7) {
-			FILE *f;
-			int rc;
-
-			buf[at] ^= (uint8_t)(1u << bit);
-			f = fmemopen(buf, len, "rb");
-			rc = read_all(f, msg, sizeof(msg));
-			fclose(f);
-			buf[at] ^= (uint8_t)(1u << bit);
-			ck_assert_msg(rc == -EPROTO, "flip %zu.%d: rc %d (%s)", at, bit, rc, msg);
-			ck_assert_msg(strstr(msg, "byte offset "), "flip %zu: %s", at, msg);
-		}
-	}
+	for (size_t at = 0; at < len; at += at < 200 || at > len - 100 ? 1 : step)
+		expect_flips_caught(buf, len, at);
 	free(buf);
 }
 END_TEST
@@ -382,7 +387,8 @@ TEST(format, procs_stacks_roundtrip)
 	ck_assert_uint_eq(m->stacks[0].frames[2], 0x7f0000001000);
 	ck_assert_uint_eq(m->nobjects, 1);
 	ck_assert_str_eq(m->objects[0].path, "/usr/bin/prog");
-	/* default: the most allocations (prog); by name; by pid (the busiest image) */
+	/* default: the header names no pid, so the most allocations (prog);
+	 * by name; by pid (the busiest image) */
 	ck_assert_int_eq(trace_pick_proc(m, 0, NULL, why, sizeof(why)), 1);
 	ck_assert_int_eq(trace_pick_proc(m, 0, "sh", why, sizeof(why)), 0);
 	ck_assert_int_eq(trace_pick_proc(m, 100, NULL, why, sizeof(why)), 1);
@@ -402,9 +408,61 @@ TEST(format, procs_stacks_roundtrip)
 }
 END_TEST
 
+/*
+ * The default process: the last exec of the command's own pid, however much
+ * its wrappers or its children allocated; the busiest image only when that
+ * one allocated nothing, was not recorded, or the table lacks the pid.
+ */
+TEST(format, pick_default_is_the_command)
+{
+	struct trace_proc procs[6] = {
+		{ .pid = 100, .parent = -1, .exec_from = -1, .allocs = 5000, .comm = "wrapper" },
+		{ .pid = 101, .parent = 0, .exec_from = -1, .allocs = 9000, .comm = "wrapper" },
+		{ .pid = 101, .parent = -1, .exec_from = 1, .allocs = 7000, .comm = "seq" },
+		{ .pid = 100, .parent = -1, .exec_from = 0, .allocs = 300, .comm = "env" },
+		{ .pid = 102, .parent = 3, .exec_from = -1, .allocs = 8000, .comm = "env" },
+		{ .pid = 100, .parent = -1, .exec_from = 3, .allocs = 40, .comm = "prog" },
+	};
+	struct trace_meta m = { .pid = 100, .nprocs = 6, .procs = procs };
+	char why[512];
+
+	ck_assert_int_eq(trace_pick_proc(&m, 0, NULL, why, sizeof(why)), 5);
+	ck_assert_msg(strstr(why, "process 100 (prog): the program the command ran as"), "%s", why);
+	ck_assert_msg(strstr(why, "40 of 29340 allocations in 6 processes"), "%s", why);
+	/* --pid 100 still means the busiest image of that pid */
+	ck_assert_int_eq(trace_pick_proc(&m, 100, NULL, why, sizeof(why)), 0);
+	/* the program allocated nothing: the busiest, saying why */
+	procs[5].allocs = 0;
+	ck_assert_int_eq(trace_pick_proc(&m, 0, NULL, why, sizeof(why)), 1);
+	ck_assert_msg(strstr(why, "the one with the most allocations, 9000 of 29300"), "%s", why);
+	ck_assert_msg(strstr(why, "the command ran as prog, which made no allocation"), "%s", why);
+	/* ... or it was not recorded (static) */
+	procs[5].allocs = 40;
+	procs[5].flags = TRACE_PROC_UNRECORDED;
+	ck_assert_int_eq(trace_pick_proc(&m, 0, NULL, why, sizeof(why)), 1);
+	ck_assert_msg(strstr(why, "prog, which was not recorded"), "%s", why);
+	procs[5].flags = 0;
+	/* an exec chain that stops early: its last link is the program */
+	procs[5].exec_from = 2;
+	ck_assert_int_eq(trace_pick_proc(&m, 0, NULL, why, sizeof(why)), 3);
+	procs[5].exec_from = 3;
+	/* the command's pid is not in the table, or unknown */
+	m.pid = 4242;
+	ck_assert_int_eq(trace_pick_proc(&m, 0, NULL, why, sizeof(why)), 1);
+	ck_assert_msg(strstr(why, "the one with the most allocations") && !strstr(why, "ran as"),
+		      "%s", why);
+	m.pid = 0;
+	ck_assert_int_eq(trace_pick_proc(&m, 0, NULL, why, sizeof(why)), 1);
+	/* a reused pid later in the run is not the command's first image */
+	m.pid = 100;
+	procs[0].exec_from = -1;
+	procs[4].pid = 100;
+	ck_assert_int_eq(trace_pick_proc(&m, 0, NULL, why, sizeof(why)), 5);
+}
+END_TEST
+
 TEST(format, procs_records_damaged)
 {
-	char msg[1024];
 	uint8_t *buf;
 	size_t len, hdr;
 
@@ -412,20 +470,8 @@ TEST(format, procs_records_damaged)
 	buf = load(&len);
 	hdr = TRACE_HDR_FIXED + strlen("sh -c x") + 4;
 	/* every byte of the records (and the first chunk header) */
-	for (size_t at = hdr; at < len - TRACE_TRAILER; at++) {
-		for (int bit = 0; bit < 8; bit += 7) {
-			FILE *f;
-			int rc;
-
-			buf[at] ^= (uint8_t)(1u << bit);
-			f = fmemopen(buf, len, "rb");
-			rc = read_all(f, msg, sizeof(msg));
-			fclose(f);
-			buf[at] ^= (uint8_t)(1u << bit);
-			ck_assert_msg(rc == -EPROTO, "flip %zu.%d: rc %d (%s)", at, bit, rc, msg);
-			ck_assert_msg(strstr(msg, "byte offset "), "flip %zu: %s", at, msg);
-		}
-	}
+	for (size_t at = hdr; at < len - TRACE_TRAILER; at++)
+		expect_flips_caught(buf, len, at);
 	free(buf);
 }
 END_TEST

@@ -49,6 +49,16 @@ static inline size_t test_rss_bytes(void)
 	return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
 }
 
+/* Marsaglia's xorshift64 (13, 7, 17): the generator whose sequences the
+ * trace and malloc tests' seeds name; per caller state, never 0. */
+static inline uint64_t xorshift64(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
 /* xorshift64*: small, seedable, per caller state */
 static inline uint64_t rnd(uint64_t *s)
 {

@@ -305,6 +305,18 @@ size_t kmem_cache_stats_row(const struct kmem_cache_stats *st, char *buf,
 			    size_t len);
 size_t kmem_cache_stats_total(uint64_t allocs, uint64_t frees, uint64_t hits,
 			      char *buf, size_t len);
+/* What the "all caches" line sums, row by row: allocs under allocs, frees
+ * under frees, magazine hits of both. */
+struct kmem_cache_stats_sum {
+	uint64_t allocs, frees, hits;
+};
+static inline void kmem_cache_stats_sum_add(struct kmem_cache_stats_sum *sum,
+					    const struct kmem_cache_stats *st)
+{
+	sum->allocs += st->allocs;
+	sum->frees += st->frees;
+	sum->hits += st->alloc_hits + st->free_hits;
+}
 struct page_alloc_stats;
 size_t kmem_cache_stats_page_line(const struct page_alloc_stats *ps, char *buf,
 				  size_t len);

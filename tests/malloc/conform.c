@@ -48,15 +48,11 @@ static const char *test_name;
 	}								\
 } while (0)
 
-/* A tiny xorshift (not testutil.h's rnd: its own sequence); seeded, so
- * failures reproduce. */
+/* Seeded, so failures reproduce. */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t xrnd(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return xorshift64(&rng_state);
 }
 
 /* Hide a constant from the compiler, which would warn or fold the call. */

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "tests/testutil.h"
 
 #define SLOTS	2048
 /*
@@ -42,23 +43,20 @@ static size_t slot_size[SLOTS];
 static unsigned char slot_fill[SLOTS];
 static uint64_t rng;
 
-static uint64_t rnd(void)
+static uint64_t xrnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 static size_t rnd_size(void)
 {
-	unsigned int r = (unsigned int)(rnd() % 100);
+	unsigned int r = (unsigned int)(xrnd() % 100);
 
 	if (r < 70)
-		return 1 + rnd() % 512;
+		return 1 + xrnd() % 512;
 	if (r < 95)
-		return 1 + rnd() % 32768;
-	return 1 + rnd() % (1 << 20);
+		return 1 + xrnd() % 32768;
+	return 1 + xrnd() % (1 << 20);
 }
 
 static int fail(const char *what, size_t size)
@@ -92,9 +90,9 @@ static void release(int i)
 /* One random operation on a random slot. Return: 1 if it failed cleanly. */
 static int step(void)
 {
-	int i = (int)(rnd() % SLOTS), op = (int)(rnd() % 5);
+	int i = (int)(xrnd() % SLOTS), op = (int)(xrnd() % 5);
 	size_t size = rnd_size();
-	unsigned char c = (unsigned char)(1 + rnd() % 255);
+	unsigned char c = (unsigned char)(1 + xrnd() % 255);
 	void *p = NULL;
 	int r;
 
@@ -133,7 +131,7 @@ static int step(void)
 		slot[i] = NULL;
 		break;
 	case 3:
-		r = posix_memalign(&p, (size_t)16 << (rnd() % 10), size);
+		r = posix_memalign(&p, (size_t)16 << (xrnd() % 10), size);
 		if (r) {
 			if (r != ENOMEM || errno != 0)
 				fail("posix_memalign failed without ENOMEM", size);

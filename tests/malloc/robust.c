@@ -54,14 +54,6 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static uint64_t xrnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 /*
  * A block carries its size in its first word and a pattern derived from
  * its address after it.
@@ -172,7 +164,7 @@ static _Atomic(void *) slot[SLOTS];
  */
 static void slot_swap(uint64_t *s, size_t maxsz)
 {
-	size_t i = xrnd(s) % SLOTS, sz = 8 + xrnd(s) % maxsz;
+	size_t i = xorshift64(s) % SLOTS, sz = 8 + xorshift64(s) % maxsz;
 	void *old = atomic_exchange(&slot[i], blk_new(sz));
 
 	if (old)
@@ -318,9 +310,9 @@ static void *sig_worker(void *arg)
 	size_t n;
 
 	while (!atomic_load(&stop)) {
-		n = xrnd(&s) % 64;
+		n = xorshift64(&s) % 64;
 		free(local[n]);
-		local[n] = malloc(8 + xrnd(&s) % 300);
+		local[n] = malloc(8 + xorshift64(&s) % 300);
 	}
 	for (n = 0; n < 64; n++)
 		free(local[n]);
@@ -361,7 +353,7 @@ static void *migrator(void *arg)
 	while (!atomic_load(&stop)) {
 		if (i++ % 16 == 0) {
 			CPU_ZERO(&set);
-			CPU_SET((int)(xrnd(&s) % (uint64_t)ncpu), &set);
+			CPU_SET((int)(xorshift64(&s) % (uint64_t)ncpu), &set);
 			/* refused inside a restricted cpuset: keep going */
 			sched_setaffinity(0, sizeof(set), &set);
 		}
@@ -437,7 +429,7 @@ static void *xm_producer(void *arg)
 	size_t i = 0;
 
 	while (!atomic_load(&stop)) {
-		void *p = blk_new(16 + xrnd(&s) % 120), *expect = NULL;
+		void *p = blk_new(16 + xorshift64(&s) % 120), *expect = NULL;
 
 		while (!atomic_compare_exchange_weak(&r->b[i % RING], &expect, p)) {
 			expect = NULL;

@@ -505,45 +505,59 @@ static int gen_parse(int argc, char **argv, struct gen_params *p, struct gen_arg
 	return 0;
 }
 
+/*
+ * Each kind's defaults, under what the options give. mtmalloc-NK: N KiB is
+ * its largest size and 1 its smallest, whatever --min says; rpmalloc has no
+ * window (-w is not its parameter).
+ */
+static const struct gen_kind {
+	const char *name;
+	uint64_t min_size, max_size, loops, window, threads;
+	bool fixed_min;
+} gen_kinds[] = {
+	{ "rpmalloc", 16, 16000, 1000, 0, 1, false },
+	{ "mtmalloc-", 1, 0, 100000, 64, 1, true },
+	{ "prodcons", 16, 1024, 100000, 256, 2, false },
+	{ "resize", 1, 6000, 100000, 512, 1, false },
+};
+
+static uint64_t or_default(uint64_t given, uint64_t dflt)
+{
+	return given ? given : dflt;
+}
+
 /* The kind's shape: its defaults under what was given. Return: 0 or 2. */
 static int gen_kind(struct gen_params *p, struct gen_args *a)
 {
-	if (!strcmp(p->kind, "rpmalloc")) {
-		p->min_size = a->min_size ? a->min_size : 16;
-		p->max_size = a->max_size ? a->max_size : 16000;
-		p->loops = a->loops ? a->loops : 1000;
-		a->threads = a->threads ? a->threads : 1;
-	} else if (!strncmp(p->kind, "mtmalloc-", 9)) {
-		unsigned long kb = strtoul(p->kind + 9, NULL, 10);
+	const struct gen_kind *k = NULL;
+	uint64_t max = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(gen_kinds) && !k; i++)
+		if (!strncmp(p->kind, gen_kinds[i].name, strlen(gen_kinds[i].name)) &&
+		    (gen_kinds[i].fixed_min || !strcmp(p->kind, gen_kinds[i].name)))
+			k = &gen_kinds[i];
+	if (k && k->fixed_min) {		/* mtmalloc-NK */
+		unsigned long kb = strtoul(p->kind + strlen(k->name), NULL, 10);
 
 		if (kb != 32 && kb != 64 && kb != 128 && kb != 256) {
 			fprintf(stderr, "uslab gen: unknown kind '%s'\n", p->kind);
 			return 2;
 		}
-		p->min_size = 1;
-		p->max_size = a->max_size ? a->max_size : kb * 1024;
-		p->loops = a->loops ? a->loops : 100000;
-		p->window = a->window ? a->window : 64;
-		a->threads = a->threads ? a->threads : 1;
-	} else if (!strcmp(p->kind, "prodcons")) {
-		p->min_size = a->min_size ? a->min_size : 16;
-		p->max_size = a->max_size ? a->max_size : 1024;
-		p->loops = a->loops ? a->loops : 100000;
-		p->window = a->window ? a->window : 256;
-		a->threads = a->threads ? a->threads : 2;
-		if (a->threads < 2) {
-			fprintf(stderr, "uslab gen: prodcons needs at least 2 threads\n");
-			return 2;
-		}
-	} else if (!strcmp(p->kind, "resize")) {
-		p->min_size = a->min_size ? a->min_size : 1;
-		p->max_size = a->max_size ? a->max_size : 6000;
-		p->loops = a->loops ? a->loops : 100000;
-		p->window = a->window ? a->window : 512;
-		a->threads = a->threads ? a->threads : 1;
-	} else {
+		max = kb * 1024;
+	}
+	if (!k) {
 		fprintf(stderr, "uslab gen: unknown kind '%s'\n", p->kind);
 		gen_usage(stderr);
+		return 2;
+	}
+	p->min_size = k->fixed_min ? k->min_size : or_default(a->min_size, k->min_size);
+	p->max_size = or_default(a->max_size, max ? max : k->max_size);
+	p->loops = or_default(a->loops, k->loops);
+	if (k->window)
+		p->window = or_default(a->window, k->window);
+	a->threads = or_default(a->threads, k->threads);
+	if (!strcmp(p->kind, "prodcons") && a->threads < 2) {
+		fprintf(stderr, "uslab gen: prodcons needs at least 2 threads\n");
 		return 2;
 	}
 	if (!a->threads || a->threads > 4096 || p->percent > 100 || !p->max_size ||

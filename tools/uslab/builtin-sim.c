@@ -55,7 +55,7 @@ static void print_config(FILE *f, const struct sim_config *cfg, unsigned int cpu
 /* One row per cache that did anything, then the total and the page line. */
 static void print_caches(FILE *f, const struct sim_result *res)
 {
-	uint64_t allocs = 0, frees = 0, hits = 0;
+	struct kmem_cache_stats_sum sum = { 0 };
 	char line[512];
 	unsigned int c;
 
@@ -68,9 +68,7 @@ static void print_caches(FILE *f, const struct sim_result *res)
 
 		if (!kmem_cache_stats_shown(cs))
 			continue;
-		allocs += cs->allocs;
-		frees += cs->frees;
-		hits += cs->alloc_hits + cs->free_hits;
+		kmem_cache_stats_sum_add(&sum, cs);
 		kmem_cache_stats_row(cs, line, sizeof(line));
 		fputs(line, f);
 	}
@@ -79,7 +77,7 @@ static void print_caches(FILE *f, const struct sim_result *res)
 	if (c == res->nr_cls)
 		fprintf(f, "  (no kmalloc cache has per-CPU magazines in this build: debug caches\n"
 			"   bypass them, nocache has none; every operation goes to the slabs)\n");
-	kmem_cache_stats_total(allocs, frees, hits, line, sizeof(line));
+	kmem_cache_stats_total(sum.allocs, sum.frees, sum.hits, line, sizeof(line));
 	fputs(line, f);
 	fputc('\n', f);
 	kmem_cache_stats_page_line(&res->pages, line, sizeof(line));
@@ -135,8 +133,11 @@ static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_confi
 	struct sim_cost_model m;
 
 	fprintf(f, "uslab sim: %s\n", path);
-	if (t->cmdline && *t->cmdline)
-		fprintf(f, "recorded: %s\n", t->cmdline);
+	if (t->cmdline && *t->cmdline) {
+		fprintf(f, "recorded: ");
+		cmd_fput_printable(f, t->cmdline);
+		fputc('\n', f);
+	}
 	print_config(f, cfg, t->cpus);
 	fprintf(f, "engine: %s\n", sim_pcp_engine());
 	fprintf(f, "events: %" PRIu64 " (allocations %" PRIu64 ", frees %" PRIu64
@@ -206,7 +207,7 @@ static const char sim_usage_text[] =
 	"  --timeline FILE      every sample as CSV\n"
 	"  --no-reaper          no reaper passes (a real run: USLAB_OPTIONS=reaper_ms=0)\n"
 	"  --pid PID            the process of a multi-process recording (default:\n"
-	"                       the one with the most allocations)\n"
+	"                       the program the command ran as: uslab record -h)\n"
 	"  --comm NAME          the process with this name\n";
 
 /* A bad value for an option, named, then the usage. Return: 2. */

@@ -113,7 +113,7 @@ void rp_stats_snapshot(void)
 void rp_stats_end(FILE *f)
 {
 	struct page_alloc_stats pa = rp_pa1;
-	uint64_t allocs = 0, frees = 0, hits = 0;
+	struct kmem_cache_stats_sum sum = { 0 };
 	char line[512];
 	size_t n = rp_nafter, i;
 
@@ -132,13 +132,11 @@ void rp_stats_end(FILE *f)
 			kmem_cache_stats_sub(st, b);
 		if (!st->allocs && !st->frees)
 			continue;
-		allocs += st->allocs;
-		frees += st->frees;
-		hits += st->alloc_hits + st->free_hits;
+		kmem_cache_stats_sum_add(&sum, st);
 		kmem_cache_stats_row(st, line, sizeof(line));
 		fputs(line, f);
 	}
-	kmem_cache_stats_total(allocs, frees, hits, line, sizeof(line));
+	kmem_cache_stats_total(sum.allocs, sum.frees, sum.hits, line, sizeof(line));
 	fputs(line, f);
 	for (i = 0; i < NR_PAGE_ORDERS; i++) {
 		pa.allocs[i] -= rp_pa0.allocs[i];
