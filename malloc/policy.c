@@ -74,6 +74,11 @@ __slowpath void malloc_free_foreign(const void *p)
 		__atomic_add_fetch(&malloc_foreign_frees, 1, __ATOMIC_RELAXED);
 }
 
+/*
+ * Deliberate mirror of malloc/malloc.c's exported names: the same calls of
+ * the one inline policy (malloc/policy.h) under the uslab_ names the
+ * simulator links, so both lists read alike.
+ */
 __visible void *uslab_malloc(size_t size)
 {
 	return __uslab_malloc(size);

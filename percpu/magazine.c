@@ -567,7 +567,11 @@ static int pcp_flush_batch_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 	return 0;
 }
 
-/* Return: 0 when @obj was taken, -EAGAIN to retry. */
+/*
+ * Return: 0 when @obj was taken, -EAGAIN to retry. A deliberate mirror of
+ * pcp_alloc_locked (Bonwick's symmetry: the loaded magazine, the spare, the
+ * depot), kept as two readable loops rather than one with a direction.
+ */
 static int pcp_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 			   void *obj)
 {

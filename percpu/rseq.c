@@ -74,7 +74,8 @@ long pcp_rseq_pop(struct pcp_mag *m, int cpu, void **out, unsigned long n)
 }
 
 /*
- * pcp_rseq_push - copy min(@n, room) objects of @in on top of @m.
+ * pcp_rseq_push - copy min(@n, room) objects of @in on top of @m. A
+ * deliberate mirror of pcp_rseq_pop (its operands and commit).
  * Return: objects moved, -1 not on @cpu, -2 aborted.
  */
 long pcp_rseq_push(struct pcp_mag *m, int cpu, void *const *in,
