@@ -196,16 +196,22 @@ static uint8_t *load(size_t *len)
 	return buf;
 }
 
+/* @n events (generator seed @seed) written as a trace, its bytes in memory. */
+static uint8_t *trace_bytes(size_t n, uint64_t seed, size_t *len)
+{
+	struct trace_event *ev = make_events(n, seed);
+
+	write_trace(ev, n);
+	free(ev);
+	return load(len);
+}
+
 TEST(format, truncated_everywhere)
 {
-	struct trace_event *ev = make_events(300000, 7);
 	char msg[1024];
-	uint8_t *buf;
 	size_t len, step;
+	uint8_t *buf = trace_bytes(300000, 7, &len);
 
-	write_trace(ev, 300000);
-	free(ev);
-	buf = load(&len);
 	step = len / 150 + 1;
 	/* Every cut point in the header and trailer, a spread elsewhere. */
 	for (size_t cut = 0; cut < len; cut += cut < 200 || cut > len - 100 ? 1 : step) {
@@ -246,14 +252,10 @@ static void expect_flips_caught(uint8_t *buf, size_t len, size_t at)
 
 TEST(format, flipped_bytes_everywhere)
 {
-	struct trace_event *ev = make_events(200000, 11);
-	uint8_t *buf;
-	size_t len, step;
+	size_t len;
+	uint8_t *buf = trace_bytes(200000, 11, &len);
+	size_t step = len / 150 + 1;
 
-	write_trace(ev, 200000);
-	free(ev);
-	buf = load(&len);
-	step = len / 150 + 1;
 	for (size_t at = 0; at < len; at += at < 200 || at > len - 100 ? 1 : step)
 		expect_flips_caught(buf, len, at);
 	free(buf);
