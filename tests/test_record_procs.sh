@@ -14,6 +14,17 @@ only_file() {
 }
 # procs TRACE: "pid ppid comm flags" per process, from the table
 procs() { "$U" report "$1" 2>/dev/null | awk '/^# processes:/ { on = 1; getline; next } on && /^#/ { sub(/^# [* ] /, ""); print } /^$/ { on = 0 }'; }
+# table_names TRACE WHAT COMM...: the table (printed, and kept in
+# TRACE.procs) names every COMM
+table_names() {
+	local t=$1 what=$2 c
+	shift 2
+	procs "$t" > "$t.procs"
+	cat "$t.procs"
+	for c; do
+		grep -q " $c " "$t.procs" || fail "$what: no process '$c' in the table"
+	done
+}
 # default_comm TRACE: comm of the process the tools pick by default
 default_comm() { "$U" report "$1" 2>/dev/null | awk '/^# \* / { print $9; exit }'; }
 
@@ -32,11 +43,7 @@ chmod +x "$T/shim" "$T/libexec-exec"
 "$U" record -o "$T/py.ustr" -- "$T/shim" -c 'x = [bytes(2000) for i in range(20000)]' 2>"$T/py.err" ||
 	{ cat "$T/py.err"; fail "record of the wrapper chain"; }
 only_file py.ustr
-procs "$T/py.ustr" > "$T/py.procs"
-cat "$T/py.procs"
-for c in shim libexec-exec env python3 cut; do
-	grep -q " $c " "$T/py.procs" || fail "wrapper chain: no process '$c' in the table"
-done
+table_names "$T/py.ustr" "wrapper chain" shim libexec-exec env python3 cut
 [ "$(default_comm "$T/py.ustr")" = python3 ] || fail "wrapper chain: default process is $(default_comm "$T/py.ustr"), not python3"
 "$U" report "$T/py.ustr" 2>&1 >/dev/null | grep -q "process .* (python3): the program the command ran as" ||
 	fail "report does not say which process it chose"
@@ -49,13 +56,9 @@ n=$("$U" script --comm env "$T/py.ustr" 2>/dev/null | wc -l)
 echo 'int f(int x) { return x * 2; }' > "$T/a.c"
 "$U" record -q -o "$T/gcc.ustr" -- gcc -c "$T/a.c" -o "$T/a.o" || fail "record gcc -c"
 only_file gcc.ustr
-procs "$T/gcc.ustr" > "$T/gcc.procs"
-cat "$T/gcc.procs"
-for c in gcc cc1 as; do
-	grep -q " $c " "$T/gcc.procs" || fail "gcc -c: no process '$c' in the table"
-done
+table_names "$T/gcc.ustr" "gcc -c" gcc cc1 as
 # every recorded process has events (none is an empty "pid 0" file)
-awk '$3 == 0 { bad = 1 } END { exit bad }' "$T/gcc.procs" || fail "gcc -c: a process without events"
+awk '$3 == 0 { bad = 1 } END { exit bad }' "$T/gcc.ustr.procs" || fail "gcc -c: a process without events"
 # the command is the driver: it is the default, cc1 is one --comm away
 [ "$(default_comm "$T/gcc.ustr")" = gcc ] || fail "gcc -c: default is $(default_comm "$T/gcc.ustr"), not gcc"
 "$U" report --comm cc1 "$T/gcc.ustr" 2>/dev/null | awk '/^# \* / { print $9; exit }' | grep -qx cc1 ||
@@ -94,11 +97,7 @@ C
 gcc -O1 -o "$T/spawn" "$T/spawn.c"
 "$U" record -q -o "$T/sp.ustr" -- "$T/spawn" >/dev/null || fail "record spawn"
 only_file sp.ustr
-procs "$T/sp.ustr" > "$T/sp.procs"
-cat "$T/sp.procs"
-for c in spawn true echo; do
-	grep -q " $c " "$T/sp.procs" || fail "spawn: no process '$c' in the table"
-done
+table_names "$T/sp.ustr" spawn spawn true echo
 [ "$(default_comm "$T/sp.ustr")" = spawn ] || fail "spawn: default is $(default_comm "$T/sp.ustr")"
 n=$("$U" script "$T/sp.ustr" 2>/dev/null | awk '$4 == "malloc"' | wc -l)
 [ "$n" -eq 3000 ] || fail "spawn: $n mallocs in the default process, expected 3000"
