@@ -15,6 +15,7 @@
 #include "lib/compiler.h"
 #include "lib/fault_inject.h"
 #include "lib/list.h"
+#include "lib/lock.h"
 #include "lib/log.h"
 #include "uslab/page_alloc.h"
 
@@ -41,7 +42,7 @@
 #define PA_MIN_RESERVE		(8 * SECTION_SIZE)
 
 struct pa_zone {
-	pthread_mutex_t lock;
+	struct owned_mutex lock;
 	/* Free blocks per order: possibly resident ones first, known-zero last. */
 	struct list_head free_area[NR_PAGE_ORDERS];
 	unsigned long nr_free[NR_PAGE_ORDERS];
@@ -103,27 +104,21 @@ static inline void pa_lock_irqsave(sigset_t *flags)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, flags);
-	pthread_mutex_lock(&pa_zone.lock);
+	owned_lock(&pa_zone.lock, "zone lock");
 }
 
 static inline void pa_unlock_irqrestore(const sigset_t *flags)
 {
-	pthread_mutex_unlock(&pa_zone.lock);
+	owned_unlock(&pa_zone.lock, "zone lock");
 	pthread_sigmask(SIG_SETMASK, flags, NULL);
 }
 
-/*
- * pthread mutexes do not tell who holds them; the lock-held assertion tries
- * the lock, which must fail while it is held (by anyone: good enough to
- * catch a missing lock in single-threaded tests and debug builds).
- */
+/* The zone lock held by this thread (lib/lock.h); checked in the debug
+ * builds (CONFIG_PAGE_ALLOC_DEBUG, CONFIG_DEBUG_LOCKS). */
 static inline void pa_assert_locked(void)
 {
-	if (IS_ENABLED(CONFIG_PAGE_ALLOC_DEBUG) &&
-	    pthread_mutex_trylock(&pa_zone.lock) == 0) {
-		pthread_mutex_unlock(&pa_zone.lock);
-		uslab_panic("page_alloc: zone lock not held");
-	}
+	if (IS_ENABLED(CONFIG_PAGE_ALLOC_DEBUG) || IS_ENABLED(CONFIG_DEBUG_LOCKS))
+		owned_assert_held(&pa_zone.lock, "page_alloc: zone lock");
 }
 
 static inline bool pa_initialized(void)

@@ -38,7 +38,7 @@ char *page_alloc_end;
 struct page *page_alloc_map;
 
 struct pa_zone pa_zone = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.lock = OWNED_MUTEX_INITIALIZER,
 };
 
 /*
@@ -449,7 +449,7 @@ void page_alloc_fork_child(void)
 {
 	sigset_t flags = pa_fork_sigmask;
 
-	pthread_mutex_init(&pa_zone.lock, NULL);
+	owned_init(&pa_zone.lock);
 	pthread_sigmask(SIG_SETMASK, &flags, NULL);
 	pcplist_fork_release();
 	pa_decayd_fork_child();

@@ -13,6 +13,7 @@
 #include "uslab/mm_types.h"
 #include "uslab/percpu.h"
 #include "percpu/fastpath.h"
+#include "lib/lock.h"
 
 #ifndef CONFIG_PERCPU_REAPER_PERIOD_MS
 #define CONFIG_PERCPU_REAPER_PERIOD_MS	2000	/* reaper off: the vcpu clock's period */
@@ -28,8 +29,7 @@ struct pcp_cpu {
 	struct pcp_mag *mag;		/* loaded magazine (never NULL) */
 	uint64_t stat[NR_PCP_STATS];
 	struct pcp_mag *spare;		/* NULL or a real magazine */
-	pthread_mutex_t lock;		/* slow paths and drains of this CPU */
-	pthread_t owner;		/* holder of @lock, for assertions */
+	struct owned_mutex lock;	/* slow paths and drains of this CPU */
 	int cpu;
 	uint64_t slow_ops;		/* slow paths taken (idle detection) */
 	uint64_t idle_snap;		/* state at the last reaper pass */

@@ -292,19 +292,17 @@ static void depot_trim(struct pcp_cache *pc)
 
 static void pcp_cpu_lock(struct pcp_cpu *c)
 {
-	pthread_mutex_lock(&c->lock);
-	c->owner = pthread_self();
+	owned_lock(&c->lock, "pcp_cpu lock");
 }
 
 static void pcp_cpu_unlock(struct pcp_cpu *c)
 {
-	c->owner = 0;
-	pthread_mutex_unlock(&c->lock);
+	owned_unlock(&c->lock, "pcp_cpu lock");
 }
 
 static void pcp_assert_cpu_locked(struct pcp_cpu *c)
 {
-	BUG_ON(!pthread_equal(c->owner, pthread_self()));
+	owned_assert_held(&c->lock, "pcp_cpu lock");
 }
 
 static struct pcp_cpu *pcp_get_cpu(struct pcp_cache *pc, int cpu)
@@ -320,7 +318,7 @@ static struct pcp_cpu *pcp_get_cpu(struct pcp_cache *pc, int cpu)
 		if (c) {
 			c->mag = &pcp_empty_mag;
 			c->cpu = cpu;
-			pthread_mutex_init(&c->lock, NULL);
+			owned_init(&c->lock);
 			__atomic_store_n(&pc->slow[cpu], c, __ATOMIC_RELEASE);
 			/* from here on the CPU's fast paths use it */
 			__atomic_store_n(&pc->cpus[cpu], c, __ATOMIC_RELEASE);
@@ -1102,7 +1100,7 @@ void pcp_cache_destroy(struct pcp_cache *pc)
 		struct pcp_cpu *c = pc->slow[cpu];
 
 		if (c) {
-			pthread_mutex_destroy(&c->lock);
+			pthread_mutex_destroy(&c->lock.mutex);
 			pcp_mem_free(c, sizeof(*c));
 		}
 	}
@@ -1179,7 +1177,7 @@ void pcp_fork_prepare(void)
 		pthread_mutex_lock(&pc->lock);
 		for (cpu = 0; cpu < pcp_nr_cpus; cpu++)
 			if (pc->slow[cpu])
-				pthread_mutex_lock(&pc->slow[cpu]->lock);
+				pcp_cpu_lock(pc->slow[cpu]);
 		depot_lock(pc->depot);
 	}
 	pcp_mem_fork_prepare();
@@ -1194,7 +1192,7 @@ static void pcp_fork_unlock_all(void)
 		depot_unlock(pc->depot);
 		for (cpu = 0; cpu < pcp_nr_cpus; cpu++)
 			if (pc->slow[cpu])
-				pthread_mutex_unlock(&pc->slow[cpu]->lock);
+				pcp_cpu_unlock(pc->slow[cpu]);
 		pthread_mutex_unlock(&pc->lock);
 	}
 	pthread_mutex_unlock(&pcp_registry_lock);
@@ -1220,10 +1218,8 @@ void pcp_fork_child(void)
 	for (pc = pcp_registry; pc; pc = pc->next) {
 		pthread_mutex_init(&pc->depot->lock, NULL);
 		for (cpu = 0; cpu < pcp_nr_cpus; cpu++) {
-			if (pc->slow[cpu]) {
-				pthread_mutex_init(&pc->slow[cpu]->lock, NULL);
-				pc->slow[cpu]->owner = 0;
-			}
+			if (pc->slow[cpu])
+				owned_init(&pc->slow[cpu]->lock);
 		}
 		pthread_mutex_init(&pc->lock, NULL);
 	}

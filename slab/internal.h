@@ -25,6 +25,7 @@
 #include "lib/compiler.h"
 #include "lib/list.h"
 #include "lib/log.h"
+#include "lib/lock.h"
 #include "uslab/mm_types.h"
 #include "uslab/page_alloc.h"
 #include "uslab/percpu.h"
@@ -98,8 +99,7 @@ struct kmem_cache {
 	long depot_limit;		/* from the settings; -2: percpu's default */
 	unsigned int settings_gen;	/* settings seen (slab/settings.c) */
 
-	pthread_mutex_t lock;
-	pthread_t lock_owner;		/* for slab_assert_locked() */
+	struct owned_mutex lock;	/* slab_lock(); holder for slab_assert_locked() */
 	/* Protected by @lock. */
 	struct list_head partial;	/* 0 < inuse < objects */
 	struct list_head full;		/* inuse == objects */

@@ -43,19 +43,17 @@ static pthread_once_t slab_once = PTHREAD_ONCE_INIT;
 
 void slab_lock(struct kmem_cache *s)
 {
-	pthread_mutex_lock(&s->lock);
-	s->lock_owner = pthread_self();
+	owned_lock(&s->lock, "kmem_cache lock");
 }
 
 void slab_unlock(struct kmem_cache *s)
 {
-	s->lock_owner = (pthread_t)0;
-	pthread_mutex_unlock(&s->lock);
+	owned_unlock(&s->lock, "kmem_cache lock");
 }
 
 void slab_assert_locked(struct kmem_cache *s)
 {
-	BUG_ON(!pthread_equal(READ_ONCE(s->lock_owner), pthread_self()));
+	owned_assert_held(&s->lock, "kmem_cache lock");
 }
 
 /* ---------------------------------------------------------------------- */
@@ -665,7 +663,7 @@ int __kmem_cache_create(struct kmem_cache *s, const char *name,
 	s->ctor = ctor;
 	if (slab_calculate_layout(s))
 		return -EINVAL;
-	pthread_mutex_init(&s->lock, NULL);
+	owned_init(&s->lock);
 	INIT_LIST_HEAD(&s->partial);
 	INIT_LIST_HEAD(&s->full);
 	INIT_LIST_HEAD(&s->empty);
@@ -765,7 +763,7 @@ void kmem_cache_destroy(struct kmem_cache *s)
 	if (s->flags & SLAB_TYPESAFE_BY_RCU)
 		slab_rcu_barrier();
 	pcp_cache_destroy(s->pcp);
-	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->lock.mutex);
 	slab_free(&kmem_cache_boot, s);
 }
 
@@ -1004,8 +1002,7 @@ void slab_fork_child(void)
 
 	/* The forking thread holds every lock; re-making them is simplest. */
 	cds_list_for_each_entry(s, &slab_caches, list) {
-		pthread_mutex_init(&s->lock, NULL);
-		s->lock_owner = (pthread_t)0;
+		owned_init(&s->lock);
 	}
 	pcp_fork_child();
 	pthread_mutex_init(&slab_mutex, NULL);

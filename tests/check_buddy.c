@@ -848,7 +848,7 @@ TEST(core, test_buddyinfo)
 	ck_assert_uint_eq(tiny[9], '\0');
 	ck_assert_uint_eq(tiny[10], 'x');
 	ck_assert_uint_eq(page_alloc_buddyinfo(tiny, 0), 0);
-	__free_pages(p, 0);
+	__free_pages(p, ord);
 }
 END_TEST
 
