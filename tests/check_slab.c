@@ -234,7 +234,10 @@ TEST(core, test_constructor_contract)
 	struct ctor_obj *objs[1000];
 	unsigned long calls;
 	unsigned int i, round;
+	cpu_set_t cpus;
 
+	/* frees on one CPU are reused there: no migration between them */
+	test_pin(&cpus);
 	ctor_calls = 0;
 	s = kmem_cache_create("ctor", sizeof(struct ctor_obj), 0, 0, test_ctor);
 	ck_assert_ptr_nonnull(s);
@@ -272,6 +275,7 @@ TEST(core, test_constructor_contract)
 	ck_assert_uint_gt(ctor_calls, calls);
 	kmem_cache_free(s, objs[0]);
 	kmem_cache_destroy(s);
+	test_unpin(&cpus);
 }
 END_TEST
 
@@ -989,6 +993,42 @@ TEST(hardened, test_hardened_reports)
 		expect_report(hard_kfree_fast_interior);
 	}
 	expect_report(hard_slab_tail);
+}
+END_TEST
+
+/* Lock-held assertions (lib/lock.h), each report exact. */
+static void lock_not_held(int fd)
+{
+	struct kmem_cache *s = kmem_cache_create("lock-held", 64, 0, 0, NULL);
+
+	expect_line(fd, "kmem_cache lock: not held by this thread");
+	slab_assert_locked(s);
+}
+
+static void lock_taken_twice(int fd)
+{
+	struct kmem_cache *s = kmem_cache_create("lock-twice", 64, 0, 0, NULL);
+
+	slab_lock(s);
+	expect_line(fd, "kmem_cache lock: taken again by the thread that holds it");
+	slab_lock(s);
+}
+
+static void lock_released_by_other(int fd)
+{
+	struct kmem_cache *s = kmem_cache_create("lock-other", 64, 0, 0, NULL);
+
+	expect_line(fd, "kmem_cache lock: released by a thread that does not hold it");
+	slab_unlock(s);
+}
+
+TEST(core, test_lock_owner)
+{
+	expect_report(lock_not_held);
+	if (IS_ENABLED(CONFIG_DEBUG_LOCKS)) {
+		expect_report(lock_taken_twice);
+		expect_report(lock_released_by_other);
+	}
 }
 END_TEST
 
