@@ -112,15 +112,12 @@ static unsigned int pool_out(void)
 	return POOL_N - pool_top;
 }
 
+/* For the test's whole process (a test runs in its own unless CK_FORK=no). */
 static int pin_here(void)
 {
-	cpu_set_t set;
-	int cpu = sched_getcpu();
+	cpu_set_t old;
 
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	ck_assert_int_eq(sched_setaffinity(0, sizeof(set), &set), 0);
-	return sched_getcpu();
+	return test_pin(&old);
 }
 
 static struct pcp_cache *t_create(unsigned int limit, unsigned int batch)

@@ -34,6 +34,7 @@
 #define USLAB_TESTS_SUITE_H
 
 #include <check.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,28 @@ static inline Suite *test_suite(const char *name, const struct test_case *cases,
 		suite_add_tcase(s, tc);
 	}
 	return s;
+}
+
+/*
+ * Keep this thread on the CPU it runs on (per-CPU magazines: a test that
+ * counts what its own frees make reusable must not migrate), @old saved
+ * for test_unpin(). Return: the CPU.
+ */
+static inline int test_pin(cpu_set_t *old)
+{
+	cpu_set_t set;
+	int cpu = sched_getcpu();
+
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(*old), old), 0);
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+	return sched_getcpu();
+}
+
+static inline void test_unpin(const cpu_set_t *old)
+{
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(*old), old), 0);
 }
 
 /* Run @s; @fork: CK_FORK always, or CK_FORK_GETENV (the environment). */
