@@ -17,13 +17,22 @@
  * The return policy's allowance grows with the heap (the kernel's
  * watermarks grow with the zone): pa_resident_free_pct percent of the
  * memory handed out may stay free and resident, plus whatever was freed
- * since the peak of the last page_alloc_decay() period (pa_alloc_high),
- * so that a burst of frees (a program tearing down a big structure) is not
- * paid for with a madvise per block; the next decay (the per-CPU reaper's
- * pass) gives that part back. Both under the zone lock.
+ * since the peak of the recent past (pa_alloc_high), so that memory a
+ * program frees and takes again within the decay period (a loop that
+ * frees half its live set and builds it again) is not paid for with a
+ * madvise per block and a page fault per page when it comes back.
+ * pa_alloc_high is the highest bytes_allocated of the last
+ * PA_HIGH_WINDOWS decay ticks (a sliding maximum: pa_high_win[] holds the
+ * maxima of the previous ticks, pa_high_cur the current one's), so memory
+ * goes back once it has stayed unused for a whole period. All under the
+ * zone lock.
  */
+#define PA_HIGH_WINDOWS	4
 static unsigned int pa_resident_free_pct = CONFIG_PAGE_ALLOC_RESIDENT_FREE_PCT;
 static size_t pa_alloc_high;
+static size_t pa_high_cur;
+static size_t pa_high_win[PA_HIGH_WINDOWS];
+static unsigned int pa_high_next;
 /*
  * Set while something calls page_alloc_decay() periodically (the reaper
  * thread, the simulator's virtual reaper): without it the share of the
@@ -34,20 +43,30 @@ static size_t pa_alloc_high;
 static bool pa_decay_agent;
 
 /*
- * The burst part of the allowance halves at every decay tick (an
- * exponential curve, as jemalloc's decay is a smooth one: memory freed in
- * a burst goes back over a few ticks, not all at once at an arbitrary
- * instant); page_alloc_decay() drops it whole.
+ * A decay tick closes the current window: the burst part of the allowance
+ * becomes what was freed since the highest point of the last
+ * PA_HIGH_WINDOWS windows. Memory freed in a burst and not taken again
+ * goes back one period later, at once (jemalloc's decay is a smooth curve
+ * over ten seconds; one period of a second is the promise here); memory
+ * that a workload takes again within the period never leaves.
+ * page_alloc_decay() (@whole) forgets every window.
  */
-static void decay_high_locked(unsigned int shift)
+static void decay_high_locked(bool whole)
 {
 	size_t used = pa_zone.bytes_allocated;
+	size_t high = used;
 
 	pa_assert_locked();
-	if (pa_alloc_high <= used)
-		pa_alloc_high = used;
-	else
-		pa_alloc_high = used + ((pa_alloc_high - used) >> shift);
+	if (whole) {
+		memset(pa_high_win, 0, sizeof(pa_high_win));
+	} else {
+		pa_high_win[pa_high_next] = pa_high_cur;
+		pa_high_next = (pa_high_next + 1) % PA_HIGH_WINDOWS;
+		for (unsigned int i = 0; i < PA_HIGH_WINDOWS; i++)
+			high = max_t(size_t, high, pa_high_win[i]);
+	}
+	pa_high_cur = used;
+	pa_alloc_high = high;
 }
 
 /*
@@ -251,6 +270,8 @@ struct page *rmqueue_buddy_locked(unsigned int order, unsigned int *resident)
 	pa_zone.bytes_allocated += bytes;
 	if (pa_zone.bytes_allocated > pa_zone.bytes_allocated_peak)
 		pa_zone.bytes_allocated_peak = pa_zone.bytes_allocated;
+	if (pa_zone.bytes_allocated > pa_high_cur)
+		pa_high_cur = pa_zone.bytes_allocated;
 	if (pa_zone.bytes_allocated > pa_alloc_high)
 		pa_alloc_high = pa_zone.bytes_allocated;
 	*resident = r;
@@ -518,7 +539,7 @@ size_t page_alloc_decay(void)
 		return 0;
 	drain_all_pages(true);
 	pa_lock_irqsave(&flags);
-	decay_high_locked(63);
+	decay_high_locked(true);
 	max = resident_allowance_locked();
 	pa_unlock_irqrestore(&flags);
 	return buddy_reclaim(max, 0);
@@ -526,7 +547,7 @@ size_t page_alloc_decay(void)
 
 /*
  * One step of the decay thread: per-CPU lists that saw no traffic since
- * the last tick are drained, the burst part of the allowance halves, and
+ * the last tick are drained, the recent peak moves on by one window (decay_high_locked), and
  * free memory beyond the allowance goes back.
  */
 size_t pa_decay_tick(void)
@@ -536,7 +557,7 @@ size_t pa_decay_tick(void)
 
 	drain_all_pages(true);
 	pa_lock_irqsave(&flags);
-	decay_high_locked(1);
+	decay_high_locked(false);
 	max = resident_allowance_locked();
 	pa_unlock_irqrestore(&flags);
 	return buddy_reclaim(max, 0);

@@ -39,7 +39,7 @@ enum {
 
 int page_alloc_decayd_state;
 
-/* Four ticks per period; each halves the burst allowance (decay_high_locked). */
+/* Four ticks per period: the recent peak is the highest of the last four (decay_high_locked). */
 #define DECAYD_TICK_NS	((long)CONFIG_PAGE_ALLOC_DECAY_MS * 1000000L / 4)
 
 static void *pa_decayd_main(void *arg)
