@@ -293,7 +293,7 @@ struct page *rmqueue_buddy_locked(unsigned int order, unsigned int *resident)
  *
  * Context: thread-safe, async-signal-safe in the sense that a signal
  * handler calling it never waits on a lock its own thread holds (the zone
- * lock is held with signals blocked; per-CPU lists are only try-locked).
+ * lock is held inside a sigsafe section; per-CPU lists are only try-locked).
  * mprotect under the zone lock when a section grows, madvise never on
  * this path. Never calls malloc.
  * Return: the head page, or NULL with errno EINVAL (order out of range) or
@@ -304,7 +304,6 @@ struct page *alloc_pages(gfp_t gfp, unsigned int order)
 	struct page *page = NULL;
 	unsigned int resident = 0;
 	size_t bytes = order_bytes(order);
-	sigset_t flags;
 
 	if (unlikely(order > MAX_PAGE_ORDER)) {
 		errno = EINVAL;
@@ -325,20 +324,20 @@ struct page *alloc_pages(gfp_t gfp, unsigned int order)
 		if (likely(page))
 			goto out_prep;
 	}
-	pa_lock_irqsave(&flags);
+	pa_lock_irqsave();
 	page = rmqueue_buddy_locked(order, &resident);
 	if (page)
 		pa_stat_inc(allocs[order]);
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 	if (unlikely(!page) && order <= PCP_MAX_ORDER && drain_all_pages(false)) {
 		/* Blocks on other CPUs' lists count against the cap and
 		 * the address space: give them back and try once more
 		 * (the kernel's drain_all_pages on a failed allocation). */
-		pa_lock_irqsave(&flags);
+		pa_lock_irqsave();
 		page = rmqueue_buddy_locked(order, &resident);
 		if (page)
 			pa_stat_inc(allocs[order]);
-		pa_unlock_irqrestore(&flags);
+		pa_unlock_irqrestore();
 	}
 	if (unlikely(!page))
 		goto out_enomem;
@@ -350,9 +349,9 @@ out_prep:
 	return page;
 
 out_enomem:
-	pa_lock_irqsave(&flags);
+	pa_lock_irqsave();
 	pa_report_enomem(gfp, order, bytes);
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 	errno = ENOMEM;
 	return NULL;
 }
@@ -400,7 +399,6 @@ static void pa_check_free(struct page *page, unsigned int order)
  */
 void __free_pages(struct page *page, unsigned int order)
 {
-	sigset_t flags;
 	size_t max;
 	bool over;
 
@@ -409,14 +407,14 @@ void __free_pages(struct page *page, unsigned int order)
 
 	if (order <= PCP_MAX_ORDER && free_pcppages(page, order))
 		return;
-	pa_lock_irqsave(&flags);
+	pa_lock_irqsave();
 	if (IS_ENABLED(CONFIG_PAGE_ALLOC_DEBUG) && !PageFlag(page, PG_head))
 		pa_bad_free(page, order, "block not allocated (double free?)");
 	pa_stat_inc(frees[order]);
 	/* The owner may have written every page. */
 	pa_free_one_locked(page, order, 1U << order);
 	over = pa_over_allowance_locked(&max);
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 	if (unlikely(over))
 		pa_reclaim_after_free(max);
 }
@@ -494,13 +492,12 @@ void free_pages(unsigned long addr, unsigned int order)
  */
 void page_alloc_set_resident_free_pct(unsigned int pct)
 {
-	sigset_t flags;
 
 	if (pa_init_once())
 		return;
-	pa_lock_irqsave(&flags);
+	pa_lock_irqsave();
 	pa_resident_free_pct = min_t(unsigned int, pct, 100);
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 	page_alloc_decay();
 }
 
@@ -533,15 +530,14 @@ void page_alloc_set_decay_agent(bool on)
 size_t page_alloc_decay(void)
 {
 	size_t max;
-	sigset_t flags;
 
 	if (pa_init_once())
 		return 0;
 	drain_all_pages(true);
-	pa_lock_irqsave(&flags);
+	pa_lock_irqsave();
 	decay_high_locked(true);
 	max = resident_allowance_locked();
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 	return buddy_reclaim(max, 0);
 }
 
@@ -553,12 +549,11 @@ size_t page_alloc_decay(void)
 size_t pa_decay_tick(void)
 {
 	size_t max;
-	sigset_t flags;
 
 	drain_all_pages(true);
-	pa_lock_irqsave(&flags);
+	pa_lock_irqsave();
 	decay_high_locked(false);
 	max = resident_allowance_locked();
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 	return buddy_reclaim(max, 0);
 }

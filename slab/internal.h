@@ -24,6 +24,7 @@
 #include <urcu/list.h>
 #include "lib/compiler.h"
 #include "lib/list.h"
+#include "lib/sigsafe.h"
 #include "lib/log.h"
 #include "uslab/mm_types.h"
 #include "uslab/page_alloc.h"
@@ -232,6 +233,7 @@ extern const struct pcp_ops slab_pcp_ops;
  */
 void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, void *why);
 void slab_free_miss(struct kmem_cache *s, void *obj, int why);
+void slab_drain_deferred(void);
 
 /*
  * Free marks (CONFIG_SLAB_FREE_HARDENED). slab_obj_live: @obj is handed

@@ -301,6 +301,16 @@ static __slowpath void *kmalloc_large(size_t size, size_t align, gfp_t flags)
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (sigsafe_reentered()) {
+		/* a signal handler inside the allocator: no lock (lib/sigsafe.h) */
+		if (align > PAGE_SIZE) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		return page_alloc_emergency_alloc(size);
+	}
+	if (sigsafe_has_deferred())
+		slab_drain_deferred();
 	for (;;) {
 		if (need <= (PAGE_SIZE << MAX_PAGE_ORDER)) {
 			struct page *page = alloc_pages(flags & ~__GFP_NOFAIL,
@@ -410,7 +420,8 @@ void kfree(const void *p)
 	if (unlikely(ZERO_OR_NULL_PTR(p)))
 		return;
 	if (unlikely(!page_alloc_owns(p))) {
-		kfree_bad("kfree", p, "not allocated by uslab");
+		if (!page_alloc_emergency_free(p))
+			kfree_bad("kfree", p, "not allocated by uslab");
 		return;
 	}
 	page = virt_to_page(p);
@@ -425,12 +436,21 @@ void kfree(const void *p)
 		kfree_bad("kfree", p, "inside a block");
 		return;
 	}
+	if (!PageFlag(page, PG_large) && !PageFlag(page, PG_head)) {
+		kfree_bad("kfree", p, "not an allocated block");
+		return;
+	}
+	if (sigsafe_reentered()) {
+		/* a signal handler inside the allocator: later (lib/sigsafe.h) */
+		sigsafe_defer((void *)p);
+		return;
+	}
 	if (PageFlag(page, PG_large))
 		free_pages_large((void *)p);
-	else if (PageFlag(page, PG_head))
-		__free_pages(page, page->order);
 	else
-		kfree_bad("kfree", p, "not an allocated block");
+		__free_pages(page, page->order);
+	if (sigsafe_has_deferred())
+		slab_drain_deferred();
 	/* no lock held: may start page_alloc's decay thread */
 	page_alloc_decayd_poll();
 }
@@ -472,8 +492,10 @@ size_t ksize(const void *p)
 {
 	struct page *page;
 
-	if (ZERO_OR_NULL_PTR(p) || !page_alloc_owns(p))
+	if (ZERO_OR_NULL_PTR(p))
 		return 0;
+	if (!page_alloc_owns(p))
+		return page_alloc_emergency_size(p);
 	page = compound_head(virt_to_page(p));
 	if (PageFlag(page, PG_slab))
 		return page->slab_cache->object_size;

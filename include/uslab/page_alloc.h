@@ -175,6 +175,17 @@ size_t page_alloc_decay(void);
  * their locks (pthread_create may call malloc). One load when there is
  * nothing to do.
  */
+/*
+ * Emergency mappings (page_alloc/emergency.c): blocks for a signal handler
+ * that interrupted its own thread inside the allocator (lib/sigsafe.h),
+ * outside the reserved range, known to the free paths by a small table.
+ */
+extern unsigned int page_alloc_emergency_count;
+extern unsigned long page_alloc_emergency_total;
+void *page_alloc_emergency_alloc(size_t size);
+size_t page_alloc_emergency_size(const void *p);
+bool page_alloc_emergency_free(const void *p);
+
 extern int page_alloc_decayd_state;
 #define PAGE_ALLOC_DECAYD_WANTED	1
 void page_alloc_decayd_start(void);
@@ -215,6 +226,9 @@ struct page_alloc_stats {
 	unsigned long splits, merges, trims, enomem;
 	unsigned long large_reuse;	/* own mappings served from the cache */
 	unsigned long large_maps;	/* own mappings that needed an mmap */
+	unsigned long emergency;	/* blocks for signal handlers that
+					 * interrupted their thread inside the
+					 * allocator (lib/sigsafe.h) */
 };
 
 USLAB_API void page_alloc_get_stats(struct page_alloc_stats *st);
