@@ -31,29 +31,47 @@
 #include <stdbool.h>
 #include "lib/compiler.h"
 
-extern __thread unsigned int sigsafe_depth
-	__attribute__((tls_model("initial-exec")));
-extern __thread void *sigsafe_deferred
+/* One per-thread block: the miss entries test both words with one base. */
+struct sigsafe {
+	unsigned long depth;	/* allocator locks held (sections entered) */
+	void *deferred;		/* frees a handler deferred, linked by word 0 */
+};
+extern __thread struct sigsafe sigsafe
 	__attribute__((tls_model("initial-exec")));
 
 /* Before taking an allocator lock (the compiler keeps the order). */
 static __always_inline void sigsafe_enter(void)
 {
-	sigsafe_depth++;
+	sigsafe.depth++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
-/* After releasing it. */
+/*
+ * After releasing it. The increments need no atomic instruction: a handler
+ * that runs between a load and a store of the depth leaves it as it found
+ * it (its sections are balanced).
+ */
 static __always_inline void sigsafe_exit(void)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	sigsafe_depth--;
+	sigsafe.depth--;
 }
 
 /* Did a signal handler interrupt this thread inside the allocator? */
 static __always_inline bool sigsafe_reentered(void)
 {
-	return unlikely(sigsafe_depth != 0);
+	return unlikely(sigsafe.depth != 0);
+}
+
+/*
+ * The miss entries' one test: inside the allocator, or frees waiting.
+ * Then sigsafe_reentered() tells which.
+ */
+static __always_inline bool sigsafe_busy(void)
+{
+	return unlikely((sigsafe.depth |
+			 (unsigned long)__atomic_load_n(&sigsafe.deferred,
+							__ATOMIC_RELAXED)) != 0);
 }
 
 /*
@@ -63,24 +81,24 @@ static __always_inline bool sigsafe_reentered(void)
  */
 static inline void sigsafe_defer(void *obj)
 {
-	void *old = __atomic_load_n(&sigsafe_deferred, __ATOMIC_RELAXED);
+	void *old = __atomic_load_n(&sigsafe.deferred, __ATOMIC_RELAXED);
 
 	do {
 		*(void **)obj = old;
-	} while (!__atomic_compare_exchange_n(&sigsafe_deferred, &old, obj, false,
+	} while (!__atomic_compare_exchange_n(&sigsafe.deferred, &old, obj, false,
 					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 }
 
 /* Whether frees wait on this thread's list (one TLS load). */
 static __always_inline bool sigsafe_has_deferred(void)
 {
-	return unlikely(__atomic_load_n(&sigsafe_deferred, __ATOMIC_RELAXED) != NULL);
+	return unlikely(__atomic_load_n(&sigsafe.deferred, __ATOMIC_RELAXED) != NULL);
 }
 
 /* Take the whole list (an exchange, which a handler cannot split). */
 static inline void *sigsafe_take_deferred(void)
 {
-	return __atomic_exchange_n(&sigsafe_deferred, NULL, __ATOMIC_RELAXED);
+	return __atomic_exchange_n(&sigsafe.deferred, NULL, __ATOMIC_RELAXED);
 }
 
 #endif /* USLAB_LIB_SIGSAFE_H */

@@ -416,12 +416,12 @@ size_t page_alloc_buddyinfo(char *buf, size_t len)
  * locks must already be held (they nest outside this one).
  */
 /* The forking thread's sigsafe depth before prepare: its child's after. */
-static unsigned int pa_fork_depth;
+static unsigned long pa_fork_depth;
 
 void page_alloc_fork_prepare(void)
 {
 	page_alloc_init();
-	pa_fork_depth = sigsafe_depth;
+	pa_fork_depth = sigsafe.depth;
 	pcplist_fork_prepare();
 	pa_lock_irqsave();
 }
@@ -441,7 +441,7 @@ void page_alloc_fork_parent(void)
 void page_alloc_fork_child(void)
 {
 	pthread_mutex_init(&pa_zone.lock, NULL);
-	sigsafe_depth = pa_fork_depth;	/* prepare's section is not left */
+	sigsafe.depth = pa_fork_depth;	/* prepare's section is not left */
 	pcplist_fork_release();
 	pa_decayd_fork_child();
 }

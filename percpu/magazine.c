@@ -323,6 +323,7 @@ static struct pcp_cpu *pcp_get_cpu(struct pcp_cache *pc, int cpu)
 
 	if (likely(c))
 		return c;
+	sigsafe_enter();
 	pthread_mutex_lock(&pc->lock);
 	c = pc->slow[cpu];
 	if (!c) {
@@ -337,6 +338,7 @@ static struct pcp_cpu *pcp_get_cpu(struct pcp_cache *pc, int cpu)
 		}
 	}
 	pthread_mutex_unlock(&pc->lock);
+	sigsafe_exit();
 	return c;
 }
 
@@ -641,10 +643,11 @@ flush:
  * Signal handlers that call malloc: the fast paths are safe from a handler
  * (a section interrupted by the signal aborts and retries), but a handler
  * that misses while its thread holds this CPU's slow-path lock would wait
- * on itself. So the slow path is a sigsafe section (lib/sigsafe.h): the
- * slab layer's miss entries see the depth in a handler and take no lock.
- * One add to a per-thread word on each side, in both modes (before, rseq
- * mode paid two rt_sigprocmask calls per refill or flush, about 500 ns).
+ * on itself. So every percpu lock is held inside a sigsafe section
+ * (pcp_cpu_lock, depot_lock; lib/sigsafe.h): the slab layer's miss
+ * entries see the depth in a handler and take no lock. One add to a
+ * per-thread word on each side, in both modes (before, rseq mode paid two
+ * rt_sigprocmask calls per refill or flush, about 500 ns).
  */
 void *pcp_alloc_slow(struct pcp_cache *pc)
 {
@@ -652,19 +655,11 @@ void *pcp_alloc_slow(struct pcp_cache *pc)
 	void *obj = NULL;
 	int cpu, r;
 
-	sigsafe_enter();
-
 	do {
 		cpu = pcp_current_cpu();
-		if (unlikely(cpu < 0)) {
-			obj = pcp_direct_alloc(pc);
-			goto out;
-		}
-		c = pcp_get_cpu(pc, cpu);
-		if (unlikely(!c)) {
-			obj = pcp_direct_alloc(pc);
-			goto out;
-		}
+		c = cpu < 0 ? NULL : pcp_get_cpu(pc, cpu);
+		if (unlikely(!c))
+			return pcp_direct_alloc(pc);
 		pcp_cpu_lock(c);
 		c->slow_ops++;
 		if (pcp_mode_cur == PCP_MODE_FALLBACK)
@@ -672,11 +667,7 @@ void *pcp_alloc_slow(struct pcp_cache *pc)
 		r = pcp_alloc_locked(pc, c, cpu, &obj);
 		pcp_cpu_unlock(c);
 	} while (r);
-	sigsafe_exit();
 	pcp_reaper_kick();
-	return obj;
-out:
-	sigsafe_exit();
 	return obj;
 }
 
@@ -685,18 +676,12 @@ void pcp_free_slow(struct pcp_cache *pc, void *obj)
 	struct pcp_cpu *c;
 	int cpu, r;
 
-	sigsafe_enter();
-
 	do {
 		cpu = pcp_current_cpu();
-		if (unlikely(cpu < 0)) {
-			pcp_direct_free(pc, obj);
-			goto out;
-		}
-		c = pcp_get_cpu(pc, cpu);
+		c = cpu < 0 ? NULL : pcp_get_cpu(pc, cpu);
 		if (unlikely(!c)) {
 			pcp_direct_free(pc, obj);
-			goto out;
+			return;
 		}
 		pcp_cpu_lock(c);
 		c->slow_ops++;
@@ -705,11 +690,7 @@ void pcp_free_slow(struct pcp_cache *pc, void *obj)
 		r = pcp_free_locked(pc, c, cpu, obj);
 		pcp_cpu_unlock(c);
 	} while (r);
-	sigsafe_exit();
 	pcp_reaper_kick();
-	return;
-out:
-	sigsafe_exit();
 }
 
 /*
@@ -815,20 +796,24 @@ void pcp_cache_drain(struct pcp_cache *pc)
 {
 	if (pc->bypass)
 		return;
+	sigsafe_enter();
 	pthread_mutex_lock(&pc->lock);
 	pcp_drain_cpus(pc);
 	pcp_drain_depot(pc);
 	pthread_mutex_unlock(&pc->lock);
+	sigsafe_exit();
 }
 
 void pcp_drain_all(void)
 {
 	struct pcp_cache *pc;
 
+	sigsafe_enter();
 	pthread_mutex_lock(&pcp_registry_lock);
 	for (pc = pcp_registry; pc; pc = pc->next)
 		pcp_cache_drain(pc);
 	pthread_mutex_unlock(&pcp_registry_lock);
+	sigsafe_exit();
 }
 
 int pcp_cache_set_tunables(struct pcp_cache *pc, unsigned int limit,
@@ -841,12 +826,14 @@ int pcp_cache_set_tunables(struct pcp_cache *pc, unsigned int limit,
 		return -EINVAL;
 	if (pc->bypass)
 		return 0;
+	sigsafe_enter();
 	pthread_mutex_lock(&pc->lock);
 	depot_lock(pc->depot);
 	WRITE_ONCE(pc->batchcount, batchcount);
 	if (limit == pc->limit) {
 		depot_unlock(pc->depot);
 		pthread_mutex_unlock(&pc->lock);
+		sigsafe_exit();
 		return 0;
 	}
 	/* from here on the depot takes only magazines of the new size */
@@ -858,6 +845,7 @@ int pcp_cache_set_tunables(struct pcp_cache *pc, unsigned int limit,
 	/* every CPU gives up its old magazines; new ones come on demand */
 	pcp_drain_cpus(pc);
 	pthread_mutex_unlock(&pc->lock);
+	sigsafe_exit();
 	return 0;
 }
 
@@ -865,6 +853,7 @@ int pcp_cache_set_depot_limit(struct pcp_cache *pc, unsigned int limit)
 {
 	struct pcp_mag *list = NULL;
 
+	sigsafe_enter();
 	pthread_mutex_lock(&pc->lock);
 	depot_lock(pc->depot);
 	WRITE_ONCE(pc->depot_limit, limit);
@@ -874,6 +863,7 @@ int pcp_cache_set_depot_limit(struct pcp_cache *pc, unsigned int limit)
 	depot_unlock(pc->depot);
 	mag_list_free(pc, list);
 	pthread_mutex_unlock(&pc->lock);
+	sigsafe_exit();
 	return 0;
 }
 
@@ -928,14 +918,18 @@ void pcp_reap_all(void)
 {
 	struct pcp_cache *pc;
 
+	sigsafe_enter();
 	pthread_mutex_lock(&pcp_registry_lock);
 	for (pc = pcp_registry; pc; pc = pc->next) {
+		sigsafe_enter();
 		pthread_mutex_lock(&pc->lock);
 		pcp_reap_idle_cpus(pc);
 		depot_trim(pc);
 		pthread_mutex_unlock(&pc->lock);
+		sigsafe_exit();
 	}
 	pthread_mutex_unlock(&pcp_registry_lock);
+	sigsafe_exit();
 	/*
 	 * Free pages the slabs gave back beyond the allowance go to the OS:
 	 * page_alloc's decay thread does that on real time; the simulator's
@@ -1069,6 +1063,7 @@ void pcp_cache_destroy(struct pcp_cache *pc)
 
 	if (!pc || pc->bypass)
 		return;
+	sigsafe_enter();
 	pthread_mutex_lock(&pcp_registry_lock);
 	/*
 	 * The head moves under lock-free pushes: unlink it with a CAS. Once
@@ -1084,6 +1079,7 @@ void pcp_cache_destroy(struct pcp_cache *pc)
 			prev->next = pc->next;
 	}
 	pthread_mutex_unlock(&pcp_registry_lock);
+	sigsafe_exit();
 
 	pcp_cache_drain(pc);
 	for (cpu = 0; cpu < pcp_nr_cpus; cpu++) {

@@ -584,10 +584,11 @@ void *slab_alloc(struct kmem_cache *s, gfp_t gfp)
 	unsigned int attempt = 0;
 	void *obj;
 
-	if (sigsafe_reentered())
-		return slab_alloc_reentrant(s, gfp);
-	if (sigsafe_has_deferred())
+	if (sigsafe_busy()) {
+		if (sigsafe_reentered())
+			return slab_alloc_reentrant(s, gfp);
 		slab_drain_deferred();
+	}
 	for (;;) {
 		if (likely(slab_alloc_bulk(s, gfp, &obj, 1) == 1)) {
 			/* no lock of ours held here: may start page_alloc's
@@ -621,6 +622,8 @@ void slab_free(struct kmem_cache *s, void *obj)
 		sigsafe_defer(obj);
 		return;
 	}
+	if (sigsafe_has_deferred())
+		slab_drain_deferred();
 	slab_free_bulk(s, &obj, 1);
 	page_alloc_decayd_poll();	/* no lock held, see slab_alloc() */
 }
@@ -680,10 +683,13 @@ void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, void *why)
 	struct pcp_cache *pcp = s->pcp;
 	void *obj;
 
-	if (pcp_cache_is_bypass(pcp) || sigsafe_reentered())
+	if (pcp_cache_is_bypass(pcp))
 		return slab_alloc(s, gfp);
-	if (sigsafe_has_deferred())
+	if (sigsafe_busy()) {
+		if (sigsafe_reentered())
+			return slab_alloc_reentrant(s, gfp);
 		slab_drain_deferred();
+	}
 	obj = gfp & __GFP_ZERO ? pcp_alloc(pcp) : pcp_alloc_miss(pcp, why);
 	if (unlikely(!obj))
 		return slab_alloc(s, gfp);	/* __GFP_NOFAIL, the warning */
@@ -695,13 +701,11 @@ void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, void *why)
 /** slab_free_miss - behind slab_free_fast(): full magazine, abort, bypass. */
 void slab_free_miss(struct kmem_cache *s, void *obj, int why)
 {
-	if (pcp_cache_is_bypass(s->pcp) || sigsafe_reentered()) {
-		slab_free(s, obj);
+	if (pcp_cache_is_bypass(s->pcp) || sigsafe_busy()) {
+		slab_free(s, obj);	/* a handler's free, or the list first */
 		return;
 	}
 	pcp_free_miss(s->pcp, obj, why);
-	if (sigsafe_has_deferred())
-		slab_drain_deferred();
 }
 
 
@@ -1057,14 +1061,14 @@ struct kmem_cache *kmem_cache_find(const char *name)
 /* fork(): every slab lock is taken before and released or re-made after. */
 
 /* The forking thread's sigsafe depth before prepare: its child's after. */
-static unsigned int slab_fork_depth;
+static unsigned long slab_fork_depth;
 
 void slab_fork_prepare(void)
 {
 	struct kmem_cache *s;
 
 	slab_init();
-	slab_fork_depth = sigsafe_depth;
+	slab_fork_depth = sigsafe.depth;
 	slab_rcu_fork_prepare();
 	pthread_mutex_lock(&slab_mutex);
 	/*
@@ -1100,5 +1104,5 @@ void slab_fork_child(void)
 	pcp_fork_child();
 	pthread_mutex_init(&slab_mutex, NULL);
 	slab_rcu_fork_child();
-	sigsafe_depth = slab_fork_depth;	/* the locks were re-made, not left */
+	sigsafe.depth = slab_fork_depth;	/* the locks were re-made, not left */
 }

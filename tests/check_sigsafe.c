@@ -73,7 +73,7 @@ START_TEST(test_alloc_free_under_zone_lock)
 
 	/* the next large kmalloc gives the deferred frees back */
 	kfree(kmalloc(1 << 20, GFP_KERNEL));
-	ck_assert_ptr_null(sigsafe_deferred);
+	ck_assert_ptr_null(sigsafe.deferred);
 	ck_assert_uint_gt(page_alloc_emergency_total, emerg_before);
 	for (i = 1; i < N; i += 2) {
 		for (size_t k = 0; k < sz[i]; k += 509)
@@ -109,7 +109,7 @@ START_TEST(test_cache_object_under_zone_lock)
 		kmem_cache_free(s, o[i]);
 	pa_unlock_irqrestore();
 	kfree(kmalloc(1 << 20, GFP_KERNEL));	/* drains */
-	ck_assert_ptr_null(sigsafe_deferred);
+	ck_assert_ptr_null(sigsafe.deferred);
 	ck_assert_uint_eq(page_alloc_emergency_count, 0);
 	kmem_cache_destroy(s);
 }
@@ -190,7 +190,7 @@ START_TEST(test_timer_handler_allocates)
 		kfree(keep[k]);
 	kfree(kmalloc(1 << 20, GFP_KERNEL));	/* drains what is left */
 	ck_assert_int_gt(handled, 100);
-	ck_assert_ptr_null(sigsafe_deferred);
+	ck_assert_ptr_null(sigsafe.deferred);
 	ck_assert_uint_eq(page_alloc_emergency_count, 0);
 }
 END_TEST
