@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <unistd.h>
+#include "tests/suite.h"
 #include "tests/testutil.h"
 #include "page_alloc/internal.h"
 #include "slab/internal.h"
@@ -211,11 +212,5 @@ static Suite *sigsafe_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(sigsafe_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_suite(sigsafe_suite());
 }
