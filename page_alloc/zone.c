@@ -37,6 +37,7 @@
 char *page_alloc_base;
 char *page_alloc_end;
 struct page *page_alloc_map;
+unsigned char *page_alloc_tags;
 
 struct pa_zone pa_zone = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -78,7 +79,7 @@ static int pa_reserve_locked(void)
 {
 	size_t size, mapsz, align = PA_BASE_ALIGN;
 	char *raw = MAP_FAILED, *base;
-	void *map = MAP_FAILED;
+	void *map = MAP_FAILED, *tags = MAP_FAILED;
 	unsigned int o;
 
 	pa_assert_locked();
@@ -98,9 +99,15 @@ static int pa_reserve_locked(void)
 		map = mmap(NULL, mapsz, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (map != MAP_FAILED)
+			tags = mmap(NULL, size >> PAGE_SHIFT, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (tags != MAP_FAILED)
 			break;
+		if (map != MAP_FAILED)
+			munmap(map, mapsz);
 		munmap(raw, size + align);
 		raw = MAP_FAILED;
+		map = MAP_FAILED;
 	}
 	if (raw == MAP_FAILED)
 		return -ENOMEM;
@@ -124,6 +131,7 @@ static int pa_reserve_locked(void)
 
 	page_alloc_base = base;
 	page_alloc_end = base + size;
+	page_alloc_tags = tags;
 	__atomic_store_n(&page_alloc_map, (struct page *)map, __ATOMIC_RELEASE);
 	return 0;
 }

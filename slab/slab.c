@@ -200,6 +200,7 @@ int slab_calculate_layout(struct kmem_cache *s)
 	if (order < 0)
 		return order;
 	s->order = (unsigned int)order;
+	s->slab_mask = (PAGE_SIZE << order) - 1;
 	s->objects = (unsigned int)((PAGE_SIZE << order) / s->size);
 	slab_layout_obj_check(s);
 
@@ -237,6 +238,8 @@ static void slab_mark_pages(struct page *slab, struct kmem_cache *s, bool on)
 			ClearPageFlag(&slab[i], PG_slab_page);
 		}
 	}
+	if (s->page_tag)
+		set_page_tags(slab, n, on ? s->page_tag : 0);
 }
 
 static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp)
