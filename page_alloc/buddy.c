@@ -70,6 +70,25 @@ static void decay_high_locked(bool whole)
 }
 
 /*
+ * @bytes more are handed out (a buddy block or an own mapping): the peaks
+ * follow, the sliding one included, so that memory freed and taken again
+ * within the decay period stays resident whichever path it takes
+ * (malloc-large's 5..25 MiB blocks refaulted every page while only buddy
+ * allocations moved the peak).
+ */
+void pa_add_allocated_locked(size_t bytes)
+{
+	pa_assert_locked();
+	pa_zone.bytes_allocated += bytes;
+	if (pa_zone.bytes_allocated > pa_zone.bytes_allocated_peak)
+		pa_zone.bytes_allocated_peak = pa_zone.bytes_allocated;
+	if (pa_zone.bytes_allocated > pa_high_cur)
+		pa_high_cur = pa_zone.bytes_allocated;
+	if (pa_zone.bytes_allocated > pa_alloc_high)
+		pa_alloc_high = pa_zone.bytes_allocated;
+}
+
+/*
  * The return policy's allowance: free memory that may stay resident now,
  * the larger of the fixed watermark and pa_resident_free_pct percent of
  * the memory handed out plus what was freed since the recent peak.
@@ -267,13 +286,7 @@ struct page *rmqueue_buddy_locked(unsigned int order, unsigned int *resident)
 	page->flags = 1UL << PG_head;
 	page->compound_head = page;
 	page->order = order;
-	pa_zone.bytes_allocated += bytes;
-	if (pa_zone.bytes_allocated > pa_zone.bytes_allocated_peak)
-		pa_zone.bytes_allocated_peak = pa_zone.bytes_allocated;
-	if (pa_zone.bytes_allocated > pa_high_cur)
-		pa_high_cur = pa_zone.bytes_allocated;
-	if (pa_zone.bytes_allocated > pa_alloc_high)
-		pa_alloc_high = pa_zone.bytes_allocated;
+	pa_add_allocated_locked(bytes);
 	*resident = r;
 	return page;
 }

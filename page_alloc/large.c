@@ -319,9 +319,7 @@ void *alloc_pages_large(size_t size, size_t align, gfp_t gfp)
 	head = large_range_get_locked(npages, align, &dirty);
 	if (!head)
 		goto out_enomem;
-	pa_zone.bytes_allocated += bytes;
-	if (pa_zone.bytes_allocated > pa_zone.bytes_allocated_peak)
-		pa_zone.bytes_allocated_peak = pa_zone.bytes_allocated;
+	pa_add_allocated_locked(bytes);
 	pa_zone.bytes_large += bytes;
 	pa_stat_inc(large_allocs);
 	if (!dirty)
