@@ -7,10 +7,7 @@
 
 #include <stdbool.h>
 #include "lib/compiler.h"
-
-struct list_head {
-	struct list_head *next, *prev;
-};
+#include "uslab/types.h"	/* struct list_head */
 
 #define LIST_HEAD_INIT(name)	{ &(name), &(name) }
 #define LIST_HEAD(name)		struct list_head name = LIST_HEAD_INIT(name)

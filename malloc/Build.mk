@@ -24,6 +24,13 @@ $(obj)/tests/malloc/misuse: $(obj)/tests/malloc/misuse.o
 $(obj)/tests/malloc/misuse.o: CFLAGS += -fno-builtin -Wno-use-after-free -Wno-free-nonheap-object
 progs += $(obj)/tests/malloc/misuse
 
+# Fault injection's randomized workload (tests/test_malloc_faults.sh).
+$(obj)/tests/malloc/faults: $(obj)/tests/malloc/faults.o
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^
+$(obj)/tests/malloc/faults.o: CFLAGS += -fno-builtin
+progs += $(obj)/tests/malloc/faults
+
 # Hostile workloads (tests/test_malloc_robust.sh): threads, fork, signals,
 # migrations, larson, xmalloc-test, ENOMEM under ulimit -v.
 $(obj)/tests/malloc/robust: $(obj)/tests/malloc/robust.o
@@ -35,7 +42,9 @@ progs += $(obj)/tests/malloc/robust
 # `make stress` also runs the hostile workloads for longer
 # (USLAB_STRESS_SECONDS per case and mode, 10 by default).
 stress: stress-malloc
-stress-malloc: $(obj)/tests/malloc/robust $(obj)/tests/percpu_no_rseq $(obj)/libuslab.so
-	$(Q)O=$(obj) ROBUST_SECONDS=$${USLAB_STRESS_SECONDS:-10} \
+stress-malloc: $(obj)/tests/malloc/robust $(obj)/tests/percpu_no_rseq $(obj)/libuslab.so \
+	       $(obj)/tests/malloc/faults
+	$(Q)O=$(obj) ROBUST_SECONDS=$(or $(DURATION),$${USLAB_STRESS_SECONDS:-10}) \
 		$(srctree)/tests/test_malloc_robust.sh
+	$(Q)O=$(obj) bash $(srctree)/tests/test_malloc_faults.sh
 .PHONY: stress-malloc

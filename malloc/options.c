@@ -117,6 +117,16 @@ static int parse_flag(const struct malloc_option *o, const char *suffix,
 	return -EINVAL;
 }
 
+/* fail_slab=P[:I[:T[:S]]], fail_page=...: fault injection per layer. */
+static int parse_fault(const struct malloc_option *o, const char *suffix,
+		       const char *val)
+{
+	if (suffix || !val)
+		return -EINVAL;
+	return !strcmp(o->name, "fail_slab") ? kmem_cache_set_fault(val) :
+				   page_alloc_set_fault(val);
+}
+
 /* mag_size=N for every kmalloc cache, mag_size.<cache or size>=N for one. */
 static int parse_mag_size(const struct malloc_option *o, const char *suffix,
 			  const char *val)
@@ -172,6 +182,12 @@ static const struct malloc_option malloc_options[] = {
 	{ "debug", "0",
 	  "poison, red zones and free checks on every malloc size class",
 	  parse_flag, NULL, &malloc_opts.debug, 0, 0 },
+	{ "fail_slab", "0 (off)",
+	  "failslab: probability%[:interval[:times[:space]]] of slab allocations to fail with ENOMEM",
+	  parse_fault, NULL, NULL, 0, 0 },
+	{ "fail_page", "0 (off)",
+	  "fail_page_alloc: probability%[:interval[:times[:space]]] of page allocations to fail with ENOMEM",
+	  parse_fault, NULL, NULL, 0, 0 },
 	{ "help", "", "print this table on stderr",
 	  parse_flag, NULL, &malloc_opts.help, 0, 0 },
 };

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include "lib/fault_inject.h"
 #include "page_alloc/internal.h"
 
 /*
@@ -171,6 +172,19 @@ static void prep_block(struct page *page, unsigned int order)
  * Return: the head page, or NULL with errno EINVAL (order out of range) or
  * ENOMEM (cap reached or address space used up).
  */
+/* fail_page_alloc (USLAB_OPTIONS fail_page=...): alloc_pages and large */
+struct fault_attr fail_page_alloc;
+
+int page_alloc_set_fault(const char *spec)
+{
+	return fault_attr_parse(&fail_page_alloc, spec);
+}
+
+unsigned long page_alloc_faults_injected(void)
+{
+	return __atomic_load_n(&fail_page_alloc.injected, __ATOMIC_RELAXED);
+}
+
 struct page *alloc_pages(gfp_t gfp, unsigned int order)
 {
 	struct page *page = NULL;
@@ -182,6 +196,11 @@ struct page *alloc_pages(gfp_t gfp, unsigned int order)
 		return NULL;
 	}
 	if (unlikely(pa_init_once())) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!(gfp & __GFP_NOFAIL) &&
+	    unlikely(should_fail(&fail_page_alloc, bytes))) {
 		errno = ENOMEM;
 		return NULL;
 	}

@@ -136,4 +136,7 @@ void large_range_put_locked(struct page *page, size_t npages);
 /* page_alloc/zone.c: used by tests to walk the state */
 bool pa_page_in_buddy(const struct page *page);
 
+/* page_alloc/buddy.c: fault injection (lib/fault_inject.h) */
+extern struct fault_attr fail_page_alloc;
+
 #endif /* USLAB_PAGE_ALLOC_INTERNAL_H */

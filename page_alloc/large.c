@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <sys/mman.h>
+#include "lib/fault_inject.h"
 #include "page_alloc/internal.h"
 
 static void range_set_locked(struct page *head, size_t npages)
@@ -174,6 +175,11 @@ void *alloc_pages_large(size_t size, size_t align, gfp_t gfp)
 		return NULL;
 	}
 	if (unlikely(pa_init_once())) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!(gfp & __GFP_NOFAIL) &&
+	    unlikely(should_fail(&fail_page_alloc, size))) {
 		errno = ENOMEM;
 		return NULL;
 	}

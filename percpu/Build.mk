@@ -27,11 +27,23 @@ $(obj)/tests/check_percpu_vcpu: $(obj)/vcpu/tests/vcpu/check_percpu_vcpu.o $(vcp
 	$(quiet) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-# Long stress run (not part of `make check`): USLAB_STRESS_SECONDS per case.
-stress: $(obj)/tests/check_percpu_stress
-	$(Q)USLAB_STRESS_SECONDS=$${USLAB_STRESS_SECONDS:-30} CK_FORK=yes \
+# Long stress run (not part of `make check`): DURATION (or
+# USLAB_STRESS_SECONDS) seconds per case: the per-CPU stress (threads,
+# migrations, signals, resizes, drains) in rseq mode and in fallback mode,
+# then (malloc/Build.mk) the hostile malloc workloads (fork, threads,
+# signals) and the fault-injection workload.
+STRESS_SECONDS = $(or $(DURATION),$(USLAB_STRESS_SECONDS),30)
+stress: $(obj)/tests/check_percpu_stress $(obj)/tests/percpu_no_rseq
+	$(Q)USLAB_STRESS_SECONDS=$(STRESS_SECONDS) CK_FORK=yes \
 		$(obj)/tests/check_percpu_stress
+	$(Q)USLAB_STRESS_SECONDS=$(STRESS_SECONDS) CK_FORK=yes \
+		$(obj)/tests/percpu_no_rseq $(obj)/tests/check_percpu_stress
 .PHONY: stress
+
+# `make check-sanitize`: ASan+UBSan and TSan builds beside this one.
+check-sanitize: $(obj)/tests/percpu_no_rseq
+	$(Q)bash percpu/check-sanitize.sh $(obj)
+.PHONY: check-sanitize
 
 # tests/percpu_no_rseq: runs a command with rseq failing (seccomp), for the
 # fallback-mode test (tests/test_percpu_modes.sh).

@@ -12,13 +12,18 @@
  *   fallback  everything else: a lock per CPU, CPU from sched_getcpu()
  *
  * pcp_rseq_off is the TLS offset of the rseq area the fast paths read. In
- * every mode but rseq it names our own area, which is then never
- * registered: its cpu_id stays -1 and the fast paths always fall into the
- * slow path, so no fast path can run beside a locked path.
+ * every mode but rseq (and until the mode is chosen) it names
+ * pcp_idle_rseq, an area never given to the kernel: its cpu_id stays -1,
+ * so the fast paths always fall into the slow path and no fast path can
+ * run beside a locked path. When rseq mode is refused after our own area
+ * was registered (membarrier fails: kernels before 5.10, seccomp), that
+ * area is unregistered again; pcp_rseq_off never names it outside rseq
+ * mode, even if unregistering fails.
  *
  * Locks: none (pcp_init is serialized by pthread_once).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -34,12 +39,22 @@
 #include "uslab/page_alloc.h"
 #include "percpu/internal.h"
 
+static_assert(PCP_RSEQ_SIG == RSEQ_SIG, "rseq signature");
+static_assert(offsetof(struct rseq, cpu_id) == PCP_RSEQ_CPU_ID_OFFSET &&
+	      offsetof(struct rseq, rseq_cs) == PCP_RSEQ_CS_OFFSET,
+	      "the fast paths read cpu_id and arm rseq_cs at these offsets");
+
 long pcp_rseq_off;
 enum pcp_mode_id pcp_mode_cur;
 unsigned int pcp_nr_cpus;
 
 /* Registered only when glibc has not registered its own. */
 static __thread struct rseq pcp_own_rseq
+	__attribute__((tls_model("initial-exec"), aligned(32))) = {
+	.cpu_id = (uint32_t)RSEQ_CPU_ID_UNINITIALIZED,
+};
+/* Never registered: what the fast paths read outside rseq mode. */
+static __thread struct rseq pcp_idle_rseq
 	__attribute__((tls_model("initial-exec"), aligned(32))) = {
 	.cpu_id = (uint32_t)RSEQ_CPU_ID_UNINITIALIZED,
 };
@@ -92,14 +107,17 @@ int pcp_parse_cpulist(const char *s, unsigned int *max_id)
 	return 0;
 }
 
-/* Possible CPUs from sysfs with open/read (no malloc, no stdio). */
+/*
+ * Possible CPUs from sysfs with open/read (no malloc, no stdio). A hint
+ * only: a sandbox may show a file that names fewer CPUs than the process
+ * runs on (LXCFS, gVisor, rr, a bind mount). Return: 0 when unreadable.
+ */
 static unsigned int pcp_read_possible(void)
 {
 	char buf[512];
 	unsigned int max_id;
 	ssize_t n = -1;
 	int fd = open("/sys/devices/system/cpu/possible", O_RDONLY | O_CLOEXEC);
-	long conf;
 
 	if (fd >= 0) {
 		n = read(fd, buf, sizeof(buf) - 1);
@@ -110,11 +128,44 @@ static unsigned int pcp_read_possible(void)
 		if (!pcp_parse_cpulist(buf, &max_id))
 			return max_id + 1;
 	}
-	/* No sysfs: stay safe, the kernel may name any CPU it has. */
-	conf = sysconf(_SC_NPROCESSORS_CONF);
-	pr_warn("percpu: cannot read /sys/devices/system/cpu/possible; "
-		"assuming up to %ld CPUs", conf > 1024 ? conf : 1024L);
-	return conf > 1024 ? (unsigned int)conf : 1024;
+	return 0;
+}
+
+/*
+ * The bound the kernel itself guarantees: sched_getaffinity (the system
+ * call, not glibc's wrapper, which clears and hides the length) returns
+ * the size of the kernel's cpumask in bytes, and no CPU number the kernel
+ * hands out (rseq cpu_id, getcpu) reaches 8 times that (nr_cpu_ids, or
+ * NR_CPUS, rounded up to a long). Return: that many CPU ids, or
+ * PCP_MAX_CPU_IDS + 1 when the mask is larger than we index (fallback
+ * mode), or PCP_MAX_CPU_IDS (x86-64's largest NR_CPUS) when the call is
+ * refused.
+ */
+static unsigned int pcp_read_kernel_bound(void)
+{
+	unsigned long mask[PCP_MAX_CPU_IDS / (8 * sizeof(unsigned long))];
+	long n = syscall(__NR_sched_getaffinity, 0, sizeof(mask), mask);
+
+	if (n > 0)
+		return (unsigned int)n * 8;
+	if (errno == EINVAL)
+		return PCP_MAX_CPU_IDS + 1;
+	pr_warn("percpu: sched_getaffinity: errno %d; assuming up to %u CPUs",
+		errno, PCP_MAX_CPU_IDS);
+	return PCP_MAX_CPU_IDS;
+}
+
+/*
+ * Length of every per-CPU array: the kernel's bound, so that no cpu_id the
+ * rseq fast paths read can index past cpus[] (they carry no bounds check);
+ * at least the possible CPUs sysfs shows.
+ */
+static unsigned int pcp_count_cpu_ids(void)
+{
+	unsigned int possible = pcp_read_possible();
+	unsigned int bound = pcp_read_kernel_bound();
+
+	return possible > bound ? possible : bound;
 }
 
 static inline struct rseq *pcp_rseq_area(void)
@@ -134,6 +185,14 @@ static int pcp_rseq_register_own(void)
 		return -errno;
 	}
 	return 0;
+}
+
+static void pcp_rseq_unregister_own(void)
+{
+	if (syscall(__NR_rseq, &pcp_own_rseq, sizeof(pcp_own_rseq),
+		    RSEQ_FLAG_UNREGISTER, RSEQ_SIG))
+		pr_warn("percpu: cannot unregister the rseq area: errno %d "
+			"(harmless: the fast paths no longer read it)", errno);
 }
 
 static long pcp_membarrier(int cmd, unsigned int flags, int cpu)
@@ -166,10 +225,13 @@ static enum pcp_mode_id pcp_choose_rseq(void)
 	    pcp_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0)) {
 		/*
 		 * No way to fence a remote CPU: drains and resizes could not
-		 * stop its fast paths. Run locked instead (our own area, if
-		 * registered, stays registered but unused).
+		 * stop its fast paths. Run locked instead, and give our own
+		 * area back: this thread must not run a fast path beside the
+		 * locked paths of other threads on the same magazines.
 		 */
 		pr_info("percpu: membarrier RSEQ fence unavailable, fallback mode");
+		if (pcp_own_area)
+			pcp_rseq_unregister_own();
 		pcp_own_area = false;
 		return PCP_MODE_FALLBACK;
 	}
@@ -182,18 +244,18 @@ static void pcp_init_once(void)
 {
 	enum pcp_mode_id mode;
 
-	/* until decided, fast paths read our never-registered area */
-	pcp_rseq_off = (long)((char *)&pcp_own_rseq -
+	/* until decided, fast paths read the never-registered area */
+	pcp_rseq_off = (long)((char *)&pcp_idle_rseq -
 			      (char *)__builtin_thread_pointer());
 	if (!pcp_nr_cpus)
-		pcp_nr_cpus = USLAB_VCPU ? 64 : pcp_read_possible();
+		pcp_nr_cpus = USLAB_VCPU ? 64 : pcp_count_cpu_ids();
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE)) {
 		mode = PCP_MODE_OFF;
 	} else if (USLAB_VCPU) {
 		mode = PCP_MODE_VCPU;
 	} else if (pcp_nr_cpus > PCP_MAX_CPU_IDS) {
 		/* the bypass cache's array is this long; CPUs share slots */
-		pr_info("percpu: %u possible CPUs, more than %u: fallback mode",
+		pr_info("percpu: %u CPU ids, more than %u: fallback mode",
 			pcp_nr_cpus, PCP_MAX_CPU_IDS);
 		pcp_nr_cpus = PCP_MAX_CPU_IDS;
 		mode = PCP_MODE_FALLBACK;
@@ -201,6 +263,9 @@ static void pcp_init_once(void)
 		mode = pcp_choose_rseq();
 	}
 	if (mode != PCP_MODE_RSEQ)
+		pcp_rseq_off = (long)((char *)&pcp_idle_rseq -
+				      (char *)__builtin_thread_pointer());
+	else if (pcp_own_area)
 		pcp_rseq_off = (long)((char *)&pcp_own_rseq -
 				      (char *)__builtin_thread_pointer());
 	pcp_mode_cur = mode;
@@ -246,11 +311,12 @@ int pcp_current_cpu(void)
 	switch (pcp_mode_cur) {
 	case PCP_MODE_RSEQ:
 		cpu = (int)READ_ONCE(pcp_rseq_area()->cpu_id);
-		if (likely(cpu >= 0))
-			return cpu;
-		if (pcp_own_area && cpu == RSEQ_CPU_ID_UNINITIALIZED &&
+		if (cpu == RSEQ_CPU_ID_UNINITIALIZED && pcp_own_area &&
 		    !pcp_rseq_register_own())
-			return (int)READ_ONCE(pcp_rseq_area()->cpu_id);
+			cpu = (int)READ_ONCE(pcp_rseq_area()->cpu_id);
+		/* the kernel never exceeds its own bound; slow[] is as long */
+		if (likely(cpu >= 0 && (unsigned int)cpu < pcp_nr_cpus))
+			return cpu;
 		return -1;
 	case PCP_MODE_VCPU:
 		return pcp_vcpu_cur;

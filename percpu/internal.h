@@ -12,6 +12,7 @@
 #include "lib/compiler.h"
 #include "uslab/mm_types.h"
 #include "uslab/percpu.h"
+#include "percpu/fastpath.h"
 
 #ifndef CONFIG_PERCPU_REAPER_PERIOD_MS
 #define CONFIG_PERCPU_REAPER_PERIOD_MS	2000	/* reaper off: the vcpu clock's period */
@@ -38,10 +39,6 @@ static_assert(offsetof(struct pcp_cpu, mag) == PCP_CPU_MAG_OFFSET,
 	      "fast paths load the magazine at this offset");
 static_assert(offsetof(struct pcp_cpu, stat) == PCP_CPU_STAT_OFFSET,
 	      "fast paths count hits at this offset");
-static_assert(offsetof(struct pcp_mag, count) == 0 &&
-	      offsetof(struct pcp_mag, size) == 8 &&
-	      offsetof(struct pcp_mag, objs) == 32,
-	      "fast paths address the magazine with these offsets");
 
 /* Full and empty magazines of one cache, behind every CPU. */
 struct pcp_depot {

@@ -997,6 +997,11 @@ static void pcp_bypass_init(void)
 	pcp_cache_init_cpus(&pcp_bypass_store.pc);
 }
 
+bool pcp_cache_is_bypass(const struct pcp_cache *pc)
+{
+	return pc->bypass;
+}
+
 struct pcp_cache *pcp_cache_bypass(void)
 {
 	pcp_init();

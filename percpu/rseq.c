@@ -24,11 +24,7 @@
 	"7:\n\t"							\
 	"movq $-1, " k "\n\t"						\
 	"jmp 6f\n\t"							\
-	".byte 0x0f, 0xb9, 0x3d\n\t"					\
-	".long 0x53053053\n\t"						\
-	"4:\n\t"							\
-	"movq $-2, " k "\n\t"						\
-	"jmp 6f\n\t"							\
+	PCP_RSEQ_ABORT_STUB("movq $-2, " k "\n\t" "jmp 6f\n\t")	\
 	".popsection\n\t"
 
 /*
@@ -42,12 +38,11 @@ long pcp_rseq_pop(struct pcp_mag *m, int cpu, void **out, unsigned long n)
 
 	__asm__ __volatile__ (
 		PCP_RSEQ_CS("7f")
-		"leaq 3b(%%rip), %%rax\n\t"
-		"movq %%rax, %%fs:8(%[off])\n\t"
+		PCP_RSEQ_ARM
 		"1:\n\t"
-		"cmpl %%fs:4(%[off]), %[cpu]\n\t"
+		"cmpl %%fs:%c[cpu_id](%[off]), %[cpu]\n\t"
 		"jne 7f\n\t"
-		"movq (%[m]), %%rcx\n\t"		/* count */
+		"movq %c[count](%[m]), %%rcx\n\t"	/* count */
 		"movq %[n], %[k]\n\t"
 		"cmpq %%rcx, %[k]\n\t"
 		"cmovaq %%rcx, %[k]\n\t"		/* k = min(n, count) */
@@ -58,18 +53,22 @@ long pcp_rseq_pop(struct pcp_mag *m, int cpu, void **out, unsigned long n)
 		"cmpq %[k], %%rax\n\t"
 		"je 6f\n\t"
 		"leaq (%%r8, %%rax), %%r9\n\t"
-		"movq 32(%[m], %%r9, 8), %%r9\n\t"
+		"movq %c[objs](%[m], %%r9, 8), %%r9\n\t"
 		"movq %%r9, (%[out], %%rax, 8)\n\t"
 		"incq %%rax\n\t"
 		"jmp 5b\n\t"
 		"6:\n\t"
-		"movq %%r8, (%[m])\n\t"			/* commit */
+		"movq %%r8, %c[count](%[m])\n\t"		/* commit */
 		"2:\n\t"
 		PCP_RSEQ_FAIL_STUBS("%[k]")
 		"6:\n\t"
 		: [k] "=&r" (k)
-		: [off] "r" (off), [cpu] "r" (cpu), [m] "r" (m),
-		  [out] "r" (out), [n] "r" (n)
+		: [off] "r" (off), [cpu] "r" (cpu),
+		  [rseq_cs] "i" (PCP_RSEQ_CS_OFFSET),
+		  [cpu_id] "i" (PCP_RSEQ_CPU_ID_OFFSET), [m] "r" (m),
+		  [out] "r" (out), [n] "r" (n),
+		  [count] "i" (PCP_MAG_COUNT_OFFSET),
+		  [objs] "i" (PCP_MAG_OBJS_OFFSET)
 		: "rax", "rcx", "r8", "r9", "memory", "cc");
 	return k;
 }
@@ -86,13 +85,12 @@ long pcp_rseq_push(struct pcp_mag *m, int cpu, void *const *in,
 
 	__asm__ __volatile__ (
 		PCP_RSEQ_CS("7f")
-		"leaq 3b(%%rip), %%rax\n\t"
-		"movq %%rax, %%fs:8(%[off])\n\t"
+		PCP_RSEQ_ARM
 		"1:\n\t"
-		"cmpl %%fs:4(%[off]), %[cpu]\n\t"
+		"cmpl %%fs:%c[cpu_id](%[off]), %[cpu]\n\t"
 		"jne 7f\n\t"
-		"movq (%[m]), %%rcx\n\t"		/* count */
-		"movq 8(%[m]), %[k]\n\t"
+		"movq %c[count](%[m]), %%rcx\n\t"	/* count */
+		"movq %c[size](%[m]), %[k]\n\t"
 		"subq %%rcx, %[k]\n\t"			/* room */
 		"cmpq %[n], %[k]\n\t"
 		"cmovaq %[n], %[k]\n\t"			/* k = min(n, room) */
@@ -102,18 +100,23 @@ long pcp_rseq_push(struct pcp_mag *m, int cpu, void *const *in,
 		"je 6f\n\t"
 		"movq (%[in], %%rax, 8), %%r9\n\t"
 		"leaq (%%rcx, %%rax), %%r8\n\t"
-		"movq %%r9, 32(%[m], %%r8, 8)\n\t"
+		"movq %%r9, %c[objs](%[m], %%r8, 8)\n\t"
 		"incq %%rax\n\t"
 		"jmp 5b\n\t"
 		"6:\n\t"
 		"addq %[k], %%rcx\n\t"
-		"movq %%rcx, (%[m])\n\t"		/* commit */
+		"movq %%rcx, %c[count](%[m])\n\t"	/* commit */
 		"2:\n\t"
 		PCP_RSEQ_FAIL_STUBS("%[k]")
 		"6:\n\t"
 		: [k] "=&r" (k)
-		: [off] "r" (off), [cpu] "r" (cpu), [m] "r" (m),
-		  [in] "r" (in), [n] "r" (n)
+		: [off] "r" (off), [cpu] "r" (cpu),
+		  [rseq_cs] "i" (PCP_RSEQ_CS_OFFSET),
+		  [cpu_id] "i" (PCP_RSEQ_CPU_ID_OFFSET), [m] "r" (m),
+		  [in] "r" (in), [n] "r" (n),
+		  [count] "i" (PCP_MAG_COUNT_OFFSET),
+		  [size] "i" (PCP_MAG_SIZE_OFFSET),
+		  [objs] "i" (PCP_MAG_OBJS_OFFSET)
 		: "rax", "rcx", "r8", "r9", "memory", "cc");
 	return k;
 }
@@ -129,10 +132,9 @@ long pcp_rseq_swap(struct pcp_mag **slot, int cpu, struct pcp_mag *new_mag)
 
 	__asm__ __volatile__ (
 		PCP_RSEQ_CS("7f")
-		"leaq 3b(%%rip), %%rax\n\t"
-		"movq %%rax, %%fs:8(%[off])\n\t"
+		PCP_RSEQ_ARM
 		"1:\n\t"
-		"cmpl %%fs:4(%[off]), %[cpu]\n\t"
+		"cmpl %%fs:%c[cpu_id](%[off]), %[cpu]\n\t"
 		"jne 7f\n\t"
 		"movq %[new_mag], (%[slot])\n\t"	/* commit */
 		"2:\n\t"
@@ -140,7 +142,9 @@ long pcp_rseq_swap(struct pcp_mag **slot, int cpu, struct pcp_mag *new_mag)
 		PCP_RSEQ_FAIL_STUBS("%[k]")
 		"6:\n\t"
 		: [k] "=&r" (k)
-		: [off] "r" (off), [cpu] "r" (cpu), [slot] "r" (slot),
+		: [off] "r" (off), [cpu] "r" (cpu),
+		  [rseq_cs] "i" (PCP_RSEQ_CS_OFFSET),
+		  [cpu_id] "i" (PCP_RSEQ_CPU_ID_OFFSET), [slot] "r" (slot),
 		  [new_mag] "r" (new_mag)
 		: "rax", "memory", "cc");
 	return k;

@@ -12,13 +12,68 @@
  * Locking: the _locked functions run under the cache lock, which keeps the
  * slab's freelist still while it is walked. The others take no lock.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/random.h>
+#include <time.h>
 #include "slab/internal.h"
 
 static void __attribute__((noreturn)) slab_fatal(void)
 {
 	abort();
+}
+
+/*
+ * The free mark (CONFIG_SLAB_FREE_HARDENED): random per process, never 0
+ * (live objects hold 0 there), chosen before the first slab is made.
+ * Objects of different processes never meet; a fork child keeps the key
+ * with the heap it inherits.
+ */
+unsigned long slab_free_key;
+
+/**
+ * slab_free_key_init - choose slab_free_key once (first slab of any cache).
+ * Context: any thread; lock-free (the first store wins). Never allocates:
+ * getrandom(2) without blocking, else the kernel's AT_RANDOM bytes mixed
+ * with the clock.
+ */
+void slab_free_key_init(void)
+{
+	unsigned long k = 0, expect = 0;
+	struct timespec ts;
+
+	if (getrandom(&k, sizeof(k), GRND_NONBLOCK) != (ssize_t)sizeof(k)) {
+		const unsigned long *at = (const void *)getauxval(AT_RANDOM);
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		k = (at ? at[0] ^ at[1] : 0) ^
+		    ((unsigned long)ts.tv_nsec * 0x9e3779b97f4a7c15ul) ^
+		    (unsigned long)&k;
+	}
+	k |= 1;		/* never 0; odd, so never an aligned pointer either */
+	__atomic_compare_exchange_n(&slab_free_key, &expect, k, false,
+				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+/**
+ * slab_report_double_free - @obj was given back while already free.
+ * One line naming the caller, the cache and the object, then abort.
+ */
+void slab_report_double_free(const char *caller, struct kmem_cache *s,
+			     const void *obj)
+{
+	pr_err("%s(%s): double free of object 0x%lx", caller, s->name,
+	       (unsigned long)obj);
+	slab_fatal();
+}
+
+/** slab_report_interior - @obj is inside a slab of @s but no object start. */
+void slab_report_interior(const char *caller, struct kmem_cache *s,
+			  const void *obj)
+{
+	slab_bad_pointer(caller, s->name, obj, "not at an object boundary", true);
 }
 
 /**

@@ -28,6 +28,7 @@
 #include "uslab/mm_types.h"
 #include "uslab/page_alloc.h"
 #include "uslab/percpu.h"
+#include "percpu/fastpath.h"
 #include "uslab/slab.h"
 
 #define SLAB_NAME_LEN		48
@@ -56,9 +57,15 @@
  *   [left red zone: red_left_pad][object: object_size][right red zone]
  *   [free pointer, when outside the object][padding to @align]
  *
- * The free pointer sits at @offset from the object start: 0 (inside the
- * free object) for plain caches, past the object for caches whose free
- * objects must stay intact (ctor, SLAB_TYPESAFE_BY_RCU, poisoning).
+ * The free pointer sits at @offset from the object start: inside the free
+ * object for plain caches, past the object for caches whose free objects
+ * must stay intact (ctor, SLAB_TYPESAFE_BY_RCU, poisoning).
+ *
+ * With CONFIG_SLAB_FREE_HARDENED every free object (in a magazine or on a
+ * slab's freelist) also holds slab_free_key at @mark_off: word 0 of plain
+ * caches (the free pointer then moves to word 1; 8-byte objects get a
+ * 16-byte stride), a word past the free pointer for the others. A free
+ * that finds the mark is a double free; handing an object out clears it.
  */
 struct kmem_cache {
 	/* Read-mostly, set at creation. */
@@ -76,6 +83,13 @@ struct kmem_cache {
 	/* per-CPU magazines in front of the slabs; the bypass pcp_cache for
 	 * debug caches; NULL without CONFIG_PERCPU_CACHE */
 	struct pcp_cache *pcp;
+	/*
+	 * Hardened frees (slab_free_check): n bytes from the slab start is
+	 * an object iff n * @obj_magic < @obj_limit (one multiply, one
+	 * compare); 0 and 1 on debug caches, whose slow path checks more.
+	 */
+	uint64_t obj_magic, obj_limit;
+	unsigned int mark_off;		/* where a free object holds the mark */
 
 	/* Tunables for the per-CPU layer; written under @lock. */
 	unsigned int limit;
@@ -166,6 +180,13 @@ static inline void *slab_nearest_obj(const struct kmem_cache *s,
 }
 
 /* slab/debug.c */
+extern unsigned long slab_free_key __attribute__((visibility("hidden")));
+void slab_free_key_init(void);
+/* Both abort; not declared noreturn so that fast paths tail-call them. */
+__slowpath void slab_report_double_free(const char *caller,
+					struct kmem_cache *s, const void *obj);
+__slowpath void slab_report_interior(const char *caller, struct kmem_cache *s,
+				     const void *obj);
 void slab_debug_init_object(struct kmem_cache *s, void *obj);
 void slab_debug_alloc_locked(struct kmem_cache *s, struct page *slab, void *obj);
 struct page *slab_debug_free_locked(struct kmem_cache *s, void *obj,
@@ -206,20 +227,73 @@ extern const struct pcp_ops slab_pcp_ops;
 void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, void *why);
 void slab_free_miss(struct kmem_cache *s, void *obj, int why);
 
+/*
+ * Free marks (CONFIG_SLAB_FREE_HARDENED). slab_obj_live: @obj is handed
+ * out, clear its mark (one store). slab_free_check: before @obj (whose own
+ * struct page is @page, a page of a slab of @s) is given back: it must
+ * sit at an object boundary (its offset in the slab from the page
+ * arithmetic, one multiply and one compare) and must not hold the mark
+ * (one load and compare); then it gets the mark (one store). Either
+ * failure reports and aborts, so no object reaches a magazine or a
+ * freelist twice. @mark_off is s->mark_off.
+ * Return: true when @obj may be given back (false only if a report
+ * returned, which it does not).
+ */
+static __always_inline void slab_obj_live(void *obj, unsigned int mark_off)
+{
+	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+		*(unsigned long *)((char *)obj + mark_off) = 0;
+}
+
+static __always_inline bool slab_free_check(const char *caller,
+					    struct kmem_cache *s,
+					    const struct page *page, void *obj,
+					    unsigned int mark_off)
+{
+	unsigned long *mark = (unsigned long *)((char *)obj + mark_off);
+	uint64_t n;
+
+	if (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+		return true;
+	/* struct page is 64 bytes: (page - head) pages of 4 KiB */
+	n = ((uintptr_t)obj & ~PAGE_MASK) +
+	    (((uintptr_t)page - (uintptr_t)compound_head(page)) <<
+	     (PAGE_SHIFT - 6));
+	if (unlikely(n * s->obj_magic >= s->obj_limit)) {
+		slab_report_interior(caller, s, obj);
+		return false;
+	}
+	if (unlikely(*mark == slab_free_key)) {
+		slab_report_double_free(caller, s, obj);
+		return false;
+	}
+	*mark = slab_free_key;
+	return true;
+}
+
 static __always_inline void *slab_alloc_fast(struct kmem_cache *s, gfp_t gfp)
 {
 	void *obj = PCP_MISS;
 
-	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
-		return slab_alloc(s, gfp);
+	if (!IS_ENABLED(CONFIG_PERCPU_CACHE)) {
+		obj = slab_alloc(s, gfp);
+		goto out;
+	}
 	if (likely(!(gfp & __GFP_ZERO))) {
 		obj = pcp_alloc_fast(s->pcp);
-		if (likely((uintptr_t)obj > (uintptr_t)PCP_ABORTED))
+		if (likely((uintptr_t)obj > (uintptr_t)PCP_ABORTED)) {
+			slab_obj_live(obj, s->mark_off);
 			return obj;
+		}
 	}
-	return slab_alloc_miss(s, gfp, obj);
+	obj = slab_alloc_miss(s, gfp, obj);
+out:
+	if (likely(obj))
+		slab_obj_live(obj, s->mark_off);
+	return obj;
 }
 
+/* Give @obj back, unchecked (the caller ran slab_free_check()). */
 static __always_inline void slab_free_fast(struct kmem_cache *s, void *obj)
 {
 	int r;

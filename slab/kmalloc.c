@@ -221,14 +221,20 @@ struct kmem_cache *kmalloc_slab(size_t size)
 static __slowpath void *kmalloc_miss(unsigned long idx, gfp_t gfp, void *why)
 {
 	struct kmem_cache *s = kmalloc_cache_get(idx);
+	void *obj;
 
 	if (unlikely(!s))
 		return NULL;
-	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
-		return slab_alloc(s, gfp);
-	if (unlikely(!__atomic_load_n(&kmalloc_pcp[idx], __ATOMIC_RELAXED)))
-		__atomic_store_n(&kmalloc_pcp[idx], s->pcp, __ATOMIC_RELEASE);
-	return slab_alloc_miss(s, gfp, why);
+	if (!IS_ENABLED(CONFIG_PERCPU_CACHE)) {
+		obj = slab_alloc(s, gfp);
+	} else {
+		if (unlikely(!__atomic_load_n(&kmalloc_pcp[idx], __ATOMIC_RELAXED)))
+			__atomic_store_n(&kmalloc_pcp[idx], s->pcp, __ATOMIC_RELEASE);
+		obj = slab_alloc_miss(s, gfp, why);
+	}
+	if (likely(obj))
+		slab_obj_live(obj, s->mark_off);
+	return obj;
 }
 
 /**
@@ -256,6 +262,8 @@ __fastpath void *__kmalloc_index(unsigned long idx, gfp_t gfp)
 	obj = pcp_alloc_fast(pc);
 	if (unlikely((uintptr_t)obj <= (uintptr_t)PCP_ABORTED))
 		return kmalloc_miss(idx, gfp, obj);
+	/* the free mark: word 0 on every kmalloc cache with magazines */
+	slab_obj_live(obj, 0);
 	return obj;
 }
 
@@ -401,11 +409,14 @@ void kfree(const void *p)
 		kfree_bad("kfree", p, "not allocated by uslab");
 		return;
 	}
-	page = compound_head(virt_to_page(p));
-	if (likely(PageFlag(page, PG_slab))) {
-		slab_free_fast(page->slab_cache, (void *)p);
+	page = virt_to_page(p);
+	if (likely(PageFlag(page, PG_slab_page))) {
+		if (slab_free_check("kfree", page->slab_cache, page, (void *)p,
+				    page->slab_cache->mark_off))
+			slab_free_fast(page->slab_cache, (void *)p);
 		return;
 	}
+	page = compound_head(page);
 	if (unlikely(page_address(page) != p)) {
 		kfree_bad("kfree", p, "inside a block");
 		return;
@@ -439,6 +450,8 @@ __fastpath void kfree_fast(void *p)
 		return;
 	}
 	s = page->slab_cache;
+	if (unlikely(!slab_free_check("kfree", s, page, p, s->mark_off)))
+		return;
 	r = pcp_free_fast(s->pcp, p);
 	if (unlikely(r))
 		slab_free_miss(s, p, r);

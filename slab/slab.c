@@ -30,6 +30,7 @@
 #include <time.h>
 #include <urcu/urcu-memb.h>
 #include <urcu/rculist.h>
+#include "lib/fault_inject.h"
 #include "slab/internal.h"
 
 pthread_mutex_t slab_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -122,6 +123,28 @@ static int calculate_order(unsigned int size)
 	return best_waste == SIZE_MAX ? -EINVAL : (int)best;
 }
 
+/*
+ * The object-boundary test of slab_free_check(): with c = 2^64 / size + 1
+ * (integer division) and e = c * size mod 2^64 (1 <= e <= size), an
+ * offset n < 2^32 from the slab start gives n * c mod 2^64 = i * e when
+ * n = i * size, and at least c (far above any slab) otherwise. So
+ * "n * c < objects * e" holds exactly for the objects' offsets (Lemire's
+ * divisibility test, with the index bound folded in). Debug caches (red
+ * zone on the left, full checks on their slow path) always pass.
+ */
+static void slab_layout_obj_check(struct kmem_cache *s)
+{
+	unsigned __int128 two64 = (unsigned __int128)1 << 64;
+
+	if (s->red_left_pad) {
+		s->obj_magic = 0;
+		s->obj_limit = 1;
+		return;
+	}
+	s->obj_magic = (uint64_t)(two64 / s->size) + 1;
+	s->obj_limit = (uint64_t)s->objects * (s->obj_magic * s->size);
+}
+
 /**
  * slab_calculate_layout - place red zones and the free pointer, pick the
  * stride and the slab order of @s (object_size, align, flags, ctor set).
@@ -147,12 +170,25 @@ int slab_calculate_layout(struct kmem_cache *s)
 		inuse += sizeof(void *);
 	s->rz_end = (s->flags & SLAB_RED_ZONE) ? inuse : s->object_size;
 
-	/* Objects that must stay intact while free keep the link outside. */
+	/*
+	 * Objects that must stay intact while free keep the link outside,
+	 * and the free mark past it. Others hold the mark in word 0 and the
+	 * link in word 1 (outside, for 8-byte objects).
+	 */
 	if ((s->flags & (__OBJECT_POISON | SLAB_TYPESAFE_BY_RCU)) || s->ctor) {
 		s->offset = inuse;
 		inuse += sizeof(void *);
+		s->mark_off = inuse;
+		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+			inuse += sizeof(void *);
+	} else if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
+		s->mark_off = 0;
+		s->offset = sizeof(void *);
+		if (inuse < 2 * sizeof(void *))
+			inuse = 2 * sizeof(void *);
 	} else {
 		s->offset = 0;
+		s->mark_off = 0;
 	}
 	s->size = ALIGN_UP(s->red_left_pad + inuse, align);
 
@@ -161,6 +197,7 @@ int slab_calculate_layout(struct kmem_cache *s)
 		return order;
 	s->order = (unsigned int)order;
 	s->objects = (unsigned int)((PAGE_SIZE << order) / s->size);
+	slab_layout_obj_check(s);
 
 	/* Empty slabs kept: more for big objects, whose slabs cost more to make. */
 	if (!IS_ENABLED(CONFIG_SLAB_KEEP_EMPTY)) {
@@ -216,6 +253,9 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp)
 	slab->frozen = 0;
 	INIT_LIST_HEAD(&slab->slab_list);
 
+	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) &&
+	    unlikely(!READ_ONCE(slab_free_key)))
+		slab_free_key_init();
 	obj = base + s->red_left_pad;
 	slab->freelist = obj;
 	for (i = 0; i < s->objects; i++, obj = next) {
@@ -226,6 +266,8 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp)
 		if (s->ctor)
 			s->ctor(obj);
 		set_freepointer(s, obj, next);
+		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+			*(unsigned long *)(obj + s->mark_off) = slab_free_key;
 	}
 	SetPageFlag(slab, PG_slab);
 	slab_mark_pages(slab, s, true);
@@ -338,10 +380,29 @@ static void *take_object_locked(struct kmem_cache *s, struct page *slab)
  * Return: objects stored in @objs; fewer than @n only when page_alloc
  * failed (errno ENOMEM).
  */
+/* failslab (USLAB_OPTIONS fail_slab=...): every slab_alloc_bulk() call */
+static struct fault_attr failslab;
+
+int kmem_cache_set_fault(const char *spec)
+{
+	return fault_attr_parse(&failslab, spec);
+}
+
+unsigned long kmem_cache_faults_injected(void)
+{
+	return __atomic_load_n(&failslab.injected, __ATOMIC_RELAXED);
+}
+
 int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n)
 {
 	struct page *slab, *fresh = NULL;
 	int i = 0, k;
+
+	if (!(gfp & __GFP_NOFAIL) &&
+	    unlikely(should_fail(&failslab, s->object_size))) {
+		errno = ENOMEM;
+		return 0;
+	}
 
 	slab_lock(s);
 	while (i < n) {
@@ -410,6 +471,9 @@ void slab_free_bulk(struct kmem_cache *s, void **objs, int n)
 		set_freepointer(s, obj, slab->freelist);
 		slab->freelist = obj;
 		slab->inuse--;
+		/* checked and marked by the caller; internal frees mark here */
+		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+			*(unsigned long *)((char *)obj + s->mark_off) = slab_free_key;
 		relist_locked(s, slab, before);
 	}
 	s->nr_inuse -= (unsigned long)n;
@@ -507,6 +571,8 @@ static void slab_pcp_attach(struct kmem_cache *s)
 		return;
 	if (!slab_debug(s))
 		s->pcp = pcp_cache_create(s->name, s, &slab_pcp_ops, s->size);
+	/* __kmalloc_index() clears the free mark of a magazine hit at word 0 */
+	BUG_ON(s->pcp && (s->flags & __SLAB_KMALLOC) && s->mark_off);
 	if (!s->pcp) {
 		s->pcp = pcp_cache_bypass();
 		return;
@@ -764,8 +830,24 @@ static struct kmem_cache *cache_from_obj(struct kmem_cache *s, void *obj)
 	return s;
 }
 
+/*
+ * Hardened kmem_cache_free() of a pointer that is not in a slab page:
+ * reported and ignored, as cache_from_obj() does (a debug cache aborts in
+ * its slow path instead).
+ */
+static __slowpath bool kmem_cache_free_foreign(struct kmem_cache *s, void *obj)
+{
+	if (slab_debug(s))
+		return false;
+	slab_bad_pointer("kmem_cache_free", s->name, obj, "not a slab object",
+			 false);
+	return true;
+}
+
 void kmem_cache_free(struct kmem_cache *s, void *obj)
 {
+	struct page *page;
+
 	if (unlikely(!obj))
 		return;
 	/* as the kernel: only hardened builds look the cache up (debug
@@ -774,6 +856,19 @@ void kmem_cache_free(struct kmem_cache *s, void *obj)
 		s = cache_from_obj(s, obj);
 		if (unlikely(!s))
 			return;
+	}
+	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
+		page = virt_to_page(obj);
+		if (unlikely(!page_alloc_owns(obj) ||
+			     !PageFlag(page, PG_slab_page))) {
+			if (kmem_cache_free_foreign(s, obj))
+				return;
+		} else if (likely(page->slab_cache == s)) {
+			/* (another cache's object: SLAB_FREE_CHECK's business) */
+			if (!slab_free_check("kmem_cache_free", s, page, obj,
+					     s->mark_off))
+				return;
+		}
 	}
 	slab_free_fast(s, obj);
 }
@@ -784,8 +879,10 @@ int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t flags, size_t nr, void **p
 
 	while (done < nr) {
 		int want = nr - done > INT_MAX ? INT_MAX : (int)(nr - done);
-		int got = slab_alloc_bulk(s, flags, p + done, want);
+		int got = slab_alloc_bulk(s, flags, p + done, want), k;
 
+		for (k = 0; k < got; k++)
+			slab_obj_live(p[done + (size_t)k], s->mark_off);
 		done += (size_t)got;
 		if (got < want) {
 			/* All or nothing, as the kernel. */
@@ -809,6 +906,14 @@ void kmem_cache_free_bulk(struct kmem_cache *s, size_t nr, void **p)
 	while (nr) {
 		int n = nr > INT_MAX ? INT_MAX : (int)nr;
 
+		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) && !slab_debug(s))
+			for (k = 0; k < (size_t)n; k++)
+				if (page_alloc_owns(p[k]) &&
+				    PageFlag(virt_to_page(p[k]), PG_slab_page) &&
+				    virt_to_page(p[k])->slab_cache == s)
+					slab_free_check("kmem_cache_free_bulk", s,
+							virt_to_page(p[k]), p[k],
+							s->mark_off);
 		slab_free_bulk(s, p, n);
 		p += n;
 		nr -= (size_t)n;

@@ -16,9 +16,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "uslab/percpu.h"
+#include "percpu/fastpath.h"	/* inline pcp_alloc/pcp_free */
 
 #define POOL_N	20000
 
@@ -165,6 +167,28 @@ START_TEST(test_mode)
 		ck_assert_str_eq(mode, want);
 	ck_assert_uint_ge(pcp_nr_cpu_ids(), 1);
 	ck_assert_int_eq(pcp_vcpu_set(0), -EOPNOTSUPP);
+}
+END_TEST
+
+/*
+ * The arrays cover every CPU number the kernel can name, whatever sysfs
+ * says (issue 11, finding 2): at least the kernel's cpumask size, and
+ * beyond the highest CPU this process may run on.
+ */
+START_TEST(test_nr_cpu_ids_kernel_bound)
+{
+	unsigned long mask[1024];
+	long n = syscall(__NR_sched_getaffinity, 0, sizeof(mask), mask);
+	unsigned int bits, cpu, highest = 0;
+
+	ck_assert_int_gt(n, 0);
+	bits = (unsigned int)n * 8;
+	for (cpu = 0; cpu < bits; cpu++)
+		if (mask[cpu / 64] >> (cpu % 64) & 1)
+			highest = cpu;
+	if (bits <= 8192)
+		ck_assert_uint_ge(pcp_nr_cpu_ids(), bits);
+	ck_assert_uint_gt(pcp_nr_cpu_ids(), highest);
 }
 END_TEST
 
@@ -395,7 +419,7 @@ START_TEST(test_out_of_objects)
 	struct pcp_cache *pc = t_create(64, 32);
 	int i, n = 0;
 
-	while ((o[n] = t_alloc(pc)) != NULL)
+	while (n < POOL_N && (o[n] = t_alloc(pc)) != NULL)
 		n++;
 	ck_assert_int_eq(n, POOL_N);
 	ck_assert_ptr_null(t_alloc(pc));
@@ -559,6 +583,7 @@ static Suite *percpu_suite(void)
 		return s;
 	}
 	tcase_add_test(tc, test_mode);
+	tcase_add_test(tc, test_nr_cpu_ids_kernel_bound);
 	tcase_add_test(tc, test_default_limits);
 	tcase_add_test(tc, test_tunables_api);
 	tcase_add_test(tc, test_refill_and_hits);

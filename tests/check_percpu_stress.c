@@ -11,8 +11,14 @@
  * free in slabs + objects in magazines + live objects = objects created.
  * Prints the rseq abort count.
  *
+ * The controlling thread, which is the one that initialised the per-CPU
+ * layer, allocates and frees too: in fallback mode entered after uslab
+ * registered its own rseq area (membarrier refused), that thread once ran
+ * the lock-free fast path beside the others' locked paths (issue 11,
+ * finding 1).
+ *
  * USLAB_STRESS_SECONDS sets the length of each case (default 2; `make
- * stress` runs 30).
+ * stress` runs 30). USLAB_EXPECT_PCP_MODE=<mode> asserts the mode.
  */
 #include <check.h>
 #include <errno.h>
@@ -139,7 +145,7 @@ static void *worker_main(void *arg)
 			if (mbox_n < MAILBOX)
 				mbox[mbox_n++] = w->held[--w->nheld];
 			pthread_mutex_unlock(&mbox_lock);
-		} else if ((r & 3) == 3 && mbox_n && w->nheld < HOLD) {
+		} else if ((r & 3) == 3 && w->nheld < HOLD) {
 			pthread_mutex_lock(&mbox_lock);
 			if (mbox_n)
 				w->held[w->nheld++] = mbox[--mbox_n];
@@ -200,8 +206,31 @@ static unsigned long slab_free_objects(struct kmem_cache *s, unsigned long *crea
 	return nfree;
 }
 
+/* The controlling thread's share: a burst of allocs, some handed over. */
+static void controller_ops(struct worker *me)
+{
+	unsigned int i, n = 1 + (unsigned int)rand_r(&me->seed) % 64;
+
+	for (i = 0; i < n && me->nheld < HOLD; i++) {
+		struct sobj *o = s_alloc();
+
+		if (o)
+			me->held[me->nheld++] = o;
+	}
+	pthread_mutex_lock(&mbox_lock);
+	while (me->nheld && mbox_n < MAILBOX && rand_r(&me->seed) % 4 == 0)
+		mbox[mbox_n++] = me->held[--me->nheld];
+	while (mbox_n && me->nheld < HOLD && rand_r(&me->seed) % 4 == 0)
+		me->held[me->nheld++] = mbox[--mbox_n];
+	pthread_mutex_unlock(&mbox_lock);
+	while (me->nheld > HOLD / 4)
+		s_free(me->held[--me->nheld]);
+}
+
 static void run_and_check(struct worker *w, int nthreads, bool churn)
 {
+	static struct worker me;
+	const char *want = getenv("USLAB_EXPECT_PCP_MODE");
 	struct itimerval it = { { 0, 200 }, { 0, 200 } };	/* 5 kHz */
 	struct itimerval off = { { 0, 0 }, { 0, 0 } };
 	struct timespec t0, now, nap = { 0, 20000 };
@@ -212,6 +241,10 @@ static void run_and_check(struct worker *w, int nthreads, bool churn)
 	char line[64];
 	int i;
 
+	if (want && *want)
+		ck_assert_str_eq(pcp_mode(), want);
+	me.seed = 7;
+	me.nheld = 0;
 	signal(SIGALRM, on_signal);
 	signal(SIGUSR1, on_signal);
 	for (i = 0; i < nthreads; i++) {
@@ -241,6 +274,7 @@ static void run_and_check(struct worker *w, int nthreads, bool churn)
 				kmem_cache_shrink(cache);
 			}
 		}
+		controller_ops(&me);
 		nanosleep(&nap, NULL);
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	} while ((double)(now.tv_sec - t0.tv_sec) +
@@ -252,7 +286,7 @@ static void run_and_check(struct worker *w, int nthreads, bool churn)
 
 	for (i = 0; i < nthreads; i++)
 		live += w[i].nheld;
-	live += mbox_n;
+	live += mbox_n + me.nheld;
 	in_mags = cache->pcp ? pcp_cache_objects(cache->pcp, NULL) : 0;
 	in_slabs = slab_free_objects(cache, &created);
 	memset(&st, 0, sizeof(st));
@@ -276,6 +310,8 @@ static void run_and_check(struct worker *w, int nthreads, bool churn)
 	for (i = 0; i < nthreads; i++)
 		while (w[i].nheld)
 			s_free(w[i].held[--w[i].nheld]);
+	while (me.nheld)
+		s_free(me.held[--me.nheld]);
 	while (mbox_n)
 		s_free(mbox[--mbox_n]);
 	kmem_cache_shrink(cache);

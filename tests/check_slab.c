@@ -887,6 +887,141 @@ static void dbg_not_slab(int fd)
 	kmem_cache_free(s, not_ours);
 }
 
+/*
+ * Hardened frees (CONFIG_SLAB_FREE_HARDENED, issue 11 finding 3): caches
+ * without debug flags stop a double free and an interior free with one
+ * line before the object could be handed out twice.
+ */
+static void hard_double_free_magazine(int fd)
+{
+	struct kmem_cache *s = kmem_cache_create("hard-dbl", 64, 0, 0, NULL);
+	void *o = kmem_cache_alloc(s, GFP_KERNEL);
+
+	kmem_cache_free(s, o);
+	expect_line(fd, "kmem_cache_free(hard-dbl): double free of object 0x%lx",
+		    (unsigned long)o);
+	kmem_cache_free(s, o);
+}
+
+/* The first free reached the slab's freelist (magazines drained). */
+static void hard_double_free_slab(int fd)
+{
+	struct kmem_cache *s = kmem_cache_create("hard-slab", 48, 0, 0, NULL);
+	void *keep = kmem_cache_alloc(s, GFP_KERNEL);
+	void *o = kmem_cache_alloc(s, GFP_KERNEL);
+
+	kmem_cache_free(s, o);
+	kmem_cache_shrink(s);
+	expect_line(fd, "kmem_cache_free(hard-slab): double free of object 0x%lx",
+		    (unsigned long)o);
+	kmem_cache_free(s, o);
+	kmem_cache_free(s, keep);
+}
+
+static void hard_interior(int fd)
+{
+	struct kmem_cache *s = kmem_cache_create("hard-int", 96, 0, 0, NULL);
+	char *o = kmem_cache_alloc(s, GFP_KERNEL);
+
+	expect_line(fd, "kmem_cache_free(hard-int): invalid pointer 0x%lx (not "
+		    "at an object boundary)", (unsigned long)(o + 16));
+	kmem_cache_free(s, o + 16);
+}
+
+/* A constructor cache: the mark lives outside the constructed object. */
+static void hard_ctor_double(int fd)
+{
+	struct kmem_cache *s = kmem_cache_create("hard-ctor", sizeof(struct ctor_obj), 0, 0,
+						 test_ctor);
+	void *o = kmem_cache_alloc(s, GFP_KERNEL);
+
+	kmem_cache_free(s, o);
+	expect_line(fd, "kmem_cache_free(hard-ctor): double free of object 0x%lx",
+		    (unsigned long)o);
+	kmem_cache_free(s, o);
+}
+
+static void hard_kfree_double(int fd)
+{
+	void *o = kmalloc(64, GFP_KERNEL);
+
+	kfree(o);
+	expect_line(fd, "kfree(kmalloc-64): double free of object 0x%lx",
+		    (unsigned long)o);
+	kfree(o);
+}
+
+static void hard_kfree_fast_interior(int fd)
+{
+	char *o = kmalloc(64, GFP_KERNEL);
+
+	expect_line(fd, "kfree(kmalloc-64): invalid pointer 0x%lx (not at an "
+		    "object boundary)", (unsigned long)(o + 16));
+	kfree_fast(o + 16);
+}
+
+/* Past the last object of a slab: a multiple of the size, still no object. */
+static void hard_slab_tail(int fd)
+{
+	struct kmem_cache *s = kmem_cache_create("hard-tail", 1000, 0, 0, NULL);
+	char *o = kmem_cache_alloc(s, GFP_KERNEL);
+	struct page *slab = virt_to_slab(o);
+	char *past = (char *)slab_base(slab) + (size_t)s->objects * s->size;
+
+	ck_assert_ptr_eq(virt_to_slab(past), slab);
+	expect_line(fd, "kmem_cache_free(hard-tail): invalid pointer 0x%lx (not "
+		    "at an object boundary)", (unsigned long)past);
+	kmem_cache_free(s, past);
+}
+
+START_TEST(test_hardened_reports)
+{
+	if (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+		return;
+	expect_report(hard_double_free_magazine);
+	expect_report(hard_double_free_slab);
+	expect_report(hard_interior);
+	expect_report(hard_ctor_double);
+	if (!IS_ENABLED(CONFIG_SLAB_DEBUG_ON)) {
+		/* (debug preset: kmalloc caches report from their slow path) */
+		expect_report(hard_kfree_double);
+		expect_report(hard_kfree_fast_interior);
+	}
+	expect_report(hard_slab_tail);
+}
+END_TEST
+
+/*
+ * Every object offset passes the boundary test and every other offset of
+ * the slab fails it, for many sizes (the multiply-compare of
+ * slab_free_check against plain division).
+ */
+START_TEST(test_hardened_boundary_exhaustive)
+{
+	static const unsigned int sizes[] = { 8, 16, 24, 40, 96, 100, 192, 640,
+					      1000, 3000, 4096, 5000, 9000 };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		struct kmem_cache *s = kmem_cache_create("hard-n", sizes[i], 0, 0, NULL);
+		uint64_t n, bytes = PAGE_SIZE << s->order;
+
+		uint64_t wrong = 0, first = 0;
+
+		/* one assertion per size: this runs under valgrind too */
+		for (n = 0; n < bytes; n++) {
+			bool obj = n % s->size == 0 && n / s->size < s->objects;
+
+			if ((n * s->obj_magic < s->obj_limit) != obj && !wrong++)
+				first = n;
+		}
+		ck_assert_msg(!wrong, "size %u: %lu offsets wrong, first %lu",
+			      s->size, (unsigned long)wrong, (unsigned long)first);
+		kmem_cache_destroy(s);
+	}
+}
+END_TEST
+
 START_TEST(test_debug_reports)
 {
 	expect_report(dbg_double_free);
@@ -1118,6 +1253,12 @@ static Suite *slab_suite(void)
 	if (!getenv("CK_FORK") || strcmp(getenv("CK_FORK"), "no"))
 		tcase_add_test_raise_signal(tc, test_panic_flag, SIGABRT);
 	tcase_add_test(tc, test_fork);
+	suite_add_tcase(su, tc);
+
+	tc = tcase_create("hardened");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_hardened_reports);
+	tcase_add_test(tc, test_hardened_boundary_exhaustive);
 	suite_add_tcase(su, tc);
 
 	if (IS_ENABLED(CONFIG_SLAB_DEBUG)) {

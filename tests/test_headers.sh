@@ -18,5 +18,18 @@ for h in include/uslab/*.h include/uslab/linux/*.h lib/*.h */internal.h; do
 		fail=$((fail + 1)); echo "FAIL: $h does not compile on its own:"; head -5 "$tmp/err"
 	fi
 done
+# Installed headers that must stand alone (issue 12, item 3): only the
+# installed include/ tree on the path, no lib/, no generated config.
+mkdir -p "$tmp/prefix"
+cp -r include/uslab "$tmp/prefix/"
+for h in uslab/percpu.h uslab/mm_types.h uslab/types.h; do
+	printf '#include <%s>\n' "$h" > "$tmp/one.c"
+	if gcc -std=gnu11 -I"$tmp/prefix" -Wall -Wextra -Werror -fsyntax-only \
+	       "$tmp/one.c" 2>"$tmp/err"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1)); echo "FAIL: $h needs more than the installed headers:"; head -5 "$tmp/err"
+	fi
+done
 echo "headers: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -10,8 +10,9 @@
 #ifndef USLAB_MM_TYPES_H
 #define USLAB_MM_TYPES_H
 
+#include <stddef.h>
 #include <stdint.h>
-#include "lib/list.h"
+#include "uslab/types.h"
 
 #define PAGE_SHIFT	12
 #define PAGE_SIZE	(1UL << PAGE_SHIFT)

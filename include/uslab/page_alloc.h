@@ -96,6 +96,17 @@ void *alloc_pages_large(size_t size, size_t align, gfp_t gfp);
 void free_pages_large(void *addr);
 
 /**
+ * page_alloc_set_fault - fail_page_alloc: make alloc_pages() and
+ * alloc_pages_large() fail as on a shortage (NULL, errno ENOMEM; never
+ * with __GFP_NOFAIL), per "probability[:interval[:times[:space]]]"
+ * (docs/slab.md, "Fault injection"); "0" turns it off.
+ * Return: 0 or -EINVAL.
+ */
+int page_alloc_set_fault(const char *spec);
+/** page_alloc_faults_injected - failures injected so far. */
+unsigned long page_alloc_faults_injected(void);
+
+/**
  * page_alloc_trim - return every free resident page to the OS now.
  * Return: bytes returned.
  */

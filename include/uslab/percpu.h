@@ -7,7 +7,9 @@
  * refill and flush callbacks that move objects in batches.
  *
  * The alloc and free fast paths are each one rseq critical section ending
- * in a single committing store (x86-64). Where rseq cannot be used the
+ * in a single committing store (x86-64); they are inline functions in
+ * percpu/fastpath.h, which the slab layer includes (not installed: this
+ * header is the self-contained public API). Where rseq cannot be used the
  * fallback mode serves the same API with a lock per CPU; the mode is chosen
  * once per process (pcp_mode()).
  *
@@ -33,12 +35,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <pthread.h>
-#include "lib/compiler.h"
-
-#ifndef USLAB_VCPU
-#define USLAB_VCPU 0
-#endif
 
 /* The primitive behind the fast paths, chosen once per process. */
 enum pcp_mode_id {
@@ -90,59 +86,8 @@ struct pcp_ops {
 	void (*flush)(void *owner, void **objs, unsigned int nr);
 };
 
-/* A magazine: @count objects in objs[0..count), room for @size. */
-struct pcp_mag {
-	uint64_t count;
-	uint64_t size;
-	struct pcp_mag *next;		/* depot list */
-	uint64_t pad;
-	void *objs[];
-};
-
-struct pcp_cpu;
-
-/*
- * One per cache. Only @cpus is read by the inline fast paths: cpus[cpu] is
- * the CPU's struct pcp_cpu while its fast path may run, and otherwise (not
- * yet allocated, stopped by a remote drain) the shared idle pcp_cpu, whose
- * magazine has size 0: both fast paths miss on it with no extra test.
- * cpus[-1] and cpus[-2] (@cpu_guard) exist for an unregistered rseq area
- * (cpu_id -1 or -2) and always hold the idle pcp_cpu.
- *
- * A bypass cache (pcp_cache_bypass()) has the idle pcp_cpu everywhere and
- * never allocates: the layer above uses it for caches that must not be
- * cached (debug caches), so that its fast path needs no NULL test.
- */
-struct pcp_cache {
-	/* private to percpu/ */
-	struct pcp_cpu **slow;		/* every allocated pcp_cpu */
-	const struct pcp_ops *ops;
-	void *owner;
-	char name[32];
-	unsigned int objsize;
-	unsigned int limit, batchcount, depot_limit;
-	pthread_mutex_t lock;		/* lazy pcp_cpu allocation, tunables */
-	struct pcp_depot *depot;
-	struct pcp_cache *next;		/* registry */
-	unsigned long nr_direct;	/* ops that bypassed magazines */
-	bool bypass;
-	/* read by the fast paths */
-	struct pcp_cpu *cpu_guard[2];	/* cpus[-2], cpus[-1] */
-	struct pcp_cpu *cpus[];		/* pcp_nr_cpu_ids() entries */
-};
-
-#define PCP_CACHE_CPUS_OFFSET	__builtin_offsetof(struct pcp_cache, cpus)
-
-/*
- * struct pcp_cpu (percpu/internal.h) starts with the loaded magazine and
- * then its counters; the fast paths rely on both offsets.
- */
-#define PCP_CPU_MAG_OFFSET	0
-#define PCP_CPU_STAT_OFFSET	8
-
-/* percpu/cpu.c */
-extern long pcp_rseq_off __attribute__((visibility("hidden")));
-				/* TLS offset of the rseq area in use */
+/* One per cache; its layout is private to percpu/ (percpu/fastpath.h). */
+struct pcp_cache;
 
 /**
  * pcp_init - choose the mode, find the possible CPUs; idempotent.
@@ -155,7 +100,11 @@ int pcp_init(void);
 const char *pcp_mode(void);
 enum pcp_mode_id pcp_mode_id(void);
 
-/** pcp_nr_cpu_ids - highest possible CPU + 1 (arrays are this long). */
+/**
+ * pcp_nr_cpu_ids - length of the per-CPU arrays: the kernel's own bound on
+ * CPU numbers (the size of its cpumask, from sched_getaffinity), at least
+ * the possible CPUs of sysfs. No CPU the kernel names reaches it.
+ */
 unsigned int pcp_nr_cpu_ids(void);
 
 /**
@@ -192,10 +141,7 @@ struct pcp_cache *pcp_cache_create(const char *name, void *owner,
  */
 struct pcp_cache *pcp_cache_bypass(void);
 
-static inline bool pcp_cache_is_bypass(const struct pcp_cache *pc)
-{
-	return pc->bypass;
-}
+bool pcp_cache_is_bypass(const struct pcp_cache *pc);
 
 /**
  * pcp_cache_destroy - drain every CPU and the depot into @ops->flush, then
@@ -295,199 +241,14 @@ int pcp_vcpu_set(int cpu);
 int pcp_vclock_set(uint64_t ns);
 int pcp_vcpu_set_nr(unsigned int nr);
 
-/*
- * percpu/magazine.c: the slow paths behind the inline fast paths.
- * pcp_alloc_miss/pcp_free_miss take the fast path's result: a miss, or an
- * aborted section (counted, then retried).
- */
-#define PCP_MISS	((void *)0)
-#define PCP_ABORTED	((void *)1)
-void *pcp_alloc_slow(struct pcp_cache *pc);
-void pcp_free_slow(struct pcp_cache *pc, void *obj);
-void *pcp_alloc_miss(struct pcp_cache *pc, void *why);
-void pcp_free_miss(struct pcp_cache *pc, void *obj, int why);
-void pcp_count_abort(struct pcp_cache *pc);
-
-/*
- * Hit counters: one `incq` on the pcp_cpu just committed to, after the
- * section (one instruction, so only a migration between the commit and
- * the increment, racing with the old CPU's own increment, can lose one).
- */
-#if IS_ENABLED(CONFIG_PERCPU_STATS)
-#define PCP_ASM_STAT	"incq %c[stat](%%rdx)\n\t"
-#else
-#define PCP_ASM_STAT	""
-#endif
-#define PCP_STAT_OFF(item)	(PCP_CPU_STAT_OFFSET + 8 * (item))
-
-#if defined(__x86_64__) && !USLAB_VCPU
-/*
- * rseq descriptor, pointer array and exit points, as librseq lays them
- * out (debuggers and tools find critical sections through them).
- * Labels: 1 start, 2 post-commit, 3 descriptor, 4 abort handler.
- */
-#define PCP_RSEQ_CS(exit_label)						\
-	".pushsection __rseq_cs, \"aw\"\n\t"				\
-	".balign 32\n\t"						\
-	"3:\n\t"							\
-	".long 0x0, 0x0\n\t"						\
-	".quad 1f, (2f - 1f), 4f\n\t"					\
-	".popsection\n\t"						\
-	".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"			\
-	".quad 3b\n\t"							\
-	".popsection\n\t"						\
-	".pushsection __rseq_exit_point_array, \"aw\"\n\t"		\
-	".quad 1f, " exit_label "\n\t"					\
-	".popsection\n\t"
-
-/* The abort handler, preceded by the signature (ud1 0x53053053). */
-#define PCP_RSEQ_ABORT(abort_label)					\
-	".pushsection __rseq_failure, \"ax\"\n\t"			\
-	".byte 0x0f, 0xb9, 0x3d\n\t"					\
-	".long 0x53053053\n\t"						\
-	"4:\n\t"							\
-	"jmp " abort_label "\n\t"					\
-	".popsection\n\t"
-
 /**
- * pcp_alloc_fast - pop an object from this CPU's loaded magazine, one rseq
- * critical section.
- * Context: any thread; lock-free, no atomic instruction, no syscall.
- * Return: the object, PCP_MISS (loaded magazine empty, CPU stopped or not
- * set up, thread without rseq) or PCP_ABORTED (preempted, migrated or
- * signalled inside the section).
- *
- * Cost on a hit: load the rseq offset, arm the section (lea + store), then
- * cpu id, cpus[cpu], magazine, count: 4 loads, 1 test; 1 load of the
- * object, the committing store of count - 1; the hit counter.
- *
- * Plain asm with an output, not asm goto: gcc 12 merges asm goto labels
- * with the fall-through when the asm has outputs. A magazine never holds
- * NULL or 1, so the object itself tells a miss (0) and an abort (1).
- */
-static __always_inline void *pcp_alloc_fast(struct pcp_cache *pc)
-{
-	void *obj;
-	long off = pcp_rseq_off;
-
-	__asm__ __volatile__ (
-		PCP_RSEQ_CS("5f")
-		"leaq 3b(%%rip), %%rax\n\t"
-		"movq %%rax, %%fs:8(%[off])\n\t"
-		"1:\n\t"
-		"movslq %%fs:4(%[off]), %%rax\n\t"
-		"movq %c[cpus](%[pc], %%rax, 8), %%rdx\n\t"
-		"movq (%%rdx), %%rcx\n\t"
-		"movq (%%rcx), %%rax\n\t"
-		"testq %%rax, %%rax\n\t"
-		"jz 5f\n\t"
-		"movq 24(%%rcx, %%rax, 8), %[obj]\n\t"
-		"decq %%rax\n\t"
-		"movq %%rax, (%%rcx)\n\t"	/* commit */
-		"2:\n\t"
-		PCP_ASM_STAT
-		".pushsection __rseq_failure, \"ax\"\n\t"
-		"5:\n\t"
-		"xorl %k[obj], %k[obj]\n\t"
-		"jmp 6f\n\t"
-		".byte 0x0f, 0xb9, 0x3d\n\t"
-		".long 0x53053053\n\t"
-		"4:\n\t"
-		"movl $1, %k[obj]\n\t"
-		"jmp 6f\n\t"
-		".popsection\n\t"
-		"6:\n\t"
-		: [obj] "=&r" (obj)
-		: [off] "r" (off), [pc] "r" (pc),
-		  [cpus] "i" (PCP_CACHE_CPUS_OFFSET),
-		  [stat] "i" (PCP_STAT_OFF(PCP_STAT_ALLOC_HIT))
-		: "rax", "rcx", "rdx", "memory", "cc");
-	return obj;
-}
-
-/**
- * pcp_free_fast - push @obj on this CPU's loaded magazine, one rseq
- * critical section.
- * Context: any thread; lock-free, no atomic instruction, no syscall.
- * Return: 0 when stored, 1 on a miss (magazine full, CPU stopped or not
- * set up), 2 when the section aborted.
- *
- * Cost on a hit: as pcp_alloc_fast, with a compare against the magazine's
- * size instead of the test, the store of @obj and the commit of count + 1.
- * (asm goto is fine here: no outputs.)
- */
-static __always_inline int pcp_free_fast(struct pcp_cache *pc, void *obj)
-{
-	long off = pcp_rseq_off;
-
-	__asm__ __volatile__ goto (
-		PCP_RSEQ_CS("%l[miss]")
-		"leaq 3b(%%rip), %%rax\n\t"
-		"movq %%rax, %%fs:8(%[off])\n\t"
-		"1:\n\t"
-		"movslq %%fs:4(%[off]), %%rax\n\t"
-		"movq %c[cpus](%[pc], %%rax, 8), %%rdx\n\t"
-		"movq (%%rdx), %%rcx\n\t"
-		"movq (%%rcx), %%rax\n\t"
-		"cmpq 8(%%rcx), %%rax\n\t"
-		"jae %l[miss]\n\t"
-		"movq %[obj], 32(%%rcx, %%rax, 8)\n\t"
-		"incq %%rax\n\t"
-		"movq %%rax, (%%rcx)\n\t"	/* commit */
-		"2:\n\t"
-		PCP_ASM_STAT
-		PCP_RSEQ_ABORT("%l[aborted]")
-		:
-		: [off] "r" (off), [pc] "r" (pc), [obj] "r" (obj),
-		  [cpus] "i" (PCP_CACHE_CPUS_OFFSET),
-		  [stat] "i" (PCP_STAT_OFF(PCP_STAT_FREE_HIT))
-		: "rax", "rcx", "rdx", "memory", "cc"
-		: miss, aborted);
-	return 0;
-miss:
-	return 1;
-aborted:
-	return 2;
-}
-#else
-/* Virtual CPUs (simulator) and other architectures: always the locked path. */
-static __always_inline void *pcp_alloc_fast(struct pcp_cache *pc)
-{
-	return PCP_MISS;
-}
-
-static __always_inline int pcp_free_fast(struct pcp_cache *pc, void *obj)
-{
-	return 1;
-}
-#endif
-
-/**
- * pcp_alloc - an object from this CPU's magazines, else from the depot or
- * a refill of the layer above.
- * Context: any thread; lock-free on a hit. Not on a bypass cache.
+ * pcp_alloc_slow - an object from this CPU's magazines, the depot or a
+ * refill, under the CPU's lock (what the inline fast path falls back to;
+ * percpu/fastpath.h has the inline pcp_alloc() for layers that link it).
  * Return: the object, or NULL when the layer above is out of memory.
  */
-static __always_inline void *pcp_alloc(struct pcp_cache *pc)
-{
-	void *obj = pcp_alloc_fast(pc);
-
-	if (likely((uintptr_t)obj > (uintptr_t)PCP_ABORTED))
-		return obj;
-	return pcp_alloc_miss(pc, obj);
-}
-
-/**
- * pcp_free - give @obj to this CPU's magazines (the depot or the layer
- * above when they are full).
- * Context: any thread; lock-free on a hit. Not on a bypass cache.
- */
-static __always_inline void pcp_free(struct pcp_cache *pc, void *obj)
-{
-	int r = pcp_free_fast(pc, obj);
-
-	if (unlikely(r))
-		pcp_free_miss(pc, obj, r);
-}
+void *pcp_alloc_slow(struct pcp_cache *pc);
+/** pcp_free_slow - give @obj to this CPU's magazines, under the lock. */
+void pcp_free_slow(struct pcp_cache *pc, void *obj);
 
 #endif /* USLAB_PERCPU_H */

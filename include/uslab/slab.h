@@ -209,6 +209,18 @@ struct pcp_cache *kmem_cache_pcp(struct kmem_cache *s);
 /** kmem_cache_find - a cache by name (first match), or NULL. */
 struct kmem_cache *kmem_cache_find(const char *name);
 
+/**
+ * kmem_cache_set_fault - failslab: make the slab layer's allocations (each
+ * refill of a CPU's magazine and each allocation that bypasses magazines)
+ * fail as on a shortage (NULL, errno ENOMEM; never with __GFP_NOFAIL), per
+ * "probability[:interval[:times[:space]]]" (docs/slab.md, "Fault
+ * injection"); "0": off.
+ * Return: 0 or -EINVAL.
+ */
+int kmem_cache_set_fault(const char *spec);
+/** kmem_cache_faults_injected - failures injected so far. */
+unsigned long kmem_cache_faults_injected(void);
+
 /** kmem_cache_shrink_all - kmem_cache_shrink() every cache, then trim pages. */
 void kmem_cache_shrink_all(void);
 

@@ -5,7 +5,17 @@
  *   misuse uaf		write into a freed block, then allocate again
  *   misuse double	free the same block twice
  * Under USLAB_OPTIONS=debug the slab layer must report each on stderr.
+ *
+ * Hardened frees (tests/test_malloc_hardened.sh), default build, no option;
+ * each prints "object 0x..." on stdout first:
+ *   misuse double-next	free twice, then two mallocs: must stop at the
+ *			second free (exit 3 if both mallocs return one block)
+ *   misuse double-late	free, 2000 other frees of the class (the block
+ *			reaches the slab freelist), free again
+ *   misuse interior	free(p + 16)
+ *   misuse foreign	free pointers that are not uslab's: ignored, exit 0
  */
+#include <sys/mman.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +49,44 @@ int main(int argc, char **argv)
 			free(keep[i]);
 	} else if (!strcmp(mode, "double")) {
 		free(p);
+		free(p);
+	} else if (!strcmp(mode, "double-next")) {
+		void *a, *b;
+
+		printf("object %p\n", (void *)p);
+		fflush(stdout);
+		free(p);
+		free(p);
+		a = malloc(24);
+		b = malloc(24);
+		if (a == b)
+			return 3;	/* handed out twice */
+	} else if (!strcmp(mode, "double-late")) {
+		static void *many[2000];
+
+		for (int i = 0; i < 2000; i++)
+			many[i] = malloc(24);
+		printf("object %p\n", (void *)p);
+		fflush(stdout);
+		free(p);
+		for (int i = 0; i < 2000; i++)
+			free(many[i]);
+		free(p);
+	} else if (!strcmp(mode, "interior")) {
+		printf("object %p\n", (void *)(p + 16));
+		fflush(stdout);
+		free(p + 16);
+		free(malloc(24));
+	} else if (!strcmp(mode, "foreign")) {
+		static char data[64];
+		char stack[64];
+		void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		free(data + 16);
+		free(stack);
+		free(m);
+		munmap(m, 4096);
 		free(p);
 	} else {
 		free(p);
