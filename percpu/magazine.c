@@ -73,8 +73,8 @@ static __always_inline void pcp_stat(struct pcp_cpu *c, enum pcp_stat_item i)
 /* Defaults and tunables */
 
 /*
- * Objects by size (the old SLAB's enable_cpucache() table, or
- * CONFIG_PERCPU_MAG_SIZE), then the byte bound: a magazine never holds
+ * Objects by size (the old SLAB's enable_cpucache() table up to 1 KiB,
+ * 64 above, or CONFIG_PERCPU_MAG_SIZE), then the byte bound: a magazine never holds
  * more than CONFIG_PERCPU_MAG_BYTES of objects (at least one object), so
  * the two magazines one CPU keeps per cache stay within
  * 2 * max(CONFIG_PERCPU_MAG_BYTES, size) bytes. docs/percpu.md, "Sizing".
@@ -86,7 +86,7 @@ unsigned int pcp_default_limit(unsigned int size)
 	if (CONFIG_PERCPU_MAG_SIZE > 0)
 		objs = CONFIG_PERCPU_MAG_SIZE;
 	else if (size > 1024)
-		objs = 24;
+		objs = 64;
 	else if (size > 256)
 		objs = 54;
 	else

@@ -201,11 +201,12 @@ START_TEST(test_default_limits)
 		ck_assert_uint_eq(pcp_default_limit(256), 120);
 		ck_assert_uint_eq(pcp_default_limit(257), 54);
 		ck_assert_uint_eq(pcp_default_limit(1024), 54);
-		ck_assert_uint_eq(pcp_default_limit(2048), 24);
-		ck_assert_uint_eq(pcp_default_limit(3000), 24);
-		ck_assert_uint_eq(pcp_default_limit(4096),
-				  CONFIG_PERCPU_MAG_BYTES / 4096 < 24 ?
-				  CONFIG_PERCPU_MAG_BYTES / 4096 : 24);
+		ck_assert_uint_eq(pcp_default_limit(2048),
+				  CONFIG_PERCPU_MAG_BYTES / 2048 < 64 ?
+				  CONFIG_PERCPU_MAG_BYTES / 2048 : 64);
+		ck_assert_uint_eq(pcp_default_limit(16384),
+				  CONFIG_PERCPU_MAG_BYTES / 16384 < 64 ?
+				  CONFIG_PERCPU_MAG_BYTES / 16384 : 64);
 	} else {
 		ck_assert_uint_eq(pcp_default_limit(8),
 				  CONFIG_PERCPU_MAG_BYTES / 8 < CONFIG_PERCPU_MAG_SIZE ?
