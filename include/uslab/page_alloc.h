@@ -217,6 +217,7 @@ bool page_alloc_emergency_free(const void *p);
 extern int page_alloc_decayd_state;
 #define PAGE_ALLOC_DECAYD_WANTED	1
 void page_alloc_decayd_start(void);
+void page_alloc_decayd_disable(void);
 bool page_alloc_decayd_running(void);
 
 static inline void page_alloc_decayd_poll(void)
