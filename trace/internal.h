@@ -321,6 +321,9 @@ int import_perf(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
 int cmd_usage(const char *usage);
 /* -h/--help: usage on stdout; returns 0 (1 when stdout cannot be written). */
 int cmd_help(const char *usage);
+/* After the options: exactly one TRACE left (argv[optind]), else one line
+ * saying what is wrong, then the usage. Return: 0, or 2. */
+int cmd_one_trace(const char *who, const char *usage, int argc);
 /* getopt returned '?' (opterr is 0): one line naming the unknown option or
  * the missing value, then the usage, on stderr. Returns 2. */
 int cmd_opt_error(const char *who, const char *usage, const char *shortopts,

@@ -331,6 +331,14 @@ int cmd_usage(const char *usage)
 	return 2;
 }
 
+int cmd_one_trace(const char *who, const char *usage, int argc)
+{
+	if (optind == argc - 1)
+		return 0;
+	fprintf(stderr, "%s: %s\n", who, optind < argc ? "one TRACE only" : "no TRACE given");
+	return cmd_usage(usage);
+}
+
 int cmd_help(const char *usage)
 {
 	put_usage(stdout, usage);

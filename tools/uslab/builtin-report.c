@@ -566,10 +566,8 @@ int cmd_report(int argc, char **argv)
 			return cmd_opt_error("uslab report", usage, "t:h", argv);
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "uslab report: %s\n", optind < argc ? "one TRACE only" : "no TRACE given");
-		return cmd_usage(usage);
-	}
+	if (cmd_one_trace("uslab report", usage, argc))
+		return 2;
 	if (children && sort != 1) {
 		fprintf(stderr, "uslab report: --children goes with --sort callsite\n");
 		return cmd_usage(usage);

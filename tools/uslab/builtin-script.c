@@ -78,10 +78,8 @@ int cmd_script(int argc, char **argv)
 			return cmd_opt_error("uslab script", usage, "n:Hh", argv);
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "uslab script: %s\n", optind < argc ? "one TRACE only" : "no TRACE given");
-		return cmd_usage(usage);
-	}
+	if (cmd_one_trace("uslab script", usage, argc))
+		return 2;
 	r = cmd_open_trace_as("uslab script", argv[optind]);
 	if (!r)
 		return 1;

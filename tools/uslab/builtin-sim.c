@@ -287,11 +287,8 @@ static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_c
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
 		if ((rc = sim_option(c, optarg, argv, cfg, o)))
 			return rc < 0 ? fputs(sim_usage_text, stdout) < 0 : rc;
-	if (optind != argc - 1) {
-		fprintf(stderr, "uslab sim: %s\n", optind < argc ? "one TRACE only" : "no TRACE given");
-		fputs(sim_usage_text, stderr);
+	if (cmd_one_trace("uslab sim", sim_usage_text, argc))
 		return 2;
-	}
 	/* checked before the run, not after it */
 	if (o->timeline && out_check(o->timeline, why, sizeof(why))) {
 		fprintf(stderr, "uslab sim: --timeline: %s\n", why);

@@ -181,11 +181,8 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 	while ((opt = getopt_long(argc, argv, "j:h", opts, NULL)) != -1)
 		if ((rc = tune_option(opt, optarg, argv, tu, o)))
 			return rc < 0 ? fputs(tune_usage, stdout) < 0 : rc;
-	if (optind != argc - 1) {
-		fprintf(stderr, "uslab tune: %s\n", optind < argc ? "one TRACE only" : "no TRACE given");
-		fputs(tune_usage, stderr);
+	if (cmd_one_trace("uslab tune", tune_usage, argc))
 		return 2;
-	}
 	/* Output paths are checked before the sweep, not after it. */
 	for (int i = 0; i < 2; i++) {
 		const char *path = i ? o->png : o->svg;
