@@ -1305,7 +1305,9 @@ static void user_kmalloc_overflow(int fd)
 	ck_assert_str_eq(s->name, "kmalloc-64");
 	ck_assert(slab_debug(s) && (s->flags & SLAB_STORE_USER));
 	ck_assert_ptr_nonnull(kmem_cache_find("kmalloc-64-old"));
-	kfree(early);		/* to its own, old cache */
+	/* free()'s route: the page tag must not send it to the new cache */
+	kfree_fast(early);
+	ck_assert_ptr_eq(kmalloc(50, GFP_KERNEL) == early ? NULL : s, s);
 	p = dbg_site_kmalloc(50);
 	ck_assert_ptr_eq(virt_to_slab(p)->slab_cache, s);
 	ck_assert_uint_eq(ksize(p), 50);

@@ -53,7 +53,7 @@ static const char tune_usage[] =
 	"                       0,8,32,-1), and the rank correlation of modelled\n"
 	"                       against measured time\n"
 	"  --pid PID            the process of a multi-process recording (default:\n"
-	"                       the one with the most allocations)\n"
+	"                       the program the command ran as: uslab record -h)\n"
 	"  --comm NAME          the process with this name\n";
 
 static int parse_list(const char *s, long *v, unsigned int *n, long lo, long hi)
