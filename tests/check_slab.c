@@ -1609,10 +1609,14 @@ static Suite *slab_suite(void)
 		tcase_set_timeout(tc, 60);
 		tcase_add_test(tc, test_debug_reports);
 		tcase_add_test(tc, test_debug_clean_run);
-		/* forks and aborts by design: only with CK_FORK */
-		if (!getenv("CK_FORK") || strcmp(getenv("CK_FORK"), "no"))
+		/*
+		 * Forks and aborts by design, and re-makes kmalloc caches
+		 * as debug caches: only where each test has its own process.
+		 */
+		if (!getenv("CK_FORK") || strcmp(getenv("CK_FORK"), "no")) {
 			tcase_add_test(tc, test_slab_debug_reports);
-		tcase_add_test(tc, test_slab_debug_resolution);
+			tcase_add_test(tc, test_slab_debug_resolution);
+		}
 		suite_add_tcase(su, tc);
 	}
 	return su;
