@@ -161,7 +161,8 @@ static const struct malloc_option malloc_options[] = {
 	  parse_cache_setting, NULL, NULL, 0, 0 },
 	{ "reaper_ms", "Kconfig (" __stringify(CONFIG_PERCPU_REAPER_PERIOD_MS) ")",
 	  "period of the background reaper that trims depots and idle CPUs "
-	  "(10 .. 600000; 0 = no reaper, as `uslab sim --no-reaper`)",
+	  "(10 .. 600000; 0 = no reaper and no page_alloc decay thread, as "
+	  "`uslab sim --no-reaper`)",
 	  parse_reaper, &malloc_opts.reaper_ms, NULL, 10, 600000 },
 	{ "trim", __stringify(CONFIG_PAGE_ALLOC_RESIDENT_FREE_KB),
 	  "KiB of free pages kept resident before the rest goes back to the OS",
@@ -339,6 +340,9 @@ void malloc_apply_options(void)
 		if (err)
 			option_warn(item, err == -EOPNOTSUPP ?
 				    "no reaper in this build" : "rejected");
+		/* no agent on a timer at all: page_alloc's decay thread neither */
+		if (!malloc_opts.reaper_ms && page_alloc_decayd_disable())
+			option_warn(item, "page_alloc's decay thread already runs");
 	}
 	if (malloc_opts.debug && malloc_debug_enable())
 		option_warn("debug", "cannot create the debug caches");

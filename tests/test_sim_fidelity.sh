@@ -37,10 +37,7 @@ ops() { grep -E '^  kmalloc-' "$1" | awk '{ print $1, $2, $3, $4, $5, $6, $7, $8
 peak() { sed -n 's/.*peak held \([0-9.]*\) KiB$/\1/p' "$1"; }
 
 n=0
-# resize-big (sizes to 20000 B) is left out since page_alloc's per-CPU page
-# lists landed: the real run makes one kmalloc-384 allocation more than the
-# simulation (a known divergence, in note-tuning.md), not yet explained.
-for trace in traces/*.ustr "$T/resize.ustr" "$T/rp.ustr"; do
+for trace in traces/*.ustr "$T/resize.ustr" "$T/resize-big.ustr" "$T/rp.ustr"; do
 	name=$(basename "$trace")
 	"$U" sim "$trace" --cpus 1 --no-reaper --rows 0 2>"$T/sim.err" |
 		sed -n '/^per cache/,/^page allocator/p' > "$T/sim.txt"

@@ -179,6 +179,10 @@ extern int page_alloc_decayd_state;
 #define PAGE_ALLOC_DECAYD_WANTED	1
 void page_alloc_decayd_start(void);
 bool page_alloc_decayd_running(void);
+/* No decay thread in this process (USLAB_OPTIONS=reaper_ms=0: no agent on
+ * a timer, as the simulator without its virtual reaper). Return: 0, or
+ * -EBUSY when it already runs. */
+int page_alloc_decayd_disable(void);
 
 static inline void page_alloc_decayd_poll(void)
 {
