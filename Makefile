@@ -6,6 +6,8 @@
 #                        when there is no .config yet)
 #   make run             the main job on the bundled default
 #   make check           build and run every test suite
+#   make deps-PURPOSE    install the Debian packages of one purpose
+#                        (core tools test fuzz bench plot menuconfig all)
 #   make <name>_defconfig, defconfig, olddefconfig, savedefconfig, menuconfig
 #   make install PREFIX=/usr/local
 #   make clean, distclean
@@ -48,16 +50,25 @@ CLANG   ?= clang
 
 config-targets := defconfig olddefconfig savedefconfig menuconfig %_defconfig \
                   listnewconfig
-no-dot-config  := $(filter $(config-targets) clean distclean deps help help-desc-% no-dot-config-help-probe,$(MAKECMDGOALS))
+no-dot-config  := $(filter $(config-targets) clean distclean deps deps-% help help-desc-% no-dot-config-help-probe,$(MAKECMDGOALS))
 
 autoconf_h := $(obj)/include/generated/autoconf.h
 auto_conf  := $(obj)/auto.conf
 kconfig-files := Kconfig $(wildcard */Kconfig)
 
+# Debian packages by purpose (scripts/deps.sh): .deps-ok is the library's
+# (compiler, liburcu, kconfiglib, sdt.h), asked for by every object; each
+# other target asks for its own .deps-<purpose> (tools test fuzz bench plot
+# menuconfig), so building the library installs nothing it does not use.
 $(obj)/.deps-ok: scripts/deps.sh
 	$(Q)mkdir -p $(obj)
-	$(Q)bash scripts/deps.sh
+	$(Q)bash scripts/deps.sh core
 	$(Q)touch $@
+$(obj)/.deps-%: scripts/deps.sh
+	$(Q)mkdir -p $(obj)
+	$(Q)bash scripts/deps.sh $*
+	$(Q)touch $@
+deps-%: $(obj)/.deps-% ;
 
 # A fresh clone has no .config: start from the default preset.
 $(KCONFIG_CONFIG): | $(obj)/.deps-ok
@@ -85,7 +96,7 @@ olddefconfig: | $(obj)/.deps-ok
 savedefconfig: | $(obj)/.deps-ok
 	$(Q)$(PYTHON) -m savedefconfig --kconfig Kconfig --out defconfig
 	@echo "wrote ./defconfig (copy it to configs/<name>_defconfig to make a preset)"
-menuconfig: | $(obj)/.deps-ok
+menuconfig: | $(obj)/.deps-ok $(obj)/.deps-menuconfig
 	$(Q)MENUCONFIG_STYLE=aquatic $(PYTHON) -m menuconfig Kconfig
 listnewconfig: | $(obj)/.deps-ok
 	$(Q)$(PYTHON) -m listnewconfig Kconfig
@@ -137,6 +148,7 @@ endif
 #   clean-files    extra things `make clean` removes
 #   install-bins   programs `make install` puts in bin/
 #   install-libs   extra shared objects `make install` puts in lib/
+#   install-data   files `make install` puts in share/uslab/
 
 core-objs   :=
 malloc-objs :=
@@ -148,6 +160,7 @@ check-scripts :=
 clean-files :=
 install-bins :=
 install-libs :=
+install-data :=
 install-man :=
 
 -include $(wildcard */Build.mk) $(wildcard */*/Build.mk)
@@ -158,6 +171,9 @@ static-lib := $(obj)/libuslab.a
 
 all: $(core-lib) $(if $(malloc-objs),$(shared-lib) $(static-lib)) $(progs)
 .PHONY: all
+
+# The uslab CLI's objects (trace/, sim/, tools/) need zstd.
+$(addprefix $(obj)/,$(sim-objs)): | $(obj)/.deps-tools
 
 $(obj)/%.o: %.c $(autoconf_h) $(flags-stamp) | $(obj)/.deps-ok
 	$(quiet) CC $@
@@ -189,6 +205,8 @@ $(shared-lib): $(addprefix $(obj)/,$(core-objs) $(malloc-objs)) $(uslab-map)
 # Check suites: tests/check_<name>.c, linked against the core library.
 auto-check := $(patsubst %.c,$(obj)/%,$(wildcard tests/check_*.c))
 check-progs += $(auto-check)
+# Check and the other test tools: before any suite compiles, and before check runs.
+$(addsuffix .o,$(auto-check)) $(patsubst %.c,$(obj)/vcpu/%.o,$(wildcard tests/vcpu/*.c)): | $(obj)/.deps-test
 $(auto-check): $(obj)/tests/%: $(obj)/tests/%.o $(core-lib)
 	$(quiet) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
@@ -196,16 +214,17 @@ $(auto-check): $(obj)/tests/%: $(obj)/tests/%.o $(core-lib)
 check-scripts += $(sort $(wildcard tests/test_*.sh))
 
 # Every suite runs even when an earlier one fails; the summary says which.
-check: all $(check-progs)
+check: all $(check-progs) | $(obj)/.deps-test
 	$(Q)O=$(obj) bash tests/run-all.sh $(check-progs) $(check-scripts)
 .PHONY: check
 
-# Layers only look down (shared/DESIGN.md); this fails on an upward include.
-check-layers:
-	$(Q)bash scripts/check-layers.sh
+# Layers only look down (shared/DESIGN.md): includes, and calls (nm over the
+# objects of each folder); fails on either looking up.
+check-layers: all
+	$(Q)O=$(obj) bash scripts/check-layers.sh
 .PHONY: check-layers
 
-run: all
+run: all | $(obj)/.deps-plot
 	$(Q)O=$(obj) bash scripts/run.sh
 .PHONY: run
 
@@ -216,7 +235,7 @@ run: all
 # against (examples/Build.mk) both run it. $(1): where files go (DESTDIR
 # included); $(2): the prefix the pkg-config files name.
 install-files := $(core-lib) $(if $(malloc-objs),$(shared-lib) $(static-lib)) \
-                 $(install-bins) $(install-libs) $(install-man) $(autoconf_h) \
+                 $(install-bins) $(install-libs) $(install-data) $(install-man) $(autoconf_h) \
                  $(wildcard include/uslab/*.h include/uslab/kernel/linux/*.h) \
                  scripts/uslab.pc.in scripts/uslab-static.pc.in
 define install-to
@@ -228,6 +247,7 @@ define install-to
 	$(Q)$(if $(malloc-objs),install -m 755 $(shared-lib) $(1)/lib/ && install -m 644 $(static-lib) $(1)/lib/)
 	$(Q)$(if $(install-bins),install -m 755 $(install-bins) $(1)/bin/)
 	$(Q)$(if $(install-libs),install -m 755 $(install-libs) $(1)/lib/)
+	$(Q)$(if $(install-data),install -d $(1)/share/uslab && install -m 644 $(install-data) $(1)/share/uslab/)
 	$(Q)$(if $(install-man),install -d $(1)/share/man/man1 && install -m 644 $(install-man) $(1)/share/man/man1/)
 	$(Q)for pc in uslab uslab-static; do \
 		sed -e 's|@PREFIX@|$(2)|g' scripts/$$pc.pc.in > $(1)/lib/pkgconfig/$$pc.pc || exit 1; \
@@ -258,7 +278,7 @@ distclean: clean
 # description a fragment gives it in help-<target>, and every preset.
 help-all        := build the libraries, the uslab CLI and the tools (default)
 help-check      := build and run every test suite (make check must stay green)
-help-check-layers := fail on an include that goes up the layers
+help-check-layers := fail on an include or a call that goes up the layers
 help-run        := the main job on the bundled default trace
 help-install    := install libraries, headers, uslab, man pages (PREFIX=$(PREFIX))
 help-clean      := remove the build output ($(O))
@@ -286,6 +306,8 @@ help:
 			printf '  %-20s %s\n' "$$t" "$$d"; \
 		done
 	@echo "  <preset>_defconfig   .config from configs/<preset>_defconfig"
+	@echo "  deps-<purpose>       install the Debian packages of one purpose"
+	@echo "                       (core tools test fuzz bench plot menuconfig all)"
 	@echo
 	@echo "presets: $(presets)"
 	@echo

@@ -12,6 +12,6 @@ $(obj)/bench/alloc_bench: $(bench-objs)
 # The benchmark calls malloc for its cost: no folding of malloc/free pairs.
 $(bench-objs): CFLAGS += -fno-builtin
 
-bench: all $(bench-progs)
+bench: all $(bench-progs) | $(obj)/.deps-bench
 	$(Q)O=$(obj) bash bench/run.sh
 .PHONY: bench

@@ -20,6 +20,9 @@ fuzz-bins   := $(obj)/fuzz/fuzz_trace $(obj)/fuzz/fuzz_mtrace $(obj)/fuzz/fuzz_p
                $(obj)/fuzz/fuzz_loaders $(obj)/fuzz/fuzz_sim
 fuzz-deps   := fuzz/forge.h trace/internal.h sim/internal.h include/uslab/trace.h $(autoconf_h)
 
+# clang and its libFuzzer runtime are the fuzzers' own (scripts/deps.sh fuzz).
+$(fuzz-bins): | $(obj)/.deps-fuzz $(obj)/.deps-tools
+
 $(obj)/fuzz/fuzz_trace: fuzz/fuzz_trace.c $(fuzz-common) trace/internal.h include/uslab/trace.h $(autoconf_h)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)

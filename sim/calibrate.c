@@ -303,76 +303,51 @@ static int mkdirs(const char *path)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* The measured rows the fit runs on: per workload half, its counts and time. */
+struct fit_rows {
+	double y[2 * NW], x[2 * NW][NX], pages[2 * NW];
+	int n;
+};
+
+/* -o FILE or the default place. Return: 0, 2 (usage, said), or -1 for --help. */
+static int parse_args(int argc, char **argv, char *path, size_t len, const char **out)
 {
-	static struct wl wls[NW] = {
-		WL("alloc/free pairs, default magazines", 0, 0, -2, 0, false, 2000000),
-		WL("bursts of 4 magazines", 0, 0, -2, 4, true, 1000000),
-		WL("bursts of 32 magazines", 0, 0, -2, 32, true, 1000000),
-		WL("bursts of 64, magazines of 4", 4, 2, -2, 64, false, 400000),
-		WL("bursts of 64, magazines of 4, no depot", 4, 2, 0, 64, false, 400000),
-		WL("bursts of 256, magazines of 16, no depot", 16, 8, 0, 256, false, 400000),
-		WL("bursts of 1024, magazines of 64, unlimited depot", 64, 32, -1, 1024, false, 1000000),
-		WL("bursts of 2048, magazines of 8, batch 1", 8, 1, 0, 2048, false, 400000),
-	};
-	const char *out = NULL;
-	char path[4096], model[256], tmp[4200];
-	double y[2 * NW], rows[2 * NW][NX], pages[2 * NW], x[NX], page_ns, resid = 0;
-	int nrows = 0;
-	struct kmem_cache *s;
-	unsigned int defl, i;
-	void **objs;
-	cpu_set_t set;
-	FILE *f;
-	int cpu, k;
-
-	for (k = 1; k < argc; k++) {
+	*out = NULL;
+	for (int k = 1; k < argc; k++) {
 		if (!strcmp(argv[k], "-o") && k + 1 < argc) {
-			out = argv[++k];
-		} else {
-			bool help = !strcmp(argv[k], "-h") || !strcmp(argv[k], "--help");
-
-			/* the CLI conventions: help on stdout (0), a bad
-			 * argument named on stderr with the usage (2) */
-			if (!help)
-				fprintf(stderr, "uslab calibrate: %s '%s'\n",
-					!strcmp(argv[k], "-o") ? "option needs a value:" :
-					"unknown option", argv[k]);
-			fprintf(help ? stdout : stderr, "usage: uslab calibrate [-o FILE]\n"
-				"  times each allocator path here and writes the cost model to FILE\n"
-				"  (default $USLAB_CALIBRATION or ~/.cache/uslab/calibration)\n");
-			return help ? 0 : 2;
+			*out = argv[++k];
+			continue;
 		}
+		bool help = !strcmp(argv[k], "-h") || !strcmp(argv[k], "--help");
+
+		/* the CLI conventions: help on stdout (0), a bad argument
+		 * named on stderr with the usage (2) */
+		if (!help)
+			fprintf(stderr, "uslab calibrate: %s '%s'\n",
+				!strcmp(argv[k], "-o") ? "option needs a value:" :
+				"unknown option", argv[k]);
+		fprintf(help ? stdout : stderr, "usage: uslab calibrate [-o FILE]\n"
+			"  times each allocator path here and writes the cost model to FILE\n"
+			"  (default $USLAB_CALIBRATION or ~/.cache/uslab/calibration)\n");
+		return help ? -1 : 2;
 	}
-	if (!out) {
-		if (sim_calibration_path(path, sizeof(path))) {
+	if (!*out) {
+		if (sim_calibration_path(path, len)) {
 			fprintf(stderr, "uslab calibrate: no HOME and no USLAB_CALIBRATION: use -o FILE\n");
 			return 2;
 		}
-		out = path;
+		*out = path;
 	}
-	cpu = sched_getcpu();
-	CPU_ZERO(&set);
-	CPU_SET(cpu < 0 ? 0 : cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);	/* best effort: fewer aborts */
+	return 0;
+}
 
-	s = kmem_cache_create("calibrate-64", 64, 0, 0, NULL);
-	objs = calloc(4096 * 64, sizeof(void *));
-	if (!s || !objs) {
-		fprintf(stderr, "uslab calibrate: cannot create the test cache\n");
-		return 1;
-	}
-	if (!kmem_cache_pcp(s)) {
-		fprintf(stderr, "uslab calibrate: this build has no per-CPU magazines "
-			"(mode %s): nothing to calibrate\n", pcp_mode());
-		return 1;
-	}
-	defl = pcp_default_limit(64);
-	printf("uslab calibrate: mode %s, CPU %d, %s\n", pcp_mode(), cpu,
-	       (cpu_model(model, sizeof(model)), model));
-	page_ns = time_pages();
-	printf("  %-52s %8.1f ns per block op\n", "page_alloc order-0 blocks, 512 out and back", page_ns);
-	for (i = 0; i < NW; i++) {
+/* Run every workload; its halves with counts become rows. Return: 0 or -errno. */
+static int run_all(struct kmem_cache *s, struct wl *wls, void **objs, double page_ns,
+		   struct fit_rows *fr)
+{
+	unsigned int defl = pcp_default_limit(64);
+
+	for (unsigned int i = 0; i < NW; i++) {
 		struct wl *w = &wls[i];
 		int err;
 
@@ -387,41 +362,51 @@ int main(int argc, char **argv)
 		err = run_wl(s, w, objs);
 		if (err) {
 			fprintf(stderr, "uslab calibrate: %s: %s\n", w->what, strerror(-err));
-			return 1;
+			return err;
 		}
-		for (k = 0; k < 2; k++) {
+		for (int k = 0; k < 2; k++) {
 			if (!w->ns[k] || !(w->x[k][0] + w->x[k][1] + w->x[k][2] + w->x[k][3]))
 				continue;	/* the empty second half of the pairs */
-			pages[nrows] = w->page_ops[k];
-			y[nrows] = w->ns[k] - page_ns * w->page_ops[k];
-			memcpy(rows[nrows], w->x[k], sizeof(rows[0]));
-			nrows++;
+			fr->pages[fr->n] = w->page_ops[k];
+			fr->y[fr->n] = w->ns[k] - page_ns * w->page_ops[k];
+			memcpy(fr->x[fr->n], w->x[k], sizeof(fr->x[0]));
+			fr->n++;
 		}
 		printf("  %-52s %8.2f ns per op (hits %.0f, refills %.0f, flushes %.0f, depot %.0f)\n",
 		       w->what, (w->ns[0] + w->ns[1]) / (double)w->ops,
 		       w->x[0][0] + w->x[1][0], w->x[0][1] + w->x[1][1],
 		       w->x[0][2] + w->x[1][2], w->x[0][3] + w->x[1][3]);
 	}
-	if (fit(rows, nrows, y, x)) {
-		fprintf(stderr, "uslab calibrate: the workloads did not separate the paths "
-			"(singular fit); counters off?\n");
-		return 1;
-	}
-	for (i = 0; i < (unsigned int)nrows; i++) {
+	return 0;
+}
+
+/* Root mean square of the fit's relative error over the rows. */
+static double fit_error(const struct fit_rows *fr, const double *x)
+{
+	double resid = 0;
+
+	for (int i = 0; i < fr->n; i++) {
 		double pred = 0, d;
 
-		for (k = 0; k < NX; k++)
-			pred += x[k] * rows[i][k];
-		d = y[i] > 0 ? (pred - y[i]) / y[i] : 0;
+		for (int k = 0; k < NX; k++)
+			pred += x[k] * fr->x[i][k];
+		d = fr->y[i] > 0 ? (pred - fr->y[i]) / fr->y[i] : 0;
 		resid += d * d;
 		if (getenv("USLAB_CALIBRATE_DEBUG"))
-			fprintf(stderr, "row %u: measured %.0f ns, model %.0f ns, page ops %.0f, hits %.0f refills %.0f flushes %.0f depot %.0f\n",
-				i, y[i], pred, pages[i], rows[i][0], rows[i][1], rows[i][2], rows[i][3]);
+			fprintf(stderr, "row %d: measured %.0f ns, model %.0f ns, page ops %.0f, "
+				"hits %.0f refills %.0f flushes %.0f depot %.0f\n",
+				i, fr->y[i], pred, fr->pages[i], fr->x[i][0], fr->x[i][1],
+				fr->x[i][2], fr->x[i][3]);
 	}
-	resid = sqrt(resid / nrows);
-	printf("fit: hit %.2f ns, refill %.1f + %.2f ns/object, flush %.1f + %.2f ns/object, "
-	       "depot %.1f ns, page %.1f ns (rms error %.1f%%)\n",
-	       x[0], x[1], x[4], x[2], x[5], x[3], page_ns, 100 * resid);
+	return fr->n ? sqrt(resid / fr->n) : 0;
+}
+
+/* Written as FILE.tmp and renamed. Return: 0, or 1 after saying why. */
+static int write_model(const char *out, const char *model, const double *x,
+		       double page_ns, double resid)
+{
+	char tmp[4200];
+	FILE *f;
 
 	if (mkdirs(out)) {
 		fprintf(stderr, "uslab calibrate: cannot create the folder of %s: %s\n", out,
@@ -447,4 +432,62 @@ int main(int argc, char **argv)
 	}
 	printf("wrote %s\n", out);
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct wl wls[NW] = {
+		WL("alloc/free pairs, default magazines", 0, 0, -2, 0, false, 2000000),
+		WL("bursts of 4 magazines", 0, 0, -2, 4, true, 1000000),
+		WL("bursts of 32 magazines", 0, 0, -2, 32, true, 1000000),
+		WL("bursts of 64, magazines of 4", 4, 2, -2, 64, false, 400000),
+		WL("bursts of 64, magazines of 4, no depot", 4, 2, 0, 64, false, 400000),
+		WL("bursts of 256, magazines of 16, no depot", 16, 8, 0, 256, false, 400000),
+		WL("bursts of 1024, magazines of 64, unlimited depot", 64, 32, -1, 1024, false, 1000000),
+		WL("bursts of 2048, magazines of 8, batch 1", 8, 1, 0, 2048, false, 400000),
+	};
+	static struct fit_rows fr;
+	const char *out;
+	char path[4096], model[256];
+	double x[NX], page_ns, resid;
+	struct kmem_cache *s;
+	void **objs;
+	cpu_set_t set;
+	int cpu, rc;
+
+	rc = parse_args(argc, argv, path, sizeof(path), &out);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	cpu = sched_getcpu();
+	CPU_ZERO(&set);
+	CPU_SET(cpu < 0 ? 0 : cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);	/* best effort: fewer aborts */
+
+	s = kmem_cache_create("calibrate-64", 64, 0, 0, NULL);
+	objs = calloc(4096 * 64, sizeof(void *));
+	if (!s || !objs) {
+		fprintf(stderr, "uslab calibrate: cannot create the test cache\n");
+		return 1;
+	}
+	if (!kmem_cache_pcp(s)) {
+		fprintf(stderr, "uslab calibrate: this build has no per-CPU magazines "
+			"(mode %s): nothing to calibrate\n", pcp_mode());
+		return 1;
+	}
+	printf("uslab calibrate: mode %s, CPU %d, %s\n", pcp_mode(), cpu,
+	       (cpu_model(model, sizeof(model)), model));
+	page_ns = time_pages();
+	printf("  %-52s %8.1f ns per block op\n", "page_alloc order-0 blocks, 512 out and back", page_ns);
+	if (run_all(s, wls, objs, page_ns, &fr))
+		return 1;
+	if (fit(fr.x, fr.n, fr.y, x)) {
+		fprintf(stderr, "uslab calibrate: the workloads did not separate the paths "
+			"(singular fit); counters off?\n");
+		return 1;
+	}
+	resid = fit_error(&fr, x);
+	printf("fit: hit %.2f ns, refill %.1f + %.2f ns/object, flush %.1f + %.2f ns/object, "
+	       "depot %.1f ns, page %.1f ns (rms error %.1f%%)\n",
+	       x[0], x[1], x[4], x[2], x[5], x[3], page_ns, 100 * resid);
+	return write_model(out, model, x, page_ns, resid);
 }

@@ -140,28 +140,3 @@ double sim_cost(const struct sim_cost_model *m, const struct sim_result *res)
 		t += sim_class_cost(m, &res->cls[c].c);
 	return t;
 }
-
-/*
- * cmd_calibrate - run uslab-calibrate, which sits next to this binary: it
- * links the rseq library, whose paths are the ones to time (this binary
- * carries the virtual-CPU build).
- */
-int cmd_calibrate(int argc, char **argv)
-{
-	char self[4096], prog[4200];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
-	if (n <= 0) {
-		fprintf(stderr, "uslab calibrate: cannot find my own binary\n");
-		return 1;
-	}
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	snprintf(prog, sizeof(prog), "%.*s/uslab-calibrate", (int)(slash - self), self);
-	argv[0] = prog;
-	execv(prog, argv);
-	fprintf(stderr, "uslab calibrate: %s: %s\n", prog, strerror(errno));
-	(void)argc;
-	return 1;
-}

@@ -146,14 +146,12 @@ void sim_config_init(struct sim_config *cfg);
 int sim_parse_mag_size(struct sim_config *cfg, const char *arg);
 /* @opt: 'm' --mag-size, 'b' --batch, 'd' --depot-limit. Return: 0/-EINVAL. */
 int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg);
-void sim_print_config(FILE *f, const struct sim_config *cfg, unsigned int cpus);
 /* Run @t once through the library (a stream is read to its end, chunk by
  * chunk); once per process (forked for more). */
 int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	    struct sim_result *res);
 void sim_result_free(struct sim_result *res);
 double sim_mean_overhead(const struct sim_result *res);
-int cmd_sim(int argc, char **argv);
 
 /* sim/simulate_pcp.c: the simulator's view of the slab and percpu layers. */
 const char *sim_pcp_engine(void);
@@ -186,7 +184,69 @@ void sim_cost_model_load(struct sim_cost_model *m);
 int sim_calibration_path(char *buf, size_t len);
 double sim_cost(const struct sim_cost_model *m, const struct sim_result *res);
 double sim_class_cost(const struct sim_cost_model *m, const struct sim_cache_counts *c);
-/* sim/calibrate_model.c: runs uslab-calibrate (sim/calibrate.c). */
-int cmd_calibrate(int argc, char **argv);
+
+/* ---- sim/tune.c: the tuner's engine (uslab tune prints and draws). */
+
+#define TUNE_MAX_VALUES	16	/* magazine sizes or depot limits swept */
+#define TUNE_LAMBDAS	13	/* prices of a byte tried in round 2 */
+
+/* One simulated configuration, as its child reports it. */
+struct tune_out {
+	int ok;
+	unsigned int nr_cls;
+	double cost_ns;
+	double ovh_mean;
+	int64_t ovh_peak;
+	uint64_t held_peak;
+	uint64_t page_ops;
+	double hit_rate;
+	double cls_cost[SIM_MAX_CLASSES];
+	double cls_ovh[SIM_MAX_CLASSES];	/* mean over samples */
+	uint64_t cls_ops[SIM_MAX_CLASSES];
+	char cls_name[SIM_MAX_CLASSES][24];
+};
+
+struct tune_job {
+	long depot;
+	int mag[SIM_MAX_CLASSES];	/* per class; uniform jobs repeat one value */
+	bool uniform;
+	bool defaults;			/* the library's defaults: mag -1, depot default */
+	struct tune_out out;
+	bool frontier, recommended;
+};
+
+/* What is swept. */
+struct tune_space {
+	long mags[TUNE_MAX_VALUES];
+	long depots[TUNE_MAX_VALUES];
+	unsigned int nm, nd;
+	bool compose;			/* round 2: per-class settings */
+};
+
+struct tune {
+	const struct sim_trace *t;	/* decoded in memory */
+	struct sim_cost_model model;
+	unsigned int workers;		/* simulations at once */
+	int batch;			/* -1 = default */
+	bool peak;			/* frontier on peak, not mean, overhead */
+	bool progress;			/* a progress bar on stderr */
+	struct tune_job *jobs;
+	size_t nr_jobs, cap_jobs;
+	size_t grid;			/* jobs[0, grid): round 1; jobs[grid]: defaults */
+	size_t rec;			/* the recommended job (tune_frontier) */
+	size_t done, total;
+};
+
+/* Round 1: the uniform grid and the defaults. Return: 0, -ENOMEM, -EIO when
+ * a simulation failed (the others still ran), -errno of fork/pipe/wait. */
+int tune_grid(struct tune *tu, const struct tune_space *sp);
+/* Round 2 (after tune_grid): per-class settings. Return: as tune_grid,
+ * -ENOENT when no simulation of round 1 succeeded. */
+int tune_compose(struct tune *tu, const struct tune_space *sp);
+/* Marks the frontier and tu->rec. Return: 0, -ENOENT when nothing ran. */
+int tune_frontier(struct tune *tu);
+/* The overhead the frontier is drawn on (mean or peak), in bytes. */
+double tune_job_ovh(const struct tune *tu, const struct tune_job *j);
+void tune_free(struct tune *tu);
 
 #endif /* USLAB_SIM_INTERNAL_H */

@@ -1,23 +1,22 @@
 // SPDX-License-Identifier: MIT
 /*
- * uslab sim: run a trace through the library's own page_alloc, slab and
- * percpu code, on one thread, naming the virtual CPU and the virtual clock
- * before every call. Nothing is modelled: the counts are what the library
- * did.
+ * The simulation engine: run a trace through the library's own page_alloc,
+ * slab and percpu code, on one thread, naming the virtual CPU and the
+ * virtual clock before every call. Nothing is modelled: the counts are what
+ * the library did. `uslab sim` (tools/uslab/builtin-sim.c) prints them;
+ * the tuner (sim/tune.c) runs it once per configuration.
  *
  * The malloc family goes through the library's own malloc policy
  * (uslab_malloc(), uslab_realloc(), ... from malloc/policy.c, linked into
  * libuslab-core-vcpu.a), called as `uslab replay` calls the real one, so a
  * one-CPU simulation and a one-thread real replay count the same.
  *
- * Output on stdout is a function of the trace and the options only (no
- * times, no addresses), so two runs compare equal byte for byte; the speed
- * of the simulation goes to stderr.
+ * The counts are a function of the trace and the configuration only, so
+ * two runs compare equal.
  *
  * No locks: one thread.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -417,7 +416,7 @@ void sim_result_free(struct sim_result *res)
 	res->samples = NULL;
 }
 
-/* ---- cmd_sim: options and output. */
+/* ---- The configuration (uslab sim and the tuner parse into it). */
 
 /*
  * One option as the item USLAB_OPTIONS would carry, checked by slab/'s
@@ -477,180 +476,12 @@ void sim_config_init(struct sim_config *cfg)
 	cfg->per_class = true;
 }
 
-static void print_kib(FILE *f, const char *what, uint64_t bytes)
-{
-	fprintf(f, "  %-28s %12.1f KiB\n", what, (double)bytes / 1024.0);
-}
-
-void sim_print_config(FILE *f, const struct sim_config *cfg, unsigned int cpus)
-{
-	unsigned int i;
-
-	fprintf(f, "config: cpus=%u mag_size=", cpus);
-	if (cfg->mag_size < 0)
-		fprintf(f, "default");
-	else
-		fprintf(f, "%d", cfg->mag_size);
-	for (i = 0; i < cfg->nr_class_mag; i++)
-		fprintf(f, ",%s=%d", cfg->class_mag[i].name, cfg->class_mag[i].mag);
-	fprintf(f, " batch=");
-	if (cfg->batch < 0)
-		fprintf(f, "default");
-	else
-		fprintf(f, "%d", cfg->batch);
-	fprintf(f, " depot_limit=");
-	if (cfg->depot_limit == SIM_DEFAULT)
-		fprintf(f, "default");
-	else
-		fprintf(f, "%ld", cfg->depot_limit);
-	fprintf(f, "\n");
-}
-
-static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_config *cfg,
-		      const struct sim_result *res, const char *path, unsigned int rows)
-{
-	uint64_t allocs = 0, frees = 0, hits = 0;
-	char line[512];
-	size_t i, step;
-	unsigned int c;
-
-	fprintf(f, "uslab sim: %s\n", path);
-	if (t->cmdline && *t->cmdline)
-		fprintf(f, "recorded: %s\n", t->cmdline);
-	sim_print_config(f, cfg, t->cpus);
-	fprintf(f, "engine: %s\n", sim_pcp_engine());
-	fprintf(f, "events: %" PRIu64 " (allocations %" PRIu64 ", frees %" PRIu64
-		", reallocs %" PRIu64 ", failed in the trace %" PRIu64
-		", ENOMEM here %" PRIu64 ")\n",
-		res->events, res->allocs, res->frees, res->reallocs, res->failed,
-		res->enomem);
-	fprintf(f, "\nper cache (magazine = per-CPU loaded+spare, depot behind them):\n");
-	/* slab/'s formatter: the table USLAB_OPTIONS=stats prints */
-	kmem_cache_stats_header(line, sizeof(line));
-	fputs(line, f);
-	for (c = 0; c < res->nr_cls; c++) {
-		const struct kmem_cache_stats *cs = &res->cls[c].stats;
-
-		if (!kmem_cache_stats_shown(cs))
-			continue;
-		allocs += cs->allocs;
-		frees += cs->frees;
-		hits += cs->alloc_hits + cs->free_hits;
-		kmem_cache_stats_row(cs, line, sizeof(line));
-		fputs(line, f);
-	}
-	for (c = 0; c < res->nr_cls && !res->cls[c].c.mag_size; c++)
-		;
-	if (c == res->nr_cls)
-		fprintf(f, "  (no kmalloc cache has per-CPU magazines in this build: debug caches\n"
-			"   bypass them, nocache has none; every operation goes to the slabs)\n");
-	kmem_cache_stats_total(allocs, frees, hits, line, sizeof(line));
-	fputs(line, f);
-	fputc('\n', f);
-	kmem_cache_stats_page_line(&res->pages, line, sizeof(line));
-	fputs(line, f);
-
-	{
-		struct sim_cost_model m;
-
-		sim_cost_model_load(&m);
-		fprintf(f, "modelled allocator time: %.3f ms (cost model: %s)\n",
-			sim_cost(&m, res) / 1e6, m.calibrated ? m.source : "built-in default");
-	}
-	fprintf(f, "\nmemory (sampled every %" PRIu64 " events, %zu samples):\n",
-		cfg->sample_every, res->nr_samples);
-	print_kib(f, "peak held by page_alloc", res->held_peak);
-	print_kib(f, "mean held", res->nr_samples ? res->held_sum / res->nr_samples : 0);
-	print_kib(f, "peak live (requested)", res->live_peak);
-	print_kib(f, "mean live", res->nr_samples ? res->live_sum / res->nr_samples : 0);
-	print_kib(f, "peak overhead (held-live)", (uint64_t)(res->ovh_peak > 0 ? res->ovh_peak : 0));
-	print_kib(f, "mean overhead", sim_mean_overhead(res) > 0 ? (uint64_t)sim_mean_overhead(res) : 0);
-	print_kib(f, "live at the end", res->live_end);
-
-	if (!rows || !res->nr_samples)
-		return;
-	fprintf(f, "\nover time:\n  %12s %12s %12s %12s %12s %12s\n",
-		t->no_clock ? "event" : "time_ms", "events",
-		"held_KiB", "live_KiB", "overhd_KiB", "freeres_KiB");
-	step = (res->nr_samples + rows - 1) / rows;
-	for (i = 0; i < res->nr_samples; i += step) {
-		const struct sim_sample *s = &res->samples[i];
-
-		/* a trace without a clock has event indices, not times */
-		if (t->no_clock)
-			fprintf(f, "  %12" PRIu64, s->time_ns);
-		else
-			fprintf(f, "  %12.3f", (double)s->time_ns / 1e6);
-		fprintf(f, " %12" PRIu64 " %12.1f %12.1f %12.1f %12.1f\n",
-			s->events, (double)s->held / 1024.0,
-			(double)s->live / 1024.0,
-			((double)s->held - (double)s->live) / 1024.0,
-			(double)s->resident_free / 1024.0);
-	}
-}
-
 double sim_mean_overhead(const struct sim_result *res)
 {
 	if (!res->nr_samples)
 		return 0;
 	return ((double)res->held_sum - (double)res->live_sum) / (double)res->nr_samples;
 }
-
-static int write_timeline(const char *path, const struct sim_result *res, bool no_clock)
-{
-	struct out_file o;
-	char err[PATH_MAX + 128];
-	FILE *f;
-	size_t i;
-
-	/* never clobbers: temporary renamed over a file, FIFOs in place */
-	if (out_open(&o, path, err, sizeof(err))) {
-		fprintf(stderr, "uslab sim: %s\n", err);
-		return -1;
-	}
-	f = fdopen(dup(o.fd), "w");
-	if (!f) {
-		fprintf(stderr, "uslab sim: %s: %s\n", path, strerror(errno));
-		out_abort(&o);
-		return -1;
-	}
-	fprintf(f, "%s,events,held_bytes,live_bytes,overhead_bytes,free_resident_bytes\n",
-		no_clock ? "event_index" : "time_ns");
-	for (i = 0; i < res->nr_samples; i++) {
-		const struct sim_sample *s = &res->samples[i];
-
-		fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRIu64 "\n",
-			s->time_ns, s->events, s->held, s->live,
-			(int64_t)(s->held - s->live), s->resident_free);
-	}
-	if (fclose(f)) {
-		fprintf(stderr, "uslab sim: %s: %s\n", path, strerror(errno));
-		out_abort(&o);
-		return -1;
-	}
-	if (out_commit(&o, err, sizeof(err))) {
-		fprintf(stderr, "uslab sim: %s\n", err);
-		return -1;
-	}
-	return 0;
-}
-
-static const char sim_usage_text[] =
-	"usage: uslab sim TRACE [options]\n"
-	"  --cpus N             virtual CPUs (trace CPU ids are folded onto them;\n"
-	"                       default: the trace's CPU count)\n"
-	"  --mag-size N         magazine size of every kmalloc cache\n"
-	"  --mag-size CLASS=N   one cache (kmalloc-64=32 or 64=32); repeatable\n"
-	"  --batch N            objects per refill/flush\n"
-	"  --depot-limit N      full magazines kept per depot (-1 unlimited)\n"
-	"  --sample N           sample memory every N events (default: 1000\n"
-	"                       samples over the trace)\n"
-	"  --rows N             rows of the over-time table (default 20, 0 = none)\n"
-	"  --timeline FILE      every sample as CSV\n"
-	"  --no-reaper          no reaper passes (a real run: USLAB_OPTIONS=reaper_ms=0)\n"
-	"  --pid PID            the process of a multi-process recording (default:\n"
-	"                       the one with the most allocations)\n"
-	"  --comm NAME          the process with this name\n";
 
 int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg)
 {
@@ -674,136 +505,4 @@ int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg)
 		return 0;
 	}
 	return -EINVAL;
-}
-
-int cmd_sim(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "cpus", required_argument, NULL, 'c' },
-		{ "mag-size", required_argument, NULL, 'm' },
-		{ "batch", required_argument, NULL, 'b' },
-		{ "depot-limit", required_argument, NULL, 'd' },
-		{ "sample", required_argument, NULL, 's' },
-		{ "rows", required_argument, NULL, 'r' },
-		{ "timeline", required_argument, NULL, 't' },
-		{ "no-reaper", no_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		CMD_SELECT_OPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	struct sim_config cfg;
-	struct sim_result res;
-	struct sim_trace t;
-	const char *timeline = NULL;
-	unsigned long cpus = 0, rows = 20;
-	char *end;
-	int c, err;
-
-	sim_config_init(&cfg);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case CMD_OPT_PID:
-		case CMD_OPT_COMM:
-			if (cmd_parse_select("uslab sim", c, optarg))
-				return 2;
-			break;
-		case 'c':
-			cpus = strtoul(optarg, &end, 10);
-			if (*end || !cpus || cpus > TRACE_MAX_CPUS) {
-				fprintf(stderr, "uslab sim: --cpus wants 1..%u, not '%s'\n",
-					TRACE_MAX_CPUS, optarg);
-				fputs(sim_usage_text, stderr);
-				return 2;
-			}
-			break;
-		case 'm':
-		case 'b':
-		case 'd':
-			if (sim_parse_tunable(&cfg, c, optarg)) {
-				fprintf(stderr, "uslab sim: bad value '%s' for --%s\n", optarg,
-					c == 'm' ? "mag-size" : c == 'b' ? "batch" : "depot-limit");
-				fputs(sim_usage_text, stderr);
-				return 2;
-			}
-			break;
-		case 's':
-			cfg.sample_every = strtoull(optarg, &end, 10);
-			if (*end || !cfg.sample_every) {
-				fprintf(stderr, "uslab sim: bad --sample '%s'\n", optarg);
-				fputs(sim_usage_text, stderr);
-				return 2;
-			}
-			break;
-		case 'r':
-			rows = strtoul(optarg, &end, 10);
-			if (*end) {
-				fprintf(stderr, "uslab sim: bad --rows '%s'\n", optarg);
-				fputs(sim_usage_text, stderr);
-				return 2;
-			}
-			break;
-		case 't':
-			timeline = optarg;
-			break;
-		case 'R':
-			cfg.no_reaper = true;
-			break;
-		case 'h':
-			fputs(sim_usage_text, stdout);
-			return 0;
-		default:
-			return cmd_opt_error("uslab sim", sim_usage_text, "h", argv);
-		}
-	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "uslab sim: %s\n", optind < argc ? "one TRACE only" : "no TRACE given");
-		fputs(sim_usage_text, stderr);
-		return 2;
-	}
-	if (timeline) {		/* checked before the run, not after it */
-		char why[PATH_MAX + 128];
-
-		if (out_check(timeline, why, sizeof(why))) {
-			fprintf(stderr, "uslab sim: --timeline: %s\n", why);
-			return 1;
-		}
-	}
-	/* Streamed: memory follows the live objects, not the trace's length. */
-	err = sim_trace_open(&t, argv[optind], (unsigned int)cpus, "uslab sim");
-	if (err)
-		return 1;
-	cfg.cpus = t.cpus;
-	if (!cfg.sample_every)	/* 1000 samples, when the trailer says how many events */
-		cfg.sample_every = t.n >= 1000 ? t.n / 1000 : (t.n ? 1 : 10000);
-	err = sim_run(&t, &cfg, &res);
-	if (err) {
-		if (err == -EINVAL && res.bad_event != UINT64_MAX)
-			fprintf(stderr, "uslab sim: %s: event %" PRIu64
-				": object state does not match the operation (%s of id %" PRIu64 ")\n",
-				argv[optind], res.bad_event, trace_op_name(res.bad_op),
-				sim_trace_id(&t, res.bad_id));
-		else if (!res.reported)
-			fprintf(stderr, "uslab sim: %s: %s\n", argv[optind],
-				err == -EINVAL ? "cannot set up the simulated allocator" :
-				strerror(-err));
-		sim_result_free(&res);
-		sim_trace_free(&t);
-		return 1;
-	}
-	sim_print(stdout, &t, &cfg, &res, argv[optind], (unsigned int)rows);
-	if (cmd_check_stdout("uslab sim")) {	/* no further work after it */
-		sim_result_free(&res);
-		sim_trace_free(&t);
-		return 1;
-	}
-	/* CPU time of this thread: what one core does, whatever else runs */
-	fprintf(stderr, "uslab sim: %" PRIu64 " events in %.3f s CPU (%.3f s wall): "
-		"%.2f million events/s on one core\n",
-		res.events, res.cpu_seconds, res.seconds,
-		res.cpu_seconds > 0 ? (double)res.events / res.cpu_seconds / 1e6 : 0.0);
-	err = timeline ? write_timeline(timeline, &res, t.no_clock) : 0;
-	sim_result_free(&res);
-	sim_trace_free(&t);
-	return err ? 1 : 0;
 }

@@ -25,6 +25,7 @@
 #include "lib/log.h"
 #include "tests/testutil.h"
 #include "page_alloc/internal.h"
+#include "tests/suite.h"
 
 /* ------------------------------------------------------------------ */
 /* helpers */
@@ -972,12 +973,6 @@ static Suite *buddy_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(buddy_suite());
-	int failed;
-
 	test_seed();
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_suite(buddy_suite());
 }

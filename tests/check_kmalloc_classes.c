@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "slab/internal.h"
+#include "tests/suite.h"
 
 START_TEST(test_table_shape)
 {
@@ -226,11 +227,5 @@ static Suite *kmalloc_classes_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(kmalloc_classes_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_suite(kmalloc_classes_suite());
 }

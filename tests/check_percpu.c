@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include "uslab/percpu.h"
 #include "percpu/fastpath.h"	/* inline pcp_alloc/pcp_free */
+#include "tests/suite.h"
 
 #define POOL_N	20000
 
@@ -600,11 +601,5 @@ static Suite *percpu_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(percpu_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_suite(percpu_suite());
 }

@@ -35,6 +35,7 @@
 #include "uslab/percpu.h"
 #include "uslab/slab.h"
 #include "slab/internal.h"
+#include "tests/suite.h"
 
 #define OBJ_MAGIC	0x5eed5eedu
 #define HOLD		256
@@ -347,16 +348,10 @@ int main(void)
 {
 	Suite *s = suite_create("percpu_stress");
 	TCase *tc = tcase_create("stress");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, (double)(60 + 4 * stress_seconds()));
 	tcase_add_test(tc, test_migrate_and_signal);
 	tcase_add_test(tc, test_resize_and_drain_while_hammering);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_suite(s);
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <urcu/urcu-memb.h>
 #include "slab/internal.h"
+#include "tests/suite.h"
 
 /* Objects handed out by @s's slab layer and not sitting in a magazine. */
 static unsigned long live_objects(struct kmem_cache *s)
@@ -401,11 +402,5 @@ static Suite *rcu_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(rcu_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_suite(rcu_suite());
 }

@@ -27,6 +27,7 @@
 #include "lib/log.h"
 #include "tests/testutil.h"
 #include "slab/internal.h"
+#include "tests/suite.h"
 
 /* ------------------------------------------------------------------ */
 /* helpers */
@@ -1280,11 +1281,5 @@ static Suite *slab_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(slab_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_suite(slab_suite());
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "trace/internal.h"
+#include "tests/suite.h"
 
 static char path[256];
 
@@ -451,11 +452,5 @@ static Suite *trace_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(trace_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return test_run_suite(trace_suite());
 }

@@ -4,12 +4,7 @@
 # reallocs, callocs and aligned allocations. The counts of report, replay (on
 # glibc and on the preloaded libuslab.so, and on the Debian peers that are
 # installed) and sim must agree with what the program does.
-set -eu
-O=${O:-build}
-U=$O/uslab
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 # A replay that hangs is a failure, not a stuck `make check`.
 replay() { timeout -s KILL 120 "$U" replay "$@"; }
 

@@ -3,12 +3,7 @@
 # the trace, tunables reach the library; uslab tune: a frontier and a
 # recommendation in both forms, an SVG; uslab calibrate: a cost model the
 # tuner then uses.
-set -eu
-O=${O:-build}
-U=$O/uslab
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 py=/usr/bin/python3
 
 "$U" gen rpmalloc -t 2 -b 2000 -l 5 -o "$T/rp.ustr" 2>/dev/null || fail "gen rpmalloc"

@@ -5,13 +5,8 @@
 # cross-thread frees; mtmalloc-N: sizes uniform in [1, N KiB], W live per
 # thread; prodcons: every free on a consumer thread, about Q live. Same seed
 # gives the same file; another seed another.
-set -eu
+. "$(dirname "$0")/lib.sh"
 [ -n "${SIMDEBUG:-}" ] && set -x
-O=${O:-build}
-U=$O/uslab
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 
 # Walks `uslab script` output: $4 op, $5 id=N, $6 size=N, $2 tid.
 stats() {

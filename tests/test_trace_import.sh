@@ -1,12 +1,7 @@
 #!/usr/bin/env bash
 # uslab import: a glibc mtrace log recorded here (libc_malloc_debug.so), and
 # the perf script kmem sample in tests/data; counts must match the inputs.
-set -eu
-O=${O:-build}
-U=$O/uslab
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 DEBUGLIB=/usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0
 
 cat > "$T/mt.c" <<'C'

@@ -2,12 +2,7 @@
 # uslab record -> report -> script on a program built here with known
 # allocation counts on two threads, plus a forked child (its own trace) and
 # the recorded command's exit status.
-set -eu
-O=${O:-build}
-U=$O/uslab
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 cat > "$T/prog.c" <<'C'
 #include <malloc.h>

@@ -20,6 +20,7 @@
 #include "uslab/percpu.h"
 #include "uslab/slab.h"
 #include "slab/internal.h"
+#include "tests/suite.h"
 
 #define NR_VCPUS	8
 #define MAX_LIVE	4096
@@ -188,16 +189,10 @@ int main(void)
 {
 	Suite *s = suite_create("percpu_vcpu");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_vcpu_deterministic);
 	tcase_add_test(tc, test_vcpu_mode_and_api);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_suite(s);
 }

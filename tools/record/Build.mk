@@ -12,7 +12,7 @@ record-lib := $(obj)/libuslab-record.so
 progs += $(record-lib)
 install-libs += $(record-lib)
 
-$(obj)/tools/record/preload.pic.o: tools/record/preload.c $(autoconf_h) $(flags-stamp) | $(obj)/.deps-ok
+$(obj)/tools/record/preload.pic.o: tools/record/preload.c $(autoconf_h) $(flags-stamp) | $(obj)/.deps-tools
 	$(quiet) CC $@
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(rec-cflags) -MMD -MP -c -o $@ $<

@@ -1,5 +1,6 @@
 # tools/uslab/: the uslab CLI, perf-style: uslab.c holds the command table,
-# builtin-<cmd>.c one subcommand each, plot.c the SVG plots.
+# builtin-<cmd>.c one subcommand each, plot.c the SVG plots and
+# plot-frontier.py the PNG (matplotlib, from the CSV builtin-tune.c writes).
 #
 # The binary links every object in sim-objs (trace/, sim/, tools/record's
 # collector and this folder) with libuslab-core-vcpu.a (percpu/Build.mk): the
@@ -12,9 +13,15 @@ sim-objs += tools/uslab/uslab.o tools/uslab/builtin-script.o \
             tools/uslab/builtin-report.o tools/uslab/builtin-import.o \
             tools/uslab/builtin-replay.o tools/uslab/builtin-gen.o \
             tools/uslab/builtin-tune.o tools/uslab/builtin-record.o \
+            tools/uslab/builtin-calibrate.o tools/uslab/builtin-sim.o \
             tools/uslab/plot.o tools/uslab/report_callsite.o tools/uslab/symbolize.o \
             tools/uslab/replay-stats.o tools/uslab/tune-verify.o tools/uslab/statseg.o \
             tools/uslab/builtin-slabinfo.o tools/uslab/builtin-top.o
+
+# uslab tune --png runs plot-frontier.py: installed in share/uslab/, found
+# beside the source when uslab runs from the build tree.
+install-data += tools/uslab/plot-frontier.py
+$(obj)/tools/uslab/builtin-tune.o: CPPFLAGS += -DUSLAB_SRCDIR='"$(srctree)"'
 
 progs        += $(obj)/uslab
 install-bins += $(obj)/uslab
@@ -31,7 +38,7 @@ USLAB_LIBS := -ldw -lelf
 man-pages := $(patsubst docs/man/%.scd,$(obj)/man/%,$(wildcard docs/man/*.scd))
 progs += $(man-pages)
 install-man += $(man-pages)
-$(obj)/man/%: docs/man/%.scd | $(obj)/.deps-ok
+$(obj)/man/%: docs/man/%.scd | $(obj)/.deps-tools
 	$(quiet) SCDOC $@
 	$(Q)mkdir -p $(dir $@)
 	$(Q)scdoc < $< > $@

@@ -446,7 +446,14 @@ static int parse_u64(const char *s, uint64_t *v)
 	return (errno || end == s || *end || *s == '-') ? -1 : 0;
 }
 
-int cmd_gen(int argc, char **argv)
+/* The options as given; 0 = not given (the kind's default). */
+struct gen_args {
+	const char *out;
+	uint64_t threads, cpus, loops, window, min_size, max_size;
+};
+
+/* Return: 0, 2 for a usage error (said), -1 for --help. */
+static int gen_parse(int argc, char **argv, struct gen_params *p, struct gen_args *a)
 {
 	static const struct option opts[] = {
 		{ "threads", required_argument, NULL, 't' },
@@ -463,28 +470,15 @@ int cmd_gen(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct gen_state g = { 0 };
-	struct trace_meta meta = { 0 };
-	struct gen_params *p = &g.p;
-	const char *outpath = NULL;
-	uint64_t v, threads = 0, cpus = 0, loops = 0, window = 0;
-	uint64_t minsz = 0, maxsz = 0;
-	char cmdline[256];
-	unsigned int i;
-	int c, err = 1;
+	uint64_t v;
+	int c;
 
-	p->seed = 1;
-	p->blocks = 150000;
-	p->percent = 50;
-	p->step_ns = 50;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "t:o:s:c:b:l:p:w:h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			gen_usage(stdout);
-			return 0;
-		}
+		if (c == 'h')
+			return -1;
 		if (c == 'o') {
-			outpath = optarg;
+			a->out = optarg;
 			continue;
 		}
 		if (c == '?') {
@@ -505,29 +499,35 @@ int cmd_gen(int argc, char **argv)
 			return 2;
 		}
 		switch (c) {
-		case 't': threads = v; break;
+		case 't': a->threads = v; break;
 		case 's': p->seed = v; break;
-		case 'c': cpus = v; break;
+		case 'c': a->cpus = v; break;
 		case 'b': p->blocks = v; break;
-		case 'l': loops = v; break;
-		case 'p': p->percent = (unsigned int)v; break;
-		case 'w': window = v; break;
-		case 'm': minsz = v; break;
-		case 'M': maxsz = v; break;
+		case 'l': a->loops = v; break;
+		case 'p': p->percent = v > 100 ? 101 : (unsigned int)v; break;
+		case 'w': a->window = v; break;
+		case 'm': a->min_size = v; break;
+		case 'M': a->max_size = v; break;
 		case 'S': p->step_ns = v; break;
 		}
 	}
-	if (optind != argc - 1 || !outpath) {
+	if (optind != argc - 1 || !a->out) {
 		fprintf(stderr, "uslab gen: need one KIND and -o TRACE\n");
 		gen_usage(stderr);
 		return 2;
 	}
 	p->kind = argv[optind];
+	return 0;
+}
+
+/* The kind's shape: its defaults under what was given. Return: 0 or 2. */
+static int gen_kind(struct gen_params *p, struct gen_args *a)
+{
 	if (!strcmp(p->kind, "rpmalloc")) {
-		p->min_size = minsz ? minsz : 16;
-		p->max_size = maxsz ? maxsz : 16000;
-		p->loops = loops ? loops : 1000;
-		threads = threads ? threads : 1;
+		p->min_size = a->min_size ? a->min_size : 16;
+		p->max_size = a->max_size ? a->max_size : 16000;
+		p->loops = a->loops ? a->loops : 1000;
+		a->threads = a->threads ? a->threads : 1;
 	} else if (!strncmp(p->kind, "mtmalloc-", 9)) {
 		unsigned long kb = strtoul(p->kind + 9, NULL, 10);
 
@@ -536,57 +536,85 @@ int cmd_gen(int argc, char **argv)
 			return 2;
 		}
 		p->min_size = 1;
-		p->max_size = maxsz ? maxsz : kb * 1024;
-		p->loops = loops ? loops : 100000;
-		p->window = window ? window : 64;
-		threads = threads ? threads : 1;
+		p->max_size = a->max_size ? a->max_size : kb * 1024;
+		p->loops = a->loops ? a->loops : 100000;
+		p->window = a->window ? a->window : 64;
+		a->threads = a->threads ? a->threads : 1;
 	} else if (!strcmp(p->kind, "prodcons")) {
-		p->min_size = minsz ? minsz : 16;
-		p->max_size = maxsz ? maxsz : 1024;
-		p->loops = loops ? loops : 100000;
-		p->window = window ? window : 256;
-		threads = threads ? threads : 2;
-		if (threads < 2) {
+		p->min_size = a->min_size ? a->min_size : 16;
+		p->max_size = a->max_size ? a->max_size : 1024;
+		p->loops = a->loops ? a->loops : 100000;
+		p->window = a->window ? a->window : 256;
+		a->threads = a->threads ? a->threads : 2;
+		if (a->threads < 2) {
 			fprintf(stderr, "uslab gen: prodcons needs at least 2 threads\n");
 			return 2;
 		}
 	} else if (!strcmp(p->kind, "resize")) {
-		p->min_size = minsz ? minsz : 1;
-		p->max_size = maxsz ? maxsz : 6000;
-		p->loops = loops ? loops : 100000;
-		p->window = window ? window : 512;
-		threads = threads ? threads : 1;
+		p->min_size = a->min_size ? a->min_size : 1;
+		p->max_size = a->max_size ? a->max_size : 6000;
+		p->loops = a->loops ? a->loops : 100000;
+		p->window = a->window ? a->window : 512;
+		a->threads = a->threads ? a->threads : 1;
 	} else {
 		fprintf(stderr, "uslab gen: unknown kind '%s'\n", p->kind);
 		gen_usage(stderr);
 		return 2;
 	}
-	if (!threads || threads > 4096 || p->percent > 100 || !p->max_size ||
+	if (!a->threads || a->threads > 4096 || p->percent > 100 || !p->max_size ||
 	    p->min_size > p->max_size || (p->window == 0 && strcmp(p->kind, "rpmalloc"))) {
 		fprintf(stderr, "uslab gen: argument out of range\n");
 		return 2;
 	}
-	p->threads = (unsigned int)threads;
-	p->cpus = (unsigned int)(cpus ? cpus : (threads < 2 ? threads : 2));
+	p->threads = (unsigned int)a->threads;
+	p->cpus = (unsigned int)(a->cpus ? a->cpus : (a->threads < 2 ? a->threads : 2));
+	return 0;
+}
 
-	g.t = calloc(p->threads, sizeof(*g.t));
-	if (!g.t)
-		goto out_nomem;
-	for (i = 0; i < p->threads; i++) {
+/* Per-thread state, the prodcons queue. Return: 0 or -ENOMEM. */
+static int gen_alloc(struct gen_state *g)
+{
+	const struct gen_params *p = &g->p;
+	bool prodcons = !strcmp(p->kind, "prodcons");
+
+	g->t = calloc(p->threads, sizeof(*g->t));
+	if (!g->t)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < p->threads; i++) {
 		uint64_t n = !strcmp(p->kind, "rpmalloc") ? p->blocks : p->window;
 
-		rng_seed(&g.t[i].rng, p->seed, i);
-		if (!strcmp(p->kind, "prodcons"))
+		rng_seed(&g->t[i].rng, p->seed, i);
+		if (prodcons)
 			continue;
-		g.t[i].ids = malloc((n ? n : 1) * sizeof(uint64_t));
-		if (!g.t[i].ids)
-			goto out_nomem;
+		g->t[i].ids = malloc((n ? n : 1) * sizeof(uint64_t));
+		if (!g->t[i].ids)
+			return -ENOMEM;
 	}
-	if (!strcmp(p->kind, "prodcons")) {
-		g.fifo = malloc(p->window * sizeof(uint64_t));
-		if (!g.fifo)
-			goto out_nomem;
+	if (prodcons) {
+		g->fifo = malloc(p->window * sizeof(uint64_t));
+		if (!g->fifo)
+			return -ENOMEM;
 	}
+	return 0;
+}
+
+static void gen_free(struct gen_state *g)
+{
+	if (g->t)
+		for (unsigned int i = 0; i < g->p.threads; i++)
+			free(g->t[i].ids);
+	free(g->t);
+	free(g->fifo);
+	free(g->free_ids);
+}
+
+/* Run the workload into @path. Return: 0, or 1 after saying what failed. */
+static int gen_write(struct gen_state *g, const char *path)
+{
+	const struct gen_params *p = &g->p;
+	struct trace_meta meta = { 0 };
+	char cmdline[256];
+	int rc;
 
 	snprintf(cmdline, sizeof(cmdline), "uslab gen %s -t %u --seed %" PRIu64,
 		 p->kind, p->threads, p->seed);
@@ -596,31 +624,45 @@ int cmd_gen(int argc, char **argv)
 	meta.clock_id = CLOCK_MONOTONIC;
 	snprintf(meta.tool, sizeof(meta.tool), "uslab gen");
 	meta.cmdline = cmdline;
-	c = trace_writer_open(&g.out, outpath, &meta, 0);
-	if (c)		/* the writer said why */
-		goto out_free;
-	if (gen_run(&g)) {
-		trace_writer_abort(g.out);
-		goto out_free;
+	rc = trace_writer_open(&g->out, path, &meta, 0);
+	if (rc)		/* the writer said why */
+		return 1;
+	if (gen_run(g)) {
+		trace_writer_abort(g->out);
+		return 1;
 	}
-	c = trace_writer_close(g.out);
-	if (c) {
-		fprintf(stderr, "uslab gen: %s: %s\n", outpath, strerror(-c));
-		goto out_free;
+	rc = trace_writer_close(g->out);
+	if (rc) {
+		fprintf(stderr, "uslab gen: %s: %s\n", path, strerror(-rc));
+		return 1;
 	}
 	fprintf(stderr, "uslab gen: %s: %" PRIu64 " events, %" PRIu64 " objects, %u threads\n",
-		outpath, g.events, g.objects, p->threads);
-	err = 0;
-	goto out_free;
+		path, g->events, g->objects, p->threads);
+	return 0;
+}
 
-out_nomem:
-	fprintf(stderr, "uslab gen: out of memory\n");
-out_free:
-	if (g.t)
-		for (i = 0; i < p->threads; i++)
-			free(g.t[i].ids);
-	free(g.t);
-	free(g.fifo);
-	free(g.free_ids);
-	return err;
+int cmd_gen(int argc, char **argv)
+{
+	struct gen_state g = { .p = { .seed = 1, .blocks = 150000, .percent = 50,
+				      .step_ns = 50 } };
+	struct gen_args a = { 0 };
+	int rc;
+
+	rc = gen_parse(argc, argv, &g.p, &a);
+	if (rc == -1) {
+		gen_usage(stdout);
+		return 0;
+	}
+	if (!rc)
+		rc = gen_kind(&g.p, &a);
+	if (rc)
+		return rc;
+	if (gen_alloc(&g)) {
+		fprintf(stderr, "uslab gen: out of memory\n");
+		rc = 1;
+	} else {
+		rc = gen_write(&g, a.out);
+	}
+	gen_free(&g);
+	return rc;
 }

@@ -42,6 +42,10 @@ int tune_verify(const char *trace, struct tune_verify_point *pts, unsigned int n
 double tune_spearman(const double *x, const double *y, unsigned int n);
 /* builtin-gen.c */
 int cmd_gen(int argc, char **argv);
+/* builtin-sim.c */
+int cmd_sim(int argc, char **argv);
+/* builtin-calibrate.c */
+int cmd_calibrate(int argc, char **argv);
 
 /* builtin-slabinfo.c */
 int cmd_slabinfo(int argc, char **argv);
@@ -61,10 +65,17 @@ int statseg_snapshot(struct statseg_handle *h, const char *write, int *write_res
 		     struct uslab_statseg *out);
 void statseg_close(struct statseg_handle *h);
 
-/* plot.c */
+/* plot.c; plot-frontier.py reads the same kinds as numbers. */
+enum plot_kind {
+	PLOT_SWEPT,			/* a configuration swept */
+	PLOT_FRONTIER,			/* on the frontier */
+	PLOT_RECOMMENDED,		/* the recommended one */
+	PLOT_DEFAULTS,			/* the library's defaults */
+};
+
 struct plot_point {
 	double x, y;
-	int kind;			/* 0 swept, 1 frontier, 2 recommended, 3 defaults */
+	int kind;			/* enum plot_kind */
 };
 int plot_svg(const char *path, const char *title, const char *xlabel,
 	     const char *ylabel, const struct plot_point *pts, size_t n);

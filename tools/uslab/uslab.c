@@ -14,7 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 #include "tools/uslab/builtin.h"
-#include "sim/internal.h"
 
 #ifndef USLAB_VERSION
 #define USLAB_VERSION "unknown"

@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uslab sim: run a trace through the simulation engine (sim/simulate.c) and
+ * print what the layers counted: per cache, the page allocator, memory over
+ * time, the modelled allocator time. Output on stdout is a function of the
+ * trace and the options only (no times, no addresses), so two runs compare
+ * equal byte for byte; the speed of the simulation goes to stderr.
+ *
+ * No locks: single-threaded.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "lib/compiler.h"
+#include "tools/uslab/builtin.h"
+
+struct sim_cli {
+	const char *timeline;
+	unsigned long cpus, rows;
+};
+
+static void print_kib(FILE *f, const char *what, uint64_t bytes)
+{
+	fprintf(f, "  %-28s %12.1f KiB\n", what, (double)bytes / 1024.0);
+}
+
+static void print_config(FILE *f, const struct sim_config *cfg, unsigned int cpus)
+{
+	fprintf(f, "config: cpus=%u mag_size=", cpus);
+	if (cfg->mag_size < 0)
+		fprintf(f, "default");
+	else
+		fprintf(f, "%d", cfg->mag_size);
+	for (unsigned int i = 0; i < cfg->nr_class_mag; i++)
+		fprintf(f, ",%s=%d", cfg->class_mag[i].name, cfg->class_mag[i].mag);
+	fprintf(f, " batch=");
+	if (cfg->batch < 0)
+		fprintf(f, "default");
+	else
+		fprintf(f, "%d", cfg->batch);
+	fprintf(f, " depot_limit=");
+	if (cfg->depot_limit == SIM_DEFAULT)
+		fprintf(f, "default");
+	else
+		fprintf(f, "%ld", cfg->depot_limit);
+	fprintf(f, "\n");
+}
+
+/* One row per cache that did anything, then the total and the page line. */
+static void print_caches(FILE *f, const struct sim_result *res)
+{
+	uint64_t allocs = 0, frees = 0, hits = 0;
+	char line[512];
+	unsigned int c;
+
+	fprintf(f, "\nper cache (magazine = per-CPU loaded+spare, depot behind them):\n");
+	/* slab/'s formatter: the table USLAB_OPTIONS=stats prints */
+	kmem_cache_stats_header(line, sizeof(line));
+	fputs(line, f);
+	for (c = 0; c < res->nr_cls; c++) {
+		const struct kmem_cache_stats *cs = &res->cls[c].stats;
+
+		if (!kmem_cache_stats_shown(cs))
+			continue;
+		allocs += cs->allocs;
+		frees += cs->frees;
+		hits += cs->alloc_hits + cs->free_hits;
+		kmem_cache_stats_row(cs, line, sizeof(line));
+		fputs(line, f);
+	}
+	for (c = 0; c < res->nr_cls && !res->cls[c].c.mag_size; c++)
+		;
+	if (c == res->nr_cls)
+		fprintf(f, "  (no kmalloc cache has per-CPU magazines in this build: debug caches\n"
+			"   bypass them, nocache has none; every operation goes to the slabs)\n");
+	kmem_cache_stats_total(allocs, frees, hits, line, sizeof(line));
+	fputs(line, f);
+	fputc('\n', f);
+	kmem_cache_stats_page_line(&res->pages, line, sizeof(line));
+	fputs(line, f);
+}
+
+static void print_memory(FILE *f, const struct sim_config *cfg, const struct sim_result *res)
+{
+	double mean_ovh = sim_mean_overhead(res);
+
+	fprintf(f, "\nmemory (sampled every %" PRIu64 " events, %zu samples):\n",
+		cfg->sample_every, res->nr_samples);
+	print_kib(f, "peak held by page_alloc", res->held_peak);
+	print_kib(f, "mean held", res->nr_samples ? res->held_sum / res->nr_samples : 0);
+	print_kib(f, "peak live (requested)", res->live_peak);
+	print_kib(f, "mean live", res->nr_samples ? res->live_sum / res->nr_samples : 0);
+	print_kib(f, "peak overhead (held-live)", (uint64_t)(res->ovh_peak > 0 ? res->ovh_peak : 0));
+	print_kib(f, "mean overhead", mean_ovh > 0 ? (uint64_t)mean_ovh : 0);
+	print_kib(f, "live at the end", res->live_end);
+}
+
+/* About @rows samples, evenly spaced. */
+static void print_over_time(FILE *f, const struct sim_result *res, unsigned long rows,
+			    bool no_clock)
+{
+	size_t step;
+
+	if (!rows || !res->nr_samples)
+		return;
+	fprintf(f, "\nover time:\n  %12s %12s %12s %12s %12s %12s\n",
+		no_clock ? "event" : "time_ms", "events",
+		"held_KiB", "live_KiB", "overhd_KiB", "freeres_KiB");
+	step = (res->nr_samples + rows - 1) / rows;
+	for (size_t i = 0; i < res->nr_samples; i += step) {
+		const struct sim_sample *s = &res->samples[i];
+
+		/* a trace without a clock has event indices, not times */
+		if (no_clock)
+			fprintf(f, "  %12" PRIu64, s->time_ns);
+		else
+			fprintf(f, "  %12.3f", (double)s->time_ns / 1e6);
+		fprintf(f, " %12" PRIu64 " %12.1f %12.1f %12.1f %12.1f\n",
+			s->events, (double)s->held / 1024.0,
+			(double)s->live / 1024.0,
+			((double)s->held - (double)s->live) / 1024.0,
+			(double)s->resident_free / 1024.0);
+	}
+}
+
+static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_config *cfg,
+		      const struct sim_result *res, const char *path, unsigned long rows)
+{
+	struct sim_cost_model m;
+
+	fprintf(f, "uslab sim: %s\n", path);
+	if (t->cmdline && *t->cmdline)
+		fprintf(f, "recorded: %s\n", t->cmdline);
+	print_config(f, cfg, t->cpus);
+	fprintf(f, "engine: %s\n", sim_pcp_engine());
+	fprintf(f, "events: %" PRIu64 " (allocations %" PRIu64 ", frees %" PRIu64
+		", reallocs %" PRIu64 ", failed in the trace %" PRIu64
+		", ENOMEM here %" PRIu64 ")\n",
+		res->events, res->allocs, res->frees, res->reallocs, res->failed,
+		res->enomem);
+	print_caches(f, res);
+	sim_cost_model_load(&m);
+	fprintf(f, "modelled allocator time: %.3f ms (cost model: %s)\n",
+		sim_cost(&m, res) / 1e6, m.calibrated ? m.source : "built-in default");
+	print_memory(f, cfg, res);
+	print_over_time(f, res, rows, t->no_clock);
+}
+
+/* Every sample as CSV. Return: 0, or -1 after saying why (nothing left). */
+static int write_timeline(const char *path, const struct sim_result *res, bool no_clock)
+{
+	struct out_file o;
+	char err[PATH_MAX + 128];
+	FILE *f;
+	size_t i;
+
+	/* never clobbers: temporary renamed over a file, FIFOs in place */
+	if (out_open(&o, path, err, sizeof(err))) {
+		fprintf(stderr, "uslab sim: %s\n", err);
+		return -1;
+	}
+	f = fdopen(dup(o.fd), "w");
+	if (!f) {
+		fprintf(stderr, "uslab sim: %s: %s\n", path, strerror(errno));
+		out_abort(&o);
+		return -1;
+	}
+	fprintf(f, "%s,events,held_bytes,live_bytes,overhead_bytes,free_resident_bytes\n",
+		no_clock ? "event_index" : "time_ns");
+	for (i = 0; i < res->nr_samples; i++) {
+		const struct sim_sample *s = &res->samples[i];
+
+		fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRIu64 "\n",
+			s->time_ns, s->events, s->held, s->live,
+			(int64_t)(s->held - s->live), s->resident_free);
+	}
+	if (fclose(f)) {
+		fprintf(stderr, "uslab sim: %s: %s\n", path, strerror(errno));
+		out_abort(&o);
+		return -1;
+	}
+	if (out_commit(&o, err, sizeof(err))) {
+		fprintf(stderr, "uslab sim: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static const char sim_usage_text[] =
+	"usage: uslab sim TRACE [options]\n"
+	"  --cpus N             virtual CPUs (trace CPU ids are folded onto them;\n"
+	"                       default: the trace's CPU count)\n"
+	"  --mag-size N         magazine size of every kmalloc cache\n"
+	"  --mag-size CLASS=N   one cache (kmalloc-64=32 or 64=32); repeatable\n"
+	"  --batch N            objects per refill/flush\n"
+	"  --depot-limit N      full magazines kept per depot (-1 unlimited)\n"
+	"  --sample N           sample memory every N events (default: 1000\n"
+	"                       samples over the trace)\n"
+	"  --rows N             rows of the over-time table (default 20, 0 = none)\n"
+	"  --timeline FILE      every sample as CSV\n"
+	"  --no-reaper          no reaper passes (a real run: USLAB_OPTIONS=reaper_ms=0)\n"
+	"  --pid PID            the process of a multi-process recording (default:\n"
+	"                       the one with the most allocations)\n"
+	"  --comm NAME          the process with this name\n";
+
+/* A bad value for an option, named, then the usage. Return: 2. */
+static __attribute__((format(printf, 1, 2))) int sim_bad(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("uslab sim: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fputs(sim_usage_text, stderr);
+	return 2;
+}
+
+/* One option. Return: 0, 2 (usage error, said), or -1 for --help. */
+static int sim_option(int c, const char *arg, char **argv, struct sim_config *cfg,
+		      struct sim_cli *o)
+{
+	char *end;
+
+	switch (c) {
+	case CMD_OPT_PID:
+	case CMD_OPT_COMM:
+		return cmd_parse_select("uslab sim", c, arg) ? 2 : 0;
+	case 'c':
+		o->cpus = strtoul(arg, &end, 10);
+		if (*end || !o->cpus || o->cpus > TRACE_MAX_CPUS)
+			return sim_bad("--cpus wants 1..%u, not '%s'", TRACE_MAX_CPUS, arg);
+		return 0;
+	case 'm':
+		return sim_parse_tunable(cfg, c, arg) ? sim_bad("bad value '%s' for --mag-size", arg) : 0;
+	case 'b':
+		return sim_parse_tunable(cfg, c, arg) ? sim_bad("bad value '%s' for --batch", arg) : 0;
+	case 'd':
+		return sim_parse_tunable(cfg, c, arg) ? sim_bad("bad value '%s' for --depot-limit", arg) : 0;
+	case 's':
+		cfg->sample_every = strtoull(arg, &end, 10);
+		return *end || !cfg->sample_every ? sim_bad("bad --sample '%s'", arg) : 0;
+	case 'r':
+		o->rows = strtoul(arg, &end, 10);
+		return *end ? sim_bad("bad --rows '%s'", arg) : 0;
+	case 't':
+		o->timeline = arg;
+		return 0;
+	case 'R':
+		cfg->no_reaper = true;
+		return 0;
+	case 'h':
+		return -1;
+	}
+	return cmd_opt_error("uslab sim", sim_usage_text, "h", argv);
+}
+
+/* Return: -1 to go on (optind at the trace), or the exit status: 0 after
+ * --help, 1 for an unwritable --timeline, 2 after a usage error (said). */
+static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_cli *o)
+{
+	static const struct option opts[] = {
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "mag-size", required_argument, NULL, 'm' },
+		{ "batch", required_argument, NULL, 'b' },
+		{ "depot-limit", required_argument, NULL, 'd' },
+		{ "sample", required_argument, NULL, 's' },
+		{ "rows", required_argument, NULL, 'r' },
+		{ "timeline", required_argument, NULL, 't' },
+		{ "no-reaper", no_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' },
+		CMD_SELECT_OPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	char why[PATH_MAX + 128];
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+		if ((rc = sim_option(c, optarg, argv, cfg, o)))
+			return rc < 0 ? fputs(sim_usage_text, stdout) < 0 : rc;
+	if (optind != argc - 1) {
+		fprintf(stderr, "uslab sim: %s\n", optind < argc ? "one TRACE only" : "no TRACE given");
+		fputs(sim_usage_text, stderr);
+		return 2;
+	}
+	/* checked before the run, not after it */
+	if (o->timeline && out_check(o->timeline, why, sizeof(why))) {
+		fprintf(stderr, "uslab sim: --timeline: %s\n", why);
+		return 1;
+	}
+	return -1;
+}
+
+static void print_run_error(const char *path, int err, const struct sim_trace *t,
+			    const struct sim_result *res)
+{
+	if (err == -EINVAL && res->bad_event != UINT64_MAX)
+		fprintf(stderr, "uslab sim: %s: event %" PRIu64
+			": object state does not match the operation (%s of id %" PRIu64 ")\n",
+			path, res->bad_event, trace_op_name(res->bad_op),
+			sim_trace_id(t, res->bad_id));
+	else if (!res->reported)
+		fprintf(stderr, "uslab sim: %s: %s\n", path,
+			err == -EINVAL ? "cannot set up the simulated allocator" :
+			strerror(-err));
+}
+
+int cmd_sim(int argc, char **argv)
+{
+	struct sim_cli o = { .rows = 20 };
+	struct sim_config cfg;
+	struct sim_result res;
+	struct sim_trace t;
+	const char *path;
+	int err;
+
+	sim_config_init(&cfg);
+	err = sim_parse(argc, argv, &cfg, &o);
+	if (err >= 0)
+		return err;
+	path = argv[optind];
+	/* Streamed: memory follows the live objects, not the trace's length. */
+	if (sim_trace_open(&t, path, (unsigned int)o.cpus, "uslab sim"))
+		return 1;
+	cfg.cpus = t.cpus;
+	if (!cfg.sample_every)	/* 1000 samples, when the trailer says how many events */
+		cfg.sample_every = t.n >= 1000 ? t.n / 1000 : (t.n ? 1 : 10000);
+	err = sim_run(&t, &cfg, &res);
+	if (err) {
+		print_run_error(path, err, &t, &res);
+		sim_result_free(&res);
+		sim_trace_free(&t);
+		return 1;
+	}
+	sim_print(stdout, &t, &cfg, &res, path, o.rows);
+	if (cmd_check_stdout("uslab sim")) {	/* no further work after it */
+		sim_result_free(&res);
+		sim_trace_free(&t);
+		return 1;
+	}
+	/* CPU time of this thread: what one core does, whatever else runs */
+	fprintf(stderr, "uslab sim: %" PRIu64 " events in %.3f s CPU (%.3f s wall): "
+		"%.2f million events/s on one core\n",
+		res.events, res.cpu_seconds, res.seconds,
+		res.cpu_seconds > 0 ? (double)res.events / res.cpu_seconds / 1e6 : 0.0);
+	err = o.timeline ? write_timeline(o.timeline, &res, t.no_clock) : 0;
+	sim_result_free(&res);
+	sim_trace_free(&t);
+	return err ? 1 : 0;
+}
