@@ -30,6 +30,7 @@ static const struct sim_cost_model default_model = {
 	.flush_obj_ns = 6.0,
 	.depot_ns = 45.0,
 	.page_ns = 13.0,
+	.fault_ns = 1800.0,
 	.calibrated = false,
 	.source = "built-in default (run `uslab calibrate` to measure this machine)",
 };
@@ -69,6 +70,7 @@ void sim_cost_model_load(struct sim_cost_model *m)
 		{ "flush_obj_ns", offsetof(struct sim_cost_model, flush_obj_ns) },
 		{ "depot_ns", offsetof(struct sim_cost_model, depot_ns) },
 		{ "page_ns", offsetof(struct sim_cost_model, page_ns) },
+		{ "fault_ns", offsetof(struct sim_cost_model, fault_ns) },
 	};
 	struct sim_cost_model n = default_model;
 	char path[4096], line[512];
@@ -130,10 +132,16 @@ double sim_class_cost(const struct sim_cost_model *m, const struct sim_cache_cou
 	       m->depot_ns * (double)(c->depot_gets + c->depot_puts);
 }
 
-/* Modelled allocator time of a whole run: every cache plus page_alloc. */
+/*
+ * Modelled allocator time of a whole run: every cache, page_alloc's block
+ * operations, and the page faults of the memory it hands out fresh (first
+ * touch of a page new from the OS or given back to it): the price of
+ * holding more memory, which the slow-path terms alone do not see.
+ */
 double sim_cost(const struct sim_cost_model *m, const struct sim_result *res)
 {
-	double t = m->page_ns * (double)(res->page_allocs + res->page_frees);
+	double t = m->page_ns * (double)(res->page_allocs + res->page_frees) +
+		   m->fault_ns * (double)res->pages.pages_fresh;
 	unsigned int c;
 
 	for (c = 0; c < res->nr_cls; c++)

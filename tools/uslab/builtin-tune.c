@@ -388,30 +388,7 @@ static int verify_recommendation(const char *trace, const struct tune *tu, unsig
 	pts[1].model_ms = rec->out.cost_ns / 1e6;
 	pts[1].model_ovh_kib = rec->out.ovh_mean / 1024.0;
 	fflush(stdout);
-	return tune_verify(trace, pts, 2, runs, stdout);
-}
-
-/* How well modelled time ranks and scales to measured time, printed. */
-static void print_model_fit(const struct tune_verify_point *pts, unsigned int n)
-{
-	double model[TUNE_VERIFY_MAX_POINTS], meas[TUNE_VERIFY_MAX_POINTS];
-	double sxy = 0, sxx = 0, se = 0, k, rho;
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		model[i] = pts[i].model_ms;
-		meas[i] = pts[i].wall_ms;
-		sxy += model[i] * meas[i];
-		sxx += model[i] * model[i];
-	}
-	rho = tune_spearman(model, meas, n);
-	/* relative error of modelled time once scaled to measured (least squares) */
-	k = sxx > 0 ? sxy / sxx : 0;
-	for (i = 0; i < n; i++)
-		se += meas[i] > 0 ? pow((k * model[i] - meas[i]) / meas[i], 2) : 0;
-	printf("grid: %u points; Spearman rank correlation of modelled against measured "
-	       "time %.3f; rms error of scaled modelled time %.1f%% (scale %.2f)\n",
-	       n, rho, n ? 100 * sqrt(se / n) : 0.0, k);
+	return tune_verify(trace, pts, 2, runs, tu->t->cpus == 1, stdout);
 }
 
 /*
@@ -441,9 +418,9 @@ static int verify_uniform_grid(const char *trace, const struct tune *tu, unsigne
 		fprintf(stderr, "uslab tune: --verify-grid: %u of %zu grid points replayed\n",
 			n, tu->grid);
 	fflush(stdout);
-	if (tune_verify(trace, pts, n, runs, stdout))
+	if (tune_verify(trace, pts, n, runs, tu->t->cpus == 1, stdout))
 		return -1;
-	print_model_fit(pts, n);
+	tune_verify_grid_report(pts, n, stdout);
 	return 0;
 }
 
