@@ -48,10 +48,12 @@ static const char tune_usage[] =
 	"  --all                print every frontier point\n"
 	"  --verify[=N]         replay the trace for real under the defaults and the\n"
 	"                       recommendation, interleaved, N runs each (5): medians\n"
+	"                       of wall and CPU time and RSS; with --cpus 1, one\n"
+	"                       thread pinned to one CPU\n"
 	"  --verify-grid[=N]    the same for every point of the uniform grid (at most\n"
 	"                       32; e.g. --mag-sizes 8,32,128,512 --depot-limits\n"
-	"                       0,8,32,-1), and the rank correlation of modelled\n"
-	"                       against measured time\n"
+	"                       0,8,32,-1): the rank correlation of modelled against\n"
+	"                       measured time, the noise, the rms error\n"
 	"  --pid PID            the process of a multi-process recording (default:\n"
 	"                       the one with the most allocations)\n"
 	"  --comm NAME          the process with this name\n";
@@ -560,9 +562,9 @@ static void print_header(const struct tune *tu, const char *trace)
 
 	printf("uslab tune: %s (%zu events, %u virtual CPUs)\n", trace, tu->t->n, tu->t->cpus);
 	printf("cost model: hit %.1f ns, refill %.1f + %.1f/object ns, flush %.1f + %.1f/object ns,\n"
-	       "            depot %.1f ns, page %.1f ns; from %s\n", m->hit_ns,
-	       m->refill_ns, m->refill_obj_ns, m->flush_ns, m->flush_obj_ns,
-	       m->depot_ns, m->page_ns, m->source);
+	       "            depot %.1f ns, page %.1f ns, fault %.0f ns a fresh page; from %s\n",
+	       m->hit_ns, m->refill_ns, m->refill_obj_ns, m->flush_ns, m->flush_obj_ns,
+	       m->depot_ns, m->page_ns, m->fault_ns, m->source);
 }
 
 /* Both rounds, the frontier. Return: 0, or 1 after saying what failed. */
