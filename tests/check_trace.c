@@ -382,7 +382,8 @@ START_TEST(procs_stacks_roundtrip)
 	ck_assert_uint_eq(m->stacks[0].frames[2], 0x7f0000001000);
 	ck_assert_uint_eq(m->nobjects, 1);
 	ck_assert_str_eq(m->objects[0].path, "/usr/bin/prog");
-	/* default: the most allocations (prog); by name; by pid (the busiest image) */
+	/* default: the header names no pid, so the most allocations (prog);
+	 * by name; by pid (the busiest image) */
 	ck_assert_int_eq(trace_pick_proc(m, 0, NULL, why, sizeof(why)), 1);
 	ck_assert_int_eq(trace_pick_proc(m, 0, "sh", why, sizeof(why)), 0);
 	ck_assert_int_eq(trace_pick_proc(m, 100, NULL, why, sizeof(why)), 1);
@@ -399,6 +400,59 @@ START_TEST(procs_stacks_roundtrip)
 	ck_assert_int_eq(rc, 0);
 	ck_assert_int_eq(n, 60);
 	trace_reader_close(r);
+}
+END_TEST
+
+/*
+ * The default process: the last exec of the command's own pid, however much
+ * its wrappers or its children allocated; the busiest image only when that
+ * one allocated nothing, was not recorded, or the table lacks the pid.
+ */
+START_TEST(pick_default_is_the_command)
+{
+	struct trace_proc procs[6] = {
+		{ .pid = 100, .parent = -1, .exec_from = -1, .allocs = 5000, .comm = "wrapper" },
+		{ .pid = 101, .parent = 0, .exec_from = -1, .allocs = 9000, .comm = "wrapper" },
+		{ .pid = 101, .parent = -1, .exec_from = 1, .allocs = 7000, .comm = "seq" },
+		{ .pid = 100, .parent = -1, .exec_from = 0, .allocs = 300, .comm = "env" },
+		{ .pid = 102, .parent = 3, .exec_from = -1, .allocs = 8000, .comm = "env" },
+		{ .pid = 100, .parent = -1, .exec_from = 3, .allocs = 40, .comm = "prog" },
+	};
+	struct trace_meta m = { .pid = 100, .nprocs = 6, .procs = procs };
+	char why[512];
+
+	ck_assert_int_eq(trace_pick_proc(&m, 0, NULL, why, sizeof(why)), 5);
+	ck_assert_msg(strstr(why, "process 100 (prog): the program the command ran as"), "%s", why);
+	ck_assert_msg(strstr(why, "40 of 29340 allocations in 6 processes"), "%s", why);
+	/* --pid 100 still means the busiest image of that pid */
+	ck_assert_int_eq(trace_pick_proc(&m, 100, NULL, why, sizeof(why)), 0);
+	/* the program allocated nothing: the busiest, saying why */
+	procs[5].allocs = 0;
+	ck_assert_int_eq(trace_pick_proc(&m, 0, NULL, why, sizeof(why)), 1);
+	ck_assert_msg(strstr(why, "the one with the most allocations, 9000 of 29300"), "%s", why);
+	ck_assert_msg(strstr(why, "the command ran as prog, which made no allocation"), "%s", why);
+	/* ... or it was not recorded (static) */
+	procs[5].allocs = 40;
+	procs[5].flags = TRACE_PROC_UNRECORDED;
+	ck_assert_int_eq(trace_pick_proc(&m, 0, NULL, why, sizeof(why)), 1);
+	ck_assert_msg(strstr(why, "prog, which was not recorded"), "%s", why);
+	procs[5].flags = 0;
+	/* an exec chain that stops early: its last link is the program */
+	procs[5].exec_from = 2;
+	ck_assert_int_eq(trace_pick_proc(&m, 0, NULL, why, sizeof(why)), 3);
+	procs[5].exec_from = 3;
+	/* the command's pid is not in the table, or unknown */
+	m.pid = 4242;
+	ck_assert_int_eq(trace_pick_proc(&m, 0, NULL, why, sizeof(why)), 1);
+	ck_assert_msg(strstr(why, "the one with the most allocations") && !strstr(why, "ran as"),
+		      "%s", why);
+	m.pid = 0;
+	ck_assert_int_eq(trace_pick_proc(&m, 0, NULL, why, sizeof(why)), 1);
+	/* a reused pid later in the run is not the command's first image */
+	m.pid = 100;
+	procs[0].exec_from = -1;
+	procs[4].pid = 100;
+	ck_assert_int_eq(trace_pick_proc(&m, 0, NULL, why, sizeof(why)), 5);
 }
 END_TEST
 
@@ -446,6 +500,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, varint_limits);
 	tcase_add_test(tc, procs_stacks_roundtrip);
 	tcase_add_test(tc, procs_records_damaged);
+	tcase_add_test(tc, pick_default_is_the_command);
 	suite_add_tcase(s, tc);
 	return s;
 }

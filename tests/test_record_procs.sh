@@ -3,8 +3,9 @@
 # table), for the cases that used to scatter or lose them: a pyenv-style
 # wrapper chain (bash -> env -> interpreter), gcc -c (vfork), a program that
 # uses posix_spawn and vfork, a static binary, a cleared LD_PRELOAD, and a
-# process that outlives the command. The default process is the one with
-# the most allocations, and report/script/sim take --pid/--comm.
+# process that outlives the command. The default process is the program
+# the command ran as (tests/test_record_default.sh tests that rule), and
+# report/script/sim take --pid/--comm.
 set -eu
 O=${O:-build}
 U=$O/uslab
@@ -42,7 +43,7 @@ for c in shim libexec-exec env python3 cut; do
 	grep -q " $c " "$T/py.procs" || fail "wrapper chain: no process '$c' in the table"
 done
 [ "$(default_comm "$T/py.ustr")" = python3 ] || fail "wrapper chain: default process is $(default_comm "$T/py.ustr"), not python3"
-"$U" report "$T/py.ustr" 2>&1 >/dev/null | grep -q "process .* (python3): the one with the most allocations" ||
+"$U" report "$T/py.ustr" 2>&1 >/dev/null | grep -q "process .* (python3): the program the command ran as" ||
 	fail "report does not say which process it chose"
 # env's own events are reachable by name, and are few
 n=$("$U" script --comm env "$T/py.ustr" 2>/dev/null | wc -l)
@@ -60,7 +61,10 @@ for c in gcc cc1 as; do
 done
 # every recorded process has events (none is an empty "pid 0" file)
 awk '$3 == 0 { bad = 1 } END { exit bad }' "$T/gcc.procs" || fail "gcc -c: a process without events"
-[ "$(default_comm "$T/gcc.ustr")" = cc1 ] || fail "gcc -c: default is $(default_comm "$T/gcc.ustr"), not cc1"
+# the command is the driver: it is the default, cc1 is one --comm away
+[ "$(default_comm "$T/gcc.ustr")" = gcc ] || fail "gcc -c: default is $(default_comm "$T/gcc.ustr"), not gcc"
+"$U" report --comm cc1 "$T/gcc.ustr" 2>/dev/null | awk '/^# \* / { print $9; exit }' | grep -qx cc1 ||
+	fail "gcc -c: --comm cc1 does not select cc1"
 
 # 3. posix_spawn and vfork: the program allocates most, its children exec.
 cat > "$T/spawn.c" <<'C'

@@ -79,6 +79,11 @@ int idmap_lookup(const struct idmap *m, uint64_t addr, uint64_t *id)
 	return 0;
 }
 
+void idmap_prefetch(const struct idmap *m, uint64_t addr)
+{
+	hmap_prefetch(&m->addr, addr);
+}
+
 int idmap_release_id(struct idmap *m, uint64_t id)
 {
 	if (m->nfree == m->free_cap) {

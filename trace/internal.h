@@ -78,6 +78,9 @@ struct hmap {
 int hmap_init(struct hmap *m);			/* 0 or -ENOMEM */
 void hmap_destroy(struct hmap *m);
 uint64_t *hmap_find(const struct hmap *m, uint64_t key);	/* NULL: absent */
+/* Start loading @key's slot (a table larger than the caches: a caller that
+ * knows its next keys early hides the miss). No effect on the contents. */
+void hmap_prefetch(const struct hmap *m, uint64_t key);
 int hmap_insert(struct hmap *m, uint64_t key, uint64_t val);	/* -EEXIST, -ENOMEM */
 int hmap_remove(struct hmap *m, uint64_t key, uint64_t *val);	/* -ENOENT */
 /* trace/trace_write.c: header fields only known at the end (imports): the
@@ -217,6 +220,7 @@ void idmap_free(struct idmap *m);
 int idmap_insert(struct idmap *m, uint64_t addr, uint64_t *id);
 /* The id of the live object at @addr. Return: 0, or -ENOENT. */
 int idmap_lookup(const struct idmap *m, uint64_t addr, uint64_t *id);
+void idmap_prefetch(const struct idmap *m, uint64_t addr);
 /* Object at @addr freed: its id. Return: 0, or -ENOENT when not live. */
 int idmap_remove(struct idmap *m, uint64_t addr, uint64_t *id);
 /* idmap_remove() in two steps, so a realloc's new object cannot take the
@@ -281,11 +285,18 @@ int cmd_parse_select(const char *who, int opt, const char *arg);
 #define CMD_OPT_COMM	0x101
 /*
  * Opens @path ("-": standard input) for reading, and selects the process of
- * cmd_select (by default the one with the most allocations), saying which
+ * cmd_select (by default as trace_pick_proc() says), saying which
  * on stderr when the trace has several. Prints any error; NULL on failure.
  */
 struct trace_reader *cmd_open_trace(const char *path);
 struct trace_reader *cmd_open_trace_as(const char *who, const char *path);
+/*
+ * A recorded string (command line, task name) for a terminal or a table
+ * row: control characters and backslashes escaped (\n, \t, \r, \\, \xNN).
+ * cmd_printable() fills @buf (truncated to fit) and returns it.
+ */
+void cmd_fput_printable(FILE *f, const char *s);
+const char *cmd_printable(const char *s, char *buf, size_t len);
 /* Reads to the end; on error prints it and returns 1. */
 int cmd_read_error(struct trace_reader *r, int rc);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include "trace/internal.h"
 
@@ -171,6 +172,50 @@ static inline uint64_t hmap_home(const struct hmap *m, uint64_t key)
 	return siphash13_u64(m->key, key) & m->mask;
 }
 
+/*
+ * Slot arrays of 2 MiB and more are their own mappings, aligned to 2 MiB and
+ * offered to transparent huge pages: every access to a big table is a cache
+ * miss, and with 4 KiB pages a TLB miss (a page walk) too. The recorder's
+ * collector spent a fifth of its time in those walks on a 30-million-event
+ * recording (docs/sim.md, "Collector").
+ */
+#define HMAP_HUGE	(2ul << 20)
+
+static struct hmap_slot *slots_alloc(uint64_t n)
+{
+	size_t len = (size_t)n * sizeof(struct hmap_slot), head, tail;
+	uint8_t *p;
+
+	if (n > SIZE_MAX / sizeof(struct hmap_slot) / 2)
+		return NULL;
+	if (len < HMAP_HUGE)
+		return calloc((size_t)n, sizeof(struct hmap_slot));
+	p = mmap(NULL, len + HMAP_HUGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	head = (HMAP_HUGE - ((uintptr_t)p & (HMAP_HUGE - 1))) & (HMAP_HUGE - 1);
+	tail = HMAP_HUGE - head;
+	if (head)
+		munmap(p, head);
+	munmap(p + head + len, tail);
+	p += head;
+	madvise(p, len, MADV_HUGEPAGE);	/* a hint: refused is fine */
+	return (struct hmap_slot *)p;
+}
+
+static void slots_free(struct hmap_slot *s, uint64_t n)
+{
+	size_t len = (size_t)n * sizeof(*s);
+
+	if (!s)
+		return;
+	if (len < HMAP_HUGE)
+		free(s);
+	else
+		munmap(s, len);
+}
+
 int hmap_init(struct hmap *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -183,13 +228,13 @@ int hmap_init(struct hmap *m)
 		m->key[1] = (uint64_t)ts.tv_sec ^ (uintptr_t)&ts ^ (uint64_t)getpid() << 32;
 	}
 	m->mask = 63;
-	m->slots = calloc(m->mask + 1, sizeof(*m->slots));
+	m->slots = slots_alloc(m->mask + 1);
 	return m->slots ? 0 : -ENOMEM;
 }
 
 void hmap_destroy(struct hmap *m)
 {
-	free(m->slots);
+	slots_free(m->slots, m->mask + 1);
 	m->slots = NULL;
 	m->count = 0;
 }
@@ -212,7 +257,7 @@ static int hmap_grow(struct hmap *m)
 	uint64_t i, j;
 
 	n.mask = 2 * m->mask + 1;
-	n.slots = calloc(n.mask + 1, sizeof(*n.slots));
+	n.slots = slots_alloc(n.mask + 1);
 	if (!n.slots)
 		return -ENOMEM;
 	for (i = 0; i <= m->mask; i++) {
@@ -222,23 +267,28 @@ static int hmap_grow(struct hmap *m)
 			;
 		n.slots[j] = m->slots[i];
 	}
-	free(m->slots);
+	slots_free(m->slots, m->mask + 1);
 	*m = n;
 	return 0;
 }
 
+void hmap_prefetch(const struct hmap *m, uint64_t key)
+{
+	__builtin_prefetch(&m->slots[hmap_home(m, key)], 1);
+}
+
+/* One probe sequence: it meets the key, or ends at the slot it goes in. */
 int hmap_insert(struct hmap *m, uint64_t key, uint64_t val)
 {
 	uint64_t i;
 
 	if (key == UINT64_MAX)		/* key + 1 would be the empty mark */
 		return -EINVAL;
-	if (hmap_find(m, key))
-		return -EEXIST;
 	if ((m->count + 1) * 4 > (m->mask + 1) * 3 && hmap_grow(m))
 		return -ENOMEM;
 	for (i = hmap_home(m, key); m->slots[i].key; i = (i + 1) & m->mask)
-		;
+		if (m->slots[i].key == key + 1)
+			return -EEXIST;
 	m->slots[i].key = key + 1;
 	m->slots[i].val = val;
 	m->count++;
@@ -403,6 +453,51 @@ int cmd_read_error(struct trace_reader *r, int rc)
 		return 0;
 	fprintf(stderr, "uslab: %s\n", trace_reader_error(r));
 	return 1;
+}
+
+/*
+ * Command lines and task names are whatever the recorded programs had: a
+ * newline in an argument (python3 -c 'two\nlines') must not break a table
+ * row or a "# command:" line, nor a terminal's state.
+ */
+static size_t put_printable(char *out, unsigned char c)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	if (c >= 0x20 && c != 0x7f && c != '\\') {
+		out[0] = (char)c;
+		return 1;
+	}
+	out[0] = '\\';
+	switch (c) {
+	case '\n': out[1] = 'n'; return 2;
+	case '\t': out[1] = 't'; return 2;
+	case '\r': out[1] = 'r'; return 2;
+	case '\\': out[1] = '\\'; return 2;
+	}
+	out[1] = 'x';
+	out[2] = hex[c >> 4];
+	out[3] = hex[c & 15];
+	return 4;
+}
+
+void cmd_fput_printable(FILE *f, const char *s)
+{
+	char e[4];
+
+	for (; s && *s; s++)
+		fwrite(e, 1, put_printable(e, (unsigned char)*s), f);
+}
+
+const char *cmd_printable(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (; s && *s && o + 5 <= len; s++)
+		o += put_printable(buf + o, (unsigned char)*s);
+	if (len)
+		buf[o < len ? o : len - 1] = 0;
+	return buf;
 }
 
 /* ---- Process table payload (format 1.1) ---------------------------------- */
@@ -589,11 +684,35 @@ static bool proc_matches(const struct trace_proc *t, uint32_t pid, const char *c
 	return !strcmp(base_name(arg0), comm);
 }
 
+/*
+ * The image the recorded command's own process ended in: the header's pid
+ * names it; its first image is the earliest entry of that pid that no exec
+ * led to, and each exec_from link leads to the next (always a later entry,
+ * the reader checks it). -1 when the table has no image of that pid.
+ */
+static int command_image(const struct trace_meta *m)
+{
+	int cur = -1;
+
+	if (!m->pid)
+		return -1;
+	for (uint32_t i = 0; i < m->nprocs; i++) {
+		if (cur < 0) {
+			if (m->procs[i].pid == m->pid && m->procs[i].exec_from < 0)
+				cur = (int)i;
+		} else if (m->procs[i].exec_from == cur) {
+			cur = (int)i;
+		}
+	}
+	return cur;
+}
+
 int trace_pick_proc(const struct trace_meta *m, uint32_t pid, const char *comm,
 		    char *why, size_t len)
 {
-	int best = -1, matches = 0;
+	int best = -1, matches = 0, cmd;
 	uint64_t total = 0;
+	char c1[4 * 16 + 1], c2[4 * 16 + 1];
 
 	why[0] = 0;
 	if (!m->nprocs) {
@@ -624,14 +743,38 @@ int trace_pick_proc(const struct trace_meta *m, uint32_t pid, const char *comm,
 				 comm);
 		return -ENOENT;
 	}
-	if (pid || comm)
+	if (pid || comm) {
 		snprintf(why, len, "process %u (%s), %" PRIu64 " allocations%s",
-			 m->procs[best].pid, m->procs[best].comm, m->procs[best].allocs,
+			 m->procs[best].pid, cmd_printable(m->procs[best].comm, c1, sizeof(c1)),
+			 m->procs[best].allocs,
 			 matches > 1 ? " (the busiest of the images that match)" : "");
+		return best;
+	}
+	/*
+	 * The default (docs/trace-format.md, "Which process"): the program the
+	 * command finally ran as, whatever its wrappers allocated on the way;
+	 * the busiest image only when that one recorded no allocation.
+	 */
+	cmd = command_image(m);
+	if (cmd >= 0 && m->procs[cmd].allocs && !(m->procs[cmd].flags & TRACE_PROC_UNRECORDED)) {
+		snprintf(why, len, "process %u (%s): the program the command ran as (its last exec), %"
+			 PRIu64 " of %" PRIu64 " allocations in %u processes; --pid or --comm chooses another",
+			 m->procs[cmd].pid, cmd_printable(m->procs[cmd].comm, c1, sizeof(c1)),
+			 m->procs[cmd].allocs, total, m->nprocs);
+		return cmd;
+	}
+	cmd_printable(m->procs[best].comm, c1, sizeof(c1));
+	if (cmd >= 0)
+		snprintf(why, len, "process %u (%s): the one with the most allocations, %" PRIu64
+			 " of %" PRIu64 " in %u processes (the command ran as %s, which %s); "
+			 "--pid or --comm chooses another",
+			 m->procs[best].pid, c1, m->procs[best].allocs, total, m->nprocs,
+			 cmd_printable(m->procs[cmd].comm, c2, sizeof(c2)),
+			 m->procs[cmd].flags & TRACE_PROC_UNRECORDED ? "was not recorded" :
+			 "made no allocation");
 	else
-		snprintf(why, len, "process %u (%s): the one with the most allocations, %"
-			 PRIu64 " of %" PRIu64 " in %u processes; --pid or --comm chooses another",
-			 m->procs[best].pid, m->procs[best].comm, m->procs[best].allocs,
-			 total, m->nprocs);
+		snprintf(why, len, "process %u (%s): the one with the most allocations, %" PRIu64
+			 " of %" PRIu64 " in %u processes; --pid or --comm chooses another",
+			 m->procs[best].pid, c1, m->procs[best].allocs, total, m->nprocs);
 	return best;
 }

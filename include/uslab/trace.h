@@ -337,8 +337,11 @@ int trace_reader_select(struct trace_reader *r, int proc);
  * @why: receives a one-line explanation (without newline) for stderr.
  * Return: the index in @m->procs; -1 when the trace has no process table
  *         (use every event); -ENOENT when nothing matches (@why says so).
- *         With neither @pid nor @comm: the image with the most allocation
- *         events (the earliest on a tie).
+ *         With neither @pid nor @comm: the image the recorded command's
+ *         own process (the header's pid) ended in, following its execs;
+ *         when the table has none, or it made no allocation or was not
+ *         recorded, the image with the most allocation events (the earliest
+ *         on a tie). docs/trace-format.md, "Which process", is the rule.
  */
 int trace_pick_proc(const struct trace_meta *m, uint32_t pid, const char *comm,
 		    char *why, size_t len);

@@ -34,6 +34,14 @@
 
 struct image;
 
+/*
+ * Events a cursor decodes ahead of the merge. The id map is larger than the
+ * caches on any long recording (an access is a miss: half the collector's
+ * time was spent waiting on them), so each event's slot is prefetched when
+ * it is decoded, LOOKAHEAD / 2 to LOOKAHEAD events before it is used.
+ */
+#define LOOKAHEAD	16u
+
 struct cursor {
 	uint64_t *blocks;	/* file offsets of each block's first event */
 	uint32_t *counts;
@@ -45,6 +53,8 @@ struct cursor {
 	uint32_t left;		/* events left in it */
 	struct rec_state st;
 	struct rec_event cur;	/* the cursor's current event */
+	struct rec_event ring[LOOKAHEAD];	/* decoded after it */
+	uint32_t rhead, nring;
 	uint32_t raw_tid;
 	uint32_t out_tid;	/* trace tid; -1 = none */
 	uint64_t first_time;	/* of its first event */
@@ -363,40 +373,68 @@ static void cursor_define(struct cursor *c, const struct rec_event *d)
 	c->smap[d->stack] = gid;
 }
 
-/* Step @c to its thread's next event. Return: false when it has none. */
-static bool cursor_next(struct cursor *c)
+/* Addresses of different processes are different objects: the id map's key
+ * carries the image in the bits above user space (x86-64 and arm64 user
+ * addresses are below 2^48). */
+static uint64_t image_key(uint32_t index, uint64_t addr)
 {
-	while (!c->left) {
-		uint32_t len;
+	return addr ^ ((uint64_t)index << 48);
+}
 
-		if (c->bi == c->nblocks)
-			return false;
-		if (!c->buf) {
-			c->buf = malloc(REC_BLOCK_BYTES);
-			if (!c->buf)
-				return false;
+/* Decode into the ring until it is full or the thread has no more events;
+ * stack definitions are taken in on the way (they precede their events). */
+static void cursor_fill(struct cursor *c, const struct idmap *ids)
+{
+	while (c->nring < LOOKAHEAD) {
+		struct rec_event *e = &c->ring[(c->rhead + c->nring) % LOOKAHEAD];
+
+		while (!c->left) {
+			uint32_t len;
+
+			if (c->bi == c->nblocks)
+				return;
+			if (!c->buf) {
+				c->buf = malloc(REC_BLOCK_BYTES);
+				if (!c->buf)
+					return;
+			}
+			len = c->bytes[c->bi];
+			if (pread(c->im->fd, c->buf, len, (off_t)c->blocks[c->bi]) != (ssize_t)len)
+				return;
+			c->p = c->buf;
+			c->end = c->buf + len;
+			c->left = c->counts[c->bi++];
+			memset(&c->st, 0, sizeof(c->st));
 		}
-		len = c->bytes[c->bi];
-		if (pread(c->im->fd, c->buf, len, (off_t)c->blocks[c->bi]) != (ssize_t)len)
-			return false;
-		c->p = c->buf;
-		c->end = c->buf + len;
-		c->left = c->counts[c->bi++];
-		memset(&c->st, 0, sizeof(c->st));
+		e->frames = c->frames;
+		if (rec_decode(&c->p, c->end, &c->st, e)) {
+			fprintf(stderr, "uslab record: %s: byte offset %" PRIu64
+				": damaged raw event; skipping the rest of the block\n",
+				c->im->raw, c->blocks[c->bi - 1] + (uint64_t)(c->p - c->buf));
+			c->left = 0;
+			continue;
+		}
+		c->left--;
+		if (e->op == REC_OP_STACK) {	/* not an event: define, go on */
+			cursor_define(c, e);
+			continue;
+		}
+		if (e->addr)
+			idmap_prefetch(ids, image_key(c->im->index, e->addr));
+		c->nring++;
 	}
-	c->cur.frames = c->frames;
-	if (rec_decode(&c->p, c->end, &c->st, &c->cur)) {
-		fprintf(stderr, "uslab record: %s: byte offset %" PRIu64
-			": damaged raw event; skipping the rest of the block\n",
-			c->im->raw, c->blocks[c->bi - 1] + (uint64_t)(c->p - c->buf));
-		c->left = 0;
-		return cursor_next(c);
-	}
-	c->left--;
-	if (c->cur.op == REC_OP_STACK) {	/* not an event: define, go on */
-		cursor_define(c, &c->cur);
-		return cursor_next(c);
-	}
+}
+
+/* Step @c to its thread's next event. Return: false when it has none. */
+static bool cursor_next(struct cursor *c, const struct idmap *ids)
+{
+	if (c->nring <= LOOKAHEAD / 2)
+		cursor_fill(c, ids);
+	if (!c->nring)
+		return false;
+	c->cur = c->ring[c->rhead];
+	c->rhead = (c->rhead + 1) % LOOKAHEAD;
+	c->nring--;
 	return true;
 }
 
@@ -444,12 +482,9 @@ static int put(struct merge *m, struct trace_event *ev)
 	return m->w ? trace_writer_add(m->w, ev) : 0;
 }
 
-/* Addresses of different processes are different objects: the id map's key
- * carries the image in the bits above user space (x86-64 and arm64 user
- * addresses are below 2^48). */
 static uint64_t key(const struct merge *m, uint64_t addr)
 {
-	return addr ^ ((uint64_t)m->im->index << 48);
+	return image_key(m->im->index, addr);
 }
 
 /*
@@ -769,6 +804,7 @@ static void reset_cursors(struct merge *m)
 
 			c->bi = 0;
 			c->left = 0;
+			c->rhead = c->nring = 0;
 			c->pending_old = 0;
 		}
 	}
@@ -794,7 +830,7 @@ static int merge_all(struct merge *m)
 	m->nheap = 0;
 	for (size_t i = 0; i < m->nimg; i++)
 		for (uint32_t t = 0; t < m->img[i].ncur; t++)
-			if (cursor_next(&m->img[i].cur[t]))
+			if (cursor_next(&m->img[i].cur[t], m->ids))
 				m->heap[m->nheap++] = &m->img[i].cur[t];
 	for (uint32_t i = m->nheap / 2; i-- > 0;)
 		sift_down(m, i);
@@ -818,7 +854,7 @@ static int merge_all(struct merge *m)
 			return rc;
 		}
 		rc = 0;
-		if (!cursor_next(c))
+		if (!cursor_next(c, m->ids))
 			m->heap[0] = m->heap[--m->nheap];
 		sift_down(m, 0);
 	}
@@ -989,10 +1025,34 @@ out_abort:
 	return rc;
 }
 
+/* Which process the tools will read by default, in their words. */
+static void say_default(const struct merge *m, pid_t root, char *why, size_t len)
+{
+	struct trace_meta meta = { .pid = (uint32_t)root };
+	struct trace_proc *procs = calloc(m->nimg ? m->nimg : 1, sizeof(*procs));
+
+	why[0] = 0;
+	if (!procs)
+		return;
+	for (size_t i = 0; i < m->nimg; i++) {
+		const struct image *im = &m->img[i];
+
+		procs[i] = (struct trace_proc){ .pid = im->rm.pid, .parent = im->parent,
+			.exec_from = im->exec_from, .flags = im->flags,
+			.events = im->events, .allocs = im->allocs };
+		snprintf(procs[i].comm, sizeof(procs[i].comm), "%s", im->rm.comm);
+	}
+	meta.nprocs = (uint32_t)m->nimg;
+	meta.procs = procs;
+	if (trace_pick_proc(&meta, 0, NULL, why, len) < 0)
+		why[0] = 0;
+	free(procs);
+}
+
 int record_collect(const struct record_opts *o, struct record_result *res)
 {
 	struct merge m = { 0 };
-	int rc, best = -1;
+	int rc;
 
 	memset(res, 0, sizeof(*res));
 	rc = list_images(o->dir, &m.img, &m.nimg, false);
@@ -1044,15 +1104,10 @@ int record_collect(const struct record_opts *o, struct record_result *res)
 		res->dropped += im->dropped;
 		res->fixups += im->fixups;
 		res->threads += im->threads;
-		if (best < 0 || im->allocs > m.img[best].allocs)
-			best = (int)i;
 	}
 	res->nprocs = m.nimg;
-	if (best >= 0) {
-		res->best_pid = m.img[best].rm.pid;
-		snprintf(res->best_comm, sizeof(res->best_comm), "%s", m.img[best].rm.comm);
-		res->best_events = m.img[best].events;
-	}
+	if (!rc && o->run)
+		say_default(&m, o->root, res->chosen, sizeof(res->chosen));
 	res->nstacks = nstacks;
 	res->nframes = nframes_all;
 	res->nobjects = nobjects;

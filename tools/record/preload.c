@@ -106,21 +106,32 @@ struct rec_buf {
 /*
  * `record -g`: a thread's call stacks seen so far, by a 64-bit hash of their
  * frames, so each distinct stack goes into the raw file once per thread (a
- * REC_OP_STACK record) and events carry its small local id. Open addressing,
- * never resized: when full, stacks are still recorded, only no longer
- * deduplicated.
+ * REC_OP_STACK record) and events carry its small local id. Open addressing
+ * in one mapping, doubled when three quarters full (python3 meets 15000
+ * distinct stacks: a fixed 4096 slots wrote a definition of up to 64 frames
+ * before most of its events, three quarters of a 1.2 GB raw file); past
+ * STACK_SLOTS_MAX, or when a mapping fails, stacks are still recorded, only
+ * no longer deduplicated. Mapped at the thread's first stack, unmapped by
+ * its key destructor (thread_exit): a program that runs many short threads
+ * keeps one table per live thread, not one per thread it ever ran. A
+ * thread's ids count on in rec_self, so what it allocates after its
+ * destructor (other keys' destructors) still gets new ids, each stack
+ * defined where used.
  */
-#define STACK_SLOTS	4096u
+#define STACK_SLOTS_MIN	512u		/* 6 KiB */
+#define STACK_SLOTS_MAX	(1u << 22)	/* 48 MiB */
 
 struct stack_table {
-	uint64_t hash[STACK_SLOTS];
-	uint32_t id[STACK_SLOTS];
-	uint32_t used, next_id;
+	uint32_t slots, used;	/* slots: a power of two */
+	size_t bytes;		/* of the mapping, this header included */
+	uint64_t *hash;		/* 0: empty */
+	uint32_t *id;
 };
 
 struct rec_self {
 	struct rec_buf *buf;
 	struct stack_table *stacks;
+	uint32_t last_stack_id;	/* the thread's ids in this raw file: 1.. */
 	uint32_t tid;
 	bool has_tid;
 	bool busy;		/* inside a wrapper: nested calls pass through */
@@ -399,6 +410,9 @@ static void thread_exit(void *arg)
 	buf_put_locked(b);
 	spin_unlock(&pool_lock);
 	self.buf = NULL;
+	if (self.stacks)
+		munmap(self.stacks, self.stacks->bytes);
+	self.stacks = NULL;
 	self.exited = true;
 	self.busy = false;
 }
@@ -519,16 +533,71 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/* Four independent lanes: a multiply chain per frame is 5 cycles of
+ * latency, and this runs for every allocation under -g. */
 static uint64_t hash_frames(const uint64_t *f, uint32_t n)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	const uint64_t k = 0xbf58476d1ce4e5b9ull;
+	uint64_t l[4] = { 0x9e3779b97f4a7c15ull ^ n, 0xc2b2ae3d27d4eb4full,
+			  0x165667b19e3779f9ull, 0x27d4eb2f165667c5ull };
+	uint64_t h;
+	uint32_t i = 0;
 
-	for (uint32_t i = 0; i < n; i++) {
-		h ^= f[i];
-		h *= 0xbf58476d1ce4e5b9ull;
-		h ^= h >> 31;
+	for (; i + 4 <= n; i += 4)
+		for (int j = 0; j < 4; j++) {
+			l[j] = (l[j] ^ f[i + j]) * k;
+			l[j] ^= l[j] >> 31;
+		}
+	for (; i < n; i++) {
+		l[0] = (l[0] ^ f[i]) * k;
+		l[0] ^= l[0] >> 31;
 	}
+	h = l[0] ^ (l[1] << 16 | l[1] >> 48) ^ (l[2] << 32 | l[2] >> 32) ^ (l[3] << 48 | l[3] >> 16);
+	h *= k;
+	h ^= h >> 29;
 	return h ? h : 1;
+}
+
+static struct stack_table *table_new(uint32_t slots)
+{
+	size_t bytes = sizeof(struct stack_table) + (size_t)slots * (sizeof(uint64_t) + sizeof(uint32_t));
+	struct stack_table *t = map_zero(bytes);
+
+	if (!t)
+		return NULL;
+	t->slots = slots;
+	t->bytes = bytes;
+	t->hash = (uint64_t *)(t + 1);
+	t->id = (uint32_t *)(t->hash + slots);
+	return t;
+}
+
+static void table_put(struct stack_table *t, uint64_t h, uint32_t id)
+{
+	uint32_t slot;
+
+	for (slot = (uint32_t)h & (t->slots - 1); t->hash[slot]; slot = (slot + 1) & (t->slots - 1))
+		;
+	t->hash[slot] = h;
+	t->id[slot] = id;
+	t->used++;
+}
+
+/* Twice the slots, or NULL (then the old table stays, full). */
+static struct stack_table *table_grow(struct stack_table *old)
+{
+	struct stack_table *t;
+
+	if (old->slots >= STACK_SLOTS_MAX)
+		return NULL;
+	t = table_new(old->slots * 2);
+	if (!t)
+		return NULL;
+	for (uint32_t i = 0; i < old->slots; i++)
+		if (old->hash[i])
+			table_put(t, old->hash[i], old->id[i]);
+	munmap(old, old->bytes);
+	return t;
 }
 
 /*
@@ -551,25 +620,29 @@ static __slowpath uint32_t capture_stack(struct rec_event *def, uint64_t *frames
 	for (uint32_t i = 0; i < nf; i++)
 		frames[i] = (uintptr_t)raw[skip + i];
 	def->op = 0;
-	if (!tab) {
-		tab = map_zero(sizeof(*tab));
-		if (!tab)
-			return 0;
-		self.stacks = tab;
+	if (!tab && !self.exited)
+		tab = self.stacks = table_new(STACK_SLOTS_MIN);
+	if (!tab) {		/* after thread_exit: define it again */
+		*def = (struct rec_event){ .op = REC_OP_STACK, .stack = ++self.last_stack_id,
+					   .nframes = nf, .frames = frames };
+		return def->stack;
 	}
 	h = hash_frames(frames, nf);
-	for (slot = (uint32_t)h & (STACK_SLOTS - 1); tab->hash[slot];
-	     slot = (slot + 1) & (STACK_SLOTS - 1))
+	for (slot = (uint32_t)h & (tab->slots - 1); tab->hash[slot];
+	     slot = (slot + 1) & (tab->slots - 1))
 		if (tab->hash[slot] == h)
 			return tab->id[slot];
 	*def = (struct rec_event){
-		.op = REC_OP_STACK, .stack = ++tab->next_id, .nframes = nf, .frames = frames,
+		.op = REC_OP_STACK, .stack = ++self.last_stack_id, .nframes = nf, .frames = frames,
 	};
-	if (tab->used < STACK_SLOTS * 3 / 4) {
-		tab->hash[slot] = h;
-		tab->id[slot] = def->stack;
-		tab->used++;
+	if (tab->used + 1 > tab->slots / 4 * 3) {
+		struct stack_table *t = table_grow(tab);
+
+		if (!t)
+			return def->stack;	/* full: not deduplicated */
+		tab = self.stacks = t;
 	}
+	table_put(tab, h, def->stack);
 	return def->stack;
 }
 
@@ -654,8 +727,11 @@ static void atfork_child(void)
 		close(raw_fd);
 	raw_fd = -1;
 	owner_pid = getpid();
-	if (self.stacks)	/* its ids were the parent's file's */
-		memset(self.stacks, 0, sizeof(*self.stacks));
+	if (self.stacks) {	/* its ids were the parent's file's */
+		memset(self.stacks->hash, 0, self.stacks->slots * sizeof(uint64_t));
+		self.stacks->used = 0;
+	}
+	self.last_stack_id = 0;
 	/* Opened now, so a child that never allocates is still in the
 	 * process table. */
 	open_raw_locked();

@@ -263,9 +263,8 @@ struct record_result {
 	uint64_t events, dropped, fixups;
 	uint32_t threads;
 	size_t nprocs;
-	unsigned int best_pid;		/* the process with the most allocations */
-	char best_comm[17];
-	uint64_t best_events;
+	char chosen[512];		/* the default process of the tools and
+					 * why (trace_pick_proc), "" for none */
 	uint32_t nstacks, nobjects;	/* record -g */
 	uint64_t nframes;
 };

@@ -196,6 +196,10 @@ int cmd_record(int argc, char **argv)
 		"  -o FILE   the trace (default uslab.ustr; - for standard output)\n"
 		"  -l LEVEL  zstd level 1..22 (default 3)\n"
 		"  -q        no summary on stderr (warnings are still printed)\n"
+		"  report, script, replay, sim and tune read the program CMD ran as (the\n"
+		"  last image CMD's own process exec'd into, past any wrapper scripts);\n"
+		"  the process with the most allocations only when that one made none or\n"
+		"  was not recorded; --pid/--comm choose another\n"
 		"  exit status: CMD's (128+signal when killed), 1 when writing failed";
 	const char *out = "uslab.ustr";
 	char lib[PATH_MAX], dir[PATH_MAX], errbuf[PATH_MAX + 128];
@@ -322,10 +326,9 @@ int cmd_record(int argc, char **argv)
 		if (stacks_wanted)
 			fprintf(stderr, "uslab record: %u distinct call stacks, %" PRIu64
 				" frames, %u mapped objects\n", res.nstacks, res.nframes, res.nobjects);
-		if (res.nprocs > 1)
-			fprintf(stderr, "uslab record: most allocations: pid %u (%s), %" PRIu64
-				" of the events; 'uslab report %s' lists every process\n",
-				res.best_pid, res.best_comm, res.best_events, out);
+		if (res.nprocs > 1 && res.chosen[0])
+			fprintf(stderr, "uslab record: the tools will read %s; 'uslab report %s' lists every process\n",
+				res.chosen, out);
 		fprintf(stderr, "uslab record: command ran %.3f s, trace written in %.3f s\n",
 			secs(&t_start, &t_ran), secs(&t_ran, &t_end));
 	}

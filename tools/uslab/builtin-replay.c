@@ -522,7 +522,7 @@ static const char rp_usage[] =
 	"  Replays the trace for real, one thread per recorded thread, keeping\n"
 	"  every object's alloc-before-free order across threads.\n"
 	"  --pid PID            the process of a multi-process recording (default:\n"
-	"                       the one with the most allocations)\n"
+	"                       the program the command ran as: uslab record -h)\n"
 	"  --comm NAME          the process with this name\n";
 
 static double timeval_s(const struct timeval *tv)

@@ -367,10 +367,14 @@ static void print_procs(FILE *f, const struct trace_meta *m)
 
 		if (t->exec_from >= 0)
 			snprintf(rel, sizeof(rel), " [exec'd by #%d]", t->exec_from);
-		fprintf(f, "# %c %7u %7u %7" PRIu64 " %12" PRIu64 " %5.1f%% %12u  %-16s %s%s%s%s\n",
+		char comm[4 * 16 + 1];
+
+		fprintf(f, "# %c %7u %7u %7" PRIu64 " %12" PRIu64 " %5.1f%% %12u  %-16s ",
 			(int32_t)i == m->selected ? '*' : ' ', t->pid, t->ppid, t->events,
 			t->allocs, total ? 100.0 * (double)t->events / (double)total : 0.0,
-			t->nthreads, t->comm, t->cmdline ? t->cmdline : "", rel,
+			t->nthreads, cmd_printable(t->comm, comm, sizeof(comm)));
+		cmd_fput_printable(f, t->cmdline);
+		fprintf(f, "%s%s%s\n", rel,
 			t->flags & TRACE_PROC_UNRECORDED ? " (not recorded: static, or LD_PRELOAD cleared)" : "",
 			t->flags & TRACE_PROC_RUNNING ? " (still running at the end)" : "");
 	}
@@ -398,7 +402,9 @@ static void print_report(FILE *f, const struct trace_meta *m,
 
 	fprintf(f, "# trace: %s (format %u.%u), pid %u, %u CPUs\n",
 		m->tool, m->version_major, m->version_minor, m->pid, m->cpus);
-	fprintf(f, "# command: %s\n", m->cmdline);
+	fprintf(f, "# command: ");
+	cmd_fput_printable(f, m->cmdline);
+	fputc('\n', f);
 	if (no_clock)
 		fprintf(f, "# %" PRIu64 " events (the trace has no clock: times are event indices)\n\n",
 			rp->events);
@@ -496,7 +502,8 @@ int cmd_report(int argc, char **argv)
 		"  the process table, then operations, sizes per kmalloc class, lifetimes,\n"
 		"  threads, peak live bytes and churn of one process, in one streaming pass\n"
 		"  --threads N   list at most N threads (default 32)\n"
-		"  --pid PID     the process with this pid (default: most allocations)\n"
+		"  --pid PID     the process with this pid (default: the program the\n"
+		"                command ran as: uslab record -h)\n"
 		"  --comm NAME   the process with this name\n"
 		"  --sort callsite        allocations, bytes, peak live, leaked and temporary\n"
 		"                         per call site, with function, file and line\n"

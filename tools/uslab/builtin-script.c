@@ -43,7 +43,8 @@ int cmd_script(int argc, char **argv)
 		"  (TIME is seconds, or the event index when the trace has no clock)\n"
 		"  --header   print the trace header first (as '# key: value' lines)\n"
 		"  -n COUNT   stop after COUNT events\n"
-		"  --pid PID    the process with this pid (default: most allocations)\n"
+		"  --pid PID    the process with this pid (default: the program the\n"
+		"               command ran as: uslab record -h)\n"
 		"  --comm NAME  the process with this name";
 	static const struct option lopts[] = {
 		{ "header", no_argument, NULL, 'H' },
@@ -87,20 +88,26 @@ int cmd_script(int argc, char **argv)
 	if (header) {
 		const struct trace_meta *m = trace_reader_meta(r);
 
-		printf("# format: %u.%u\n# tool: %s\n# cmdline: %s\n# pid: %u\n"
-		       "# cpus: %u\n# clock: %u\n# start_ns: %" PRIu64 "\n",
-		       m->version_major, m->version_minor, m->tool, m->cmdline,
+		printf("# format: %u.%u\n# tool: %s\n# cmdline: ",
+		       m->version_major, m->version_minor, m->tool);
+		cmd_fput_printable(stdout, m->cmdline);
+		printf("\n# pid: %u\n# cpus: %u\n# clock: %u\n# start_ns: %" PRIu64 "\n",
 		       m->pid, m->cpus, m->clock_id, m->start_ns);
 		if (m->has_summary)
 			printf("# events: %" PRIu64 "\n# threads: %u\n# id_space: %" PRIu64 "\n",
 			       m->nevents, m->nthreads, m->id_space);
-		for (uint32_t i = 0; i < m->nprocs; i++)
+		for (uint32_t i = 0; i < m->nprocs; i++) {
+			char comm[4 * 16 + 1];
+
 			printf("# process: %c pid %u ppid %u events %" PRIu64 " allocs %" PRIu64
-			       " threads %u comm %s cmdline %s\n",
+			       " threads %u comm %s cmdline ",
 			       (int32_t)i == m->selected ? '*' : '-', m->procs[i].pid,
 			       m->procs[i].ppid, m->procs[i].events, m->procs[i].allocs,
-			       m->procs[i].nthreads, m->procs[i].comm,
-			       m->procs[i].cmdline ? m->procs[i].cmdline : "");
+			       m->procs[i].nthreads,
+			       cmd_printable(m->procs[i].comm, comm, sizeof(comm)));
+			cmd_fput_printable(stdout, m->procs[i].cmdline);
+			putchar('\n');
+		}
 	}
 	no_clock = trace_reader_meta(r)->clock_id == TRACE_CLOCK_NONE;
 	for (;;) {

@@ -135,8 +135,11 @@ static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_confi
 	struct sim_cost_model m;
 
 	fprintf(f, "uslab sim: %s\n", path);
-	if (t->cmdline && *t->cmdline)
-		fprintf(f, "recorded: %s\n", t->cmdline);
+	if (t->cmdline && *t->cmdline) {
+		fprintf(f, "recorded: ");
+		cmd_fput_printable(f, t->cmdline);
+		fputc('\n', f);
+	}
 	print_config(f, cfg, t->cpus);
 	fprintf(f, "engine: %s\n", sim_pcp_engine());
 	fprintf(f, "events: %" PRIu64 " (allocations %" PRIu64 ", frees %" PRIu64
@@ -206,7 +209,7 @@ static const char sim_usage_text[] =
 	"  --timeline FILE      every sample as CSV\n"
 	"  --no-reaper          no reaper passes (a real run: USLAB_OPTIONS=reaper_ms=0)\n"
 	"  --pid PID            the process of a multi-process recording (default:\n"
-	"                       the one with the most allocations)\n"
+	"                       the program the command ran as: uslab record -h)\n"
 	"  --comm NAME          the process with this name\n";
 
 /* A bad value for an option, named, then the usage. Return: 2. */

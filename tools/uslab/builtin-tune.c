@@ -55,7 +55,7 @@ static const char tune_usage[] =
 	"                       0,8,32,-1): the rank correlation of modelled against\n"
 	"                       measured time, the noise, the rms error\n"
 	"  --pid PID            the process of a multi-process recording (default:\n"
-	"                       the one with the most allocations)\n"
+	"                       the program the command ran as: uslab record -h)\n"
 	"  --comm NAME          the process with this name\n";
 
 static int parse_list(const char *s, long *v, unsigned int *n, long lo, long hi)
