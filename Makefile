@@ -213,6 +213,10 @@ $(auto-check): $(obj)/tests/%: $(obj)/tests/%.o $(core-lib)
 
 check-scripts += $(sort $(wildcard tests/test_*.sh))
 
+# Everything `check` runs, built but not run (then run one suite by hand).
+check-build: all $(check-progs)
+.PHONY: check-build
+
 # Every suite runs even when an earlier one fails; the summary says which.
 check: all $(check-progs) | $(obj)/.deps-test
 	$(Q)O=$(obj) bash tests/run-all.sh $(check-progs) $(check-scripts)

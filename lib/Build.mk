@@ -1,1 +1,1 @@
-core-objs += lib/log.o lib/fault_inject.o
+core-objs += lib/log.o lib/fault_inject.o lib/sigsafe.o

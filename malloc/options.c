@@ -155,14 +155,13 @@ static const struct malloc_option malloc_options[] = {
 	  "objects moved per refill or flush (0 = half a magazine); "
 	  "batch.<cache>=N for one cache",
 	  parse_cache_setting, NULL, NULL, 0, 0 },
-	{ "depot_limit", __stringify(CONFIG_PERCPU_DEPOT_LIMIT),
+	{ "depot_limit", "by size (Kconfig " __stringify(CONFIG_PERCPU_DEPOT_LIMIT) " x " __stringify(CONFIG_PERCPU_MAG_BYTES) " B, 1-4x the count)",
 	  "full magazines each kmalloc cache's depot keeps (-1 = unlimited); "
 	  "depot_limit.<cache>=N for one cache",
 	  parse_cache_setting, NULL, NULL, 0, 0 },
 	{ "reaper_ms", "Kconfig (" __stringify(CONFIG_PERCPU_REAPER_PERIOD_MS) ")",
 	  "period of the background reaper that trims depots and idle CPUs "
-	  "(10 .. 600000; 0 = no reaper and no page_alloc decay thread, as "
-	  "`uslab sim --no-reaper`)",
+	  "(10 .. 600000; 0 = no reaper and no page decay thread, as `uslab sim --no-reaper`)",
 	  parse_reaper, &malloc_opts.reaper_ms, NULL, 10, 600000 },
 	{ "trim", __stringify(CONFIG_PAGE_ALLOC_RESIDENT_FREE_KB),
 	  "KiB of free pages kept resident before the rest goes back to the OS",
@@ -330,6 +329,8 @@ void malloc_apply_options(void)
 		if (err)
 			setting_warn(&malloc_opts.settings[i], err);
 	}
+	if (malloc_opts.reaper_ms == 0)
+		page_alloc_decayd_disable();	/* no background thread at all */
 	if (malloc_opts.reaper_ms >= 0) {
 		int err = pcp_reaper_set_period((unsigned long)malloc_opts.reaper_ms);
 		char item[64];
@@ -340,9 +341,6 @@ void malloc_apply_options(void)
 		if (err)
 			option_warn(item, err == -EOPNOTSUPP ?
 				    "no reaper in this build" : "rejected");
-		/* no agent on a timer at all: page_alloc's decay thread neither */
-		if (!malloc_opts.reaper_ms && page_alloc_decayd_disable())
-			option_warn(item, "page_alloc's decay thread already runs");
 	}
 	if (malloc_opts.debug && malloc_debug_enable())
 		option_warn("debug", "cannot create the debug caches");

@@ -70,7 +70,8 @@ noinline void *malloc_sized(size_t size, gfp_t gfp)
  */
 __slowpath void malloc_free_foreign(const void *p)
 {
-	if (p)
+	/* a signal handler's emergency block (lib/sigsafe.h) is ours */
+	if (p && !page_alloc_emergency_free(p))
 		__atomic_add_fetch(&malloc_foreign_frees, 1, __ATOMIC_RELAXED);
 }
 

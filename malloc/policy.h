@@ -76,9 +76,7 @@ static __always_inline void *__uslab_calloc(size_t n, size_t size)
 
 static __always_inline size_t __uslab_malloc_usable_size(void *p)
 {
-	if (!page_alloc_owns(p))
-		return 0;
-	return ksize(p);
+	return ksize(p);	/* 0 for NULL and pointers not ours */
 }
 
 /*
@@ -99,13 +97,13 @@ static inline void *__uslab_realloc(void *p, size_t size)
 		__uslab_free(p);
 		return NULL;
 	}
-	if (unlikely(!page_alloc_owns(p))) {
-		errno = EINVAL;
+	have = ksize(p);	/* emergency blocks too (lib/sigsafe.h) */
+	if (unlikely(!have)) {
+		errno = EINVAL;	/* not ours */
 		return NULL;
 	}
 	if (unlikely(size > MALLOC_MAX_SIZE))
 		return malloc_fail();
-	have = ksize(p);
 	if (size <= have && size >= have / 2)
 		return p;
 	q = __uslab_malloc(size);

@@ -1,5 +1,5 @@
 # page_alloc/: the buddy page allocator (zone, buddy lists, per-CPU page
 # lists, own mappings and their cache, the decay thread)
 core-objs += page_alloc/zone.o page_alloc/buddy.o page_alloc/large.o \
-	page_alloc/pcp.o page_alloc/decay.o
+	page_alloc/pcp.o page_alloc/decay.o page_alloc/emergency.o
 core-objs += page_alloc/api.o

@@ -17,13 +17,22 @@
  * The return policy's allowance grows with the heap (the kernel's
  * watermarks grow with the zone): pa_resident_free_pct percent of the
  * memory handed out may stay free and resident, plus whatever was freed
- * since the peak of the last page_alloc_decay() period (pa_alloc_high),
- * so that a burst of frees (a program tearing down a big structure) is not
- * paid for with a madvise per block; the next decay (the per-CPU reaper's
- * pass) gives that part back. Both under the zone lock.
+ * since the peak of the recent past (pa_alloc_high), so that memory a
+ * program frees and takes again within the decay period (a loop that
+ * frees half its live set and builds it again) is not paid for with a
+ * madvise per block and a page fault per page when it comes back.
+ * pa_alloc_high is the highest bytes_allocated of the last
+ * PA_HIGH_WINDOWS decay ticks (a sliding maximum: pa_high_win[] holds the
+ * maxima of the previous ticks, pa_high_cur the current one's), so memory
+ * goes back once it has stayed unused for a whole period. All under the
+ * zone lock.
  */
+#define PA_HIGH_WINDOWS	4
 static unsigned int pa_resident_free_pct = CONFIG_PAGE_ALLOC_RESIDENT_FREE_PCT;
 static size_t pa_alloc_high;
+static size_t pa_high_cur;
+static size_t pa_high_win[PA_HIGH_WINDOWS];
+static unsigned int pa_high_next;
 /*
  * Set while something calls page_alloc_decay() periodically (the reaper
  * thread, the simulator's virtual reaper): without it the share of the
@@ -34,20 +43,49 @@ static size_t pa_alloc_high;
 static bool pa_decay_agent;
 
 /*
- * The burst part of the allowance halves at every decay tick (an
- * exponential curve, as jemalloc's decay is a smooth one: memory freed in
- * a burst goes back over a few ticks, not all at once at an arbitrary
- * instant); page_alloc_decay() drops it whole.
+ * A decay tick closes the current window: the burst part of the allowance
+ * becomes what was freed since the highest point of the last
+ * PA_HIGH_WINDOWS windows. Memory freed in a burst and not taken again
+ * goes back one period later, at once (jemalloc's decay is a smooth curve
+ * over ten seconds; one period of a second is the promise here); memory
+ * that a workload takes again within the period never leaves.
+ * page_alloc_decay() (@whole) forgets every window.
  */
-static void decay_high_locked(unsigned int shift)
+static void decay_high_locked(bool whole)
 {
 	size_t used = pa_zone.bytes_allocated;
+	size_t high = used;
 
 	pa_assert_locked();
-	if (pa_alloc_high <= used)
-		pa_alloc_high = used;
-	else
-		pa_alloc_high = used + ((pa_alloc_high - used) >> shift);
+	if (whole) {
+		memset(pa_high_win, 0, sizeof(pa_high_win));
+	} else {
+		pa_high_win[pa_high_next] = pa_high_cur;
+		pa_high_next = (pa_high_next + 1) % PA_HIGH_WINDOWS;
+		for (unsigned int i = 0; i < PA_HIGH_WINDOWS; i++)
+			high = max_t(size_t, high, pa_high_win[i]);
+	}
+	pa_high_cur = used;
+	pa_alloc_high = high;
+}
+
+/*
+ * @bytes more are handed out (a buddy block or an own mapping): the peaks
+ * follow, the sliding one included, so that memory freed and taken again
+ * within the decay period stays resident whichever path it takes
+ * (malloc-large's 5..25 MiB blocks refaulted every page while only buddy
+ * allocations moved the peak).
+ */
+void pa_add_allocated_locked(size_t bytes)
+{
+	pa_assert_locked();
+	pa_zone.bytes_allocated += bytes;
+	if (pa_zone.bytes_allocated > pa_zone.bytes_allocated_peak)
+		pa_zone.bytes_allocated_peak = pa_zone.bytes_allocated;
+	if (pa_zone.bytes_allocated > pa_high_cur)
+		pa_high_cur = pa_zone.bytes_allocated;
+	if (pa_zone.bytes_allocated > pa_alloc_high)
+		pa_alloc_high = pa_zone.bytes_allocated;
 }
 
 /*
@@ -248,11 +286,7 @@ struct page *rmqueue_buddy_locked(unsigned int order, unsigned int *resident)
 	page->flags = 1UL << PG_head;
 	page->compound_head = page;
 	page->order = order;
-	pa_zone.bytes_allocated += bytes;
-	if (pa_zone.bytes_allocated > pa_zone.bytes_allocated_peak)
-		pa_zone.bytes_allocated_peak = pa_zone.bytes_allocated;
-	if (pa_zone.bytes_allocated > pa_alloc_high)
-		pa_alloc_high = pa_zone.bytes_allocated;
+	pa_add_allocated_locked(bytes);
 	*resident = r;
 	return page;
 }
@@ -283,7 +317,7 @@ static void pa_count_handout_locked(unsigned int order, unsigned int resident)
  *
  * Context: thread-safe, async-signal-safe in the sense that a signal
  * handler calling it never waits on a lock its own thread holds (the zone
- * lock is held with signals blocked; per-CPU lists are only try-locked).
+ * lock is held inside a sigsafe section; per-CPU lists are only try-locked).
  * mprotect under the zone lock when a section grows, madvise never on
  * this path. Never calls malloc.
  * Return: the head page, or NULL with errno EINVAL (order out of range) or
@@ -294,7 +328,6 @@ struct page *alloc_pages(gfp_t gfp, unsigned int order)
 	struct page *page = NULL;
 	unsigned int resident = 0;
 	size_t bytes = order_bytes(order);
-	sigset_t flags;
 
 	if (unlikely(order > MAX_PAGE_ORDER)) {
 		errno = EINVAL;
@@ -315,20 +348,20 @@ struct page *alloc_pages(gfp_t gfp, unsigned int order)
 		if (likely(page))
 			goto out_prep;
 	}
-	pa_lock_irqsave(&flags);
+	pa_lock_irqsave();
 	page = rmqueue_buddy_locked(order, &resident);
 	if (page)
 		pa_count_handout_locked(order, resident);
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 	if (unlikely(!page) && order <= PCP_MAX_ORDER && drain_all_pages(false)) {
 		/* Blocks on other CPUs' lists count against the cap and
 		 * the address space: give them back and try once more
 		 * (the kernel's drain_all_pages on a failed allocation). */
-		pa_lock_irqsave(&flags);
+		pa_lock_irqsave();
 		page = rmqueue_buddy_locked(order, &resident);
 		if (page)
 			pa_count_handout_locked(order, resident);
-		pa_unlock_irqrestore(&flags);
+		pa_unlock_irqrestore();
 	}
 	if (unlikely(!page))
 		goto out_enomem;
@@ -340,9 +373,9 @@ out_prep:
 	return page;
 
 out_enomem:
-	pa_lock_irqsave(&flags);
+	pa_lock_irqsave();
 	pa_report_enomem(gfp, order, bytes);
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 	errno = ENOMEM;
 	return NULL;
 }
@@ -390,7 +423,6 @@ static void pa_check_free(struct page *page, unsigned int order)
  */
 void __free_pages(struct page *page, unsigned int order)
 {
-	sigset_t flags;
 	size_t max;
 	bool over;
 
@@ -399,14 +431,14 @@ void __free_pages(struct page *page, unsigned int order)
 
 	if (order <= PCP_MAX_ORDER && free_pcppages(page, order))
 		return;
-	pa_lock_irqsave(&flags);
+	pa_lock_irqsave();
 	if (IS_ENABLED(CONFIG_PAGE_ALLOC_DEBUG) && !PageFlag(page, PG_head))
 		pa_bad_free(page, order, "block not allocated (double free?)");
 	pa_stat_inc(frees[order]);
 	/* The owner may have written every page. */
 	pa_free_one_locked(page, order, 1U << order);
 	over = pa_over_allowance_locked(&max);
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 	if (unlikely(over))
 		pa_reclaim_after_free(max);
 }
@@ -484,13 +516,12 @@ void free_pages(unsigned long addr, unsigned int order)
  */
 void page_alloc_set_resident_free_pct(unsigned int pct)
 {
-	sigset_t flags;
 
 	if (pa_init_once())
 		return;
-	pa_lock_irqsave(&flags);
+	pa_lock_irqsave();
 	pa_resident_free_pct = min_t(unsigned int, pct, 100);
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 	page_alloc_decay();
 }
 
@@ -523,32 +554,30 @@ void page_alloc_set_decay_agent(bool on)
 size_t page_alloc_decay(void)
 {
 	size_t max;
-	sigset_t flags;
 
 	if (pa_init_once())
 		return 0;
 	drain_all_pages(true);
-	pa_lock_irqsave(&flags);
-	decay_high_locked(63);
+	pa_lock_irqsave();
+	decay_high_locked(true);
 	max = resident_allowance_locked();
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 	return buddy_reclaim(max, 0);
 }
 
 /*
  * One step of the decay thread: per-CPU lists that saw no traffic since
- * the last tick are drained, the burst part of the allowance halves, and
+ * the last tick are drained, the recent peak moves on by one window (decay_high_locked), and
  * free memory beyond the allowance goes back.
  */
 size_t pa_decay_tick(void)
 {
 	size_t max;
-	sigset_t flags;
 
 	drain_all_pages(true);
-	pa_lock_irqsave(&flags);
-	decay_high_locked(1);
+	pa_lock_irqsave();
+	decay_high_locked(false);
 	max = resident_allowance_locked();
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 	return buddy_reclaim(max, 0);
 }

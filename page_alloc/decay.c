@@ -34,13 +34,12 @@ enum {
 	DECAYD_WANTED,		/* something to decay: start at the next poll */
 	DECAYD_STARTING,
 	DECAYD_RUNNING,
-	DECAYD_OFF,		/* pthread_create refused, or the simulator */
+	DECAYD_OFF,		/* pthread_create refused, reaper_ms=0, the simulator */
 };
 
 int page_alloc_decayd_state;
-static bool pa_decayd_disabled;	/* page_alloc_decayd_disable(): also in children */
 
-/* Four ticks per period; each halves the burst allowance (decay_high_locked). */
+/* Four ticks per period: the recent peak is the highest of the last four (decay_high_locked). */
 #define DECAYD_TICK_NS	((long)CONFIG_PAGE_ALLOC_DECAY_MS * 1000000L / 4)
 
 static void *pa_decayd_main(void *arg)
@@ -115,33 +114,29 @@ void page_alloc_decayd_start(void)
 }
 
 /**
- * page_alloc_decayd_disable - never start the decay thread: free memory
- * beyond the watermark then goes back at once, as when pthread_create is
- * refused, and as in the simulator without its virtual reaper (no agent
- * calls page_alloc_decay(), so the allowance is the watermark only).
- * Context: any; before the thread started.
- * Return: 0, or -EBUSY when it already runs (or is being started).
+ * page_alloc_decayd_disable - never start the decay thread (the malloc
+ * layer's reaper_ms=0: no background thread at all, as `uslab sim
+ * --no-reaper`, whose counts a real run then matches). Without an agent
+ * only the fixed watermark applies. A thread already running stays.
+ * Context: any; lock-free.
  */
-int page_alloc_decayd_disable(void)
+void page_alloc_decayd_disable(void)
 {
-	int s = __atomic_load_n(&page_alloc_decayd_state, __ATOMIC_ACQUIRE);
+	int cur = __atomic_load_n(&page_alloc_decayd_state, __ATOMIC_RELAXED);
 
-	while (s == DECAYD_NONE || s == DECAYD_WANTED)
-		if (__atomic_compare_exchange_n(&page_alloc_decayd_state, &s, DECAYD_OFF,
-						false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			__atomic_store_n(&pa_decayd_disabled, true, __ATOMIC_RELAXED);
-			return 0;
-		}
-	return s == DECAYD_OFF ? 0 : -EBUSY;
+	while ((cur == DECAYD_NONE || cur == DECAYD_WANTED) &&
+	       !__atomic_compare_exchange_n(&page_alloc_decayd_state, &cur,
+					    DECAYD_OFF, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
 }
 
-/* In a fork child: the thread is not there. */
+/* In a fork child: the thread is not there (OFF stays OFF). */
 void pa_decayd_fork_child(void)
 {
 	page_alloc_set_decay_agent(false);
-	__atomic_store_n(&page_alloc_decayd_state,
-			 __atomic_load_n(&pa_decayd_disabled, __ATOMIC_RELAXED) ?
-			 DECAYD_OFF : DECAYD_NONE, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&page_alloc_decayd_state, __ATOMIC_RELAXED) != DECAYD_OFF)
+		__atomic_store_n(&page_alloc_decayd_state, DECAYD_NONE, __ATOMIC_RELAXED);
 }
 
 /** page_alloc_decayd_running - whether the decay thread runs. */

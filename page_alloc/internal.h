@@ -14,6 +14,7 @@
 #include "lib/compiler.h"
 #include "lib/list.h"
 #include "lib/log.h"
+#include "lib/sigsafe.h"
 #include "uslab/page_alloc.h"
 
 /*
@@ -90,25 +91,22 @@ extern struct pa_zone pa_zone;
 #endif
 
 /*
- * The zone lock is only ever held with every signal blocked (the kernel's
- * spin_lock_irqsave): a signal handler that allocates may then take it
- * without ever waiting on its own thread. Two rt_sigprocmask calls per
- * acquisition; the per-CPU page lists (pcp.c) keep the common order-0..3
- * traffic off it, so this is paid once per batch.
+ * The zone lock is only ever held inside a sigsafe section (lib/sigsafe.h,
+ * the kernel's spin_lock_irqsave in spirit): a signal handler that
+ * allocates on this thread meanwhile sees the depth and takes no allocator
+ * lock (emergency mappings, deferred frees), so it never waits on its own
+ * thread. One add to a per-thread word on each side; no system call.
  */
-static inline void pa_lock_irqsave(sigset_t *flags)
+static inline void pa_lock_irqsave(void)
 {
-	sigset_t all;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, flags);
+	sigsafe_enter();
 	pthread_mutex_lock(&pa_zone.lock);
 }
 
-static inline void pa_unlock_irqrestore(const sigset_t *flags)
+static inline void pa_unlock_irqrestore(void)
 {
 	pthread_mutex_unlock(&pa_zone.lock);
-	pthread_sigmask(SIG_SETMASK, flags, NULL);
+	sigsafe_exit();
 }
 
 /*
@@ -175,6 +173,7 @@ size_t pa_free_resident_locked(void);
 
 /* page_alloc/buddy.c */
 size_t resident_allowance_locked(void);
+void pa_add_allocated_locked(size_t bytes);
 struct page *rmqueue_buddy_locked(unsigned int order, unsigned int *resident);
 void pa_free_one_locked(struct page *page, unsigned int order,
 			unsigned int resident);

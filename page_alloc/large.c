@@ -212,7 +212,6 @@ static void large_unmap_range(struct page *head, size_t npages)
 {
 	void *addr = page_address(head);
 	size_t bytes = npages << PAGE_SHIFT;
-	sigset_t flags;
 
 	/*
 	 * Back to a PROT_NONE reservation: frees the memory, and the
@@ -225,9 +224,9 @@ static void large_unmap_range(struct page *head, size_t npages)
 	pa_probe(large_unmap, addr, bytes);
 	large_release_map(head, npages);
 
-	pa_lock_irqsave(&flags);
+	pa_lock_irqsave();
 	large_range_put_locked(head, npages, false);
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 }
 
 /*
@@ -245,9 +244,8 @@ size_t large_reclaim(size_t max_resident, unsigned int max_ranges)
 	for (;;) {
 		struct page *head = NULL;
 		size_t npages = 0;
-		sigset_t flags;
 
-		pa_lock_irqsave(&flags);
+		pa_lock_irqsave();
 		if (!list_empty(&pa_zone.large_dirty) &&
 		    pa_free_resident_locked() > max_resident &&
 		    (!max_ranges || n < max_ranges)) {
@@ -257,7 +255,7 @@ size_t large_reclaim(size_t max_resident, unsigned int max_ranges)
 			range_del_locked(head);
 			pa_stat_inc(trims);
 		}
-		pa_unlock_irqrestore(&flags);
+		pa_unlock_irqrestore();
 		if (!head)
 			break;
 		large_unmap_range(head, npages);
@@ -279,7 +277,7 @@ size_t large_reclaim(size_t max_resident, unsigned int max_ranges)
  * it is, still mapped and resident: no system call and no page faults.
  * Otherwise a free or new address range is mapped read-write.
  *
- * Context: thread-safe; takes the zone lock briefly (signals blocked), mmap
+ * Context: thread-safe; takes the zone lock briefly (a sigsafe section), mmap
  * outside it.
  * Cost: at most one mmap, plus one store per page for compound_head.
  * Return: the address, or NULL with errno EINVAL (size 0, bad alignment)
@@ -289,7 +287,6 @@ void *alloc_pages_large(size_t size, size_t align, gfp_t gfp)
 {
 	struct page *head;
 	size_t npages, bytes, i;
-	sigset_t flags;
 	bool dirty;
 	char *addr;
 
@@ -316,15 +313,13 @@ void *alloc_pages_large(size_t size, size_t align, gfp_t gfp)
 	bytes = ALIGN_UP(size, PAGE_SIZE);
 	npages = bytes >> PAGE_SHIFT;
 
-	pa_lock_irqsave(&flags);
+	pa_lock_irqsave();
 	if (pa_zone.limit && pa_zone.bytes_allocated + bytes > pa_zone.limit)
 		goto out_enomem;
 	head = large_range_get_locked(npages, align, &dirty);
 	if (!head)
 		goto out_enomem;
-	pa_zone.bytes_allocated += bytes;
-	if (pa_zone.bytes_allocated > pa_zone.bytes_allocated_peak)
-		pa_zone.bytes_allocated_peak = pa_zone.bytes_allocated;
+	pa_add_allocated_locked(bytes);
 	pa_zone.bytes_large += bytes;
 	pa_stat_inc(large_allocs);
 	if (!dirty) {
@@ -332,7 +327,7 @@ void *alloc_pages_large(size_t size, size_t align, gfp_t gfp)
 		if (IS_ENABLED(CONFIG_STATS))
 			pa_zone.pages_fresh += npages;
 	}
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 
 	addr = page_address(head);
 	if (dirty) {
@@ -340,7 +335,7 @@ void *alloc_pages_large(size_t size, size_t align, gfp_t gfp)
 			memset(addr, 0, bytes);
 	} else if (mmap(addr, bytes, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
-		pa_lock_irqsave(&flags);
+		pa_lock_irqsave();
 		pa_zone.bytes_allocated -= bytes;
 		pa_zone.bytes_large -= bytes;
 		head->flags = 0;
@@ -357,7 +352,7 @@ void *alloc_pages_large(size_t size, size_t align, gfp_t gfp)
 out_enomem:
 	pa_stat_inc(enomem);
 	pa_probe(enomem, NR_PAGE_ORDERS, bytes);
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 	if (!(gfp & __GFP_NOWARN))
 		pr_debug("page_alloc: no own mapping of %zu bytes", bytes);
 	errno = ENOMEM;
@@ -374,7 +369,7 @@ out_enomem:
  * policy (at once beyond the allowance, else at the decay thread's ticks)
  * gives it back like free buddy blocks. Larger ones are unmapped at once.
  *
- * Context: thread-safe; the zone lock briefly (signals blocked), mmap or
+ * Context: thread-safe; the zone lock briefly (a sigsafe section), mmap or
  * madvise outside it.
  * With CONFIG_PAGE_ALLOC_DEBUG a pointer that is not the start of a live
  * own mapping is reported and aborts.
@@ -383,7 +378,6 @@ void free_pages_large(void *addr)
 {
 	struct page *head;
 	size_t bytes, npages, max = 0;
-	sigset_t flags;
 	bool cache, over = false;
 
 	if (!addr)
@@ -399,7 +393,7 @@ void free_pages_large(void *addr)
 	bytes = npages << PAGE_SHIFT;
 	cache = bytes <= ((size_t)CONFIG_PAGE_ALLOC_LARGE_CACHE_MB << 20);
 
-	pa_lock_irqsave(&flags);
+	pa_lock_irqsave();
 	pa_zone.bytes_allocated -= bytes;
 	pa_zone.bytes_large -= bytes;
 	pa_stat_inc(large_frees);
@@ -408,7 +402,7 @@ void free_pages_large(void *addr)
 		large_range_put_locked(head, npages, true);
 		over = pa_over_allowance_locked(&max);
 	}
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 	if (!cache)
 		large_unmap_range(head, npages);
 	else if (over)

@@ -6,8 +6,7 @@
  * once per batch (rmqueue_bulk, free_pcppages_bulk) instead of once per
  * block. The slab layer's slabs and the percpu layer's arrays are such
  * blocks: a cache that grows and shrinks slab by slab no longer pays the
- * zone lock (and, since the zone lock is taken with signals blocked, two
- * rt_sigprocmask calls) per slab.
+ * zone lock per slab.
  *
  * Marks, in pages (CONFIG_PAGE_ALLOC_PCP_BATCH and _HIGH): a refill takes
  * batch pages' worth of blocks of the order asked; a free that brings the
@@ -96,9 +95,8 @@ static unsigned int rmqueue_bulk(struct pa_pcp *pcp, unsigned int order)
 {
 	unsigned int i, n = max_t(unsigned int, 1, PCP_BATCH >> order);
 	struct list_head *l = &pcp->lists[order];
-	sigset_t flags;
 
-	pa_lock_irqsave(&flags);
+	pa_lock_irqsave();
 	for (i = 0; i < n; i++) {
 		unsigned int resident;
 		struct page *page = rmqueue_buddy_locked(order, &resident);
@@ -112,7 +110,7 @@ static unsigned int rmqueue_bulk(struct pa_pcp *pcp, unsigned int order)
 		pcp->count += 1U << order;
 	}
 	pcplist_stat_inc(pcp, refills);
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 	return i;
 }
 
@@ -126,10 +124,9 @@ static bool free_pcppages_bulk(struct pa_pcp *pcp, unsigned int pages,
 			       size_t *max)
 {
 	unsigned int freed = 0, o = 0, empty = 0;
-	sigset_t flags;
 	bool over;
 
-	pa_lock_irqsave(&flags);
+	pa_lock_irqsave();
 	while (freed < pages && pcp->count && empty < PCP_NR_ORDERS) {
 		struct list_head *l = &pcp->lists[o];
 
@@ -149,7 +146,7 @@ static bool free_pcppages_bulk(struct pa_pcp *pcp, unsigned int pages,
 	}
 	pcplist_stat_inc(pcp, drains);
 	over = pa_over_allowance_locked(max);
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 	return over;
 }
 

@@ -13,8 +13,9 @@
  *   between alloc and free; the allocator only reads the flags and order
  *   of their head (merge check of a neighbour), which never shows PG_buddy
  *   while allocated and whose order is not written by the owner.
- *   It is only ever held with every signal blocked (pa_lock_irqsave), so a
- *   signal handler that allocates never waits on its own thread. The
+ *   It is only ever held inside a sigsafe section (pa_lock_irqsave,
+ *   lib/sigsafe.h), so a signal handler that allocates never waits on its
+ *   own thread: it sees the depth and takes no allocator lock. The
  *   per-CPU page lists' try-lock flags (pcp.c) nest outside it; nothing
  *   holding it takes a flag. The allocator never calls up into slab or
  *   malloc while holding it, and never calls malloc at all (the decay
@@ -36,6 +37,7 @@
 char *page_alloc_base;
 char *page_alloc_end;
 struct page *page_alloc_map;
+unsigned char *page_alloc_tags;
 
 struct pa_zone pa_zone = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -77,7 +79,7 @@ static int pa_reserve_locked(void)
 {
 	size_t size, mapsz, align = PA_BASE_ALIGN;
 	char *raw = MAP_FAILED, *base;
-	void *map = MAP_FAILED;
+	void *map = MAP_FAILED, *tags = MAP_FAILED;
 	unsigned int o;
 
 	pa_assert_locked();
@@ -97,9 +99,15 @@ static int pa_reserve_locked(void)
 		map = mmap(NULL, mapsz, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (map != MAP_FAILED)
+			tags = mmap(NULL, size >> PAGE_SHIFT, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (tags != MAP_FAILED)
 			break;
+		if (map != MAP_FAILED)
+			munmap(map, mapsz);
 		munmap(raw, size + align);
 		raw = MAP_FAILED;
+		map = MAP_FAILED;
 	}
 	if (raw == MAP_FAILED)
 		return -ENOMEM;
@@ -123,6 +131,7 @@ static int pa_reserve_locked(void)
 
 	page_alloc_base = base;
 	page_alloc_end = base + size;
+	page_alloc_tags = tags;
 	__atomic_store_n(&page_alloc_map, (struct page *)map, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -139,15 +148,14 @@ static int pa_reserve_locked(void)
  */
 int page_alloc_init(void)
 {
-	sigset_t flags;
 	int ret = 0;
 
 	if (pa_initialized())
 		return 0;
-	pa_lock_irqsave(&flags);
+	pa_lock_irqsave();
 	if (!pa_initialized())
 		ret = pa_reserve_locked();
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 	return ret;
 }
 
@@ -218,15 +226,14 @@ size_t buddy_reclaim(size_t max_resident, unsigned int max_blocks)
 	for (;;) {
 		unsigned int order, resident;
 		struct page *page = NULL;
-		sigset_t flags;
 		void *addr;
 		int ret;
 
-		pa_lock_irqsave(&flags);
+		pa_lock_irqsave();
 		if (pa_free_resident_locked() > max_resident &&
 		    (!max_blocks || n < max_blocks))
 			page = isolate_resident_locked(&order, &resident);
-		pa_unlock_irqrestore(&flags);
+		pa_unlock_irqrestore();
 		if (!page)
 			break;
 
@@ -238,12 +245,12 @@ size_t buddy_reclaim(size_t max_resident, unsigned int max_blocks)
 		ret = madvise(addr, order_bytes(order), MADV_DONTNEED);
 		pa_probe(page_return, addr, order_bytes(order));
 
-		pa_lock_irqsave(&flags);
+		pa_lock_irqsave();
 		pa_zone.bytes_isolated -= order_bytes(order);
 		buddy_free_block_locked(page, order, ret ? resident : 0);
 		if (!ret)
 			pa_stat_inc(trims);
-		pa_unlock_irqrestore(&flags);
+		pa_unlock_irqrestore();
 		if (ret)
 			break;
 		returned += (size_t)resident << PAGE_SHIFT;
@@ -282,17 +289,16 @@ size_t page_alloc_trim(void)
  */
 size_t page_alloc_set_limit(size_t bytes)
 {
-	sigset_t flags;
 	size_t old;
 
 	if (pa_init_once())
 		return 0;
 	/* The per-CPU lists count against the cap: start from none. */
 	drain_all_pages(false);
-	pa_lock_irqsave(&flags);
+	pa_lock_irqsave();
 	old = pa_zone.limit;
 	pa_zone.limit = bytes;
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 	return old;
 }
 
@@ -305,13 +311,12 @@ size_t page_alloc_set_limit(size_t bytes)
  */
 void page_alloc_set_resident_free(size_t bytes)
 {
-	sigset_t flags;
 
 	if (pa_init_once())
 		return;
-	pa_lock_irqsave(&flags);
+	pa_lock_irqsave();
 	pa_zone.resident_free_max = bytes;
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 	buddy_reclaim(bytes, 0);
 }
 
@@ -323,7 +328,6 @@ void page_alloc_set_resident_free(size_t bytes)
  */
 __visible void page_alloc_get_stats(struct page_alloc_stats *st)
 {
-	sigset_t flags;
 	unsigned int o;
 	size_t pcp;
 
@@ -332,7 +336,7 @@ __visible void page_alloc_get_stats(struct page_alloc_stats *st)
 		return;
 	pcp = pcplist_bytes();
 	pcplist_stats(st->allocs, st->frees, &st->pages_fresh);
-	pa_lock_irqsave(&flags);
+	pa_lock_irqsave();
 	/* blocks on per-CPU lists are free memory to the caller */
 	st->bytes_pcp = pcp;
 	st->bytes_allocated_peak = pa_zone.bytes_allocated_peak;
@@ -357,18 +361,18 @@ __visible void page_alloc_get_stats(struct page_alloc_stats *st)
 	st->large_reuse = pa_zone.large_reuse;
 	st->large_maps = pa_zone.large_maps;
 	st->pages_fresh += pa_zone.pages_fresh;
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
+	st->emergency = __atomic_load_n(&page_alloc_emergency_total, __ATOMIC_RELAXED);
 }
 
 __visible void page_alloc_reset_peak(void)
 {
-	sigset_t flags;
 
 	if (pa_init_once())
 		return;
-	pa_lock_irqsave(&flags);
+	pa_lock_irqsave();
 	pa_zone.bytes_allocated_peak = pa_zone.bytes_allocated;
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 }
 
 /**
@@ -405,8 +409,8 @@ size_t page_alloc_buddyinfo(char *buf, size_t len)
 	uslab_bufprintf(buf, len, &pos, "large_cached %zu kB\n",
 			st.bytes_large_cached >> 10);
 	uslab_bufprintf(buf, len, &pos,
-			"splits %lu merges %lu trims %lu enomem %lu\n",
-			st.splits, st.merges, st.trims, st.enomem);
+			"splits %lu merges %lu trims %lu enomem %lu emergency %lu\n",
+			st.splits, st.merges, st.trims, st.enomem, st.emergency);
 	return pos;
 }
 
@@ -420,24 +424,21 @@ size_t page_alloc_buddyinfo(char *buf, size_t len)
  * Context: pthread_atfork prepare handler; the caller's other allocator
  * locks must already be held (they nest outside this one).
  */
-static sigset_t pa_fork_sigmask;
+/* The forking thread's sigsafe depth before prepare: its child's after. */
+static unsigned long pa_fork_depth;
 
 void page_alloc_fork_prepare(void)
 {
-	sigset_t flags;
-
 	page_alloc_init();
+	pa_fork_depth = sigsafe.depth;
 	pcplist_fork_prepare();
-	pa_lock_irqsave(&flags);
-	pa_fork_sigmask = flags;	/* one fork at a time: under the lock */
+	pa_lock_irqsave();
 }
 
 /** page_alloc_fork_parent - release the locks after fork() in the parent. */
 void page_alloc_fork_parent(void)
 {
-	sigset_t flags = pa_fork_sigmask;
-
-	pa_unlock_irqrestore(&flags);
+	pa_unlock_irqrestore();
 	pcplist_fork_release();
 }
 
@@ -448,10 +449,8 @@ void page_alloc_fork_parent(void)
  */
 void page_alloc_fork_child(void)
 {
-	sigset_t flags = pa_fork_sigmask;
-
 	pthread_mutex_init(&pa_zone.lock, NULL);
-	pthread_sigmask(SIG_SETMASK, &flags, NULL);
+	sigsafe.depth = pa_fork_depth;	/* prepare's section is not left */
 	pcplist_fork_release();
 	pa_decayd_fork_child();
 }

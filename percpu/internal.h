@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "lib/compiler.h"
 #include "uslab/mm_types.h"
+#include "uslab/page_alloc.h"
 #include "uslab/percpu.h"
 #include "percpu/fastpath.h"
 
@@ -119,6 +120,14 @@ static __always_inline void pcp_reaper_kick(void)
 	    unlikely(__atomic_load_n(&pcp_reaper_state, __ATOMIC_RELAXED) ==
 		     PCP_REAPER_NONE))
 		pcp_reaper_kick_slow();
+	/*
+	 * page_alloc's decay thread too, as soon as a flush asked for it: until
+	 * it runs, free memory above the fixed watermark goes back at every
+	 * free, and the reaper's first pass (which also polls) comes only after
+	 * a whole reaper period (the study paid a madvise and a refault per
+	 * page for its first two seconds). One load once it runs.
+	 */
+	page_alloc_decayd_poll();
 }
 
 /* percpu/magazine.c */

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include "lib/sigsafe.h"
 #include "uslab/page_alloc.h"
 #include "percpu/internal.h"
 
@@ -55,6 +56,7 @@ void *pcp_mem_alloc(size_t size)
 		return page ? page_address(page) : NULL;
 	}
 	cls = shift - PCP_MEM_MIN_SHIFT;
+	sigsafe_enter();
 	pthread_mutex_lock(&pcp_mem_lock);
 	b = pcp_mem_free_list[cls];
 	if (!b) {
@@ -64,6 +66,7 @@ void *pcp_mem_alloc(size_t size)
 		page = alloc_pages(__GFP_NOWARN, 0);
 		if (!page) {
 			pthread_mutex_unlock(&pcp_mem_lock);
+	sigsafe_exit();
 			errno = ENOMEM;
 			return NULL;
 		}
@@ -80,6 +83,7 @@ void *pcp_mem_alloc(size_t size)
 		pcp_mem_free_list[cls] = b->next;
 	}
 	pthread_mutex_unlock(&pcp_mem_lock);
+	sigsafe_exit();
 	memset(b, 0, (size_t)1 << shift);
 	return b;
 }
@@ -96,10 +100,12 @@ void pcp_mem_free(void *p, size_t size)
 		__free_pages(virt_to_page(p), shift - PAGE_SHIFT);
 		return;
 	}
+	sigsafe_enter();
 	pthread_mutex_lock(&pcp_mem_lock);
 	b->next = pcp_mem_free_list[shift - PCP_MEM_MIN_SHIFT];
 	pcp_mem_free_list[shift - PCP_MEM_MIN_SHIFT] = b;
 	pthread_mutex_unlock(&pcp_mem_lock);
+	sigsafe_exit();
 }
 
 void pcp_mem_fork_prepare(void)

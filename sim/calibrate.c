@@ -181,7 +181,7 @@ static int run_wl(struct kmem_cache *s, struct wl *w, void **objs)
 	err = kmem_cache_set_tunables(s, w->limit, w->batch, 0);
 	if (!err)
 		err = pcp_cache_set_depot_limit(pc, w->depot == -1 ? PCP_DEPOT_UNLIMITED :
-						w->depot == -2 ? CONFIG_PERCPU_DEPOT_LIMIT :
+						w->depot == -2 ? pcp_cache_default_depot_limit(pc) :
 						(unsigned int)w->depot);
 	if (err)
 		return err;

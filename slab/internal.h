@@ -24,6 +24,7 @@
 #include <urcu/list.h>
 #include "lib/compiler.h"
 #include "lib/list.h"
+#include "lib/sigsafe.h"
 #include "lib/log.h"
 #include "uslab/mm_types.h"
 #include "uslab/page_alloc.h"
@@ -90,6 +91,14 @@ struct kmem_cache {
 	 */
 	uint64_t obj_magic, obj_limit;
 	unsigned int mark_off;		/* where a free object holds the mark */
+	/*
+	 * kmalloc caches: class index + 1, kept in page_alloc's tag byte of
+	 * every page of their slabs (0 for other caches), and the slab's
+	 * bytes - 1 (slabs are naturally aligned buddy blocks): kfree_fast()
+	 * finds the cache and the object's offset without the struct page.
+	 */
+	unsigned char page_tag;
+	uintptr_t slab_mask;
 
 	/* Tunables for the per-CPU layer; written under @lock. */
 	unsigned int limit;
@@ -232,6 +241,7 @@ extern const struct pcp_ops slab_pcp_ops;
  */
 void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, void *why);
 void slab_free_miss(struct kmem_cache *s, void *obj, int why);
+void slab_drain_deferred(void);
 
 /*
  * Free marks (CONFIG_SLAB_FREE_HARDENED). slab_obj_live: @obj is handed
@@ -251,20 +261,15 @@ static __always_inline void slab_obj_live(void *obj, unsigned int mark_off)
 		*(unsigned long *)((char *)obj + mark_off) = 0;
 }
 
-static __always_inline bool slab_free_check(const char *caller,
-					    struct kmem_cache *s,
-					    const struct page *page, void *obj,
-					    unsigned int mark_off)
+/* @n: @obj's offset from the start of its slab. */
+static __always_inline bool slab_free_check_at(const char *caller,
+					       struct kmem_cache *s, void *obj,
+					       uint64_t n, unsigned int mark_off)
 {
 	unsigned long *mark = (unsigned long *)((char *)obj + mark_off);
-	uint64_t n;
 
 	if (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
 		return true;
-	/* struct page is 64 bytes: (page - head) pages of 4 KiB */
-	n = ((uintptr_t)obj & ~PAGE_MASK) +
-	    (((uintptr_t)page - (uintptr_t)compound_head(page)) <<
-	     (PAGE_SHIFT - 6));
 	if (unlikely(n * s->obj_magic >= s->obj_limit)) {
 		slab_report_interior(caller, s, obj);
 		return false;
@@ -275,6 +280,19 @@ static __always_inline bool slab_free_check(const char *caller,
 	}
 	*mark = slab_free_key;
 	return true;
+}
+
+static __always_inline bool slab_free_check(const char *caller,
+					    struct kmem_cache *s,
+					    const struct page *page, void *obj,
+					    unsigned int mark_off)
+{
+	/* struct page is 64 bytes: (page - head) pages of 4 KiB */
+	uint64_t n = ((uintptr_t)obj & ~PAGE_MASK) +
+		     (((uintptr_t)page - (uintptr_t)compound_head(page)) <<
+		      (PAGE_SHIFT - 6));
+
+	return slab_free_check_at(caller, s, obj, n, mark_off);
 }
 
 static __always_inline void *slab_alloc_fast(struct kmem_cache *s, gfp_t gfp)

@@ -41,8 +41,10 @@ CDS_LIST_HEAD(slab_caches);
 struct kmem_cache kmem_cache_boot;
 static pthread_once_t slab_once = PTHREAD_ONCE_INIT;
 
+/* Held inside a sigsafe section (lib/sigsafe.h), as every allocator lock. */
 void slab_lock(struct kmem_cache *s)
 {
+	sigsafe_enter();
 	pthread_mutex_lock(&s->lock);
 	s->lock_owner = pthread_self();
 }
@@ -51,6 +53,7 @@ void slab_unlock(struct kmem_cache *s)
 {
 	s->lock_owner = (pthread_t)0;
 	pthread_mutex_unlock(&s->lock);
+	sigsafe_exit();
 }
 
 void slab_assert_locked(struct kmem_cache *s)
@@ -197,6 +200,7 @@ int slab_calculate_layout(struct kmem_cache *s)
 	if (order < 0)
 		return order;
 	s->order = (unsigned int)order;
+	s->slab_mask = (PAGE_SIZE << order) - 1;
 	s->objects = (unsigned int)((PAGE_SIZE << order) / s->size);
 	slab_layout_obj_check(s);
 
@@ -234,6 +238,8 @@ static void slab_mark_pages(struct page *slab, struct kmem_cache *s, bool on)
 			ClearPageFlag(&slab[i], PG_slab_page);
 		}
 	}
+	if (s->page_tag)
+		set_page_tags(slab, n, on ? s->page_tag : 0);
 }
 
 static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp)
@@ -514,6 +520,62 @@ static void slab_oom_warn(struct kmem_cache *s, gfp_t gfp)
 			s->name, s->order);
 }
 
+/*
+ * A signal handler interrupted this thread inside the allocator
+ * (lib/sigsafe.h), which may hold any allocator lock: no lock may be taken
+ * here. The per-CPU magazines are lock-free (a last try, for a handler
+ * that also frees), else an emergency mapping of page_alloc becomes the
+ * object: constructed like a slab object, known to every free path.
+ */
+static __slowpath void *slab_alloc_reentrant(struct kmem_cache *s, gfp_t gfp)
+{
+	void *obj;
+
+	if (IS_ENABLED(CONFIG_PERCPU_CACHE) && !pcp_cache_is_bypass(s->pcp)) {
+		do {
+			obj = pcp_alloc_fast(s->pcp);
+		} while (obj == PCP_ABORTED);
+		if (obj != PCP_MISS) {
+			if (gfp & __GFP_ZERO)
+				memset(obj, 0, s->object_size);
+			return obj;
+		}
+	}
+	obj = page_alloc_emergency_alloc(s->object_size);
+	if (obj && s->ctor)
+		s->ctor(obj);	/* fresh mappings are zero: __GFP_ZERO holds */
+	return obj;
+}
+
+/**
+ * slab_drain_deferred - give back the frees a signal handler deferred on
+ * this thread while it was inside the allocator (lib/sigsafe.h).
+ * Context: no allocator lock held (a miss entry, kmalloc's large paths).
+ */
+__slowpath void slab_drain_deferred(void)
+{
+	void *obj = sigsafe_take_deferred(), *next;
+
+	for (; obj; obj = next) {
+		struct page *page = virt_to_page(obj);
+		struct kmem_cache *s;
+
+		next = *(void **)obj;
+		if (!PageFlag(page, PG_slab_page)) {
+			kfree(obj);	/* a large block: checked when deferred */
+			continue;
+		}
+		s = page->slab_cache;
+		/* checked and marked when deferred; the link took the mark's word */
+		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+			*(unsigned long *)((char *)obj + s->mark_off) = slab_free_key;
+		if (!IS_ENABLED(CONFIG_PERCPU_CACHE) || pcp_cache_is_bypass(s->pcp))
+			slab_free(s, obj);
+		else
+			pcp_free(s->pcp, obj);
+	}
+}
+
 /**
  * slab_alloc - one object from the slab layer: the slow path below the
  * per-CPU magazines, and today the whole of kmem_cache_alloc().
@@ -525,6 +587,11 @@ void *slab_alloc(struct kmem_cache *s, gfp_t gfp)
 	unsigned int attempt = 0;
 	void *obj;
 
+	if (sigsafe_busy()) {
+		if (sigsafe_reentered())
+			return slab_alloc_reentrant(s, gfp);
+		slab_drain_deferred();
+	}
 	for (;;) {
 		if (likely(slab_alloc_bulk(s, gfp, &obj, 1) == 1)) {
 			/* no lock of ours held here: may start page_alloc's
@@ -544,6 +611,22 @@ void *slab_alloc(struct kmem_cache *s, gfp_t gfp)
 /** slab_free - one object back to its slab (see slab_free_bulk()). */
 void slab_free(struct kmem_cache *s, void *obj)
 {
+	if (sigsafe_reentered()) {
+		/* a handler inside the allocator: lock-free, or later */
+		if (IS_ENABLED(CONFIG_PERCPU_CACHE) && !pcp_cache_is_bypass(s->pcp)) {
+			int r;
+
+			do {
+				r = pcp_free_fast(s->pcp, obj);
+			} while (r == 2);
+			if (!r)
+				return;
+		}
+		sigsafe_defer(obj);
+		return;
+	}
+	if (sigsafe_has_deferred())
+		slab_drain_deferred();
 	slab_free_bulk(s, &obj, 1);
 	page_alloc_decayd_poll();	/* no lock held, see slab_alloc() */
 }
@@ -605,6 +688,11 @@ void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, void *why)
 
 	if (pcp_cache_is_bypass(pcp))
 		return slab_alloc(s, gfp);
+	if (sigsafe_busy()) {
+		if (sigsafe_reentered())
+			return slab_alloc_reentrant(s, gfp);
+		slab_drain_deferred();
+	}
 	obj = gfp & __GFP_ZERO ? pcp_alloc(pcp) : pcp_alloc_miss(pcp, why);
 	if (unlikely(!obj))
 		return slab_alloc(s, gfp);	/* __GFP_NOFAIL, the warning */
@@ -616,11 +704,13 @@ void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, void *why)
 /** slab_free_miss - behind slab_free_fast(): full magazine, abort, bypass. */
 void slab_free_miss(struct kmem_cache *s, void *obj, int why)
 {
-	if (pcp_cache_is_bypass(s->pcp))
-		slab_free(s, obj);
-	else
-		pcp_free_miss(s->pcp, obj, why);
+	if (pcp_cache_is_bypass(s->pcp) || sigsafe_busy()) {
+		slab_free(s, obj);	/* a handler's free, or the list first */
+		return;
+	}
+	pcp_free_miss(s->pcp, obj, why);
 }
+
 
 /* ---------------------------------------------------------------------- */
 /* Public API */
@@ -830,8 +920,9 @@ static struct kmem_cache *cache_from_obj(struct kmem_cache *s, void *obj)
 	if (slab_debug(s))
 		return s;
 	if (unlikely(!page_alloc_owns(obj) || !(slab = virt_to_slab(obj)))) {
-		slab_bad_pointer("kmem_cache_free", s->name, obj,
-				 "not a slab object", false);
+		if (!page_alloc_emergency_free(obj))
+			slab_bad_pointer("kmem_cache_free", s->name, obj,
+					 "not a slab object", false);
 		return NULL;
 	}
 	if (unlikely(slab->slab_cache != s)) {
@@ -849,6 +940,8 @@ static struct kmem_cache *cache_from_obj(struct kmem_cache *s, void *obj)
  */
 static __slowpath bool kmem_cache_free_foreign(struct kmem_cache *s, void *obj)
 {
+	if (page_alloc_emergency_free(obj))
+		return true;	/* a signal handler's object (lib/sigsafe.h) */
 	if (slab_debug(s))
 		return false;
 	slab_bad_pointer("kmem_cache_free", s->name, obj, "not a slab object",
@@ -970,11 +1063,15 @@ struct kmem_cache *kmem_cache_find(const char *name)
 /* ---------------------------------------------------------------------- */
 /* fork(): every slab lock is taken before and released or re-made after. */
 
+/* The forking thread's sigsafe depth before prepare: its child's after. */
+static unsigned long slab_fork_depth;
+
 void slab_fork_prepare(void)
 {
 	struct kmem_cache *s;
 
 	slab_init();
+	slab_fork_depth = sigsafe.depth;
 	slab_rcu_fork_prepare();
 	pthread_mutex_lock(&slab_mutex);
 	/*
@@ -1010,4 +1107,5 @@ void slab_fork_child(void)
 	pcp_fork_child();
 	pthread_mutex_init(&slab_mutex, NULL);
 	slab_rcu_fork_child();
+	sigsafe.depth = slab_fork_depth;	/* the locks were re-made, not left */
 }

@@ -47,16 +47,15 @@ static int span_cmp(const void *a, const void *b)
 	return x->pfn < y->pfn ? -1 : x->pfn > y->pfn;
 }
 
-/* The zone lock as page_alloc takes it (signals blocked). */
-static sigset_t t_flags;
+/* The zone lock as page_alloc takes it (a sigsafe section). */
 static void t_lock(void)
 {
-	pa_lock_irqsave(&t_flags);
+	pa_lock_irqsave();
 }
 
 static void t_unlock(void)
 {
-	pa_unlock_irqrestore(&t_flags);
+	pa_unlock_irqrestore();
 }
 
 /*

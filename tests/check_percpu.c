@@ -201,11 +201,12 @@ START_TEST(test_default_limits)
 		ck_assert_uint_eq(pcp_default_limit(256), 120);
 		ck_assert_uint_eq(pcp_default_limit(257), 54);
 		ck_assert_uint_eq(pcp_default_limit(1024), 54);
-		ck_assert_uint_eq(pcp_default_limit(2048), 24);
-		ck_assert_uint_eq(pcp_default_limit(3000), 24);
-		ck_assert_uint_eq(pcp_default_limit(4096),
-				  CONFIG_PERCPU_MAG_BYTES / 4096 < 24 ?
-				  CONFIG_PERCPU_MAG_BYTES / 4096 : 24);
+		ck_assert_uint_eq(pcp_default_limit(2048),
+				  CONFIG_PERCPU_MAG_BYTES / 2048 < 64 ?
+				  CONFIG_PERCPU_MAG_BYTES / 2048 : 64);
+		ck_assert_uint_eq(pcp_default_limit(16384),
+				  CONFIG_PERCPU_MAG_BYTES / 16384 < 64 ?
+				  CONFIG_PERCPU_MAG_BYTES / 16384 : 64);
 	} else {
 		ck_assert_uint_eq(pcp_default_limit(8),
 				  CONFIG_PERCPU_MAG_BYTES / 8 < CONFIG_PERCPU_MAG_SIZE ?
@@ -286,6 +287,7 @@ START_TEST(test_depot_and_flush)
 	static struct tobj *o[N];
 	struct pcp_cache *pc;
 	unsigned long full;
+	unsigned int depot;
 	int i;
 
 	pin_here();
@@ -296,15 +298,18 @@ START_TEST(test_depot_and_flush)
 	for (i = 0; i < N; i++)
 		t_free(pc, o[i]);
 	pcp_cache_objects(pc, &full);
-	if (CONFIG_PERCPU_DEPOT_LIMIT >= 0)
-		ck_assert_uint_le(full, (unsigned long)CONFIG_PERCPU_DEPOT_LIMIT);
+	/* the depot's own limit (pcp_default_depot_limit: bounded in bytes) */
+	depot = pcp_cache_get_depot_limit(pc);
+	ck_assert_uint_eq(depot, pcp_default_depot_limit(sizeof(struct tobj)));
+	if (depot != PCP_DEPOT_UNLIMITED)
+		ck_assert_uint_le(full, depot);
 	ck_stat(stat_of(pc, PCP_STAT_DEPOT_PUT) > 0);
-	if (CONFIG_PERCPU_DEPOT_LIMIT >= 0)
+	if (depot != PCP_DEPOT_UNLIMITED && (unsigned long)depot * L < N)
 		ck_stat(stat_of(pc, PCP_STAT_FLUSH) > 0);
 	/* loaded + spare + depot hold at most this many */
 	ck_assert_uint_le(pcp_cache_objects(pc, NULL),
-			  2 * L + (CONFIG_PERCPU_DEPOT_LIMIT >= 0 ?
-				   (unsigned long)CONFIG_PERCPU_DEPOT_LIMIT * L : N));
+			  2 * L + (depot != PCP_DEPOT_UNLIMITED ?
+				   (unsigned long)depot * L : N));
 	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
 	/* allocation comes back from the depot before refilling */
 	if (full) {
@@ -403,8 +408,8 @@ START_TEST(test_resize_keeps_objects)
 	for (i = N / 2; i < N; i++)
 		t_free(pc, o[i]);
 	ck_assert_uint_le(pcp_cache_objects(pc, NULL),
-			  10 + (CONFIG_PERCPU_DEPOT_LIMIT >= 0 ?
-				5ul * CONFIG_PERCPU_DEPOT_LIMIT : N));
+			  10 + (pcp_cache_get_depot_limit(pc) != PCP_DEPOT_UNLIMITED ?
+				5ul * pcp_cache_get_depot_limit(pc) : N));
 	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
 	pcp_cache_destroy(pc);
 	ck_assert_uint_eq(pool_out(), 0);

@@ -30,6 +30,14 @@
 extern char *page_alloc_base __attribute__((__visibility__("hidden")));
 extern char *page_alloc_end __attribute__((__visibility__("hidden")));
 extern struct page *page_alloc_map __attribute__((__visibility__("hidden")));
+/*
+ * One byte per page beside the struct page map, for the owner of a block
+ * to keep what its hottest lookup needs (the slab layer: the kmalloc class
+ * of a slab's pages, for free()). 4 KiB of it covers 16 MiB of heap where
+ * the struct pages of the same memory take 256 KiB: a free in a large
+ * heap finds its class in cache instead of missing on struct page.
+ */
+extern unsigned char *page_alloc_tags __attribute__((__visibility__("hidden")));
 
 #define __page_alloc_owns(addr)						\
 	((const char *)(addr) >= page_alloc_base &&			\
@@ -43,6 +51,26 @@ extern struct page *page_alloc_map __attribute__((__visibility__("hidden")));
 #define __page_to_pfn(page)	((unsigned long)((page) - page_alloc_map))
 
 #ifdef USLAB_INTERNAL
+/**
+ * page_tag - the tag byte of the page holding @addr (inside the range).
+ * Context: any; lock-free, one load.
+ */
+static inline unsigned int page_tag(const void *addr)
+{
+	return page_alloc_tags[(size_t)((const char *)addr - page_alloc_base) >>
+			       PAGE_SHIFT];
+}
+
+/**
+ * set_page_tags - tag the @n pages from @page (a block the caller owns).
+ * Context: the block's owner; plain stores.
+ */
+static inline void set_page_tags(const struct page *page, unsigned long n,
+				 unsigned char tag)
+{
+	__builtin_memset(page_alloc_tags + (page - page_alloc_map), tag, n);
+}
+
 /**
  * page_alloc_owns - is @addr inside uslab's reserved range?
  * Context: any; lock-free.
@@ -175,14 +203,22 @@ size_t page_alloc_decay(void);
  * their locks (pthread_create may call malloc). One load when there is
  * nothing to do.
  */
+/*
+ * Emergency mappings (page_alloc/emergency.c): blocks for a signal handler
+ * that interrupted its own thread inside the allocator (lib/sigsafe.h),
+ * outside the reserved range, known to the free paths by a small table.
+ */
+extern unsigned int page_alloc_emergency_count;
+extern unsigned long page_alloc_emergency_total;
+void *page_alloc_emergency_alloc(size_t size);
+size_t page_alloc_emergency_size(const void *p);
+bool page_alloc_emergency_free(const void *p);
+
 extern int page_alloc_decayd_state;
 #define PAGE_ALLOC_DECAYD_WANTED	1
 void page_alloc_decayd_start(void);
+void page_alloc_decayd_disable(void);
 bool page_alloc_decayd_running(void);
-/* No decay thread in this process (USLAB_OPTIONS=reaper_ms=0: no agent on
- * a timer, as the simulator without its virtual reaper). Return: 0, or
- * -EBUSY when it already runs. */
-int page_alloc_decayd_disable(void);
 
 static inline void page_alloc_decayd_poll(void)
 {
@@ -223,6 +259,9 @@ struct page_alloc_stats {
 					 * resident (fresh from the OS or given
 					 * back to it): each faults at its first
 					 * touch (the tuner's cost model) */
+	unsigned long emergency;	/* blocks for signal handlers that
+					 * interrupted their thread inside the
+					 * allocator (lib/sigsafe.h) */
 };
 
 USLAB_API void page_alloc_get_stats(struct page_alloc_stats *st);

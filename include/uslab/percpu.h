@@ -110,13 +110,25 @@ unsigned int pcp_nr_cpu_ids(void);
 /**
  * pcp_default_limit - magazine size for objects of @size bytes: by object
  * count, CONFIG_PERCPU_MAG_SIZE or when that is 0 120 up to 256 B, 54 up
- * to 1 KiB, 24 above; then bounded in bytes, at most
+ * to 1 KiB, 64 above; then bounded in bytes, at most
  * CONFIG_PERCPU_MAG_BYTES / @size objects (at least 1).
  * Return: the limit.
  */
 unsigned int pcp_default_limit(unsigned int size);
 /** pcp_default_batchcount - CONFIG_PERCPU_BATCHCOUNT, or (@limit + 1) / 2. */
 unsigned int pcp_default_batchcount(unsigned int limit);
+/**
+ * pcp_default_depot_limit - full magazines the depot of a cache of @size
+ * byte objects keeps by default: CONFIG_PERCPU_DEPOT_LIMIT magazines of
+ * the largest kind (CONFIG_PERCPU_MAG_BYTES each) in bytes, as many
+ * magazines of the default size as that holds, between
+ * CONFIG_PERCPU_DEPOT_LIMIT and four times it; PCP_DEPOT_UNLIMITED when
+ * the Kconfig value is -1, 0 when it is 0.
+ * Return: the limit.
+ */
+unsigned int pcp_default_depot_limit(unsigned int size);
+/** pcp_cache_default_depot_limit - pcp_default_depot_limit() of @pc's objects. */
+unsigned int pcp_cache_default_depot_limit(const struct pcp_cache *pc);
 
 /**
  * pcp_cache_create - per-CPU magazines in front of a cache.

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Signal handlers that allocate while their own thread is inside the
+ * allocator (lib/sigsafe.h): no lock is taken, allocations come from the
+ * lock-free magazines or page_alloc's emergency mappings, frees are
+ * deferred and given back when the thread next misses.
+ *
+ * The deterministic cases hold the zone lock (the innermost lock: every
+ * path that needs memory from page_alloc ends there) exactly as an
+ * interrupted large kmalloc does, and then allocate and free as a handler
+ * would: before sigsafe sections this deadlocked on the first miss (the
+ * mutex is not recursive). The last case sends real signals.
+ */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+#include "tests/suite.h"
+#include "tests/testutil.h"
+#include "page_alloc/internal.h"
+#include "slab/internal.h"
+
+/* Sizes a handler might ask for: small classes, the largest, buddy blocks. */
+static size_t handler_size(uint64_t *s)
+{
+	static const size_t sizes[] = { 8, 24, 64, 200, 1000, 4096, 12000,
+					65536, 262144, 300000, 1 << 20 };
+
+	return sizes[rnd(s) % (sizeof(sizes) / sizeof(sizes[0]))];
+}
+
+/*
+ * Each case runs in its own process: page_alloc and the kmalloc classes a
+ * case uses exist before it holds the zone lock (creating them takes it).
+ */
+static void warm_up(void)
+{
+	uint64_t s = 1;
+
+	for (int i = 0; i < 64; i++)
+		kfree(kmalloc(handler_size(&s), GFP_KERNEL));
+}
+
+START_TEST(test_alloc_free_under_zone_lock)
+{
+	uint64_t seed = test_seed_from_env("USLAB_TEST_SEED", "sigsafe");
+	enum { N = 48 };
+	unsigned long emerg_before = page_alloc_emergency_total;
+	unsigned char *p[N];
+	size_t sz[N];
+	int i;
+
+	warm_up();
+
+	pa_lock_irqsave();	/* as a large kmalloc interrupted by the signal */
+	ck_assert(sigsafe_reentered());
+	for (i = 0; i < N; i++) {
+		sz[i] = handler_size(&seed);
+		p[i] = kmalloc(sz[i], GFP_KERNEL);
+		ck_assert_msg(p[i], "kmalloc(%zu) in the handler's place failed", sz[i]);
+		ck_assert_uint_ge(ksize(p[i]), sz[i]);
+		memset(p[i], i + 1, sz[i]);
+	}
+	/* half of them freed "in the handler": lock-free or deferred */
+	for (i = 0; i < N; i += 2)
+		kfree(p[i]);
+	pa_unlock_irqrestore();
+	ck_assert(!sigsafe_reentered());
+
+	/* the next large kmalloc gives the deferred frees back */
+	kfree(kmalloc(1 << 20, GFP_KERNEL));
+	ck_assert_ptr_null(sigsafe.deferred);
+	ck_assert_uint_gt(page_alloc_emergency_total, emerg_before);
+	for (i = 1; i < N; i += 2) {
+		for (size_t k = 0; k < sz[i]; k += 509)
+			ck_assert_uint_eq(p[i][k], (unsigned char)(i + 1));
+		kfree(p[i]);
+	}
+	ck_assert_uint_eq(page_alloc_emergency_count, 0);
+}
+END_TEST
+
+/* A handler's cache object: constructed, freed by kmem_cache_free later. */
+static void ctor_fill(void *obj)
+{
+	memset(obj, 0x5a, 96);
+}
+
+START_TEST(test_cache_object_under_zone_lock)
+{
+	struct kmem_cache *s = kmem_cache_create("sigsafe_ctor", 96, 0, 0, ctor_fill);
+	void *o[40];
+	int i;
+
+	ck_assert_ptr_nonnull(s);
+	warm_up();
+	pa_lock_irqsave();
+	/* a new cache's magazines are empty: each one is an emergency object */
+	for (i = 0; i < 40; i++) {
+		o[i] = kmem_cache_alloc(s, GFP_KERNEL);
+		ck_assert_ptr_nonnull(o[i]);
+		ck_assert_uint_eq(((unsigned char *)o[i])[95], 0x5a);
+	}
+	for (i = 0; i < 40; i++)
+		kmem_cache_free(s, o[i]);
+	pa_unlock_irqrestore();
+	kfree(kmalloc(1 << 20, GFP_KERNEL));	/* drains */
+	ck_assert_ptr_null(sigsafe.deferred);
+	ck_assert_uint_eq(page_alloc_emergency_count, 0);
+	kmem_cache_destroy(s);
+}
+END_TEST
+
+START_TEST(test_emergency_table_bounded)
+{
+	void *p[200];
+	int n = 0;
+
+	warm_up();
+	pa_lock_irqsave();
+	while (n < 200 && (p[n] = kmalloc(1 << 20, GFP_KERNEL | __GFP_NOWARN)))
+		n++;
+	ck_assert_int_eq(errno, ENOMEM);
+	pa_unlock_irqrestore();
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_lt(n, 200);	/* a clean ENOMEM, no unbounded mapping */
+	/* krealloc and ksize know the emergency blocks */
+	ck_assert_uint_ge(ksize(p[0]), 1 << 20);
+	memset(p[0], 7, 100);
+	p[0] = krealloc(p[0], 100, GFP_KERNEL);
+	ck_assert_ptr_nonnull(p[0]);
+	ck_assert_uint_eq(((unsigned char *)p[0])[99], 7);
+	while (n--)
+		kfree(p[n]);
+	ck_assert_uint_eq(page_alloc_emergency_count, 0);
+}
+END_TEST
+
+/* Real signals: a timer's handler allocates while the thread does large kmallocs. */
+static volatile sig_atomic_t handled;
+static uint64_t handler_seed = 99;
+
+static void on_alarm(int sig)
+{
+	void *a, *b;
+
+	(void)sig;
+	a = kmalloc(handler_size(&handler_seed), GFP_KERNEL);
+	b = kmalloc(handler_size(&handler_seed), GFP_KERNEL);
+	if (a && b) {
+		memset(a, 1, 8);
+		memset(b, 2, 8);
+		handled++;
+	}
+	kfree(a);
+	kfree(b);
+}
+
+START_TEST(test_timer_handler_allocates)
+{
+	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
+	struct itimerval it = { { 0, 500 }, { 0, 500 } };
+	uint64_t seed = 7;
+	struct timespec t0, t;
+	void *keep[32] = { 0 };
+
+	warm_up();
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGALRM, &sa, NULL), 0);
+	ck_assert_int_eq(setitimer(ITIMER_REAL, &it, NULL), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (int i = 0; i < 2000; i++) {
+			unsigned int k = (unsigned int)(rnd(&seed) % 32);
+
+			kfree(keep[k]);
+			keep[k] = kmalloc(handler_size(&seed), GFP_KERNEL);
+			ck_assert_ptr_nonnull(keep[k]);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 2);
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_REAL, &it, NULL);
+	signal(SIGALRM, SIG_DFL);
+	for (int k = 0; k < 32; k++)
+		kfree(keep[k]);
+	kfree(kmalloc(1 << 20, GFP_KERNEL));	/* drains what is left */
+	ck_assert_int_gt(handled, 100);
+	ck_assert_ptr_null(sigsafe.deferred);
+	ck_assert_uint_eq(page_alloc_emergency_count, 0);
+}
+END_TEST
+
+static Suite *sigsafe_suite(void)
+{
+	Suite *su = suite_create("sigsafe");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);	/* a deadlock fails by timeout */
+	tcase_add_test(tc, test_alloc_free_under_zone_lock);
+	tcase_add_test(tc, test_cache_object_under_zone_lock);
+	tcase_add_test(tc, test_emergency_table_bounded);
+	tcase_add_test(tc, test_timer_handler_allocates);
+	suite_add_tcase(su, tc);
+	return su;
+}
+
+int main(void)
+{
+	return test_run_suite(sigsafe_suite());
+}
