@@ -21,19 +21,18 @@
  * Built-in default: `uslab calibrate` on the development VM (AMD EPYC, 2
  * vCPUs shared with other builds, load average 7), the median of nine runs
  * key by key, rounded. Only the ratios shape the frontier; absolute numbers
- * scale its time axis. A slow path costs about 800 ns because it blocks
- * signals around its lock (two rt_sigprocmask calls, percpu/magazine.c);
- * the model before that, 50-60 ns, ranked small magazines far too cheap.
+ * scale its time axis. The fault term is what makes memory cost time: a
+ * page handed out fresh costs as much as 15-25 slow paths.
  */
 static const struct sim_cost_model default_model = {
-	.hit_ns = 4.8,
-	.refill_ns = 840.0,
-	.flush_ns = 845.0,
-	.refill_obj_ns = 2.5,
-	.flush_obj_ns = 18.6,
-	.depot_ns = 842.0,
-	.page_ns = 35.0,
-	.fault_ns = 1510.0,
+	.hit_ns = 4.6,
+	.refill_ns = 60.0,
+	.flush_ns = 110.0,
+	.refill_obj_ns = 0.0,
+	.flush_obj_ns = 0.0,
+	.depot_ns = 56.0,
+	.page_ns = 14.0,
+	.fault_ns = 1500.0,
 	.calibrated = false,
 	.source = "built-in default (run `uslab calibrate` to measure this machine)",
 };
