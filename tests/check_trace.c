@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -456,6 +457,75 @@ START_TEST(pick_default_is_the_command)
 }
 END_TEST
 
+/*
+ * The keyed hash table against a plain array: random inserts, removes and
+ * finds (through the plain calls and the *_hashed ones with the hash taken
+ * early, as the collector does), across growths, checked after every step
+ * and in full every 1000. Seeded, reproducible.
+ */
+/* check's ck_assert writes to a pipe each time it passes: in a loop of a
+ * million steps, assert only on failure */
+#define MODEL_CHECK(cond, ...) do { if (!(cond)) ck_abort_msg(__VA_ARGS__); } while (0)
+
+START_TEST(hmap_model)
+{
+	enum { NKEYS = 6000 };
+	static uint64_t val[NKEYS];
+	static bool live[NKEYS];
+	struct hmap m;
+	uint64_t count = 0, v, *p;
+
+	memset(live, 0, sizeof(live));
+	rnd_state = 0x5eed0000u + (uint64_t)_i;
+	ck_assert_int_eq(hmap_init(&m), 0);
+	for (int step = 0; step < 200000; step++) {
+		uint32_t i = (uint32_t)(rnd() % NKEYS);
+		/* addresses 16 apart in two far-apart regions */
+		uint64_t key = (i & 1 ? (uint64_t)1 << 47 : 0x10000) + (uint64_t)(i >> 1) * 16;
+		uint64_t h = hmap_hash(&m, key);
+		bool hashed = rnd() & 1;
+		int rc;
+
+		switch (rnd() % 3) {
+		case 0:
+			v = rnd();
+			rc = hashed ? hmap_insert_hashed(&m, key, h, v) : hmap_insert(&m, key, v);
+			MODEL_CHECK(rc == (live[i] ? -EEXIST : 0), "insert %" PRIu64 ": rc %d", key, rc);
+			if (!live[i]) {
+				live[i] = true;
+				val[i] = v;
+				count++;
+			}
+			break;
+		case 1:
+			rc = hashed ? hmap_remove_hashed(&m, key, h, &v) : hmap_remove(&m, key, &v);
+			MODEL_CHECK(rc == (live[i] ? 0 : -ENOENT), "remove %" PRIu64 ": rc %d", key, rc);
+			if (live[i]) {
+				MODEL_CHECK(v == val[i], "remove %" PRIu64 ": value", key);
+				live[i] = false;
+				count--;
+			}
+			break;
+		default:
+			hmap_prefetch(&m, h);
+			p = hmap_find(&m, key);
+			MODEL_CHECK(live[i] ? p && *p == val[i] : !p, "find %" PRIu64, key);
+		}
+		MODEL_CHECK(m.count == count, "count %" PRIu64 ", expected %" PRIu64, m.count, count);
+		if (step % 1000 == 0)
+			for (uint32_t k = 0; k < NKEYS; k++) {
+				uint64_t kk = (k & 1 ? (uint64_t)1 << 47 : 0x10000) + (uint64_t)(k >> 1) * 16;
+				p = hmap_find(&m, kk);
+				MODEL_CHECK(live[k] ? p && *p == val[k] : !p, "step %d: key %" PRIu64, step, kk);
+			}
+	}
+	ck_assert_int_eq(hmap_insert(&m, UINT64_MAX, 1), -EINVAL);
+	ck_assert_ptr_null(hmap_find(&m, UINT64_MAX));
+	ck_assert_int_eq(hmap_remove(&m, UINT64_MAX, &v), -ENOENT);
+	hmap_destroy(&m);
+}
+END_TEST
+
 START_TEST(procs_records_damaged)
 {
 	char msg[1024];
@@ -501,6 +571,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, procs_stacks_roundtrip);
 	tcase_add_test(tc, procs_records_damaged);
 	tcase_add_test(tc, pick_default_is_the_command);
+	tcase_add_loop_test(tc, hmap_model, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -62,6 +62,44 @@ bad "-j" "$U" tune -j 0 "$T/t.ustr"
 bad "--threads" "$U" replay --threads 0 "$T/t.ustr"
 [ ! -e "$T/r.ustr" ] && [ ! -e "$T/g.ustr" ] || fail "a rejected command wrote its output"
 
+# gen: each numeric option's range, named with the option and the range;
+# a cross-option range; an option the kind has no use for.
+gen_bad() {
+	local want=$1
+	shift
+	expect 2 "gen $*" -- "$U" gen "$@" -o "$T/g.ustr"
+	[ "$(head -1 "$T/err")" = "$want" ] || fail "gen $*: '$(head -1 "$T/err")', expected '$want'"
+	grep -q "^usage: uslab gen" "$T/err" || fail "gen $*: no usage"
+	[ ! -e "$T/g.ustr" ] || fail "gen $*: wrote its output"
+}
+gen_bad "uslab gen: --threads: 0 is out of range 1..4096" rpmalloc -t 0
+gen_bad "uslab gen: --threads: 4097 is out of range 1..4096" rpmalloc --threads 4097
+gen_bad "uslab gen: --cpus: 0 is out of range 1..8192" rpmalloc -c 0
+gen_bad "uslab gen: --blocks: 0 is out of range 1..16777216" rpmalloc -b 0
+gen_bad "uslab gen: --blocks: 16777217 is out of range 1..16777216" rpmalloc --blocks 16777217
+gen_bad "uslab gen: --loops: 0 is out of range 1..4294967296" rpmalloc -l 0
+gen_bad "uslab gen: --loops: 0 is out of range 1..4294967296" mtmalloc-32k --loops 0
+gen_bad "uslab gen: --percent: 101 is out of range 0..100" rpmalloc -p 101
+gen_bad "uslab gen: --window: 0 is out of range 1..16777216" prodcons -w 0
+gen_bad "uslab gen: --min: 0 is out of range 1..1073741824" resize --min 0
+gen_bad "uslab gen: --max: 1073741825 is out of range 1..1073741824" resize --max 1073741825
+gen_bad "uslab gen: --step-ns: 0 is out of range 1..1000000000" rpmalloc --step-ns 0
+gen_bad "uslab gen: --loops: expected an integer 1..4294967296, found 'abc'" rpmalloc -l abc
+gen_bad "uslab gen: --seed: expected an integer 0..18446744073709551615, found '-1'" rpmalloc --seed -1
+gen_bad "uslab gen: --seed: expected an integer 0..18446744073709551615, found '18446744073709551616'" rpmalloc --seed 18446744073709551616
+gen_bad "uslab gen: --min: 20000 is above the largest size 16000 (--max, the kind's default)" rpmalloc --min 20000
+gen_bad "uslab gen: --min: 600 is above the largest size 500 (--max)" prodcons --min 600 --max 500
+gen_bad "uslab gen: --threads: prodcons needs 2 or more, found 1" prodcons -t 1
+gen_bad "uslab gen: --min: mtmalloc-32k has no such parameter" mtmalloc-32k --min 40
+gen_bad "uslab gen: --window: rpmalloc has no such parameter" rpmalloc -w 8
+gen_bad "uslab gen: --blocks: resize has no such parameter" resize -b 8
+# the ends of each range are accepted
+"$U" gen rpmalloc -t 1 -c 1 -b 1 -l 1 -p 0 --min 1 --max 1 --step-ns 1 --seed 18446744073709551615 \
+	-o "$T/g1.ustr" 2>/dev/null || fail "gen at the low ends of its ranges"
+"$U" gen prodcons -t 2 -c 8192 -l 10 -w 16777216 --min 1073741824 --max 1073741824 --step-ns 1000000000 \
+	-o "$T/g2.ustr" 2>/dev/null || fail "gen at the high ends of its ranges"
+"$U" report "$T/g2.ustr" 2>/dev/null | grep -q "1073741824" || fail "gen --max 1073741824: size not in the trace"
+
 # --version, help
 expect 0 "--version" -- "$U" --version
 grep -q "^uslab .*trace format 1\.1" "$T/out" || fail "--version: $(cat "$T/out")"

@@ -51,8 +51,13 @@ void idmap_free(struct idmap *m)
 
 int idmap_insert(struct idmap *m, uint64_t addr, uint64_t *id)
 {
+	return idmap_insert_hashed(m, addr, hmap_hash(&m->addr, addr), id);
+}
+
+int idmap_insert_hashed(struct idmap *m, uint64_t addr, uint64_t hash, uint64_t *id)
+{
 	uint64_t new = m->nfree ? m->free_ids[m->nfree - 1] : m->next_id;
-	int rc = hmap_insert(&m->addr, addr, new);
+	int rc = hmap_insert_hashed(&m->addr, addr, hash, new);
 
 	if (rc)
 		return rc;
@@ -79,9 +84,14 @@ int idmap_lookup(const struct idmap *m, uint64_t addr, uint64_t *id)
 	return 0;
 }
 
-void idmap_prefetch(const struct idmap *m, uint64_t addr)
+uint64_t idmap_hash(const struct idmap *m, uint64_t addr)
 {
-	hmap_prefetch(&m->addr, addr);
+	return hmap_hash(&m->addr, addr);
+}
+
+void idmap_prefetch(const struct idmap *m, uint64_t hash)
+{
+	hmap_prefetch(&m->addr, hash);
 }
 
 int idmap_release_id(struct idmap *m, uint64_t id)
@@ -99,16 +109,26 @@ int idmap_release_id(struct idmap *m, uint64_t id)
 	return 0;
 }
 
+int idmap_detach_hashed(struct idmap *m, uint64_t addr, uint64_t hash, uint64_t *id)
+{
+	return hmap_remove_hashed(&m->addr, addr, hash, id);
+}
+
 int idmap_detach(struct idmap *m, uint64_t addr, uint64_t *id)
 {
 	return hmap_remove(&m->addr, addr, id);
 }
 
-int idmap_remove(struct idmap *m, uint64_t addr, uint64_t *id)
+int idmap_remove_hashed(struct idmap *m, uint64_t addr, uint64_t hash, uint64_t *id)
 {
-	int rc = idmap_detach(m, addr, id);
+	int rc = idmap_detach_hashed(m, addr, hash, id);
 
 	return rc ? rc : idmap_release_id(m, *id);
+}
+
+int idmap_remove(struct idmap *m, uint64_t addr, uint64_t *id)
+{
+	return idmap_remove_hashed(m, addr, hmap_hash(&m->addr, addr), id);
 }
 
 uint64_t idmap_id_space(const struct idmap *m)

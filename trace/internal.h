@@ -78,9 +78,16 @@ struct hmap {
 int hmap_init(struct hmap *m);			/* 0 or -ENOMEM */
 void hmap_destroy(struct hmap *m);
 uint64_t *hmap_find(const struct hmap *m, uint64_t key);	/* NULL: absent */
-/* Start loading @key's slot (a table larger than the caches: a caller that
- * knows its next keys early hides the miss). No effect on the contents. */
-void hmap_prefetch(const struct hmap *m, uint64_t key);
+/*
+ * For a caller that knows its keys early (the recorder's collector decodes
+ * ahead): hash once, start loading the slot (a table larger than the caches
+ * makes every access a miss), and use the hash when the key's turn comes.
+ * @hash must be hmap_hash(m, key) of the same table (it survives growth).
+ */
+uint64_t hmap_hash(const struct hmap *m, uint64_t key);
+void hmap_prefetch(const struct hmap *m, uint64_t hash);
+int hmap_insert_hashed(struct hmap *m, uint64_t key, uint64_t hash, uint64_t val);
+int hmap_remove_hashed(struct hmap *m, uint64_t key, uint64_t hash, uint64_t *val);
 int hmap_insert(struct hmap *m, uint64_t key, uint64_t val);	/* -EEXIST, -ENOMEM */
 int hmap_remove(struct hmap *m, uint64_t key, uint64_t *val);	/* -ENOENT */
 /* trace/trace_write.c: header fields only known at the end (imports): the
@@ -220,7 +227,12 @@ void idmap_free(struct idmap *m);
 int idmap_insert(struct idmap *m, uint64_t addr, uint64_t *id);
 /* The id of the live object at @addr. Return: 0, or -ENOENT. */
 int idmap_lookup(const struct idmap *m, uint64_t addr, uint64_t *id);
-void idmap_prefetch(const struct idmap *m, uint64_t addr);
+/* The same with hmap_hash() computed once (see hmap_prefetch()). */
+uint64_t idmap_hash(const struct idmap *m, uint64_t addr);
+void idmap_prefetch(const struct idmap *m, uint64_t hash);
+int idmap_insert_hashed(struct idmap *m, uint64_t addr, uint64_t hash, uint64_t *id);
+int idmap_remove_hashed(struct idmap *m, uint64_t addr, uint64_t hash, uint64_t *id);
+int idmap_detach_hashed(struct idmap *m, uint64_t addr, uint64_t hash, uint64_t *id);
 /* Object at @addr freed: its id. Return: 0, or -ENOENT when not live. */
 int idmap_remove(struct idmap *m, uint64_t addr, uint64_t *id);
 /* idmap_remove() in two steps, so a realloc's new object cannot take the

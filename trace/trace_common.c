@@ -177,7 +177,7 @@ static inline uint64_t hmap_home(const struct hmap *m, uint64_t key)
  * offered to transparent huge pages: every access to a big table is a cache
  * miss, and with 4 KiB pages a TLB miss (a page walk) too. The recorder's
  * collector spent a fifth of its time in those walks on a 30-million-event
- * recording (docs/sim.md, "Collector").
+ * recording (docs/sim.md, "Collecting").
  */
 #define HMAP_HUGE	(2ul << 20)
 
@@ -239,16 +239,26 @@ void hmap_destroy(struct hmap *m)
 	m->count = 0;
 }
 
-uint64_t *hmap_find(const struct hmap *m, uint64_t key)
+uint64_t hmap_hash(const struct hmap *m, uint64_t key)
+{
+	return siphash13_u64(m->key, key);
+}
+
+static uint64_t *find_hashed(const struct hmap *m, uint64_t key, uint64_t hash)
 {
 	uint64_t i;
 
-	if (unlikely(key == UINT64_MAX))
-		return NULL;
-	for (i = hmap_home(m, key); m->slots[i].key; i = (i + 1) & m->mask)
+	for (i = hash & m->mask; m->slots[i].key; i = (i + 1) & m->mask)
 		if (m->slots[i].key == key + 1)
 			return &m->slots[i].val;
 	return NULL;
+}
+
+uint64_t *hmap_find(const struct hmap *m, uint64_t key)
+{
+	if (unlikely(key == UINT64_MAX))
+		return NULL;
+	return find_hashed(m, key, hmap_hash(m, key));
 }
 
 static int hmap_grow(struct hmap *m)
@@ -272,13 +282,13 @@ static int hmap_grow(struct hmap *m)
 	return 0;
 }
 
-void hmap_prefetch(const struct hmap *m, uint64_t key)
+void hmap_prefetch(const struct hmap *m, uint64_t hash)
 {
-	__builtin_prefetch(&m->slots[hmap_home(m, key)], 1);
+	__builtin_prefetch(&m->slots[hash & m->mask], 1);
 }
 
 /* One probe sequence: it meets the key, or ends at the slot it goes in. */
-int hmap_insert(struct hmap *m, uint64_t key, uint64_t val)
+int hmap_insert_hashed(struct hmap *m, uint64_t key, uint64_t hash, uint64_t val)
 {
 	uint64_t i;
 
@@ -286,7 +296,7 @@ int hmap_insert(struct hmap *m, uint64_t key, uint64_t val)
 		return -EINVAL;
 	if ((m->count + 1) * 4 > (m->mask + 1) * 3 && hmap_grow(m))
 		return -ENOMEM;
-	for (i = hmap_home(m, key); m->slots[i].key; i = (i + 1) & m->mask)
+	for (i = hash & m->mask; m->slots[i].key; i = (i + 1) & m->mask)
 		if (m->slots[i].key == key + 1)
 			return -EEXIST;
 	m->slots[i].key = key + 1;
@@ -295,9 +305,15 @@ int hmap_insert(struct hmap *m, uint64_t key, uint64_t val)
 	return 0;
 }
 
-int hmap_remove(struct hmap *m, uint64_t key, uint64_t *val)
+int hmap_insert(struct hmap *m, uint64_t key, uint64_t val)
 {
-	uint64_t *v = hmap_find(m, key), i, j;
+	return hmap_insert_hashed(m, key, hmap_hash(m, key), val);
+}
+
+/* Backward-shift deletion: no tombstones, probe sequences stay short. */
+int hmap_remove_hashed(struct hmap *m, uint64_t key, uint64_t hash, uint64_t *val)
+{
+	uint64_t *v = key == UINT64_MAX ? NULL : find_hashed(m, key, hash), i, j;
 
 	if (!v)
 		return -ENOENT;
@@ -315,6 +331,11 @@ int hmap_remove(struct hmap *m, uint64_t key, uint64_t *val)
 	m->slots[i].key = 0;
 	m->count--;
 	return 0;
+}
+
+int hmap_remove(struct hmap *m, uint64_t key, uint64_t *val)
+{
+	return hmap_remove_hashed(m, key, hmap_hash(m, key), val);
 }
 
 static void put_usage(FILE *f, const char *usage)

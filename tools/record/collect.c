@@ -53,7 +53,9 @@ struct cursor {
 	uint32_t left;		/* events left in it */
 	struct rec_state st;
 	struct rec_event cur;	/* the cursor's current event */
+	uint64_t cur_hash;	/* its address's idmap_hash() */
 	struct rec_event ring[LOOKAHEAD];	/* decoded after it */
+	uint64_t rhash[LOOKAHEAD];
 	uint32_t rhead, nring;
 	uint32_t raw_tid;
 	uint32_t out_tid;	/* trace tid; -1 = none */
@@ -386,7 +388,8 @@ static uint64_t image_key(uint32_t index, uint64_t addr)
 static void cursor_fill(struct cursor *c, const struct idmap *ids)
 {
 	while (c->nring < LOOKAHEAD) {
-		struct rec_event *e = &c->ring[(c->rhead + c->nring) % LOOKAHEAD];
+		uint32_t at = (c->rhead + c->nring) % LOOKAHEAD;
+		struct rec_event *e = &c->ring[at];
 
 		while (!c->left) {
 			uint32_t len;
@@ -419,8 +422,10 @@ static void cursor_fill(struct cursor *c, const struct idmap *ids)
 			cursor_define(c, e);
 			continue;
 		}
-		if (e->addr)
-			idmap_prefetch(ids, image_key(c->im->index, e->addr));
+		if (e->addr) {
+			c->rhash[at] = idmap_hash(ids, image_key(c->im->index, e->addr));
+			idmap_prefetch(ids, c->rhash[at]);
+		}
 		c->nring++;
 	}
 }
@@ -433,6 +438,7 @@ static bool cursor_next(struct cursor *c, const struct idmap *ids)
 	if (!c->nring)
 		return false;
 	c->cur = c->ring[c->rhead];
+	c->cur_hash = c->rhash[c->rhead];
 	c->rhead = (c->rhead + 1) % LOOKAHEAD;
 	c->nring--;
 	return true;
@@ -492,10 +498,10 @@ static uint64_t key(const struct merge *m, uint64_t addr)
  * (a thread killed with a full buffer): the trace gets that free first, so
  * it keeps its promise that ids are freed before they are reused.
  */
-static int new_id(struct merge *m, struct trace_event *ev, uint64_t addr)
+static int new_id(struct merge *m, struct trace_event *ev, uint64_t addr, uint64_t hash)
 {
 	uint64_t old, k = key(m, addr);
-	int rc = idmap_insert(m->ids, k, &ev->id);
+	int rc = idmap_insert_hashed(m->ids, k, hash, &ev->id);
 
 	if (rc == -EINVAL) {	/* not an address a real allocator returns */
 		ev->id = 0;
@@ -503,7 +509,7 @@ static int new_id(struct merge *m, struct trace_event *ev, uint64_t addr)
 	}
 	if (rc != -EEXIST)
 		return rc;
-	rc = idmap_remove(m->ids, k, &old);
+	rc = idmap_remove_hashed(m->ids, k, hash, &old);
 	if (!rc) {
 		struct trace_event f = *ev;
 
@@ -514,7 +520,7 @@ static int new_id(struct merge *m, struct trace_event *ev, uint64_t addr)
 		m->im->fixups++;
 		rc = put(m, &f);
 	}
-	return rc ? rc : idmap_insert(m->ids, k, &ev->id);
+	return rc ? rc : idmap_insert_hashed(m->ids, k, hash, &ev->id);
 }
 
 /*
@@ -529,7 +535,7 @@ static int translate(struct merge *m, struct cursor *c,
 	int rc;
 
 	if (r->op == REC_OP_REALLOC_OLD) {
-		if (idmap_detach(m->ids, key(m, r->addr), &c->pending_old))
+		if (idmap_detach_hashed(m->ids, key(m, r->addr), c->cur_hash, &c->pending_old))
 			c->pending_old = 0;
 		return 0;
 	}
@@ -541,14 +547,14 @@ static int translate(struct merge *m, struct cursor *c,
 	ev->align = r->align;
 	ev->id = ev->old_id = 0;
 	if (trace_op_is_free(r->op)) {
-		if (r->addr && idmap_remove(m->ids, key(m, r->addr), &ev->id)) {
+		if (r->addr && idmap_remove_hashed(m->ids, key(m, r->addr), c->cur_hash, &ev->id)) {
 			m->im->dropped++;
 			return 0;
 		}
 		return put(m, ev);
 	}
 	if (r->op != TRACE_OP_REALLOC) {
-		rc = r->addr ? new_id(m, ev, r->addr) : 0;
+		rc = r->addr ? new_id(m, ev, r->addr, c->cur_hash) : 0;
 		return rc ? rc : put(m, ev);
 	}
 	id = r->old_addr ? c->pending_old : 0;
@@ -557,7 +563,7 @@ static int translate(struct merge *m, struct cursor *c,
 		m->im->dropped++;	/* realloc of an object we never saw */
 	ev->old_id = id;
 	if (r->addr) {
-		rc = new_id(m, ev, r->addr);
+		rc = new_id(m, ev, r->addr, c->cur_hash);
 		if (!rc)
 			rc = put(m, ev);
 		if (!rc && id)

@@ -533,30 +533,30 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-/* Four independent lanes: a multiply chain per frame is 5 cycles of
- * latency, and this runs for every allocation under -g. */
+/* Four independent lanes (scalars, so they stay in registers): a multiply
+ * chain per frame is 5 cycles of latency, and this runs for every
+ * allocation under -g. */
+#define MIX(l, x)	do { (l) = ((l) ^ (x)) * 0xbf58476d1ce4e5b9ull; (l) ^= (l) >> 31; } while (0)
+
 static uint64_t hash_frames(const uint64_t *f, uint32_t n)
 {
-	const uint64_t k = 0xbf58476d1ce4e5b9ull;
-	uint64_t l[4] = { 0x9e3779b97f4a7c15ull ^ n, 0xc2b2ae3d27d4eb4full,
-			  0x165667b19e3779f9ull, 0x27d4eb2f165667c5ull };
-	uint64_t h;
+	uint64_t a = 0x9e3779b97f4a7c15ull ^ n, b = 0xc2b2ae3d27d4eb4full;
+	uint64_t c = 0x165667b19e3779f9ull, d = 0x27d4eb2f165667c5ull, h;
 	uint32_t i = 0;
 
-	for (; i + 4 <= n; i += 4)
-		for (int j = 0; j < 4; j++) {
-			l[j] = (l[j] ^ f[i + j]) * k;
-			l[j] ^= l[j] >> 31;
-		}
-	for (; i < n; i++) {
-		l[0] = (l[0] ^ f[i]) * k;
-		l[0] ^= l[0] >> 31;
+	for (; i + 4 <= n; i += 4) {
+		MIX(a, f[i]);
+		MIX(b, f[i + 1]);
+		MIX(c, f[i + 2]);
+		MIX(d, f[i + 3]);
 	}
-	h = l[0] ^ (l[1] << 16 | l[1] >> 48) ^ (l[2] << 32 | l[2] >> 32) ^ (l[3] << 48 | l[3] >> 16);
-	h *= k;
-	h ^= h >> 29;
+	for (; i < n; i++)
+		MIX(a, f[i]);
+	h = a ^ (b << 16 | b >> 48) ^ (c << 32 | c >> 32) ^ (d << 48 | d >> 16);
+	MIX(h, 0);
 	return h ? h : 1;
 }
+#undef MIX
 
 static struct stack_table *table_new(uint32_t slots)
 {

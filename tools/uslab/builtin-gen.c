@@ -450,7 +450,42 @@ static int parse_u64(const char *s, uint64_t *v)
 struct gen_args {
 	const char *out;
 	uint64_t threads, cpus, loops, window, min_size, max_size;
+	const char *given[128];	/* option character -> its name, when given */
 };
+
+/*
+ * Every numeric option and its range: one table, used to parse them and to
+ * name them in errors ("uslab gen: --loops: 0 is out of range 1..2^32").
+ * 0 in struct gen_args means "not given" (the kind's default), so no option
+ * that has a default accepts 0. Blocks and the window bound the per-thread
+ * arrays (8 bytes an entry).
+ */
+#define GEN_SIZE_MAX	(1ull << 30)
+
+static const struct gen_range {
+	int opt;
+	const char *name;
+	uint64_t lo, hi;
+} gen_ranges[] = {
+	{ 't', "--threads", 1, 4096 },
+	{ 's', "--seed", 0, UINT64_MAX },
+	{ 'c', "--cpus", 1, TRACE_MAX_CPUS },
+	{ 'b', "--blocks", 1, 1u << 24 },
+	{ 'l', "--loops", 1, 1ull << 32 },
+	{ 'p', "--percent", 0, 100 },
+	{ 'w', "--window", 1, 1u << 24 },
+	{ 'm', "--min", 1, GEN_SIZE_MAX },
+	{ 'M', "--max", 1, GEN_SIZE_MAX },
+	{ 'S', "--step-ns", 1, 1000000000 },
+};
+
+static const struct gen_range *gen_range(int opt)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(gen_ranges); i++)
+		if (gen_ranges[i].opt == opt)
+			return &gen_ranges[i];
+	return NULL;
+}
 
 /* Return: 0, 2 for a usage error (said), -1 for --help. */
 static int gen_parse(int argc, char **argv, struct gen_params *p, struct gen_args *a)
@@ -470,6 +505,7 @@ static int gen_parse(int argc, char **argv, struct gen_params *p, struct gen_arg
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const struct gen_range *r;
 	uint64_t v;
 	int c;
 
@@ -481,30 +517,32 @@ static int gen_parse(int argc, char **argv, struct gen_params *p, struct gen_arg
 			a->out = optarg;
 			continue;
 		}
-		if (c == '?') {
+		r = gen_range(c);
+		if (c == '?' || !r) {
 			cmd_opt_error("uslab gen", "", "t:o:s:c:b:l:p:w:h", argv);
 			gen_usage(stderr);
 			return 2;
 		}
 		if (parse_u64(optarg, &v)) {
-			fprintf(stderr, "uslab gen: %s: expected a non-negative integer, found '%s'\n",
-				argv[optind - 1][1] == '-' || optarg != argv[optind - 1] ?
-				argv[optind - 1] : "option", optarg);
+			fprintf(stderr, "uslab gen: %s: expected an integer %" PRIu64 "..%" PRIu64
+				", found '%s'\n", r->name, r->lo, r->hi, optarg);
 			gen_usage(stderr);
 			return 2;
 		}
-		if (c == 't' && (v == 0 || v > 4096)) {
-			fprintf(stderr, "uslab gen: -t: expected 1..4096 threads, found '%s'\n", optarg);
+		if (v < r->lo || v > r->hi) {
+			fprintf(stderr, "uslab gen: %s: %s is out of range %" PRIu64 "..%" PRIu64 "\n",
+				r->name, optarg, r->lo, r->hi);
 			gen_usage(stderr);
 			return 2;
 		}
+		a->given[c & 127] = r->name;
 		switch (c) {
 		case 't': a->threads = v; break;
 		case 's': p->seed = v; break;
 		case 'c': a->cpus = v; break;
 		case 'b': p->blocks = v; break;
 		case 'l': a->loops = v; break;
-		case 'p': p->percent = v > 100 ? 101 : (unsigned int)v; break;
+		case 'p': p->percent = (unsigned int)v; break;
 		case 'w': a->window = v; break;
 		case 'm': a->min_size = v; break;
 		case 'M': a->max_size = v; break;
@@ -520,10 +558,32 @@ static int gen_parse(int argc, char **argv, struct gen_params *p, struct gen_arg
 	return 0;
 }
 
+/* An option the kind has no use for is an error, not silently ignored. */
+static int gen_check_applies(const struct gen_params *p, const struct gen_args *a,
+			     const char *takes)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(gen_ranges); i++) {
+		int c = gen_ranges[i].opt;
+
+		if (a->given[c] && !strchr(takes, c)) {
+			fprintf(stderr, "uslab gen: %s: %s has no such parameter\n",
+				a->given[c], p->kind);
+			gen_usage(stderr);
+			return 2;
+		}
+	}
+	return 0;
+}
+
 /* The kind's shape: its defaults under what was given. Return: 0 or 2. */
 static int gen_kind(struct gen_params *p, struct gen_args *a)
 {
+	static const char common[] = "tscS";
+	const char *takes = "";
+	char all[16];
+
 	if (!strcmp(p->kind, "rpmalloc")) {
+		takes = "blpmM";
 		p->min_size = a->min_size ? a->min_size : 16;
 		p->max_size = a->max_size ? a->max_size : 16000;
 		p->loops = a->loops ? a->loops : 1000;
@@ -535,22 +595,27 @@ static int gen_kind(struct gen_params *p, struct gen_args *a)
 			fprintf(stderr, "uslab gen: unknown kind '%s'\n", p->kind);
 			return 2;
 		}
+		takes = "lwM";		/* sizes from 1 */
 		p->min_size = 1;
 		p->max_size = a->max_size ? a->max_size : kb * 1024;
 		p->loops = a->loops ? a->loops : 100000;
 		p->window = a->window ? a->window : 64;
 		a->threads = a->threads ? a->threads : 1;
 	} else if (!strcmp(p->kind, "prodcons")) {
+		takes = "lwmM";
 		p->min_size = a->min_size ? a->min_size : 16;
 		p->max_size = a->max_size ? a->max_size : 1024;
 		p->loops = a->loops ? a->loops : 100000;
 		p->window = a->window ? a->window : 256;
 		a->threads = a->threads ? a->threads : 2;
 		if (a->threads < 2) {
-			fprintf(stderr, "uslab gen: prodcons needs at least 2 threads\n");
+			fprintf(stderr, "uslab gen: --threads: prodcons needs 2 or more, found %" PRIu64 "\n",
+				a->threads);
+			gen_usage(stderr);
 			return 2;
 		}
 	} else if (!strcmp(p->kind, "resize")) {
+		takes = "lwmM";
 		p->min_size = a->min_size ? a->min_size : 1;
 		p->max_size = a->max_size ? a->max_size : 6000;
 		p->loops = a->loops ? a->loops : 100000;
@@ -561,9 +626,15 @@ static int gen_kind(struct gen_params *p, struct gen_args *a)
 		gen_usage(stderr);
 		return 2;
 	}
-	if (!a->threads || a->threads > 4096 || p->percent > 100 || !p->max_size ||
-	    p->min_size > p->max_size || (p->window == 0 && strcmp(p->kind, "rpmalloc"))) {
-		fprintf(stderr, "uslab gen: argument out of range\n");
+	snprintf(all, sizeof(all), "%s%s", common, takes);
+	if (gen_check_applies(p, a, all))
+		return 2;
+	/* The one range that depends on two options (or on a kind's default). */
+	if (p->min_size > p->max_size) {
+		fprintf(stderr, "uslab gen: --min: %" PRIu64 " is above the largest size %" PRIu64
+			" (--max%s)\n", p->min_size, p->max_size,
+			a->max_size ? "" : ", the kind's default");
+		gen_usage(stderr);
 		return 2;
 	}
 	p->threads = (unsigned int)a->threads;
