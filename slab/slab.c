@@ -827,8 +827,11 @@ void kmem_cache_destroy(struct kmem_cache *s)
 
 	if (!s)
 		return;
-	/* Objects of @s may be waiting in kfree_rcu(). */
+	/* Objects of @s may be waiting in kfree_rcu(), or on this thread's
+	 * list of frees a signal handler deferred (lib/sigsafe.h). */
 	slab_rcu_barrier_if_pending();
+	if (sigsafe_has_deferred() && !sigsafe_reentered())
+		slab_drain_deferred();
 	/* objects in magazines are not live: give them back first */
 	if (s->pcp)
 		pcp_cache_drain(s->pcp);
