@@ -22,6 +22,8 @@
 #define __maybe_unused		__attribute__((__unused__))
 #define __visible		__attribute__((__visibility__("default")))
 #define __printf(a, b)		__attribute__((__format__(printf, a, b)))
+/* The caller's return address, as the kernel's: a call site for reports. */
+#define _RET_IP_		((unsigned long)__builtin_return_address(0))
 
 /*
  * Relaxed atomics rather than volatile accesses: the same plain moves on

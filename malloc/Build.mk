@@ -58,3 +58,10 @@ stress-malloc: $(obj)/tests/malloc/robust $(obj)/tests/percpu_no_rseq $(obj)/lib
 		$(srctree)/tests/test_malloc_robust.sh
 	$(Q)O=$(obj) bash $(srctree)/tests/test_malloc_faults.sh
 .PHONY: stress-malloc
+
+# slab_debug's preload test (tests/test_slab_debug.sh): call sites by name.
+$(obj)/tests/malloc/slabdebug: $(obj)/tests/malloc/slabdebug.o
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -Wl,--export-dynamic -o $@ $^
+$(obj)/tests/malloc/slabdebug.o: CFLAGS += -fno-builtin -Wno-use-after-free -Wno-free-nonheap-object -Wno-stringop-overflow -Wno-array-bounds
+progs += $(obj)/tests/malloc/slabdebug

@@ -5,6 +5,7 @@
  * described by ONE table below (name, default, description, parser).
  *
  *   USLAB_OPTIONS=mag_size=64,mag_size.kmalloc-256=16,trim=1024,stats
+ *   USLAB_OPTIONS=slab_debug=FZPU,kmalloc-64,conn_cache,stats
  *   USLAB_OPTIONS=help		print the table on stderr
  *
  * Parsing happens once, from the library constructor, into a fixed buffer:
@@ -17,6 +18,12 @@
  * by slab/ until the cache they name is created (kmalloc-N caches are
  * created on first use, a service's whenever it calls kmem_cache_create).
  * One that names no cache by exit is reported then, under `stats`.
+ *
+ * slab_debug takes the kernel's syntax, whose cache list is separated by
+ * commas too: the items after "slab_debug=FLAGS" that hold no '=' and are
+ * not the name of an option continue its list ("slab_debug=FZ,kmalloc-64,
+ * stats" is kmalloc-64 and the stats flag). slab/ parses the list
+ * (kmem_cache_debug_parse(), into the same settings as mag_size).
  *
  * Locking: none; parsing and applying run once from the constructor.
  */
@@ -144,6 +151,25 @@ static int parse_cache_setting(const struct malloc_option *o, const char *suffix
 	return 0;
 }
 
+/*
+ * slab_debug[=FLAGS[,cache...][;FLAGS,cache...]] or slab_debug.<cache>=FLAGS
+ * (malloc_parse_options() has joined the list's items again).
+ */
+static int parse_slab_debug(const struct malloc_option *o, const char *suffix,
+			    const char *val)
+{
+	int n;
+
+	if (suffix)
+		return parse_cache_setting(o, suffix, val ? val : "");
+	n = kmem_cache_debug_parse(val, &malloc_opts.settings[malloc_opts.nr_settings],
+				   MALLOC_MAX_SETTINGS - malloc_opts.nr_settings);
+	if (n < 0)
+		return n;
+	malloc_opts.nr_settings += (unsigned int)n;
+	return 0;
+}
+
 static const struct malloc_option malloc_options[] = {
 	{ "mag_size", "Kconfig (" __stringify(CONFIG_PERCPU_MAG_SIZE) ")",
 	  "objects per per-CPU magazine of every kmalloc cache (0 = by object "
@@ -179,6 +205,13 @@ static const struct malloc_option malloc_options[] = {
 	{ "debug", "0",
 	  "poison, red zones and free checks on every malloc size class",
 	  parse_flag, NULL, &malloc_opts.debug, 0, 0 },
+	{ "slab_debug", "none",
+	  "the kernel's slab_debug: F checks, Z red zones, P poisoning, U call "
+	  "sites, - off; alone = FZPU for every cache; slab_debug=FZPU,kmalloc-64,"
+	  "conn_cache for those caches (kmalloc-* a prefix), blocks separated by "
+	  "';' (slab_debug='P,kmalloc-*;-,kmalloc-8'), or slab_debug.<cache>=FZ; "
+	  "debug caches have no magazines (docs/slab.md)",
+	  parse_slab_debug, NULL, NULL, 0, 0 },
 	{ "fail_slab", "0 (off)",
 	  "failslab: probability%[:interval[:times[:space]]] of slab allocations to fail with ENOMEM",
 	  parse_fault, NULL, NULL, 0, 0 },
@@ -223,11 +256,25 @@ static int parse_item(char *item)
 
 		if (strcmp(item, o->name))
 			continue;
-		if (!val && o->parse != parse_flag)
+		if (!val && o->parse != parse_flag && o->parse != parse_slab_debug)
 			return -EINVAL;
 		return o->parse(o, suffix, val);
 	}
 	return -ENOENT;
+}
+
+/* Is the item of @len bytes at @item (up to a '.') the name of an option? */
+static bool is_option_name(const char *item, size_t len)
+{
+	size_t n = strcspn(item, ".");
+
+	if (n > len)
+		n = len;
+	for (size_t i = 0; i < ARRAY_SIZE(malloc_options); i++)
+		if (strlen(malloc_options[i].name) == n &&
+		    !strncmp(item, malloc_options[i].name, n))
+			return true;
+	return false;
 }
 
 /**
@@ -256,6 +303,17 @@ int malloc_parse_options(const char *str)
 		int err;
 
 		next = strchr(item, ',');
+		/* slab_debug=FLAGS,name,name...: the names are its list */
+		if (!strncmp(item, "slab_debug=", 11)) {
+			while (next) {
+				char *nx = next + 1;
+				size_t n = strcspn(nx, ",");
+
+				if (!n || memchr(nx, '=', n) || is_option_name(nx, n))
+					break;
+				next = nx[n] ? nx + n : NULL;
+			}
+		}
 		if (next)
 			*next++ = '\0';
 		if (!*item)
@@ -344,4 +402,11 @@ void malloc_apply_options(void)
 	}
 	if (malloc_opts.debug && malloc_debug_enable())
 		option_warn("debug", "cannot create the debug caches");
+	/*
+	 * slab_debug on a kmalloc cache: every size through kmalloc(), which
+	 * gives a debug class the size asked for (its red zone starts there)
+	 * and the call site; malloc's byte-table route knows neither.
+	 */
+	if (kmem_cache_debug_kmalloc())
+		__atomic_store_n(&malloc_small_max, 0, __ATOMIC_RELEASE);
 }

@@ -291,6 +291,17 @@ struct page *rmqueue_buddy_locked(unsigned int order, unsigned int *resident)
 	return page;
 }
 
+/* A block of @order handed out by the zone, of which @resident pages may
+ * be resident: the others fault at their first touch (pages_fresh). */
+static void pa_count_handout_locked(unsigned int order, unsigned int resident)
+{
+	pa_assert_locked();
+	pa_stat_inc(allocs[order]);
+	if (IS_ENABLED(CONFIG_STATS))
+		pa_zone.pages_fresh += (1UL << order) -
+				       min_t(unsigned long, resident, 1UL << order);
+}
+
 /**
  * alloc_pages - allocate 2^@order contiguous, naturally aligned pages.
  * @gfp: __GFP_ZERO zeroes (only when the block may hold old data: memory
@@ -340,7 +351,7 @@ struct page *alloc_pages(gfp_t gfp, unsigned int order)
 	pa_lock_irqsave();
 	page = rmqueue_buddy_locked(order, &resident);
 	if (page)
-		pa_stat_inc(allocs[order]);
+		pa_count_handout_locked(order, resident);
 	pa_unlock_irqrestore();
 	if (unlikely(!page) && order <= PCP_MAX_ORDER && drain_all_pages(false)) {
 		/* Blocks on other CPUs' lists count against the cap and
@@ -349,7 +360,7 @@ struct page *alloc_pages(gfp_t gfp, unsigned int order)
 		pa_lock_irqsave();
 		page = rmqueue_buddy_locked(order, &resident);
 		if (page)
-			pa_stat_inc(allocs[order]);
+			pa_count_handout_locked(order, resident);
 		pa_unlock_irqrestore();
 	}
 	if (unlikely(!page))

@@ -70,6 +70,7 @@ struct pa_zone {
 	unsigned long splits, merges, trims, enomem;
 	unsigned long sections, large_allocs, large_frees;
 	unsigned long large_reuse, large_maps;
+	unsigned long pages_fresh;	/* handed out not resident (zone path) */
 };
 
 extern struct pa_zone pa_zone;
@@ -161,6 +162,7 @@ struct pa_pcp {
 	unsigned long allocs[PCP_NR_ORDERS];	/* CONFIG_STATS */
 	unsigned long frees[PCP_NR_ORDERS];
 	unsigned long refills, drains;
+	unsigned long fresh;		/* pages handed out not resident */
 } __attribute__((aligned(64)));
 
 extern struct pa_pcp pa_pcp[PA_NR_PCP];
@@ -192,7 +194,7 @@ struct page *rmqueue_pcplist(unsigned int order, unsigned int *resident);
 bool free_pcppages(struct page *page, unsigned int order);
 size_t drain_all_pages(bool idle_only);
 size_t pcplist_bytes(void);
-void pcplist_stats(unsigned long *allocs, unsigned long *frees);
+void pcplist_stats(unsigned long *allocs, unsigned long *frees, unsigned long *fresh);
 void pcplist_fork_prepare(void);
 void pcplist_fork_release(void);
 void pcplist_init_locked(void);

@@ -322,8 +322,11 @@ void *alloc_pages_large(size_t size, size_t align, gfp_t gfp)
 	pa_add_allocated_locked(bytes);
 	pa_zone.bytes_large += bytes;
 	pa_stat_inc(large_allocs);
-	if (!dirty)
+	if (!dirty) {
 		pa_stat_inc(large_maps);
+		if (IS_ENABLED(CONFIG_STATS))
+			pa_zone.pages_fresh += npages;
+	}
 	pa_unlock_irqrestore();
 
 	addr = page_address(head);

@@ -179,6 +179,8 @@ struct page *rmqueue_pcplist(unsigned int order, unsigned int *resident)
 	pcp->events++;
 	pcplist_stat_inc(pcp, allocs[order]);
 	*resident = page->buddy_resident;
+	if (IS_ENABLED(CONFIG_STATS))
+		pcp->fresh += (1UL << order) - min_t(unsigned long, *resident, 1UL << order);
 	page->flags = 1UL << PG_head;
 	pcplist_unlock(pcp);
 	return page;
@@ -260,15 +262,17 @@ size_t pcplist_bytes(void)
 }
 
 /* Add the lists' allocation and free counts per order to @allocs, @frees. */
-void pcplist_stats(unsigned long *allocs, unsigned long *frees)
+void pcplist_stats(unsigned long *allocs, unsigned long *frees, unsigned long *fresh)
 {
 	unsigned int i, o;
 
-	for (i = 0; i < PA_NR_PCP; i++)
+	for (i = 0; i < PA_NR_PCP; i++) {
+		*fresh += __atomic_load_n(&pa_pcp[i].fresh, __ATOMIC_RELAXED);
 		for (o = 0; o < PCP_NR_ORDERS; o++) {
 			allocs[o] += __atomic_load_n(&pa_pcp[i].allocs[o], __ATOMIC_RELAXED);
 			frees[o] += __atomic_load_n(&pa_pcp[i].frees[o], __ATOMIC_RELAXED);
 		}
+	}
 }
 
 /* Before fork: every list's flag, so that no list is mid-change in the child. */

@@ -335,7 +335,7 @@ __visible void page_alloc_get_stats(struct page_alloc_stats *st)
 	if (pa_init_once())
 		return;
 	pcp = pcplist_bytes();
-	pcplist_stats(st->allocs, st->frees);
+	pcplist_stats(st->allocs, st->frees, &st->pages_fresh);
 	pa_lock_irqsave();
 	/* blocks on per-CPU lists are free memory to the caller */
 	st->bytes_pcp = pcp;
@@ -360,6 +360,7 @@ __visible void page_alloc_get_stats(struct page_alloc_stats *st)
 	st->enomem = pa_zone.enomem;
 	st->large_reuse = pa_zone.large_reuse;
 	st->large_maps = pa_zone.large_maps;
+	st->pages_fresh += pa_zone.pages_fresh;
 	pa_unlock_irqrestore();
 	st->emergency = __atomic_load_n(&page_alloc_emergency_total, __ATOMIC_RELAXED);
 }

@@ -91,7 +91,9 @@ for i in $(seq 1 "$runs"); do
 		fi
 		wall=$(sed -n 's/^wall time: \([0-9.]*\) s$/\1/p' "$out/replay.txt")
 		rss=$(sed -n 's/^peak RSS: [0-9]* KiB (\([0-9]*\) KiB above.*/\1/p' "$out/replay.txt")
-		echo "$which $wall $rss" >> "$out/applied.txt"
+		cpu=$(sed -n 's/^CPU time: \([0-9.]*\) s user, \([0-9.]*\) s system.*/\1 \2/p' "$out/replay.txt" |
+			awk '{ print $1 + $2 }')
+		echo "$which $wall $rss $cpu" >> "$out/applied.txt"
 	done
 done
 awk '
@@ -99,12 +101,18 @@ function median(a, n,   i, j, t) {
 	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
 	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
-{ n[$1]++; w[$1, n[$1]] = $2; r[$1, n[$1]] = $3 }
+{ n[$1]++; w[$1, n[$1]] = $2; r[$1, n[$1]] = $3; c[$1, n[$1]] = $4 }
 END {
-	for (k in n) { for (i = 1; i <= n[k]; i++) { ww[i] = w[k, i]; rr[i] = r[k, i] } mw[k] = median(ww, n[k]); mr[k] = median(rr, n[k]) }
-	printf "defaults:     median wall %.2f ms, median peak RSS above the replayer %d KiB\n", mw["defaults"] * 1000, mr["defaults"]
-	printf "recommended:  median wall %.2f ms, median peak RSS above the replayer %d KiB\n", mw["recommended"] * 1000, mr["recommended"]
-	printf "measured:     time %+.1f%%, peak RSS %+.1f%% (recommended against defaults; runs in %s)\n",
+	for (k in n) {
+		for (i = 1; i <= n[k]; i++) { ww[i] = w[k, i]; rr[i] = r[k, i]; cc[i] = c[k, i] }
+		mw[k] = median(ww, n[k]); mr[k] = median(rr, n[k]); mc[k] = median(cc, n[k])
+	}
+	printf "defaults:     median wall %.2f ms, CPU %.2f ms, peak RSS above the replayer %d KiB\n",
+		mw["defaults"] * 1000, mc["defaults"] * 1000, mr["defaults"]
+	printf "recommended:  median wall %.2f ms, CPU %.2f ms, peak RSS above the replayer %d KiB\n",
+		mw["recommended"] * 1000, mc["recommended"] * 1000, mr["recommended"]
+	printf "measured:     wall time %+.1f%%, CPU time %+.1f%%, peak RSS %+.1f%% (recommended against defaults; runs in %s)\n",
 		100 * (mw["recommended"] - mw["defaults"]) / mw["defaults"],
+		mc["defaults"] ? 100 * (mc["recommended"] - mc["defaults"]) / mc["defaults"] : 0,
 		mr["defaults"] ? 100 * (mr["recommended"] - mr["defaults"]) / mr["defaults"] : 0, FILENAME
 }' "$out/applied.txt"

@@ -176,6 +176,7 @@ struct sim_cost_model {
 	double flush_obj_ns;
 	double depot_ns;		/* one depot get or put */
 	double page_ns;			/* one page_alloc block alloc or free */
+	double fault_ns;		/* first touch of a page handed out fresh */
 	bool calibrated;		/* read from a calibration file */
 	char source[256];		/* the file, or "built-in default" */
 };

@@ -174,7 +174,10 @@ void sim_pcp_collect(struct sim_result *res)
 	}
 	ps.splits -= res->pages_start.splits;
 	ps.merges -= res->pages_start.merges;
-	ps.bytes_allocated_peak -= res->pages_start.bytes_allocated;
+	ps.pages_fresh -= res->pages_start.pages_fresh;
+	/* the peak counts blocks on per-CPU page lists; bytes_allocated not */
+	ps.bytes_allocated_peak -= res->pages_start.bytes_allocated +
+				   res->pages_start.bytes_pcp;
 	res->splits = ps.splits;
 	res->merges = ps.merges;
 	res->pages = ps;

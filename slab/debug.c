@@ -1,23 +1,31 @@
 // SPDX-License-Identifier: MIT
 /*
- * Slab debugging, as SLUB's slub_debug=FPZ: poisoning of free objects
+ * Slab debugging, as SLUB's slab_debug=FZPU: poisoning of free objects
  * (0x6b, last byte 0xa5, checked on allocation), red zones on both sides of
  * each object (0xbb while free, 0xcc while allocated, checked on free and on
- * allocation), and checks on every free for pointers that are not objects of
- * the cache and for double frees (the object found on its slab's freelist).
+ * allocation; on kmalloc caches the red zone starts at the size asked for),
+ * checks on every free for pointers that are not objects of the cache and
+ * for double frees (the object found on its slab's freelist), and the call
+ * sites of each object's last allocation and free (SLAB_STORE_USER).
  * Every report names the cache and the object, says what was wrong and
  * where, then aborts: the user asked for the check, and going on would
- * corrupt the heap.
+ * corrupt the heap. Caches with SLAB_STORE_USER add who allocated and
+ * freed the object and which call found the damage, symbolized with
+ * dladdr(3) (exported symbols; otherwise object file + offset).
  *
  * Locking: the _locked functions run under the cache lock, which keeps the
  * slab's freelist still while it is walked. The others take no lock.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 #include "slab/internal.h"
 
 static void __attribute__((noreturn)) slab_fatal(void)
@@ -57,23 +65,161 @@ void slab_free_key_init(void)
 				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
+/* ---------------------------------------------------------------------- */
+/* SLAB_STORE_USER: call sites */
+
+static unsigned long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long)ts.tv_sec * 1000 + (unsigned long)ts.tv_nsec / 1000000;
+}
+
+static struct slab_track *get_track(struct kmem_cache *s, const void *obj,
+				    enum slab_track_item item)
+{
+	return (struct slab_track *)((char *)obj + s->track_off) + item;
+}
+
+static void set_track(struct kmem_cache *s, void *obj,
+		      enum slab_track_item item, unsigned long addr)
+{
+	struct slab_track *t = get_track(s, obj, item);
+	int cpu = sched_getcpu();
+
+	t->addr = addr;
+	t->when_ms = now_ms();
+	t->cpu = cpu < 0 ? -1 : cpu;
+	t->pid = (int)gettid();
+}
+
+/*
+ * @addr as "symbol+0xoff/0xsize (object)" (the kernel's %pS, plus the
+ * file), "object+0xoff" when no exported symbol covers it, or the bare
+ * address. dladdr1 takes the loader's lock and never allocates.
+ */
+static void format_site(char *buf, size_t len, unsigned long addr)
+{
+	const ElfW(Sym) *sym = NULL;
+	const char *base;
+	Dl_info info;
+	size_t pos = 0;
+
+	if (!addr) {
+		/* kmalloc_aligned() and the magazines' refills pass none */
+		uslab_bufprintf(buf, len, &pos, "(call site not recorded)");
+		return;
+	}
+	if (!dladdr1((void *)addr, &info, (void **)&sym, RTLD_DL_SYMENT) ||
+	    !info.dli_fname) {
+		uslab_bufprintf(buf, len, &pos, "0x%lx", addr);
+		return;
+	}
+	base = strrchr(info.dli_fname, '/');
+	base = base ? base + 1 : info.dli_fname;
+	if (info.dli_sname && info.dli_saddr && sym)
+		uslab_bufprintf(buf, len, &pos, "%s+0x%lx/0x%lx (%s)",
+				info.dli_sname, addr - (unsigned long)info.dli_saddr,
+				(unsigned long)sym->st_size, base);
+	else
+		uslab_bufprintf(buf, len, &pos, "%s+0x%lx", base,
+				addr - (unsigned long)info.dli_fbase);
+}
+
+static void print_track(const char *what, const struct slab_track *t,
+			unsigned long now)
+{
+	char site[256];
+
+	if (!t->pid)
+		return;		/* never happened */
+	format_site(site, sizeof(site), t->addr);
+	pr_err("%s in %s age=%lums cpu=%d pid=%d", what, site,
+	       now - t->when_ms, t->cpu, t->pid);
+}
+
+/*
+ * The lines a SLAB_STORE_USER cache adds to a report on @obj: its last
+ * allocation and free, and the call that found the damage (@by, at @addr).
+ */
+static void print_user(struct kmem_cache *s, const void *obj, const char *by,
+		       unsigned long addr)
+{
+	unsigned long now;
+	char site[256];
+
+	if (!s->track_off)
+		return;
+	now = now_ms();
+	print_track("Allocated", get_track(s, obj, TRACK_ALLOC), now);
+	print_track("Freed", get_track(s, obj, TRACK_FREE), now);
+	if (by) {
+		format_site(site, sizeof(site), addr);
+		pr_err("Found by %s called from %s", by, site);
+	}
+}
+
 /**
  * slab_report_double_free - @obj was given back while already free.
- * One line naming the caller, the cache and the object, then abort.
+ * One line naming the caller, the cache and the object (then, on
+ * SLAB_STORE_USER caches, its allocation, its first free and this call's
+ * site @addr), then abort.
  */
-void slab_report_double_free(const char *caller, struct kmem_cache *s,
-			     const void *obj)
+static void __attribute__((noreturn))
+report_double_free(const char *caller, struct kmem_cache *s, const void *obj,
+		   unsigned long addr)
 {
 	pr_err("%s(%s): double free of object 0x%lx", caller, s->name,
 	       (unsigned long)obj);
+	print_user(s, obj, caller, addr);
 	slab_fatal();
 }
 
-/** slab_report_interior - @obj is inside a slab of @s but no object start. */
-void slab_report_interior(const char *caller, struct kmem_cache *s,
-			  const void *obj)
+void slab_report_double_free(const char *caller, struct kmem_cache *s,
+			     const void *obj)
 {
-	slab_bad_pointer(caller, s->name, obj, "not at an object boundary", true);
+	report_double_free(caller, s, obj, _RET_IP_);
+}
+
+/**
+ * report_interior - @obj is inside a slab of @s but no object start;
+ * SLAB_STORE_USER caches name the object around it and its call sites.
+ */
+static void __attribute__((noreturn))
+report_interior(const char *caller, struct kmem_cache *s, const void *obj,
+		unsigned long addr)
+{
+	struct page *slab = virt_to_slab(obj);
+
+	pr_err("%s(%s): invalid pointer 0x%lx (not at an object boundary)",
+	       caller, s->name, (unsigned long)obj);
+	/* the object whose stride holds @obj (its left red zone included) */
+	if (s->track_off && slab && slab->slab_cache == s &&
+	    (size_t)((const char *)obj - (const char *)slab_base(slab)) / s->size <
+	    slab->objects) {
+		const char *o = slab_nearest_obj(s, slab, obj);
+
+		pr_err("Pointer is %ld bytes into object 0x%lx",
+		       (long)((const char *)obj - o), (unsigned long)o);
+		print_user(s, o, caller, addr);
+	}
+	slab_fatal();
+}
+
+/**
+ * slab_free_unaligned - @obj failed slab_free_check()'s boundary test. On
+ * a debug cache (which fails it on purpose) this is its whole free, fully
+ * checked; otherwise @obj is inside a slab of @s but no object start:
+ * report and abort. Tail-called: _RET_IP_ is the free's call site.
+ */
+void slab_free_unaligned(const char *caller, struct kmem_cache *s, void *obj)
+{
+	if (slab_debug(s)) {
+		__slab_free(s, obj, _RET_IP_);
+		return;
+	}
+	report_interior(caller, s, obj, _RET_IP_);
 }
 
 /**
@@ -92,12 +238,22 @@ void slab_bad_pointer(const char *caller, const char *cache, const void *p,
 		slab_fatal();
 }
 
+/* Who is checking: the free (its API name) or an allocation, and where. */
+struct slab_site {
+	const char *by;
+	unsigned long addr;
+};
+
 static void __attribute__((noreturn))
 report_overwrite(struct kmem_cache *s, const char *what, const void *at,
-		 const void *obj)
+		 const void *obj, unsigned char want, const struct slab_site *site)
 {
 	pr_err("%s overwritten at 0x%lx (cache %s, object 0x%lx)", what,
 	       (unsigned long)at, s->name, (unsigned long)obj);
+	pr_err("First byte 0x%02x instead of 0x%02x, at offset %ld of the object",
+	       *(const unsigned char *)at, want,
+	       (long)((const char *)at - (const char *)obj));
+	print_user(s, obj, site->by, site->addr);
 	slab_fatal();
 }
 
@@ -126,22 +282,57 @@ static bool is_object(const struct kmem_cache *s, const struct page *slab,
 	return off % s->size == 0 && off / s->size < slab->objects;
 }
 
-static void check_redzone(struct kmem_cache *s, char *obj, unsigned char val)
+/*
+ * Where an allocated object's right red zone starts: the size asked for on
+ * kmalloc caches (the kernel's kmalloc red zone), else the object's end.
+ * A stored size beyond the object (corrupt) counts as the object's end.
+ */
+static size_t orig_size(struct kmem_cache *s, const void *obj)
+{
+	size_t n;
+
+	if (!s->orig_off)
+		return s->object_size;
+	n = *(const unsigned long *)((const char *)obj + s->orig_off);
+	return n <= s->object_size ? n : s->object_size;
+}
+
+static void check_redzone(struct kmem_cache *s, char *obj, unsigned char val,
+			  const struct slab_site *site)
 {
 	const unsigned char *bad;
+	size_t from = val == SLUB_RED_ACTIVE ? orig_size(s, obj) : s->object_size;
 
 	bad = check_bytes(obj - s->red_left_pad, val, s->red_left_pad);
 	if (!bad)
-		bad = check_bytes(obj + s->object_size, val,
-				  s->rz_end - s->object_size);
+		bad = check_bytes(obj + from, val, s->rz_end - from);
 	if (bad)
-		report_overwrite(s, "Redzone", bad, obj);
+		report_overwrite(s, "Redzone", bad, obj, val, site);
 }
 
 static void set_redzone(struct kmem_cache *s, char *obj, unsigned char val)
 {
 	memset(obj - s->red_left_pad, val, s->red_left_pad);
 	memset(obj + s->object_size, val, s->rz_end - s->object_size);
+}
+
+/**
+ * slab_debug_set_orig_size - kmalloc(@size) got @obj from a kmalloc cache
+ * with red zones: the red zone now starts at @size (ksize() says @size).
+ * Context: @obj is the caller's, freshly allocated.
+ */
+void slab_debug_set_orig_size(struct kmem_cache *s, void *obj, size_t size)
+{
+	if (!s->orig_off || size > s->object_size)
+		return;
+	*(unsigned long *)((char *)obj + s->orig_off) = size;
+	memset((char *)obj + size, SLUB_RED_ACTIVE, s->object_size - size);
+}
+
+/** slab_debug_orig_size - the size asked for @obj (kmalloc red zone). */
+size_t slab_debug_orig_size(struct kmem_cache *s, const void *obj)
+{
+	return orig_size(s, obj);
 }
 
 static void poison_object(struct kmem_cache *s, char *obj)
@@ -157,16 +348,20 @@ void slab_debug_init_object(struct kmem_cache *s, void *obj)
 		poison_object(s, obj);
 	if (s->flags & SLAB_RED_ZONE)
 		set_redzone(s, obj, SLUB_RED_INACTIVE);
+	if (s->track_off)
+		memset((char *)obj + s->track_off, 0, 2 * sizeof(struct slab_track));
 }
 
 /**
  * slab_debug_alloc_locked - @obj was just taken off @slab's freelist:
  * check the next free pointer, the free red zone and the poison, then mark
- * the red zone active.
+ * the red zone active and record the allocation's call site @addr.
  * Context: cache lock held. Aborts with a report on corruption.
  */
-void slab_debug_alloc_locked(struct kmem_cache *s, struct page *slab, void *obj)
+void slab_debug_alloc_locked(struct kmem_cache *s, struct page *slab, void *obj,
+			     unsigned long addr)
 {
+	const struct slab_site site = { "an allocation", addr };
 	const unsigned char *bad;
 	void *next = slab->freelist;
 
@@ -174,19 +369,25 @@ void slab_debug_alloc_locked(struct kmem_cache *s, struct page *slab, void *obj)
 	if (next && !is_object(s, slab, next)) {
 		pr_err("Freepointer 0x%lx corrupt (cache %s, object 0x%lx)",
 		       (unsigned long)next, s->name, (unsigned long)obj);
+		print_user(s, obj, site.by, addr);
 		slab_fatal();
 	}
 	if (s->flags & SLAB_RED_ZONE)
-		check_redzone(s, obj, SLUB_RED_INACTIVE);
+		check_redzone(s, obj, SLUB_RED_INACTIVE, &site);
 	if (s->flags & __OBJECT_POISON) {
 		bad = check_bytes(obj, POISON_FREE, s->object_size - 1);
-		if (!bad && ((unsigned char *)obj)[s->object_size - 1] != POISON_END)
-			bad = (unsigned char *)obj + s->object_size - 1;
 		if (bad)
-			report_overwrite(s, "Poison", bad, obj);
+			report_overwrite(s, "Poison", bad, obj, POISON_FREE, &site);
+		bad = (unsigned char *)obj + s->object_size - 1;
+		if (*bad != POISON_END)
+			report_overwrite(s, "Poison", bad, obj, POISON_END, &site);
 	}
 	if (s->flags & SLAB_RED_ZONE)
 		set_redzone(s, obj, SLUB_RED_ACTIVE);
+	if (s->orig_off)
+		*(unsigned long *)((char *)obj + s->orig_off) = s->object_size;
+	if (s->track_off)
+		set_track(s, obj, TRACK_ALLOC, addr);
 }
 
 /**
@@ -194,12 +395,14 @@ void slab_debug_alloc_locked(struct kmem_cache *s, struct page *slab, void *obj)
  * cache, at an object boundary, not already free, red zones intact; then
  * mark it free (inactive red zone, poison).
  * @caller: named in the report ("kmem_cache_free", "kfree").
+ * @addr: the free's call site, recorded by SLAB_STORE_USER.
  * Context: cache lock held. Aborts with a report on any failure.
  * Return: the slab of @obj.
  */
 struct page *slab_debug_free_locked(struct kmem_cache *s, void *obj,
-				    const char *caller)
+				    const char *caller, unsigned long addr)
 {
+	const struct slab_site site = { caller, addr };
 	struct page *slab;
 	void *p;
 	unsigned int n = 0;
@@ -214,14 +417,10 @@ struct page *slab_debug_free_locked(struct kmem_cache *s, void *obj,
 		slab_fatal();
 	}
 	if (!is_object(s, slab, obj))
-		slab_bad_pointer(caller, s->name, obj,
-				 "not at an object boundary", true);
+		report_interior(caller, s, obj, addr);
 	for (p = slab->freelist; p; p = get_freepointer(s, p)) {
-		if (p == obj) {
-			pr_err("%s(%s): double free of object 0x%lx", caller,
-			       s->name, (unsigned long)obj);
-			slab_fatal();
-		}
+		if (p == obj)
+			report_double_free(caller, s, obj, addr);
 		if (++n > slab->objects || !is_object(s, slab, p)) {
 			pr_err("Freelist corrupt (cache %s, slab 0x%lx)",
 			       s->name, (unsigned long)slab_base(slab));
@@ -229,10 +428,12 @@ struct page *slab_debug_free_locked(struct kmem_cache *s, void *obj,
 		}
 	}
 	if (s->flags & SLAB_RED_ZONE) {
-		check_redzone(s, obj, SLUB_RED_ACTIVE);
+		check_redzone(s, obj, SLUB_RED_ACTIVE, &site);
 		set_redzone(s, obj, SLUB_RED_INACTIVE);
 	}
 	if (s->flags & __OBJECT_POISON)
 		poison_object(s, obj);
+	if (s->track_off)
+		set_track(s, obj, TRACK_FREE, addr);
 	return slab;
 }

@@ -40,7 +40,8 @@
 #define SLUB_RED_ACTIVE		0xcc
 
 /* Flags that make a cache a debug cache (checks on every alloc and free). */
-#define SLAB_DEBUG_FLAGS	(SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON)
+#define SLAB_DEBUG_FLAGS	(SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON | \
+				 SLAB_STORE_USER)
 /* Internal: poisoning really done (off for ctor and TYPESAFE_BY_RCU caches). */
 #define __OBJECT_POISON		0x80000000u
 /* Internal: one of the kmalloc-N caches. */
@@ -61,6 +62,12 @@
  * The free pointer sits at @offset from the object start: inside the free
  * object for plain caches, past the object for caches whose free objects
  * must stay intact (ctor, SLAB_TYPESAFE_BY_RCU, poisoning).
+ *
+ * Debug metadata follows, past the free pointer and the free mark:
+ * SLAB_STORE_USER keeps two struct slab_track (allocation, free) at
+ * @track_off; a kmalloc cache with SLAB_RED_ZONE keeps the size asked for
+ * at @orig_off, and its red zone starts there (the kernel's kmalloc red
+ * zone), so that malloc(50) from kmalloc-64 is guarded from byte 50.
  *
  * With CONFIG_SLAB_FREE_HARDENED every free object (in a magazine or on a
  * slab's freelist) also holds slab_free_key at @mark_off: word 0 of plain
@@ -87,10 +94,13 @@ struct kmem_cache {
 	/*
 	 * Hardened frees (slab_free_check): n bytes from the slab start is
 	 * an object iff n * @obj_magic < @obj_limit (one multiply, one
-	 * compare); 0 and 1 on debug caches, whose slow path checks more.
+	 * compare); 0 and 0 on debug caches: all their frees go to the
+	 * slow path, which checks more.
 	 */
 	uint64_t obj_magic, obj_limit;
 	unsigned int mark_off;		/* where a free object holds the mark */
+	unsigned int track_off;		/* SLAB_STORE_USER tracks; 0: none */
+	unsigned int orig_off;		/* kmalloc red zone: size asked; 0: none */
 	/*
 	 * kmalloc caches: class index + 1, kept in page_alloc's tag byte of
 	 * every page of their slabs (0 for other caches), and the slab's
@@ -125,6 +135,15 @@ struct kmem_cache {
 	char name[SLAB_NAME_LEN];
 };
 
+/* SLAB_STORE_USER: who allocated or freed an object last (slab/debug.c). */
+struct slab_track {
+	unsigned long addr;		/* return address of the API call */
+	unsigned long when_ms;		/* CLOCK_MONOTONIC, ms */
+	int cpu;
+	int pid;			/* thread id */
+};
+enum slab_track_item { TRACK_ALLOC, TRACK_FREE };
+
 /* USDT probes (provider uslab) on slow paths; a stub when CONFIG_USDT is off. */
 #ifdef CONFIG_USDT
 #define SDT_USE_VARIADIC 1
@@ -142,15 +161,30 @@ void slab_init(void);
 void slab_lock(struct kmem_cache *s);
 void slab_unlock(struct kmem_cache *s);
 void slab_assert_locked(struct kmem_cache *s);
-int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n);
-void slab_free_bulk(struct kmem_cache *s, void **objs, int n);
-void *slab_alloc(struct kmem_cache *s, gfp_t gfp);
-void slab_free(struct kmem_cache *s, void *obj);
+/*
+ * @addr: the API call's return address (_RET_IP_) for SLAB_STORE_USER and
+ * reports; 0 when the layer allocates or frees for itself.
+ */
+int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
+		    unsigned long addr);
+void slab_free_bulk(struct kmem_cache *s, void **objs, int n,
+		    unsigned long addr);
+void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long addr);
+void __slab_free(struct kmem_cache *s, void *obj, unsigned long addr);
+static inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp)
+{
+	return __slab_alloc(s, gfp, 0);
+}
+static inline void slab_free(struct kmem_cache *s, void *obj)
+{
+	__slab_free(s, obj, 0);
+}
 int slab_calculate_layout(struct kmem_cache *s);
 int __kmem_cache_create(struct kmem_cache *s, const char *name,
 			unsigned int size, unsigned int align,
 			slab_flags_t flags, void (*ctor)(void *));
 void slab_nofail_wait(unsigned int attempt);
+void slab_untag(struct kmem_cache *s);
 
 static inline bool slab_debug(const struct kmem_cache *s)
 {
@@ -194,20 +228,29 @@ static inline void *slab_nearest_obj(const struct kmem_cache *s,
 /* slab/debug.c */
 extern unsigned long slab_free_key __attribute__((visibility("hidden")));
 void slab_free_key_init(void);
-/* Both abort; not declared noreturn so that fast paths tail-call them. */
+/*
+ * Both abort; not declared noreturn so that fast paths tail-call them:
+ * their own return address is then the API call's site, which
+ * SLAB_STORE_USER caches show (no argument to set up on the fast path).
+ */
 __slowpath void slab_report_double_free(const char *caller,
 					struct kmem_cache *s, const void *obj);
-__slowpath void slab_report_interior(const char *caller, struct kmem_cache *s,
-				     const void *obj);
+__slowpath void slab_free_unaligned(const char *caller, struct kmem_cache *s,
+				    void *obj);
 void slab_debug_init_object(struct kmem_cache *s, void *obj);
-void slab_debug_alloc_locked(struct kmem_cache *s, struct page *slab, void *obj);
+void slab_debug_alloc_locked(struct kmem_cache *s, struct page *slab, void *obj,
+			     unsigned long addr);
 struct page *slab_debug_free_locked(struct kmem_cache *s, void *obj,
-				    const char *caller);
+				    const char *caller, unsigned long addr);
+void slab_debug_set_orig_size(struct kmem_cache *s, void *obj, size_t size);
+size_t slab_debug_orig_size(struct kmem_cache *s, const void *obj);
 void slab_bad_pointer(const char *caller, const char *cache, const void *p,
 		      const char *why, bool fatal);
 
 /* slab/kmalloc.c */
 struct kmem_cache *kmalloc_cache_get(unsigned int idx);
+int kmalloc_cache_remake(struct kmem_cache *old);
+void kmalloc_debug_route(void);
 
 /* slab/rcu.c */
 void slab_rcu_init(void);
@@ -227,6 +270,7 @@ void slab_settings_resolve(struct kmem_cache *s);
 void slab_settings_recheck(struct kmem_cache *s);
 int slab_settings_store(const struct kmem_cache_setting *set);
 int slab_settings_apply(struct kmem_cache *s);
+slab_flags_t slab_settings_debug_flags(const char *name, slab_flags_t flags);
 
 /* slab/slab.c: the per-CPU layer's callbacks */
 extern const struct pcp_ops slab_pcp_ops;
@@ -240,6 +284,7 @@ extern const struct pcp_ops slab_pcp_ops;
  * the result; for free, the load of s->pcp and the test of the result.
  */
 void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, void *why);
+void *slab_alloc_miss_caller(struct kmem_cache *s, gfp_t gfp, void *why);
 void slab_free_miss(struct kmem_cache *s, void *obj, int why);
 void slab_drain_deferred(void);
 
@@ -271,7 +316,7 @@ static __always_inline bool slab_free_check_at(const char *caller,
 	if (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
 		return true;
 	if (unlikely(n * s->obj_magic >= s->obj_limit)) {
-		slab_report_interior(caller, s, obj);
+		slab_free_unaligned(caller, s, obj);
 		return false;
 	}
 	if (unlikely(*mark == slab_free_key)) {
@@ -295,13 +340,20 @@ static __always_inline bool slab_free_check(const char *caller,
 	return slab_free_check_at(caller, s, obj, n, mark_off);
 }
 
+/*
+ * kmem_cache_alloc()'s fast path. Its miss is a tail call, so that
+ * slab_alloc_miss_caller()'s return address is the API call's site, which
+ * SLAB_STORE_USER caches record (no argument to set up on the hit path).
+ */
 static __always_inline void *slab_alloc_fast(struct kmem_cache *s, gfp_t gfp)
 {
 	void *obj = PCP_MISS;
 
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE)) {
-		obj = slab_alloc(s, gfp);
-		goto out;
+		obj = __slab_alloc(s, gfp, _RET_IP_);
+		if (likely(obj))
+			slab_obj_live(obj, s->mark_off);
+		return obj;
 	}
 	if (likely(!(gfp & __GFP_ZERO))) {
 		obj = pcp_alloc_fast(s->pcp);
@@ -310,20 +362,21 @@ static __always_inline void *slab_alloc_fast(struct kmem_cache *s, gfp_t gfp)
 			return obj;
 		}
 	}
-	obj = slab_alloc_miss(s, gfp, obj);
-out:
-	if (likely(obj))
-		slab_obj_live(obj, s->mark_off);
-	return obj;
+	return slab_alloc_miss_caller(s, gfp, obj);
 }
 
 /* Give @obj back, unchecked (the caller ran slab_free_check()). */
+/*
+ * slab_free_miss() is tail-called: its return address is the API call's
+ * site, which a SLAB_STORE_USER cache records (no argument, so the free's
+ * miss path costs what it did before call sites existed).
+ */
 static __always_inline void slab_free_fast(struct kmem_cache *s, void *obj)
 {
 	int r;
 
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE)) {
-		slab_free(s, obj);
+		__slab_free(s, obj, _RET_IP_);
 		return;
 	}
 	r = pcp_free_fast(s->pcp, obj);

@@ -16,11 +16,22 @@
  * debug or not; the others are 16-byte aligned (all from 16 bytes on are
  * multiples of 16 and slabs start on a page).
  *
- * Locking: kmalloc-N creation takes slab_mutex (see slab.c); the caches
- * and kmalloc_pcp[] tables are published with release stores and read
- * with acquire loads (plain loads on x86), so the fast path takes no lock.
- * kmalloc_pcp[] entries go from NULL to the class's pcp_cache once and
- * never change: kmalloc caches are never destroyed.
+ * slab_debug=...,kmalloc-N (slab/settings.c) makes kmalloc-N a debug cache
+ * when it is created. A kmalloc cache that already exists when the setting
+ * arrives (the loader and libc allocate before USLAB_OPTIONS is read) is
+ * re-made: a fresh kmalloc-N with the debug flags takes its place in the
+ * tables, and the old one, renamed kmalloc-N-old, keeps serving the frees
+ * of its objects (kfree finds the cache through struct page). While any
+ * kmalloc cache may be a debug cache, kmalloc() takes kmalloc_slow() for
+ * every size (kmalloc_fast_max 0), which passes the size asked for (the
+ * kmalloc red zone starts there) and the caller's address down.
+ *
+ * Locking: kmalloc-N creation and re-making take slab_mutex (see slab.c);
+ * the caches and kmalloc_pcp[] tables are published with release stores
+ * and read with acquire loads (plain loads on x86), so the fast path takes
+ * no lock. A kmalloc_pcp[] entry changes only when its class is re-made;
+ * a thread still holding the old entry allocates from the old cache,
+ * which stays valid: kmalloc caches are never destroyed.
  */
 #include <errno.h>
 #include <signal.h>
@@ -137,13 +148,36 @@ const unsigned char kmalloc_size_index[KMALLOC_SMALL_MAX / 8] = {
 static struct kmem_cache *kmalloc_caches[NR_KMALLOC_CLASSES];
 /* Each class's magazines, for __kmalloc_index(): no cache -> pcp load. */
 static struct pcp_cache *kmalloc_pcp[NR_KMALLOC_CLASSES];
+/* kmalloc() sizes 1 .. this go straight to __kmalloc_index(); 0 once a
+ * kmalloc cache may be a debug cache (kmalloc_debug_route()). */
+static size_t kmalloc_fast_max =
+	KMALLOC_MAX_CACHE_SIZE;
+
+/**
+ * kmalloc_debug_route - from now on every kmalloc() takes kmalloc_slow(),
+ * which gives a debug kmalloc cache the size asked for and the call site.
+ * Context: any; called when a slab_debug setting may name a kmalloc cache.
+ */
+void kmalloc_debug_route(void)
+{
+	WRITE_ONCE(kmalloc_fast_max, 0);
+}
+
+/* kmalloc-N's alignment: its size for powers of two, 16 from 16 bytes on
+ * (the same stride either way; red zones then keep objects 16-aligned). */
+static unsigned int kmalloc_align(unsigned int size)
+{
+	if (!(size & (size - 1)))
+		return size;
+	return size >= 16 ? 16 : 0;
+}
 
 static __slowpath struct kmem_cache *create_kmalloc_cache(unsigned int idx)
 {
 	struct kmem_cache *s;
 	unsigned int size = kmalloc_info[idx].size;
 	/* Natural alignment for power-of-two classes, as the kernel promises. */
-	unsigned int align = (size & (size - 1)) ? 0 : size;
+	unsigned int align = kmalloc_align(size);
 
 	struct kmem_cache *fresh;
 	sigset_t all, old;
@@ -217,15 +251,88 @@ struct kmem_cache *kmalloc_slab(size_t size)
 	return kmalloc_cache_get(kmalloc_index(size));
 }
 
+/**
+ * kmalloc_cache_remake - replace kmalloc cache @old by a fresh one whose
+ * debug flags follow the slab_debug settings now in force, if they differ
+ * from @old's (see the top of this file).
+ * Context: thread-safe; takes slab_mutex; an RCU reader may call it.
+ * Return: 0, or -ENOMEM (the old cache stays in place).
+ */
+int kmalloc_cache_remake(struct kmem_cache *old)
+{
+	struct kmem_cache *fresh = NULL;
+	unsigned int idx, size;
+	sigset_t all, mask;
+	size_t len;
+	int err = 0;
+
+	for_each_kmalloc_class(idx)
+		if (__atomic_load_n(&kmalloc_caches[idx], __ATOMIC_ACQUIRE) == old)
+			break;
+	if (idx == NR_KMALLOC_CLASSES || !IS_ENABLED(CONFIG_SLAB_DEBUG))
+		return 0;	/* already replaced */
+	if (((slab_settings_debug_flags(old->name, __SLAB_KMALLOC) ^ old->flags) &
+	     SLAB_DEBUG_FLAGS) == 0)
+		return 0;
+	size = kmalloc_info[idx].size;
+	/* no handler may malloc while this thread holds slab_mutex */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &mask);
+	fresh = kmem_cache_zalloc(&kmem_cache_boot, GFP_KERNEL);
+	if (!fresh) {
+		err = -ENOMEM;
+		goto out_mask;
+	}
+	pthread_mutex_lock(&slab_mutex);
+	if (__atomic_load_n(&kmalloc_caches[idx], __ATOMIC_RELAXED) != old ||
+	    __kmem_cache_create(fresh, kmalloc_info[idx].name, size,
+				kmalloc_align(size), __SLAB_KMALLOC, NULL)) {
+		pthread_mutex_unlock(&slab_mutex);
+		kmem_cache_free(&kmem_cache_boot, fresh);
+		goto out_mask;
+	}
+	/*
+	 * The class's page tag moves to the fresh cache: the old one's slabs
+	 * lose it first (kfree_fast() then frees their objects through
+	 * kfree(), which reads struct page). A free racing with this very
+	 * moment could pair an old object's tag with the new cache: re-making
+	 * is for start-up (USLAB_OPTIONS, read from the constructor), not for
+	 * a program freeing the class's objects on other threads meanwhile.
+	 */
+	slab_untag(old);
+	fresh->page_tag = (unsigned char)(idx + 1);
+	/*
+	 * "kmalloc-64" -> "kmalloc-64-old": the suffix first, then the byte
+	 * that joins it, so that a lockless reader sees either name.
+	 */
+	len = strlen(old->name);
+	if (len + 4 < sizeof(old->name)) {
+		memcpy(old->name + len + 1, "old", 4);
+		__atomic_store_n(&old->name[len], '-', __ATOMIC_RELEASE);
+	}
+	cds_list_add_tail_rcu(&fresh->list, &slab_caches);
+	__atomic_store_n(&kmalloc_caches[idx], fresh, __ATOMIC_RELEASE);
+	if (IS_ENABLED(CONFIG_PERCPU_CACHE))
+		__atomic_store_n(&kmalloc_pcp[idx], fresh->pcp, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&slab_mutex);
+	slab_settings_recheck(fresh);
+out_mask:
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	return err;
+}
+
 /*
  * Behind __kmalloc_index(): first use of the class, an empty magazine, an
- * abort, a nocache build. @why is what the rseq section said (PCP_MISS
- * when it did not run); slab_alloc_miss() refills from it and never runs
- * the section a second time for a plain miss.
+ * abort, a nocache build, a debug cache. @why is what the rseq section said
+ * (PCP_MISS when it did not run); slab_alloc_miss() refills from it and
+ * never runs the section a second time for a plain miss. No call site
+ * for SLAB_STORE_USER: malloc's route pays nothing for it; kmalloc() and
+ * malloc reach debug classes through kmalloc_slow(), which knows it.
  */
 static __slowpath void *kmalloc_miss(unsigned long idx, gfp_t gfp, void *why)
 {
 	struct kmem_cache *s = kmalloc_cache_get(idx);
+	struct pcp_cache *none = NULL;
 	void *obj;
 
 	if (unlikely(!s))
@@ -233,8 +340,11 @@ static __slowpath void *kmalloc_miss(unsigned long idx, gfp_t gfp, void *why)
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE)) {
 		obj = slab_alloc(s, gfp);
 	} else {
+		/* only from NULL: a re-made class's entry is not taken back */
 		if (unlikely(!__atomic_load_n(&kmalloc_pcp[idx], __ATOMIC_RELAXED)))
-			__atomic_store_n(&kmalloc_pcp[idx], s->pcp, __ATOMIC_RELEASE);
+			__atomic_compare_exchange_n(&kmalloc_pcp[idx], &none, s->pcp,
+						    false, __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED);
 		obj = slab_alloc_miss(s, gfp, why);
 	}
 	if (likely(obj))
@@ -338,6 +448,37 @@ static __slowpath void *kmalloc_large(size_t size, size_t align, gfp_t flags)
 	return p;
 }
 
+/*
+ * kmalloc() of 0, of sizes above the caches, and of every size while a
+ * kmalloc cache may be a debug cache: a debug class gets the size asked
+ * for (its red zone starts there, ksize() says it) and the call site
+ * @addr; the others take the usual route.
+ */
+static __slowpath void *kmalloc_slow(size_t size, gfp_t flags,
+				     unsigned long addr)
+{
+	struct kmem_cache *s;
+	unsigned int idx;
+	void *p;
+
+	if (unlikely(!size))
+		return ZERO_SIZE_PTR;
+	if (size > KMALLOC_MAX_CACHE_SIZE)
+		return kmalloc_large(size, PAGE_SIZE, flags);
+	idx = kmalloc_index(size);
+	s = kmalloc_cache_get(idx);
+	if (unlikely(!s))
+		return NULL;
+	if (!slab_debug(s))
+		return kmalloc_class(size, idx, flags);
+	p = __slab_alloc(s, flags, addr);
+	if (likely(p)) {
+		slab_obj_live(p, s->mark_off);
+		slab_debug_set_orig_size(s, p, size);
+	}
+	return p;
+}
+
 /**
  * kmalloc - allocate @size bytes.
  * @flags: GFP flags; __GFP_ZERO zeroes, __GFP_NOFAIL never returns NULL.
@@ -347,12 +488,10 @@ static __slowpath void *kmalloc_large(size_t size, size_t align, gfp_t flags)
  */
 void *kmalloc(size_t size, gfp_t flags)
 {
-	/* size - 1 wraps for 0: one compare for both ends */
-	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE))
+	/* size - 1 wraps for 0: one compare for both ends (and debugging) */
+	if (likely(size - 1 < READ_ONCE(kmalloc_fast_max)))
 		return kmalloc_class(size, kmalloc_index(size), flags);
-	if (unlikely(!size))
-		return ZERO_SIZE_PTR;
-	return kmalloc_large(size, PAGE_SIZE, flags);
+	return kmalloc_slow(size, flags, _RET_IP_);
 }
 
 void *kzalloc(size_t size, gfp_t flags)
@@ -504,8 +643,14 @@ size_t ksize(const void *p)
 	if (!page_alloc_owns(p))
 		return page_alloc_emergency_size(p);
 	page = compound_head(virt_to_page(p));
-	if (PageFlag(page, PG_slab))
-		return page->slab_cache->object_size;
+	if (PageFlag(page, PG_slab)) {
+		struct kmem_cache *s = page->slab_cache;
+
+		/* kmalloc red zone: only the size asked for is the caller's */
+		if (unlikely(s->orig_off))
+			return slab_debug_orig_size(s, p);
+		return s->object_size;
+	}
 	if (PageFlag(page, PG_large))
 		return page->large_size;
 	return PAGE_SIZE << page->order;

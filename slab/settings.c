@@ -15,8 +15,19 @@
  * ranges, slabinfo writes (slabinfo.c).
  *
  * Names: "kmalloc-64" or any kmem_cache_create() name, or a byte size
- * ("64", "100"), which means the kmalloc cache serving that size. No name
+ * ("64", "100"), which means the kmalloc cache serving that size; a name
+ * ending in '*' matches every cache it begins ("kmalloc-*"). No name
  * means every kmalloc cache (malloc's), as mag_size=N always did.
+ *
+ * slab_debug (the kernel's slab_debug= boot parameter, docs/slab.md) is
+ * kept in the same table: "slab_debug.NAME=FZPU" per cache, or the
+ * kernel's list "slab_debug=FZ,kmalloc-64,dentry;P,kmalloc-*" which
+ * kmem_cache_debug_parse() turns into such settings. Its flags are
+ * resolved when a cache is created, before its layout
+ * (slab_settings_debug_flags()), as the kernel's kmem_cache_flags(): the
+ * first setting that names the cache wins, else the last one without a
+ * name (every cache), else none (FZP everywhere under SLAB_DEBUG_ON).
+ * A kmalloc cache that exists already is re-made (slab/kmalloc.c).
  *
  * Defaults, when no setting names a cache: percpu's table by object size
  * (pcp_default_limit(), Kconfig PERCPU_MAG_SIZE) and pcp_default_batchcount()
@@ -53,7 +64,58 @@ static const char *const tunable_names[] = {
 	[KMEM_TUNE_MAG_SIZE] = "mag_size",
 	[KMEM_TUNE_BATCH] = "batch",
 	[KMEM_TUNE_DEPOT_LIMIT] = "depot_limit",
+	[KMEM_TUNE_DEBUG] = "slab_debug",
 };
+
+/* slab_debug letters, the kernel's (mm/slub.c parse_slub_debug_flags). */
+static const struct {
+	char letter;
+	slab_flags_t flag;
+} debug_letters[] = {
+	{ 'F', SLAB_CONSISTENCY_CHECKS },
+	{ 'Z', SLAB_RED_ZONE },
+	{ 'P', SLAB_POISON },
+	{ 'U', SLAB_STORE_USER },
+};
+
+/*
+ * "FZPU", "fz", "-" (off), "" (all four, the kernel's "full debugging"),
+ * of @len bytes, into @out. Return: 0 or -EINVAL (any other letter).
+ */
+static int debug_letters_parse(const char *val, size_t len, long *out)
+{
+	long flags = len ? 0 : (long)SLAB_DEBUG_FLAGS;
+	size_t i, k;
+
+	for (i = 0; i < len; i++) {
+		char c = val[i];
+
+		if (c == '-') {
+			flags = 0;	/* switch everything off */
+			continue;
+		}
+		if (c >= 'a' && c <= 'z')
+			c = (char)(c - 'a' + 'A');
+		for (k = 0; k < ARRAY_SIZE(debug_letters); k++)
+			if (debug_letters[k].letter == c)
+				break;
+		if (k == ARRAY_SIZE(debug_letters))
+			return -EINVAL;
+		flags |= (long)debug_letters[k].flag;
+	}
+	*out = flags;
+	return 0;
+}
+
+/* Does @pattern ("kmalloc-64", "kmalloc-*") name @name? */
+static bool name_matches(const char *pattern, const char *name)
+{
+	const char *glob = strchr(pattern, '*');
+
+	if (glob)
+		return !strncmp(pattern, name, (size_t)(glob - pattern));
+	return !strcmp(pattern, name);
+}
 
 /**
  * kmem_cache_parse_long - a decimal number in [@min, @max]: digits with an
@@ -99,11 +161,13 @@ static void tunable_range(enum kmem_cache_tunable what, long *min, long *max)
 }
 
 /**
- * kmem_cache_setting_parse - "mag_size[.CACHE]=N", "batch[.CACHE]=N" or
- * "depot_limit[.CACHE]=N" into @set; nothing is applied.
- * Return: 0; -ENOENT when the item is not one of these three (the caller
- * may know it); -EINVAL malformed; -ERANGE value or size out of range;
- * -EOPNOTSUPP when this build has no per-CPU magazines at all.
+ * kmem_cache_setting_parse - "mag_size[.CACHE]=N", "batch[.CACHE]=N",
+ * "depot_limit[.CACHE]=N" or "slab_debug[.CACHE][=FZPU]" into @set;
+ * nothing is applied.
+ * Return: 0; -ENOENT when the item is not one of these (the caller may
+ * know it); -EINVAL malformed; -ERANGE value or size out of range;
+ * -EOPNOTSUPP when this build has no per-CPU magazines at all (no slab
+ * debugging, for slab_debug).
  */
 __visible int kmem_cache_setting_parse(const char *item, struct kmem_cache_setting *set)
 {
@@ -125,17 +189,23 @@ __visible int kmem_cache_setting_parse(const char *item, struct kmem_cache_setti
 			break;
 	if (what == (int)ARRAY_SIZE(tunable_names))
 		return -ENOENT;
-	if (!eq)
-		return -EINVAL;
 	memset(set, 0, sizeof(*set));
 	set->what = (enum kmem_cache_tunable)what;
-	tunable_range(set->what, &min, &max);
-	err = kmem_cache_parse_long(eq + 1, min, max, &set->value);
+	if (set->what == KMEM_TUNE_DEBUG) {
+		/* "slab_debug" alone: full debugging, as the kernel */
+		err = eq ? debug_letters_parse(eq + 1, strlen(eq + 1), &set->value) :
+			   debug_letters_parse("", 0, &set->value);
+	} else if (!eq) {
+		return -EINVAL;
+	} else {
+		tunable_range(set->what, &min, &max);
+		err = kmem_cache_parse_long(eq + 1, min, max, &set->value);
+	}
 	if (err)
 		return err;
 	if (dot) {
 		name = dot + 1;
-		nlen = (size_t)(eq - name);
+		nlen = eq ? (size_t)(eq - name) : strlen(name);
 		if (!nlen || nlen >= sizeof(set->key))
 			return -EINVAL;
 		memcpy(set->key, name, nlen);
@@ -152,18 +222,153 @@ __visible int kmem_cache_setting_parse(const char *item, struct kmem_cache_setti
 			memcpy(set->cache, set->key, nlen + 1);
 		}
 	}
+	if (set->what == KMEM_TUNE_DEBUG)
+		return IS_ENABLED(CONFIG_SLAB_DEBUG) ? 0 : -EOPNOTSUPP;
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE) || IS_ENABLED(CONFIG_SLAB_DEBUG_ON))
 		return -EOPNOTSUPP;
 	return 0;
 }
 
-/* Does @set speak about @s? (no name: every kmalloc cache) */
+/**
+ * kmem_cache_debug_parse - slab_debug's value in the kernel's syntax into
+ * settings ("slab_debug.NAME=FLAGS" each, through
+ * kmem_cache_setting_parse()): blocks separated by ';', each "FLAGS" (every
+ * cache) or "FLAGS,name,name..." (those caches; "kmalloc-*" a prefix);
+ * empty FLAGS = FZPU, '-' = none. NULL or "" = FZPU for every cache.
+ * Return: settings stored in @sets, or -EINVAL, -ENOSPC, -EOPNOTSUPP.
+ */
+__visible int kmem_cache_debug_parse(const char *val, struct kmem_cache_setting *sets,
+			   unsigned int max)
+{
+	const char *p = val ? val : "";
+	unsigned int n = 0;
+	char item[160];
+	int err;
+
+	for (;;) {
+		const char *end = strchrnul(p, ';');
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+		const char *fend = comma ? comma : end;
+		size_t flen = (size_t)(fend - p);
+
+		if (flen > 16)
+			return -EINVAL;
+		if (!comma) {
+			size_t pos = 0;
+
+			if (n == max)
+				return -ENOSPC;
+			uslab_bufprintf(item, sizeof(item), &pos, "slab_debug=%.*s",
+					(int)flen, p);
+			err = kmem_cache_setting_parse(item, &sets[n]);
+			if (err)
+				return err;
+			n++;
+		} else {
+			const char *nm = comma + 1;
+
+			while (nm <= end) {
+				const char *ne = memchr(nm, ',', (size_t)(end - nm));
+				size_t nlen, pos = 0;
+
+				if (!ne)
+					ne = end;
+				nlen = (size_t)(ne - nm);
+				if (!nlen || nlen >= sizeof(sets->key))
+					return -EINVAL;
+				if (n == max)
+					return -ENOSPC;
+				uslab_bufprintf(item, sizeof(item), &pos,
+						"slab_debug.%.*s=%.*s", (int)nlen, nm,
+						(int)flen, p);
+				err = kmem_cache_setting_parse(item, &sets[n]);
+				if (err)
+					return err;
+				n++;
+				nm = ne + 1;
+			}
+		}
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+	return (int)n;
+}
+
+/* Does @set speak about @s? (no name: every kmalloc cache; slab_debug:
+ * every cache) */
 static bool setting_matches(const struct kmem_cache_setting *set,
 			    const struct kmem_cache *s)
 {
 	if (!set->cache[0])
-		return s->flags & __SLAB_KMALLOC;
-	return !strcmp(set->cache, s->name);
+		return set->what == KMEM_TUNE_DEBUG || (s->flags & __SLAB_KMALLOC);
+	return name_matches(set->cache, s->name);
+}
+
+/* Could @set make a kmalloc cache a debug cache? */
+static bool debug_may_kmalloc(const struct kmem_cache_setting *set)
+{
+	const char *glob = strchr(set->cache, '*');
+	size_t n = glob ? (size_t)(glob - set->cache) : strlen(set->cache);
+
+	if (set->what != KMEM_TUNE_DEBUG || !set->value)
+		return false;
+	if (!set->cache[0])
+		return true;
+	if (n > 8)
+		n = 8;
+	return !strncmp(set->cache, "kmalloc-", glob ? n : 8);
+}
+
+/**
+ * slab_settings_debug_flags - @flags of a cache named @name being created,
+ * with the debug flags the slab_debug settings give it: the first one
+ * naming it, else the last one for every cache, else none
+ * (SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON under
+ * CONFIG_SLAB_DEBUG_ON). Flags the creator asked for stay.
+ * Context: thread-safe; may be called under slab_mutex.
+ */
+slab_flags_t slab_settings_debug_flags(const char *name, slab_flags_t flags)
+{
+	slab_flags_t dflt = IS_ENABLED(CONFIG_SLAB_DEBUG_ON) ?
+		SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON : 0;
+	slab_flags_t named = 0;
+	bool found = false;
+	unsigned int i;
+
+	pthread_mutex_lock(&settings_lock);
+	for (i = 0; i < nr_settings; i++) {
+		struct slab_setting_entry *e = &settings[i];
+
+		if (e->set.what != KMEM_TUNE_DEBUG)
+			continue;
+		if (!e->set.cache[0]) {
+			dflt = (slab_flags_t)e->set.value;
+		} else if (!found && name_matches(e->set.cache, name)) {
+			named = (slab_flags_t)e->set.value;
+			found = true;
+			e->matched = true;
+		}
+	}
+	pthread_mutex_unlock(&settings_lock);
+	return flags | (found ? named : dflt);
+}
+
+/**
+ * kmem_cache_debug_kmalloc - may a slab_debug setting kept now make a
+ * kmalloc cache a debug cache? (malloc then sends every size to kmalloc(),
+ * which passes the size asked for.)
+ */
+__visible bool kmem_cache_debug_kmalloc(void)
+{
+	bool any = false;
+	unsigned int i;
+
+	pthread_mutex_lock(&settings_lock);
+	for (i = 0; i < nr_settings && !any; i++)
+		any = debug_may_kmalloc(&settings[i].set);
+	pthread_mutex_unlock(&settings_lock);
+	return any;
 }
 
 /*
@@ -183,6 +388,8 @@ static void resolve_tunables(struct kmem_cache *s, unsigned int *limit,
 		for (i = 0; i < nr_settings; i++) {
 			struct slab_setting_entry *e = &settings[i];
 
+			if (e->set.what == KMEM_TUNE_DEBUG)
+				continue;	/* slab_settings_debug_flags() */
 			if (!e->set.cache[0] != !pass || !setting_matches(&e->set, s))
 				continue;
 			e->matched = true;
@@ -196,6 +403,8 @@ static void resolve_tunables(struct kmem_cache *s, unsigned int *limit,
 				break;
 			case KMEM_TUNE_DEPOT_LIMIT:
 				*depot = e->set.value;
+				break;
+			case KMEM_TUNE_DEBUG:
 				break;
 			}
 		}
@@ -236,11 +445,15 @@ void slab_settings_resolve(struct kmem_cache *s)
 /* Put the resolved tunables of a live cache into force. */
 static int settings_apply(struct kmem_cache *s)
 {
-	struct pcp_cache *pc = kmem_cache_pcp(s);
+	struct pcp_cache *pc;
 	unsigned int limit, batch, gen, now_limit, now_batch;
 	long depot;
 	int err = 0;
 
+	/* debug flags changed: a kmalloc cache is re-made, with its tunables */
+	if (IS_ENABLED(CONFIG_SLAB_DEBUG) && (s->flags & __SLAB_KMALLOC))
+		kmalloc_cache_remake(s);
+	pc = kmem_cache_pcp(s);
 	if (!pc)
 		return -EOPNOTSUPP;
 	resolve_tunables(s, &limit, &batch, &depot, &gen);
@@ -276,10 +489,13 @@ int slab_settings_store(const struct kmem_cache_setting *set)
 	unsigned int i;
 
 	pthread_mutex_lock(&settings_lock);
-	for (i = 0; i < nr_settings; i++)
+	/* slab_debug keeps every setting in order: the first match wins */
+	for (i = 0; i < nr_settings && set->what != KMEM_TUNE_DEBUG; i++)
 		if (settings[i].set.what == set->what &&
 		    !strcmp(settings[i].set.cache, set->cache))
 			break;
+	if (set->what == KMEM_TUNE_DEBUG)
+		i = nr_settings;
 	if (i == SLAB_MAX_SETTINGS) {
 		pthread_mutex_unlock(&settings_lock);
 		return -ENOSPC;
@@ -322,12 +538,28 @@ __visible int kmem_cache_setting_add(const struct kmem_cache_setting *set)
 	err = slab_settings_store(set);
 	if (err)
 		return err;
+	if (debug_may_kmalloc(set))
+		kmalloc_debug_route();
 	slab_rcu_read_lock();
 	cds_list_for_each_entry_rcu(s, &slab_caches, list) {
 		int e;
 
 		if (!setting_matches(set, s))
 			continue;
+		if (set->what == KMEM_TUNE_DEBUG) {
+			/*
+			 * Only a kmalloc cache can be re-made; another cache
+			 * keeps the layout it was created with.
+			 */
+			if (s->flags & __SLAB_KMALLOC)
+				e = kmalloc_cache_remake(s);
+			else
+				e = set->cache[0] && s != &kmem_cache_boot &&
+				    ((slab_settings_debug_flags(s->name, 0) ^ s->flags) &
+				     SLAB_DEBUG_FLAGS) ? -EBUSY : 0;
+			err = err ? err : e;
+			continue;
+		}
 		e = settings_apply(s);
 		if (e == -EOPNOTSUPP)
 			continue;	/* a debug cache among the kmalloc ones */
@@ -359,6 +591,20 @@ __visible char *kmem_cache_setting_str(const struct kmem_cache_setting *set, cha
 	if (!len)
 		return buf;
 	buf[0] = '\0';
+	if (set->what == KMEM_TUNE_DEBUG) {
+		char letters[8];
+		size_t k, n = 0;
+
+		for (k = 0; k < ARRAY_SIZE(debug_letters); k++)
+			if (set->value & (long)debug_letters[k].flag)
+				letters[n++] = debug_letters[k].letter;
+		if (!n)
+			letters[n++] = '-';
+		letters[n] = '\0';
+		uslab_bufprintf(buf, len, &pos, "%s%s%s=%s", tunable_names[set->what],
+				set->key[0] ? "." : "", set->key, letters);
+		return buf;
+	}
 	uslab_bufprintf(buf, len, &pos, "%s%s%s=%ld", tunable_names[set->what],
 			set->key[0] ? "." : "", set->key, set->value);
 	return buf;

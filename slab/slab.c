@@ -134,15 +134,17 @@ static int calculate_order(unsigned int size)
  * n = i * size, and at least c (far above any slab) otherwise. So
  * "n * c < objects * e" holds exactly for the objects' offsets (Lemire's
  * divisibility test, with the index bound folded in). Debug caches (red
- * zone on the left, full checks on their slow path) always pass.
+ * zones on the left, full checks on their slow path) always fail it: their
+ * frees go to slab_free_unaligned(), which runs the checked free with the
+ * call site, and no mark is written at a pointer not yet checked.
  */
 static void slab_layout_obj_check(struct kmem_cache *s)
 {
 	unsigned __int128 two64 = (unsigned __int128)1 << 64;
 
-	if (s->red_left_pad) {
+	if (slab_debug(s)) {
 		s->obj_magic = 0;
-		s->obj_limit = 1;
+		s->obj_limit = 0;	/* every free takes slab_free_unaligned() */
 		return;
 	}
 	s->obj_magic = (uint64_t)(two64 / s->size) + 1;
@@ -193,6 +195,17 @@ int slab_calculate_layout(struct kmem_cache *s)
 	} else {
 		s->offset = 0;
 		s->mark_off = 0;
+	}
+	/* debug metadata past the free pointer and the mark (internal.h) */
+	s->track_off = 0;
+	if (s->flags & SLAB_STORE_USER) {
+		s->track_off = inuse;
+		inuse += 2 * (unsigned int)sizeof(struct slab_track);
+	}
+	s->orig_off = 0;
+	if ((s->flags & SLAB_RED_ZONE) && (s->flags & __SLAB_KMALLOC)) {
+		s->orig_off = inuse;
+		inuse += sizeof(unsigned long);
 	}
 	s->size = ALIGN_UP(s->red_left_pad + inuse, align);
 
@@ -343,12 +356,37 @@ static void relist_locked(struct kmem_cache *s, struct page *slab,
 static void add_slab_locked(struct kmem_cache *s, struct page *slab)
 {
 	slab_assert_locked(s);
+	/* a re-made kmalloc cache's old self lost its tag while this slab
+	 * was being made (slab_untag()) */
+	if (unlikely(!READ_ONCE(s->page_tag) && (s->flags & __SLAB_KMALLOC)))
+		set_page_tags(slab, 1UL << slab->slab_order, 0);
 	list_add(&slab->slab_list, &s->empty);
 	s->nr_empty++;
 	s->nr_slabs++;
 	if (s->nr_slabs > s->nr_slabs_peak)
 		s->nr_slabs_peak = s->nr_slabs;
 	s->slabs_allocated++;
+}
+
+/**
+ * slab_untag - @s (a kmalloc cache being replaced, kmalloc_cache_remake())
+ * no longer owns its class's page tag: its slabs' pages are untagged, so
+ * that kfree_fast() sends their objects to kfree(), which finds @s through
+ * struct page. Slabs made later get no tag (add_slab_locked()).
+ * Context: takes the cache lock; before the class's new cache is published.
+ */
+void slab_untag(struct kmem_cache *s)
+{
+	struct list_head *lists[] = { &s->partial, &s->full, &s->empty };
+	struct page *slab;
+	unsigned int i;
+
+	slab_lock(s);
+	WRITE_ONCE(s->page_tag, 0);
+	for (i = 0; i < ARRAY_SIZE(lists); i++)
+		list_for_each_entry(slab, lists[i], slab_list)
+			set_page_tags(slab, 1UL << slab->slab_order, 0);
+	slab_unlock(s);
 }
 
 /* Unlink every empty slab beyond @keep onto @discard. */
@@ -368,14 +406,15 @@ static void take_empty_locked(struct kmem_cache *s, unsigned long keep,
 }
 
 /* One load and one store to pop; the slab is ours under the cache lock. */
-static void *take_object_locked(struct kmem_cache *s, struct page *slab)
+static void *take_object_locked(struct kmem_cache *s, struct page *slab,
+				unsigned long addr)
 {
 	void *obj = slab->freelist;
 
 	slab->freelist = get_freepointer(s, obj);
 	slab->inuse++;
 	if (slab_debug(s))
-		slab_debug_alloc_locked(s, slab, obj);
+		slab_debug_alloc_locked(s, slab, obj, addr);
 	return obj;
 }
 
@@ -384,6 +423,7 @@ static void *take_object_locked(struct kmem_cache *s, struct page *slab)
  * path of the per-CPU layer). Partial slabs first, then kept empty ones,
  * then new slabs from page_alloc.
  * @gfp: __GFP_ZERO zeroes each object.
+ * @addr: call site recorded by SLAB_STORE_USER caches (0: internal).
  * Context: thread-safe; takes the cache lock once, and once more per new
  * slab (allocated with the lock dropped, so constructors may allocate).
  * Return: objects stored in @objs; fewer than @n only when page_alloc
@@ -402,7 +442,8 @@ unsigned long kmem_cache_faults_injected(void)
 	return __atomic_load_n(&failslab.injected, __ATOMIC_RELAXED);
 }
 
-int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n)
+int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
+		    unsigned long addr)
 {
 	struct page *slab, *fresh = NULL;
 	int i = 0, k;
@@ -435,7 +476,7 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n)
 		}
 		before = slab_state(slab);
 		while (i < n && slab->freelist)
-			objs[i++] = take_object_locked(s, slab);
+			objs[i++] = take_object_locked(s, slab, addr);
 		relist_locked(s, slab, before);
 	}
 	/* Others refilled the lists while we grew: keep the new slab. */
@@ -461,7 +502,8 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n)
  * Context: thread-safe; takes the cache lock once. Debug caches check each
  * object and abort with a report on a double free or a bad pointer.
  */
-void slab_free_bulk(struct kmem_cache *s, void **objs, int n)
+void slab_free_bulk(struct kmem_cache *s, void **objs, int n,
+		    unsigned long addr)
 {
 	LIST_HEAD(discard);
 	int k;
@@ -473,7 +515,9 @@ void slab_free_bulk(struct kmem_cache *s, void **objs, int n)
 		enum slab_state before;
 
 		if (slab_debug(s))
-			slab = slab_debug_free_locked(s, obj, "kmem_cache_free");
+			slab = slab_debug_free_locked(s, obj,
+					(s->flags & __SLAB_KMALLOC) ? "kfree" :
+					"kmem_cache_free", addr);
 		else
 			slab = compound_head(virt_to_page(obj));
 		before = slab_state(slab);
@@ -577,12 +621,13 @@ __slowpath void slab_drain_deferred(void)
 }
 
 /**
- * slab_alloc - one object from the slab layer: the slow path below the
- * per-CPU magazines, and today the whole of kmem_cache_alloc().
+ * __slab_alloc - one object from the slab layer: the slow path below the
+ * per-CPU magazines, and the whole of kmem_cache_alloc() on debug caches.
+ * @addr: the call site SLAB_STORE_USER records (slab_alloc(): 0).
  * Context: thread-safe.
  * Return: the object, or NULL with errno ENOMEM (never with __GFP_NOFAIL).
  */
-void *slab_alloc(struct kmem_cache *s, gfp_t gfp)
+void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long addr)
 {
 	unsigned int attempt = 0;
 	void *obj;
@@ -593,7 +638,7 @@ void *slab_alloc(struct kmem_cache *s, gfp_t gfp)
 		slab_drain_deferred();
 	}
 	for (;;) {
-		if (likely(slab_alloc_bulk(s, gfp, &obj, 1) == 1)) {
+		if (likely(slab_alloc_bulk(s, gfp, &obj, 1, addr) == 1)) {
 			/* no lock of ours held here: may start page_alloc's
 			 * decay thread (pthread_create may call malloc) */
 			page_alloc_decayd_poll();
@@ -608,8 +653,8 @@ void *slab_alloc(struct kmem_cache *s, gfp_t gfp)
 	return NULL;
 }
 
-/** slab_free - one object back to its slab (see slab_free_bulk()). */
-void slab_free(struct kmem_cache *s, void *obj)
+/** __slab_free - one object back to its slab (see slab_free_bulk()). */
+void __slab_free(struct kmem_cache *s, void *obj, unsigned long addr)
 {
 	if (sigsafe_reentered()) {
 		/* a handler inside the allocator: lock-free, or later */
@@ -627,7 +672,7 @@ void slab_free(struct kmem_cache *s, void *obj)
 	}
 	if (sigsafe_has_deferred())
 		slab_drain_deferred();
-	slab_free_bulk(s, &obj, 1);
+	slab_free_bulk(s, &obj, 1, addr);
 	page_alloc_decayd_poll();	/* no lock held, see slab_alloc() */
 }
 
@@ -636,14 +681,14 @@ void slab_free(struct kmem_cache *s, void *obj)
 
 static unsigned int slab_pcp_refill(void *owner, void **objs, unsigned int nr)
 {
-	int got = slab_alloc_bulk(owner, GFP_KERNEL | __GFP_NOWARN, objs, (int)nr);
+	int got = slab_alloc_bulk(owner, GFP_KERNEL | __GFP_NOWARN, objs, (int)nr, 0);
 
 	return got > 0 ? (unsigned int)got : 0;
 }
 
 static void slab_pcp_flush(void *owner, void **objs, unsigned int nr)
 {
-	slab_free_bulk(owner, objs, (int)nr);
+	slab_free_bulk(owner, objs, (int)nr, 0);
 }
 
 const struct pcp_ops slab_pcp_ops = {
@@ -681,13 +726,14 @@ static void slab_pcp_attach(struct kmem_cache *s)
  * magazine or an aborted section (@why), a bypass cache, out of memory.
  * Context: thread-safe; may take the per-CPU and the cache locks.
  */
-void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, void *why)
+static __always_inline void *__slab_alloc_miss(struct kmem_cache *s, gfp_t gfp,
+						void *why, unsigned long addr)
 {
 	struct pcp_cache *pcp = s->pcp;
 	void *obj;
 
 	if (pcp_cache_is_bypass(pcp))
-		return slab_alloc(s, gfp);
+		return __slab_alloc(s, gfp, addr);
 	if (sigsafe_busy()) {
 		if (sigsafe_reentered())
 			return slab_alloc_reentrant(s, gfp);
@@ -695,17 +741,41 @@ void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, void *why)
 	}
 	obj = gfp & __GFP_ZERO ? pcp_alloc(pcp) : pcp_alloc_miss(pcp, why);
 	if (unlikely(!obj))
-		return slab_alloc(s, gfp);	/* __GFP_NOFAIL, the warning */
+		return __slab_alloc(s, gfp, addr);	/* __GFP_NOFAIL, the warning */
 	if (gfp & __GFP_ZERO)
 		memset(obj, 0, s->object_size);
 	return obj;
 }
 
-/** slab_free_miss - behind slab_free_fast(): full magazine, abort, bypass. */
+/* kmalloc's miss: malloc's route pays no call-site argument (kmalloc()
+ * passes the site to debug caches through kmalloc_slow() instead) */
+void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, void *why)
+{
+	return __slab_alloc_miss(s, gfp, why, 0);
+}
+
+/*
+ * kmem_cache_alloc()'s miss, tail-called (slab_alloc_fast()): _RET_IP_ is
+ * the API call's site. Clears the free mark of what it returns.
+ */
+void *slab_alloc_miss_caller(struct kmem_cache *s, gfp_t gfp, void *why)
+{
+	void *obj = __slab_alloc_miss(s, gfp, why, _RET_IP_);
+
+	if (likely(obj))
+		slab_obj_live(obj, s->mark_off);
+	return obj;
+}
+
+/**
+ * slab_free_miss - behind slab_free_fast(): full magazine, abort, bypass.
+ * Tail-called by the free paths, so _RET_IP_ here is the API call's site.
+ */
 void slab_free_miss(struct kmem_cache *s, void *obj, int why)
 {
 	if (pcp_cache_is_bypass(s->pcp) || sigsafe_busy()) {
-		slab_free(s, obj);	/* a handler's free, or the list first */
+		/* a handler's free, or the list first */
+		__slab_free(s, obj, _RET_IP_);
 		return;
 	}
 	pcp_free_miss(s->pcp, obj, why);
@@ -742,10 +812,11 @@ int __kmem_cache_create(struct kmem_cache *s, const char *name,
 			unsigned int size, unsigned int align,
 			slab_flags_t flags, void (*ctor)(void *))
 {
+	/* slab_debug=... (and CONFIG_SLAB_DEBUG_ON): slab/settings.c */
 	if (!IS_ENABLED(CONFIG_SLAB_DEBUG))
 		flags &= ~SLAB_DEBUG_FLAGS;
-	else if (IS_ENABLED(CONFIG_SLAB_DEBUG_ON))
-		flags |= SLAB_DEBUG_FLAGS;
+	else
+		flags = slab_settings_debug_flags(name, flags);
 
 	strncpy(s->name, name, sizeof(s->name) - 1);
 	s->name[sizeof(s->name) - 1] = '\0';
@@ -987,7 +1058,7 @@ int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t flags, size_t nr, void **p
 
 	while (done < nr) {
 		int want = nr - done > INT_MAX ? INT_MAX : (int)(nr - done);
-		int got = slab_alloc_bulk(s, flags, p + done, want), k;
+		int got = slab_alloc_bulk(s, flags, p + done, want, _RET_IP_), k;
 
 		for (k = 0; k < got; k++)
 			slab_obj_live(p[done + (size_t)k], s->mark_off);
@@ -1022,7 +1093,7 @@ void kmem_cache_free_bulk(struct kmem_cache *s, size_t nr, void **p)
 					slab_free_check("kmem_cache_free_bulk", s,
 							virt_to_page(p[k]), p[k],
 							s->mark_off);
-		slab_free_bulk(s, p, n);
+		slab_free_bulk(s, p, n, _RET_IP_);
 		p += n;
 		nr -= (size_t)n;
 	}

@@ -214,7 +214,8 @@ __visible size_t kmem_cache_stats_total(uint64_t allocs, uint64_t frees, uint64_
 
 /**
  * kmem_cache_stats_page_line - the page allocator's line under the table:
- * block allocations and frees, splits, merges, the peak held.
+ * block allocations and frees, splits, merges, pages handed out fresh
+ * (each faults at its first touch), the peak held.
  */
 __visible size_t kmem_cache_stats_page_line(const struct page_alloc_stats *ps, char *buf,
 				  size_t len)
@@ -228,8 +229,8 @@ __visible size_t kmem_cache_stats_page_line(const struct page_alloc_stats *ps, c
 	}
 	uslab_bufprintf(buf, len, &pos,
 			"page allocator: %llu block allocations, %llu frees, %lu splits, "
-			"%lu merges, peak held %.1f KiB\n",
-			allocs, frees, ps->splits, ps->merges,
+			"%lu merges, %lu pages fresh, peak held %.1f KiB\n",
+			allocs, frees, ps->splits, ps->merges, ps->pages_fresh,
 			(double)ps->bytes_allocated_peak / 1024.0);
 	return pos;
 }

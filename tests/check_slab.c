@@ -14,7 +14,9 @@
  * printed on stderr.
  */
 #include <check.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -1043,6 +1045,339 @@ START_TEST(test_debug_reports)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* slab_debug=FZPU,<cache> at run time: exact reports with call sites */
+
+/*
+ * The call sites SLAB_STORE_USER must name. Exported (the suite links
+ * with --export-dynamic) so that dladdr finds them; the empty asm keeps
+ * the call from becoming a tail call, so the return address is inside.
+ */
+void *dbg_site_alloc(struct kmem_cache *s);
+void dbg_site_free(struct kmem_cache *s, void *p);
+void *dbg_site_kmalloc(size_t n);
+void dbg_site_kfree(void *p);
+
+__attribute__((__noinline__, __used__, __visibility__("default")))
+void *dbg_site_alloc(struct kmem_cache *s)
+{
+	void *p = kmem_cache_alloc(s, GFP_KERNEL);
+
+	__asm__ volatile("" ::: "memory");
+	return p;
+}
+
+__attribute__((__noinline__, __used__, __visibility__("default")))
+void dbg_site_free(struct kmem_cache *s, void *p)
+{
+	kmem_cache_free(s, p);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((__noinline__, __used__, __visibility__("default")))
+void *dbg_site_kmalloc(size_t n)
+{
+	void *p = kmalloc(n, GFP_KERNEL);
+
+	__asm__ volatile("" ::: "memory");
+	return p;
+}
+
+__attribute__((__noinline__, __used__, __visibility__("default")))
+void dbg_site_kfree(void *p)
+{
+	kfree(p);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* "NAME+0x#/0xSIZE (check_slab)": the size from the symbol table */
+static const char *site_pat(void *fn, const char *name)
+{
+	static char buf[4][160];
+	static int next;
+	const ElfW(Sym) *sym = NULL;
+	Dl_info info;
+	char *b = buf[next++ & 3];
+
+	ck_assert(dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT));
+	ck_assert_ptr_nonnull(sym);
+	snprintf(b, sizeof(buf[0]), "%s+0x#/0x%lx (check_slab)", name,
+		 (unsigned long)sym->st_size);
+	return b;
+}
+
+/* '#' matches one or more of [0-9a-fx]; everything else is literal */
+static bool glob_line(const char *pat, const char *s)
+{
+	while (*pat) {
+		if (*pat == '#') {
+			size_t n = strspn(s, "0123456789abcdefx");
+
+			if (!n)
+				return false;
+			s += n;
+			pat++;
+			continue;
+		}
+		if (*pat++ != *s++)
+			return false;
+	}
+	return !*s;
+}
+
+static void want(int fd, const char *fmt, ...) __printf(2, 3);
+static void want(int fd, const char *fmt, ...)
+{
+	char line[512];
+	int n = snprintf(line, sizeof(line), "WANT uslab: ");
+	va_list ap;
+
+	va_start(ap, fmt);
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	line[n++] = '\n';
+	ck_assert_int_eq(write(fd, line, (size_t)n), n);
+}
+
+/*
+ * Run @fn in a child as expect_report() does; the child announces every
+ * line of the report ("WANT <pattern>", '#' for digits that vary: code
+ * offsets, age, cpu), then triggers the check, which must abort after
+ * writing exactly those lines.
+ */
+static void expect_report_lines(void (*fn)(int fd))
+{
+	char buf[8192], *want_l[16], *got_l[16], *line, *save;
+	unsigned int nw = 0, ng = 0, i;
+	ssize_t n, len = 0;
+	int fds[2], status;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		uslab_log_set_fd(fds[1]);
+		fn(fds[1]);
+		_exit(0);	/* the check did not fire */
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
+		len += n;
+	buf[len] = '\0';
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+		      "child did not abort; output: %s", buf);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "WANT ", 5)) {
+			ck_assert_uint_lt(nw, 16);
+			want_l[nw++] = line + 5;
+		} else {
+			ck_assert_uint_lt(ng, 16);
+			got_l[ng++] = line;
+		}
+	}
+	ck_assert_uint_gt(nw, 0);
+	for (i = 0; i < nw && i < ng; i++)
+		ck_assert_msg(glob_line(want_l[i], got_l[i]),
+			      "report line %u:\n  got  '%s'\n  want '%s'", i + 1,
+			      got_l[i], want_l[i]);
+	ck_assert_msg(ng == nw, "report has %u lines, want %u (last: '%s')", ng,
+		      nw, ng ? got_l[ng - 1] : "");
+}
+
+/* The cache "ucache" (50-byte objects, no flags from its creator) made a
+ * debug cache by the setting alone. */
+static struct kmem_cache *ucache(const char *flags)
+{
+	char item[64];
+	struct kmem_cache *s;
+
+	snprintf(item, sizeof(item), "slab_debug.ucache=%s", flags);
+	ck_assert_int_eq(kmem_cache_setting(item), 0);
+	s = kmem_cache_create("ucache", 50, 0, 0, NULL);
+	ck_assert_ptr_nonnull(s);
+	return s;
+}
+
+static void user_lines(int fd, const char *by, bool freed)
+{
+	want(fd, "Allocated in %s age=#ms cpu=# pid=%d",
+	     site_pat(dbg_site_alloc, "dbg_site_alloc"), (int)gettid());
+	if (freed)
+		want(fd, "Freed in %s age=#ms cpu=# pid=%d",
+		     site_pat(dbg_site_free, "dbg_site_free"), (int)gettid());
+	if (!strcmp(by, "free"))
+		want(fd, "Found by kmem_cache_free called from %s",
+		     site_pat(dbg_site_free, "dbg_site_free"));
+	else
+		want(fd, "Found by an allocation called from %s",
+		     site_pat(dbg_site_alloc, "dbg_site_alloc"));
+}
+
+static void user_redzone(int fd)
+{
+	struct kmem_cache *s = ucache("FZPU");
+	char *o = dbg_site_alloc(s);
+
+	want(fd, "Redzone overwritten at 0x%lx (cache ucache, object 0x%lx)",
+	     (unsigned long)(o + 50), (unsigned long)o);
+	want(fd, "First byte 0x78 instead of 0xcc, at offset 50 of the object");
+	user_lines(fd, "free", false);
+	o[50] = 'x';	/* one past the end */
+	dbg_site_free(s, o);
+}
+
+static void user_poison(int fd)
+{
+	struct kmem_cache *s = ucache("FZPU");
+	char *o = dbg_site_alloc(s);
+
+	dbg_site_alloc(s);	/* keeps the slab when o is freed */
+	dbg_site_free(s, o);
+	want(fd, "Poison overwritten at 0x%lx (cache ucache, object 0x%lx)",
+	     (unsigned long)(o + 10), (unsigned long)o);
+	want(fd, "First byte 0x01 instead of 0x6b, at offset 10 of the object");
+	user_lines(fd, "alloc", true);
+	o[10] = 1;	/* use after free */
+	dbg_site_alloc(s);	/* LIFO, no magazines: the same object */
+}
+
+static void user_double_free(int fd)
+{
+	struct kmem_cache *s = ucache("FZPU");
+	char *o = dbg_site_alloc(s);
+
+	dbg_site_alloc(s);
+	dbg_site_free(s, o);
+	want(fd, "kmem_cache_free(ucache): double free of object 0x%lx",
+	     (unsigned long)o);
+	user_lines(fd, "free", true);
+	dbg_site_free(s, o);
+}
+
+static void user_interior(int fd)
+{
+	struct kmem_cache *s = ucache("FZPU");
+	char *o = dbg_site_alloc(s);
+
+	want(fd, "kmem_cache_free(ucache): invalid pointer 0x%lx (not at an "
+	     "object boundary)", (unsigned long)(o + 8));
+	want(fd, "Pointer is 8 bytes into object 0x%lx", (unsigned long)o);
+	user_lines(fd, "free", false);
+	dbg_site_free(s, o + 8);
+}
+
+/* F alone: the same double free, one line (no U: no call sites) */
+static void user_f_only(int fd)
+{
+	struct kmem_cache *s = ucache("F");
+	char *o = dbg_site_alloc(s);
+
+	ck_assert(s->flags & SLAB_CONSISTENCY_CHECKS);
+	ck_assert(!(s->flags & (SLAB_RED_ZONE | SLAB_POISON | SLAB_STORE_USER)));
+	dbg_site_free(s, o);
+	want(fd, "kmem_cache_free(ucache): double free of object 0x%lx",
+	     (unsigned long)o);
+	dbg_site_free(s, o);
+}
+
+/*
+ * kmalloc-64 in the kernel's list syntax, after the cache exists: it is
+ * re-made (the old one, renamed kmalloc-64-old, keeps its object), and
+ * kmalloc(50) is guarded from byte 50 on.
+ */
+static void user_kmalloc_overflow(int fd)
+{
+	struct kmem_cache_setting sets[4];
+	struct kmem_cache *s;
+	void *early = kmalloc(50, GFP_KERNEL);
+	char *p;
+	int n, i;
+
+	n = kmem_cache_debug_parse("FZPU,kmalloc-64", sets, 4);
+	ck_assert_int_eq(n, 1);
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(kmem_cache_setting_add(&sets[i]), 0);
+	s = kmalloc_slab(50);
+	ck_assert_str_eq(s->name, "kmalloc-64");
+	ck_assert(slab_debug(s) && (s->flags & SLAB_STORE_USER));
+	ck_assert_ptr_nonnull(kmem_cache_find("kmalloc-64-old"));
+	/* free()'s route: the page tag must not send it to the new cache */
+	kfree_fast(early);
+	ck_assert_ptr_eq(kmalloc(50, GFP_KERNEL) == early ? NULL : s, s);
+	p = dbg_site_kmalloc(50);
+	ck_assert_ptr_eq(virt_to_slab(p)->slab_cache, s);
+	ck_assert_uint_eq(ksize(p), 50);
+	want(fd, "Redzone overwritten at 0x%lx (cache kmalloc-64, object 0x%lx)",
+	     (unsigned long)(p + 50), (unsigned long)p);
+	want(fd, "First byte 0x78 instead of 0xcc, at offset 50 of the object");
+	want(fd, "Allocated in %s age=#ms cpu=# pid=%d",
+	     site_pat(dbg_site_kmalloc, "dbg_site_kmalloc"), (int)gettid());
+	want(fd, "Found by kfree called from %s",
+	     site_pat(dbg_site_kfree, "dbg_site_kfree"));
+	p[50] = 'x';
+	dbg_site_kfree(p);
+}
+
+START_TEST(test_slab_debug_reports)
+{
+	expect_report_lines(user_redzone);
+	expect_report_lines(user_poison);
+	expect_report_lines(user_double_free);
+	expect_report_lines(user_interior);
+	expect_report_lines(user_f_only);
+	expect_report_lines(user_kmalloc_overflow);
+}
+END_TEST
+
+/*
+ * The kernel's resolution (mm/slub.c kmem_cache_flags): the first block
+ * naming a cache wins, '-' switches it off, a block without names is for
+ * every other cache; a prefix with '*'. Debug caches have no magazines.
+ */
+START_TEST(test_slab_debug_resolution)
+{
+	struct kmem_cache_setting sets[8];
+	struct kmem_cache *a, *b, *c, *d;
+	int n, i;
+
+	ck_assert_int_eq(kmem_cache_debug_parse("Q", sets, 8), -EINVAL);
+	ck_assert_int_eq(kmem_cache_debug_parse("F,", sets, 8), -EINVAL);
+	ck_assert_int_eq(kmem_cache_debug_parse("F,a,b,c", sets, 2), -ENOSPC);
+	n = kmem_cache_debug_parse("zp,conn*;U,conn_b;-,conn_c,other;F", sets, 8);
+	ck_assert_int_eq(n, 5);
+	ck_assert_str_eq(sets[0].cache, "conn*");
+	ck_assert_int_eq(sets[0].value, SLAB_RED_ZONE | SLAB_POISON);
+	ck_assert_int_eq(sets[2].value, 0);
+	ck_assert_str_eq(sets[4].cache, "");
+	ck_assert_int_eq(sets[4].value, SLAB_CONSISTENCY_CHECKS);
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(kmem_cache_setting_add(&sets[i]), 0);
+	a = kmem_cache_create("conn_a", 40, 0, 0, NULL);
+	b = kmem_cache_create("conn_b", 40, 0, 0, NULL);	/* conn* came first */
+	c = kmem_cache_create("other", 40, 0, SLAB_POISON, NULL);
+	d = kmem_cache_create("plain", 40, 0, 0, NULL);
+	ck_assert_uint_eq(a->flags & SLAB_DEBUG_FLAGS, SLAB_RED_ZONE | SLAB_POISON);
+	ck_assert_uint_eq(b->flags & SLAB_DEBUG_FLAGS, SLAB_RED_ZONE | SLAB_POISON);
+	ck_assert_uint_eq(c->flags & SLAB_DEBUG_FLAGS, SLAB_POISON);	/* its own */
+	ck_assert_uint_eq(d->flags & SLAB_DEBUG_FLAGS, SLAB_CONSISTENCY_CHECKS);
+	ck_assert_ptr_null(kmem_cache_pcp(a));
+	ck_assert_ptr_null(kmem_cache_pcp(d));
+	/* "" (slab_debug alone) is FZPU for every cache */
+	ck_assert_int_eq(kmem_cache_debug_parse("", sets, 8), 1);
+	ck_assert_int_eq(sets[0].value, SLAB_DEBUG_FLAGS);
+	ck_assert_str_eq(sets[0].cache, "");
+	kmem_cache_destroy(a);
+	kmem_cache_destroy(b);
+	kmem_cache_destroy(c);
+	kmem_cache_destroy(d);
+	kmem_cache_settings_clear();
+}
+END_TEST
+
 /* Debug caches keep working for correct programs, kmalloc caches included. */
 START_TEST(test_debug_clean_run)
 {
@@ -1274,6 +1609,14 @@ static Suite *slab_suite(void)
 		tcase_set_timeout(tc, 60);
 		tcase_add_test(tc, test_debug_reports);
 		tcase_add_test(tc, test_debug_clean_run);
+		/*
+		 * Forks and aborts by design, and re-makes kmalloc caches
+		 * as debug caches: only where each test has its own process.
+		 */
+		if (!getenv("CK_FORK") || strcmp(getenv("CK_FORK"), "no")) {
+			tcase_add_test(tc, test_slab_debug_reports);
+			tcase_add_test(tc, test_slab_debug_resolution);
+		}
 		suite_add_tcase(su, tc);
 	}
 	return su;

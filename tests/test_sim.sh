@@ -69,7 +69,7 @@ set -e
 # calibrate: writes a model; tune reads it.
 if [ $mags = yes ]; then
 	USLAB_CALIBRATION=$T/cal "$U" calibrate > "$T/cal.txt" 2>&1 || fail "calibrate: $(cat "$T/cal.txt")"
-	for k in hit_ns refill_ns flush_ns refill_obj_ns flush_obj_ns depot_ns page_ns; do
+	for k in hit_ns refill_ns flush_ns refill_obj_ns flush_obj_ns depot_ns page_ns fault_ns; do
 		grep -Eq "^$k=[0-9.]+$" "$T/cal" || fail "calibration lacks $k"
 	done
 else
@@ -77,7 +77,7 @@ else
 	USLAB_CALIBRATION=$T/cal "$U" calibrate > "$T/cal.txt" 2>&1
 	[ $? -eq 1 ] && grep -q 'no per-CPU magazines' "$T/cal.txt" || fail "calibrate without magazines: $(cat "$T/cal.txt")"
 	set -e
-		printf 'hit_ns=2\nrefill_ns=50\nflush_ns=60\nrefill_obj_ns=2\nflush_obj_ns=6\ndepot_ns=45\npage_ns=13\n' > "$T/cal"
+		printf 'hit_ns=2\nrefill_ns=50\nflush_ns=60\nrefill_obj_ns=2\nflush_obj_ns=6\ndepot_ns=45\npage_ns=13\nfault_ns=1500\n' > "$T/cal"
 fi
 
 # tune on a small trace: frontier, recommendation, both forms, SVG.

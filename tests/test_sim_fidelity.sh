@@ -6,9 +6,13 @@
 # before and after the timed run) must give, for every kmalloc cache, the
 # same magazine size, allocs, frees, hit%, refills, flushes, depot gets and
 # puts, on every bundled trace and on `uslab gen resize` workloads (realloc,
-# calloc and the memalign family). The page allocator's peak and the
-# per-cache slab peaks are printed side by side (the replayer's own live
-# objects share slabs with the run, see docs/sim.md), not asserted.
+# calloc and the memalign family; sizes to 4 KiB and to 20000 B) and a
+# `gen rpmalloc` one. reaper_ms=0 also keeps page_alloc's decay thread from
+# starting (its pthread_create allocates glibc's DTV, one kmalloc-384
+# object, inside the run). The page allocator's peak is printed side by
+# side, not asserted: the library sizes its per-CPU arrays by the kernel's
+# CPU-id bound and the replayer's own caches and live objects exist before
+# the run (docs/sim.md, "Fidelity").
 set -u
 O=${O:-build}
 U=$O/uslab
@@ -37,10 +41,6 @@ ops() { grep -E '^  kmalloc-' "$1" | awk '{ print $1, $2, $3, $4, $5, $6, $7, $8
 peak() { sed -n 's/.*peak held \([0-9.]*\) KiB$/\1/p' "$1"; }
 
 n=0
-# resize-big (sizes to 20000 B) reaches kmalloc's large paths, which used
-# to start page_alloc's decay thread: its pthread_create made the one
-# kmalloc-384 allocation the simulation did not. reaper_ms=0 now means no
-# background thread at all, as --no-reaper does in the simulator.
 for trace in traces/*.ustr "$T/resize.ustr" "$T/resize-big.ustr" "$T/rp.ustr"; do
 	name=$(basename "$trace")
 	"$U" sim "$trace" --cpus 1 --no-reaper --rows 0 2>"$T/sim.err" |

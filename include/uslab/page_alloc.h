@@ -255,6 +255,10 @@ struct page_alloc_stats {
 	unsigned long splits, merges, trims, enomem;
 	unsigned long large_reuse;	/* own mappings served from the cache */
 	unsigned long large_maps;	/* own mappings that needed an mmap */
+	unsigned long pages_fresh;	/* pages handed out that were not
+					 * resident (fresh from the OS or given
+					 * back to it): each faults at its first
+					 * touch (the tuner's cost model) */
 	unsigned long emergency;	/* blocks for signal handlers that
 					 * interrupted their thread inside the
 					 * allocator (lib/sigsafe.h) */

@@ -28,7 +28,7 @@ typedef unsigned int slab_flags_t;
 #define SLAB_ACCOUNT		0x04000000u	/* accepted, no effect */
 #define SLAB_RECLAIM_ACCOUNT	0x00020000u	/* accepted, no effect */
 #define SLAB_NO_MERGE		0x01000000u	/* accepted; uslab never merges caches */
-#define SLAB_STORE_USER		0x00010000u	/* accepted, no effect */
+#define SLAB_STORE_USER		0x00010000u	/* record allocation and free call sites */
 
 #define ZERO_SIZE_PTR		((void *)16)
 #define ZERO_OR_NULL_PTR(x)	((unsigned long)(x) <= (unsigned long)ZERO_SIZE_PTR)
@@ -239,12 +239,14 @@ enum kmem_cache_tunable {
 	KMEM_TUNE_MAG_SIZE,		/* objects per magazine; 0 = default */
 	KMEM_TUNE_BATCH,		/* objects per refill/flush; 0 = default */
 	KMEM_TUNE_DEPOT_LIMIT,		/* full magazines kept; -1 = unlimited */
+	KMEM_TUNE_DEBUG,		/* slab_debug: SLAB_* debug flags, 0 = off */
 };
 
 struct kmem_cache_setting {
 	enum kmem_cache_tunable what;
 	long value;
-	char cache[48];		/* the cache it names; "" = every kmalloc cache */
+	char cache[48];		/* the cache it names ("kmalloc-*": a prefix);
+				 * "" = every kmalloc cache (slab_debug: every cache) */
 	char key[48];		/* the name as given ("64", "kmalloc-64") */
 };
 
@@ -256,6 +258,17 @@ int kmem_cache_setting_parse(const char *item, struct kmem_cache_setting *set);
 int kmem_cache_setting_add(const struct kmem_cache_setting *set);
 /* Parse and add "name[.cache]=value". */
 int kmem_cache_setting(const char *item);
+/*
+ * slab_debug's value in the kernel's syntax ("FZPU", "FZ,kmalloc-64,dentry",
+ * "P,kmalloc-*;-,kmalloc-8", "" = FZPU for every cache) into up to @max
+ * settings, in order. Return: how many; -EINVAL (a letter other than
+ * F Z P U -, an empty or too long name), -ENOSPC (more than @max), or
+ * -EOPNOTSUPP (no CONFIG_SLAB_DEBUG).
+ */
+int kmem_cache_debug_parse(const char *val, struct kmem_cache_setting *sets,
+			   unsigned int max);
+/* May a kept slab_debug setting make a kmalloc cache a debug cache? */
+bool kmem_cache_debug_kmalloc(void);
 char *kmem_cache_setting_str(const struct kmem_cache_setting *set, char *buf,
 			     size_t len);
 /* Settings naming a cache that never existed, ", "-separated. Return: count. */

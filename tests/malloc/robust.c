@@ -13,6 +13,11 @@
  *              allocates, starts a thread and exits
  *   signals    SIGUSR1 at a high rate to allocating threads whose handler
  *              mallocs and frees
+ *   signals-large  the same with blocks beyond the kmalloc caches: threads
+ *              malloc, free and trim blocks of 300 KiB .. 6 MiB (page
+ *              allocator, zone lock) while handlers on those same threads
+ *              malloc 16 KiB .. 6 MiB (issue 11, finding 4: a handler that
+ *              interrupted its thread inside the zone lock hung)
  *   migrate    threads moving themselves between CPUs while allocating
  *              and freeing each other's blocks
  *   larson     larson: threads replace random slots of a shared array
@@ -362,6 +367,80 @@ static int case_signals(void)
 	return 0;
 }
 
+/*
+ * signals-large: every size a handler uses reaches the page allocator
+ * one way or another: kmalloc classes above 8 KiB (slab refills), blocks
+ * above the classes (buddy blocks), above the largest order (own
+ * mappings). The threads it interrupts live in the page allocator.
+ */
+static const size_t large_sizes[] = {
+	16 << 10, 128 << 10, 300 << 10, 1 << 20, 3 << 20, 6 << 20,
+};
+
+static void on_usr2(int sig)
+{
+	long n = atomic_fetch_add(&handled, 1);
+	size_t sz = large_sizes[(size_t)n % (sizeof(large_sizes) / sizeof(large_sizes[0]))];
+	unsigned char *p = malloc(sz);
+
+	(void)sig;
+	if (p) {
+		p[0] = 1;
+		p[sz - 1] = 2;
+		free(p);
+	}
+}
+
+static void *large_worker(void *arg)
+{
+	uint64_t s = (uintptr_t)arg + 7;
+	unsigned char *local[8] = { 0 };
+	size_t n, sz[8] = { 0 };
+	unsigned long i = 0;
+
+	while (!atomic_load(&stop)) {
+		n = rnd(&s) % 8;
+		if (local[n] && (local[n][0] != (unsigned char)n ||
+				 local[n][sz[n] - 1] != (unsigned char)n))
+			FAIL("large block %zu overwritten", n);
+		free(local[n]);
+		sz[n] = (300 << 10) + rnd(&s) % (6 << 20);
+		local[n] = malloc(sz[n]);
+		if (local[n]) {
+			local[n][0] = (unsigned char)n;
+			local[n][sz[n] - 1] = (unsigned char)n;
+		}
+		if (++i % 32 == 0)
+			malloc_trim(0);	/* gives pages back under the zone lock */
+	}
+	for (n = 0; n < 8; n++)
+		free(local[n]);
+	return NULL;
+}
+
+static int case_signals_large(void)
+{
+	struct sigaction sa = { .sa_handler = on_usr2, .sa_flags = SA_RESTART };
+	pthread_t t[2];
+	double end = now() + seconds;
+	long sent = 0;
+	int i;
+
+	sigaction(SIGUSR2, &sa, NULL);
+	start_threads(2, large_worker, t);
+	while (now() < end) {
+		for (i = 0; i < 2; i++)
+			pthread_kill(t[i], SIGUSR2);
+		sent += 2;
+		usleep(50);
+	}
+	atomic_store(&stop, 1);
+	join_threads(2, t);
+	printf("%ld signals sent, %ld handled with blocks of 16 KiB .. 6 MiB\n",
+	       sent, atomic_load(&handled));
+	return 0;
+}
+
 /* ---- migrate ---------------------------------------------------------- */
 
 static void *migrator(void *arg)
@@ -559,6 +638,7 @@ int main(int argc, char **argv)
 	} cases[] = {
 		{ "enomem", case_enomem }, { "threads", case_threads },
 		{ "fork", case_fork }, { "signals", case_signals },
+		{ "signals-large", case_signals_large },
 		{ "migrate", case_migrate }, { "larson", case_larson },
 		{ "xmalloc", case_xmalloc }, { "align", case_align },
 	};

@@ -48,10 +48,12 @@ static const char tune_usage[] =
 	"  --all                print every frontier point\n"
 	"  --verify[=N]         replay the trace for real under the defaults and the\n"
 	"                       recommendation, interleaved, N runs each (5): medians\n"
+	"                       of wall and CPU time and RSS; with --cpus 1, one\n"
+	"                       thread pinned to one CPU\n"
 	"  --verify-grid[=N]    the same for every point of the uniform grid (at most\n"
 	"                       32; e.g. --mag-sizes 8,32,128,512 --depot-limits\n"
-	"                       0,8,32,-1), and the rank correlation of modelled\n"
-	"                       against measured time\n"
+	"                       0,8,32,-1): the rank correlation of modelled against\n"
+	"                       measured time, the noise, the rms error\n"
 	"  --pid PID            the process of a multi-process recording (default:\n"
 	"                       the program the command ran as: uslab record -h)\n"
 	"  --comm NAME          the process with this name\n";
@@ -388,30 +390,7 @@ static int verify_recommendation(const char *trace, const struct tune *tu, unsig
 	pts[1].model_ms = rec->out.cost_ns / 1e6;
 	pts[1].model_ovh_kib = rec->out.ovh_mean / 1024.0;
 	fflush(stdout);
-	return tune_verify(trace, pts, 2, runs, stdout);
-}
-
-/* How well modelled time ranks and scales to measured time, printed. */
-static void print_model_fit(const struct tune_verify_point *pts, unsigned int n)
-{
-	double model[TUNE_VERIFY_MAX_POINTS], meas[TUNE_VERIFY_MAX_POINTS];
-	double sxy = 0, sxx = 0, se = 0, k, rho;
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		model[i] = pts[i].model_ms;
-		meas[i] = pts[i].wall_ms;
-		sxy += model[i] * meas[i];
-		sxx += model[i] * model[i];
-	}
-	rho = tune_spearman(model, meas, n);
-	/* relative error of modelled time once scaled to measured (least squares) */
-	k = sxx > 0 ? sxy / sxx : 0;
-	for (i = 0; i < n; i++)
-		se += meas[i] > 0 ? pow((k * model[i] - meas[i]) / meas[i], 2) : 0;
-	printf("grid: %u points; Spearman rank correlation of modelled against measured "
-	       "time %.3f; rms error of scaled modelled time %.1f%% (scale %.2f)\n",
-	       n, rho, n ? 100 * sqrt(se / n) : 0.0, k);
+	return tune_verify(trace, pts, 2, runs, tu->t->cpus == 1, stdout);
 }
 
 /*
@@ -441,9 +420,9 @@ static int verify_uniform_grid(const char *trace, const struct tune *tu, unsigne
 		fprintf(stderr, "uslab tune: --verify-grid: %u of %zu grid points replayed\n",
 			n, tu->grid);
 	fflush(stdout);
-	if (tune_verify(trace, pts, n, runs, stdout))
+	if (tune_verify(trace, pts, n, runs, tu->t->cpus == 1, stdout))
 		return -1;
-	print_model_fit(pts, n);
+	tune_verify_grid_report(pts, n, stdout);
 	return 0;
 }
 
@@ -583,9 +562,9 @@ static void print_header(const struct tune *tu, const char *trace)
 
 	printf("uslab tune: %s (%zu events, %u virtual CPUs)\n", trace, tu->t->n, tu->t->cpus);
 	printf("cost model: hit %.1f ns, refill %.1f + %.1f/object ns, flush %.1f + %.1f/object ns,\n"
-	       "            depot %.1f ns, page %.1f ns; from %s\n", m->hit_ns,
-	       m->refill_ns, m->refill_obj_ns, m->flush_ns, m->flush_obj_ns,
-	       m->depot_ns, m->page_ns, m->source);
+	       "            depot %.1f ns, page %.1f ns, fault %.0f ns a fresh page; from %s\n",
+	       m->hit_ns, m->refill_ns, m->refill_obj_ns, m->flush_ns, m->flush_obj_ns,
+	       m->depot_ns, m->page_ns, m->fault_ns, m->source);
 }
 
 /* Both rounds, the frontier. Return: 0, or 1 after saying what failed. */

@@ -35,10 +35,16 @@ struct tune_verify_point {
 	const char *label;
 	char opts[2048];		/* USLAB_OPTIONS; "" = the defaults */
 	double model_ms, model_ovh_kib;
-	double wall_ms, rss_kib;	/* measured medians */
+	double wall_ms, cpu_ms, rss_kib;	/* measured medians */
+	double cpu_spread;		/* (q3 - q1) / median of the CPU times, % */
 };
+/* @one_cpu: one replay thread pinned to one CPU (tune --cpus 1), else the
+ * recorded threads on every CPU. */
 int tune_verify(const char *trace, struct tune_verify_point *pts, unsigned int npts,
-		unsigned int runs, FILE *out);
+		unsigned int runs, bool one_cpu, FILE *out);
+/* After tune_verify() of a grid: rank correlation, noise, rms error. */
+void tune_verify_grid_report(const struct tune_verify_point *pts, unsigned int npts,
+			     FILE *out);
 double tune_spearman(const double *x, const double *y, unsigned int n);
 /* builtin-gen.c */
 int cmd_gen(int argc, char **argv);

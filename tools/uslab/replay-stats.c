@@ -146,7 +146,9 @@ void rp_stats_end(FILE *f)
 	}
 	pa.splits -= rp_pa0.splits;
 	pa.merges -= rp_pa0.merges;
-	pa.bytes_allocated_peak -= rp_pa0.bytes_allocated;
+	pa.pages_fresh -= rp_pa0.pages_fresh;
+	/* the peak counts blocks on per-CPU page lists; bytes_allocated not */
+	pa.bytes_allocated_peak -= rp_pa0.bytes_allocated + rp_pa0.bytes_pcp;
 	fputc('\n', f);
 	kmem_cache_stats_page_line(&pa, line, sizeof(line));
 	fputs(line, f);
