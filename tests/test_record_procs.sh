@@ -132,6 +132,29 @@ cat "$T/bg.err"
 grep -q "warning: 1 process still running when bash exited" "$T/bg.err" || fail "no still-running warning"
 procs "$T/bg.ustr" | grep -q "still running" || fail "still-running process not flagged in the table"
 
+# 6b. A process still running that the recorder never entered (forked by a
+#     static program): the table has it all the same, flagged, from /proc.
+cat > "$T/sfork.c" <<'C'
+#include <unistd.h>
+int main(void)
+{
+	if (fork() == 0) {
+		sleep(3);
+		_exit(0);
+	}
+	return 0;
+}
+C
+gcc -static -O1 -o "$T/sfork" "$T/sfork.c"
+"$U" record -o "$T/sf.ustr" -- "$T/sfork" 2>"$T/sf.err" || { cat "$T/sf.err"; fail "record sfork"; }
+child=$(sed -n 's/.*still running when .* exited (pid \([0-9]*\)).*/\1/p' "$T/sf.err")
+[ -n "$child" ] || { cat "$T/sf.err"; fail "sfork: no still-running warning"; }
+procs "$T/sf.ustr" > "$T/sf.procs"
+cat "$T/sf.procs"
+[ "$(wc -l < "$T/sf.procs")" -eq 2 ] || fail "sfork: expected 2 processes in the table"
+grep -Eq "^ *$child .* sfork .*still running at the end" "$T/sf.procs" ||
+	fail "sfork: the still-running child $child is not in the table, flagged"
+
 # 7. Selection errors: a pid that is not there, a bad value.
 set +e
 "$U" report --pid 999999999 "$T/gcc.ustr" >/dev/null 2>"$T/e1"; r1=$?

@@ -730,6 +730,69 @@ static struct image *add_unrecorded(struct image **img, size_t *n, size_t *cap,
  * $dir/notes: execs the recorder could not follow. Each is an image in the
  * table (flagged unrecorded) and one warning line.
  */
+/*
+ * A process still running when CMD exited whose recorder had not opened a
+ * raw file (it had only just started, or a program the recorder cannot
+ * enter forked it): an entry all the same, flagged, with no events, from
+ * what /proc says of it now.
+ */
+static int add_running(struct image **img, size_t *n, unsigned int pid, uint64_t floor)
+{
+	char path[64], buf[1024], *lp, *rp;
+	unsigned long long start = 0;
+	unsigned int ppid = 0;
+	struct image *im;
+	size_t cap = *n;
+	ssize_t len;
+	FILE *f;
+	int fd;
+
+	for (size_t i = 0; i < *n; i++)
+		if ((*img)[i].rm.pid == pid)
+			return 0;
+	im = add_image(img, n, &cap);
+	if (!im)
+		return -ENOMEM;
+	im->rm.pid = pid;
+	im->flags = TRACE_PROC_RUNNING;
+	im->gen = UINT32_MAX;
+	strcpy(im->rm.comm, "?");
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "re");
+	if (f && fgets(buf, sizeof(buf), f)) {
+		lp = strchr(buf, '(');
+		rp = strrchr(buf, ')');
+		if (lp && rp > lp)
+			snprintf(im->rm.comm, sizeof(im->rm.comm), "%.*s",
+				 (int)min_t(ptrdiff_t, rp - lp - 1, 16), lp + 1);
+		/* state, ppid, 17 fields, starttime (clock ticks since boot) */
+		if (rp && sscanf(rp + 1, " %*c %u %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u"
+				 " %*d %*d %*d %*d %*d %*d %llu", &ppid, &start) != 2)
+			start = 0;
+	}
+	if (f)
+		fclose(f);
+	im->rm.ppid = ppid;
+	start = start * 1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK);
+	im->start = im->rm.mono = start > floor ? start : floor;
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	len = readlink(path, im->rm.exe, sizeof(im->rm.exe) - 1);
+	im->rm.exe[len > 0 ? len : 0] = 0;
+	snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	len = fd >= 0 ? read(fd, im->rm.cmdline, sizeof(im->rm.cmdline) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	len = len > 0 ? len : 0;
+	while (len > 0 && !im->rm.cmdline[len - 1])
+		len--;
+	for (ssize_t i = 0; i < len; i++)
+		if (!im->rm.cmdline[i])
+			im->rm.cmdline[i] = ' ';
+	im->rm.cmdline[len] = 0;
+	return 0;
+}
+
 static int read_notes(const char *dir, struct image **img, size_t *n, size_t *cap,
 		      bool quiet)
 {
@@ -1081,6 +1144,8 @@ int record_collect(const struct record_opts *o, struct record_result *res)
 			else if (!o->root_static)
 				im->flags = 0;	/* it ran, and allocated nothing */
 		}
+		for (size_t k = 0; k < o->nrunning && !rc; k++)
+			rc = add_running(&m.img, &m.nimg, o->running[k], o->root_start);
 	}
 	for (size_t i = 0; i < m.nimg && !rc; i++) {
 		struct image *im = &m.img[i];
