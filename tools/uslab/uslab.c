@@ -7,7 +7,6 @@
  * line to the table below, and a manual page docs/man/uslab-xxx.1.scd.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -115,14 +114,12 @@ static int help(const char *name)
 	{
 		char *argv[] = { (char *)c->name, (char *)"--help", NULL };
 
-		optind = 1;
 		return c->fn(2, argv);
 	}
 }
 
 int main(int argc, char **argv)
 {
-	opterr = 0;	/* each subcommand names a bad option itself */
 	/* A closed pipe is a write error like any other: a message and exit 1
 	 * (record gives the command the default back). */
 	signal(SIGPIPE, SIG_IGN);
