@@ -100,8 +100,11 @@ static uint64_t size_linear_falloff(struct rng *r, uint64_t lo, uint64_t hi)
 	return x < lo ? lo : (x > hi ? hi : x);
 }
 
+struct gen_kind;
+
 struct gen_params {
-	const char *kind;
+	const char *kind;	/* its name, as given */
+	const struct gen_kind *k;
 	unsigned int threads;
 	unsigned int cpus;
 	uint64_t seed;
@@ -367,27 +370,42 @@ static int rs_step(struct gen_state *g, unsigned int tid)
 	return emit_full(g, tid, TRACE_OP_VALLOC, id, 0, size, 4096);
 }
 
+/* The kinds an option applies to, as bits of its table entry's .data. */
+#define GEN_RP		(1 << 0)	/* rpmalloc */
+#define GEN_MT		(1 << 1)	/* mtmalloc-N */
+#define GEN_PC		(1 << 2)	/* prodcons */
+#define GEN_RS		(1 << 3)	/* resize */
+#define GEN_ALL		(GEN_RP | GEN_MT | GEN_PC | GEN_RS)
+
+/* Each kind: its generator and the defaults of what it takes. */
+static const struct gen_kind {
+	const char *name;
+	int (*step)(struct gen_state *g, unsigned int tid);
+	long bit;			/* GEN_RP ...: the options it takes */
+	uint64_t threads, min_threads;
+	uint64_t min_size, max_size, loops, window;
+} gen_kinds[] = {
+	{ "rpmalloc", rp_step, GEN_RP, 1, 1, 16, 16000, 1000, 0 },
+	/* mtmalloc: sizes from 1 (no --min) */
+	{ "mtmalloc-32k", mt_step, GEN_MT, 1, 1, 1, 32 << 10, 100000, 64 },
+	{ "mtmalloc-64k", mt_step, GEN_MT, 1, 1, 1, 64 << 10, 100000, 64 },
+	{ "mtmalloc-128k", mt_step, GEN_MT, 1, 1, 1, 128 << 10, 100000, 64 },
+	{ "mtmalloc-256k", mt_step, GEN_MT, 1, 1, 1, 256 << 10, 100000, 64 },
+	{ "prodcons", pc_step, GEN_PC, 2, 2, 16, 1024, 100000, 256 },
+	{ "resize", rs_step, GEN_RS, 1, 1, 1, 6000, 100000, 512 },
+};
+
 static int gen_run(struct gen_state *g)
 {
-	int (*step)(struct gen_state *, unsigned int);
 	unsigned int i, live;
 	int err;
-
-	if (!strcmp(g->p.kind, "rpmalloc"))
-		step = rp_step;
-	else if (!strcmp(g->p.kind, "prodcons"))
-		step = pc_step;
-	else if (!strcmp(g->p.kind, "resize"))
-		step = rs_step;
-	else
-		step = mt_step;
 
 	do {
 		live = 0;
 		for (i = 0; i < g->p.threads; i++) {
 			if (g->t[i].done)
 				continue;
-			err = step(g, i);
+			err = g->p.k->step(g, i);
 			if (err)
 				return err;
 			live += !g->t[i].done;
@@ -403,12 +421,6 @@ static const char gen_usage[] =
 	"        (resize: malloc, calloc, realloc, memalign, posix_memalign,\n"
 	"        aligned_alloc, valloc; window of -w blocks, -l operations)";
 
-/* The kinds an option applies to, as bits of its table entry's .data. */
-#define GEN_RP		(1 << 0)	/* rpmalloc */
-#define GEN_MT		(1 << 1)	/* mtmalloc-N */
-#define GEN_PC		(1 << 2)	/* prodcons */
-#define GEN_RS		(1 << 3)	/* resize */
-#define GEN_ALL		(GEN_RP | GEN_MT | GEN_PC | GEN_RS)
 #define GEN_SIZE_MAX	(1ull << 30)
 #define GEN_NOPTS	10
 
@@ -436,47 +448,23 @@ static int gen_check_applies(const struct cli_opt *opts, const char *kind, long 
 /* The kind's shape: its defaults under what was given. Return: 0 or 2. */
 static int gen_kind(struct gen_params *p, struct gen_args *a, const struct cli_opt *opts)
 {
-	long kinds;
+	const struct gen_kind *k = gen_kinds;
 
-	if (!strcmp(p->kind, "rpmalloc")) {
-		kinds = GEN_RP;
-		p->min_size = a->min_size ? a->min_size : 16;
-		p->max_size = a->max_size ? a->max_size : 16000;
-		p->loops = a->loops ? a->loops : 1000;
-		a->threads = a->threads ? a->threads : 1;
-	} else if (!strncmp(p->kind, "mtmalloc-", 9)) {
-		unsigned long kb = strtoul(p->kind + 9, NULL, 10);
-
-		if (kb != 32 && kb != 64 && kb != 128 && kb != 256)
-			return usage_error(opts, gen_usage, "unknown kind '%s'", p->kind);
-		kinds = GEN_MT;		/* sizes from 1 */
-		p->min_size = 1;
-		p->max_size = a->max_size ? a->max_size : kb * 1024;
-		p->loops = a->loops ? a->loops : 100000;
-		p->window = a->window ? a->window : 64;
-		a->threads = a->threads ? a->threads : 1;
-	} else if (!strcmp(p->kind, "prodcons")) {
-		kinds = GEN_PC;
-		p->min_size = a->min_size ? a->min_size : 16;
-		p->max_size = a->max_size ? a->max_size : 1024;
-		p->loops = a->loops ? a->loops : 100000;
-		p->window = a->window ? a->window : 256;
-		a->threads = a->threads ? a->threads : 2;
-		if (a->threads < 2)
-			return usage_error(opts, gen_usage, "--threads: prodcons needs 2 or more, found %"
-					   PRIu64, a->threads);
-	} else if (!strcmp(p->kind, "resize")) {
-		kinds = GEN_RS;
-		p->min_size = a->min_size ? a->min_size : 1;
-		p->max_size = a->max_size ? a->max_size : 6000;
-		p->loops = a->loops ? a->loops : 100000;
-		p->window = a->window ? a->window : 512;
-		a->threads = a->threads ? a->threads : 1;
-	} else {
+	while (k < gen_kinds + ARRAY_SIZE(gen_kinds) && strcmp(k->name, p->kind))
+		k++;
+	if (k == gen_kinds + ARRAY_SIZE(gen_kinds))
 		return usage_error(opts, gen_usage, "unknown kind '%s'", p->kind);
-	}
-	if (gen_check_applies(opts, p->kind, kinds))
+	if (gen_check_applies(opts, p->kind, k->bit))
 		return 2;
+	p->k = k;
+	p->min_size = a->min_size ? a->min_size : k->min_size;
+	p->max_size = a->max_size ? a->max_size : k->max_size;
+	p->loops = a->loops ? a->loops : k->loops;
+	p->window = a->window ? a->window : k->window;
+	a->threads = a->threads ? a->threads : k->threads;
+	if (a->threads < k->min_threads)
+		return usage_error(opts, gen_usage, "--threads: %s needs %" PRIu64 " or more, found %"
+				   PRIu64, p->kind, k->min_threads, a->threads);
 	/* The one range that depends on two options (or on a kind's default). */
 	if (p->min_size > p->max_size)
 		return usage_error(opts, gen_usage, "--min: %" PRIu64 " is above the largest size %"
@@ -491,13 +479,13 @@ static int gen_kind(struct gen_params *p, struct gen_args *a, const struct cli_o
 static int gen_alloc(struct gen_state *g)
 {
 	const struct gen_params *p = &g->p;
-	bool prodcons = !strcmp(p->kind, "prodcons");
+	bool prodcons = p->k->bit == GEN_PC;
 
 	g->t = calloc(p->threads, sizeof(*g->t));
 	if (!g->t)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < p->threads; i++) {
-		uint64_t n = !strcmp(p->kind, "rpmalloc") ? p->blocks : p->window;
+		uint64_t n = p->k->bit == GEN_RP ? p->blocks : p->window;
 
 		rng_seed(&g->t[i].rng, p->seed, i);
 		if (prodcons)

@@ -189,7 +189,7 @@ static const char record_usage[] =
 int cmd_record(int argc, char **argv)
 {
 	const char *out = "uslab.ustr";
-	char lib[PATH_MAX], dir[PATH_MAX], errbuf[PATH_MAX + 128];
+	char lib[PATH_MAX], dir[PATH_MAX];
 	struct stat sb;
 	struct record_result res;
 	unsigned int running[256];
@@ -203,7 +203,8 @@ int cmd_record(int argc, char **argv)
 			    "record each allocation's call stack (libunwind), for\n"
 			    "'uslab report --sort callsite'"),
 		OPT_STRING('o', "output", &out, "FILE",
-			   "the trace (default uslab.ustr; - for standard output)"),
+			   "the trace (default uslab.ustr; - for standard output)",
+			   .flags = OPT_OUTPUT),
 		OPT_INTEGER('l', NULL, &level, "LEVEL", "zstd level 1..22 (default 3)", 1, 22),
 		OPT_BOOLEAN('q', NULL, &quiet, "no summary on stderr (warnings are still printed)"),
 		OPT_END(),
@@ -220,10 +221,6 @@ int cmd_record(int argc, char **argv)
 	}
 	if (find_lib(lib, sizeof(lib))) {
 		fprintf(stderr, "uslab record: " REC_LIB_NAME " not found next to uslab (set USLAB_RECORD_LIB)\n");
-		return 1;
-	}
-	if (out_check(out, errbuf, sizeof(errbuf))) {
-		fprintf(stderr, "uslab record: %s\n", errbuf);
 		return 1;
 	}
 	/* Raw files beside a regular output (same file system, usually not

@@ -533,11 +533,9 @@ int cmd_replay(int argc, char **argv)
 	size_t k;
 	int first, err = 1;
 
-	first = parse_options(argc, argv, opts, rp_usage, 0);
+	first = parse_options(argc, argv, opts, rp_usage, PARSE_OPT_ONE_TRACE);
 	if (first <= 0)
 		return -first;
-	if (usage_one_operand(argc, argv, first, "TRACE", opts, rp_usage))
-		return 2;
 	for (i = 0; i < ARRAY_SIZE(rp_allocators); i++)
 		if (!strcmp(alloc, rp_allocators[i][0]))
 			break;

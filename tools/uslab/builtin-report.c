@@ -537,11 +537,9 @@ int cmd_report(int argc, char **argv)
 	struct trace_event ev;
 	int first, rc;
 
-	first = parse_options(argc, argv, opts, report_usage, 0);
+	first = parse_options(argc, argv, opts, report_usage, PARSE_OPT_ONE_TRACE);
 	if (first <= 0)
 		return -first;
-	if (usage_one_operand(argc, argv, first, "TRACE", opts, report_usage))
-		return 2;
 	if (children && sort != 1)
 		return usage_error(opts, report_usage, "--children goes with --sort callsite");
 	r = cmd_open_trace_as("uslab report", argv[first]);

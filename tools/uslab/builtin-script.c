@@ -54,11 +54,9 @@ int cmd_script(int argc, char **argv)
 	struct trace_event ev;
 	int first, rc;
 
-	first = parse_options(argc, argv, opts, script_usage, 0);
+	first = parse_options(argc, argv, opts, script_usage, PARSE_OPT_ONE_TRACE);
 	if (first <= 0)
 		return -first;
-	if (usage_one_operand(argc, argv, first, "TRACE", opts, script_usage))
-		return 2;
 	r = cmd_open_trace_as("uslab script", argv[first]);
 	if (!r)
 		return 1;

@@ -207,8 +207,7 @@ static const char *sim_tunable(const struct cli_opt *opt, const char *arg)
 	       "a depot limit the caches accept (-1 unlimited)";
 }
 
-/* Return: the index of the trace in @argv, or -(the exit status): 0 after
- * --help, 1 for an unwritable --timeline, 2 after a usage error (said). */
+/* Return: as parse_options() (the trace at the index returned). */
 static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_cli *o)
 {
 	const struct cli_opt opts[] = {
@@ -225,26 +224,15 @@ static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_c
 			"1000 samples over the trace)", 1, UINT64_MAX),
 		OPT_ULONG(0, "rows", &o->rows, "N", "rows of the over-time table (default 20, 0 = none)",
 			  0, ULONG_MAX),
-		OPT_STRING(0, "timeline", &o->timeline, "FILE", "every sample as CSV"),
+		OPT_STRING(0, "timeline", &o->timeline, "FILE", "every sample as CSV",
+			   .flags = OPT_OUTPUT),
 		OPT_BOOLEAN(0, "no-reaper", &cfg->no_reaper,
 			    "no reaper passes (a real run: USLAB_OPTIONS=reaper_ms=0)"),
 		OPT_PROC_SELECT(),
 		OPT_END(),
 	};
-	char why[PATH_MAX + 128];
-	int first;
 
-	first = parse_options(argc, argv, opts, sim_usage, 0);
-	if (first <= 0)
-		return first;
-	if (usage_one_operand(argc, argv, first, "TRACE", opts, sim_usage))
-		return -2;
-	/* checked before the run, not after it */
-	if (o->timeline && out_check(o->timeline, why, sizeof(why))) {
-		fprintf(stderr, "uslab sim: --timeline: %s\n", why);
-		return -1;
-	}
-	return first;
+	return parse_options(argc, argv, opts, sim_usage, PARSE_OPT_ONE_TRACE);
 }
 
 static void print_run_error(const char *path, int err, const struct sim_trace *t,

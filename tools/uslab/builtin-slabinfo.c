@@ -34,11 +34,10 @@ int cmd_slabinfo(int argc, char **argv)
 		OPT_END(),
 	};
 
-	first = parse_options(argc, argv, opts, slabinfo_usage, PARSE_OPT_STOP_AT_NON_OPTION);
+	first = parse_options(argc, argv, opts, slabinfo_usage,
+			      PARSE_OPT_STOP_AT_NON_OPTION | PARSE_OPT_NO_OPERAND);
 	if (first <= 0)
 		return -first;
-	if (usage_no_operand(argc, argv, first, opts, slabinfo_usage))
-		return 2;
 	if (write && strlen(write) >= USLAB_STATSEG_CMD) {
 		fprintf(stderr, "%s: -w: line longer than %d bytes\n", cmd, USLAB_STATSEG_CMD - 1);
 		return 2;

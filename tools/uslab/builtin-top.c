@@ -208,11 +208,10 @@ int cmd_top(int argc, char **argv)
 		OPT_END(),
 	};
 
-	first = parse_options(argc, argv, opts, top_usage, PARSE_OPT_STOP_AT_NON_OPTION);
+	first = parse_options(argc, argv, opts, top_usage,
+			      PARSE_OPT_STOP_AT_NON_OPTION | PARSE_OPT_NO_OPERAND);
 	if (first <= 0)
 		return -first;
-	if (usage_no_operand(argc, argv, first, opts, top_usage))
-		return 2;
 	if (once)
 		frames = 1;
 	snap[0] = malloc(sizeof(*snap[0]));

@@ -63,8 +63,7 @@ static const char *tune_list(const struct cli_opt *opt, const char *arg)
 	return expect;
 }
 
-/* Return: the index of the trace in @argv, or -(the exit status): 0 after
- * --help, 1 for an unwritable drawing, 2 after a usage error (said). */
+/* Return: as parse_options() (the trace at the index returned). */
 static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o)
 {
 	static const long mags[] = { 4, 8, 16, 32, 64, 128, 256 };
@@ -73,8 +72,10 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 	const struct cli_opt opts[] = {
 		OPT_UINT('j', "jobs", &tu->workers, "N", "simulations at once (default: online CPUs)",
 			 1, 256),
-		OPT_STRING(0, "svg", &o->svg, "FILE", "draw the frontier as SVG (our own writer)"),
-		OPT_STRING(0, "png", &o->png, "FILE", "draw it as PNG (python3-matplotlib)"),
+		OPT_STRING(0, "svg", &o->svg, "FILE", "draw the frontier as SVG (our own writer)",
+			   .flags = OPT_OUTPUT),
+		OPT_STRING(0, "png", &o->png, "FILE", "draw it as PNG (python3-matplotlib)",
+			   .flags = OPT_OUTPUT),
 		OPT_ULONG(0, "cpus", &o->cpus, "N", "virtual CPUs (default: the trace's)",
 			  1, TRACE_MAX_CPUS),
 		OPT_CALLBACK(0, "mag-sizes", &o->sp, "LIST",
@@ -102,7 +103,6 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 		OPT_PROC_SELECT(),
 		OPT_END(),
 	};
-	int first;
 
 	memcpy(o->sp.mags, mags, sizeof(mags));
 	memcpy(o->sp.depots, depots, sizeof(depots));
@@ -111,22 +111,7 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 	o->sp.compose = true;
 	tu->workers = online > 0 ? (unsigned int)online : 1;
 	tu->batch = -1;
-	first = parse_options(argc, argv, opts, tune_usage, 0);
-	if (first <= 0)
-		return first;
-	if (usage_one_operand(argc, argv, first, "TRACE", opts, tune_usage))
-		return -2;
-	/* Output paths are checked before the sweep, not after it. */
-	for (int i = 0; i < 2; i++) {
-		const char *path = i ? o->png : o->svg;
-		char why[PATH_MAX + 128];
-
-		if (path && out_check(path, why, sizeof(why))) {
-			fprintf(stderr, "uslab tune: --%s: %s\n", i ? "png" : "svg", why);
-			return -1;
-		}
-	}
-	return first;
+	return parse_options(argc, argv, opts, tune_usage, PARSE_OPT_ONE_TRACE);
 }
 
 static void print_options(FILE *f, const struct tune_job *j)

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,22 +133,36 @@ int usage_error(const struct cli_opt *opts, const char *usage, const char *fmt, 
 	return 2;
 }
 
-int usage_one_operand(int argc, char **argv, int first, const char *what,
-		      const struct cli_opt *opts, const char *usage)
+/* The operands @flags ask for (PARSE_OPT_ONE_TRACE, PARSE_OPT_NO_OPERAND)
+ * at @argv[@first..@argc). Return: 0, or 2 after saying what is wrong. */
+static int check_operands(int argc, char **argv, int first, unsigned int flags,
+			  const struct cli_opt *opts, const char *usage)
 {
-	if (first == argc - 1)
+	if ((flags & PARSE_OPT_NO_OPERAND) && first < argc)
+		return usage_error(opts, usage, "unexpected argument '%s'", argv[first]);
+	if (!(flags & PARSE_OPT_ONE_TRACE) || first == argc - 1)
 		return 0;
 	if (first >= argc)
-		return usage_error(opts, usage, "no %s given", what);
-	return usage_error(opts, usage, "one %s only (found also '%s')", what, argv[first + 1]);
+		return usage_error(opts, usage, "no TRACE given");
+	return usage_error(opts, usage, "one TRACE only (found also '%s')", argv[first + 1]);
 }
 
-int usage_no_operand(int argc, char **argv, int first,
-		     const struct cli_opt *opts, const char *usage)
+/* The OPT_OUTPUT files that will be written. Return: 0, or 1 after saying
+ * which cannot be, and why. */
+static int check_outputs(const struct cli_opt *opts, const char *usage)
 {
-	if (first >= argc)
-		return 0;
-	return usage_error(opts, usage, "unexpected argument '%s'", argv[first]);
+	char why[PATH_MAX + 128], name[64], who[64];
+
+	for (const struct cli_opt *o = opts; o->type != OPTION_END; o++) {
+		const char *path = o->flags & OPT_OUTPUT ? *(const char **)o->value : NULL;
+
+		if (path && out_check(path, why, sizeof(why))) {
+			fprintf(stderr, "%s: %s: %s\n", cmd_name(usage, who, sizeof(who)),
+				opt_name(o, name, sizeof(name)), why);
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /*
@@ -358,7 +373,10 @@ int parse_options(int argc, char **argv, const struct cli_opt *opts,
 		return -usage_error(opts, usage, "%s%s%s is required", name,
 				    opts[i].argh ? " " : "", opts[i].argh ? opts[i].argh : "");
 	}
-	return optind;
+	rc = check_operands(argc, argv, optind, flags, opts, usage);
+	if (!rc)
+		rc = check_outputs(opts, usage);
+	return rc ? -rc : optind;
 }
 
 /* --pid and --comm of the trace readers (OPT_PROC_SELECT): trace/'s cmd_select. */

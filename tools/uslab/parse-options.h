@@ -59,6 +59,10 @@ enum cli_opt_type {
 #define OPT_OPTARG	(1u << 1)	/* value optional (--x[=V]); without one a
 					 * number takes @data, a callback NULL */
 #define OPT_NOARG	(1u << 2)	/* a callback that takes no value */
+#define OPT_OUTPUT	(1u << 3)	/* OPTION_STRING: a file the command writes,
+					 * checked (trace/outfile.c's out_check)
+					 * once the options are read: before any
+					 * long run; a bad one exits 1 */
 
 struct cli_opt;
 /*
@@ -128,16 +132,24 @@ struct cli_opt {
  * @usage: synopsis and notes, as above; the option lines come from @opts
  * @flags: PARSE_OPT_STOP_AT_NON_OPTION: the first operand ends the options
  *	   (record's command and its own options follow); otherwise options
- *	   and operands may mix, as with getopt_long
+ *	   and operands may mix, as with getopt_long.
+ *	   PARSE_OPT_ONE_TRACE: exactly one operand (a trace, "TRACE" in the
+ *	   messages); PARSE_OPT_NO_OPERAND: none.
+ *
+ * After the options, in this order: the required ones given, the operands
+ * as @flags say, the OPT_OUTPUT files writable.
  *
  * Context: one parse at a time (getopt's globals); restarts getopt, so a
  * command may be run again in the same process (help, the fuzzers).
  * Return: the index in @argv of the first operand (argc when none: the
  * operands are @argv[ret..@argc), in getopt's order), always >= 1; or 0
- * after -h/--help (printed), -1 after --help could not be written, -2 after
- * a usage error (said, with the usage): the command returns -ret.
+ * after -h/--help (printed), -1 after --help could not be written or an
+ * OPT_OUTPUT file cannot be, -2 after a usage error (said, with the
+ * usage): the command returns -ret.
  */
 #define PARSE_OPT_STOP_AT_NON_OPTION	(1u << 0)
+#define PARSE_OPT_ONE_TRACE		(1u << 1)
+#define PARSE_OPT_NO_OPERAND		(1u << 2)
 int parse_options(int argc, char **argv, const struct cli_opt *opts,
 		  const char *usage, unsigned int flags);
 
@@ -146,16 +158,8 @@ void usage_with_options(FILE *f, const struct cli_opt *opts, const char *usage);
 /* "CMD: " @fmt on stderr, then the usage. Return: 2 (the usage exit status). */
 int usage_error(const struct cli_opt *opts, const char *usage, const char *fmt, ...)
 	__printf(3, 4);
-/* After parse_options(): exactly one operand, @what ("TRACE") at @argv[@first],
- * else one line saying what is missing or extra, then the usage. Return: 0 or 2. */
-int usage_one_operand(int argc, char **argv, int first, const char *what,
-		      const struct cli_opt *opts, const char *usage);
 /* A whole number as every option takes one (decimal, or hexadecimal after
  * 0x; no sign, no space), for callbacks. Return: 0, or -1 (not one, or
  * past 2^64 - 1). */
 int parse_number(const char *s, uint64_t *v);
-/* After parse_options(): no operand. Return: 0, or 2 after naming the first. */
-int usage_no_operand(int argc, char **argv, int first,
-		     const struct cli_opt *opts, const char *usage);
-
 #endif /* USLAB_TOOLS_PARSE_OPTIONS_H */
