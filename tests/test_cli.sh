@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The command-line conventions of every uslab subcommand (docs/sim.md,
-# "Command-line conventions"): help on stdout with exit 0; an unknown option,
-# a missing value or a bad number named in one line, then the usage, on
+# "Command-line conventions"; tools/uslab/parse-options.c): help on stdout
+# with exit 0, listing each option of the command; an unknown option, a
+# missing value or a bad number named in one line, then the usage, on
 # stderr with exit 2; --version; `uslab help CMD` shows the manual page; "-"
 # is standard input for readers and standard output for writers; write
 # errors (/dev/full, a closed pipe) give a message and exit 1 before further
@@ -99,23 +100,13 @@ gen_bad "uslab gen: --blocks: resize has no such parameter" resize -b 8
 # are one table. --help lists exactly the options below, and every option it
 # lists is one the parser takes (a table that printed one thing and parsed
 # another fails here); live-view commands too.
-declare -A optset=(
-	[script]="-H --header -n --pid --comm -h --help"
-	[report]="-t --threads --pid --comm --sort --children --rows -h --help"
-	[import]="-o --output -q -h --help"
-	[replay]="-a --allocator --threads-as-recorded -t --threads --no-touch --pid --comm -h --help"
-	[gen]="-t --threads -o --output -s --seed -c --cpus -b --blocks -l --loops -p --percent -w --window --min --max --step-ns -h --help"
-	[sim]="--cpus --mag-size --batch --depot-limit --sample --rows --timeline --no-reaper --pid --comm -h --help"
-	[tune]="-j --jobs --svg --png --cpus --mag-sizes --depot-limits --batch --peak --no-compose --all --verify --verify-grid --pid --comm -h --help"
-	[record]="-g -o --output -l -q -h --help"
-	[slabinfo]="-p --pid -w --write -h --help"
-	[top]="-p --pid -d --delay -o --once -n -s --sort -h --help"
-)
-for c in "${!optset[@]}"; do
-	expect 0 "$c --help" -- "$U" $c --help
+nlisted=0
+while read -r c want; do
+	nlisted=$((nlisted + 1))
+	expect 0 "$c --help" -- "$U" $c --help </dev/null
 	grep -oE '^  (-[a-zA-Z](, --[a-z-]+)?|    --[a-z-]+)' "$T/out" | grep -oE -- '--?[a-zA-Z][a-z-]*' |
 		sort > "$T/listed"
-	tr ' ' '\n' <<<"${optset[$c]}" | sort > "$T/want"
+	tr ' ' '\n' <<<"$want" | sort > "$T/want"
 	diff "$T/want" "$T/listed" > "$T/d" || fail "$c --help: options listed differ from the command's ($(tr '\n' ' ' < "$T/d"))"
 	for o in $(cat "$T/listed"); do
 		[ "$o" = -h ] || [ "$o" = --help ] && continue
@@ -125,11 +116,23 @@ for c in "${!optset[@]}"; do
 		! grep -q "unknown option" "$T/err" || fail "$c $o: listed in --help, refused: $(head -1 "$T/err")"
 	done
 	if [ "$c" = slabinfo ] || [ "$c" = top ]; then	# not in $cmds (they need a process)
-		expect 2 "$c --bogus" -- "$U" $c --bogus
+		expect 2 "$c --bogus" -- "$U" $c --bogus </dev/null
 		[ "$(head -1 "$T/err")" = "uslab $c: unknown option '--bogus'" ] || fail "$c --bogus: $(head -1 "$T/err")"
 		grep -q "^usage: uslab $c" "$T/err" || fail "$c --bogus: no usage"
 	fi
-done
+done <<'EOF'
+script -H --header -n --pid --comm -h --help
+report -t --threads --pid --comm --sort --children --rows -h --help
+import -o --output -q -h --help
+replay -a --allocator --threads-as-recorded -t --threads --no-touch --pid --comm -h --help
+gen -t --threads -o --output -s --seed -c --cpus -b --blocks -l --loops -p --percent -w --window --min --max --step-ns -h --help
+sim --cpus --mag-size --batch --depot-limit --sample --rows --timeline --no-reaper --pid --comm -h --help
+tune -j --jobs --svg --png --cpus --mag-sizes --depot-limits --batch --peak --no-compose --all --verify --verify-grid --pid --comm -h --help
+record -g -o --output -l -q -h --help
+slabinfo -p --pid -w --write -h --help
+top -p --pid -d --delay -o --once -n -s --sort -h --help
+EOF
+[ "$nlisted" = 10 ] || fail "options of $nlisted commands checked, expected 10"
 
 # Each refusal: exit 2, one line naming the option (exactly as below), the
 # usage on stderr, nothing on stdout.

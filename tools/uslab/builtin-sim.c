@@ -259,6 +259,8 @@ int cmd_sim(int argc, char **argv)
 	int err;
 
 	sim_config_init(&cfg);
+	/* mirrors cmd_tune (builtin-tune.c): the options, then the trace
+	 * loaded for the engine (streamed here, whole there) */
 	err = sim_parse(argc, argv, &cfg, &o);
 	if (err <= 0)
 		return -err;

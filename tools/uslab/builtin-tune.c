@@ -497,6 +497,8 @@ int cmd_tune(int argc, char **argv)
 	const char *trace;
 	int rc;
 
+	/* mirrors cmd_sim (builtin-sim.c): the options, then the trace
+	 * loaded for the engine (whole here, streamed there) */
 	rc = tune_parse(argc, argv, &tu, &o);
 	if (rc <= 0)
 		return -rc;

@@ -3,7 +3,8 @@
  * uslab: the trace and simulator CLI, perf-style subcommands.
  *
  * To add a subcommand: write `int cmd_xxx(int argc, char **argv)` in
- * tools/uslab/builtin-xxx.c, declare it in tools/uslab/builtin.h, add one
+ * tools/uslab/builtin-xxx.c (its options one table for parse_options(),
+ * tools/uslab/parse-options.h), declare it in tools/uslab/builtin.h, add one
  * line to the table below, and a manual page docs/man/uslab-xxx.1.scd.
  */
 #include <errno.h>
