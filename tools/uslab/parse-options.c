@@ -103,8 +103,9 @@ void usage_with_options(FILE *f, const struct cli_opt *opts, const char *usage)
 	static const struct cli_opt help = OPT_BOOLEAN('h', "help", NULL, "this help");
 	char left[128];
 	int width = 0;
+	size_t ul = strlen(usage);
 
-	fprintf(f, "usage: %s%s", usage, usage[strlen(usage) - 1] == '\n' ? "" : "\n");
+	fprintf(f, "usage: %s%s", usage, ul && usage[ul - 1] == '\n' ? "" : "\n");
 	for (const struct cli_opt *o = opts; o->type != OPTION_END; o++) {
 		int n = usage_left(o, left, sizeof(left));
 
@@ -207,6 +208,10 @@ static int take_value(const struct cli_opt *opts, const char *usage,
 			return usage_error(opts, usage, "%s: expected %s", name, why);
 		return usage_error(opts, usage, "%s: expected %s, found '%s'", name, why, arg);
 	case OPTION_DOUBLE:
+		if (!arg) {		/* OPT_OPTARG given no value */
+			*(double *)o->value = (double)o->data;
+			return 0;
+		}
 		errno = 0;
 		d = strtod(arg, &end);
 		if (errno || end == arg || *end || isspace((unsigned char)arg[0]))
@@ -309,8 +314,10 @@ int parse_options(int argc, char **argv, const struct cli_opt *opts,
 	int c, rc;
 
 	for (n = 0; opts[n].type != OPTION_END; n++)
-		;
-	if (n > PARSE_OPT_MAX)
+		if (opts[n].short_name == 'h' || (opts[n].long_name &&
+						  !strcmp(opts[n].long_name, "help")))
+			return usage_error(opts, usage, "-h/--help is the parser's own");
+	if (n > PARSE_OPT_MAX)	/* both: the command's table is wrong */
 		return usage_error(opts, usage, "%zu options, more than the parser's %d",
 				   n, PARSE_OPT_MAX);
 	if (flags & PARSE_OPT_STOP_AT_NON_OPTION)
