@@ -318,11 +318,45 @@ int trace_writer_set_procs(struct trace_writer *w, const struct trace_proc *proc
 	return rc;
 }
 
+/* Encodes entry @i of a table at @p; returns the end of what it wrote. */
+typedef uint8_t *(*table_entry_fn)(uint8_t *p, const void *table, uint32_t i);
+
+/*
+ * Encodes the @n entries of @table with @put into one buffer of @cap bytes
+ * (the caller's bound over all entries) and writes it as a @magic record.
+ */
+static int encode_table(struct trace_writer *w, uint32_t magic, const void *table,
+			uint32_t n, size_t cap, table_entry_fn put)
+{
+	uint8_t *buf = malloc(cap ? cap : 1), *p;
+
+	if (!buf)
+		return -ENOMEM;
+	p = buf;
+	for (uint32_t i = 0; i < n; i++)
+		p = put(p, table, i);
+	return write_table(w, magic, n, buf, (size_t)(p - buf));
+}
+
+/* A stack: proc, nframes, then each frame as the zigzag delta from the last. */
+static uint8_t *put_stack(uint8_t *p, const void *table, uint32_t i)
+{
+	const struct trace_stack *st = (const struct trace_stack *)table + i;
+	uint64_t prev = 0;
+
+	p = put_varint(p, st->proc);
+	p = put_varint(p, st->nframes);
+	for (uint32_t k = 0; k < st->nframes; k++) {
+		p = put_varint(p, zigzag((int64_t)(st->frames[k] - prev)));
+		prev = st->frames[k];
+	}
+	return p;
+}
+
 int trace_writer_set_stacks(struct trace_writer *w, const struct trace_stack *st,
 			    uint32_t n)
 {
-	size_t cap = 0, len;
-	uint8_t *buf, *p;
+	size_t cap = 0;
 	int rc;
 
 	rc = before_events(w);
@@ -336,32 +370,31 @@ int trace_writer_set_stacks(struct trace_writer *w, const struct trace_stack *st
 			return -EINVAL;
 		cap += 10 + 10 + 10 * (size_t)st[i].nframes;
 	}
-	buf = malloc(cap ? cap : 1);
-	if (!buf)
-		return -ENOMEM;
-	p = buf;
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t prev = 0;
-
-		p = put_varint(p, st[i].proc);
-		p = put_varint(p, st[i].nframes);
-		for (uint32_t k = 0; k < st[i].nframes; k++) {
-			p = put_varint(p, zigzag((int64_t)(st[i].frames[k] - prev)));
-			prev = st[i].frames[k];
-		}
-	}
-	len = (size_t)(p - buf);
-	rc = write_table(w, TRACE_STACKS_MAGIC, n, buf, len);
+	rc = encode_table(w, TRACE_STACKS_MAGIC, st, n, cap, put_stack);
 	if (!rc)
 		w->nstacks = n;
 	return rc;
 }
 
+/* An object: proc, start, length, file offset, then the path's length and bytes. */
+static uint8_t *put_object(uint8_t *p, const void *table, uint32_t i)
+{
+	const struct trace_object *o = (const struct trace_object *)table + i;
+	size_t l = strlen(o->path);
+
+	p = put_varint(p, o->proc);
+	p = put_varint(p, o->start);
+	p = put_varint(p, o->end - o->start);
+	p = put_varint(p, o->offset);
+	p = put_varint(p, l);
+	memcpy(p, o->path, l);
+	return p + l;
+}
+
 int trace_writer_set_objects(struct trace_writer *w, const struct trace_object *o,
 			     uint32_t n)
 {
-	size_t cap = 0, len;
-	uint8_t *buf, *p;
+	size_t cap = 0;
 	int rc;
 
 	rc = before_events(w);
@@ -375,23 +408,7 @@ int trace_writer_set_objects(struct trace_writer *w, const struct trace_object *
 			return -EINVAL;
 		cap += 50 + strlen(o[i].path);
 	}
-	buf = malloc(cap ? cap : 1);
-	if (!buf)
-		return -ENOMEM;
-	p = buf;
-	for (uint32_t i = 0; i < n; i++) {
-		size_t l = strlen(o[i].path);
-
-		p = put_varint(p, o[i].proc);
-		p = put_varint(p, o[i].start);
-		p = put_varint(p, o[i].end - o[i].start);
-		p = put_varint(p, o[i].offset);
-		p = put_varint(p, l);
-		memcpy(p, o[i].path, l);
-		p += l;
-	}
-	len = (size_t)(p - buf);
-	return write_table(w, TRACE_OBJECTS_MAGIC, n, buf, len);
+	return encode_table(w, TRACE_OBJECTS_MAGIC, o, n, cap, put_object);
 }
 
 void trace_writer_defer_records(struct trace_writer *w)
