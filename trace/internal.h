@@ -238,6 +238,23 @@ static inline int64_t unzigzag(uint64_t v)
 	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
+/*
+ * A call stack as written in a trace's stack table and in the recorder's
+ * spool: @n, then each frame as the zigzag delta from the one before (the
+ * first from 0). At most 10 + 10 x @n bytes.
+ */
+static inline uint8_t *put_frames(uint8_t *p, const uint64_t *frames, uint32_t n)
+{
+	uint64_t prev = 0;
+
+	p = put_varint(p, n);
+	for (uint32_t k = 0; k < n; k++) {
+		p = put_varint(p, zigzag((int64_t)(frames[k] - prev)));
+		prev = frames[k];
+	}
+	return p;
+}
+
 /* ---- trace/outfile.c: output files that never clobber (docs/sim.md).
  * out_open: "-" is standard output; a regular file or new name gets a
  * temporary beside it, renamed at out_commit; a symlink is followed; a FIFO,

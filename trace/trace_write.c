@@ -274,6 +274,20 @@ static int before_events(const struct trace_writer *w)
 	return w->nevents || w->chunk_events ? -EINVAL : 0;
 }
 
+/*
+ * The checks every table shares: before the first event, at most @max
+ * entries, and not @again (a second table of a kind written once).
+ */
+static int table_allowed(const struct trace_writer *w, uint32_t n, uint32_t max,
+			 bool again)
+{
+	int rc = before_events(w);
+
+	if (rc)
+		return rc;
+	return again || n > max ? -EINVAL : 0;
+}
+
 /* write_record() of a table the caller encoded into @buf, which it frees. */
 static int write_table(struct trace_writer *w, uint32_t magic, uint32_t entries,
 		       uint8_t *buf, size_t len)
@@ -292,11 +306,9 @@ int trace_writer_set_procs(struct trace_writer *w, const struct trace_proc *proc
 	size_t len;
 	int rc;
 
-	rc = before_events(w);
+	rc = table_allowed(w, n, TRACE_PROCS_MAX, w->has_procs || !n);
 	if (rc)
 		return rc;
-	if (w->has_procs || !n || n > TRACE_PROCS_MAX)
-		return -EINVAL;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct trace_proc *t = &procs[i];
 
@@ -342,15 +354,8 @@ static int encode_table(struct trace_writer *w, uint32_t magic, const void *tabl
 static uint8_t *put_stack(uint8_t *p, const void *table, uint32_t i)
 {
 	const struct trace_stack *st = (const struct trace_stack *)table + i;
-	uint64_t prev = 0;
 
-	p = put_varint(p, st->proc);
-	p = put_varint(p, st->nframes);
-	for (uint32_t k = 0; k < st->nframes; k++) {
-		p = put_varint(p, zigzag((int64_t)(st->frames[k] - prev)));
-		prev = st->frames[k];
-	}
-	return p;
+	return put_frames(put_varint(p, st->proc), st->frames, st->nframes);
 }
 
 int trace_writer_set_stacks(struct trace_writer *w, const struct trace_stack *st,
@@ -359,11 +364,9 @@ int trace_writer_set_stacks(struct trace_writer *w, const struct trace_stack *st
 	size_t cap = 0;
 	int rc;
 
-	rc = before_events(w);
+	rc = table_allowed(w, n, TRACE_STACKS_MAX, w->nstacks);
 	if (rc)
 		return rc;
-	if (w->nstacks || n > TRACE_STACKS_MAX)
-		return -EINVAL;
 	for (uint32_t i = 0; i < n; i++) {
 		if (st[i].nframes > TRACE_STACK_MAX ||
 		    (w->has_procs ? 0 : st[i].proc != 0))
@@ -397,11 +400,9 @@ int trace_writer_set_objects(struct trace_writer *w, const struct trace_object *
 	size_t cap = 0;
 	int rc;
 
-	rc = before_events(w);
+	rc = table_allowed(w, n, TRACE_OBJECTS_MAX, false);
 	if (rc)
 		return rc;
-	if (n > TRACE_OBJECTS_MAX)
-		return -EINVAL;
 	for (uint32_t i = 0; i < n; i++) {
 		if (o[i].end <= o[i].start || !o[i].path ||
 		    strlen(o[i].path) > TRACE_PROC_STR_MAX)
