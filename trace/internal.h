@@ -319,6 +319,26 @@ struct import_result {
 	char err[512];
 };
 
+/*
+ * What every importer holds (the first member of its state): where events
+ * go, what it reports, and the live objects' ids.
+ */
+struct importer {
+	const char *name;		/* the input's name, for errors */
+	struct import_result *res;
+	trace_emit_fn emit;
+	void *ctx;
+	struct idmap *ids;		/* address -> id of the live object */
+};
+
+/* Counts @ev (and its CPU) in the result and hands it on. */
+int import_emit(struct importer *im, const struct trace_event *ev);
+/*
+ * Up to 16 hex digits at @s, no prefix. Return: the byte after them, or
+ * NULL when there are none or more than 16.
+ */
+const char *import_hex(const char *s, uint64_t *v);
+
 /* trace/import_common.c: the loop both importers run. */
 struct import_format {
 	size_t cap;			/* the longest line accepted, + 1 */
@@ -333,6 +353,12 @@ struct import_format {
  * at the end of @in, -ENOMEM, or -EPROTO with @res->err set. */
 int import_lines(FILE *in, const char *name, struct import_result *res,
 		 const struct import_format *fmt, void *state, uint64_t *nlines);
+/*
+ * import_lines() over @im's input with its id map made before and freed
+ * after; @state begins with @im.
+ */
+int import_run(struct importer *im, FILE *in, const struct import_format *fmt,
+	       uint64_t *nlines);
 /* Says "NAME:LINE: " and @fmt in @res->err. Return: -EPROTO. */
 int import_err(struct import_result *res, const char *name, uint64_t line,
 	       const char *fmt, ...) __printf(4, 5);
