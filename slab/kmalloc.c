@@ -60,6 +60,8 @@ _Static_assert(KMALLOC_SMALL_MAX <= KMALLOC_MAX_CACHE_SIZE,
 	KMALLOC_CLASS(n5, (top) / 8 * 5), KMALLOC_CLASS(n6, (top) / 8 * 6),	\
 	KMALLOC_CLASS(n7, (top) / 8 * 7), KMALLOC_CLASS(n8, top)
 
+/* The #if groups repeat on purpose: a doubling exists only up to
+ * CONFIG_KMALLOC_MAX_CACHE_SIZE. */
 const struct kmalloc_info_struct kmalloc_info[NR_KMALLOC_CLASSES] = {
 	KMALLOC_CLASS("8", 8), KMALLOC_CLASS("16", 16), KMALLOC_CLASS("32", 32),
 	KMALLOC_CLASS("48", 48), KMALLOC_CLASS("64", 64),			/* 0 .. 4 */

@@ -507,13 +507,11 @@ int trace_reader_open_file(struct trace_reader **rp, FILE *f, const char *name)
 	}
 	r->sel = -1;
 	r->meta.selected = -1;
+	/* the header, the trailer's totals, then the tables before the events */
 	rc = read_header(r);
-	if (rc)
-		return rc;
-	rc = peek_trailer(r);
-	if (rc)
-		return rc;
-	return read_prelude(r);
+	if (!rc)
+		rc = peek_trailer(r);
+	return rc ? rc : read_prelude(r);
 }
 
 int trace_reader_open(struct trace_reader **rp, const char *path)
