@@ -204,7 +204,9 @@ int import_lines(FILE *in, const char *name, struct import_result *res,
 					rc == -EILSEQ ? fmt->not_text : "read error");
 			break;
 		}
-		rc = fmt->parse(state, buf, len, line);
+		if (!len)
+			continue;	/* blank lines carry nothing in any format */
+		rc = fmt->parse(state, buf, line);
 		if (rc) {
 			if (rc != -EPROTO)
 				import_err(res, name, line, "%s", strerror(-rc));

@@ -82,8 +82,11 @@ static int new_object(struct mt *m, uint64_t addr, uint64_t *id)
 	return rc;
 }
 
-static int parse_line(struct mt *m, const char *s, uint64_t line)
+/* import_lines()'s callback, @state the struct mt. */
+static int parse_line(void *state, char *line_text, uint64_t line)
 {
+	struct mt *m = state;
+	const char *s = line_text;
 	uint64_t addr, size = 0, id, old;
 	const char *e;
 	char op;
@@ -159,17 +162,11 @@ static int parse_line(struct mt *m, const char *s, uint64_t line)
 	return 0;
 }
 
-/* import_lines()'s callback: blank lines carry nothing. */
-static int mt_line(void *state, char *s, size_t len, uint64_t line)
-{
-	return len ? parse_line(state, s, line) : 0;
-}
-
 static const struct import_format mtrace_format = {
 	.cap = LINE_MAX_LEN,
 	.too_long = "line too long for an mtrace log",
 	.not_text = "NUL byte: not a text mtrace log",
-	.parse = mt_line,
+	.parse = parse_line,
 };
 
 int import_mtrace(FILE *in, const char *name, trace_emit_fn emit, void *ctx,

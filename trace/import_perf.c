@@ -231,8 +231,10 @@ static bool is_callchain(const char *s, char **tok, int ntok)
 	       tok[ntok - 1][0] == '(';
 }
 
-static int parse_line(struct pf *p, char *s, uint64_t line)
+/* import_lines()'s callback, @state the struct pf. */
+static int parse_line(void *state, char *s, uint64_t line)
 {
+	struct pf *p = state;
 	char *tok[MAX_TOKENS], *save = NULL, *t, *orig = s;
 	int ntok = 0;
 	uint64_t ns;
@@ -259,18 +261,11 @@ static int parse_line(struct pf *p, char *s, uint64_t line)
 		      tok[0]);
 }
 
-/* import_lines()'s callback. */
-static int pf_line(void *state, char *s, size_t len, uint64_t line)
-{
-	(void)len;
-	return parse_line(state, s, line);
-}
-
 static const struct import_format perf_format = {
 	.cap = LINE_MAX_LEN,
 	.too_long = "line too long for perf script output",
 	.not_text = "NUL byte: not perf script text (a perf.data file? run 'perf script' on it)",
-	.parse = pf_line,
+	.parse = parse_line,
 };
 
 int import_perf(FILE *in, const char *name, trace_emit_fn emit, void *ctx,

@@ -346,7 +346,7 @@ struct import_format {
 	const char *not_text;		/* said for a NUL byte */
 	/* one line (NUL-terminated, without its newline); 0, -EPROTO after
 	 * import_err(), or -errno (said with strerror) */
-	int (*parse)(void *state, char *s, size_t len, uint64_t line);
+	int (*parse)(void *state, char *s, uint64_t line);	/* a line not blank */
 };
 /* Clears @res, then every line of @in (@name in messages), bounded by
  * @fmt->cap, through @fmt->parse(@state); @nlines: lines read. Return: 0
