@@ -254,6 +254,50 @@ static int check_frame(struct trace_reader *r, const uint8_t *h, uint64_t at,
 	return 0;
 }
 
+/* PROC: the process table, and the per-process event counters and thread
+ * ranges sized by it. */
+static int decode_procs(struct trace_reader *r, const uint8_t *raw, size_t len,
+			uint32_t n, uint64_t at)
+{
+	char why[256];
+	int rc;
+
+	rc = trace_procs_decode(raw, len, n, &r->procs, why, sizeof(why));
+	if (rc == -ENOMEM)
+		return nomem(r);
+	if (rc)
+		return fail(r, at, "%s", why);
+	r->proc_events = calloc(n, sizeof(*r->proc_events));
+	if (!r->proc_events)
+		return nomem(r);
+	r->ranges = calloc(n, sizeof(*r->ranges));
+	if (!r->ranges)
+		return nomem(r);
+	for (uint32_t i = 0; i < n; i++)
+		if (r->procs[i].nthreads)
+			r->ranges[r->nranges++] = i;
+	r->meta.procs = r->procs;
+	r->meta.nprocs = n;
+	return 0;
+}
+
+/* A record of a kind this reader does not know: its @comp bytes skipped
+ * without allocating for them. */
+static int skip_payload(struct trace_reader *r, uint32_t comp)
+{
+	uint8_t skip[4096];
+	size_t got;
+	int rc;
+
+	for (uint32_t left = comp; left; left -= (uint32_t)got) {
+		got = min_t(uint32_t, left, sizeof(skip));
+		rc = read_exact(r, skip, got, "record payload");
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 /*
  * An extension record (format 1.1) whose magic @h was just read at @at:
  * the process table is decoded; a record of a kind this reader does not
@@ -263,7 +307,6 @@ static int load_record(struct trace_reader *r, const uint8_t *h4, uint64_t at)
 {
 	uint8_t h[TRACE_REC_HDR];
 	uint32_t magic, comp, raw, n, crc;
-	size_t got;
 	int rc;
 
 	memcpy(h, h4, 4);
@@ -286,18 +329,8 @@ static int load_record(struct trace_reader *r, const uint8_t *h4, uint64_t at)
 		return rc;
 	n = get_le32(h + 12);
 	if (magic != TRACE_PROCS_MAGIC && magic != TRACE_STACKS_MAGIC &&
-	    magic != TRACE_OBJECTS_MAGIC) {
-		/* Unknown kind: skip its payload without allocating for it. */
-		uint8_t skip[4096];
-
-		for (uint32_t left = comp; left; left -= (uint32_t)got) {
-			got = min_t(uint32_t, left, sizeof(skip));
-			rc = read_exact(r, skip, got, "record payload");
-			if (rc)
-				return rc;
-		}
-		return 0;
-	}
+	    magic != TRACE_OBJECTS_MAGIC)
+		return skip_payload(r, comp);
 	if (r->nchunks)
 		return fail(r, at, "expected records before the first chunk");
 	if (magic == TRACE_PROCS_MAGIC && (r->procs || r->stacks || r->objects))
@@ -314,27 +347,7 @@ static int load_record(struct trace_reader *r, const uint8_t *h4, uint64_t at)
 		return decode_stacks(r, r->raw, raw, n, at + TRACE_REC_HDR);
 	if (magic == TRACE_OBJECTS_MAGIC)
 		return decode_objects(r, r->raw, raw, n, at + TRACE_REC_HDR);
-	{
-		char why[256];
-
-		rc = trace_procs_decode(r->raw, raw, n, &r->procs, why, sizeof(why));
-		if (rc == -ENOMEM)
-			return nomem(r);
-		if (rc)
-			return fail(r, at + TRACE_REC_HDR, "%s", why);
-	}
-	r->proc_events = calloc(n, sizeof(*r->proc_events));
-	if (!r->proc_events)
-		return nomem(r);
-	r->ranges = calloc(n, sizeof(*r->ranges));
-	if (!r->ranges)
-		return nomem(r);
-	for (uint32_t i = 0; i < n; i++)
-		if (r->procs[i].nthreads)
-			r->ranges[r->nranges++] = i;
-	r->meta.procs = r->procs;
-	r->meta.nprocs = n;
-	return 0;
+	return decode_procs(r, r->raw, raw, n, at + TRACE_REC_HDR);
 }
 
 /* Records between the header and the first chunk, so that trace_meta has
