@@ -229,6 +229,76 @@ static int decode_objects(struct trace_reader *r, const uint8_t *buf, size_t len
 }
 
 /*
+ * The frame every chunk and record header opens with (docs/trace-format.md):
+ * magic, compressed size C at +4, decoded size R at +8, and the header's
+ * checksum at @crc_at over the bytes before it. Both sizes are bounded here,
+ * before anything is allocated for them.
+ */
+static int check_frame(struct trace_reader *r, const uint8_t *h, uint64_t at,
+		       size_t crc_at, const char *what, uint32_t raw_min,
+		       uint32_t raw_max, uint32_t *comp, uint32_t *raw)
+{
+	uint32_t crc = trace_crc32c(0, h, crc_at);
+
+	if (crc != get_le32(h + crc_at))
+		return fail(r, at + crc_at, "expected %s header checksum %08x, found %08x",
+			    what, crc, get_le32(h + crc_at));
+	*comp = get_le32(h + 4);
+	*raw = get_le32(h + 8);
+	if (*raw > raw_max || *raw < raw_min)
+		return fail(r, at + 8, "expected decoded %s size in [%u, %u], found %u",
+			    what, raw_min, raw_max, *raw);
+	if (*comp == 0 || *comp > ZSTD_compressBound(*raw))
+		return fail(r, at + 4, "expected compressed %s size in [1, %zu], found %u",
+			    what, ZSTD_compressBound(*raw), *comp);
+	return 0;
+}
+
+/* PROC: the process table, and the per-process event counters and thread
+ * ranges sized by it. */
+static int decode_procs(struct trace_reader *r, const uint8_t *raw, size_t len,
+			uint32_t n, uint64_t at)
+{
+	char why[256];
+	int rc;
+
+	rc = trace_procs_decode(raw, len, n, &r->procs, why, sizeof(why));
+	if (rc == -ENOMEM)
+		return nomem(r);
+	if (rc)
+		return fail(r, at, "%s", why);
+	r->proc_events = calloc(n, sizeof(*r->proc_events));
+	if (!r->proc_events)
+		return nomem(r);
+	r->ranges = calloc(n, sizeof(*r->ranges));
+	if (!r->ranges)
+		return nomem(r);
+	for (uint32_t i = 0; i < n; i++)
+		if (r->procs[i].nthreads)
+			r->ranges[r->nranges++] = i;
+	r->meta.procs = r->procs;
+	r->meta.nprocs = n;
+	return 0;
+}
+
+/* A record of a kind this reader does not know: its @comp bytes skipped
+ * without allocating for them. */
+static int skip_payload(struct trace_reader *r, uint32_t comp)
+{
+	uint8_t skip[4096];
+	size_t got;
+	int rc;
+
+	for (uint32_t left = comp; left; left -= (uint32_t)got) {
+		got = min_t(uint32_t, left, sizeof(skip));
+		rc = read_exact(r, skip, got, "record payload");
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/*
  * An extension record (format 1.1) whose magic @h was just read at @at:
  * the process table is decoded; a record of a kind this reader does not
  * know (a later minor version) is skipped.
@@ -237,7 +307,6 @@ static int load_record(struct trace_reader *r, const uint8_t *h4, uint64_t at)
 {
 	uint8_t h[TRACE_REC_HDR];
 	uint32_t magic, comp, raw, n, crc;
-	size_t got;
 	int rc;
 
 	memcpy(h, h4, 4);
@@ -255,31 +324,13 @@ static int load_record(struct trace_reader *r, const uint8_t *h4, uint64_t at)
 			    h[0], h[1], h[2], h[3]);
 	if (rc)
 		return rc;
-	if (crc != get_le32(h + 20))
-		return fail(r, at + 20, "expected record header checksum %08x, found %08x",
-			    crc, get_le32(h + 20));
-	comp = get_le32(h + 4);
-	raw = get_le32(h + 8);
+	rc = check_frame(r, h, at, 20, "record", 0, TRACE_REC_RAW_MAX, &comp, &raw);
+	if (rc)
+		return rc;
 	n = get_le32(h + 12);
-	if (raw > TRACE_REC_RAW_MAX)
-		return fail(r, at + 8, "expected decoded record size <= %u, found %u",
-			    TRACE_REC_RAW_MAX, raw);
-	if (comp == 0 || comp > ZSTD_compressBound(raw))
-		return fail(r, at + 4, "expected compressed record size in [1, %zu], found %u",
-			    ZSTD_compressBound(raw), comp);
 	if (magic != TRACE_PROCS_MAGIC && magic != TRACE_STACKS_MAGIC &&
-	    magic != TRACE_OBJECTS_MAGIC) {
-		/* Unknown kind: skip its payload without allocating for it. */
-		uint8_t skip[4096];
-
-		for (uint32_t left = comp; left; left -= (uint32_t)got) {
-			got = min_t(uint32_t, left, sizeof(skip));
-			rc = read_exact(r, skip, got, "record payload");
-			if (rc)
-				return rc;
-		}
-		return 0;
-	}
+	    magic != TRACE_OBJECTS_MAGIC)
+		return skip_payload(r, comp);
 	if (r->nchunks)
 		return fail(r, at, "expected records before the first chunk");
 	if (magic == TRACE_PROCS_MAGIC && (r->procs || r->stacks || r->objects))
@@ -296,27 +347,7 @@ static int load_record(struct trace_reader *r, const uint8_t *h4, uint64_t at)
 		return decode_stacks(r, r->raw, raw, n, at + TRACE_REC_HDR);
 	if (magic == TRACE_OBJECTS_MAGIC)
 		return decode_objects(r, r->raw, raw, n, at + TRACE_REC_HDR);
-	{
-		char why[256];
-
-		rc = trace_procs_decode(r->raw, raw, n, &r->procs, why, sizeof(why));
-		if (rc == -ENOMEM)
-			return nomem(r);
-		if (rc)
-			return fail(r, at + TRACE_REC_HDR, "%s", why);
-	}
-	r->proc_events = calloc(n, sizeof(*r->proc_events));
-	if (!r->proc_events)
-		return nomem(r);
-	r->ranges = calloc(n, sizeof(*r->ranges));
-	if (!r->ranges)
-		return nomem(r);
-	for (uint32_t i = 0; i < n; i++)
-		if (r->procs[i].nthreads)
-			r->ranges[r->nranges++] = i;
-	r->meta.procs = r->procs;
-	r->meta.nprocs = n;
-	return 0;
+	return decode_procs(r, r->raw, raw, n, at + TRACE_REC_HDR);
 }
 
 /* Records between the header and the first chunk, so that trace_meta has
@@ -489,13 +520,11 @@ int trace_reader_open_file(struct trace_reader **rp, FILE *f, const char *name)
 	}
 	r->sel = -1;
 	r->meta.selected = -1;
+	/* the header, the trailer's totals, then the tables before the events */
 	rc = read_header(r);
-	if (rc)
-		return rc;
-	rc = peek_trailer(r);
-	if (rc)
-		return rc;
-	return read_prelude(r);
+	if (!rc)
+		rc = peek_trailer(r);
+	return rc ? rc : read_prelude(r);
 }
 
 int trace_reader_open(struct trace_reader **rp, const char *path)
@@ -610,7 +639,7 @@ static int load_chunk(struct trace_reader *r)
 {
 	uint8_t h[TRACE_TRAILER];	/* a chunk header or the trailer */
 	uint64_t at, base;
-	uint32_t magic, comp, raw, nev, crc;
+	uint32_t magic, comp, raw, nev;
 	uint64_t first;
 	size_t n;
 	int rc;
@@ -644,21 +673,13 @@ again:
 	rc = read_exact(r, h + 4, TRACE_CHUNK_HDR - 4, "chunk header");
 	if (rc)
 		return rc;
-	crc = trace_crc32c(0, h, 36);
-	if (crc != get_le32(h + 36))
-		return fail(r, at + 36, "expected chunk header checksum %08x, found %08x",
-			    crc, get_le32(h + 36));
-	comp = get_le32(h + 4);
-	raw = get_le32(h + 8);
+	rc = check_frame(r, h, at, 36, "chunk", TRACE_EVENT_MIN, TRACE_CHUNK_RAW_MAX,
+			 &comp, &raw);
+	if (rc)
+		return rc;
 	nev = get_le32(h + 12);
 	first = get_le64(h + 16);
 	base = get_le64(h + 24);
-	if (raw > TRACE_CHUNK_RAW_MAX || raw < TRACE_EVENT_MIN)
-		return fail(r, at + 8, "expected decoded chunk size in [%u, %u], found %u",
-			    TRACE_EVENT_MIN, TRACE_CHUNK_RAW_MAX, raw);
-	if (comp > ZSTD_compressBound(raw) || comp == 0)
-		return fail(r, at + 4, "expected compressed size in [1, %zu], found %u",
-			    ZSTD_compressBound(raw), comp);
 	if (nev == 0 || nev > raw / TRACE_EVENT_MIN)
 		return fail(r, at + 12, "expected 1 to %u events for %u bytes, found %u",
 			    raw / TRACE_EVENT_MIN, raw, nev);
@@ -691,21 +712,76 @@ static int bad_event(struct trace_reader *r, const char *what)
 		    r->chunk_events - r->chunk_left, r->nevents, r->p - r->raw, what);
 }
 
-static int next_event(struct trace_reader *r, struct trace_event *ev)
+/* Past the current chunk's last event: the next chunk. Return: 1 with
+ * events to read, 0 at the end, or an error. */
+static int next_chunk(struct trace_reader *r)
 {
-	const uint8_t *p;
-	uint64_t v, id;
-	uint8_t b;
 	int rc;
 
-	if (unlikely(r->error))
-		return r->error;
-	while (unlikely(!r->chunk_left)) {
+	while (!r->chunk_left) {
 		if (r->p != r->end)
 			return bad_event(r, "end of chunk (bytes left over after the last event)");
 		if (r->done)
 			return 0;
 		rc = load_chunk(r);
+		if (rc <= 0)
+			return rc;
+	}
+	return 1;
+}
+
+/*
+ * An event's fields after its op byte @b, thread and CPU: object id,
+ * realloc's old id, size, alignment, stack (docs/trace-format.md).
+ */
+static int decode_ids(struct trace_reader *r, const uint8_t **pp, uint8_t b,
+		      struct trace_event *ev)
+{
+	uint64_t v;
+
+	r->fld[TRACE_FIELD_ID] = (uint32_t)(*pp - r->raw);
+	if (get_varint(pp, r->end, &v))
+		return bad_event(r, "object id varint");
+	ev->id = r->prev_id + (uint64_t)unzigzag(v);
+	if (ev->id >= TRACE_ID_LIMIT)
+		return bad_event(r, "object id below 2^63");
+	ev->old_id = 0;
+	if (ev->op == TRACE_OP_REALLOC) {
+		r->fld[TRACE_FIELD_OLD_ID] = (uint32_t)(*pp - r->raw);
+		if (get_varint(pp, r->end, &v))
+			return bad_event(r, "realloc old id varint");
+		ev->old_id = ev->id + (uint64_t)unzigzag(v);
+		if (ev->old_id >= TRACE_ID_LIMIT)
+			return bad_event(r, "realloc old id below 2^63");
+	}
+	ev->size = 0;
+	r->fld[TRACE_FIELD_SIZE] = (uint32_t)(*pp - r->raw);
+	if (trace_op_has_size(ev->op) && get_varint(pp, r->end, &ev->size))
+		return bad_event(r, "size varint");
+	ev->align = 0;
+	r->fld[TRACE_FIELD_ALIGN] = (uint32_t)(*pp - r->raw);
+	if (trace_op_has_align(ev->op) && get_varint(pp, r->end, &ev->align))
+		return bad_event(r, "alignment varint");
+	ev->stack = 0;
+	if (b & TRACE_EV_STACK) {
+		if (get_varint(pp, r->end, &v) || v == 0 || v > r->meta.nstacks)
+			return bad_event(r, "a stack id in the stack table");
+		ev->stack = (uint32_t)v;
+	}
+	return 0;
+}
+
+static int next_event(struct trace_reader *r, struct trace_event *ev)
+{
+	const uint8_t *p;
+	uint64_t v;
+	uint8_t b;
+	int rc;
+
+	if (unlikely(r->error))
+		return r->error;
+	if (unlikely(!r->chunk_left)) {
+		rc = next_chunk(r);
 		if (rc <= 0)
 			return rc;
 	}
@@ -743,46 +819,15 @@ static int next_event(struct trace_reader *r, struct trace_event *ev)
 	}
 	r->prev_cpu = v;
 	ev->cpu = v ? (uint32_t)(v - 1) : TRACE_CPU_UNKNOWN;
-	r->fld[TRACE_FIELD_ID] = (uint32_t)(p - r->raw);
-	if (get_varint(&p, r->end, &v))
-		return bad_event(r, "object id varint");
-	id = r->prev_id + (uint64_t)unzigzag(v);
-	if (id >= TRACE_ID_LIMIT)
-		return bad_event(r, "object id below 2^63");
-	ev->id = id;
-	ev->old_id = 0;
-	if (ev->op == TRACE_OP_REALLOC) {
-		r->fld[TRACE_FIELD_OLD_ID] = (uint32_t)(p - r->raw);
-		if (get_varint(&p, r->end, &v))
-			return bad_event(r, "realloc old id varint");
-		ev->old_id = id + (uint64_t)unzigzag(v);
-		if (ev->old_id >= TRACE_ID_LIMIT)
-			return bad_event(r, "realloc old id below 2^63");
-	}
-	ev->size = 0;
-	r->fld[TRACE_FIELD_SIZE] = (uint32_t)(p - r->raw);
-	if (trace_op_has_size(ev->op) && get_varint(&p, r->end, &ev->size))
-		return bad_event(r, "size varint");
-	ev->align = 0;
-	r->fld[TRACE_FIELD_ALIGN] = (uint32_t)(p - r->raw);
-	if (trace_op_has_align(ev->op) && get_varint(&p, r->end, &ev->align))
-		return bad_event(r, "alignment varint");
-	ev->stack = 0;
-	if (b & TRACE_EV_STACK) {
-		if (get_varint(&p, r->end, &v) || v == 0 || v > r->meta.nstacks)
-			return bad_event(r, "a stack id in the stack table");
-		ev->stack = (uint32_t)v;
-	}
+	rc = decode_ids(r, &p, b, ev);
+	if (rc)
+		return rc;
 	r->p = p;
 	r->prev_time = ev->time_ns;
-	r->prev_id = id;
+	r->prev_id = ev->id;
 	r->prev_tid = ev->tid;
-	if (id > r->max_id)
-		r->max_id = id;
-	if (ev->old_id > r->max_id)
-		r->max_id = ev->old_id;
-	if (ev->tid > r->max_tid)
-		r->max_tid = ev->tid;
+	r->max_id = max_t(uint64_t, r->max_id, max_t(uint64_t, ev->id, ev->old_id));
+	r->max_tid = max_t(uint32_t, r->max_tid, ev->tid);
 	r->chunk_left--;
 	r->nevents++;
 	return 1;
