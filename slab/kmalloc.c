@@ -50,7 +50,7 @@ _Static_assert(KMALLOC_SMALL_MAX <= KMALLOC_MAX_CACHE_SIZE,
 
 /*
  * The size classes, smallest first (include/uslab/slab.h says why these).
- * tests/check_kmalloc_classes.c checks the table against kmalloc_index()
+ * tests/slab/check_kmalloc_classes.c checks the table against kmalloc_index()
  * and the waste bound for every size.
  */
 const struct kmalloc_info_struct kmalloc_info[NR_KMALLOC_CLASSES] = {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Hostile workloads for a preloaded malloc: run on glibc and on uslab by
- * tests/test_malloc_robust.sh, one case per invocation (`robust CASE
+ * tests/malloc/test_malloc_robust.sh, one case per invocation (`robust CASE
  * [SECONDS]`). Each case checks what it can (contents, errno, no double
  * hand-out) and exits 0; a crash, a hang (the script's timeout) or a
  * failed check is a failure. None of them measures time.

@@ -3,7 +3,7 @@
 # the trace, tunables reach the library; uslab tune: a frontier and a
 # recommendation in both forms, an SVG; uslab calibrate: a cost model the
 # tuner then uses.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 py=/usr/bin/python3
 
 "$U" gen rpmalloc -t 2 -b 2000 -l 5 -o "$T/rp.ustr" 2>/dev/null || fail "gen rpmalloc"

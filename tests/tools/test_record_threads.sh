@@ -6,7 +6,7 @@
 # +108 MB RSS over 9000 threads). What a thread allocates after the
 # recorder's key destructor (in a later key's destructor) still carries its
 # right call stack.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 cat > "$T/threads.c" <<'C'
 #include <pthread.h>

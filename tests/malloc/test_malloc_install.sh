@@ -12,7 +12,7 @@
 #   - the installed `uslab replay --allocator uslab` finds PREFIX/lib/libuslab.so.
 set -u
 O=${O:-build}
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(realpath "$O")
 prefix=$(mktemp -d "${TMPDIR:-/tmp}/uslab-install.XXXXXX")
 trap 'rm -rf "$prefix"' EXIT

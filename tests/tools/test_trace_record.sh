@@ -2,7 +2,7 @@
 # uslab record -> report -> script on a program built here with known
 # allocation counts on two threads, plus a forked child (its own trace) and
 # the recorded command's exit status.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 cat > "$T/prog.c" <<'C'
 #include <malloc.h>

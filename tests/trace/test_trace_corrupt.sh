@@ -71,7 +71,7 @@ cp "$T/good.ustr" "$T/extra.ustr"; echo junk >> "$T/extra.ustr"
 expect_err "$T/extra.ustr" "bytes after the trailer" "byte offset $((END + 48))"
 
 expect_err /bin/true "ELF file" "byte offset 0:"
-expect_err tests/data/perf-kmem.txt "text file" "byte offset 0:"
+expect_err tests/trace/data/perf-kmem.txt "text file" "byte offset 0:"
 expect_err "$T/big.log" "mtrace log as a trace" "byte offset 0:"
 expect_err "$T/none.ustr" "missing file" "No such file"
 
@@ -107,7 +107,7 @@ expect_import mtrace /bin/true "true:1:" "mtrace on an ELF file"
 expect_import mtrace "$T/m8" "m8:1: empty" "mtrace empty"
 expect_import mtrace "$T/no-such" "No such file" "mtrace missing input"
 
-head -4 tests/data/perf-kmem.txt > "$T/p1"
+head -4 tests/trace/data/perf-kmem.txt > "$T/p1"
 echo "this is not perf output" >> "$T/p1"
 expect_import perf "$T/p1" "p1:5: expected a perf script event line" "perf junk line"
 echo "   bash  1 [000]  1.000001: kmem:kmalloc: call_site=x bytes_req=3" > "$T/p2"

@@ -4,7 +4,7 @@
 # reallocs, callocs and aligned allocations. The counts of report, replay (on
 # glibc and on the preloaded libuslab.so, and on the Debian peers that are
 # installed) and sim must agree with what the program does.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 # A replay that hangs is a failure, not a stuck `make check`.
 replay() { timeout -s KILL 120 "$U" replay "$@"; }
 

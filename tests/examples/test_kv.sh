@@ -14,7 +14,7 @@ tmp=$(mktemp -d); trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 pid=
 
 # A free port: the server says so when it cannot listen.
-. "$(dirname "$0")/../examples/kv/start.sh"
+. "$(dirname "$0")/../../examples/kv/start.sh"
 kv_start "$tmp/out" "$tmp/err" env USLAB_OPTIONS=stats "$kv" --threads 2
 pid=$kvpid
 [ -n "$pid" ] || fail "uslab-kv did not start: $(cat "$tmp/err")"

@@ -5,7 +5,7 @@
 # cross-thread frees; mtmalloc-N: sizes uniform in [1, N KiB], W live per
 # thread; prodcons: every free on a consumer thread, about Q live. Same seed
 # gives the same file; another seed another.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 [ -n "${SIMDEBUG:-}" ] && set -x
 
 # Walks `uslab script` output: $4 op, $5 id=N, $6 size=N, $2 tid.

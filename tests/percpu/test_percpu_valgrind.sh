@@ -14,8 +14,8 @@ mode=fallback
 grep -q '^CONFIG_PERCPU_CACHE=y' "$O/auto.conf" || mode=off
 vg=(valgrind -q --error-exitcode=1 --fair-sched=yes --leak-check=no)
 fail=0
-for suite in check_percpu check_slab; do
-	log=$O/test-logs/valgrind-$suite.log
+for suite in percpu/check_percpu slab/check_slab; do
+	log=$O/test-logs/valgrind-${suite#*/}.log
 	mkdir -p "$O/test-logs"
 	start=$(date +%s)
 	if USLAB_EXPECT_PCP_MODE=$mode CK_FORK=no CK_DEFAULT_TIMEOUT=600 \

@@ -8,7 +8,7 @@
 # process is the default only when that last image allocated nothing or
 # was not recorded (a static program). The rule: docs/trace-format.md,
 # "Which process".
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 # rows TRACE: "mark pid ppid events allocs comm command" per process image,
 # mark "*" for the one the tools read, "-" for the others

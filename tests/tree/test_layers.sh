@@ -4,7 +4,7 @@
 # upward include, an upward call seen only by nm, a recorder that calls the
 # trace library's objects), so a checker that lets everything through fails.
 set -u
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 O=${O:-build}
 case "$O" in /*) ;; *) O=$src/$O ;; esac
 cd "$src" && O=$O bash scripts/check-layers.sh || exit 1

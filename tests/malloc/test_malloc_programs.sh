@@ -6,7 +6,7 @@
 set -u
 O=${O:-build}
 lib=$(realpath "$O/libuslab.so") || { echo "missing $O/libuslab.so"; exit 1; }
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/uslab-programs.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 unset USLAB_OPTIONS

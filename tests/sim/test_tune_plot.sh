@@ -3,8 +3,8 @@
 # real script reading the CSV uslab writes, no code generated in C), from the
 # build tree and from an install prefix; a file name with quotes is a name,
 # not shell text; a PNG that cannot be written is an error with no file left.
-. "$(dirname "$0")/lib.sh"
-src=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/../lib.sh"
+src=$(cd "$(dirname "$0")/../.." && pwd)
 case "$O" in /*) ;; *) O=$src/$O ;; esac
 U=$O/uslab
 is_png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; }

@@ -15,7 +15,7 @@ tmp=$(mktemp -d)
 trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
 
 # --- uslab-kv under load ------------------------------------------------------
-. "$(dirname "$0")/../examples/kv/start.sh"
+. "$(dirname "$0")/../../examples/kv/start.sh"
 kv_start "$tmp/kv.out" "" env USLAB_OPTIONS=stats_shm "$kv" --threads 2
 [ -n "$kvpid" ] || fail "uslab-kv did not start: $(cat "$tmp/kv.out")"
 pids+=($kvpid)

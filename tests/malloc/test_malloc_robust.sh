@@ -8,7 +8,7 @@
 set -u
 O=${O:-build}
 robust=$O/tests/malloc/robust
-noseq=$O/tests/percpu_no_rseq
+noseq=$O/tests/percpu/percpu_no_rseq
 lib=$(realpath "$O/libuslab.so")
 for f in "$robust" "$noseq" "$lib"; do
 	[ -e "$f" ] || { echo "missing $f (run make O=$O first)"; exit 1; }

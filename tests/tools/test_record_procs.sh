@@ -4,9 +4,9 @@
 # wrapper chain (bash -> env -> interpreter), gcc -c (vfork), a program that
 # uses posix_spawn and vfork, a static binary, a cleared LD_PRELOAD, and a
 # process that outlives the command. The default process is the program
-# the command ran as (tests/test_record_default.sh tests that rule), and
+# the command ran as (tests/tools/test_record_default.sh tests that rule), and
 # report/script/sim take --pid/--comm.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 # only_file NAME: the run wrote exactly one trace (no FILE.<pid> siblings)
 only_file() {

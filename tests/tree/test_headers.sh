@@ -2,7 +2,7 @@
 # Every header compiles on its own (shared/STYLE.md): public headers, lib/
 # and each folder's internal.h, with the project's warnings as errors.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 O=${O:-build}
 conf=$O/include/generated/autoconf.h
 [ -f "$conf" ] || { echo "no $conf: build first"; exit 1; }

@@ -5,7 +5,7 @@
 # with redis-cli. The server is always stopped at the end.
 set -u
 O=${O:-build}
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 lib=$(realpath "$O/libuslab.so") || { echo "missing $O/libuslab.so"; exit 1; }
 unset USLAB_OPTIONS
 server=$(bash "$src/scripts/redis-build.sh" "$O") || {

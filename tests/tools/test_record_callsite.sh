@@ -4,7 +4,7 @@
 # report names each allocating function with its file and line (libdw), with
 # exact allocations, bytes, peak live, leaked and temporary counts; the
 # size-split and --children (callers fold in callees) views agree with it.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 cat > "$T/sites.c" <<'C'
 #include <pthread.h>

@@ -6,7 +6,7 @@
 # is standard input for readers and standard output for writers; write
 # errors (/dev/full, a closed pipe) give a message and exit 1 before further
 # work; output paths are checked before a long run.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 cmds="record script report import replay gen sim tune calibrate"
 
 # expect RC WHAT -- CMD...: run, keep stdout/stderr in $T/out, $T/err

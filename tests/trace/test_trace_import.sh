@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # uslab import: a glibc mtrace log recorded here (libc_malloc_debug.so), and
-# the perf script kmem sample in tests/data; counts must match the inputs.
-. "$(dirname "$0")/lib.sh"
+# the perf script kmem sample in tests/trace/data; counts must match the inputs.
+. "$(dirname "$0")/../lib.sh"
 DEBUGLIB=/usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0
 
 cat > "$T/mt.c" <<'C'
@@ -49,7 +49,7 @@ else
 	echo "SKIP mtrace part: $DEBUGLIB missing"
 fi
 
-"$U" import perf tests/data/perf-kmem.txt -o "$T/pk.ustr" 2> "$T/pk.err"
+"$U" import perf tests/trace/data/perf-kmem.txt -o "$T/pk.ustr" 2> "$T/pk.err"
 cat "$T/pk.err"
 grep -q "2 lines skipped" "$T/pk.err" || fail "perf: the sched event and unknown kfree are skipped"
 "$U" script --header "$T/pk.ustr" > "$T/pk.txt"

@@ -4,7 +4,7 @@
 # allocs under allocs and frees under frees; tune's progress ends at its
 # total; `make help` lists every target and preset; an unknown preset says
 # which presets exist.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 # A clockless trace, as glibc's mtrace writes it.
 {

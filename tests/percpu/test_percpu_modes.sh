@@ -27,7 +27,7 @@ rseq=rseq
 grep -q '^CONFIG_PERCPU_RSEQ=y' "$conf" || rseq=fallback
 [ "$(uname -m)" = x86_64 ] || rseq=fallback
 
-noseq=$O/tests/percpu_no_rseq
+noseq=$O/tests/percpu/percpu_no_rseq
 fail=0
 run() {		# run EXPECTED-MODE DESCRIPTION CMD...
 	local want=$1 what=$2
@@ -44,31 +44,31 @@ run() {		# run EXPECTED-MODE DESCRIPTION CMD...
 }
 mkdir -p "$O/test-logs"
 
-run $rseq "glibc's rseq area" "$O/tests/check_percpu"
+run $rseq "glibc's rseq area" "$O/tests/percpu/check_percpu"
 run $rseq "own rseq area (glibc told not to register)" \
-	env GLIBC_TUNABLES=glibc.pthread.rseq=0 "$O/tests/check_percpu"
+	env GLIBC_TUNABLES=glibc.pthread.rseq=0 "$O/tests/percpu/check_percpu"
 run $rseq "own rseq area, stress" \
-	env GLIBC_TUNABLES=glibc.pthread.rseq=0 "$O/tests/check_percpu_stress"
-run fallback "seccomp: rseq returns ENOSYS" "$noseq" "$O/tests/check_percpu"
+	env GLIBC_TUNABLES=glibc.pthread.rseq=0 "$O/tests/percpu/check_percpu_stress"
+run fallback "seccomp: rseq returns ENOSYS" "$noseq" "$O/tests/percpu/check_percpu"
 run fallback "seccomp + glibc tunable" \
-	env GLIBC_TUNABLES=glibc.pthread.rseq=0 "$noseq" "$O/tests/check_percpu"
-run fallback "slab suite under seccomp" "$noseq" "$O/tests/check_slab"
+	env GLIBC_TUNABLES=glibc.pthread.rseq=0 "$noseq" "$O/tests/percpu/check_percpu"
+run fallback "slab suite under seccomp" "$noseq" "$O/tests/slab/check_slab"
 run fallback "slab suite under seccomp + glibc tunable" \
-	env GLIBC_TUNABLES=glibc.pthread.rseq=0 "$noseq" "$O/tests/check_slab"
-run fallback "stress under seccomp" "$noseq" "$O/tests/check_percpu_stress"
+	env GLIBC_TUNABLES=glibc.pthread.rseq=0 "$noseq" "$O/tests/slab/check_slab"
+run fallback "stress under seccomp" "$noseq" "$O/tests/percpu/check_percpu_stress"
 run fallback "own rseq area, membarrier EPERM, stress" \
 	env GLIBC_TUNABLES=glibc.pthread.rseq=0 USLAB_STRESS_SECONDS=3 \
-	"$noseq" --membarrier "$O/tests/check_percpu_stress"
+	"$noseq" --membarrier "$O/tests/percpu/check_percpu_stress"
 run fallback "own rseq area, membarrier ENOSYS" \
 	env GLIBC_TUNABLES=glibc.pthread.rseq=0 \
-	"$noseq" --membarrier=ENOSYS "$O/tests/check_percpu"
+	"$noseq" --membarrier=ENOSYS "$O/tests/percpu/check_percpu"
 if [ "$(nproc)" -gt 1 ]; then
-	run $rseq "restricted cpuset (taskset -c 1)" taskset -c 1 "$O/tests/check_percpu_stress"
+	run $rseq "restricted cpuset (taskset -c 1)" taskset -c 1 "$O/tests/percpu/check_percpu_stress"
 	# A mount namespace where sysfs names CPU 0 only, run on CPU 1.
 	possible=$O/test-logs/possible-0
 	echo 0 > "$possible"
 	if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
-		for prog in check_percpu_stress check_percpu check_slab; do
+		for prog in percpu/check_percpu_stress percpu/check_percpu slab/check_slab; do
 			run $rseq "sysfs possible = 0, taskset -c 1: $prog" \
 				unshare -m sh -c 'mount --bind "$1" /sys/devices/system/cpu/possible &&
 					[ "$(cat /sys/devices/system/cpu/possible)" = 0 ] &&

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Well-formed but hostile traces (issue 11, findings 5-10): every field is
-# input, however valid its checksum. tests/trace_forge.c writes them with the
+# input, however valid its checksum. tests/trace/trace_forge.c writes them with the
 # real writer and re-checksums forged trailer fields. Each case failed (crash,
 # hang, gigabytes, misleading message) before its fix; now each tool either
 # runs in memory that follows what the file holds, or fails with the byte
@@ -8,7 +8,7 @@
 set -u
 O=${O:-build}
 U=${U:-$O/uslab}
-F=$O/tests/trace_forge
+F=$O/tests/trace/trace_forge
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 nfail=0
