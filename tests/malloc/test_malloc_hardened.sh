@@ -3,44 +3,34 @@
 # and a free inside a block stop with one line naming the cache and the
 # object, then abort, before any block is handed out twice; a free of a
 # pointer uslab did not hand out stays ignored (preloaded libuslab.so).
-set -u
-O=${O:-build}
+. "$(dirname "$0")/../lib.sh"
+set +e	# every case runs; bad notes a failure
+config SLAB_FREE_HARDENED || skip "CONFIG_SLAB_FREE_HARDENED is off: nothing to test"
 misuse=$O/tests/malloc/misuse
-lib=$PWD/$O/libuslab.so
-if ! grep -q '^CONFIG_SLAB_FREE_HARDENED=y' "$O/auto.conf"; then
-	echo "CONFIG_SLAB_FREE_HARDENED is off: nothing to test"
-	exit 0
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail=0
-bad() { echo "FAIL $*"; fail=1; }
 
 # expect MODE WHAT: SIGABRT, and stderr is exactly one line, the report on
-# the object the program printed.
+# the object the program printed. (tests/slab/test_slab_debug.sh's expect
+# is its multi-line form, with slab_debug's call sites.)
 expect() {
-	local mode=$1 what=$2 st obj
-	LD_PRELOAD=$lib "$misuse" "$mode" >"$work/out" 2>"$work/err"
-	st=$?
-	obj=$(sed -n 's/^object 0x\([0-9a-f]*\)$/\1/p' "$work/out")
-	[ "$st" -eq 134 ] || bad "$mode: exit status $st, not SIGABRT"
-	[ "$(wc -l < "$work/err")" -eq 1 ] || bad "$mode: not one line"
+	local mode=$1 what=$2
+	preload_abort "$misuse" "$mode" || return
+	[ "$(wc -l < "$T/err")" -eq 1 ] || bad "$mode: not one line"
 	if grep -qxE "uslab: (kfree|kmem_cache_free)\(kmalloc-[0-9]+\): $what" \
-		"$work/err" && grep -q "0x$obj\b" "$work/err" && [ -n "$obj" ]; then
-		echo "ok   $mode: $(cat "$work/err")"
+		"$T/err" && grep -q "0x$obj\b" "$T/err"; then
+		echo "ok   $mode: $(cat "$T/err")"
 	else
-		bad "$mode: report (object 0x$obj):"; cat "$work/err"
+		bad "$mode: report (object 0x$obj):"; cat "$T/err"
 	fi
 }
 expect double-next "double free of object 0x[0-9a-f]+"
 expect double-late "double free of object 0x[0-9a-f]+"
 expect interior "invalid pointer 0x[0-9a-f]+ \(not at an object boundary\)"
 
-LD_PRELOAD=$lib "$misuse" foreign >"$work/out" 2>"$work/err"
+LD_PRELOAD=$LIBUSLAB "$misuse" foreign >"$T/out" 2>"$T/err"
 st=$?
-if [ "$st" -eq 0 ] && [ ! -s "$work/err" ] && grep -q "done foreign" "$work/out"; then
+if [ "$st" -eq 0 ] && [ ! -s "$T/err" ] && grep -q "done foreign" "$T/out"; then
 	echo "ok   foreign pointers ignored"
 else
-	bad "foreign: status $st"; cat "$work/err"
+	bad "foreign: status $st"; cat "$T/err"
 fi
-exit $fail
+exit $failed

@@ -855,38 +855,18 @@ END_TEST
 /* debug reports (CONFIG_PAGE_ALLOC_DEBUG) */
 
 /*
- * Run @fn in a child whose log goes to a pipe; the child must abort, and
- * its report must contain @expect.
+ * Run @fn in a child whose log goes to a pipe (test_catch_abort); the
+ * child must abort, and its report must contain @expect.
  */
-static void expect_report(void (*fn)(void *), void *arg, const char *expect)
+static void expect_report(void (*fn)(int fd, void *), void *arg, const char *expect)
 {
 	char out[2048];
-	int fds[2], status;
-	ssize_t n, got = 0;
-	pid_t pid;
 
-	ck_assert_int_eq(pipe(fds), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		close(fds[0]);
-		uslab_log_set_fd(fds[1]);
-		signal(SIGABRT, SIG_DFL);
-		fn(arg);
-		_exit(0);
-	}
-	close(fds[1]);
-	while ((n = read(fds[0], out + got, sizeof(out) - 1 - (size_t)got)) > 0)
-		got += n;
-	out[got] = '\0';
-	close(fds[0]);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
-		      "child did not abort; log: %s", out);
+	test_catch_abort(fn, arg, out, sizeof(out));
 	ck_assert_msg(strstr(out, expect) != NULL, "report '%s' lacks '%s'", out, expect);
 }
 
-static void do_double_free(void *arg)
+static void do_double_free(int fd, void *arg)
 {
 	struct page *p = arg;
 
@@ -894,17 +874,17 @@ static void do_double_free(void *arg)
 	__free_pages(p, 1);
 }
 
-static void do_wrong_order(void *arg)
+static void do_wrong_order(int fd, void *arg)
 {
 	__free_pages(arg, 0);
 }
 
-static void do_free_tail(void *arg)
+static void do_free_tail(int fd, void *arg)
 {
 	__free_pages((struct page *)arg + 1, 0);
 }
 
-static void do_free_large_interior(void *arg)
+static void do_free_large_interior(int fd, void *arg)
 {
 	free_pages_large((char *)arg + PAGE_SIZE);
 }

@@ -107,6 +107,19 @@ static void t_free(struct pcp_cache *pc, struct tobj *o)
 	pcp_free(pc, o);
 }
 
+/* o[lo..hi) allocated from @pc, or freed to it, in index order. */
+static void t_alloc_range(struct pcp_cache *pc, struct tobj **o, int lo, int hi)
+{
+	for (int i = lo; i < hi; i++)
+		o[i] = t_alloc(pc);
+}
+
+static void t_free_range(struct pcp_cache *pc, struct tobj **o, int lo, int hi)
+{
+	for (int i = lo; i < hi; i++)
+		t_free(pc, o[i]);
+}
+
 static unsigned int pool_out(void)
 {
 	return POOL_N - pool_top;
@@ -129,6 +142,33 @@ static struct pcp_cache *t_create(unsigned int limit, unsigned int batch)
 	ck_assert_ptr_nonnull(pc);
 	ck_assert_int_eq(pcp_cache_set_tunables(pc, limit, batch), 0);
 	return pc;
+}
+
+/*
+ * A cache of magazines of @limit (batches of @batch) on this thread's CPU,
+ * pinned, that handed out @n objects (into @o) and had them all back: its
+ * magazines full, the depot holding the rest up to its limit.
+ */
+static struct pcp_cache *t_cycled(unsigned int limit, unsigned int batch,
+				  struct tobj **o, int n)
+{
+	struct pcp_cache *pc;
+
+	pin_here();
+	pc = t_create(limit, batch);
+	for (int i = 0; i < n; i++)
+		ck_assert_ptr_nonnull(o[i] = t_alloc(pc));
+	ck_assert_uint_eq(pool_out(), n + pcp_cache_objects(pc, NULL));
+	t_free_range(pc, o, 0, n);
+	return pc;
+}
+
+/* Destroy @pc: every object is back in the pool, none went out twice. */
+static void t_destroy(struct pcp_cache *pc)
+{
+	pcp_cache_destroy(pc);
+	ck_assert_uint_eq(pool_out(), 0);
+	ck_assert_int_eq(pool_errors, 0);
 }
 
 static uint64_t stat_of(struct pcp_cache *pc, enum pcp_stat_item i)
@@ -238,7 +278,7 @@ TEST(core, test_tunables_api)
 	pcp_cache_get_tunables(pc, &l, &b);
 	ck_assert_uint_eq(l, 32);
 	ck_assert_uint_eq(b, 5);
-	pcp_cache_destroy(pc);
+	t_destroy(pc);
 }
 END_TEST
 
@@ -247,7 +287,6 @@ TEST(core, test_refill_and_hits)
 {
 	struct pcp_cache *pc;
 	struct tobj *o[16];
-	int i;
 
 	pin_here();
 	pc = t_create(16, 8);
@@ -257,23 +296,21 @@ TEST(core, test_refill_and_hits)
 	ck_assert_uint_eq(pcp_cache_objects(pc, NULL), 7);
 	ck_stat(stat_of(pc, PCP_STAT_REFILL) == 1);
 	ck_stat(stat_of(pc, PCP_STAT_ALLOC_SLOW) == 1);
-	for (i = 1; i < 8; i++)
-		o[i] = t_alloc(pc);
+	t_alloc_range(pc, o, 1, 8);
 	ck_assert_uint_eq(pool_out(), 8);
 	ck_assert_uint_eq(pcp_cache_objects(pc, NULL), 0);
 	ck_stat(stat_of(pc, PCP_STAT_ALLOC_HIT) >= 7);
 	/* LIFO: the last freed object comes back first */
 	t_free(pc, o[3]);
 	ck_assert_ptr_eq(t_alloc(pc), o[3]);
-	for (i = 0; i < 8; i++)
-		t_free(pc, o[i]);
+	t_free_range(pc, o, 0, 8);
 	ck_assert_uint_eq(pcp_cache_objects(pc, NULL), 8);
 	ck_assert_uint_eq(pool_out(), 8);
 	pcp_cache_drain(pc);
 	ck_assert_uint_eq(pool_out(), 0);
 	ck_assert_uint_eq(pcp_cache_objects(pc, NULL), 0);
 	ck_assert_int_eq(pool_errors, 0);
-	pcp_cache_destroy(pc);
+	t_destroy(pc);
 }
 END_TEST
 
@@ -285,15 +322,8 @@ TEST(core, test_depot_and_flush)
 	struct pcp_cache *pc;
 	unsigned long full;
 	unsigned int depot;
-	int i;
 
-	pin_here();
-	pc = t_create(L, B);
-	for (i = 0; i < N; i++)
-		ck_assert_ptr_nonnull(o[i] = t_alloc(pc));
-	ck_assert_uint_eq(pool_out(), N + pcp_cache_objects(pc, NULL));
-	for (i = 0; i < N; i++)
-		t_free(pc, o[i]);
+	pc = t_cycled(L, B, o, N);
 	pcp_cache_objects(pc, &full);
 	/* the depot's own limit (pcp_default_depot_limit: bounded in bytes) */
 	depot = pcp_cache_get_depot_limit(pc);
@@ -312,34 +342,23 @@ TEST(core, test_depot_and_flush)
 	if (full) {
 		uint64_t refills = stat_of(pc, PCP_STAT_REFILL);
 
-		for (i = 0; i < 3 * L; i++)
-			o[i] = t_alloc(pc);
+		t_alloc_range(pc, o, 0, 3 * L);
 		ck_stat(stat_of(pc, PCP_STAT_DEPOT_GET) > 0);
 		ck_stat(stat_of(pc, PCP_STAT_REFILL) == refills);
-		for (i = 0; i < 3 * L; i++)
-			t_free(pc, o[i]);
+		t_free_range(pc, o, 0, 3 * L);
 	}
-	pcp_cache_destroy(pc);
-	ck_assert_uint_eq(pool_out(), 0);
-	ck_assert_int_eq(pool_errors, 0);
+	t_destroy(pc);
 }
 END_TEST
 
 /* Bonwick: what the working set did not use for a period goes back. */
 TEST(core, test_working_set_trim)
 {
-	enum { L = 8, B = 4, N = 200 };
+	enum { N = 200 };
 	static struct tobj *o[N];
-	struct pcp_cache *pc;
+	struct pcp_cache *pc = t_cycled(8, 4, o, N);
 	unsigned long full;
-	int i;
 
-	pin_here();
-	pc = t_create(L, B);
-	for (i = 0; i < N; i++)
-		o[i] = t_alloc(pc);
-	for (i = 0; i < N; i++)
-		t_free(pc, o[i]);
 	pcp_cache_objects(pc, &full);
 	ck_assert_uint_gt(pool_out(), 0);
 	/* first pass: marks set; the CPU did not change since creation? no */
@@ -355,8 +374,7 @@ TEST(core, test_working_set_trim)
 	o[0] = t_alloc(pc);
 	ck_assert_ptr_nonnull(o[0]);
 	t_free(pc, o[0]);
-	pcp_cache_destroy(pc);
-	ck_assert_int_eq(pool_errors, 0);
+	t_destroy(pc);
 }
 END_TEST
 
@@ -367,24 +385,20 @@ TEST(core, test_working_set_kept)
 	static struct tobj *o[N];
 	struct pcp_cache *pc;
 	unsigned long full;
-	int i, round;
+	int round;
 
 	pin_here();
 	pc = t_create(L, B);
 	for (round = 0; round < 4; round++) {
-		for (i = 0; i < N; i++)
-			o[i] = t_alloc(pc);
-		for (i = 0; i < N; i++)
-			t_free(pc, o[i]);
+		t_alloc_range(pc, o, 0, N);
+		t_free_range(pc, o, 0, N);
 		pcp_reap_all();
 	}
 	pcp_cache_objects(pc, &full);
 	/* every round emptied the depot of full magazines: min_full 0 */
 	if (CONFIG_PERCPU_DEPOT_LIMIT < 0 || CONFIG_PERCPU_DEPOT_LIMIT >= 6)
 		ck_assert_uint_ge(full, 1);
-	pcp_cache_destroy(pc);
-	ck_assert_uint_eq(pool_out(), 0);
-	ck_assert_int_eq(pool_errors, 0);
+	t_destroy(pc);
 }
 END_TEST
 
@@ -393,24 +407,18 @@ TEST(core, test_resize_keeps_objects)
 	enum { N = 500 };
 	static struct tobj *o[N];
 	struct pcp_cache *pc = t_create(16, 8);
-	int i;
 
-	for (i = 0; i < N; i++)
-		o[i] = t_alloc(pc);
-	for (i = 0; i < N / 2; i++)
-		t_free(pc, o[i]);
+	t_alloc_range(pc, o, 0, N);
+	t_free_range(pc, o, 0, N / 2);
 	ck_assert_int_eq(pcp_cache_set_tunables(pc, 5, 2), 0);
 	ck_assert_uint_eq(pcp_cache_objects(pc, NULL), 0);
 	ck_assert_uint_eq(pool_out(), N - N / 2);
-	for (i = N / 2; i < N; i++)
-		t_free(pc, o[i]);
+	t_free_range(pc, o, N / 2, N);
 	ck_assert_uint_le(pcp_cache_objects(pc, NULL),
 			  10 + (pcp_cache_get_depot_limit(pc) != PCP_DEPOT_UNLIMITED ?
 				5ul * pcp_cache_get_depot_limit(pc) : N));
 	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
-	pcp_cache_destroy(pc);
-	ck_assert_uint_eq(pool_out(), 0);
-	ck_assert_int_eq(pool_errors, 0);
+	t_destroy(pc);
 }
 END_TEST
 
@@ -419,17 +427,14 @@ TEST(core, test_out_of_objects)
 {
 	static struct tobj *o[POOL_N];
 	struct pcp_cache *pc = t_create(64, 32);
-	int i, n = 0;
+	int n = 0;
 
 	while (n < POOL_N && (o[n] = t_alloc(pc)) != NULL)
 		n++;
 	ck_assert_int_eq(n, POOL_N);
 	ck_assert_ptr_null(t_alloc(pc));
-	for (i = 0; i < n; i++)
-		t_free(pc, o[i]);
-	pcp_cache_destroy(pc);
-	ck_assert_uint_eq(pool_out(), 0);
-	ck_assert_int_eq(pool_errors, 0);
+	t_free_range(pc, o, 0, n);
+	t_destroy(pc);
 }
 END_TEST
 
@@ -469,8 +474,7 @@ TEST_LOOP(core, test_model_random, 0, 4)
 	}
 	while (nlive)
 		t_free(pc, live[--nlive]);
-	pcp_cache_destroy(pc);
-	ck_assert_uint_eq(pool_out(), 0);
+	t_destroy(pc);
 }
 END_TEST
 
@@ -517,8 +521,7 @@ TEST(core, test_threads)
 		pthread_join(th[i], NULL);
 	ck_assert_int_eq(pool_errors, 0);
 	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
-	pcp_cache_destroy(pc);
-	ck_assert_uint_eq(pool_out(), 0);
+	t_destroy(pc);
 }
 END_TEST
 
@@ -536,10 +539,8 @@ TEST(core, test_fork)
 
 	ck_assert_int_eq(pthread_atfork(pcp_fork_prepare, pcp_fork_parent,
 					pcp_fork_child), 0);
-	for (i = 0; i < 40; i++)
-		o[i] = t_alloc(pc);
-	for (i = 0; i < 20; i++)
-		t_free(pc, o[i]);
+	t_alloc_range(pc, o, 0, 40);
+	t_free_range(pc, o, 0, 20);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -547,13 +548,11 @@ TEST(core, test_fork)
 
 		if (pcp_reaper_running())
 			bad |= 1;
-		for (i = 20; i < 40; i++)
-			t_free(pc, o[i]);
+		t_free_range(pc, o, 20, 40);
 		for (i = 0; i < 40; i++)
 			if (!(o[i] = t_alloc(pc)))
 				bad |= 2;
-		for (i = 0; i < 40; i++)
-			t_free(pc, o[i]);
+		t_free_range(pc, o, 0, 40);
 		pcp_cache_drain(pc);
 		if (pool_out() != 0 || pool_errors)
 			bad |= 4;
@@ -565,11 +564,8 @@ TEST(core, test_fork)
 	ck_assert(WIFEXITED(status));
 	ck_assert_int_eq(WEXITSTATUS(status), 0);
 	/* the parent goes on with its own state */
-	for (i = 20; i < 40; i++)
-		t_free(pc, o[i]);
-	pcp_cache_destroy(pc);
-	ck_assert_uint_eq(pool_out(), 0);
-	ck_assert_int_eq(pool_errors, 0);
+	t_free_range(pc, o, 20, 40);
+	t_destroy(pc);
 }
 END_TEST
 

@@ -4,20 +4,10 @@
 # preloaded into a real replay of the same trace, nothing is reported as
 # naming no cache, and slabinfo of that run shows each recommended magazine
 # size as the cache's limit.
-set -u
-O=${O:-build}
-U=$O/uslab
+. "$(dirname "$0")/../lib.sh"
+set +e	# every check runs; bad notes a failure
 TRACE=${TRACE:-traces/default.ustr}
-T=$(mktemp -d "${TMPDIR:-/tmp}/uslab-tune-apply.XXXXXX")
-trap 'rm -rf "$T"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-
-if ! grep -q '^CONFIG_PERCPU_CACHE=y' "$O/auto.conf" ||
-   grep -q '^CONFIG_SLAB_DEBUG_ON=y' "$O/auto.conf"; then
-	echo "(no per-CPU magazines in this build: nothing to tune)"
-	exit 0
-fi
+need_magazines tune
 
 "$U" tune "$TRACE" > "$T/tune.txt" 2> "$T/tune.err" || { cat "$T/tune.err"; exit 1; }
 opts=$(sed -n 's/^  USLAB_OPTIONS=//p' "$T/tune.txt")
@@ -52,5 +42,5 @@ for item in "${items[@]}"; do
 	esac
 done
 [ "$n" -gt 0 ] || bad "no per-cache magazine size in the recommendation"
-[ "$fail" -eq 0 ] && echo "tune apply: $n recommended magazine sizes in force in a real replay"
-exit $fail
+[ "$failed" -eq 0 ] && echo "tune apply: $n recommended magazine sizes in force in a real replay"
+exit $failed

@@ -25,20 +25,14 @@ grep -q '<circle' "$T/f.svg" || fail "SVG without points"
 
 # A PNG that cannot be written: exit 1, said (the directory that cannot take
 # it), checked before the sweep runs.
-set +e
-"$U" tune "$T/pc.ustr" "${sweep[@]}" --png "$T/no/such/dir/f.png" > "$T/out" 2> "$T/err"
-rc=$?
-set -e
+run_rc "$U" tune "$T/pc.ustr" "${sweep[@]}" --png "$T/no/such/dir/f.png" > "$T/out" 2> "$T/err"
 [ $rc -eq 1 ] || fail "unwritable PNG: exit $rc"
 grep -q -- '--png: .*no/such/dir' "$T/err" || fail "unwritable PNG not named: $(cat "$T/err")"
 grep -q swept "$T/out" && fail "unwritable PNG: the sweep ran before the check"
 
 # The script itself: a damaged CSV is named with its line.
 printf '1.0,2.0,1\nnot,a,point,here\n' > "$T/bad.csv"
-set +e
-/usr/bin/python3 "$src/tools/uslab/plot-frontier.py" "$T/bad.csv" "$T/bad.png" t x 2> "$T/err"
-rc=$?
-set -e
+run_rc /usr/bin/python3 "$src/tools/uslab/plot-frontier.py" "$T/bad.csv" "$T/bad.png" t x 2> "$T/err"
 [ $rc -ne 0 ] && grep -q 'bad.csv:2' "$T/err" || fail "bad CSV: exit $rc, $(cat "$T/err")"
 [ ! -e "$T/bad.png" ] || fail "a PNG from a bad CSV"
 

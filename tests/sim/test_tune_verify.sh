@@ -7,20 +7,10 @@
 # mean rank), the measurement's own split-half agreement and the rms error.
 # With --cpus 1 the replays are one thread pinned to one CPU. Nothing here
 # asserts a time: the figures vary with the machine, their form does not.
-set -u
-O=${O:-build}
-U=$O/uslab
+. "$(dirname "$0")/../lib.sh"
+set +e	# every check runs; bad notes a failure
 py=/usr/bin/python3
-T=$(mktemp -d "${TMPDIR:-/tmp}/uslab-tune-verify.XXXXXX")
-trap 'rm -rf "$T"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-
-if ! grep -q '^CONFIG_PERCPU_CACHE=y' "$O/auto.conf" ||
-   grep -q '^CONFIG_SLAB_DEBUG_ON=y' "$O/auto.conf"; then
-	echo "(no per-CPU magazines in this build: nothing to tune)"
-	exit 0
-fi
+need_magazines tune
 
 "$U" gen resize -t 2 -l 20000 -o "$T/r.ustr" 2>/dev/null || { echo "FAIL: gen"; exit 1; }
 
@@ -77,5 +67,5 @@ done
 grep -Eq '^  recommended against defaults: modelled time [-+][0-9.]+%, measured wall time [-+][0-9.]+%, CPU time [-+][0-9.]+%' \
 	"$T/verify.txt" || bad "--verify: no difference line"
 
-[ "$fail" -eq 0 ] && echo "tune --verify and --verify-grid: tables, rank correlation, noise and rms as printed"
-exit $fail
+[ "$failed" -eq 0 ] && echo "tune --verify and --verify-grid: tables, rank correlation, noise and rms as printed"
+exit $failed

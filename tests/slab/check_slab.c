@@ -102,36 +102,24 @@ static unsigned long check_cache_invariants(struct kmem_cache *s)
 	return inuse - n;
 }
 
-/*
- * Run @fn in a child whose log goes to a pipe. The child first writes the
- * report it expects ("EXPECT <line>"), then triggers the check, which must
- * abort after writing exactly that line.
- */
-static void expect_report(void (*fn)(int fd))
-{
-	int fds[2];
-	pid_t pid;
-	int status;
-	char buf[2048], *nl, *report;
-	ssize_t n, len = 0;
+/* A report test's child: what it expects, then the bug (@fd: the log). */
+typedef void (*report_fn)(int fd);
 
-	ck_assert_int_eq(pipe(fds), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		close(fds[0]);
-		uslab_log_set_fd(fds[1]);
-		fn(fds[1]);
-		_exit(0);	/* the check did not fire */
-	}
-	close(fds[1]);
-	while ((n = read(fds[0], buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
-		len += n;
-	buf[len] = '\0';
-	close(fds[0]);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
-		      "child did not abort; output: %s", buf);
+static void call_report_fn(int fd, void *fn)
+{
+	(*(report_fn *)fn)(fd);
+}
+
+/*
+ * Run @fn in a child whose log goes to a pipe (test_catch_abort). The
+ * child first writes the report it expects ("EXPECT <line>"), then
+ * triggers the check, which must abort after writing exactly that line.
+ */
+static void expect_report(report_fn fn)
+{
+	char buf[2048], *nl, *report;
+
+	test_catch_abort(call_report_fn, &fn, buf, sizeof(buf));
 	ck_assert_msg(!strncmp(buf, "EXPECT ", 7), "no expectation: %s", buf);
 	nl = strchr(buf, '\n');
 	ck_assert_ptr_nonnull(nl);
@@ -143,18 +131,26 @@ static void expect_report(void (*fn)(int fd))
 	ck_assert_str_eq(report, buf + 7);
 }
 
+/* "@tag uslab: <@fmt>" and a newline to @fd: a line the report must hold. */
+static void announce(int fd, const char *tag, const char *fmt, va_list ap)
+{
+	char line[512];
+	int n = snprintf(line, sizeof(line), "%s uslab: ", tag);
+
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	line[n++] = '\n';
+	ck_assert_int_eq(write(fd, line, (size_t)n), n);
+}
+
+/* expect_report()'s one line */
 static void expect_line(int fd, const char *fmt, ...) __printf(2, 3);
 static void expect_line(int fd, const char *fmt, ...)
 {
-	char line[512];
-	int n = snprintf(line, sizeof(line), "EXPECT uslab: ");
 	va_list ap;
 
 	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	announce(fd, "EXPECT", fmt, ap);
 	va_end(ap);
-	line[n++] = '\n';
-	ck_assert_int_eq(write(fd, line, (size_t)n), n);
 }
 
 /* ------------------------------------------------------------------ */
@@ -601,7 +597,6 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* threads: producers hand objects to consumers */
 
-#define XT_RING		1024
 #define XT_PER_PRODUCER	40000
 #define XT_PRODUCERS	3
 #define XT_CONSUMERS	3
@@ -613,13 +608,9 @@ struct xt_obj {
 };
 
 static struct {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	void *ring[XT_RING];
-	unsigned int head, tail, producers_left;
+	struct test_ring ring;		/* tail: objects consumed */
 	struct kmem_cache *s;
-	unsigned long consumed;
-} xt = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+} xt = { .ring = TEST_RING_INIT };
 
 static void *xt_producer(void *arg)
 {
@@ -644,36 +635,19 @@ static void *xt_producer(void *arg)
 			k[1] = ~k[0];
 			p = k;
 		}
-		pthread_mutex_lock(&xt.lock);
-		while (xt.head - xt.tail == XT_RING)
-			pthread_cond_wait(&xt.cond, &xt.lock);
-		xt.ring[xt.head++ % XT_RING] = p;
-		pthread_cond_broadcast(&xt.cond);
-		pthread_mutex_unlock(&xt.lock);
+		test_ring_put(&xt.ring, p, 0);
 	}
-	pthread_mutex_lock(&xt.lock);
-	xt.producers_left--;
-	pthread_cond_broadcast(&xt.cond);
-	pthread_mutex_unlock(&xt.lock);
+	test_ring_done(&xt.ring);
 	return NULL;
 }
 
 static void *xt_consumer(void *arg)
 {
-	for (;;) {
-		unsigned long *p;
+	size_t unused;
+	void *v;
 
-		pthread_mutex_lock(&xt.lock);
-		while (xt.head == xt.tail && xt.producers_left)
-			pthread_cond_wait(&xt.cond, &xt.lock);
-		if (xt.head == xt.tail) {
-			pthread_mutex_unlock(&xt.lock);
-			return NULL;
-		}
-		p = xt.ring[xt.tail++ % XT_RING];
-		xt.consumed++;
-		pthread_cond_broadcast(&xt.cond);
-		pthread_mutex_unlock(&xt.lock);
+	while (test_ring_get(&xt.ring, &v, &unused)) {
+		unsigned long *p = v;
 
 		/* An object shared by two live allocations fails this. */
 		ck_assert_uint_eq(p[1], ~p[0]);
@@ -682,6 +656,7 @@ static void *xt_consumer(void *arg)
 		else
 			kmem_cache_free(xt.s, p);
 	}
+	return NULL;
 }
 
 TEST(core, test_cross_thread)
@@ -690,14 +665,14 @@ TEST(core, test_cross_thread)
 	unsigned long i;
 
 	xt.s = kmem_cache_create("xthread", sizeof(struct xt_obj), 0, 0, NULL);
-	xt.producers_left = XT_PRODUCERS;
+	xt.ring.producers_left = XT_PRODUCERS;
 	for (i = 0; i < XT_PRODUCERS; i++)
 		pthread_create(&th[i], NULL, xt_producer, (void *)i);
 	for (i = 0; i < XT_CONSUMERS; i++)
 		pthread_create(&th[XT_PRODUCERS + i], NULL, xt_consumer, NULL);
 	for (i = 0; i < XT_PRODUCERS + XT_CONSUMERS; i++)
 		pthread_join(th[i], NULL);
-	ck_assert_uint_eq(xt.consumed, XT_PRODUCERS * XT_PER_PRODUCER);
+	ck_assert_uint_eq(xt.ring.tail, XT_PRODUCERS * XT_PER_PRODUCER);
 	ck_assert_uint_eq(check_cache_invariants(xt.s), 0);
 	for (i = 0; i < 13; i++) {
 		struct kmem_cache *k = kmalloc_slab(8UL << (i < 12 ? i : 0));
@@ -1165,18 +1140,15 @@ static bool glob_line(const char *pat, const char *s)
 	return !*s;
 }
 
+/* expect_report_lines()'s lines, one call each ('#' for varying digits) */
 static void want(int fd, const char *fmt, ...) __printf(2, 3);
 static void want(int fd, const char *fmt, ...)
 {
-	char line[512];
-	int n = snprintf(line, sizeof(line), "WANT uslab: ");
 	va_list ap;
 
 	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	announce(fd, "WANT", fmt, ap);
 	va_end(ap);
-	line[n++] = '\n';
-	ck_assert_int_eq(write(fd, line, (size_t)n), n);
 }
 
 /*
@@ -1185,31 +1157,12 @@ static void want(int fd, const char *fmt, ...)
  * offsets, age, cpu), then triggers the check, which must abort after
  * writing exactly those lines.
  */
-static void expect_report_lines(void (*fn)(int fd))
+static void expect_report_lines(report_fn fn)
 {
 	char buf[8192], *want_l[16], *got_l[16], *line, *save;
 	unsigned int nw = 0, ng = 0, i;
-	ssize_t n, len = 0;
-	int fds[2], status;
-	pid_t pid;
 
-	ck_assert_int_eq(pipe(fds), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		close(fds[0]);
-		uslab_log_set_fd(fds[1]);
-		fn(fds[1]);
-		_exit(0);	/* the check did not fire */
-	}
-	close(fds[1]);
-	while ((n = read(fds[0], buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
-		len += n;
-	buf[len] = '\0';
-	close(fds[0]);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
-		      "child did not abort; output: %s", buf);
+	test_catch_abort(call_report_fn, &fn, buf, sizeof(buf));
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (!strncmp(line, "WANT ", 5)) {
 			ck_assert_uint_lt(nw, 16);

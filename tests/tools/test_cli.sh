@@ -13,10 +13,7 @@ cmds="record script report import replay gen sim tune calibrate"
 expect() {
 	local want=$1 what=$2 rc
 	shift 3
-	set +e
-	"$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	set -e
+	run_rc "$@" >"$T/out" 2>"$T/err"
 	[ "$rc" -eq "$want" ] || { cat "$T/err"; fail "$what: exit $rc, expected $want"; }
 }
 

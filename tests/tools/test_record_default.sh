@@ -103,35 +103,13 @@ grep -q "(pywrap)" "$T/sc.err" || { cat "$T/sc.err"; fail "script --comm pywrap"
 # 2. A small C program behind bash -> env; it forks a child that allocates
 #    far more than it (the child is not the program: the command did not
 #    exec into it).
-cat > "$T/small.c" <<'C'
-#include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
-int main(void)
-{
-	void *p[100];
-	pid_t pid;
-	int st;
-
-	for (int i = 0; i < 100; i++)
-		p[i] = malloc(24 + 8 * (size_t)i);
-	pid = fork();
-	if (pid == 0) {
-		for (int i = 0; i < 20000; i++)
-			free(malloc(32));
-		_exit(0);
-	}
-	waitpid(pid, &st, 0);
-	for (int i = 0; i < 100; i++)
-		free(p[i]);
-	return 0;
-}
-C
-gcc -O1 -o "$T/small" "$T/small.c"
+#    (tests/tools/parent.c: 100 blocks of 24 + 8 i bytes, a child that
+#    makes 20000 allocations)
+gcc -O1 -o "$T/small" "$(dirname "$0")/parent.c"
 cat > "$T/cwrap" <<SH
 #!/bin/bash
 $shell_work
-exec env SMALL_LABEL=1 "$T/small" "\$@"
+exec env SMALL_LABEL=1 "$T/small" 100 24 8 fork:20000
 SH
 chmod +x "$T/cwrap"
 "$U" record -q -o "$T/c.ustr" -- "$T/cwrap" >/dev/null 2>"$T/c.err" || { cat "$T/c.err"; fail "record cwrap"; }

@@ -65,37 +65,10 @@ awk '$3 == 0 { bad = 1 } END { exit bad }' "$T/gcc.ustr.procs" || fail "gcc -c: 
 	fail "gcc -c: --comm cc1 does not select cc1"
 
 # 3. posix_spawn and vfork: the program allocates most, its children exec.
-cat > "$T/spawn.c" <<'C'
-#include <spawn.h>
-#include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
-extern char **environ;
-int main(void)
-{
-	char *args[] = { "true", NULL };
-	void *p[3000];
-	int st;
-	pid_t pid;
-
-	for (int i = 0; i < 3000; i++)
-		p[i] = malloc(64 + (size_t)i);
-	if (posix_spawn(&pid, "/bin/true", NULL, NULL, args, environ))
-		return 1;
-	waitpid(pid, &st, 0);
-	pid = vfork();
-	if (pid == 0) {
-		execl("/bin/echo", "echo", "vforked", (char *)0);
-		_exit(127);
-	}
-	waitpid(pid, &st, 0);
-	for (int i = 0; i < 3000; i++)
-		free(p[i]);
-	return 0;
-}
-C
-gcc -O1 -o "$T/spawn" "$T/spawn.c"
-"$U" record -q -o "$T/sp.ustr" -- "$T/spawn" >/dev/null || fail "record spawn"
+#    (tests/tools/parent.c: 3000 blocks of 64 + i bytes held meanwhile)
+gcc -O1 -o "$T/spawn" "$(dirname "$0")/parent.c"
+"$U" record -q -o "$T/sp.ustr" -- "$T/spawn" 3000 64 1 spawn:/bin/true vfork:/bin/echo >/dev/null ||
+	fail "record spawn"
 only_file sp.ustr
 table_names "$T/sp.ustr" spawn spawn true echo
 [ "$(default_comm "$T/sp.ustr")" = spawn ] || fail "spawn: default is $(default_comm "$T/sp.ustr")"
@@ -108,10 +81,7 @@ cat > "$T/st.c" <<'C'
 int main(void) { free(malloc(100)); return 3; }
 C
 gcc -static -O1 -o "$T/st" "$T/st.c"
-set +e
-"$U" record -o "$T/st.ustr" -- "$T/st" 2>"$T/st.err"
-rc=$?
-set -e
+run_rc "$U" record -o "$T/st.ustr" -- "$T/st" 2>"$T/st.err"
 cat "$T/st.err"
 [ $rc -eq 3 ] || fail "static: exit $rc, expected the program's 3"
 [ "$(grep -c 'warning: .*st is statically linked' "$T/st.err")" -eq 1 ] || fail "static: no one-line warning"

@@ -64,10 +64,7 @@ int main(void)
 C
 gcc -O1 -pthread -o "$T/prog" "$T/prog.c"
 
-set +e
-"$U" record -o "$T/t.ustr" -- "$T/prog" 2>"$T/rec.err"
-rc=$?
-set -e
+run_rc "$U" record -o "$T/t.ustr" -- "$T/prog" 2>"$T/rec.err"
 cat "$T/rec.err"
 [ $rc -eq 5 ] || fail "record should exit with the program's status 5, got $rc"
 [ -f "$T/t.ustr" ] || fail "no trace written"
@@ -193,10 +190,7 @@ grep -q "0 unmatched frees dropped, 0 lost frees added" "$T/rec.err" || fail "re
 # and a missing command fails with 127 and writes nothing.
 "$U" record -q -o "$T/e.ustr" -- true
 "$U" report "$T/e.ustr" > /dev/null || fail "empty trace unreadable"
-set +e
-"$U" record -q -o "$T/none.ustr" -- /nonexistent/cmd 2>/dev/null
-rc=$?
-set -e
+run_rc "$U" record -q -o "$T/none.ustr" -- /nonexistent/cmd 2>/dev/null
 [ $rc -eq 127 ] || fail "missing command: exit $rc, expected 127"
 [ ! -e "$T/none.ustr" ] || fail "trace written for a command that never ran"
 echo "record/report/script: all counts agree"
