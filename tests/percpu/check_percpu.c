@@ -144,6 +144,14 @@ static struct pcp_cache *t_create(unsigned int limit, unsigned int batch)
 	return pc;
 }
 
+/* t_create() for a test that counts what one CPU's magazines hold: this
+ * thread stays on its CPU (pin_here). */
+static struct pcp_cache *t_create_here(unsigned int limit, unsigned int batch)
+{
+	pin_here();
+	return t_create(limit, batch);
+}
+
 /*
  * A cache of magazines of @limit (batches of @batch) on this thread's CPU,
  * pinned, that handed out @n objects (into @o) and had them all back: its
@@ -152,10 +160,8 @@ static struct pcp_cache *t_create(unsigned int limit, unsigned int batch)
 static struct pcp_cache *t_cycled(unsigned int limit, unsigned int batch,
 				  struct tobj **o, int n)
 {
-	struct pcp_cache *pc;
+	struct pcp_cache *pc = t_create_here(limit, batch);
 
-	pin_here();
-	pc = t_create(limit, batch);
 	for (int i = 0; i < n; i++)
 		ck_assert_ptr_nonnull(o[i] = t_alloc(pc));
 	ck_assert_uint_eq(pool_out(), n + pcp_cache_objects(pc, NULL));
@@ -288,8 +294,7 @@ TEST(core, test_refill_and_hits)
 	struct pcp_cache *pc;
 	struct tobj *o[16];
 
-	pin_here();
-	pc = t_create(16, 8);
+	pc = t_create_here(16, 8);
 	o[0] = t_alloc(pc);
 	ck_assert_ptr_nonnull(o[0]);
 	ck_assert_uint_eq(pool_out(), 8);
@@ -381,14 +386,12 @@ END_TEST
 /* An active working set is kept: trim takes only what went unused. */
 TEST(core, test_working_set_kept)
 {
-	enum { L = 8, B = 4, N = 64 };
+	enum { N = 64 };
 	static struct tobj *o[N];
-	struct pcp_cache *pc;
+	struct pcp_cache *pc = t_create_here(8, 4);
 	unsigned long full;
 	int round;
 
-	pin_here();
-	pc = t_create(L, B);
 	for (round = 0; round < 4; round++) {
 		t_alloc_range(pc, o, 0, N);
 		t_free_range(pc, o, 0, N);

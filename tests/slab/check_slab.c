@@ -52,48 +52,65 @@ static unsigned long cached_objects(struct kmem_cache *s)
 	return s->pcp ? pcp_cache_objects(s->pcp, NULL) : 0;
 }
 
+enum slab_list { ON_PARTIAL, ON_FULL, ON_EMPTY };
+
+/* A slab of @s on @list: its own, and in the state that list promises. */
+static void check_slab_state(struct kmem_cache *s, struct page *slab, enum slab_list list)
+{
+	unsigned int free = 0;
+	void *p;
+
+	ck_assert(PageFlag(slab, PG_slab) && slab->slab_cache == s);
+	switch (list) {
+	case ON_PARTIAL:
+		ck_assert(slab->inuse > 0 && slab->inuse < slab->objects);
+		break;
+	case ON_FULL:
+		ck_assert_uint_eq(slab->inuse, slab->objects);
+		ck_assert(slab->freelist == NULL);
+		break;
+	case ON_EMPTY:
+		ck_assert_uint_eq(slab->inuse, 0);
+		for (p = slab->freelist; p; p = get_freepointer(s, p))
+			free++;
+		ck_assert_uint_eq(free, slab->objects);
+		break;
+	}
+}
+
+/*
+ * The slabs on @head, each checked against @list's promise; there must be
+ * @nr of them. Their objects in use are added to @inuse. Return: slabs.
+ */
+static unsigned long check_slab_list(struct kmem_cache *s, struct list_head *head,
+				     unsigned long nr, enum slab_list list,
+				     unsigned long *inuse)
+{
+	struct page *slab;
+	unsigned long n = 0;
+
+	list_for_each_entry(slab, head, slab_list) {
+		check_slab_state(s, slab, list);
+		*inuse += slab->inuse;
+		n++;
+	}
+	ck_assert_uint_eq(n, nr);
+	return n;
+}
+
 /*
  * Lists and counters of @s agree with each other. Return: live objects
  * (handed out by the slab layer and not sitting in a magazine).
  */
 static unsigned long check_cache_invariants(struct kmem_cache *s)
 {
-	struct page *slab;
-	unsigned long n, inuse = 0, total = 0;
+	unsigned long n, inuse = 0, total;
 
 	slab_lock(s);
-	n = 0;
-	list_for_each_entry(slab, &s->partial, slab_list) {
-		ck_assert(slab->inuse > 0 && slab->inuse < slab->objects);
-		ck_assert(PageFlag(slab, PG_slab) && slab->slab_cache == s);
-		inuse += slab->inuse;
-		n++;
-	}
-	ck_assert_uint_eq(n, s->nr_partial);
-	total += n;
-	n = 0;
-	list_for_each_entry(slab, &s->full, slab_list) {
-		ck_assert_uint_eq(slab->inuse, slab->objects);
-		ck_assert(slab->freelist == NULL);
-		inuse += slab->inuse;
-		n++;
-	}
-	ck_assert_uint_eq(n, s->nr_full);
-	total += n;
-	n = 0;
-	list_for_each_entry(slab, &s->empty, slab_list) {
-		void *p;
-		unsigned int free = 0;
-
-		ck_assert_uint_eq(slab->inuse, 0);
-		for (p = slab->freelist; p; p = get_freepointer(s, p))
-			free++;
-		ck_assert_uint_eq(free, slab->objects);
-		n++;
-	}
-	ck_assert_uint_eq(n, s->nr_empty);
+	total = check_slab_list(s, &s->partial, s->nr_partial, ON_PARTIAL, &inuse) +
+		check_slab_list(s, &s->full, s->nr_full, ON_FULL, &inuse) +
+		check_slab_list(s, &s->empty, s->nr_empty, ON_EMPTY, &inuse);
 	ck_assert_uint_le(s->nr_empty, s->min_partial);
-	total += n;
 	ck_assert_uint_eq(total, s->nr_slabs);
 	ck_assert_uint_eq(inuse, s->nr_inuse);
 	slab_unlock(s);
@@ -131,27 +148,26 @@ static void expect_report(report_fn fn)
 	ck_assert_str_eq(report, buf + 7);
 }
 
-/* "@tag uslab: <@fmt>" and a newline to @fd: a line the report must hold. */
-static void announce(int fd, const char *tag, const char *fmt, va_list ap)
+/*
+ * "@tag uslab: <@fmt>" and a newline to @fd, a line the report must hold:
+ * expect_line() for expect_report()'s one line, want() for
+ * expect_report_lines()' lines ('#' for digits that vary).
+ */
+static void announce(int fd, const char *tag, const char *fmt, ...) __printf(3, 4);
+static void announce(int fd, const char *tag, const char *fmt, ...)
 {
 	char line[512];
 	int n = snprintf(line, sizeof(line), "%s uslab: ", tag);
-
-	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-	line[n++] = '\n';
-	ck_assert_int_eq(write(fd, line, (size_t)n), n);
-}
-
-/* expect_report()'s one line */
-static void expect_line(int fd, const char *fmt, ...) __printf(2, 3);
-static void expect_line(int fd, const char *fmt, ...)
-{
 	va_list ap;
 
 	va_start(ap, fmt);
-	announce(fd, "EXPECT", fmt, ap);
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
 	va_end(ap);
+	line[n++] = '\n';
+	ck_assert_int_eq(write(fd, line, (size_t)n), n);
 }
+#define expect_line(fd, ...)	announce(fd, "EXPECT", __VA_ARGS__)
+#define want(fd, ...)		announce(fd, "WANT", __VA_ARGS__)
 
 /* ------------------------------------------------------------------ */
 /* sizes, alignments, constructors */
@@ -1138,17 +1154,6 @@ static bool glob_line(const char *pat, const char *s)
 			return false;
 	}
 	return !*s;
-}
-
-/* expect_report_lines()'s lines, one call each ('#' for varying digits) */
-static void want(int fd, const char *fmt, ...) __printf(2, 3);
-static void want(int fd, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	announce(fd, "WANT", fmt, ap);
-	va_end(ap);
 }
 
 /*
