@@ -5,6 +5,11 @@
  * one named benchmark and keeps its parameters as defaults; bench/run.sh
  * passes smaller counts in quick mode. docs/benchmarks.md lists which
  * workload mirrors what.
+ *
+ * The threaded workloads open alike on purpose (wl_mt and wl_manythreads
+ * most of all): thread count from argv[2], their own counts after it, one
+ * argument slot per thread (thread_args), timed_threads around the run.
+ * What differs, each one's parameters and loop, is the benchmark it mirrors.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -191,6 +196,7 @@ static void *mt_thread(void *p)
 	return NULL;
 }
 
+/* Opens as wl_manythreads does (see the top of the file). */
 int wl_mt(int argc, char **argv)
 {
 	int t = (int)bench_arg(argc, argv, 2, 2);
@@ -816,6 +822,7 @@ static void *many_thread(void *p)
 	return NULL;
 }
 
+/* Opens as wl_mt does (see the top of the file). */
 int wl_manythreads(int argc, char **argv)
 {
 	int t = (int)bench_arg(argc, argv, 2, 64);

@@ -107,17 +107,21 @@ static void t_free(struct pcp_cache *pc, struct tobj *o)
 	pcp_free(pc, o);
 }
 
-/* o[lo..hi) allocated from @pc, or freed to it, in index order. */
-static void t_alloc_range(struct pcp_cache *pc, struct tobj **o, int lo, int hi)
+/* The objects a test holds (a test runs alone and never holds more than
+ * the pool), in the order it took them. */
+static struct tobj *held[POOL_N];
+
+/* held[lo..hi) allocated from @pc, or freed to it, in index order. */
+static void t_alloc_range(struct pcp_cache *pc, int lo, int hi)
 {
 	for (int i = lo; i < hi; i++)
-		o[i] = t_alloc(pc);
+		held[i] = t_alloc(pc);
 }
 
-static void t_free_range(struct pcp_cache *pc, struct tobj **o, int lo, int hi)
+static void t_free_range(struct pcp_cache *pc, int lo, int hi)
 {
 	for (int i = lo; i < hi; i++)
-		t_free(pc, o[i]);
+		t_free(pc, held[i]);
 }
 
 static unsigned int pool_out(void)
@@ -154,18 +158,17 @@ static struct pcp_cache *t_create_here(unsigned int limit, unsigned int batch)
 
 /*
  * A cache of magazines of @limit (batches of @batch) on this thread's CPU,
- * pinned, that handed out @n objects (into @o) and had them all back: its
+ * pinned, that handed out @n objects (held[]) and had them all back: its
  * magazines full, the depot holding the rest up to its limit.
  */
-static struct pcp_cache *t_cycled(unsigned int limit, unsigned int batch,
-				  struct tobj **o, int n)
+static struct pcp_cache *t_cycled(unsigned int limit, unsigned int batch, int n)
 {
 	struct pcp_cache *pc = t_create_here(limit, batch);
 
 	for (int i = 0; i < n; i++)
-		ck_assert_ptr_nonnull(o[i] = t_alloc(pc));
+		ck_assert_ptr_nonnull(held[i] = t_alloc(pc));
 	ck_assert_uint_eq(pool_out(), n + pcp_cache_objects(pc, NULL));
-	t_free_range(pc, o, 0, n);
+	t_free_range(pc, 0, n);
 	return pc;
 }
 
@@ -292,23 +295,22 @@ END_TEST
 TEST(core, test_refill_and_hits)
 {
 	struct pcp_cache *pc;
-	struct tobj *o[16];
 
 	pc = t_create_here(16, 8);
-	o[0] = t_alloc(pc);
-	ck_assert_ptr_nonnull(o[0]);
+	held[0] = t_alloc(pc);
+	ck_assert_ptr_nonnull(held[0]);
 	ck_assert_uint_eq(pool_out(), 8);
 	ck_assert_uint_eq(pcp_cache_objects(pc, NULL), 7);
 	ck_stat(stat_of(pc, PCP_STAT_REFILL) == 1);
 	ck_stat(stat_of(pc, PCP_STAT_ALLOC_SLOW) == 1);
-	t_alloc_range(pc, o, 1, 8);
+	t_alloc_range(pc, 1, 8);
 	ck_assert_uint_eq(pool_out(), 8);
 	ck_assert_uint_eq(pcp_cache_objects(pc, NULL), 0);
 	ck_stat(stat_of(pc, PCP_STAT_ALLOC_HIT) >= 7);
 	/* LIFO: the last freed object comes back first */
-	t_free(pc, o[3]);
-	ck_assert_ptr_eq(t_alloc(pc), o[3]);
-	t_free_range(pc, o, 0, 8);
+	t_free(pc, held[3]);
+	ck_assert_ptr_eq(t_alloc(pc), held[3]);
+	t_free_range(pc, 0, 8);
 	ck_assert_uint_eq(pcp_cache_objects(pc, NULL), 8);
 	ck_assert_uint_eq(pool_out(), 8);
 	pcp_cache_drain(pc);
@@ -323,12 +325,11 @@ END_TEST
 TEST(core, test_depot_and_flush)
 {
 	enum { L = 8, B = 4, N = 2000 };
-	static struct tobj *o[N];
 	struct pcp_cache *pc;
 	unsigned long full;
 	unsigned int depot;
 
-	pc = t_cycled(L, B, o, N);
+	pc = t_cycled(L, B, N);
 	pcp_cache_objects(pc, &full);
 	/* the depot's own limit (pcp_default_depot_limit: bounded in bytes) */
 	depot = pcp_cache_get_depot_limit(pc);
@@ -347,10 +348,10 @@ TEST(core, test_depot_and_flush)
 	if (full) {
 		uint64_t refills = stat_of(pc, PCP_STAT_REFILL);
 
-		t_alloc_range(pc, o, 0, 3 * L);
+		t_alloc_range(pc, 0, 3 * L);
 		ck_stat(stat_of(pc, PCP_STAT_DEPOT_GET) > 0);
 		ck_stat(stat_of(pc, PCP_STAT_REFILL) == refills);
-		t_free_range(pc, o, 0, 3 * L);
+		t_free_range(pc, 0, 3 * L);
 	}
 	t_destroy(pc);
 }
@@ -360,8 +361,7 @@ END_TEST
 TEST(core, test_working_set_trim)
 {
 	enum { N = 200 };
-	static struct tobj *o[N];
-	struct pcp_cache *pc = t_cycled(8, 4, o, N);
+	struct pcp_cache *pc = t_cycled(8, 4, N);
 	unsigned long full;
 
 	pcp_cache_objects(pc, &full);
@@ -376,9 +376,9 @@ TEST(core, test_working_set_trim)
 	ck_assert_uint_eq(pool_out(), 0);
 	ck_stat(stat_of(pc, PCP_STAT_DRAIN) > 0);
 	/* still works afterwards */
-	o[0] = t_alloc(pc);
-	ck_assert_ptr_nonnull(o[0]);
-	t_free(pc, o[0]);
+	held[0] = t_alloc(pc);
+	ck_assert_ptr_nonnull(held[0]);
+	t_free(pc, held[0]);
 	t_destroy(pc);
 }
 END_TEST
@@ -387,14 +387,13 @@ END_TEST
 TEST(core, test_working_set_kept)
 {
 	enum { N = 64 };
-	static struct tobj *o[N];
 	struct pcp_cache *pc = t_create_here(8, 4);
 	unsigned long full;
 	int round;
 
 	for (round = 0; round < 4; round++) {
-		t_alloc_range(pc, o, 0, N);
-		t_free_range(pc, o, 0, N);
+		t_alloc_range(pc, 0, N);
+		t_free_range(pc, 0, N);
 		pcp_reap_all();
 	}
 	pcp_cache_objects(pc, &full);
@@ -408,15 +407,14 @@ END_TEST
 TEST(core, test_resize_keeps_objects)
 {
 	enum { N = 500 };
-	static struct tobj *o[N];
 	struct pcp_cache *pc = t_create(16, 8);
 
-	t_alloc_range(pc, o, 0, N);
-	t_free_range(pc, o, 0, N / 2);
+	t_alloc_range(pc, 0, N);
+	t_free_range(pc, 0, N / 2);
 	ck_assert_int_eq(pcp_cache_set_tunables(pc, 5, 2), 0);
 	ck_assert_uint_eq(pcp_cache_objects(pc, NULL), 0);
 	ck_assert_uint_eq(pool_out(), N - N / 2);
-	t_free_range(pc, o, N / 2, N);
+	t_free_range(pc, N / 2, N);
 	ck_assert_uint_le(pcp_cache_objects(pc, NULL),
 			  10 + (pcp_cache_get_depot_limit(pc) != PCP_DEPOT_UNLIMITED ?
 				5ul * pcp_cache_get_depot_limit(pc) : N));
@@ -428,15 +426,14 @@ END_TEST
 /* Refill failure: the pool runs dry, alloc returns NULL, nothing leaks. */
 TEST(core, test_out_of_objects)
 {
-	static struct tobj *o[POOL_N];
 	struct pcp_cache *pc = t_create(64, 32);
 	int n = 0;
 
-	while (n < POOL_N && (o[n] = t_alloc(pc)) != NULL)
+	while (n < POOL_N && (held[n] = t_alloc(pc)) != NULL)
 		n++;
 	ck_assert_int_eq(n, POOL_N);
 	ck_assert_ptr_null(t_alloc(pc));
-	t_free_range(pc, o, 0, n);
+	t_free_range(pc, 0, n);
 	t_destroy(pc);
 }
 END_TEST
@@ -536,14 +533,13 @@ END_TEST
 TEST(core, test_fork)
 {
 	struct pcp_cache *pc = t_create(16, 8);
-	struct tobj *o[40];
 	int i, status;
 	pid_t pid;
 
 	ck_assert_int_eq(pthread_atfork(pcp_fork_prepare, pcp_fork_parent,
 					pcp_fork_child), 0);
-	t_alloc_range(pc, o, 0, 40);
-	t_free_range(pc, o, 0, 20);
+	t_alloc_range(pc, 0, 40);
+	t_free_range(pc, 0, 20);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -551,11 +547,11 @@ TEST(core, test_fork)
 
 		if (pcp_reaper_running())
 			bad |= 1;
-		t_free_range(pc, o, 20, 40);
+		t_free_range(pc, 20, 40);
 		for (i = 0; i < 40; i++)
-			if (!(o[i] = t_alloc(pc)))
+			if (!(held[i] = t_alloc(pc)))
 				bad |= 2;
-		t_free_range(pc, o, 0, 40);
+		t_free_range(pc, 0, 40);
 		pcp_cache_drain(pc);
 		if (pool_out() != 0 || pool_errors)
 			bad |= 4;
@@ -567,7 +563,7 @@ TEST(core, test_fork)
 	ck_assert(WIFEXITED(status));
 	ck_assert_int_eq(WEXITSTATUS(status), 0);
 	/* the parent goes on with its own state */
-	t_free_range(pc, o, 20, 40);
+	t_free_range(pc, 20, 40);
 	t_destroy(pc);
 }
 END_TEST
