@@ -24,4 +24,34 @@
 int uslab_thread_start(pthread_t *thread, bool detached, size_t stack,
 		       void *(*fn)(void *), void *arg);
 
+/*
+ * The life of a background thread started on demand, one atomic int.
+ * Layers may add states of their own after USLAB_THREAD_OFF (percpu's
+ * reaper has STOPPED).
+ */
+enum {
+	USLAB_THREAD_NONE,	/* not started, not asked for */
+	USLAB_THREAD_WANTED,	/* asked for: start at the next safe point */
+	USLAB_THREAD_STARTING,	/* one caller is in pthread_create */
+	USLAB_THREAD_RUNNING,
+	USLAB_THREAD_OFF,	/* never: refused, disabled or not wanted here */
+	USLAB_THREAD_NR_STATES,
+};
+
+/*
+ * uslab_thread_start_once - start the thread whose life *@state keeps,
+ * if *@state is @from. The one caller that moves it from @from to
+ * USLAB_THREAD_STARTING runs @prepare (may be NULL: what must be ready
+ * before the thread runs), starts @fn as uslab_thread_start() does and
+ * publishes USLAB_THREAD_RUNNING, or USLAB_THREAD_OFF if pthread_create
+ * refused. Every other caller returns at once.
+ * Context: as uslab_thread_start(); a caller that re-enters through
+ * pthread_create's malloc finds STARTING and returns.
+ * Return: 0 when this caller started it, -EALREADY when *@state was not
+ * @from, or pthread_create's error number.
+ */
+int uslab_thread_start_once(int *state, int from, void (*prepare)(void),
+			    pthread_t *thread, bool detached, size_t stack,
+			    void *(*fn)(void *), void *arg);
+
 #endif /* USLAB_LIB_THREAD_H */

@@ -4,7 +4,8 @@
  * __libc_* aliases), mallinfo and malloc_trim. Each is the inline policy of
  * malloc/policy.h (the rules, written once, also instantiated as
  * uslab_malloc() ... by malloc/policy.c for the simulator), so the
- * exported fast paths pay no extra call: malloc is one compare and a tail
+ * exported fast paths pay no extra call (malloc/policy.c's uslab_ list
+ * mirrors this one on purpose, name for name): malloc is one compare and a tail
  * call into kmalloc_fast(); free is page_alloc_owns (two loads, two
  * compares) and kfree_fast(). As mimalloc keeps alloc-override.c apart
  * from alloc.c.

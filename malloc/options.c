@@ -170,6 +170,8 @@ static int parse_slab_debug(const struct malloc_option *o, const char *suffix,
 	return 0;
 }
 
+/* One row per option, every row the same shape on purpose: name, default,
+ * help (USLAB_OPTIONS=help prints them), parser and its bounds. */
 static const struct malloc_option malloc_options[] = {
 	{ "mag_size", "Kconfig (" __stringify(CONFIG_PERCPU_MAG_SIZE) ")",
 	  "objects per per-CPU magazine of every kmalloc cache (0 = by object "

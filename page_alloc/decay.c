@@ -30,13 +30,15 @@
 #include "lib/thread.h"
 #include "page_alloc/internal.h"
 
+/* lib/thread.h's states; OFF: pthread_create refused, reaper_ms=0, the simulator */
 enum {
-	DECAYD_NONE,		/* not wanted yet */
-	DECAYD_WANTED,		/* something to decay: start at the next poll */
-	DECAYD_STARTING,
-	DECAYD_RUNNING,
-	DECAYD_OFF,		/* pthread_create refused, reaper_ms=0, the simulator */
+	DECAYD_NONE	= USLAB_THREAD_NONE,	/* not wanted yet */
+	DECAYD_WANTED	= USLAB_THREAD_WANTED,	/* something to decay: start at the next poll */
+	DECAYD_RUNNING	= USLAB_THREAD_RUNNING,
+	DECAYD_OFF	= USLAB_THREAD_OFF,
 };
+_Static_assert(DECAYD_WANTED == PAGE_ALLOC_DECAYD_WANTED,
+	       "page_alloc_decayd_poll() tests the value in the public header");
 
 int page_alloc_decayd_state;
 
@@ -87,22 +89,16 @@ void pa_decayd_kick(void)
  */
 void page_alloc_decayd_start(void)
 {
-	int expected = DECAYD_WANTED;
 	pthread_t thread;
 	int r;
 
-	if (!__atomic_compare_exchange_n(&page_alloc_decayd_state, &expected,
-					 DECAYD_STARTING, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-		return;
-	r = uslab_thread_start(&thread, true, 64 << 10, pa_decayd_main, NULL);
-	if (r)
+	r = uslab_thread_start_once(&page_alloc_decayd_state, DECAYD_WANTED, NULL,
+				    &thread, true, 64 << 10, pa_decayd_main, NULL);
+	if (!r)
+		page_alloc_set_decay_agent(true);
+	else if (r > 0)
 		pr_info("page_alloc: no decay thread (error %d); free memory "
 			"beyond the watermark goes back at once", r);
-	else
-		page_alloc_set_decay_agent(true);
-	__atomic_store_n(&page_alloc_decayd_state, r ? DECAYD_OFF : DECAYD_RUNNING,
-			 __ATOMIC_RELEASE);
 }
 
 /**

@@ -15,6 +15,7 @@
 #include "uslab/percpu.h"
 #include "percpu/fastpath.h"
 #include "lib/lock.h"
+#include "lib/thread.h"
 
 #ifndef CONFIG_PERCPU_REAPER_PERIOD_MS
 #define CONFIG_PERCPU_REAPER_PERIOD_MS	2000	/* reaper off: the vcpu clock's period */
@@ -104,12 +105,12 @@ long pcp_rseq_push(struct pcp_mag *m, int cpu, void *const *in,
 long pcp_rseq_swap(struct pcp_mag **slot, int cpu, struct pcp_mag *new_mag);
 
 /* percpu/reaper.c */
+/* lib/thread.h's states, and one of its own */
 enum {
-	PCP_REAPER_NONE,	/* not started yet: the next slow path starts it */
-	PCP_REAPER_STARTING,
-	PCP_REAPER_RUNNING,
-	PCP_REAPER_STOPPED,	/* stopped at exit or by pcp_reaper_stop() */
-	PCP_REAPER_DISABLED,	/* Kconfig off, vcpu, fork child, create failed */
+	PCP_REAPER_NONE		= USLAB_THREAD_NONE,	/* not started yet: the next slow path starts it */
+	PCP_REAPER_RUNNING	= USLAB_THREAD_RUNNING,
+	PCP_REAPER_DISABLED	= USLAB_THREAD_OFF,	/* Kconfig off, vcpu, fork child, create failed */
+	PCP_REAPER_STOPPED	= USLAB_THREAD_NR_STATES, /* at exit or by pcp_reaper_stop() */
 };
 extern int pcp_reaper_state;
 void pcp_reaper_kick_slow(void);

@@ -511,7 +511,11 @@ static int pcp_refill_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 	return 0;
 }
 
-/* Return: 0 with *objp set (NULL: out of memory), -EAGAIN to retry. */
+/*
+ * Return: 0 with *objp set (NULL: out of memory), -EAGAIN to retry.
+ * Mirrored on purpose by pcp_free_locked (the same three steps the other
+ * way round).
+ */
 static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 			    void **objp)
 {

@@ -58,6 +58,18 @@ static void *pcp_reaper_main(void *arg)
 	}
 }
 
+/* The reaper waits on a CLOCK_MONOTONIC condition (its period survives a
+ * change of the wall clock). */
+static void reaper_cond_init(void)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&reaper_cond, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
 /**
  * pcp_reaper_kick_slow - start the reaper thread once.
  * Context: a slow path holding no lock of percpu/ (pthread_create may call
@@ -65,24 +77,12 @@ static void *pcp_reaper_main(void *arg)
  */
 void pcp_reaper_kick_slow(void)
 {
-	int expected = PCP_REAPER_NONE;
-	pthread_condattr_t ca;
-	int r;
+	int r = uslab_thread_start_once(&pcp_reaper_state, PCP_REAPER_NONE,
+					reaper_cond_init, &reaper_thread, false, 0,
+					pcp_reaper_main, NULL);
 
-	if (!__atomic_compare_exchange_n(&pcp_reaper_state, &expected,
-					 PCP_REAPER_STARTING, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-		return;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&reaper_cond, &ca);
-	pthread_condattr_destroy(&ca);
-	r = uslab_thread_start(&reaper_thread, false, 0, pcp_reaper_main, NULL);
-	if (r)
+	if (r > 0)
 		pr_info("percpu: no reaper thread (error %d); call kmem_cache_shrink", r);
-	__atomic_store_n(&pcp_reaper_state,
-			 r ? PCP_REAPER_DISABLED : PCP_REAPER_RUNNING,
-			 __ATOMIC_RELEASE);
 }
 
 /**

@@ -35,6 +35,8 @@
 
 /*
  * pcp_rseq_pop - move min(@n, count) objects from the top of @m to @out.
+ * Mirrored on purpose by pcp_rseq_push below (the same operands, abort
+ * stubs and commit; one asm block with a direction would read worse).
  * Return: objects moved, -1 not on @cpu, -2 aborted.
  */
 long pcp_rseq_pop(struct pcp_mag *m, int cpu, void **out, unsigned long n)

@@ -53,96 +53,52 @@ _Static_assert(KMALLOC_SMALL_MAX <= KMALLOC_MAX_CACHE_SIZE,
  * tests/slab/check_kmalloc_classes.c checks the table against kmalloc_index()
  * and the waste bound for every size.
  */
+/* One class; four between two powers of two from 64 on (5/8, 6/8, 7/8 and
+ * 8/8 of the upper one): the kernel's 25% waste bound. */
+#define KMALLOC_CLASS(name, size)	{ "kmalloc-" name, size }
+#define KMALLOC_QUARTET(top, n5, n6, n7, n8)					\
+	KMALLOC_CLASS(n5, (top) / 8 * 5), KMALLOC_CLASS(n6, (top) / 8 * 6),	\
+	KMALLOC_CLASS(n7, (top) / 8 * 7), KMALLOC_CLASS(n8, top)
+
+/* The #if groups repeat on purpose: a doubling exists only up to
+ * CONFIG_KMALLOC_MAX_CACHE_SIZE. */
 const struct kmalloc_info_struct kmalloc_info[NR_KMALLOC_CLASSES] = {
-	{ "kmalloc-8", 8 },	/* 0 */
-	{ "kmalloc-16", 16 },	/* 1 */
-	{ "kmalloc-32", 32 },	/* 2 */
-	{ "kmalloc-48", 48 },	/* 3 */
-	{ "kmalloc-64", 64 },	/* 4 */
-	{ "kmalloc-80", 80 },	/* 5 */
-	{ "kmalloc-96", 96 },	/* 6 */
-	{ "kmalloc-112", 112 },	/* 7 */
-	{ "kmalloc-128", 128 },	/* 8 */
-	{ "kmalloc-160", 160 },	/* 9 */
-	{ "kmalloc-192", 192 },	/* 10 */
-	{ "kmalloc-224", 224 },	/* 11 */
-	{ "kmalloc-256", 256 },	/* 12 */
-	{ "kmalloc-320", 320 },	/* 13 */
-	{ "kmalloc-384", 384 },	/* 14 */
-	{ "kmalloc-448", 448 },	/* 15 */
-	{ "kmalloc-512", 512 },	/* 16 */
-	{ "kmalloc-640", 640 },	/* 17 */
-	{ "kmalloc-768", 768 },	/* 18 */
-	{ "kmalloc-896", 896 },	/* 19 */
-	{ "kmalloc-1k", 1024 },	/* 20 */
-	{ "kmalloc-1280", 1280 },	/* 21 */
-	{ "kmalloc-1536", 1536 },	/* 22 */
-	{ "kmalloc-1792", 1792 },	/* 23 */
-	{ "kmalloc-2k", 2048 },	/* 24 */
-	{ "kmalloc-2560", 2560 },	/* 25 */
-	{ "kmalloc-3k", 3072 },	/* 26 */
-	{ "kmalloc-3584", 3584 },	/* 27 */
-	{ "kmalloc-4k", 4096 },	/* 28 */
+	KMALLOC_CLASS("8", 8), KMALLOC_CLASS("16", 16), KMALLOC_CLASS("32", 32),
+	KMALLOC_CLASS("48", 48), KMALLOC_CLASS("64", 64),			/* 0 .. 4 */
+	KMALLOC_QUARTET(128, "80", "96", "112", "128"),	/* 5 .. 8 */
+	KMALLOC_QUARTET(256, "160", "192", "224", "256"),	/* 9 .. 12 */
+	KMALLOC_QUARTET(512, "320", "384", "448", "512"),	/* 13 .. 16 */
+	KMALLOC_QUARTET(1024, "640", "768", "896", "1k"),	/* 17 .. 20 */
+	KMALLOC_QUARTET(2048, "1280", "1536", "1792", "2k"),	/* 21 .. 24 */
+	KMALLOC_QUARTET(4096, "2560", "3k", "3584", "4k"),	/* 25 .. 28 */
 #if KMALLOC_SHIFT_HIGH >= 13
-	{ "kmalloc-5k", 5120 },	/* 29 */
-	{ "kmalloc-6k", 6144 },	/* 30 */
-	{ "kmalloc-7k", 7168 },	/* 31 */
-	{ "kmalloc-8k", 8192 },	/* 32 */
+	KMALLOC_QUARTET(8192, "5k", "6k", "7k", "8k"),	/* 29 .. 32 */
 #endif
 #if KMALLOC_SHIFT_HIGH >= 14
-	{ "kmalloc-10k", 10240 },	/* 33 */
-	{ "kmalloc-12k", 12288 },	/* 34 */
-	{ "kmalloc-14k", 14336 },	/* 35 */
-	{ "kmalloc-16k", 16384 },	/* 36 */
+	KMALLOC_QUARTET(16384, "10k", "12k", "14k", "16k"),	/* 33 .. 36 */
 #endif
 #if KMALLOC_SHIFT_HIGH >= 15
-	{ "kmalloc-20k", 20480 },	/* 37 */
-	{ "kmalloc-24k", 24576 },	/* 38 */
-	{ "kmalloc-28k", 28672 },	/* 39 */
-	{ "kmalloc-32k", 32768 },	/* 40 */
+	KMALLOC_QUARTET(32768, "20k", "24k", "28k", "32k"),	/* 37 .. 40 */
 #endif
 #if KMALLOC_SHIFT_HIGH >= 16
-	{ "kmalloc-40k", 40960 },	/* 41 */
-	{ "kmalloc-48k", 49152 },	/* 42 */
-	{ "kmalloc-56k", 57344 },	/* 43 */
-	{ "kmalloc-64k", 65536 },	/* 44 */
+	KMALLOC_QUARTET(65536, "40k", "48k", "56k", "64k"),	/* 41 .. 44 */
 #endif
 #if KMALLOC_SHIFT_HIGH >= 17
-	{ "kmalloc-80k", 81920 },	/* 45 */
-	{ "kmalloc-96k", 98304 },	/* 46 */
-	{ "kmalloc-112k", 114688 },	/* 47 */
-	{ "kmalloc-128k", 131072 },	/* 48 */
+	KMALLOC_QUARTET(131072, "80k", "96k", "112k", "128k"),	/* 45 .. 48 */
 #endif
 #if KMALLOC_SHIFT_HIGH >= 18
-	{ "kmalloc-160k", 163840 },	/* 49 */
-	{ "kmalloc-192k", 196608 },	/* 50 */
-	{ "kmalloc-224k", 229376 },	/* 51 */
-	{ "kmalloc-256k", 262144 },	/* 52 */
+	KMALLOC_QUARTET(262144, "160k", "192k", "224k", "256k"),	/* 49 .. 52 */
 #endif
 };
 
+/* The class of every size up to KMALLOC_SMALL_MAX, by (size - 1) / 8: one
+ * line per row of kmalloc_info[] above. */
 const unsigned char kmalloc_size_index[KMALLOC_SMALL_MAX / 8] = {
-	[0] = 0,		/* 8 */
-	[1] = 1,		/* 16 */
-	[2 ... 3] = 2,		/* 32 */
-	[4 ... 5] = 3,		/* 48 */
-	[6 ... 7] = 4,		/* 64 */
-	[8 ... 9] = 5,		/* 80 */
-	[10 ... 11] = 6,		/* 96 */
-	[12 ... 13] = 7,		/* 112 */
-	[14 ... 15] = 8,		/* 128 */
-	[16 ... 19] = 9,		/* 160 */
-	[20 ... 23] = 10,		/* 192 */
-	[24 ... 27] = 11,		/* 224 */
-	[28 ... 31] = 12,		/* 256 */
-	[32 ... 39] = 13,		/* 320 */
-	[40 ... 47] = 14,		/* 384 */
-	[48 ... 55] = 15,		/* 448 */
-	[56 ... 63] = 16,		/* 512 */
-	[64 ... 79] = 17,		/* 640 */
-	[80 ... 95] = 18,		/* 768 */
-	[96 ... 111] = 19,		/* 896 */
-	[112 ... 127] = 20,		/* 1024 */
+	[0] = 0, [1] = 1, [2 ... 3] = 2, [4 ... 5] = 3, [6 ... 7] = 4,	/* 8 .. 64 */
+	[8 ... 9] = 5, [10 ... 11] = 6, [12 ... 13] = 7, [14 ... 15] = 8,	/* .. 128 */
+	[16 ... 19] = 9, [20 ... 23] = 10, [24 ... 27] = 11, [28 ... 31] = 12,	/* .. 256 */
+	[32 ... 39] = 13, [40 ... 47] = 14, [48 ... 55] = 15, [56 ... 63] = 16,	/* .. 512 */
+	[64 ... 79] = 17, [80 ... 95] = 18, [96 ... 111] = 19, [112 ... 127] = 20, /* .. 1k */
 };
 
 static struct kmem_cache *kmalloc_caches[NR_KMALLOC_CLASSES];

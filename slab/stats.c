@@ -29,6 +29,17 @@ __visible bool kmem_cache_stats_enabled(void)
 	       (IS_ENABLED(CONFIG_PERCPU_STATS) || !IS_ENABLED(CONFIG_PERCPU_CACHE));
 }
 
+/*
+ * The counters of struct kmem_cache_stats that the per-CPU layer keeps, each
+ * with the pcp_stat_item it is (include/uslab/percpu.h): copied by
+ * kmem_cache_get_stats(), subtracted by kmem_cache_stats_sub().
+ */
+#define KMEM_CACHE_PCP_FIELDS(X)						\
+	X(alloc_hits, ALLOC_HIT) X(free_hits, FREE_HIT) X(alloc_slow, ALLOC_SLOW)	\
+	X(free_slow, FREE_SLOW) X(refills, REFILL) X(flushes, FLUSH) X(swaps, SWAP)	\
+	X(depot_gets, DEPOT_GET) X(depot_puts, DEPOT_PUT) X(rseq_aborts, RSEQ_ABORT)	\
+	X(fallback_ops, FALLBACK_OP) X(drains, DRAIN) X(direct, DIRECT)
+
 /**
  * kmem_cache_get_stats - the counters of @s into @st.
  * Context: thread-safe; takes @s's lock briefly. Never allocates.
@@ -58,19 +69,9 @@ __visible void kmem_cache_get_stats(struct kmem_cache *s, struct kmem_cache_stat
 		st->depot_limit = pcp_cache_get_depot_limit(pc);
 		cached = pcp_cache_objects(pc, NULL);
 		pcp_cache_stats(pc, -1, &ps);
-		st->alloc_hits = ps.v[PCP_STAT_ALLOC_HIT];
-		st->free_hits = ps.v[PCP_STAT_FREE_HIT];
-		st->alloc_slow = ps.v[PCP_STAT_ALLOC_SLOW];
-		st->free_slow = ps.v[PCP_STAT_FREE_SLOW];
-		st->refills = ps.v[PCP_STAT_REFILL];
-		st->flushes = ps.v[PCP_STAT_FLUSH];
-		st->swaps = ps.v[PCP_STAT_SWAP];
-		st->depot_gets = ps.v[PCP_STAT_DEPOT_GET];
-		st->depot_puts = ps.v[PCP_STAT_DEPOT_PUT];
-		st->rseq_aborts = ps.v[PCP_STAT_RSEQ_ABORT];
-		st->fallback_ops = ps.v[PCP_STAT_FALLBACK_OP];
-		st->drains = ps.v[PCP_STAT_DRAIN];
-		st->direct = ps.v[PCP_STAT_DIRECT];
+#define COPY(field, item) st->field = ps.v[PCP_STAT_##item];
+		KMEM_CACHE_PCP_FIELDS(COPY)
+#undef COPY
 		st->allocs = st->alloc_hits + st->alloc_slow;
 		st->frees = st->free_hits + st->free_slow;
 		if (IS_ENABLED(CONFIG_PERCPU_STATS))
@@ -145,11 +146,9 @@ __visible void kmem_cache_stats_reset_peak(void)
 __visible void kmem_cache_stats_sub(struct kmem_cache_stats *after,
 			  const struct kmem_cache_stats *before)
 {
-#define SUB(f) after->f -= before->f
-	SUB(allocs); SUB(frees); SUB(alloc_hits); SUB(free_hits);
-	SUB(alloc_slow); SUB(free_slow); SUB(refills); SUB(flushes);
-	SUB(swaps); SUB(depot_gets); SUB(depot_puts); SUB(rseq_aborts);
-	SUB(fallback_ops); SUB(drains); SUB(direct);
+#define SUB(field, item) after->field -= before->field;
+	SUB(allocs, -) SUB(frees, -)
+	KMEM_CACHE_PCP_FIELDS(SUB)
 #undef SUB
 	after->nr_slabs_peak = after->nr_slabs_peak > before->nr_slabs ?
 			       after->nr_slabs_peak - before->nr_slabs : 0;

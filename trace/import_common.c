@@ -204,7 +204,9 @@ int import_lines(FILE *in, const char *name, struct import_result *res,
 					rc == -EILSEQ ? fmt->not_text : "read error");
 			break;
 		}
-		rc = fmt->parse(state, buf, len, line);
+		if (!len)
+			continue;	/* blank lines carry nothing in any format */
+		rc = fmt->parse(state, buf, line);
 		if (rc) {
 			if (rc != -EPROTO)
 				import_err(res, name, line, "%s", strerror(-rc));
@@ -214,4 +216,53 @@ int import_lines(FILE *in, const char *name, struct import_result *res,
 	*nlines = line;
 	free(buf);
 	return rc;
+}
+
+int import_run(struct importer *im, FILE *in, const struct import_format *fmt,
+	       uint64_t *nlines)
+{
+	int rc;
+
+	*nlines = 0;
+	im->ids = idmap_new();
+	if (!im->ids)
+		return -ENOMEM;
+	rc = import_lines(in, im->name, im->res, fmt, im, nlines);
+	idmap_free(im->ids);
+	im->ids = NULL;
+	return rc;
+}
+
+int import_emit(struct importer *im, const struct trace_event *ev)
+{
+	im->res->events++;
+	if (ev->cpu != TRACE_CPU_UNKNOWN && ev->cpu + 1 > im->res->cpus)
+		im->res->cpus = ev->cpu + 1;
+	return im->emit(im->ctx, ev);
+}
+
+const char *import_hex(const char *s, uint64_t *v)
+{
+	uint64_t r = 0;
+	int digits = 0;
+
+	for (;; s++, digits++) {
+		int d;
+
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if (*s >= 'a' && *s <= 'f')
+			d = *s - 'a' + 10;
+		else if (*s >= 'A' && *s <= 'F')
+			d = *s - 'A' + 10;
+		else
+			break;
+		if (digits == 16)
+			return NULL;
+		r = r << 4 | (uint64_t)d;
+	}
+	if (!digits)
+		return NULL;
+	*v = r;
+	return s;
 }

@@ -25,46 +25,22 @@
 #define LINE_MAX_LEN	8192
 
 struct mt {
-	const char *name;
-	struct import_result *res;
-	struct idmap *ids;
-	trace_emit_fn emit;
-	void *ctx;
+	struct importer im;	/* first: import_run()'s @state */
 	uint64_t old_id;	/* pending "<" */
 	uint64_t old_line;
 	bool have_old;
 };
 
+/* "0x..." (or "(nil)" when @nil_ok) into *@v. Return: the byte after it, or NULL. */
 static const char *parse_hex(const char *s, uint64_t *v, bool nil_ok)
 {
-	uint64_t r = 0;
-	int digits = 0;
-
 	if (nil_ok && !strncmp(s, "(nil)", 5)) {
 		*v = 0;
 		return s + 5;
 	}
 	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
 		return NULL;
-	for (s += 2;; s++, digits++) {
-		int d;
-
-		if (*s >= '0' && *s <= '9')
-			d = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			d = *s - 'a' + 10;
-		else if (*s >= 'A' && *s <= 'F')
-			d = *s - 'A' + 10;
-		else
-			break;
-		if (digits == 16)
-			return NULL;
-		r = r << 4 | (uint64_t)d;
-	}
-	if (!digits)
-		return NULL;
-	*v = r;
-	return s;
+	return import_hex(s + 2, v);
 }
 
 static const char *skip_spaces(const char *s)
@@ -78,12 +54,11 @@ static int emit_ev(struct mt *m, uint8_t op, uint64_t id, uint64_t old,
 		   uint64_t size)
 {
 	struct trace_event ev = {
-		.time_ns = m->res->events, .id = id, .old_id = old,
+		.time_ns = m->im.res->events, .id = id, .old_id = old,
 		.size = size, .tid = 0, .cpu = TRACE_CPU_UNKNOWN, .op = op,
 	};
 
-	m->res->events++;
-	return m->emit(m->ctx, &ev);
+	return import_emit(&m->im, &ev);
 }
 
 /* A new object at @addr; an address still live lost its free: add it. */
@@ -96,19 +71,22 @@ static int new_object(struct mt *m, uint64_t addr, uint64_t *id)
 		*id = 0;
 		return 0;
 	}
-	rc = idmap_insert(m->ids, addr, id);
+	rc = idmap_insert(m->im.ids, addr, id);
 	if (rc == -EEXIST) {
-		rc = idmap_remove(m->ids, addr, &old);
+		rc = idmap_remove(m->im.ids, addr, &old);
 		if (!rc)
 			rc = emit_ev(m, TRACE_OP_FREE, old, 0, 0);
 		if (!rc)
-			rc = idmap_insert(m->ids, addr, id);
+			rc = idmap_insert(m->im.ids, addr, id);
 	}
 	return rc;
 }
 
-static int parse_line(struct mt *m, const char *s, uint64_t line)
+/* import_lines()'s callback, @state the struct mt. */
+static int parse_line(void *state, char *line_text, uint64_t line)
 {
+	struct mt *m = state;
+	const char *s = line_text;
 	uint64_t addr, size = 0, id, old;
 	const char *e;
 	char op;
@@ -120,26 +98,26 @@ static int parse_line(struct mt *m, const char *s, uint64_t line)
 		/* Caller: up to the "]" that ends "[0xADDR]". */
 		e = strstr(s, "] ");
 		if (!e)
-			return import_err(m->res, m->name, line, "expected \"@ CALLER[0xADDR] \" before the operation");
+			return import_err(m->im.res, m->im.name, line, "expected \"@ CALLER[0xADDR] \" before the operation");
 		s = e + 2;
 	}
 	op = *s;
 	if (!op || !strchr("+-<>!", op) || s[1] != ' ')
-		return import_err(m->res, m->name, line, "expected an mtrace operation (+ - < > !), found \"%.20s\"", s);
+		return import_err(m->im.res, m->im.name, line, "expected an mtrace operation (+ - < > !), found \"%.20s\"", s);
 	if (m->have_old && op != '>')
-		return import_err(m->res, m->name, line, "expected \"> 0xADDR 0xSIZE\" after the \"<\" of line %" PRIu64,
+		return import_err(m->im.res, m->im.name, line, "expected \"> 0xADDR 0xSIZE\" after the \"<\" of line %" PRIu64,
 			      m->old_line);
 	e = parse_hex(skip_spaces(s + 2), &addr, true);
 	if (!e)
-		return import_err(m->res, m->name, line, "expected an address (0x...) after '%c'", op);
+		return import_err(m->im.res, m->im.name, line, "expected an address (0x...) after '%c'", op);
 	if (op == '+' || op == '>' || op == '!') {
 		e = parse_hex(skip_spaces(e), &size, false);
 		if (!e)
-			return import_err(m->res, m->name, line, "expected a size (0x...) after the address");
+			return import_err(m->im.res, m->im.name, line, "expected a size (0x...) after the address");
 	}
 	e = skip_spaces(e);
 	if (*e)
-		return import_err(m->res, m->name, line, "unexpected text after the operation: \"%.20s\"", e);
+		return import_err(m->im.res, m->im.name, line, "unexpected text after the operation: \"%.20s\"", e);
 
 	switch (op) {
 	case '+':
@@ -148,8 +126,8 @@ static int parse_line(struct mt *m, const char *s, uint64_t line)
 	case '-':
 		if (!addr)
 			return emit_ev(m, TRACE_OP_FREE, 0, 0, 0);
-		if (idmap_remove(m->ids, addr, &id)) {
-			m->res->skipped++;	/* allocated before mtrace() */
+		if (idmap_remove(m->im.ids, addr, &id)) {
+			m->im.res->skipped++;	/* allocated before mtrace() */
 			return 0;
 		}
 		return emit_ev(m, TRACE_OP_FREE, id, 0, 0);
@@ -157,65 +135,54 @@ static int parse_line(struct mt *m, const char *s, uint64_t line)
 		m->have_old = true;
 		m->old_line = line;
 		m->old_id = 0;
-		if (addr && idmap_detach(m->ids, addr, &m->old_id))
+		if (addr && idmap_detach(m->im.ids, addr, &m->old_id))
 			m->old_id = 0;
 		return 0;
 	case '>':
 		if (!m->have_old)
-			return import_err(m->res, m->name, line, "expected \"<\" on the line before \">\"");
+			return import_err(m->im.res, m->im.name, line, "expected \"<\" on the line before \">\"");
 		m->have_old = false;
 		if (!addr)	/* glibc writes "!" for a failed realloc */
-			return import_err(m->res, m->name, line, "expected a non-NULL address after '>'");
+			return import_err(m->im.res, m->im.name, line, "expected a non-NULL address after '>'");
 		rc = new_object(m, addr, &id);
 		if (!rc)
 			rc = emit_ev(m, TRACE_OP_REALLOC, id, m->old_id, size);
 		if (!rc && m->old_id)
-			rc = idmap_release_id(m->ids, m->old_id);
+			rc = idmap_release_id(m->im.ids, m->old_id);
 		return rc;
 	case '!':
 		/* Failed realloc: the old object stays live under its id. */
 		if (!size)	/* glibc writes realloc(p, 0) as "-" */
-			return import_err(m->res, m->name, line, "expected a size > 0 after '!'");
+			return import_err(m->im.res, m->im.name, line, "expected a size > 0 after '!'");
 		old = 0;
-		if (addr && idmap_lookup(m->ids, addr, &id) == 0)
+		if (addr && idmap_lookup(m->im.ids, addr, &id) == 0)
 			old = id;
 		return emit_ev(m, TRACE_OP_REALLOC, 0, old, size);
 	}
 	return 0;
 }
 
-/* import_lines()'s callback: blank lines carry nothing. */
-static int mt_line(void *state, char *s, size_t len, uint64_t line)
-{
-	return len ? parse_line(state, s, line) : 0;
-}
-
 static const struct import_format mtrace_format = {
 	.cap = LINE_MAX_LEN,
 	.too_long = "line too long for an mtrace log",
 	.not_text = "NUL byte: not a text mtrace log",
-	.parse = mt_line,
+	.parse = parse_line,
 };
 
 int import_mtrace(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
 		  struct import_result *res)
 {
-	struct mt m = { .name = name, .res = res, .emit = emit, .ctx = ctx };
+	struct mt m = { .im = { .name = name, .res = res, .emit = emit, .ctx = ctx } };
 	uint64_t line;
-	int rc;
+	int rc = import_run(&m.im, in, &mtrace_format, &line);
 
-	m.ids = idmap_new();
-	rc = m.ids ? import_lines(in, name, res, &mtrace_format, &m, &line) : -ENOMEM;
 	if (rc)
-		goto out;
+		return rc;
 	if (m.have_old)
-		rc = import_err(res, name, line + 1, "log ends after the \"<\" of line %" PRIu64
-				" (expected \">\")", m.old_line);
-	else if (!line)
-		rc = import_err(res, name, 1, "empty file: expected an mtrace log (\"= Start\")");
-	else
-		res->lines = line;
-out:
-	idmap_free(m.ids);
-	return rc;
+		return import_err(res, name, line + 1, "log ends after the \"<\" of line %" PRIu64
+				  " (expected \">\")", m.old_line);
+	if (!line)
+		return import_err(res, name, 1, "empty file: expected an mtrace log (\"= Start\")");
+	res->lines = line;
+	return 0;
 }

@@ -30,12 +30,8 @@
 #define MAX_TOKENS	64
 
 struct pf {
-	const char *name;
-	struct import_result *res;
-	struct idmap *ids;
+	struct importer im;	/* first: import_run()'s @state */
 	struct idmap *tids;
-	trace_emit_fn emit;
-	void *ctx;
 	uint64_t t0, last;
 	bool have_t0;
 };
@@ -92,32 +88,14 @@ static bool parse_time(const char *s, size_t n, uint64_t *ns)
 /* ptr=0xffff..., ptr=ffff..., ptr=(nil), ptr=0 */
 static bool parse_ptr(const char *s, uint64_t *v)
 {
-	uint64_t r = 0;
-	int digits = 0;
-
 	if (!strcmp(s, "(nil)") || !strcmp(s, "0")) {
 		*v = 0;
 		return true;
 	}
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 		s += 2;
-	for (; *s; s++, digits++) {
-		int d;
-
-		if (*s >= '0' && *s <= '9')
-			d = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			d = *s - 'a' + 10;
-		else if (*s >= 'A' && *s <= 'F')
-			d = *s - 'A' + 10;
-		else
-			return false;
-		if (digits == 16)
-			return false;
-		r = r << 4 | (uint64_t)d;
-	}
-	*v = r;
-	return digits > 0;
+	s = import_hex(s, v);
+	return s && !*s;
 }
 
 static const char *field(char **tok, int ntok, int from, const char *key)
@@ -138,10 +116,7 @@ static int emit_ev(struct pf *p, uint8_t op, uint64_t t, uint32_t tid,
 		.op = op,
 	};
 
-	p->res->events++;
-	if (cpu != TRACE_CPU_UNKNOWN && cpu + 1 > p->res->cpus)
-		p->res->cpus = cpu + 1;
-	return p->emit(p->ctx, &ev);
+	return import_emit(&p->im, &ev);
 }
 
 static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line)
@@ -164,7 +139,7 @@ static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line
 		alloc = false;
 		cache = true;
 	} else {
-		p->res->skipped++;
+		p->im.res->skipped++;
 		return 0;
 	}
 	parse_time(tok[ti], strlen(tok[ti]), &t);
@@ -174,9 +149,9 @@ static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line
 		uint64_t c;
 
 		if (n < 3 || tok[ti - 1][n - 1] != ']' || !parse_dec(tok[ti - 1] + 1, n - 2, &c))
-			return import_err(p->res, p->name, line, "expected [CPU] before the time, found \"%.20s\"", tok[ti - 1]);
+			return import_err(p->im.res, p->im.name, line, "expected [CPU] before the time, found \"%.20s\"", tok[ti - 1]);
 		if (c >= TRACE_MAX_CPUS)
-			return import_err(p->res, p->name, line, "expected a CPU number below %u (Linux's largest "
+			return import_err(p->im.res, p->im.name, line, "expected a CPU number below %u (Linux's largest "
 				      "NR_CPUS), found %" PRIu64, TRACE_MAX_CPUS, c);
 		cpu = (uint32_t)c;
 		ti--;
@@ -188,18 +163,18 @@ static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line
 			;
 		else if (!parse_dec(pt, strlen(pt), &task))
 			task = 0;	/* no pid column: a comm only */
-		if (!p->res->pid && task)
-			p->res->pid = (uint32_t)task;
+		if (!p->im.res->pid && task)
+			p->im.res->pid = (uint32_t)task;
 	}
 	s = field(tok, ntok, ti + 2, "ptr");
 	if (!s)
 		s = field(tok, ntok, 0, "ptr");
 	if (!s || !parse_ptr(s, &addr))
-		return import_err(p->res, p->name, line, "expected ptr=0xADDRESS in a %s event", ev);
+		return import_err(p->im.res, p->im.name, line, "expected ptr=0xADDRESS in a %s event", ev);
 	if (alloc) {
 		s = field(tok, ntok, 0, "bytes_req");
 		if (!s || !parse_dec(s, strlen(s), &size))
-			return import_err(p->res, p->name, line, "expected bytes_req=N in a %s event", ev);
+			return import_err(p->im.res, p->im.name, line, "expected bytes_req=N in a %s event", ev);
 	}
 	if (!p->have_t0) {
 		p->t0 = t;
@@ -213,34 +188,34 @@ static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line
 	if (idmap_lookup(p->tids, task, &tid64)) {
 		rc = idmap_insert(p->tids, task, &tid64);
 		if (rc)
-			return rc == -EINVAL ? import_err(p->res, p->name, line, "bad task id") : rc;
+			return rc == -EINVAL ? import_err(p->im.res, p->im.name, line, "bad task id") : rc;
 	}
 	if (tid64 > UINT32_MAX - 1)
-		return import_err(p->res, p->name, line, "too many tasks");
+		return import_err(p->im.res, p->im.name, line, "too many tasks");
 	tid = (uint32_t)(tid64 - 1);
 
 	if (alloc) {
 		if (addr <= 16)	/* failed, or kmalloc(0)'s ZERO_SIZE_PTR: no object */
 			return emit_ev(p, cache ? TRACE_OP_CACHE_ALLOC : TRACE_OP_KMALLOC,
 				       t, tid, cpu, 0, size);
-		rc = idmap_insert(p->ids, addr, &id);
+		rc = idmap_insert(p->im.ids, addr, &id);
 		if (rc == -EEXIST) {	/* its free was not traced */
-			rc = idmap_remove(p->ids, addr, &old);
+			rc = idmap_remove(p->im.ids, addr, &old);
 			if (!rc)
 				rc = emit_ev(p, TRACE_OP_KFREE, t, tid, cpu, old, 0);
 			if (!rc)
-				rc = idmap_insert(p->ids, addr, &id);
+				rc = idmap_insert(p->im.ids, addr, &id);
 		}
 		if (rc)
-			return rc == -EINVAL ? import_err(p->res, p->name, line, "bad ptr") : rc;
+			return rc == -EINVAL ? import_err(p->im.res, p->im.name, line, "bad ptr") : rc;
 		return emit_ev(p, cache ? TRACE_OP_CACHE_ALLOC : TRACE_OP_KMALLOC,
 			       t, tid, cpu, id, size);
 	}
 	if (addr <= 16)		/* NULL and ZERO_SIZE_PTR */
 		return emit_ev(p, cache ? TRACE_OP_CACHE_FREE : TRACE_OP_KFREE,
 			       t, tid, cpu, 0, 0);
-	if (idmap_remove(p->ids, addr, &id)) {
-		p->res->skipped++;	/* allocated before the trace began */
+	if (idmap_remove(p->im.ids, addr, &id)) {
+		p->im.res->skipped++;	/* allocated before the trace began */
 		return 0;
 	}
 	return emit_ev(p, cache ? TRACE_OP_CACHE_FREE : TRACE_OP_KFREE, t, tid,
@@ -256,8 +231,10 @@ static bool is_callchain(const char *s, char **tok, int ntok)
 	       tok[ntok - 1][0] == '(';
 }
 
-static int parse_line(struct pf *p, char *s, uint64_t line)
+/* import_lines()'s callback, @state the struct pf. */
+static int parse_line(void *state, char *s, uint64_t line)
 {
+	struct pf *p = state;
 	char *tok[MAX_TOKENS], *save = NULL, *t, *orig = s;
 	int ntok = 0;
 	uint64_t ns;
@@ -280,41 +257,33 @@ static int parse_line(struct pf *p, char *s, uint64_t line)
 	}
 	if (is_callchain(orig, tok, ntok))
 		return 0;
-	return import_err(p->res, p->name, line, "expected a perf script event line \"COMM PID [CPU] TIME: kmem:EVENT: ptr=...\" or a call-chain line, found \"%.40s\"",
+	return import_err(p->im.res, p->im.name, line, "expected a perf script event line \"COMM PID [CPU] TIME: kmem:EVENT: ptr=...\" or a call-chain line, found \"%.40s\"",
 		      tok[0]);
-}
-
-/* import_lines()'s callback. */
-static int pf_line(void *state, char *s, size_t len, uint64_t line)
-{
-	(void)len;
-	return parse_line(state, s, line);
 }
 
 static const struct import_format perf_format = {
 	.cap = LINE_MAX_LEN,
 	.too_long = "line too long for perf script output",
 	.not_text = "NUL byte: not perf script text (a perf.data file? run 'perf script' on it)",
-	.parse = pf_line,
+	.parse = parse_line,
 };
 
 int import_perf(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
 		struct import_result *res)
 {
-	struct pf p = { .name = name, .res = res, .emit = emit, .ctx = ctx };
+	struct pf p = { .im = { .name = name, .res = res, .emit = emit, .ctx = ctx } };
 	uint64_t line;
 	int rc = -ENOMEM;
 
-	p.ids = idmap_new();
 	p.tids = idmap_new();
-	if (p.ids && p.tids)
-		rc = import_lines(in, name, res, &perf_format, &p, &line);
-	if (!rc && !res->events)
-		rc = import_err(res, name, line + 1, "no kmem events (expected kmem:kmalloc, "
-				"kmem:kfree, kmem:kmem_cache_alloc, kmem:kmem_cache_free)");
-	else if (!rc)
-		res->lines = line;
-	idmap_free(p.ids);
+	if (p.tids)
+		rc = import_run(&p.im, in, &perf_format, &line);
 	idmap_free(p.tids);
-	return rc;
+	if (rc)
+		return rc;
+	if (!res->events)
+		return import_err(res, name, line + 1, "no kmem events (expected kmem:kmalloc, "
+				  "kmem:kfree, kmem:kmem_cache_alloc, kmem:kmem_cache_free)");
+	res->lines = line;
+	return 0;
 }

@@ -238,6 +238,23 @@ static inline int64_t unzigzag(uint64_t v)
 	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
+/*
+ * A call stack as written in a trace's stack table and in the recorder's
+ * spool: @n, then each frame as the zigzag delta from the one before (the
+ * first from 0). At most 10 + 10 x @n bytes.
+ */
+static inline uint8_t *put_frames(uint8_t *p, const uint64_t *frames, uint32_t n)
+{
+	uint64_t prev = 0;
+
+	p = put_varint(p, n);
+	for (uint32_t k = 0; k < n; k++) {
+		p = put_varint(p, zigzag((int64_t)(frames[k] - prev)));
+		prev = frames[k];
+	}
+	return p;
+}
+
 /* ---- trace/outfile.c: output files that never clobber (docs/sim.md).
  * out_open: "-" is standard output; a regular file or new name gets a
  * temporary beside it, renamed at out_commit; a symlink is followed; a FIFO,
@@ -302,6 +319,26 @@ struct import_result {
 	char err[512];
 };
 
+/*
+ * What every importer holds (the first member of its state): where events
+ * go, what it reports, and the live objects' ids.
+ */
+struct importer {
+	const char *name;		/* the input's name, for errors */
+	struct import_result *res;
+	trace_emit_fn emit;
+	void *ctx;
+	struct idmap *ids;		/* address -> id of the live object */
+};
+
+/* Counts @ev (and its CPU) in the result and hands it on. */
+int import_emit(struct importer *im, const struct trace_event *ev);
+/*
+ * Up to 16 hex digits at @s, no prefix. Return: the byte after them, or
+ * NULL when there are none or more than 16.
+ */
+const char *import_hex(const char *s, uint64_t *v);
+
 /* trace/import_common.c: the loop both importers run. */
 struct import_format {
 	size_t cap;			/* the longest line accepted, + 1 */
@@ -309,13 +346,19 @@ struct import_format {
 	const char *not_text;		/* said for a NUL byte */
 	/* one line (NUL-terminated, without its newline); 0, -EPROTO after
 	 * import_err(), or -errno (said with strerror) */
-	int (*parse)(void *state, char *s, size_t len, uint64_t line);
+	int (*parse)(void *state, char *s, uint64_t line);	/* a line not blank */
 };
 /* Clears @res, then every line of @in (@name in messages), bounded by
  * @fmt->cap, through @fmt->parse(@state); @nlines: lines read. Return: 0
  * at the end of @in, -ENOMEM, or -EPROTO with @res->err set. */
 int import_lines(FILE *in, const char *name, struct import_result *res,
 		 const struct import_format *fmt, void *state, uint64_t *nlines);
+/*
+ * import_lines() over @im's input with its id map made before and freed
+ * after; @state begins with @im.
+ */
+int import_run(struct importer *im, FILE *in, const struct import_format *fmt,
+	       uint64_t *nlines);
 /* Says "NAME:LINE: " and @fmt in @res->err. Return: -EPROTO. */
 int import_err(struct import_result *res, const char *name, uint64_t line,
 	       const char *fmt, ...) __printf(4, 5);

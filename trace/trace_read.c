@@ -229,6 +229,32 @@ static int decode_objects(struct trace_reader *r, const uint8_t *buf, size_t len
 }
 
 /*
+ * The frame every chunk and record header opens with (docs/trace-format.md):
+ * magic, compressed size C at +4, decoded size R at +8, and the header's
+ * checksum at @crc_at over the bytes before it. Both sizes are bounded here,
+ * before anything is allocated for them.
+ */
+static int check_frame(struct trace_reader *r, const uint8_t *h, uint64_t at,
+		       size_t crc_at, const char *what, uint32_t raw_min,
+		       uint32_t raw_max, uint32_t *comp, uint32_t *raw)
+{
+	uint32_t crc = trace_crc32c(0, h, crc_at);
+
+	if (crc != get_le32(h + crc_at))
+		return fail(r, at + crc_at, "expected %s header checksum %08x, found %08x",
+			    what, crc, get_le32(h + crc_at));
+	*comp = get_le32(h + 4);
+	*raw = get_le32(h + 8);
+	if (*raw > raw_max || *raw < raw_min)
+		return fail(r, at + 8, "expected decoded %s size in [%u, %u], found %u",
+			    what, raw_min, raw_max, *raw);
+	if (*comp == 0 || *comp > ZSTD_compressBound(*raw))
+		return fail(r, at + 4, "expected compressed %s size in [1, %zu], found %u",
+			    what, ZSTD_compressBound(*raw), *comp);
+	return 0;
+}
+
+/*
  * An extension record (format 1.1) whose magic @h was just read at @at:
  * the process table is decoded; a record of a kind this reader does not
  * know (a later minor version) is skipped.
@@ -255,18 +281,10 @@ static int load_record(struct trace_reader *r, const uint8_t *h4, uint64_t at)
 			    h[0], h[1], h[2], h[3]);
 	if (rc)
 		return rc;
-	if (crc != get_le32(h + 20))
-		return fail(r, at + 20, "expected record header checksum %08x, found %08x",
-			    crc, get_le32(h + 20));
-	comp = get_le32(h + 4);
-	raw = get_le32(h + 8);
+	rc = check_frame(r, h, at, 20, "record", 0, TRACE_REC_RAW_MAX, &comp, &raw);
+	if (rc)
+		return rc;
 	n = get_le32(h + 12);
-	if (raw > TRACE_REC_RAW_MAX)
-		return fail(r, at + 8, "expected decoded record size <= %u, found %u",
-			    TRACE_REC_RAW_MAX, raw);
-	if (comp == 0 || comp > ZSTD_compressBound(raw))
-		return fail(r, at + 4, "expected compressed record size in [1, %zu], found %u",
-			    ZSTD_compressBound(raw), comp);
 	if (magic != TRACE_PROCS_MAGIC && magic != TRACE_STACKS_MAGIC &&
 	    magic != TRACE_OBJECTS_MAGIC) {
 		/* Unknown kind: skip its payload without allocating for it. */
@@ -489,13 +507,11 @@ int trace_reader_open_file(struct trace_reader **rp, FILE *f, const char *name)
 	}
 	r->sel = -1;
 	r->meta.selected = -1;
+	/* the header, the trailer's totals, then the tables before the events */
 	rc = read_header(r);
-	if (rc)
-		return rc;
-	rc = peek_trailer(r);
-	if (rc)
-		return rc;
-	return read_prelude(r);
+	if (!rc)
+		rc = peek_trailer(r);
+	return rc ? rc : read_prelude(r);
 }
 
 int trace_reader_open(struct trace_reader **rp, const char *path)
@@ -610,7 +626,7 @@ static int load_chunk(struct trace_reader *r)
 {
 	uint8_t h[TRACE_TRAILER];	/* a chunk header or the trailer */
 	uint64_t at, base;
-	uint32_t magic, comp, raw, nev, crc;
+	uint32_t magic, comp, raw, nev;
 	uint64_t first;
 	size_t n;
 	int rc;
@@ -644,21 +660,13 @@ again:
 	rc = read_exact(r, h + 4, TRACE_CHUNK_HDR - 4, "chunk header");
 	if (rc)
 		return rc;
-	crc = trace_crc32c(0, h, 36);
-	if (crc != get_le32(h + 36))
-		return fail(r, at + 36, "expected chunk header checksum %08x, found %08x",
-			    crc, get_le32(h + 36));
-	comp = get_le32(h + 4);
-	raw = get_le32(h + 8);
+	rc = check_frame(r, h, at, 36, "chunk", TRACE_EVENT_MIN, TRACE_CHUNK_RAW_MAX,
+			 &comp, &raw);
+	if (rc)
+		return rc;
 	nev = get_le32(h + 12);
 	first = get_le64(h + 16);
 	base = get_le64(h + 24);
-	if (raw > TRACE_CHUNK_RAW_MAX || raw < TRACE_EVENT_MIN)
-		return fail(r, at + 8, "expected decoded chunk size in [%u, %u], found %u",
-			    TRACE_EVENT_MIN, TRACE_CHUNK_RAW_MAX, raw);
-	if (comp > ZSTD_compressBound(raw) || comp == 0)
-		return fail(r, at + 4, "expected compressed size in [1, %zu], found %u",
-			    ZSTD_compressBound(raw), comp);
 	if (nev == 0 || nev > raw / TRACE_EVENT_MIN)
 		return fail(r, at + 12, "expected 1 to %u events for %u bytes, found %u",
 			    raw / TRACE_EVENT_MIN, raw, nev);

@@ -274,6 +274,20 @@ static int before_events(const struct trace_writer *w)
 	return w->nevents || w->chunk_events ? -EINVAL : 0;
 }
 
+/*
+ * The checks every table shares: before the first event, at most @max
+ * entries, and not @again (a second table of a kind written once).
+ */
+static int table_allowed(const struct trace_writer *w, uint32_t n, uint32_t max,
+			 bool again)
+{
+	int rc = before_events(w);
+
+	if (rc)
+		return rc;
+	return again || n > max ? -EINVAL : 0;
+}
+
 /* write_record() of a table the caller encoded into @buf, which it frees. */
 static int write_table(struct trace_writer *w, uint32_t magic, uint32_t entries,
 		       uint8_t *buf, size_t len)
@@ -292,11 +306,9 @@ int trace_writer_set_procs(struct trace_writer *w, const struct trace_proc *proc
 	size_t len;
 	int rc;
 
-	rc = before_events(w);
+	rc = table_allowed(w, n, TRACE_PROCS_MAX, w->has_procs || !n);
 	if (rc)
 		return rc;
-	if (w->has_procs || !n || n > TRACE_PROCS_MAX)
-		return -EINVAL;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct trace_proc *t = &procs[i];
 
@@ -318,80 +330,86 @@ int trace_writer_set_procs(struct trace_writer *w, const struct trace_proc *proc
 	return rc;
 }
 
+/* Encodes entry @i of a table at @p; returns the end of what it wrote. */
+typedef uint8_t *(*table_entry_fn)(uint8_t *p, const void *table, uint32_t i);
+
+/*
+ * Encodes the @n entries of @table with @put into one buffer of @cap bytes
+ * (the caller's bound over all entries) and writes it as a @magic record.
+ */
+static int encode_table(struct trace_writer *w, uint32_t magic, const void *table,
+			uint32_t n, size_t cap, table_entry_fn put)
+{
+	uint8_t *buf = malloc(cap ? cap : 1), *p;
+
+	if (!buf)
+		return -ENOMEM;
+	p = buf;
+	for (uint32_t i = 0; i < n; i++)
+		p = put(p, table, i);
+	return write_table(w, magic, n, buf, (size_t)(p - buf));
+}
+
+/* A stack: proc, nframes, then each frame as the zigzag delta from the last. */
+static uint8_t *put_stack(uint8_t *p, const void *table, uint32_t i)
+{
+	const struct trace_stack *st = (const struct trace_stack *)table + i;
+
+	return put_frames(put_varint(p, st->proc), st->frames, st->nframes);
+}
+
 int trace_writer_set_stacks(struct trace_writer *w, const struct trace_stack *st,
 			    uint32_t n)
 {
-	size_t cap = 0, len;
-	uint8_t *buf, *p;
+	size_t cap = 0;
 	int rc;
 
-	rc = before_events(w);
+	rc = table_allowed(w, n, TRACE_STACKS_MAX, w->nstacks);
 	if (rc)
 		return rc;
-	if (w->nstacks || n > TRACE_STACKS_MAX)
-		return -EINVAL;
 	for (uint32_t i = 0; i < n; i++) {
 		if (st[i].nframes > TRACE_STACK_MAX ||
 		    (w->has_procs ? 0 : st[i].proc != 0))
 			return -EINVAL;
 		cap += 10 + 10 + 10 * (size_t)st[i].nframes;
 	}
-	buf = malloc(cap ? cap : 1);
-	if (!buf)
-		return -ENOMEM;
-	p = buf;
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t prev = 0;
-
-		p = put_varint(p, st[i].proc);
-		p = put_varint(p, st[i].nframes);
-		for (uint32_t k = 0; k < st[i].nframes; k++) {
-			p = put_varint(p, zigzag((int64_t)(st[i].frames[k] - prev)));
-			prev = st[i].frames[k];
-		}
-	}
-	len = (size_t)(p - buf);
-	rc = write_table(w, TRACE_STACKS_MAGIC, n, buf, len);
+	rc = encode_table(w, TRACE_STACKS_MAGIC, st, n, cap, put_stack);
 	if (!rc)
 		w->nstacks = n;
 	return rc;
 }
 
+/* An object: proc, start, length, file offset, then the path's length and bytes. */
+static uint8_t *put_object(uint8_t *p, const void *table, uint32_t i)
+{
+	const struct trace_object *o = (const struct trace_object *)table + i;
+	size_t l = strlen(o->path);
+
+	p = put_varint(p, o->proc);
+	p = put_varint(p, o->start);
+	p = put_varint(p, o->end - o->start);
+	p = put_varint(p, o->offset);
+	p = put_varint(p, l);
+	memcpy(p, o->path, l);
+	return p + l;
+}
+
 int trace_writer_set_objects(struct trace_writer *w, const struct trace_object *o,
 			     uint32_t n)
 {
-	size_t cap = 0, len;
-	uint8_t *buf, *p;
+	size_t cap = 0;
 	int rc;
 
-	rc = before_events(w);
+	rc = table_allowed(w, n, TRACE_OBJECTS_MAX, false);
 	if (rc)
 		return rc;
-	if (n > TRACE_OBJECTS_MAX)
-		return -EINVAL;
 	for (uint32_t i = 0; i < n; i++) {
 		if (o[i].end <= o[i].start || !o[i].path ||
 		    strlen(o[i].path) > TRACE_PROC_STR_MAX)
 			return -EINVAL;
 		cap += 50 + strlen(o[i].path);
 	}
-	buf = malloc(cap ? cap : 1);
-	if (!buf)
-		return -ENOMEM;
-	p = buf;
-	for (uint32_t i = 0; i < n; i++) {
-		size_t l = strlen(o[i].path);
-
-		p = put_varint(p, o[i].proc);
-		p = put_varint(p, o[i].start);
-		p = put_varint(p, o[i].end - o[i].start);
-		p = put_varint(p, o[i].offset);
-		p = put_varint(p, l);
-		memcpy(p, o[i].path, l);
-		p += l;
-	}
-	len = (size_t)(p - buf);
-	return write_table(w, TRACE_OBJECTS_MAGIC, n, buf, len);
+	return encode_table(w, TRACE_OBJECTS_MAGIC, o, n, cap, put_object);
 }
 
 void trace_writer_defer_records(struct trace_writer *w)

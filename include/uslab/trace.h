@@ -39,6 +39,7 @@
  *   align   memalign, posix_memalign, aligned_alloc, valloc, pvalloc,
  *           free_aligned_sized
  */
+/* Explicit values, one row each on purpose: they are the file format. */
 enum trace_op {
 	TRACE_OP_MALLOC		= 0,
 	TRACE_OP_FREE		= 1,

@@ -90,15 +90,8 @@ static inline size_t rec_encode(uint8_t *buf, struct rec_state *st,
 	bool same = st->started && st->cpu == e->cpu;
 
 	if (e->op == REC_OP_STACK) {
-		uint64_t prev = 0;
-
 		*p++ = (uint8_t)REC_OP_STACK;
-		p = put_varint(p, e->stack);
-		p = put_varint(p, e->nframes);
-		for (uint32_t i = 0; i < e->nframes; i++) {
-			p = put_varint(p, zigzag((int64_t)(e->frames[i] - prev)));
-			prev = e->frames[i];
-		}
+		p = put_frames(put_varint(p, e->stack), e->frames, e->nframes);
 		return (size_t)(p - buf);
 	}
 	*p++ = (uint8_t)(e->op | (same ? REC_SAME_CPU : 0) | (e->stack ? REC_HAS_STACK : 0));
