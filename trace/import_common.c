@@ -233,6 +233,19 @@ int import_run(struct importer *im, FILE *in, const struct import_format *fmt,
 	return rc;
 }
 
+int import_new_object(struct importer *im, uint64_t addr, uint64_t *id,
+		      struct trace_event *lost)
+{
+	int rc = idmap_insert(im->ids, addr, id);
+
+	if (rc != -EEXIST)
+		return rc;
+	rc = idmap_remove(im->ids, addr, &lost->id);
+	if (!rc)
+		rc = import_emit(im, lost);
+	return rc ? rc : idmap_insert(im->ids, addr, id);
+}
+
 int import_emit(struct importer *im, const struct trace_event *ev)
 {
 	im->res->events++;

@@ -64,22 +64,15 @@ static int emit_ev(struct mt *m, uint8_t op, uint64_t id, uint64_t old,
 /* A new object at @addr; an address still live lost its free: add it. */
 static int new_object(struct mt *m, uint64_t addr, uint64_t *id)
 {
-	uint64_t old;
-	int rc;
+	struct trace_event lost = {
+		.time_ns = m->im.res->events, .cpu = TRACE_CPU_UNKNOWN, .op = TRACE_OP_FREE,
+	};
 
 	if (!addr) {
 		*id = 0;
 		return 0;
 	}
-	rc = idmap_insert(m->im.ids, addr, id);
-	if (rc == -EEXIST) {
-		rc = idmap_remove(m->im.ids, addr, &old);
-		if (!rc)
-			rc = emit_ev(m, TRACE_OP_FREE, old, 0, 0);
-		if (!rc)
-			rc = idmap_insert(m->im.ids, addr, id);
-	}
-	return rc;
+	return import_new_object(&m->im, addr, id, &lost);
 }
 
 /* import_lines()'s callback, @state the struct mt. */

@@ -119,31 +119,26 @@ static int emit_ev(struct pf *p, uint8_t op, uint64_t t, uint32_t tid,
 	return import_emit(&p->im, &ev);
 }
 
-static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line)
-{
-	const char *ev = tok[ti + 1], *s;
-	uint64_t t, addr, size = 0, id, old, task = 0, tid64;
-	uint32_t cpu = TRACE_CPU_UNKNOWN, tid;
-	bool alloc, cache;
-	int rc;
+/* The kmem events imported, as the trace op each becomes. */
+static const struct {
+	const char *name;
+	uint8_t op;
+} pf_events[] = {
+	{ "kmem:kmalloc:", TRACE_OP_KMALLOC },
+	{ "kmem:kmalloc_node:", TRACE_OP_KMALLOC },
+	{ "kmem:kmem_cache_alloc:", TRACE_OP_CACHE_ALLOC },
+	{ "kmem:kmem_cache_alloc_node:", TRACE_OP_CACHE_ALLOC },
+	{ "kmem:kfree:", TRACE_OP_KFREE },
+	{ "kmem:kmem_cache_free:", TRACE_OP_CACHE_FREE },
+};
 
-	if (!strcmp(ev, "kmem:kmalloc:") || !strcmp(ev, "kmem:kmalloc_node:")) {
-		alloc = true;
-		cache = false;
-	} else if (!strcmp(ev, "kmem:kmem_cache_alloc:") ||
-		   !strcmp(ev, "kmem:kmem_cache_alloc_node:")) {
-		alloc = cache = true;
-	} else if (!strcmp(ev, "kmem:kfree:")) {
-		alloc = cache = false;
-	} else if (!strcmp(ev, "kmem:kmem_cache_free:")) {
-		alloc = false;
-		cache = true;
-	} else {
-		p->im.res->skipped++;
-		return 0;
-	}
-	parse_time(tok[ti], strlen(tok[ti]), &t);
-	/* [CPU] and PID[/TID] just before the time, when perf printed them. */
+/*
+ * The columns perf prints before the time when asked: "[CPU]" right before
+ * it and "PID" or "PID/TID" before that; @ti is the time's token.
+ */
+static int parse_cpu_task(struct pf *p, char **tok, int ti, uint32_t *cpu,
+			  uint64_t *task, uint64_t line)
+{
 	if (ti >= 1 && tok[ti - 1][0] == '[') {
 		size_t n = strlen(tok[ti - 1]);
 		uint64_t c;
@@ -153,19 +148,75 @@ static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line
 		if (c >= TRACE_MAX_CPUS)
 			return import_err(p->im.res, p->im.name, line, "expected a CPU number below %u (Linux's largest "
 				      "NR_CPUS), found %" PRIu64, TRACE_MAX_CPUS, c);
-		cpu = (uint32_t)c;
+		*cpu = (uint32_t)c;
 		ti--;
 	}
 	if (ti >= 1) {
 		const char *pt = tok[ti - 1], *slash = strchr(pt, '/');
 
-		if (slash && parse_dec(slash + 1, strlen(slash + 1), &task))
+		if (slash && parse_dec(slash + 1, strlen(slash + 1), task))
 			;
-		else if (!parse_dec(pt, strlen(pt), &task))
-			task = 0;	/* no pid column: a comm only */
-		if (!p->im.res->pid && task)
-			p->im.res->pid = (uint32_t)task;
+		else if (!parse_dec(pt, strlen(pt), task))
+			*task = 0;	/* no pid column: a comm only */
+		if (!p->im.res->pid && *task)
+			p->im.res->pid = (uint32_t)*task;
 	}
+	return 0;
+}
+
+/* Time since the first event, never going back (perf sorts by time;
+ * stragglers are clamped). */
+static uint64_t pf_time(struct pf *p, uint64_t t)
+{
+	if (!p->have_t0) {
+		p->t0 = t;
+		p->have_t0 = true;
+	}
+	t = t >= p->t0 ? t - p->t0 : 0;
+	if (t < p->last)
+		t = p->last;
+	p->last = t;
+	return t;
+}
+
+/* Dense thread numbers from 0, in order of first appearance. */
+static int pf_tid(struct pf *p, uint64_t task, uint32_t *tid, uint64_t line)
+{
+	uint64_t tid64;
+	int rc;
+
+	if (idmap_lookup(p->tids, task, &tid64)) {
+		rc = idmap_insert(p->tids, task, &tid64);
+		if (rc)
+			return rc == -EINVAL ? import_err(p->im.res, p->im.name, line, "bad task id") : rc;
+	}
+	if (tid64 > UINT32_MAX - 1)
+		return import_err(p->im.res, p->im.name, line, "too many tasks");
+	*tid = (uint32_t)(tid64 - 1);
+	return 0;
+}
+
+static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line)
+{
+	const char *ev = tok[ti + 1], *s;
+	uint64_t t, addr, size = 0, id = 0, task = 0;
+	uint32_t cpu = TRACE_CPU_UNKNOWN, tid = 0;
+	uint8_t op = TRACE_OP_NR;
+	bool alloc;
+	int rc;
+
+	for (size_t i = 0; i < ARRAY_SIZE(pf_events); i++)
+		if (!strcmp(ev, pf_events[i].name))
+			op = pf_events[i].op;
+	if (op == TRACE_OP_NR) {
+		p->im.res->skipped++;
+		return 0;
+	}
+	alloc = op == TRACE_OP_KMALLOC || op == TRACE_OP_CACHE_ALLOC;
+	parse_time(tok[ti], strlen(tok[ti]), &t);
+	rc = parse_cpu_task(p, tok, ti, &cpu, &task, line);
+	if (rc)
+		return rc;
 	s = field(tok, ntok, ti + 2, "ptr");
 	if (!s)
 		s = field(tok, ntok, 0, "ptr");
@@ -176,50 +227,24 @@ static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line
 		if (!s || !parse_dec(s, strlen(s), &size))
 			return import_err(p->im.res, p->im.name, line, "expected bytes_req=N in a %s event", ev);
 	}
-	if (!p->have_t0) {
-		p->t0 = t;
-		p->have_t0 = true;
-	}
-	t = t >= p->t0 ? t - p->t0 : 0;
-	if (t < p->last)	/* perf sorts by time; clamp stragglers */
-		t = p->last;
-	p->last = t;
-	/* Dense thread numbers, in order of first appearance. */
-	if (idmap_lookup(p->tids, task, &tid64)) {
-		rc = idmap_insert(p->tids, task, &tid64);
-		if (rc)
-			return rc == -EINVAL ? import_err(p->im.res, p->im.name, line, "bad task id") : rc;
-	}
-	if (tid64 > UINT32_MAX - 1)
-		return import_err(p->im.res, p->im.name, line, "too many tasks");
-	tid = (uint32_t)(tid64 - 1);
+	t = pf_time(p, t);
+	rc = pf_tid(p, task, &tid, line);
+	if (rc)
+		return rc;
+	/* addresses up to 16: NULL (a failed allocation) and kmalloc(0)'s
+	 * ZERO_SIZE_PTR carry no object */
+	if (alloc && addr > 16) {
+		struct trace_event lost = { .time_ns = t, .tid = tid, .cpu = cpu,
+					    .op = TRACE_OP_KFREE };
 
-	if (alloc) {
-		if (addr <= 16)	/* failed, or kmalloc(0)'s ZERO_SIZE_PTR: no object */
-			return emit_ev(p, cache ? TRACE_OP_CACHE_ALLOC : TRACE_OP_KMALLOC,
-				       t, tid, cpu, 0, size);
-		rc = idmap_insert(p->im.ids, addr, &id);
-		if (rc == -EEXIST) {	/* its free was not traced */
-			rc = idmap_remove(p->im.ids, addr, &old);
-			if (!rc)
-				rc = emit_ev(p, TRACE_OP_KFREE, t, tid, cpu, old, 0);
-			if (!rc)
-				rc = idmap_insert(p->im.ids, addr, &id);
-		}
+		rc = import_new_object(&p->im, addr, &id, &lost);
 		if (rc)
 			return rc == -EINVAL ? import_err(p->im.res, p->im.name, line, "bad ptr") : rc;
-		return emit_ev(p, cache ? TRACE_OP_CACHE_ALLOC : TRACE_OP_KMALLOC,
-			       t, tid, cpu, id, size);
-	}
-	if (addr <= 16)		/* NULL and ZERO_SIZE_PTR */
-		return emit_ev(p, cache ? TRACE_OP_CACHE_FREE : TRACE_OP_KFREE,
-			       t, tid, cpu, 0, 0);
-	if (idmap_remove(p->im.ids, addr, &id)) {
+	} else if (!alloc && addr > 16 && idmap_remove(p->im.ids, addr, &id)) {
 		p->im.res->skipped++;	/* allocated before the trace began */
 		return 0;
 	}
-	return emit_ev(p, cache ? TRACE_OP_CACHE_FREE : TRACE_OP_KFREE, t, tid,
-		       cpu, id, 0);
+	return emit_ev(p, op, t, tid, cpu, id, size);
 }
 
 /* A -g call-chain line: indented "HEXADDR SYMBOL (DSO)". */

@@ -331,6 +331,12 @@ struct importer {
 	struct idmap *ids;		/* address -> id of the live object */
 };
 
+/*
+ * A new object at @addr into *@id; an address still live lost its free
+ * (not traced): @lost, with the old object's id, is emitted first.
+ */
+int import_new_object(struct importer *im, uint64_t addr, uint64_t *id,
+		      struct trace_event *lost);
 /* Counts @ev (and its CPU) in the result and hands it on. */
 int import_emit(struct importer *im, const struct trace_event *ev);
 /*

@@ -92,10 +92,81 @@ int out_check(const char *path, char *err, size_t len)
 	return check_dir(path, err, len);
 }
 
-int out_open(struct out_file *o, const char *path, char *err, size_t len)
+/*
+ * Where writing in place is the only way: a FIFO, character or block
+ * device, or socket; or a dangling symlink, whose target is created
+ * through it. Return: 1 when @o was opened so, 0 for a regular file or a
+ * new name, or -errno with @err set.
+ */
+static int open_in_place(struct out_file *o, const char *path, char *err, size_t len)
 {
 	struct stat st, lst;
+
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		o->in_place = true;
+		o->fd = S_ISSOCK(st.st_mode) ? open_socket(path) :
+			open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+		if (o->fd < 0)
+			return seterr(err, len, S_ISSOCK(st.st_mode) ? -o->fd : errno, path, NULL);
+		o->seekable = lseek(o->fd, 0, SEEK_CUR) >= 0 && S_ISBLK(st.st_mode);
+		return 1;
+	}
+	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && stat(path, &st) < 0) {
+		o->in_place = true;
+		o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (o->fd < 0)
+			return seterr(err, len, errno, path, NULL);
+		o->seekable = true;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * A regular file (through any symlinks) or a new name: a temporary beside
+ * the final file, with the final file's mode, renamed over it at commit.
+ * Return: 0, or -errno with @err set.
+ */
+static int open_temp(struct out_file *o, const char *path, char *err, size_t len)
+{
 	char real[PATH_MAX];
+	struct stat st;
+	int rc;
+
+	if (stat(path, &st) == 0) {
+		if (!realpath(path, real))
+			return seterr(err, len, errno, path, NULL);
+		o->mode = st.st_mode & 07777;
+		o->keep_mode = true;
+	} else {
+		snprintf(real, sizeof(real), "%s", path);
+	}
+	o->final = strdup(real);
+	if (!o->final || asprintf(&o->tmp, "%s.tmp.XXXXXX", real) < 0) {
+		o->tmp = NULL;
+		return seterr(err, len, ENOMEM, path, NULL);
+	}
+	o->fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (o->fd < 0)
+		return seterr(err, len, errno, o->tmp, NULL);
+	if (!o->keep_mode) {
+		mode_t um = umask(0);
+
+		umask(um);
+		o->mode = 0666 & ~um;
+	}
+	if (fchmod(o->fd, o->mode) < 0) {
+		rc = seterr(err, len, errno, o->tmp, NULL);
+		unlink(o->tmp);
+		close(o->fd);
+		return rc;
+	}
+	o->seekable = true;
+	return 0;
+}
+
+int out_open(struct out_file *o, const char *path, char *err, size_t len)
+{
 	int rc;
 
 	memset(o, 0, sizeof(*o));
@@ -111,69 +182,12 @@ int out_open(struct out_file *o, const char *path, char *err, size_t len)
 		return 0;
 	}
 	rc = out_check(path, err, len);
-	if (rc)
-		goto out_free;
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		/* FIFO, character or block device, socket: in place. */
-		o->in_place = true;
-		o->fd = S_ISSOCK(st.st_mode) ? open_socket(path) :
-			open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-		if (o->fd < 0) {
-			rc = seterr(err, len, S_ISSOCK(st.st_mode) ? -o->fd : errno, path, NULL);
-			goto out_free;
-		}
-		o->seekable = lseek(o->fd, 0, SEEK_CUR) >= 0 && S_ISBLK(st.st_mode);
+	if (!rc)
+		rc = open_in_place(o, path, err, len);
+	if (!rc)
+		rc = open_temp(o, path, err, len);
+	if (rc >= 0)
 		return 0;
-	}
-	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && stat(path, &st) < 0) {
-		/* A dangling symlink: create its target through it. */
-		o->in_place = true;
-		o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-		if (o->fd < 0) {
-			rc = seterr(err, len, errno, path, NULL);
-			goto out_free;
-		}
-		o->seekable = true;
-		return 0;
-	}
-	/* A regular file (through any symlinks) or a new name: a temporary
-	 * beside the final file, renamed over it at commit. */
-	if (stat(path, &st) == 0) {
-		if (!realpath(path, real)) {
-			rc = seterr(err, len, errno, path, NULL);
-			goto out_free;
-		}
-		o->mode = st.st_mode & 07777;
-		o->keep_mode = true;
-	} else {
-		snprintf(real, sizeof(real), "%s", path);
-	}
-	o->final = strdup(real);
-	if (!o->final || asprintf(&o->tmp, "%s.tmp.XXXXXX", real) < 0) {
-		o->tmp = NULL;
-		rc = seterr(err, len, ENOMEM, path, NULL);
-		goto out_free;
-	}
-	o->fd = mkostemp(o->tmp, O_CLOEXEC);
-	if (o->fd < 0) {
-		rc = seterr(err, len, errno, o->tmp, NULL);
-		goto out_free;
-	}
-	if (!o->keep_mode) {
-		mode_t um = umask(0);
-
-		umask(um);
-		o->mode = 0666 & ~um;
-	}
-	if (fchmod(o->fd, o->mode) < 0) {
-		rc = seterr(err, len, errno, o->tmp, NULL);
-		unlink(o->tmp);
-		close(o->fd);
-		goto out_free;
-	}
-	o->seekable = true;
-	return 0;
-out_free:
 	free(o->tmp);
 	free(o->final);
 	free(o->name);

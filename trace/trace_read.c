@@ -254,6 +254,50 @@ static int check_frame(struct trace_reader *r, const uint8_t *h, uint64_t at,
 	return 0;
 }
 
+/* PROC: the process table, and the per-process event counters and thread
+ * ranges sized by it. */
+static int decode_procs(struct trace_reader *r, const uint8_t *raw, size_t len,
+			uint32_t n, uint64_t at)
+{
+	char why[256];
+	int rc;
+
+	rc = trace_procs_decode(raw, len, n, &r->procs, why, sizeof(why));
+	if (rc == -ENOMEM)
+		return nomem(r);
+	if (rc)
+		return fail(r, at, "%s", why);
+	r->proc_events = calloc(n, sizeof(*r->proc_events));
+	if (!r->proc_events)
+		return nomem(r);
+	r->ranges = calloc(n, sizeof(*r->ranges));
+	if (!r->ranges)
+		return nomem(r);
+	for (uint32_t i = 0; i < n; i++)
+		if (r->procs[i].nthreads)
+			r->ranges[r->nranges++] = i;
+	r->meta.procs = r->procs;
+	r->meta.nprocs = n;
+	return 0;
+}
+
+/* A record of a kind this reader does not know: its @comp bytes skipped
+ * without allocating for them. */
+static int skip_payload(struct trace_reader *r, uint32_t comp)
+{
+	uint8_t skip[4096];
+	size_t got;
+	int rc;
+
+	for (uint32_t left = comp; left; left -= (uint32_t)got) {
+		got = min_t(uint32_t, left, sizeof(skip));
+		rc = read_exact(r, skip, got, "record payload");
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 /*
  * An extension record (format 1.1) whose magic @h was just read at @at:
  * the process table is decoded; a record of a kind this reader does not
@@ -263,7 +307,6 @@ static int load_record(struct trace_reader *r, const uint8_t *h4, uint64_t at)
 {
 	uint8_t h[TRACE_REC_HDR];
 	uint32_t magic, comp, raw, n, crc;
-	size_t got;
 	int rc;
 
 	memcpy(h, h4, 4);
@@ -286,18 +329,8 @@ static int load_record(struct trace_reader *r, const uint8_t *h4, uint64_t at)
 		return rc;
 	n = get_le32(h + 12);
 	if (magic != TRACE_PROCS_MAGIC && magic != TRACE_STACKS_MAGIC &&
-	    magic != TRACE_OBJECTS_MAGIC) {
-		/* Unknown kind: skip its payload without allocating for it. */
-		uint8_t skip[4096];
-
-		for (uint32_t left = comp; left; left -= (uint32_t)got) {
-			got = min_t(uint32_t, left, sizeof(skip));
-			rc = read_exact(r, skip, got, "record payload");
-			if (rc)
-				return rc;
-		}
-		return 0;
-	}
+	    magic != TRACE_OBJECTS_MAGIC)
+		return skip_payload(r, comp);
 	if (r->nchunks)
 		return fail(r, at, "expected records before the first chunk");
 	if (magic == TRACE_PROCS_MAGIC && (r->procs || r->stacks || r->objects))
@@ -314,27 +347,7 @@ static int load_record(struct trace_reader *r, const uint8_t *h4, uint64_t at)
 		return decode_stacks(r, r->raw, raw, n, at + TRACE_REC_HDR);
 	if (magic == TRACE_OBJECTS_MAGIC)
 		return decode_objects(r, r->raw, raw, n, at + TRACE_REC_HDR);
-	{
-		char why[256];
-
-		rc = trace_procs_decode(r->raw, raw, n, &r->procs, why, sizeof(why));
-		if (rc == -ENOMEM)
-			return nomem(r);
-		if (rc)
-			return fail(r, at + TRACE_REC_HDR, "%s", why);
-	}
-	r->proc_events = calloc(n, sizeof(*r->proc_events));
-	if (!r->proc_events)
-		return nomem(r);
-	r->ranges = calloc(n, sizeof(*r->ranges));
-	if (!r->ranges)
-		return nomem(r);
-	for (uint32_t i = 0; i < n; i++)
-		if (r->procs[i].nthreads)
-			r->ranges[r->nranges++] = i;
-	r->meta.procs = r->procs;
-	r->meta.nprocs = n;
-	return 0;
+	return decode_procs(r, r->raw, raw, n, at + TRACE_REC_HDR);
 }
 
 /* Records between the header and the first chunk, so that trace_meta has
@@ -699,21 +712,76 @@ static int bad_event(struct trace_reader *r, const char *what)
 		    r->chunk_events - r->chunk_left, r->nevents, r->p - r->raw, what);
 }
 
-static int next_event(struct trace_reader *r, struct trace_event *ev)
+/* Past the current chunk's last event: the next chunk. Return: 1 with
+ * events to read, 0 at the end, or an error. */
+static int next_chunk(struct trace_reader *r)
 {
-	const uint8_t *p;
-	uint64_t v, id;
-	uint8_t b;
 	int rc;
 
-	if (unlikely(r->error))
-		return r->error;
-	while (unlikely(!r->chunk_left)) {
+	while (!r->chunk_left) {
 		if (r->p != r->end)
 			return bad_event(r, "end of chunk (bytes left over after the last event)");
 		if (r->done)
 			return 0;
 		rc = load_chunk(r);
+		if (rc <= 0)
+			return rc;
+	}
+	return 1;
+}
+
+/*
+ * An event's fields after its op byte @b, thread and CPU: object id,
+ * realloc's old id, size, alignment, stack (docs/trace-format.md).
+ */
+static int decode_ids(struct trace_reader *r, const uint8_t **pp, uint8_t b,
+		      struct trace_event *ev)
+{
+	uint64_t v;
+
+	r->fld[TRACE_FIELD_ID] = (uint32_t)(*pp - r->raw);
+	if (get_varint(pp, r->end, &v))
+		return bad_event(r, "object id varint");
+	ev->id = r->prev_id + (uint64_t)unzigzag(v);
+	if (ev->id >= TRACE_ID_LIMIT)
+		return bad_event(r, "object id below 2^63");
+	ev->old_id = 0;
+	if (ev->op == TRACE_OP_REALLOC) {
+		r->fld[TRACE_FIELD_OLD_ID] = (uint32_t)(*pp - r->raw);
+		if (get_varint(pp, r->end, &v))
+			return bad_event(r, "realloc old id varint");
+		ev->old_id = ev->id + (uint64_t)unzigzag(v);
+		if (ev->old_id >= TRACE_ID_LIMIT)
+			return bad_event(r, "realloc old id below 2^63");
+	}
+	ev->size = 0;
+	r->fld[TRACE_FIELD_SIZE] = (uint32_t)(*pp - r->raw);
+	if (trace_op_has_size(ev->op) && get_varint(pp, r->end, &ev->size))
+		return bad_event(r, "size varint");
+	ev->align = 0;
+	r->fld[TRACE_FIELD_ALIGN] = (uint32_t)(*pp - r->raw);
+	if (trace_op_has_align(ev->op) && get_varint(pp, r->end, &ev->align))
+		return bad_event(r, "alignment varint");
+	ev->stack = 0;
+	if (b & TRACE_EV_STACK) {
+		if (get_varint(pp, r->end, &v) || v == 0 || v > r->meta.nstacks)
+			return bad_event(r, "a stack id in the stack table");
+		ev->stack = (uint32_t)v;
+	}
+	return 0;
+}
+
+static int next_event(struct trace_reader *r, struct trace_event *ev)
+{
+	const uint8_t *p;
+	uint64_t v;
+	uint8_t b;
+	int rc;
+
+	if (unlikely(r->error))
+		return r->error;
+	if (unlikely(!r->chunk_left)) {
+		rc = next_chunk(r);
 		if (rc <= 0)
 			return rc;
 	}
@@ -751,46 +819,15 @@ static int next_event(struct trace_reader *r, struct trace_event *ev)
 	}
 	r->prev_cpu = v;
 	ev->cpu = v ? (uint32_t)(v - 1) : TRACE_CPU_UNKNOWN;
-	r->fld[TRACE_FIELD_ID] = (uint32_t)(p - r->raw);
-	if (get_varint(&p, r->end, &v))
-		return bad_event(r, "object id varint");
-	id = r->prev_id + (uint64_t)unzigzag(v);
-	if (id >= TRACE_ID_LIMIT)
-		return bad_event(r, "object id below 2^63");
-	ev->id = id;
-	ev->old_id = 0;
-	if (ev->op == TRACE_OP_REALLOC) {
-		r->fld[TRACE_FIELD_OLD_ID] = (uint32_t)(p - r->raw);
-		if (get_varint(&p, r->end, &v))
-			return bad_event(r, "realloc old id varint");
-		ev->old_id = id + (uint64_t)unzigzag(v);
-		if (ev->old_id >= TRACE_ID_LIMIT)
-			return bad_event(r, "realloc old id below 2^63");
-	}
-	ev->size = 0;
-	r->fld[TRACE_FIELD_SIZE] = (uint32_t)(p - r->raw);
-	if (trace_op_has_size(ev->op) && get_varint(&p, r->end, &ev->size))
-		return bad_event(r, "size varint");
-	ev->align = 0;
-	r->fld[TRACE_FIELD_ALIGN] = (uint32_t)(p - r->raw);
-	if (trace_op_has_align(ev->op) && get_varint(&p, r->end, &ev->align))
-		return bad_event(r, "alignment varint");
-	ev->stack = 0;
-	if (b & TRACE_EV_STACK) {
-		if (get_varint(&p, r->end, &v) || v == 0 || v > r->meta.nstacks)
-			return bad_event(r, "a stack id in the stack table");
-		ev->stack = (uint32_t)v;
-	}
+	rc = decode_ids(r, &p, b, ev);
+	if (rc)
+		return rc;
 	r->p = p;
 	r->prev_time = ev->time_ns;
-	r->prev_id = id;
+	r->prev_id = ev->id;
 	r->prev_tid = ev->tid;
-	if (id > r->max_id)
-		r->max_id = id;
-	if (ev->old_id > r->max_id)
-		r->max_id = ev->old_id;
-	if (ev->tid > r->max_tid)
-		r->max_tid = ev->tid;
+	r->max_id = max_t(uint64_t, r->max_id, max_t(uint64_t, ev->id, ev->old_id));
+	r->max_tid = max_t(uint32_t, r->max_tid, ev->tid);
 	r->chunk_left--;
 	r->nevents++;
 	return 1;
