@@ -730,6 +730,15 @@ static int next_chunk(struct trace_reader *r)
 	return 1;
 }
 
+/* A varint field of the event at *@pp, its offset noted for
+ * trace_reader_reject(). Return: get_varint()'s. */
+static inline int field_varint(struct trace_reader *r, const uint8_t **pp,
+			       enum trace_field f, uint64_t *v)
+{
+	r->fld[f] = (uint32_t)(*pp - r->raw);
+	return get_varint(pp, r->end, v);
+}
+
 /*
  * An event's fields after its op byte @b, thread and CPU: object id,
  * realloc's old id, size, alignment, stack (docs/trace-format.md).
@@ -739,16 +748,14 @@ static int decode_ids(struct trace_reader *r, const uint8_t **pp, uint8_t b,
 {
 	uint64_t v;
 
-	r->fld[TRACE_FIELD_ID] = (uint32_t)(*pp - r->raw);
-	if (get_varint(pp, r->end, &v))
+	if (field_varint(r, pp, TRACE_FIELD_ID, &v))
 		return bad_event(r, "object id varint");
 	ev->id = r->prev_id + (uint64_t)unzigzag(v);
 	if (ev->id >= TRACE_ID_LIMIT)
 		return bad_event(r, "object id below 2^63");
 	ev->old_id = 0;
 	if (ev->op == TRACE_OP_REALLOC) {
-		r->fld[TRACE_FIELD_OLD_ID] = (uint32_t)(*pp - r->raw);
-		if (get_varint(pp, r->end, &v))
+		if (field_varint(r, pp, TRACE_FIELD_OLD_ID, &v))
 			return bad_event(r, "realloc old id varint");
 		ev->old_id = ev->id + (uint64_t)unzigzag(v);
 		if (ev->old_id >= TRACE_ID_LIMIT)
@@ -798,25 +805,19 @@ static int next_event(struct trace_reader *r, struct trace_event *ev)
 	if (r->chunk_left == r->chunk_events && (b & (TRACE_EV_SAME_TID | TRACE_EV_SAME_CPU)))
 		return bad_event(r, "explicit thread and CPU in a chunk's first event");
 	ev->op = b & TRACE_EV_OP_MASK;
-	r->fld[TRACE_FIELD_TIME] = (uint32_t)(p - r->raw);
-	if (get_varint(&p, r->end, &v) || v > UINT64_MAX - r->prev_time)
+	if (field_varint(r, &p, TRACE_FIELD_TIME, &v) || v > UINT64_MAX - r->prev_time)
 		return bad_event(r, "time delta varint");
 	ev->time_ns = r->prev_time + v;
-	if (b & TRACE_EV_SAME_TID) {
-		ev->tid = r->prev_tid;
-	} else {
-		r->fld[TRACE_FIELD_TID] = (uint32_t)(p - r->raw);
-		if (get_varint(&p, r->end, &v) || v >= UINT32_MAX)
-			return bad_event(r, "thread varint");
-		ev->tid = (uint32_t)v;
-	}
-	if (b & TRACE_EV_SAME_CPU) {
-		v = r->prev_cpu;
-	} else {
-		r->fld[TRACE_FIELD_CPU] = (uint32_t)(p - r->raw);
-		if (get_varint(&p, r->end, &v) || v > UINT32_MAX)
-			return bad_event(r, "CPU varint");
-	}
+	/* thread and CPU: the previous event's unless written */
+	v = r->prev_tid;
+	if (!(b & TRACE_EV_SAME_TID) &&
+	    (field_varint(r, &p, TRACE_FIELD_TID, &v) || v >= UINT32_MAX))
+		return bad_event(r, "thread varint");
+	ev->tid = (uint32_t)v;
+	v = r->prev_cpu;
+	if (!(b & TRACE_EV_SAME_CPU) &&
+	    (field_varint(r, &p, TRACE_FIELD_CPU, &v) || v > UINT32_MAX))
+		return bad_event(r, "CPU varint");
 	r->prev_cpu = v;
 	ev->cpu = v ? (uint32_t)(v - 1) : TRACE_CPU_UNKNOWN;
 	rc = decode_ids(r, &p, b, ev);
