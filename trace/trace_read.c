@@ -705,11 +705,16 @@ again:
 	return 1;
 }
 
-static int bad_event(struct trace_reader *r, const char *what)
+static int bad_event_what(struct trace_reader *r, const char *what, const char *how)
 {
 	return fail(r, r->chunk_off,
-		    "chunk event %u (trace event %" PRIu64 "), decoded byte %td: expected %s",
-		    r->chunk_events - r->chunk_left, r->nevents, r->p - r->raw, what);
+		    "chunk event %u (trace event %" PRIu64 "), decoded byte %td: expected %s%s",
+		    r->chunk_events - r->chunk_left, r->nevents, r->p - r->raw, what, how);
+}
+
+static int bad_event(struct trace_reader *r, const char *what)
+{
+	return bad_event_what(r, what, "");
 }
 
 /* Past the current chunk's last event: the next chunk. Return: 1 with
@@ -739,6 +744,22 @@ static inline int field_varint(struct trace_reader *r, const uint8_t **pp,
 	return get_varint(pp, r->end, v);
 }
 
+/* An object id (TRACE_FIELD_ID) or realloc's old id (TRACE_FIELD_OLD_ID):
+ * a zigzag delta from @base, below 2^63. */
+static int decode_id(struct trace_reader *r, const uint8_t **pp,
+		     enum trace_field f, uint64_t base, uint64_t *id)
+{
+	const char *what = f == TRACE_FIELD_ID ? "object id" : "realloc old id";
+	uint64_t v;
+
+	if (field_varint(r, pp, f, &v))
+		return bad_event_what(r, what, " varint");
+	*id = base + (uint64_t)unzigzag(v);
+	if (*id >= TRACE_ID_LIMIT)
+		return bad_event_what(r, what, " below 2^63");
+	return 0;
+}
+
 /*
  * An event's fields after its op byte @b, thread and CPU: object id,
  * realloc's old id, size, alignment, stack (docs/trace-format.md).
@@ -747,20 +768,14 @@ static int decode_ids(struct trace_reader *r, const uint8_t **pp, uint8_t b,
 		      struct trace_event *ev)
 {
 	uint64_t v;
+	int rc;
 
-	if (field_varint(r, pp, TRACE_FIELD_ID, &v))
-		return bad_event(r, "object id varint");
-	ev->id = r->prev_id + (uint64_t)unzigzag(v);
-	if (ev->id >= TRACE_ID_LIMIT)
-		return bad_event(r, "object id below 2^63");
+	rc = decode_id(r, pp, TRACE_FIELD_ID, r->prev_id, &ev->id);
 	ev->old_id = 0;
-	if (ev->op == TRACE_OP_REALLOC) {
-		if (field_varint(r, pp, TRACE_FIELD_OLD_ID, &v))
-			return bad_event(r, "realloc old id varint");
-		ev->old_id = ev->id + (uint64_t)unzigzag(v);
-		if (ev->old_id >= TRACE_ID_LIMIT)
-			return bad_event(r, "realloc old id below 2^63");
-	}
+	if (!rc && ev->op == TRACE_OP_REALLOC)
+		rc = decode_id(r, pp, TRACE_FIELD_OLD_ID, ev->id, &ev->old_id);
+	if (rc)
+		return rc;
 	ev->size = 0;
 	r->fld[TRACE_FIELD_SIZE] = (uint32_t)(*pp - r->raw);
 	if (trace_op_has_size(ev->op) && get_varint(pp, r->end, &ev->size))
