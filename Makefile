@@ -143,7 +143,7 @@ endif
 #   vcpu-objs      objects added to libuslab-core-vcpu.a (malloc's policy)
 #   sim-objs       objects of the uslab CLI (trace/ sim/ tools/)
 #   progs          extra programs, built by `make`
-#   check-progs    Check suites (tests/check_*.c are found automatically)
+#   check-progs    Check suites (tests/*/check_*.c are found automatically)
 #   check-scripts  shell tests run by `make check`
 #   clean-files    extra things `make clean` removes
 #   install-bins   programs `make install` puts in bin/
@@ -202,16 +202,17 @@ $(shared-lib): $(addprefix $(obj)/,$(core-objs) $(malloc-objs)) $(uslab-map)
 		-Wl,--version-script=$(uslab-map) \
 		-o $@ $(filter %.o,$^) $(LDLIBS)
 
-# Check suites: tests/check_<name>.c, linked against the core library.
-auto-check := $(patsubst %.c,$(obj)/%,$(wildcard tests/check_*.c))
+# Tests live in one folder per layer, tests/<layer>/ (tests/README.md).
+# Check suites: tests/<layer>/check_<name>.c, linked against the core library.
+auto-check := $(patsubst %.c,$(obj)/%,$(wildcard tests/*/check_*.c))
 check-progs += $(auto-check)
 # Check and the other test tools: before any suite compiles, and before check runs.
-$(addsuffix .o,$(auto-check)) $(patsubst %.c,$(obj)/vcpu/%.o,$(wildcard tests/vcpu/*.c)): | $(obj)/.deps-test
+$(addsuffix .o,$(auto-check)) $(patsubst %.c,$(obj)/vcpu/%.o,$(wildcard tests/*/vcpu/*.c)): | $(obj)/.deps-test
 $(auto-check): $(obj)/tests/%: $(obj)/tests/%.o $(core-lib)
 	$(quiet) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-check-scripts += $(sort $(wildcard tests/test_*.sh))
+check-scripts += $(sort $(wildcard tests/*/test_*.sh))
 
 # Everything `check` runs, built but not run (then run one suite by hand).
 check-build: all $(check-progs)
@@ -221,6 +222,19 @@ check-build: all $(check-progs)
 check: all $(check-progs) | $(obj)/.deps-test
 	$(Q)O=$(obj) bash tests/run-all.sh $(check-progs) $(check-scripts)
 .PHONY: check
+
+# make check-<layer>: only the suites of tests/<layer>/ (check-slab,
+# check-trace, ...). Fragments add what a folder's tests need beyond its
+# suites (fuzz/Build.mk: check-tree needs the fuzzers).
+test-layers := $(patsubst tests/%/,%,$(wildcard tests/*/))
+define check-layer-rule
+check-$(1): all $$(filter $(obj)/tests/$(1)/%,$$(check-progs)) | $(obj)/.deps-test
+	$$(Q)O=$$(obj) bash tests/run-all.sh $$(filter $(obj)/tests/$(1)/%,$$(check-progs)) \
+		$$(filter tests/$(1)/%,$$(check-scripts))
+.PHONY: check-$(1)
+help-check-$(1) := run the suites of tests/$(1)/ only
+endef
+$(foreach l,$(test-layers),$(eval $(call check-layer-rule,$(l))))
 
 # Layers only look down (shared/DESIGN.md): includes, and calls (nm over the
 # objects of each folder); fails on either looking up.

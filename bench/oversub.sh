@@ -14,16 +14,19 @@ done
 shift $((OPTIND - 1))
 . "$(dirname "$0")/lib.sh"
 bench_allocators "$O" "$@"
-samples=$O/bench/oversub-samples.tsv
-mkdir -p "$O/bench"
-: >"$samples"
-unset USLAB_OPTIONS
+bench_samples oversub
 hogs=()
 stop_hogs() {
 	for p in "${hogs[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done
 	hogs=()
 }
 trap stop_hogs EXIT
+# one_run T A: one sample of T threads on allocator A
+one_run() {
+	local line
+	line=$(on "$2" "$O/bench/alloc_bench" threads "$1")
+	printf '%s\t%s\t%s\t%s\n' "$hog" "$1" "$2" "$(field "$line" threads_s)" >>"$samples"
+}
 for hog in no yes; do
 	if [ $hog = yes ]; then
 		for _ in $(seq 1 "$(nproc)"); do
@@ -31,15 +34,7 @@ for hog in no yes; do
 			hogs+=($!)
 		done
 	fi
-	for r in $(seq 1 "$RUNS"); do
-		for t in 8 64; do
-			for a in "${allocs[@]}"; do
-				line=$(env ${lib[$a]:+LD_PRELOAD=${lib[$a]}} "$O/bench/alloc_bench" threads "$t")
-				s=${line#*threads_s=}; s=${s%% *}
-				printf '%s\t%s\t%s\t%s\n' "$hog" "$t" "$a" "$s" >>"$samples"
-			done
-		done
-	done
+	each_run "8 64" one_run
 	stop_hogs
 done
 python3 - "$samples" "${ours[@]}" <<'PY'

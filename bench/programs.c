@@ -206,16 +206,15 @@ int wl_cfrac(int argc, char **argv)
 		m2 = bn_cmp(t, m) >= 0 ? bn_sub(t, m) : bn_u64(0);
 		free(t);
 		sq = bn_mul(m2, m2);
-		if (bn_cmp(n, sq) <= 0) {
-			free(sq);
-			free(m2);
-			break;
+		d2 = NULL;
+		if (bn_cmp(n, sq) > 0) {
+			num = bn_sub(n, sq);
+			bn_divmod(num, d, &d2, NULL);
+			free(num);
 		}
-		num = bn_sub(n, sq);
-		bn_divmod(num, d, &d2, NULL);
-		free(num);
 		free(sq);
-		if (!d2->n) {
+		/* N <= m'^2, or d' = 0: the expansion ends */
+		if (!d2 || !d2->n) {
 			free(d2);
 			free(m2);
 			break;

@@ -80,6 +80,7 @@ run_case() {
 	local c=$1 a=$2; shift 2
 	local pf=$out/perf.$$ line kv
 	if [ "$perf_ok" = 1 ]; then
+		# (perf execs its command: `on`, a shell function, cannot be it)
 		line=$(perf stat -x, -e "$events" -o "$pf" \
 			env ${lib[$a]:+LD_PRELOAD=${lib[$a]}} "$bench" "$@") || {
 			echo "bench: $c on $a failed: $bench $*" >&2; return 1; }
@@ -87,7 +88,7 @@ run_case() {
 			printf "%s\t%s\t%s\t%s\n", c, a, $3, $1 }' "$pf" >>"$samples"
 		rm -f "$pf"
 	else
-		line=$(env ${lib[$a]:+LD_PRELOAD=${lib[$a]}} "$bench" "$@") || {
+		line=$(on "$a" "$bench" "$@") || {
 			echo "bench: $c on $a failed: $bench $*" >&2; return 1; }
 	fi
 	for kv in $line; do

@@ -18,20 +18,15 @@ done
 shift $((OPTIND - 1))
 . "$(dirname "$0")/lib.sh"
 bench_allocators "$O" "$@"
-mkdir -p "$O/bench"
-samples=$O/bench/study-samples.tsv
-: >"$samples"
-unset USLAB_OPTIONS
-for r in $(seq 1 "$RUNS"); do
-	for t in $THREADS; do
-		for a in "${allocs[@]}"; do
-			line=$(env ${lib[$a]:+LD_PRELOAD=${lib[$a]}} "$O/bench/alloc_bench" study "$t" "$LOOPS")
-			m=${line#*study_mops_cpu=}; m=${m%% *}
-			k=${line#*peak_rss_kb=}; k=${k%% *}
-			printf '%s\t%s\t%s\t%s\n' "$t" "$a" "$m" "$k" >>"$samples"
-		done
-	done
-done
+bench_samples study
+# one_run T A: one sample of T threads on allocator A
+one_run() {
+	local line
+	line=$(on "$2" "$O/bench/alloc_bench" study "$1" "$LOOPS")
+	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$(field "$line" study_mops_cpu)" \
+		"$(field "$line" peak_rss_kb)" >>"$samples"
+}
+each_run "$THREADS" one_run
 python3 - "$samples" "${ours[@]}" <<'PY'
 import collections, statistics, sys
 d = collections.defaultdict(list)

@@ -5,6 +5,11 @@
  * one named benchmark and keeps its parameters as defaults; bench/run.sh
  * passes smaller counts in quick mode. docs/benchmarks.md lists which
  * workload mirrors what.
+ *
+ * The threaded workloads open alike on purpose (wl_mt and wl_manythreads
+ * most of all): thread count from argv[2], their own counts after it, one
+ * argument slot per thread (thread_args), timed_threads around the run.
+ * What differs, each one's parameters and loop, is the benchmark it mirrors.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -16,12 +21,21 @@
 #include <unistd.h>
 #include "bench.h"
 
+/* Zeroed room for @n threads' arguments (or handles), @size bytes each;
+ * exit 1 without it: there is nothing to measure. */
+static void *thread_args(int n, size_t size)
+{
+	void *a = calloc((size_t)n, size);
+
+	if (!a)
+		exit(1);
+	return a;
+}
+
 static pthread_t *spawn(int n, void *(*fn)(void *), void *args, size_t argsz)
 {
-	pthread_t *t = calloc((size_t)n, sizeof(*t));
+	pthread_t *t = thread_args(n, sizeof(*t));
 
-	if (!t)
-		exit(1);
 	for (int i = 0; i < n; i++)
 		if (pthread_create(&t[i], NULL, fn, (char *)args + (size_t)i * argsz)) {
 			perror("pthread_create");
@@ -35,6 +49,16 @@ static void join(pthread_t *t, int n)
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
 	free(t);
+}
+
+/* Wall seconds from starting @n threads of @fn (each given its @argsz
+ * slice of @args) to joining the last. */
+static double timed_threads(int n, void *(*fn)(void *), void *args, size_t argsz)
+{
+	double t0 = bench_now();
+
+	join(spawn(n, fn, args, argsz), n);
+	return bench_now() - t0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -108,13 +132,11 @@ static void *study_thread(void *p)
 int wl_study(int argc, char **argv)
 {
 	int t = (int)bench_arg(argc, argv, 2, 1);
-	struct study_arg *a = calloc((size_t)t, sizeof(*a));
+	struct study_arg *a = thread_args(t, sizeof(*a));
 	size_t req = 0;
 	long nops = 0;
-	double t0, c0, wall, cpu;
+	double c0, wall, cpu;
 
-	if (!a)
-		return 1;
 	for (int i = 0; i < t; i++) {
 		a[i].loops = bench_arg(argc, argv, 3, 1000);
 		a[i].blocks = bench_arg(argc, argv, 4, 150000);
@@ -123,10 +145,8 @@ int wl_study(int argc, char **argv)
 		a[i].max = (size_t)bench_arg(argc, argv, 7, 16000);
 		a[i].id = i;
 	}
-	t0 = bench_now();
 	c0 = bench_cpu_s();
-	join(spawn(t, study_thread, a, sizeof(*a)), t);
-	wall = bench_now() - t0;
+	wall = timed_threads(t, study_thread, a, sizeof(*a));
 	cpu = bench_cpu_s() - c0;
 	for (int i = 0; i < t; i++) {
 		req += a[i].peak_req;
@@ -176,23 +196,20 @@ static void *mt_thread(void *p)
 	return NULL;
 }
 
+/* Opens as wl_manythreads does (see the top of the file). */
 int wl_mt(int argc, char **argv)
 {
 	int t = (int)bench_arg(argc, argv, 2, 2);
 	long iters = bench_arg(argc, argv, 3, 1000000);
-	struct mt_arg *a = calloc((size_t)t, sizeof(*a));
-	double t0, wall;
+	struct mt_arg *a = thread_args(t, sizeof(*a));
+	double wall;
 
-	if (!a)
-		return 1;
 	for (int i = 0; i < t; i++) {
 		a[i].iters = iters / t;
 		a[i].max = (size_t)bench_arg(argc, argv, 4, 32768);
 		a[i].id = i;
 	}
-	t0 = bench_now();
-	join(spawn(t, mt_thread, a, sizeof(*a)), t);
-	wall = bench_now() - t0;
+	wall = timed_threads(t, mt_thread, a, sizeof(*a));
 	printf("mt_ns=%.2f peak_rss_kb=%ld threads=%d\n",
 	       wall * 1e9 / (double)(iters / t), bench_peak_rss_kb(), t);
 	free(a);
@@ -268,13 +285,11 @@ int wl_gmalloc(int argc, char **argv)
 	size_t total = (size_t)bench_arg(argc, argv, 3, 3072) << 20;
 	int t = 1;
 	struct gm_arg *a;
-	double t0, wall;
+	double wall;
 
 	if (!strcmp(mode, "mt"))
 		t = (int)bench_arg(argc, argv, 4, 4);
-	a = calloc((size_t)t, sizeof(*a));
-	if (!a)
-		return 1;
+	a = thread_args(t, sizeof(*a));
 	for (int i = 0; i < t; i++) {
 		a[i].id = i;
 		a[i].total = total / (size_t)t;
@@ -285,9 +300,7 @@ int wl_gmalloc(int argc, char **argv)
 			a[i].random_victims = 1;
 		}
 	}
-	t0 = bench_now();
-	join(spawn(t, gm_thread, a, sizeof(*a)), t);
-	wall = bench_now() - t0;
+	wall = timed_threads(t, gm_thread, a, sizeof(*a));
 	printf("gm_%s_s=%.4f peak_rss_kb=%ld\n", mode, wall, bench_peak_rss_kb());
 	free(a);
 	return 0;
@@ -352,15 +365,13 @@ int wl_larson(int argc, char **argv)
 	int t = (int)bench_arg(argc, argv, 2, 2);
 	double secs = (double)bench_arg(argc, argv, 3, 5);
 	long chunks = bench_arg(argc, argv, 6, 5000);
-	struct larson_slot *sl = calloc((size_t)t, sizeof(*sl));
+	struct larson_slot *sl = thread_args(t, sizeof(*sl));
 	atomic_long ops = 0;
 	atomic_int stop = 0;
 	struct timespec ts = { (time_t)secs, 0 };
 	double t0, wall;
 	pthread_t *th;
 
-	if (!sl)
-		return 1;
 	for (int i = 0; i < t; i++) {
 		uint64_t s = 4141ULL + (uint64_t)i;
 
@@ -463,13 +474,11 @@ static void *rp_thread(void *p)
 int wl_rptest(int argc, char **argv)
 {
 	int t = (int)bench_arg(argc, argv, 2, 2);
-	struct rp_arg *a = calloc((size_t)t, sizeof(*a));
-	struct rp_box *boxes = calloc((size_t)t, sizeof(*boxes));
+	struct rp_arg *a = thread_args(t, sizeof(*a));
+	struct rp_box *boxes = thread_args(t, sizeof(*boxes));
 	long nops = 0;
-	double t0, wall;
+	double wall;
 
-	if (!a || !boxes)
-		return 1;
 	for (int i = 0; i < t; i++) {
 		a[i].loops = bench_arg(argc, argv, 3, 500);
 		a[i].blocks = bench_arg(argc, argv, 4, 1000);
@@ -484,9 +493,7 @@ int wl_rptest(int argc, char **argv)
 		boxes[i].cap = 64 * a[i].ops;
 		boxes[i].items = malloc((size_t)boxes[i].cap * sizeof(void *));
 	}
-	t0 = bench_now();
-	join(spawn(t, rp_thread, a, sizeof(*a)), t);
-	wall = bench_now() - t0;
+	wall = timed_threads(t, rp_thread, a, sizeof(*a));
 	for (int i = 0; i < t; i++) {
 		for (long k = 0; k < boxes[i].n; k++)
 			free(boxes[i].items[k]);
@@ -587,17 +594,15 @@ int wl_xmalloc(int argc, char **argv)
 	int t = (int)bench_arg(argc, argv, 2, 2);
 	long secs = bench_arg(argc, argv, 3, 5);
 	size_t max = (size_t)bench_arg(argc, argv, 4, 64);
-	struct xm_queue *q = calloc((size_t)t, sizeof(*q));
-	struct xm_arg *pa = calloc((size_t)t, sizeof(*pa));
-	struct xm_arg *ca = calloc((size_t)t, sizeof(*ca));
+	struct xm_queue *q = thread_args(t, sizeof(*q));
+	struct xm_arg *pa = thread_args(t, sizeof(*pa));
+	struct xm_arg *ca = thread_args(t, sizeof(*ca));
 	struct timespec ts = { (time_t)secs, 0 };
 	atomic_int stop = 0;
 	pthread_t *pt, *ct;
 	long frees = 0;
 	double t0, wall;
 
-	if (!q || !pa || !ca)
-		return 1;
 	for (int i = 0; i < t; i++) {
 		pthread_mutex_init(&q[i].lock, NULL);
 		pthread_cond_init(&q[i].cond, NULL);
@@ -680,21 +685,17 @@ static void *at_thread(void *p)
 int wl_alloc_test(int argc, char **argv)
 {
 	int t = (int)bench_arg(argc, argv, 2, 1);
-	struct at_arg *a = calloc((size_t)t, sizeof(*a));
-	double t0, wall;
+	struct at_arg *a = thread_args(t, sizeof(*a));
+	double wall;
 	long iters = bench_arg(argc, argv, 3, 10000000);
 
-	if (!a)
-		return 1;
 	for (int i = 0; i < t; i++) {
 		a[i].iters = iters / t;
 		a[i].slots = bench_arg(argc, argv, 4, 8192);
 		a[i].max = (size_t)bench_arg(argc, argv, 5, 65536);
 		a[i].id = i;
 	}
-	t0 = bench_now();
-	join(spawn(t, at_thread, a, sizeof(*a)), t);
-	wall = bench_now() - t0;
+	wall = timed_threads(t, at_thread, a, sizeof(*a));
 	printf("alloc_test_mops=%.3f peak_rss_kb=%ld threads=%d\n",
 	       (double)(iters / t * t) / wall / 1e6, bench_peak_rss_kb(), t);
 	free(a);
@@ -740,15 +741,13 @@ int wl_glibc_thread(int argc, char **argv)
 {
 	int t = (int)bench_arg(argc, argv, 2, 1);
 	long secs = bench_arg(argc, argv, 3, 2);
-	struct gt_arg *a = calloc((size_t)t, sizeof(*a));
+	struct gt_arg *a = thread_args(t, sizeof(*a));
 	struct timespec ts = { (time_t)secs, 0 };
 	atomic_int stop = 0;
 	long iters = 0;
 	double t0, wall;
 	pthread_t *th;
 
-	if (!a)
-		return 1;
 	for (int i = 0; i < t; i++)
 		a[i] = (struct gt_arg){ .stop = &stop, .id = i };
 	t0 = bench_now();
@@ -823,20 +822,17 @@ static void *many_thread(void *p)
 	return NULL;
 }
 
+/* Opens as wl_mt does (see the top of the file). */
 int wl_manythreads(int argc, char **argv)
 {
 	int t = (int)bench_arg(argc, argv, 2, 64);
 	long n = bench_arg(argc, argv, 3, 200000);
-	struct many_arg *a = calloc((size_t)t, sizeof(*a));
-	double t0, wall;
+	struct many_arg *a = thread_args(t, sizeof(*a));
+	double wall;
 
-	if (!a)
-		return 1;
 	for (int i = 0; i < t; i++)
 		a[i] = (struct many_arg){ .n = n, .id = i };
-	t0 = bench_now();
-	join(spawn(t, many_thread, a, sizeof(*a)), t);
-	wall = bench_now() - t0;
+	wall = timed_threads(t, many_thread, a, sizeof(*a));
 	printf("many_s=%.4f peak_rss_kb=%ld threads=%d\n", wall, bench_peak_rss_kb(), t);
 	free(a);
 	return 0;
@@ -862,11 +858,9 @@ int wl_rss_decay(int argc, char **argv)
 {
 	int t = (int)bench_arg(argc, argv, 2, 1);
 	long secs = bench_arg(argc, argv, 3, 5);
-	struct study_arg *a = calloc((size_t)t, sizeof(*a));
+	struct study_arg *a = thread_args(t, sizeof(*a));
 	struct timespec ts = { 0, 250000000L };
 
-	if (!a)
-		return 1;
 	for (int i = 0; i < t; i++)
 		a[i] = (struct study_arg){ .blocks = 150000, .min = 16, .max = 16000, .id = i };
 	join(spawn(t, decay_thread, a, sizeof(*a)), t);

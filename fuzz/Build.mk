@@ -4,7 +4,7 @@
 # trailer checks, report and script, the loaders of sim, tune and replay,
 # and sim end to end on the library (libuslab-core-vcpu.a, not instrumented).
 #   make fuzz                 each target for FUZZ_TIME seconds (default 300)
-#   make check                runs tests/test_fuzz.sh: each for a few seconds
+#   make check                runs tests/tree/test_fuzz.sh: each for a few seconds
 # Seed corpora live in fuzz/corpus/<target>/ and stay small: runs write new
 # inputs to a scratch directory, never into the tree.
 
@@ -69,8 +69,8 @@ $(obj)/fuzz/fuzz_sim: fuzz/fuzz_sim.c $(fuzz-trace) $(fuzz-sim-src) $(fuzz-deps)
 
 fuzz-build: $(fuzz-bins)
 fuzz: $(fuzz-bins)
-	$(Q)O=$(obj) FUZZ_TIME=$(FUZZ_TIME) bash tests/test_fuzz.sh
+	$(Q)O=$(obj) FUZZ_TIME=$(FUZZ_TIME) bash tests/tree/test_fuzz.sh
 .PHONY: fuzz fuzz-build
 
-# make check runs tests/test_fuzz.sh briefly: build the targets first.
-check: $(fuzz-bins)
+# make check (and check-tree) runs tests/tree/test_fuzz.sh briefly: build the targets first.
+check check-tree: $(fuzz-bins)

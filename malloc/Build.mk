@@ -34,14 +34,14 @@ $(obj)/tests/malloc/misuse: $(obj)/tests/malloc/misuse.o
 $(obj)/tests/malloc/misuse.o: CFLAGS += -fno-builtin -Wno-use-after-free -Wno-free-nonheap-object
 progs += $(obj)/tests/malloc/misuse
 
-# Fault injection's randomized workload (tests/test_malloc_faults.sh).
+# Fault injection's randomized workload (tests/malloc/test_malloc_faults.sh).
 $(obj)/tests/malloc/faults: $(obj)/tests/malloc/faults.o
 	$(quiet) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^
 $(obj)/tests/malloc/faults.o: CFLAGS += -fno-builtin
 progs += $(obj)/tests/malloc/faults
 
-# Hostile workloads (tests/test_malloc_robust.sh): threads, fork, signals,
+# Hostile workloads (tests/malloc/test_malloc_robust.sh): threads, fork, signals,
 # migrations, larson, xmalloc-test, ENOMEM under ulimit -v.
 $(obj)/tests/malloc/robust: $(obj)/tests/malloc/robust.o
 	$(quiet) LD $@
@@ -52,14 +52,14 @@ progs += $(obj)/tests/malloc/robust
 # `make stress` also runs the hostile workloads for longer
 # (USLAB_STRESS_SECONDS per case and mode, 10 by default).
 stress: stress-malloc
-stress-malloc: $(obj)/tests/malloc/robust $(obj)/tests/percpu_no_rseq $(obj)/libuslab.so \
+stress-malloc: $(obj)/tests/malloc/robust $(obj)/tests/percpu/percpu_no_rseq $(obj)/libuslab.so \
 	       $(obj)/tests/malloc/faults
 	$(Q)O=$(obj) ROBUST_SECONDS=$(or $(DURATION),$${USLAB_STRESS_SECONDS:-10}) \
-		$(srctree)/tests/test_malloc_robust.sh
-	$(Q)O=$(obj) bash $(srctree)/tests/test_malloc_faults.sh
+		$(srctree)/tests/malloc/test_malloc_robust.sh
+	$(Q)O=$(obj) bash $(srctree)/tests/malloc/test_malloc_faults.sh
 .PHONY: stress-malloc
 
-# slab_debug's preload test (tests/test_slab_debug.sh): call sites by name.
+# slab_debug's preload test (tests/slab/test_slab_debug.sh): call sites by name.
 $(obj)/tests/malloc/slabdebug: $(obj)/tests/malloc/slabdebug.o
 	$(quiet) LD $@
 	$(Q)$(CC) $(LDFLAGS) -Wl,--export-dynamic -o $@ $^

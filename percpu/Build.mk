@@ -22,9 +22,9 @@ $(vcpu-lib): $$(addprefix $(obj)/vcpu/,$$(core-objs) $$(vcpu-objs))
 	$(quiet) AR $@
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-# Its Check suite (tests/vcpu/ is not picked up by the tests/check_*.c rule).
-check-progs += $(obj)/tests/check_percpu_vcpu
-$(obj)/tests/check_percpu_vcpu: $(obj)/vcpu/tests/vcpu/check_percpu_vcpu.o $(vcpu-lib)
+# Its Check suite (tests/percpu/vcpu/ is not picked up by the tests/*/check_*.c rule).
+check-progs += $(obj)/tests/percpu/check_percpu_vcpu
+$(obj)/tests/percpu/check_percpu_vcpu: $(obj)/vcpu/tests/percpu/vcpu/check_percpu_vcpu.o $(vcpu-lib)
 	$(quiet) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
@@ -34,22 +34,22 @@ $(obj)/tests/check_percpu_vcpu: $(obj)/vcpu/tests/vcpu/check_percpu_vcpu.o $(vcp
 # then (malloc/Build.mk) the hostile malloc workloads (fork, threads,
 # signals) and the fault-injection workload.
 STRESS_SECONDS = $(or $(DURATION),$(USLAB_STRESS_SECONDS),30)
-stress: $(obj)/tests/check_percpu_stress $(obj)/tests/percpu_no_rseq
+stress: $(obj)/tests/percpu/check_percpu_stress $(obj)/tests/percpu/percpu_no_rseq
 	$(Q)USLAB_STRESS_SECONDS=$(STRESS_SECONDS) CK_FORK=yes \
-		$(obj)/tests/check_percpu_stress
+		$(obj)/tests/percpu/check_percpu_stress
 	$(Q)USLAB_STRESS_SECONDS=$(STRESS_SECONDS) CK_FORK=yes \
-		$(obj)/tests/percpu_no_rseq $(obj)/tests/check_percpu_stress
+		$(obj)/tests/percpu/percpu_no_rseq $(obj)/tests/percpu/check_percpu_stress
 .PHONY: stress
 
 # `make check-sanitize`: ASan+UBSan and TSan builds beside this one.
-check-sanitize: $(obj)/tests/percpu_no_rseq
+check-sanitize: $(obj)/tests/percpu/percpu_no_rseq
 	$(Q)bash percpu/check-sanitize.sh $(obj)
 .PHONY: check-sanitize
 
-# tests/percpu_no_rseq: runs a command with rseq failing (seccomp), for the
-# fallback-mode test (tests/test_percpu_modes.sh).
-progs += $(obj)/tests/percpu_no_rseq
-$(obj)/tests/percpu_no_rseq: $(obj)/tests/percpu_no_rseq.o
+# tests/percpu/percpu_no_rseq: runs a command with rseq failing (seccomp), for the
+# fallback-mode test (tests/percpu/test_percpu_modes.sh).
+progs += $(obj)/tests/percpu/percpu_no_rseq
+$(obj)/tests/percpu/percpu_no_rseq: $(obj)/tests/percpu/percpu_no_rseq.o
 	$(quiet) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^
 

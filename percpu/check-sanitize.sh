@@ -2,7 +2,7 @@
 # make check-sanitize: the layer suites under ASan+UBSan, and the
 # concurrent parts (depot, fallback mode, reaper, drain) under TSan.
 #   ASan+UBSan: this config with CONFIG_DEBUG_SANITIZE=y in $O/asan; every
-#               Check suite of the core library (tests/check_*.c), in
+#               Check suite of the core library (tests/*/check_*.c), in
 #               rseq mode, and percpu, stress and slab under the
 #               seccomp launcher (fallback mode). halt_on_error: a report
 #               fails the suite.
@@ -15,9 +15,9 @@ set -u
 O=$1
 ASAN=$O/asan
 TSAN=$O/tsan
-noseq=$O/tests/percpu_no_rseq
-# every Check suite of the core library (tests/check_*.c)
-suites=$(cd tests && ls check_*.c | sed 's/\.c$//')
+noseq=$O/tests/percpu/percpu_no_rseq
+# every Check suite of the core library (tests/LAYER/check_*.c), as LAYER/check_NAME
+suites=$(cd tests && ls */check_*.c | sed 's/\.c$//')
 fail=0
 mk() {		# mk DIR EXTRA-CONFIG-LINE MAKE-ARGS...
 	local dir=$1 line=$2
@@ -52,13 +52,13 @@ export ASAN_OPTIONS=halt_on_error=1:detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1
 for s in $suites; do
 	run "asan $s" "$ASAN/tests/$s"
 done
-run "asan check_percpu fallback" "$noseq" "$ASAN/tests/check_percpu"
-run "asan check_percpu_stress fallback" "$noseq" "$ASAN/tests/check_percpu_stress"
-run "asan check_slab fallback" "$noseq" "$ASAN/tests/check_slab"
+run "asan check_percpu fallback" "$noseq" "$ASAN/tests/percpu/check_percpu"
+run "asan check_percpu_stress fallback" "$noseq" "$ASAN/tests/percpu/check_percpu_stress"
+run "asan check_slab fallback" "$noseq" "$ASAN/tests/slab/check_slab"
 
 echo "== TSan ($TSAN)"
 mk "$TSAN" "" EXTRA_CFLAGS="-fsanitize=thread -O1" EXTRA_LDFLAGS=-fsanitize=thread
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
-run "tsan check_percpu fallback" "$noseq" "$TSAN/tests/check_percpu"
-run "tsan check_percpu_stress fallback" "$noseq" "$TSAN/tests/check_percpu_stress"
+run "tsan check_percpu fallback" "$noseq" "$TSAN/tests/percpu/check_percpu"
+run "tsan check_percpu_stress fallback" "$noseq" "$TSAN/tests/percpu/check_percpu_stress"
 exit $fail

@@ -3,4 +3,4 @@ core-objs += slab/slab.o slab/debug.o slab/kmalloc.o slab/rcu.o \
 	slab/slabinfo.o slab/settings.o slab/stats.o
 
 # check_slab's slab_debug reports name its own call sites (dladdr).
-$(obj)/tests/check_slab: LDFLAGS += -Wl,--export-dynamic
+$(obj)/tests/slab/check_slab: LDFLAGS += -Wl,--export-dynamic

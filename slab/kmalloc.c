@@ -50,7 +50,7 @@ _Static_assert(KMALLOC_SMALL_MAX <= KMALLOC_MAX_CACHE_SIZE,
 
 /*
  * The size classes, smallest first (include/uslab/slab.h says why these).
- * tests/check_kmalloc_classes.c checks the table against kmalloc_index()
+ * tests/slab/check_kmalloc_classes.c checks the table against kmalloc_index()
  * and the waste bound for every size.
  */
 /* One class; four between two powers of two from 64 on (5/8, 6/8, 7/8 and

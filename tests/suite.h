@@ -35,10 +35,14 @@
 
 #include <check.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "lib/compiler.h"
+#include "lib/log.h"
 
 struct test_case {
 	const char *name;
@@ -143,6 +147,40 @@ static inline int test_pin(cpu_set_t *old)
 static inline void test_unpin(const cpu_set_t *old)
 {
 	ck_assert_int_eq(sched_setaffinity(0, sizeof(*old), old), 0);
+}
+
+/*
+ * A debug check's report, caught: run @fn(@fd, @arg) in a child whose log
+ * (uslab_log_set_fd) goes to a pipe, @fd its write end, where the child may
+ * first write what it expects. The child must die of SIGABRT (the check
+ * fired); returning is a failure. What it wrote, NUL-terminated, is left in
+ * @out (@size bytes) for the caller to match.
+ */
+static inline void test_catch_abort(void (*fn)(int fd, void *arg), void *arg,
+				    char *out, size_t size)
+{
+	int fds[2], status;
+	ssize_t n, len = 0;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		uslab_log_set_fd(fds[1]);
+		signal(SIGABRT, SIG_DFL);
+		fn(fds[1], arg);
+		_exit(0);	/* the check did not fire */
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], out + len, size - 1 - (size_t)len)) > 0)
+		len += n;
+	out[len] = '\0';
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+		      "child did not abort; output: %s", out);
 }
 
 /* Run @s; @fork: CK_FORK always, or CK_FORK_GETENV (the environment). */

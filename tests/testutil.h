@@ -3,11 +3,14 @@
  * Helpers shared by the tests (libc only, so the integration tests of
  * tests/malloc/ may include it too): a seed that can be set from the
  * environment to repeat a randomized run, a small seedable generator, the
- * process's RSS.
+ * process's RSS, a ring that hands blocks from producer threads to
+ * consumer threads.
  */
 #ifndef USLAB_TESTS_TESTUTIL_H
 #define USLAB_TESTS_TESTUTIL_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +69,62 @@ static inline uint64_t rnd(uint64_t *s)
 	*s ^= *s << 25;
 	*s ^= *s >> 27;
 	return *s * 0x2545F4914F6CDD1DULL;
+}
+
+/*
+ * Cross-thread frees: producers put blocks (with their size) into a
+ * bounded ring, waiting while it is full; consumers take them, waiting
+ * while it is empty, until it is empty and every producer is done. Set
+ * producers_left before the threads start. head and tail count the
+ * blocks put and taken (both under the lock).
+ */
+#define TEST_RING_SLOTS 1024
+struct test_ring {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	void *slot[TEST_RING_SLOTS];
+	size_t size[TEST_RING_SLOTS];
+	unsigned int head, tail, producers_left;
+};
+#define TEST_RING_INIT { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER }
+
+static inline void test_ring_put(struct test_ring *r, void *p, size_t size)
+{
+	pthread_mutex_lock(&r->lock);
+	while (r->head - r->tail == TEST_RING_SLOTS)
+		pthread_cond_wait(&r->cond, &r->lock);
+	r->slot[r->head % TEST_RING_SLOTS] = p;
+	r->size[r->head % TEST_RING_SLOTS] = size;
+	r->head++;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* A producer has put its last block. */
+static inline void test_ring_done(struct test_ring *r)
+{
+	pthread_mutex_lock(&r->lock);
+	r->producers_left--;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* The next block and its size; false once none is left or coming. */
+static inline bool test_ring_get(struct test_ring *r, void **p, size_t *size)
+{
+	pthread_mutex_lock(&r->lock);
+	while (r->head == r->tail && r->producers_left)
+		pthread_cond_wait(&r->cond, &r->lock);
+	if (r->head == r->tail) {
+		pthread_mutex_unlock(&r->lock);
+		return false;
+	}
+	*p = r->slot[r->tail % TEST_RING_SLOTS];
+	*size = r->size[r->tail % TEST_RING_SLOTS];
+	r->tail++;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	return true;
 }
 
 #endif /* USLAB_TESTS_TESTUTIL_H */

@@ -9,11 +9,11 @@ sim-objs   += $(trace-objs)
 TRACE_LIBS := -lzstd
 
 # White-box suite of the trace format links the format objects.
-$(obj)/tests/check_trace: $(addprefix $(obj)/,$(trace-objs))
-$(obj)/tests/check_trace: LDLIBS += $(TRACE_LIBS)
+$(obj)/tests/trace/check_trace: $(addprefix $(obj)/,$(trace-objs))
+$(obj)/tests/trace/check_trace: LDLIBS += $(TRACE_LIBS)
 
-# Hostile-trace writer for the shell tests (tests/test_trace_hostile.sh).
-progs += $(obj)/tests/trace_forge
-$(obj)/tests/trace_forge: $(obj)/tests/trace_forge.o $(addprefix $(obj)/,$(trace-objs))
+# Hostile-trace writer for the shell tests (tests/trace/test_trace_hostile.sh).
+progs += $(obj)/tests/trace/trace_forge
+$(obj)/tests/trace/trace_forge: $(obj)/tests/trace/trace_forge.o $(addprefix $(obj)/,$(trace-objs))
 	$(quiet) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(TRACE_LIBS) $(LDLIBS)

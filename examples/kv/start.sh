@@ -1,4 +1,4 @@
-# Sourced by what runs the kv server (tests/test_kv.sh, tests/test_live_view.sh,
+# Sourced by what runs the kv server (tests/examples/test_kv.sh, tests/tools/test_live_view.sh,
 # examples/kv/bench.sh). kv_start OUT ERR CMD...: run CMD --port P (CMD is
 # the server with its options, maybe behind env) on a free port P, its
 # stdout in OUT and its stderr in ERR ("": in OUT too). A port someone else

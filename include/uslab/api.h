@@ -9,7 +9,7 @@
  *
  * USLAB_API marks the calls libuslab.so exports. The same names, with their
  * version, are listed in malloc/libuslab.map; everything else in the shared
- * library is hidden (-fvisibility=hidden), and tests/test_malloc_install.sh
+ * library is hidden (-fvisibility=hidden), and tests/malloc/test_malloc_install.sh
  * checks the exported set against the map.
  */
 #ifndef USLAB_API_H

@@ -443,20 +443,7 @@ static void test_enomem_limit(void)
 /* ---------------------------------------------------------------------- */
 /* Producer -> consumer: blocks allocated on one thread, freed on another. */
 
-#define RING 1024
-struct ring {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	void *slot[RING];
-	size_t size[RING];
-	unsigned head, tail;
-	int producers_left;
-};
-
-static struct ring ring = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.cond = PTHREAD_COND_INITIALIZER,
-};
+static struct test_ring ring = TEST_RING_INIT;
 static atomic_long xthread_bad;
 
 static void *producer(void *arg)
@@ -473,44 +460,23 @@ static void *producer(void *arg)
 			continue;
 		}
 		fill(p, s < 32 ? s : 32, (unsigned)s);
-		pthread_mutex_lock(&ring.lock);
-		while (ring.head - ring.tail == RING)
-			pthread_cond_wait(&ring.cond, &ring.lock);
-		ring.slot[ring.head % RING] = p;
-		ring.size[ring.head % RING] = s;
-		ring.head++;
-		pthread_cond_broadcast(&ring.cond);
-		pthread_mutex_unlock(&ring.lock);
+		test_ring_put(&ring, p, s);
 	}
-	pthread_mutex_lock(&ring.lock);
-	ring.producers_left--;
-	pthread_cond_broadcast(&ring.cond);
-	pthread_mutex_unlock(&ring.lock);
+	test_ring_done(&ring);
 	return NULL;
 }
 
 static void *consumer(void *arg)
 {
-	for (;;) {
-		void *p;
-		size_t s;
+	void *p;
+	size_t s;
 
-		pthread_mutex_lock(&ring.lock);
-		while (ring.head == ring.tail && ring.producers_left)
-			pthread_cond_wait(&ring.cond, &ring.lock);
-		if (ring.head == ring.tail) {
-			pthread_mutex_unlock(&ring.lock);
-			return NULL;
-		}
-		p = ring.slot[ring.tail % RING];
-		s = ring.size[ring.tail % RING];
-		ring.tail++;
-		pthread_cond_broadcast(&ring.cond);
-		pthread_mutex_unlock(&ring.lock);
+	while (test_ring_get(&ring, &p, &s)) {
 		if (!verify(p, s < 32 ? s : 32, (unsigned)s))
 			atomic_fetch_add(&xthread_bad, 1);
 		free(p);
 	}
+	return NULL;
 }
 
 static void test_cross_thread(void)
@@ -673,6 +639,37 @@ static void test_thread_churn(void)
 /* ---------------------------------------------------------------------- */
 /* RSS falls after a large free at once, and after small frees on trim. */
 
+/*
+ * 200000 small blocks of @size + (i % @kinds) * @step bytes, each touched,
+ * then all freed: the RSS before them (after a malloc_trim, so that earlier
+ * tests' free memory does not hide the rise) and at their peak. False if
+ * the array of blocks could not be had.
+ */
+static bool rss_small_blocks(size_t size, size_t step, int kinds, size_t *base,
+			     size_t *peak)
+{
+	enum { N = 200000 };
+	void **v = malloc(N * sizeof(void *));
+
+	CHECK(v, "array");
+	if (!v)
+		return false;
+	malloc_trim(0);
+	*base = test_rss_bytes();
+	for (int i = 0; i < N; i++) {
+		size_t s = size + (size_t)(i % kinds) * step;
+
+		v[i] = malloc(s);
+		if (v[i])
+			memset(v[i], 1, s);
+	}
+	*peak = test_rss_bytes();
+	for (int i = 0; i < N; i++)
+		free(v[i]);
+	free(v);
+	return true;
+}
+
 static void test_rss_falls(void)
 {
 	size_t base, peak, after;
@@ -693,23 +690,8 @@ static void test_rss_falls(void)
 	CHECK(after < base + (32u << 20), "RSS did not fall after free(256 MiB)");
 
 	/* 200000 small blocks, about 100 MiB; freed; then malloc_trim(0). */
-	enum { N = 200000 };
-	void **v = malloc(N * sizeof(void *));
-
-	CHECK(v, "array");
-	if (!v)
+	if (!rss_small_blocks(200, 100, 7, &base, &peak))
 		return;
-	malloc_trim(0);	/* earlier tests' free memory must not hide the rise */
-	base = test_rss_bytes();
-	for (int i = 0; i < N; i++) {
-		v[i] = malloc(200 + (size_t)(i % 7) * 100);
-		if (v[i])
-			memset(v[i], 1, 200 + (size_t)(i % 7) * 100);
-	}
-	peak = test_rss_bytes();
-	for (int i = 0; i < N; i++)
-		free(v[i]);
-	free(v);
 	malloc_trim(0);
 	after = test_rss_bytes();
 	printf("    small: RSS %zu -> %zu -> %zu MiB after malloc_trim\n",
@@ -728,25 +710,11 @@ static void test_rss_falls(void)
  */
 static void test_rss_no_trim(void)
 {
-	enum { N = 200000 };
-	void **v = malloc(N * sizeof(void *));
 	size_t base, peak, after = 0;
 	int waited_ms = 0;
 
-	CHECK(v, "array");
-	if (!v)
+	if (!rss_small_blocks(64, 64, 5, &base, &peak))
 		return;
-	malloc_trim(0);
-	base = test_rss_bytes();
-	for (int i = 0; i < N; i++) {
-		v[i] = malloc(64 + (size_t)(i % 5) * 64);
-		if (v[i])
-			memset(v[i], 1, 64 + (size_t)(i % 5) * 64);
-	}
-	peak = test_rss_bytes();
-	for (int i = 0; i < N; i++)
-		free(v[i]);
-	free(v);
 	for (; waited_ms <= (on_uslab ? 10000 : 0); waited_ms += 250) {
 		after = test_rss_bytes();
 		if (after < base + (peak - base) / 4)

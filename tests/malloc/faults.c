@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * faults SEED OPS: a randomized malloc workload for fault injection
- * (tests/test_malloc_faults.sh runs it preloaded, with USLAB_OPTIONS
+ * (tests/malloc/test_malloc_faults.sh runs it preloaded, with USLAB_OPTIONS
  * fail_slab=... and fail_page=... bounded by their times field).
  *
  * Phase 0 warms up (OPS operations: caches and magazines come into

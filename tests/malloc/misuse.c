@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Heap misuse for the debug option's test (tests/test_malloc_options.sh):
+ * Heap misuse for the debug option's test (tests/malloc/test_malloc_options.sh):
  *   misuse overflow	write one byte past the usable size, then free
  *   misuse uaf		write into a freed block, then allocate again
  *   misuse double	free the same block twice
  * Under USLAB_OPTIONS=debug the slab layer must report each on stderr.
  *
- * Hardened frees (tests/test_malloc_hardened.sh), default build, no option;
+ * Hardened frees (tests/malloc/test_malloc_hardened.sh), default build, no option;
  * each prints "object 0x..." on stdout first:
  *   misuse double-next	free twice, then two mallocs: must stop at the
  *			second free (exit 3 if both mallocs return one block)

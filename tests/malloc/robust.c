@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Hostile workloads for a preloaded malloc: run on glibc and on uslab by
- * tests/test_malloc_robust.sh, one case per invocation (`robust CASE
+ * tests/malloc/test_malloc_robust.sh, one case per invocation (`robust CASE
  * [SECONDS]`). Each case checks what it can (contents, errno, no double
  * hand-out) and exits 0; a crash, a hang (the script's timeout) or a
  * failed check is a failure. None of them measures time.
@@ -107,6 +107,14 @@ static void join_threads(int n, pthread_t *t)
 
 	for (i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
+}
+
+/* Tell the workers to stop (@phase: 1, or 2 for a second group) and wait
+ * for the @n of them in @t. */
+static void stop_threads(int phase, int n, pthread_t *t)
+{
+	atomic_store(&stop, phase);
+	join_threads(n, t);
 }
 
 /* ---- enomem ---------------------------------------------------------- */
@@ -284,8 +292,7 @@ static int case_fork(void)
 	start_threads(2, churner, c);
 	start_threads(4, forker, f);
 	join_threads(4, f);
-	atomic_store(&stop, 1);
-	join_threads(2, c);
+	stop_threads(1, 2, c);
 	slots_free();
 	printf("100 forks from 4 threads beside 2 allocating threads\n");
 	return 0;
@@ -324,25 +331,39 @@ static void *sig_worker(void *arg)
 	return NULL;
 }
 
-static int case_signals(void)
+/*
+ * For `seconds`: @n threads run @worker while rounds of @sig (one to each,
+ * handled by @handler) interrupt them, with a pause of @pause_us after
+ * every @pause_every signals; then the threads stop. Return: signals sent.
+ */
+static long signal_storm(int sig, void (*handler)(int), void *(*worker)(void *),
+			 int n, long pause_every, useconds_t pause_us)
 {
-	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_RESTART };
+	struct sigaction sa = { .sa_handler = handler, .sa_flags = SA_RESTART };
 	pthread_t t[4];
 	double end = now() + seconds;
 	long sent = 0;
 	int i;
 
-	sigaction(SIGUSR1, &sa, NULL);
-	start_threads(4, sig_worker, t);
+	if (n > 4)
+		FAIL("signal_storm: %d threads, at most 4", n);
+	sigaction(sig, &sa, NULL);
+	start_threads(n, worker, t);
 	while (now() < end) {
-		for (i = 0; i < 4; i++)
-			pthread_kill(t[i], SIGUSR1);
-		sent += 4;
-		if (sent % 64 == 0)
-			usleep(100);
+		for (i = 0; i < n; i++)
+			pthread_kill(t[i], sig);
+		sent += n;
+		if (sent % pause_every == 0)
+			usleep(pause_us);
 	}
-	atomic_store(&stop, 1);
-	join_threads(4, t);
+	stop_threads(1, n, t);
+	return sent;
+}
+
+static int case_signals(void)
+{
+	long sent = signal_storm(SIGUSR1, on_usr1, sig_worker, 4, 64, 100);
+
 	printf("%ld signals sent, %ld handled\n", sent, atomic_load(&handled));
 	return 0;
 }
@@ -400,22 +421,8 @@ static void *large_worker(void *arg)
 
 static int case_signals_large(void)
 {
-	struct sigaction sa = { .sa_handler = on_usr2, .sa_flags = SA_RESTART };
-	pthread_t t[2];
-	double end = now() + seconds;
-	long sent = 0;
-	int i;
+	long sent = signal_storm(SIGUSR2, on_usr2, large_worker, 2, 2, 50);
 
-	sigaction(SIGUSR2, &sa, NULL);
-	start_threads(2, large_worker, t);
-	while (now() < end) {
-		for (i = 0; i < 2; i++)
-			pthread_kill(t[i], SIGUSR2);
-		sent += 2;
-		usleep(50);
-	}
-	atomic_store(&stop, 1);
-	join_threads(2, t);
 	printf("%ld signals sent, %ld handled with blocks of 16 KiB .. 6 MiB\n",
 	       sent, atomic_load(&handled));
 	return 0;
@@ -447,8 +454,7 @@ static int case_migrate(void)
 
 	start_threads(6, migrator, t);
 	usleep((useconds_t)(seconds * 1e6));
-	atomic_store(&stop, 1);
-	join_threads(6, t);
+	stop_threads(1, 6, t);
 	slots_free();
 	printf("6 threads migrating\n");
 	return 0;
@@ -480,8 +486,7 @@ static int case_larson(void)
 	usleep((useconds_t)(seconds * 5e5));
 	rss0 = (long)(test_rss_bytes() / 1024);
 	usleep((useconds_t)(seconds * 5e5));
-	atomic_store(&stop, 1);
-	join_threads(8, t);
+	stop_threads(1, 8, t);
 	rss1 = (long)(test_rss_bytes() / 1024);
 	slots_free();
 	printf("larson: %ld ops, RSS %ld -> %ld KiB\n",
@@ -554,10 +559,8 @@ static int case_xmalloc(void)
 	start_threads(4, xm_producer, p);
 	start_threads(4, xm_consumer, c);
 	usleep((useconds_t)(seconds * 1e6));
-	atomic_store(&stop, 1);
-	join_threads(4, p);
-	atomic_store(&stop, 2);
-	join_threads(4, c);
+	stop_threads(1, 4, p);
+	stop_threads(2, 4, c);
 	for (i = 0; i < 4; i++)
 		for (k = 0; k < RING; k++)
 			free(atomic_exchange(&rings[i].b[k], NULL));

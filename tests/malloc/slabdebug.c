@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Heap bugs for USLAB_OPTIONS=slab_debug=FZPU,kmalloc-64
- * (tests/test_slab_debug.sh). Blocks of 50 bytes (kmalloc-64) are taken
+ * (tests/slab/test_slab_debug.sh). Blocks of 50 bytes (kmalloc-64) are taken
  * by site_alloc() and given back by site_free(), exported (linked with
  * --export-dynamic) so that the report's call sites have names:
  *

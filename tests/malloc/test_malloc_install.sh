@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# make install PREFIX=<temp>, then, as a user outside the tree with nothing
+# but the install and pkg-config:
+#   - libuslab.so exports exactly the kernel API listed in
+#     malloc/libuslab.map (version USLAB_0.1) and the malloc API
+#     (unversioned, so that a preload interposes glibc's);
+#   - every installed header compiles alone;
+#   - a program using the kernel API (kmem_cache with a constructor and
+#     SLAB_TYPESAFE_BY_RCU, kmalloc family, kfree_rcu, the page allocator,
+#     slabinfo) and malloc builds with the README's shared and static
+#     commands, taken from README.md itself, and runs;
+#   - the installed `uslab replay --allocator uslab` finds PREFIX/lib/libuslab.so.
+set -u
+O=${O:-build}
+src=$(cd "$(dirname "$0")/../.." && pwd)
+out=$(realpath "$O")
+prefix=$(mktemp -d "${TMPDIR:-/tmp}/uslab-install.XXXXXX")
+trap 'rm -rf "$prefix"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+make -s -C "$src" O="$out" install PREFIX="$prefix" >"$prefix/make.log" 2>&1 ||
+	{ tail -20 "$prefix/make.log"; fail "make install failed"; }
+for f in lib/libuslab.so lib/libuslab.a lib/pkgconfig/uslab.pc \
+	 lib/pkgconfig/uslab-static.pc include/uslab/malloc.h include/uslab/slab.h \
+	 include/uslab/autoconf.h include/uslab/kernel/linux/slab.h bin/uslab; do
+	[ -e "$prefix/$f" ] || fail "make install did not install $f"
+done
+
+# --- the exported set ---------------------------------------------------------
+malloc_api="aligned_alloc calloc cfree free free_aligned_sized free_sized mallinfo
+mallinfo2 malloc malloc_trim malloc_usable_size memalign posix_memalign pvalloc
+realloc reallocarray valloc __libc_calloc __libc_cfree __libc_free __libc_malloc
+__libc_memalign __libc_pvalloc __libc_realloc __libc_valloc __posix_memalign"
+map_api=$(sed -e 's|/\*.*\*/||' "$src/malloc/libuslab.map" |
+	  sed -n '/{/,/}/p' | grep -Eo '^[[:space:]]*[A-Za-z_][A-Za-z0-9_]*;' | tr -d ' \t;')
+[ "$(echo "$map_api" | wc -l)" -ge 40 ] || fail "could not read the symbol list of libuslab.map"
+nm -D --defined-only "$prefix/lib/libuslab.so" | awk '$2 ~ /^[TtWwDdBbVvi]$/ { print $3 }' |
+	sort >"$prefix/exported"
+{ for s in $malloc_api; do echo "$s"; done
+  for s in $map_api; do echo "$s@@USLAB_0.1"; done; } | sort >"$prefix/expected"
+diff "$prefix/expected" "$prefix/exported" >"$prefix/sym.diff" || {
+	cat "$prefix/sym.diff"
+	fail "libuslab.so exports differ from malloc/libuslab.map + the malloc API (< missing, > extra)"
+}
+
+# --- from here on: outside the tree, the install and pkg-config only -----------
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+work=$prefix/work
+mkdir -p "$work" && cd "$work" || fail "cd $work"
+pkg-config --exists uslab uslab-static || fail "pkg-config does not find uslab and uslab-static"
+case " $(pkg-config --cflags uslab) " in
+*" -I$src"*) fail "pkg-config --cflags points into the source tree" ;;
+esac
+
+# Every installed header alone, strict C11 and with warnings as errors,
+# through pkg-config --cflags and nothing else (no -D_GNU_SOURCE, no -include).
+nh=0
+while read -r h; do
+	rel=${h#"$prefix/include/"}
+	case "$rel" in uslab/kernel/*) inc=${rel#uslab/kernel/} ;; *) inc=$rel ;; esac
+	printf '#include <%s>\nint main(void) { return 0; }\n' "$inc" >one.c
+	for std in gnu11 c11; do
+		cc -std=$std -Wall -Wextra -Werror -c -o one.o one.c $(pkg-config --cflags uslab) 2>err.txt ||
+			{ head -8 err.txt; fail "installed <$inc> does not compile alone (-std=$std)"; }
+	done
+	nh=$((nh + 1))
+done < <(find "$prefix/include/uslab" -name '*.h' | sort)
+[ "$nh" -ge 8 ] || fail "only $nh installed headers found"
+
+# The commands, exactly as README.md has them.
+shared_cmd=$(grep -E '^cc -o app app\.c .*# shared$' "$src/README.md")
+static_cmd=$(grep -E '^cc -o app app\.c .*# static$' "$src/README.md")
+[ "$(echo "$shared_cmd" | wc -l)" = 1 ] && [ -n "$shared_cmd" ] || fail "README: no single '# shared' cc line"
+[ "$(echo "$static_cmd" | wc -l)" = 1 ] && [ -n "$static_cmd" ] || fail "README: no single '# static' cc line"
+
+cat >app.c <<'C'
+/* A kernel-API + malloc program, as a service would write it. */
+#include <linux/slab.h>
+#include <linux/rcupdate.h>
+#include <uslab/page_alloc.h>
+#include <uslab/malloc.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct item {
+	unsigned long magic;
+	struct rcu_head rcu;
+	char key[40];
+};
+
+static int ctor_calls;
+
+static void item_ctor(void *p)
+{
+	((struct item *)p)->magic = 0x5157;
+	ctor_calls++;
+}
+
+#define CHECK(c) do { if (!(c)) { printf("check failed: %s (line %d)\n", #c, __LINE__); return 1; } } while (0)
+
+int main(void)
+{
+	struct kmem_cache *c = kmem_cache_create("app_item", sizeof(struct item), 0,
+						 SLAB_HWCACHE_ALIGN | SLAB_TYPESAFE_BY_RCU,
+						 item_ctor);
+	struct item *it[100];
+	char *info, *s, *m;
+	struct page *pg;
+	unsigned long addr;
+	int i;
+
+	CHECK(c != NULL);
+	CHECK(strcmp(kmem_cache_name(c), "app_item") == 0);
+	for (i = 0; i < 100; i++) {
+		it[i] = kmem_cache_alloc(c, GFP_KERNEL);
+		CHECK(it[i] && it[i]->magic == 0x5157);
+		snprintf(it[i]->key, sizeof(it[i]->key), "key-%d", i);
+	}
+	CHECK(ctor_calls >= 100);
+	for (i = 0; i < 100; i++)
+		kmem_cache_free(c, it[i]);
+
+	s = kmalloc(100, GFP_KERNEL);
+	CHECK(s && ksize(s) >= 100);
+	strcpy(s, "kmalloc");
+	s = krealloc(s, 5000, GFP_KERNEL);
+	CHECK(s && strcmp(s, "kmalloc") == 0 && ksize(s) >= 5000);
+	kfree(s);
+	s = kzalloc(64, GFP_KERNEL);
+	CHECK(s && s[0] == 0 && s[63] == 0);
+	kfree(s);
+
+	rcu_register_thread();
+	rcu_read_lock();
+	s = kcalloc(4, 16, GFP_KERNEL);
+	rcu_read_unlock();
+	rcu_unregister_thread();
+	CHECK(s != NULL);
+	kfree(s);
+	{
+		struct item *r = kmalloc(sizeof(*r), GFP_KERNEL);
+
+		CHECK(r != NULL);
+		kfree_rcu(r, rcu);
+		kfree_rcu_barrier();
+	}
+
+	pg = alloc_pages(GFP_KERNEL | __GFP_ZERO, 2);
+	CHECK(pg != NULL);
+	m = page_address(pg);
+	CHECK(page_alloc_owns(m) && virt_to_page(m) == pg && m[4 * 4096 - 1] == 0);
+	memset(m, 1, 4 * 4096);
+	__free_pages(pg, 2);
+	addr = __get_free_pages(GFP_KERNEL, 0);
+	CHECK(addr != 0);
+	free_pages(addr, 0);
+
+	/* malloc is uslab's: its blocks live in the page allocator's range. */
+	m = malloc(200);
+	CHECK(m && page_alloc_owns(m) && malloc_usable_size(m) >= 200);
+	m = realloc(m, 3000);
+	CHECK(m && page_alloc_owns(m));
+	free(m);
+
+	info = malloc(1 << 16);
+	CHECK(info && slabinfo_show(info, 1 << 16) > 0);
+	CHECK(strstr(info, "slabinfo - version: 2.1") && strstr(info, "\napp_item "));
+	free(info);
+	kmem_cache_destroy(c);
+	puts("kernel API and malloc: ok");
+	return 0;
+}
+C
+
+(eval "$shared_cmd") >cc.txt 2>&1 || { cat cc.txt; fail "README's shared command failed: $shared_cmd"; }
+readelf -d app | grep -q 'NEEDED.*libuslab\.so' || fail "shared app does not need libuslab.so"
+readelf -V app | grep -q 'USLAB_0.1' || fail "shared app does not record the USLAB_0.1 symbol version"
+res=$(env -u LD_LIBRARY_PATH ./app) || fail "shared app failed: $res"
+[ "$res" = "kernel API and malloc: ok" ] || fail "shared app printed '$res'"
+env -u LD_LIBRARY_PATH ldd ./app | grep -q "$prefix/lib/libuslab.so" ||
+	fail "shared app does not resolve the installed libuslab.so without LD_LIBRARY_PATH"
+
+rm -f app
+(eval "$static_cmd") >cc.txt 2>&1 || { cat cc.txt; fail "README's static command failed: $static_cmd"; }
+ldd ./app | grep -q libuslab && fail "static app still needs libuslab.so"
+res=$(./app) || fail "static app failed: $res"
+[ "$res" = "kernel API and malloc: ok" ] || fail "static app printed '$res'"
+
+# The installed CLI finds the installed library (PREFIX/lib, not PREFIX/bin).
+"$prefix/bin/uslab" replay "$src/traces/default.ustr" --allocator uslab >replay.txt 2>&1 ||
+	{ head -5 replay.txt; fail "installed uslab replay --allocator uslab failed"; }
+grep -Eq "^malloc from: $prefix/(bin/\.\./)?lib/libuslab\.so" replay.txt ||
+	{ grep '^malloc from' replay.txt; fail "installed replay does not preload $prefix/lib/libuslab.so"; }
+
+echo "install: ok ($nh headers alone; kernel API + malloc program shared and static from README.md; replay)"

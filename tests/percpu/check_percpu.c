@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: MIT
+/*
+ * White-box tests of percpu/: magazines, the depot, drains, tunables, the
+ * working-set trim and a randomized model test, against a test pool that
+ * stands in for the slab layer (refill/flush callbacks).
+ *
+ * The mode is whatever the process gets (rseq normally, fallback under the
+ * seccomp launcher or valgrind); USLAB_EXPECT_PCP_MODE=<mode> makes the
+ * suite check it. Policy tests pin the thread to one CPU so that counts are
+ * exact.
+ */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "uslab/percpu.h"
+#include "percpu/fastpath.h"	/* inline pcp_alloc/pcp_free */
+#include "tests/suite.h"
+
+#define POOL_N	20000
+
+struct tobj {
+	int live;		/* handed out to the test */
+	int in_pool;		/* on the pool's free stack */
+	char pad[56];
+};
+
+static struct tobj objs[POOL_N];
+static void *pool_stack[POOL_N];
+static unsigned int pool_top;
+static unsigned long refill_calls, flush_calls;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static int pool_errors;
+
+static void pool_reset(void)
+{
+	unsigned int i;
+
+	memset(objs, 0, sizeof(objs));
+	for (i = 0; i < POOL_N; i++) {
+		pool_stack[i] = &objs[POOL_N - 1 - i];
+		objs[i].in_pool = 1;
+	}
+	pool_top = POOL_N;
+	refill_calls = flush_calls = 0;
+	pool_errors = 0;
+}
+
+static unsigned int t_refill(void *owner, void **out, unsigned int nr)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&pool_lock);
+	refill_calls++;
+	for (i = 0; i < nr && pool_top; i++) {
+		struct tobj *o = pool_stack[--pool_top];
+
+		if (!o->in_pool)
+			pool_errors++;
+		o->in_pool = 0;
+		out[i] = o;
+	}
+	pthread_mutex_unlock(&pool_lock);
+	return i;
+}
+
+static void t_flush(void *owner, void **in, unsigned int nr)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&pool_lock);
+	flush_calls++;
+	for (i = 0; i < nr; i++) {
+		struct tobj *o = in[i];
+
+		if (o->in_pool || o->live)
+			pool_errors++;	/* flushed twice, or while live */
+		o->in_pool = 1;
+		pool_stack[pool_top++] = o;
+	}
+	pthread_mutex_unlock(&pool_lock);
+}
+
+static const struct pcp_ops t_ops = { .refill = t_refill, .flush = t_flush };
+
+static struct tobj *t_alloc(struct pcp_cache *pc)
+{
+	struct tobj *o = pcp_alloc(pc);
+
+	if (o) {
+		if (o->live || o->in_pool)
+			pool_errors++;	/* handed out twice */
+		o->live = 1;
+	}
+	return o;
+}
+
+static void t_free(struct pcp_cache *pc, struct tobj *o)
+{
+	o->live = 0;
+	pcp_free(pc, o);
+}
+
+/* The objects a test holds (a test runs alone and never holds more than
+ * the pool), in the order it took them. */
+static struct tobj *held[POOL_N];
+
+/* held[lo..hi) allocated from @pc, or freed to it, in index order. */
+static void t_alloc_range(struct pcp_cache *pc, int lo, int hi)
+{
+	for (int i = lo; i < hi; i++)
+		held[i] = t_alloc(pc);
+}
+
+static void t_free_range(struct pcp_cache *pc, int lo, int hi)
+{
+	for (int i = lo; i < hi; i++)
+		t_free(pc, held[i]);
+}
+
+static unsigned int pool_out(void)
+{
+	return POOL_N - pool_top;
+}
+
+/* For the test's whole process (a test runs in its own unless CK_FORK=no). */
+static int pin_here(void)
+{
+	cpu_set_t old;
+
+	return test_pin(&old);
+}
+
+static struct pcp_cache *t_create(unsigned int limit, unsigned int batch)
+{
+	struct pcp_cache *pc;
+
+	pool_reset();
+	pc = pcp_cache_create("test", NULL, &t_ops, 64);
+	ck_assert_ptr_nonnull(pc);
+	ck_assert_int_eq(pcp_cache_set_tunables(pc, limit, batch), 0);
+	return pc;
+}
+
+/* t_create() for a test that counts what one CPU's magazines hold: this
+ * thread stays on its CPU (pin_here). */
+static struct pcp_cache *t_create_here(unsigned int limit, unsigned int batch)
+{
+	pin_here();
+	return t_create(limit, batch);
+}
+
+/*
+ * A cache of magazines of @limit (batches of @batch) on this thread's CPU,
+ * pinned, that handed out @n objects (held[]) and had them all back: its
+ * magazines full, the depot holding the rest up to its limit.
+ */
+static struct pcp_cache *t_cycled(unsigned int limit, unsigned int batch, int n)
+{
+	struct pcp_cache *pc = t_create_here(limit, batch);
+
+	for (int i = 0; i < n; i++)
+		ck_assert_ptr_nonnull(held[i] = t_alloc(pc));
+	ck_assert_uint_eq(pool_out(), n + pcp_cache_objects(pc, NULL));
+	t_free_range(pc, 0, n);
+	return pc;
+}
+
+/* Destroy @pc: every object is back in the pool, none went out twice. */
+static void t_destroy(struct pcp_cache *pc)
+{
+	pcp_cache_destroy(pc);
+	ck_assert_uint_eq(pool_out(), 0);
+	ck_assert_int_eq(pool_errors, 0);
+}
+
+static uint64_t stat_of(struct pcp_cache *pc, enum pcp_stat_item i)
+{
+	struct pcp_stats st;
+
+	pcp_cache_stats(pc, -1, &st);
+	return st.v[i];
+}
+
+/* Counter checks hold only where the counters exist. */
+#define ck_stat(expr) do {						\
+	if (IS_ENABLED(CONFIG_PERCPU_STATS))				\
+		ck_assert(expr);					\
+} while (0)
+
+/* CONFIG_PERCPU_CACHE=n (nocache preset): no magazines at all. */
+TEST(off, test_mode_off)
+{
+	ck_assert_str_eq(pcp_mode(), "off");
+	errno = 0;
+	ck_assert_ptr_null(pcp_cache_create("off", NULL, &t_ops, 64));
+	ck_assert_int_eq(errno, EOPNOTSUPP);
+}
+END_TEST
+
+TEST(core, test_mode)
+{
+	const char *want = getenv("USLAB_EXPECT_PCP_MODE");
+	const char *mode = pcp_mode();
+
+	ck_assert(!strcmp(mode, "rseq") || !strcmp(mode, "fallback"));
+	if (want)
+		ck_assert_str_eq(mode, want);
+	ck_assert_uint_ge(pcp_nr_cpu_ids(), 1);
+	ck_assert_int_eq(pcp_vcpu_set(0), -EOPNOTSUPP);
+}
+END_TEST
+
+/*
+ * The arrays cover every CPU number the kernel can name, whatever sysfs
+ * says (issue 11, finding 2): at least the kernel's cpumask size, and
+ * beyond the highest CPU this process may run on.
+ */
+TEST(core, test_nr_cpu_ids_kernel_bound)
+{
+	unsigned long mask[1024];
+	long n = syscall(__NR_sched_getaffinity, 0, sizeof(mask), mask);
+	unsigned int bits, cpu, highest = 0;
+
+	ck_assert_int_gt(n, 0);
+	bits = (unsigned int)n * 8;
+	for (cpu = 0; cpu < bits; cpu++)
+		if (mask[cpu / 64] >> (cpu % 64) & 1)
+			highest = cpu;
+	if (bits <= 8192)
+		ck_assert_uint_ge(pcp_nr_cpu_ids(), bits);
+	ck_assert_uint_gt(pcp_nr_cpu_ids(), highest);
+}
+END_TEST
+
+TEST(core, test_default_limits)
+{
+	/* the documented table (CONFIG_PERCPU_MAG_SIZE=0 in the default) */
+	if (CONFIG_PERCPU_MAG_SIZE == 0) {
+		ck_assert_uint_eq(pcp_default_limit(8), 120);
+		ck_assert_uint_eq(pcp_default_limit(256), 120);
+		ck_assert_uint_eq(pcp_default_limit(257), 54);
+		ck_assert_uint_eq(pcp_default_limit(1024), 54);
+		ck_assert_uint_eq(pcp_default_limit(2048),
+				  CONFIG_PERCPU_MAG_BYTES / 2048 < 64 ?
+				  CONFIG_PERCPU_MAG_BYTES / 2048 : 64);
+		ck_assert_uint_eq(pcp_default_limit(16384),
+				  CONFIG_PERCPU_MAG_BYTES / 16384 < 64 ?
+				  CONFIG_PERCPU_MAG_BYTES / 16384 : 64);
+	} else {
+		ck_assert_uint_eq(pcp_default_limit(8),
+				  CONFIG_PERCPU_MAG_BYTES / 8 < CONFIG_PERCPU_MAG_SIZE ?
+				  CONFIG_PERCPU_MAG_BYTES / 8 : CONFIG_PERCPU_MAG_SIZE);
+	}
+	/* bounded in bytes whatever the count: never above the byte cap, >= 1 */
+	for (unsigned int sz = 8; sz <= (1u << 20); sz *= 2) {
+		unsigned int l = pcp_default_limit(sz);
+
+		ck_assert_uint_ge(l, 1);
+		ck_assert(l == 1 || (size_t)l * sz <= CONFIG_PERCPU_MAG_BYTES);
+	}
+	ck_assert_uint_eq(pcp_default_limit(CONFIG_PERCPU_MAG_BYTES * 2), 1);
+	if (CONFIG_PERCPU_BATCHCOUNT == 0)
+		ck_assert_uint_eq(pcp_default_batchcount(120), 60);
+}
+END_TEST
+
+TEST(core, test_tunables_api)
+{
+	struct pcp_cache *pc = t_create(16, 8);
+	unsigned int l, b;
+
+	ck_assert_int_eq(pcp_cache_set_tunables(pc, 0, 1), -EINVAL);
+	ck_assert_int_eq(pcp_cache_set_tunables(pc, 10, 11), -EINVAL);
+	ck_assert_int_eq(pcp_cache_set_tunables(pc, 4097, 1), -EINVAL);
+	ck_assert_int_eq(pcp_cache_set_tunables(pc, 10, 0), -EINVAL);
+	pcp_cache_get_tunables(pc, &l, &b);
+	ck_assert_uint_eq(l, 16);
+	ck_assert_uint_eq(b, 8);
+	ck_assert_int_eq(pcp_cache_set_tunables(pc, 32, 5), 0);
+	pcp_cache_get_tunables(pc, &l, &b);
+	ck_assert_uint_eq(l, 32);
+	ck_assert_uint_eq(b, 5);
+	t_destroy(pc);
+}
+END_TEST
+
+/* First alloc refills one batch; the rest of the batch is served by hits. */
+TEST(core, test_refill_and_hits)
+{
+	struct pcp_cache *pc;
+
+	pc = t_create_here(16, 8);
+	held[0] = t_alloc(pc);
+	ck_assert_ptr_nonnull(held[0]);
+	ck_assert_uint_eq(pool_out(), 8);
+	ck_assert_uint_eq(pcp_cache_objects(pc, NULL), 7);
+	ck_stat(stat_of(pc, PCP_STAT_REFILL) == 1);
+	ck_stat(stat_of(pc, PCP_STAT_ALLOC_SLOW) == 1);
+	t_alloc_range(pc, 1, 8);
+	ck_assert_uint_eq(pool_out(), 8);
+	ck_assert_uint_eq(pcp_cache_objects(pc, NULL), 0);
+	ck_stat(stat_of(pc, PCP_STAT_ALLOC_HIT) >= 7);
+	/* LIFO: the last freed object comes back first */
+	t_free(pc, held[3]);
+	ck_assert_ptr_eq(t_alloc(pc), held[3]);
+	t_free_range(pc, 0, 8);
+	ck_assert_uint_eq(pcp_cache_objects(pc, NULL), 8);
+	ck_assert_uint_eq(pool_out(), 8);
+	pcp_cache_drain(pc);
+	ck_assert_uint_eq(pool_out(), 0);
+	ck_assert_uint_eq(pcp_cache_objects(pc, NULL), 0);
+	ck_assert_int_eq(pool_errors, 0);
+	t_destroy(pc);
+}
+END_TEST
+
+/* Frees beyond two magazines go to the depot up to its limit, then flush. */
+TEST(core, test_depot_and_flush)
+{
+	enum { L = 8, B = 4, N = 2000 };
+	struct pcp_cache *pc;
+	unsigned long full;
+	unsigned int depot;
+
+	pc = t_cycled(L, B, N);
+	pcp_cache_objects(pc, &full);
+	/* the depot's own limit (pcp_default_depot_limit: bounded in bytes) */
+	depot = pcp_cache_get_depot_limit(pc);
+	ck_assert_uint_eq(depot, pcp_default_depot_limit(sizeof(struct tobj)));
+	if (depot != PCP_DEPOT_UNLIMITED)
+		ck_assert_uint_le(full, depot);
+	ck_stat(stat_of(pc, PCP_STAT_DEPOT_PUT) > 0);
+	if (depot != PCP_DEPOT_UNLIMITED && (unsigned long)depot * L < N)
+		ck_stat(stat_of(pc, PCP_STAT_FLUSH) > 0);
+	/* loaded + spare + depot hold at most this many */
+	ck_assert_uint_le(pcp_cache_objects(pc, NULL),
+			  2 * L + (depot != PCP_DEPOT_UNLIMITED ?
+				   (unsigned long)depot * L : N));
+	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
+	/* allocation comes back from the depot before refilling */
+	if (full) {
+		uint64_t refills = stat_of(pc, PCP_STAT_REFILL);
+
+		t_alloc_range(pc, 0, 3 * L);
+		ck_stat(stat_of(pc, PCP_STAT_DEPOT_GET) > 0);
+		ck_stat(stat_of(pc, PCP_STAT_REFILL) == refills);
+		t_free_range(pc, 0, 3 * L);
+	}
+	t_destroy(pc);
+}
+END_TEST
+
+/* Bonwick: what the working set did not use for a period goes back. */
+TEST(core, test_working_set_trim)
+{
+	enum { N = 200 };
+	struct pcp_cache *pc = t_cycled(8, 4, N);
+	unsigned long full;
+
+	pcp_cache_objects(pc, &full);
+	ck_assert_uint_gt(pool_out(), 0);
+	/* first pass: marks set; the CPU did not change since creation? no */
+	pcp_reap_all();
+	/* one more period without activity: depot and idle CPU go back */
+	pcp_reap_all();
+	pcp_reap_all();
+	ck_assert_uint_eq(pcp_cache_objects(pc, &full), 0);
+	ck_assert_uint_eq(full, 0);
+	ck_assert_uint_eq(pool_out(), 0);
+	ck_stat(stat_of(pc, PCP_STAT_DRAIN) > 0);
+	/* still works afterwards */
+	held[0] = t_alloc(pc);
+	ck_assert_ptr_nonnull(held[0]);
+	t_free(pc, held[0]);
+	t_destroy(pc);
+}
+END_TEST
+
+/* An active working set is kept: trim takes only what went unused. */
+TEST(core, test_working_set_kept)
+{
+	enum { N = 64 };
+	struct pcp_cache *pc = t_create_here(8, 4);
+	unsigned long full;
+	int round;
+
+	for (round = 0; round < 4; round++) {
+		t_alloc_range(pc, 0, N);
+		t_free_range(pc, 0, N);
+		pcp_reap_all();
+	}
+	pcp_cache_objects(pc, &full);
+	/* every round emptied the depot of full magazines: min_full 0 */
+	if (CONFIG_PERCPU_DEPOT_LIMIT < 0 || CONFIG_PERCPU_DEPOT_LIMIT >= 6)
+		ck_assert_uint_ge(full, 1);
+	t_destroy(pc);
+}
+END_TEST
+
+TEST(core, test_resize_keeps_objects)
+{
+	enum { N = 500 };
+	struct pcp_cache *pc = t_create(16, 8);
+
+	t_alloc_range(pc, 0, N);
+	t_free_range(pc, 0, N / 2);
+	ck_assert_int_eq(pcp_cache_set_tunables(pc, 5, 2), 0);
+	ck_assert_uint_eq(pcp_cache_objects(pc, NULL), 0);
+	ck_assert_uint_eq(pool_out(), N - N / 2);
+	t_free_range(pc, N / 2, N);
+	ck_assert_uint_le(pcp_cache_objects(pc, NULL),
+			  10 + (pcp_cache_get_depot_limit(pc) != PCP_DEPOT_UNLIMITED ?
+				5ul * pcp_cache_get_depot_limit(pc) : N));
+	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
+	t_destroy(pc);
+}
+END_TEST
+
+/* Refill failure: the pool runs dry, alloc returns NULL, nothing leaks. */
+TEST(core, test_out_of_objects)
+{
+	struct pcp_cache *pc = t_create(64, 32);
+	int n = 0;
+
+	while (n < POOL_N && (held[n] = t_alloc(pc)) != NULL)
+		n++;
+	ck_assert_int_eq(n, POOL_N);
+	ck_assert_ptr_null(t_alloc(pc));
+	t_free_range(pc, 0, n);
+	t_destroy(pc);
+}
+END_TEST
+
+/*
+ * Model test: random allocs and frees (seeded), the reference being the
+ * set of live objects; after every step, objects out of the pool equal
+ * live objects plus cached ones, and nothing is handed out twice.
+ */
+TEST_LOOP(core, test_model_random, 0, 4)
+{
+	enum { N = 3000, STEPS = 20000 };
+	static struct tobj *live[N];
+	unsigned int seed = 12345 + (unsigned int)_i, nlive = 0, step;
+	struct pcp_cache *pc = t_create(1 + _i * 7, 1 + _i * 3);
+
+	for (step = 0; step < STEPS; step++) {
+		unsigned int r = (unsigned int)rand_r(&seed);
+
+		if ((r & 1) && nlive < N) {
+			live[nlive] = t_alloc(pc);
+			ck_assert_ptr_nonnull(live[nlive]);
+			nlive++;
+		} else if (nlive) {
+			unsigned int k = (r >> 1) % nlive;
+
+			t_free(pc, live[k]);
+			live[k] = live[--nlive];
+		}
+		if (r % 997 == 0)
+			pcp_cache_drain(pc);
+		if (r % 1499 == 0)
+			pcp_reap_all();
+		if (step % 64 == 0 || step == STEPS - 1)
+			ck_assert_uint_eq(pool_out(),
+					  nlive + pcp_cache_objects(pc, NULL));
+		ck_assert_int_eq(pool_errors, 0);
+	}
+	while (nlive)
+		t_free(pc, live[--nlive]);
+	t_destroy(pc);
+}
+END_TEST
+
+/* Threads on every CPU: frees of objects allocated elsewhere. */
+struct xarg {
+	struct pcp_cache *pc;
+	int id;
+};
+
+static struct tobj *xfer[4][4096];
+static pthread_barrier_t xbar;
+
+static void *cross_thread(void *arg)
+{
+	struct xarg *a = arg;
+	int round, i, peer = (a->id + 1) % 4;
+
+	for (round = 0; round < 50; round++) {
+		for (i = 0; i < 4096; i++)
+			xfer[a->id][i] = t_alloc(a->pc);
+		pthread_barrier_wait(&xbar);
+		/* free what the neighbour allocated, on whatever CPU we are */
+		for (i = 0; i < 4096; i++)
+			t_free(a->pc, xfer[peer][(i * 7) % 4096]);
+		pthread_barrier_wait(&xbar);
+	}
+	return NULL;
+}
+
+TEST(core, test_threads)
+{
+	struct pcp_cache *pc = t_create(32, 16);
+	pthread_t th[4];
+	struct xarg a[4];
+	int i;
+
+	pthread_barrier_init(&xbar, NULL, 4);
+	for (i = 0; i < 4; i++) {
+		a[i].pc = pc;
+		a[i].id = i;
+		pthread_create(&th[i], NULL, cross_thread, &a[i]);
+	}
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	ck_assert_int_eq(pool_errors, 0);
+	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
+	t_destroy(pc);
+}
+END_TEST
+
+/*
+ * fork with the hooks the malloc layer installs: the child's magazines and
+ * depot work, its reaper is not running and is not started, and the
+ * parent's objects cached before the fork are still accounted for.
+ */
+TEST(core, test_fork)
+{
+	struct pcp_cache *pc = t_create(16, 8);
+	int i, status;
+	pid_t pid;
+
+	ck_assert_int_eq(pthread_atfork(pcp_fork_prepare, pcp_fork_parent,
+					pcp_fork_child), 0);
+	t_alloc_range(pc, 0, 40);
+	t_free_range(pc, 0, 20);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int bad = 0;
+
+		if (pcp_reaper_running())
+			bad |= 1;
+		t_free_range(pc, 20, 40);
+		for (i = 0; i < 40; i++)
+			if (!(held[i] = t_alloc(pc)))
+				bad |= 2;
+		t_free_range(pc, 0, 40);
+		pcp_cache_drain(pc);
+		if (pool_out() != 0 || pool_errors)
+			bad |= 4;
+		if (pcp_reaper_running())
+			bad |= 8;	/* never started in a child */
+		_exit(bad);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	/* the parent goes on with its own state */
+	t_free_range(pc, 20, 40);
+	t_destroy(pc);
+}
+END_TEST
+
+/* Without per-CPU caching only "off" runs; with it, "core". */
+static const struct test_case cases[] = {
+	{ .name = "off", .timeout = 60, .skip = IS_ENABLED(CONFIG_PERCPU_CACHE) },
+	{ .name = "core", .timeout = 60, .skip = !IS_ENABLED(CONFIG_PERCPU_CACHE) },
+};
+
+int main(void)
+{
+	return test_run_suite(test_suite("percpu", cases, ARRAY_SIZE(cases)));
+}
