@@ -506,9 +506,139 @@ static const char *rp_as_recorded(const struct cli_opt *opt, const char *arg)
 	return NULL;
 }
 
+/* What the timed run measured. */
+struct rp_measure {
+	struct rusage ru0, ru1;
+	long rss0;			/* KiB before the run */
+	double wall;			/* s */
+	double cyc_per_ns;		/* the latency samples' clock */
+	uint64_t waits;			/* cross-thread waits, all threads */
+	uint64_t nlat;
+	uint32_t *lat;			/* every thread's samples, sorted */
+};
+
+/* Bookkeeping allocated and touched, threads started (waiting on the
+ * barrier), all before the clock starts. Return: 0, or -ENOMEM. */
+static int rp_prepare(struct replay *rp)
+{
+	unsigned int i;
+
+	rp->done = calloc(rp->nslots + 1, sizeof(*rp->done));
+	rp->ptr = calloc(rp->nslots + 1, sizeof(*rp->ptr));
+	if (!rp->done || !rp->ptr)
+		return -ENOMEM;
+	memset((void *)rp->done, 0, (rp->nslots + 1) * sizeof(*rp->done));
+	memset((void *)rp->ptr, 0, (rp->nslots + 1) * sizeof(*rp->ptr));
+	for (i = 0; i < rp->nthreads; i++) {
+		struct rp_thread *t = &rp->t[i];
+		size_t n = (t->n >> RP_SAMPLE_SHIFT) + 1;
+
+		t->rp = rp;
+		t->lat = malloc(n * sizeof(*t->lat));
+		if (!t->lat)
+			return -ENOMEM;
+		memset(t->lat, 0, n * sizeof(*t->lat));
+	}
+	if (pthread_barrier_init(&rp->start, NULL, rp->nthreads + 1))
+		return -ENOMEM;
+	for (i = 0; i < rp->nthreads; i++) {
+		if (pthread_create(&rp->t[i].th, NULL, rp_thread_fn, &rp->t[i])) {
+			fprintf(stderr, "uslab replay: cannot start thread %u of %u\n", i, rp->nthreads);
+			exit(1);	/* threads wait on the barrier: no clean way back */
+		}
+	}
+	return 0;
+}
+
+/* The run: every thread released at once, measured from the barrier to
+ * the last join; then the latency samples gathered. Return: 0, -ENOMEM. */
+static int rp_run(struct replay *rp, struct rp_measure *me)
+{
+	uint64_t t0, t1, c0, c1;
+	unsigned int i;
+	size_t k;
+
+	/* What the set-up freed goes back before the run (every allocator has
+	 * malloc_trim through glibc's name): the run's page faults and caches
+	 * are its own, as a program's are from its start. */
+	malloc_trim(0);
+	me->rss0 = (long)(proc_rss_bytes() / 1024);
+	getrusage(RUSAGE_SELF, &me->ru0);
+	rp_stats_begin();	/* uslab with stats: counters before the run */
+	t0 = mono_ns();
+	c0 = rdtsc();
+	pthread_barrier_wait(&rp->start);
+	for (i = 0; i < rp->nthreads; i++)
+		pthread_join(rp->t[i].th, NULL);
+	rp_stats_snapshot();	/* before the replayer allocates again */
+	c1 = rdtsc();
+	t1 = mono_ns();
+	getrusage(RUSAGE_SELF, &me->ru1);
+	me->wall = (double)(t1 - t0) / 1e9;
+	me->cyc_per_ns = t1 > t0 ? (double)(c1 - c0) / (double)(t1 - t0) : 1.0;
+
+	for (i = 0; i < rp->nthreads; i++) {
+		me->nlat += rp->t[i].nlat;
+		me->waits += rp->t[i].waits;
+	}
+	me->lat = malloc((me->nlat ? me->nlat : 1) * sizeof(*me->lat));
+	if (!me->lat)
+		return -ENOMEM;
+	for (i = 0, k = 0; i < rp->nthreads; i++) {
+		memcpy(me->lat + k, rp->t[i].lat, rp->t[i].nlat * sizeof(*me->lat));
+		k += rp->t[i].nlat;
+	}
+	qsort(me->lat, me->nlat, sizeof(*me->lat), cmp_u32);
+	return 0;
+}
+
+static void rp_print(const struct replay *rp, const struct rp_measure *me,
+		     const char *path, const char *alloc)
+{
+	const uint64_t *ops = rp->ops;
+	const uint32_t *lat = me->lat;
+	uint64_t nlat = me->nlat;
+	double wall = me->wall, cpn = me->cyc_per_ns;
+	/* Say which object really serves malloc: proof the preload took. */
+	void *(*volatile m)(size_t) = malloc;
+	Dl_info di;
+
+	printf("uslab replay: %s on %s\n", path, alloc);
+	if (dladdr((void *)m, &di) && di.dli_fname)
+		printf("malloc from: %s\n", di.dli_fname);
+	printf("events: %" PRIu64 " (malloc %" PRIu64 ", free %" PRIu64 ", calloc %" PRIu64
+	       ", realloc %" PRIu64 ", aligned %" PRIu64 ")\n",
+	       rp->events, ops[TRACE_OP_MALLOC] + ops[TRACE_OP_KMALLOC] + ops[TRACE_OP_CACHE_ALLOC],
+	       ops[TRACE_OP_FREE] + ops[TRACE_OP_FREE_SIZED] + ops[TRACE_OP_FREE_ALIGNED_SIZED] +
+	       ops[TRACE_OP_KFREE] + ops[TRACE_OP_CACHE_FREE],
+	       ops[TRACE_OP_CALLOC], ops[TRACE_OP_REALLOC],
+	       ops[TRACE_OP_MEMALIGN] + ops[TRACE_OP_POSIX_MEMALIGN] +
+	       ops[TRACE_OP_ALIGNED_ALLOC] + ops[TRACE_OP_VALLOC] + ops[TRACE_OP_PVALLOC]);
+	printf("threads: %u, cross-thread waits: %" PRIu64 "\n", rp->nthreads, me->waits);
+	printf("wall time: %.6f s\n", wall);
+	printf("throughput: %.1f ns per operation (wall / events), %.2f million events/s\n",
+	       rp->events ? wall * 1e9 / (double)rp->events : 0.0,
+	       wall > 0 ? (double)rp->events / wall / 1e6 : 0.0);
+	if (nlat)
+		printf("latency (1 call in %u timed, %" PRIu64 " samples): p50 %.0f ns, p99 %.0f ns, "
+		       "p99.9 %.0f ns, max %.0f ns\n", 1u << RP_SAMPLE_SHIFT, nlat,
+		       lat[nlat / 2] / cpn, lat[nlat * 99 / 100] / cpn,
+		       lat[nlat * 999 / 1000] / cpn, lat[nlat - 1] / cpn);
+	printf("peak RSS: %ld KiB (%ld KiB above the replayer's own %ld KiB at the start)\n",
+	       me->ru1.ru_maxrss, me->ru1.ru_maxrss > me->rss0 ? me->ru1.ru_maxrss - me->rss0 : 0,
+	       me->rss0);
+	printf("page faults: %ld minor, %ld major\n",
+	       me->ru1.ru_minflt - me->ru0.ru_minflt, me->ru1.ru_majflt - me->ru0.ru_majflt);
+	printf("CPU time: %.6f s user, %.6f s system (all threads, the run only)\n",
+	       timeval_s(&me->ru1.ru_utime) - timeval_s(&me->ru0.ru_utime),
+	       timeval_s(&me->ru1.ru_stime) - timeval_s(&me->ru0.ru_stime));
+	rp_stats_end(stdout);
+}
+
 int cmd_replay(int argc, char **argv)
 {
 	struct replay rp = { .touch = true };
+	struct rp_measure me = { .lat = NULL };
 	const char *alloc = "glibc", *child = getenv(RP_ENV_CHILD);
 	unsigned long fold = 0;
 	const struct cli_opt opts[] = {
@@ -524,13 +654,7 @@ int cmd_replay(int argc, char **argv)
 		OPT_PROC_SELECT(),
 		OPT_END(),
 	};
-	struct rusage ru0, ru1;
-	uint64_t t0, t1, c0, c1, waits = 0, nlat = 0;
-	uint32_t *lat = NULL;
-	double cyc_per_ns, wall;
-	long rss0;
 	unsigned int i;
-	size_t k;
 	int first, err = 1;
 
 	first = parse_options(argc, argv, opts, rp_usage, PARSE_OPT_ONE_TRACE);
@@ -548,103 +672,14 @@ int cmd_replay(int argc, char **argv)
 
 	if (rp_load(&rp, argv[first], (unsigned int)fold))
 		goto out;
-	/* Bookkeeping allocated and touched before the clock starts. */
-	rp.done = calloc(rp.nslots + 1, sizeof(*rp.done));
-	rp.ptr = calloc(rp.nslots + 1, sizeof(*rp.ptr));
-	if (!rp.done || !rp.ptr)
-		goto out_nomem;
-	memset((void *)rp.done, 0, (rp.nslots + 1) * sizeof(*rp.done));
-	memset((void *)rp.ptr, 0, (rp.nslots + 1) * sizeof(*rp.ptr));
-	for (i = 0; i < rp.nthreads; i++) {
-		struct rp_thread *t = &rp.t[i];
-
-		t->rp = &rp;
-		t->lat = malloc(((t->n >> RP_SAMPLE_SHIFT) + 1) * sizeof(*t->lat));
-		if (!t->lat)
-			goto out_nomem;
-		memset(t->lat, 0, ((t->n >> RP_SAMPLE_SHIFT) + 1) * sizeof(*t->lat));
+	if (rp_prepare(&rp) || rp_run(&rp, &me)) {
+		fprintf(stderr, "uslab replay: out of memory for the bookkeeping\n");
+		goto out;
 	}
-	if (pthread_barrier_init(&rp.start, NULL, rp.nthreads + 1))
-		goto out_nomem;
-	for (i = 0; i < rp.nthreads; i++) {
-		if (pthread_create(&rp.t[i].th, NULL, rp_thread_fn, &rp.t[i])) {
-			fprintf(stderr, "uslab replay: cannot start thread %u of %u\n", i, rp.nthreads);
-			exit(1);	/* threads wait on the barrier: no clean way back */
-		}
-	}
-	/* What the set-up freed goes back before the run (every allocator has
-	 * malloc_trim through glibc's name): the run's page faults and caches
-	 * are its own, as a program's are from its start. */
-	malloc_trim(0);
-	rss0 = (long)(proc_rss_bytes() / 1024);
-	getrusage(RUSAGE_SELF, &ru0);
-	rp_stats_begin();	/* uslab with stats: counters before the run */
-	t0 = mono_ns();
-	c0 = rdtsc();
-	pthread_barrier_wait(&rp.start);
-	for (i = 0; i < rp.nthreads; i++)
-		pthread_join(rp.t[i].th, NULL);
-	rp_stats_snapshot();	/* before the replayer allocates again */
-	c1 = rdtsc();
-	t1 = mono_ns();
-	getrusage(RUSAGE_SELF, &ru1);
-	wall = (double)(t1 - t0) / 1e9;
-	cyc_per_ns = t1 > t0 ? (double)(c1 - c0) / (double)(t1 - t0) : 1.0;
-
-	for (i = 0; i < rp.nthreads; i++) {
-		nlat += rp.t[i].nlat;
-		waits += rp.t[i].waits;
-	}
-	lat = malloc((nlat ? nlat : 1) * sizeof(*lat));
-	if (!lat)
-		goto out_nomem;
-	for (i = 0, k = 0; i < rp.nthreads; i++) {
-		memcpy(lat + k, rp.t[i].lat, rp.t[i].nlat * sizeof(*lat));
-		k += rp.t[i].nlat;
-	}
-	qsort(lat, nlat, sizeof(*lat), cmp_u32);
-
-	printf("uslab replay: %s on %s\n", argv[first], alloc);
-	{
-		/* Say which object really serves malloc: proof the preload took. */
-		Dl_info di;
-		void *(*volatile m)(size_t) = malloc;
-
-		if (dladdr((void *)m, &di) && di.dli_fname)
-			printf("malloc from: %s\n", di.dli_fname);
-	}
-	printf("events: %" PRIu64 " (malloc %" PRIu64 ", free %" PRIu64 ", calloc %" PRIu64
-	       ", realloc %" PRIu64 ", aligned %" PRIu64 ")\n",
-	       rp.events, rp.ops[TRACE_OP_MALLOC] + rp.ops[TRACE_OP_KMALLOC] + rp.ops[TRACE_OP_CACHE_ALLOC],
-	       rp.ops[TRACE_OP_FREE] + rp.ops[TRACE_OP_FREE_SIZED] + rp.ops[TRACE_OP_FREE_ALIGNED_SIZED] +
-	       rp.ops[TRACE_OP_KFREE] + rp.ops[TRACE_OP_CACHE_FREE],
-	       rp.ops[TRACE_OP_CALLOC], rp.ops[TRACE_OP_REALLOC],
-	       rp.ops[TRACE_OP_MEMALIGN] + rp.ops[TRACE_OP_POSIX_MEMALIGN] +
-	       rp.ops[TRACE_OP_ALIGNED_ALLOC] + rp.ops[TRACE_OP_VALLOC] + rp.ops[TRACE_OP_PVALLOC]);
-	printf("threads: %u, cross-thread waits: %" PRIu64 "\n", rp.nthreads, waits);
-	printf("wall time: %.6f s\n", wall);
-	printf("throughput: %.1f ns per operation (wall / events), %.2f million events/s\n",
-	       rp.events ? wall * 1e9 / (double)rp.events : 0.0,
-	       wall > 0 ? (double)rp.events / wall / 1e6 : 0.0);
-	if (nlat)
-		printf("latency (1 call in %u timed, %" PRIu64 " samples): p50 %.0f ns, p99 %.0f ns, "
-		       "p99.9 %.0f ns, max %.0f ns\n", 1u << RP_SAMPLE_SHIFT, nlat,
-		       lat[nlat / 2] / cyc_per_ns, lat[nlat * 99 / 100] / cyc_per_ns,
-		       lat[nlat * 999 / 1000] / cyc_per_ns, lat[nlat - 1] / cyc_per_ns);
-	printf("peak RSS: %ld KiB (%ld KiB above the replayer's own %ld KiB at the start)\n",
-	       ru1.ru_maxrss, ru1.ru_maxrss > rss0 ? ru1.ru_maxrss - rss0 : 0, rss0);
-	printf("page faults: %ld minor, %ld major\n",
-	       ru1.ru_minflt - ru0.ru_minflt, ru1.ru_majflt - ru0.ru_majflt);
-	printf("CPU time: %.6f s user, %.6f s system (all threads, the run only)\n",
-	       timeval_s(&ru1.ru_utime) - timeval_s(&ru0.ru_utime),
-	       timeval_s(&ru1.ru_stime) - timeval_s(&ru0.ru_stime));
-	rp_stats_end(stdout);
+	rp_print(&rp, &me, argv[first], alloc);
 	err = 0;
-	goto out;
-out_nomem:
-	fprintf(stderr, "uslab replay: out of memory for the bookkeeping\n");
 out:
-	free(lat);
+	free(me.lat);
 	if (rp.t)
 		for (i = 0; i < rp.nthreads; i++) {
 			free(rp.t[i].ev);
