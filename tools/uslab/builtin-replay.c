@@ -191,6 +191,69 @@ static int rp_thread_of(struct replay *rp, struct hmap *tids,
  * ones met (at most RP_MAX_THREADS), and the decoded events stay under
  * rp_event_budget().
  */
+/*
+ * @ev's objects as slots: one per object lifetime (an id reused later gets
+ * a new one); a free names its object in @e->id. Return: 0, -ENOMEM, or
+ * -EPROTO with the reason on @r.
+ */
+static int rp_assign_slots(struct replay *rp, struct hmap *map, struct trace_reader *r,
+			   const struct trace_event *ev, struct rp_ev *e)
+{
+	bool is_free = trace_op_is_free(ev->op);
+	uint64_t *v;
+
+	if (ev->op == TRACE_OP_REALLOC || is_free)
+		e->old_id = ev->old_id || is_free ?
+			rp_slot(map, is_free ? ev->id : ev->old_id) : 0;
+	if (is_free) {
+		e->id = e->old_id;
+		e->old_id = 0;
+		return 0;
+	}
+	if (!ev->id)
+		return 0;
+	if (ev->op == TRACE_OP_REALLOC && ev->id == ev->old_id) {
+		e->id = e->old_id;	/* in place: the same lifetime */
+		return 0;
+	}
+	if (rp->nslots + 1 >= UINT32_MAX)
+		return trace_reader_reject(r, TRACE_FIELD_ID, "more than 2^32 objects");
+	e->id = (uint32_t)++rp->nslots;
+	v = hmap_find(map, ev->id);
+	if (v)
+		*v = e->id;
+	else if (hmap_insert(map, ev->id, e->id))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Room in the per-slot sequence counters for slots up to @nslots. */
+static int rp_seq_room(uint32_t **seq, uint64_t *cap, uint64_t nslots)
+{
+	uint64_t new_cap;
+	uint32_t *n;
+
+	if (nslots < *cap)
+		return 0;
+	new_cap = *cap ? 2 * *cap : 4096;
+	n = realloc(*seq, new_cap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	memset(n + *cap, 0, (new_cap - *cap) * sizeof(*n));
+	*seq = n;
+	*cap = new_cap;
+	return 0;
+}
+
+/* log2 of the alignment, rounded up as glibc rounds memalign's; above
+ * 2^63 it stays 63 (the call fails, as it did). */
+static uint8_t rp_align_shift(uint64_t align)
+{
+	unsigned int shift = align > 1 ? 64 - (unsigned int)__builtin_clzll(align - 1) : 0;
+
+	return (uint8_t)min_t(unsigned int, shift, 63);
+}
+
 static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 {
 	struct trace_reader *r = NULL;
@@ -216,7 +279,6 @@ static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 	while ((rc = trace_reader_next(r, &ev)) == 1) {
 		struct rp_ev e = { 0 };
 		unsigned int tid;
-		bool in_place = ev.op == TRACE_OP_REALLOC && ev.id == ev.old_id;
 
 		if (rp->records == budget) {
 			rc = trace_reader_reject(r, TRACE_FIELD_OP, "more than %" PRIu64
@@ -225,43 +287,11 @@ static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 						 "that is a quarter of the memory it may use", budget);
 			goto out_reject;
 		}
-		/* A slot per object lifetime; an id reused later gets a new one. */
-		if (ev.op == TRACE_OP_REALLOC || trace_op_is_free(ev.op))
-			e.old_id = ev.old_id || trace_op_is_free(ev.op) ?
-				rp_slot(&map, trace_op_is_free(ev.op) ? ev.id : ev.old_id) : 0;
-		if (ev.id && !trace_op_is_free(ev.op)) {
-			if (in_place) {
-				e.id = e.old_id;
-			} else {
-				uint64_t *v;
-
-				if (rp->nslots + 1 >= UINT32_MAX) {
-					rc = trace_reader_reject(r, TRACE_FIELD_ID,
-								 "more than 2^32 objects");
-					goto out_reject;
-				}
-				e.id = (uint32_t)++rp->nslots;
-				v = hmap_find(&map, ev.id);
-				if (v)
-					*v = e.id;
-				else if (hmap_insert(&map, ev.id, e.id))
-					goto out_nomem;
-			}
-		}
-		if (trace_op_is_free(ev.op)) {
-			e.id = e.old_id;	/* frees name their object in id */
-			e.old_id = 0;
-		}
-		if (rp->nslots >= seq_cap) {
-			uint64_t cap = seq_cap ? 2 * seq_cap : 4096;
-			uint32_t *n = realloc(seq, cap * sizeof(*n));
-
-			if (!n)
-				goto out_nomem;
-			memset(n + seq_cap, 0, (cap - seq_cap) * sizeof(*n));
-			seq = n;
-			seq_cap = cap;
-		}
+		rc = rp_assign_slots(rp, &map, r, &ev, &e);
+		if (rc == -ENOMEM || rp_seq_room(&seq, &seq_cap, rp->nslots))
+			goto out_nomem;
+		if (rc)
+			goto out_reject;
 		if (fold) {
 			tid = ev.tid % fold;
 		} else {
@@ -273,11 +303,7 @@ static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 		}
 		e.op = ev.op;
 		e.size = ev.size;
-		/* log2 of the alignment, rounded up as glibc rounds memalign's */
-		if (ev.align > 1)
-			e.align_shift = (uint8_t)(64 - __builtin_clzll(ev.align - 1));
-		if (e.align_shift > 63)		/* above 2^63: fails, as it did */
-			e.align_shift = 63;
+		e.align_shift = rp_align_shift(ev.align);
 		/* Ids 0 (NULL) need no ordering; the old side of realloc first. */
 		if (e.old_id && e.old_id != e.id)
 			e.seq_old = seq[e.old_id]++;
