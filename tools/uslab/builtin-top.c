@@ -183,12 +183,61 @@ static const char *top_sort_opt(const struct cli_opt *opt, const char *arg)
 	return NULL;
 }
 
+/* The terminal unbuffered and silent, for keys; @saved to restore.
+ * Return: whether stdin and stdout are a terminal that took it. */
+static bool top_tty_raw(struct termios *saved)
+{
+	struct termios raw;
+
+	if (!isatty(0) || !isatty(1) || tcgetattr(0, saved))
+		return false;
+	raw = *saved;
+	raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+	raw.c_cc[VMIN] = 0;
+	raw.c_cc[VTIME] = 0;
+	tcsetattr(0, TCSANOW, &raw);
+	return true;
+}
+
+static void top_sleep(double s)
+{
+	struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Keys until the next refresh, @ms from now: q quits, a sort key
+ * re-sorts and redraws at once. */
+static void top_keys(int ms)
+{
+	struct pollfd pfd = { .fd = 0, .events = POLLIN };
+
+	while (ms > 0 && !top_stop) {
+		struct timespec t0, t1;
+		char k;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (poll(&pfd, 1, ms) > 0 && read(0, &k, 1) == 1) {
+			if (k == 'q' || k == 'Q') {
+				top_stop = 1;
+				return;
+			}
+			if (top_sort_key(k)) {
+				top_sort = k;
+				return;
+			}
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ms -= (int)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+	}
+}
+
 int cmd_top(int argc, char **argv)
 {
 	const char *cmd = "uslab top";
 	struct uslab_statseg *snap[2] = { NULL, NULL };
 	struct statseg_handle h;
-	struct termios saved, raw;
+	struct termios saved;
 	struct top_row *rows = NULL;
 	bool once = false, tty, have_prev = false;
 	double delay = 2;
@@ -223,16 +272,7 @@ int cmd_top(int argc, char **argv)
 	}
 	if (statseg_open(cmd, pid, &h))
 		goto out_free;
-	tty = !once && isatty(0) && isatty(1);
-	if (tty && !tcgetattr(0, &saved)) {
-		raw = saved;
-		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
-		raw.c_cc[VMIN] = 0;
-		raw.c_cc[VTIME] = 0;
-		tcsetattr(0, TCSANOW, &raw);
-	} else {
-		tty = false;
-	}
+	tty = !once && top_tty_raw(&saved);
 	signal(SIGINT, top_on_signal);
 	signal(SIGTERM, top_on_signal);
 	signal(SIGPIPE, SIG_IGN);
@@ -243,13 +283,9 @@ int cmd_top(int argc, char **argv)
 			goto out_close;
 		have_prev = true;
 		cur = 1;
-		nanosleep(&(struct timespec){ (time_t)delay,
-					      (long)((delay - (double)(time_t)delay) * 1e9) }, NULL);
+		top_sleep(delay);
 	}
 	while (!top_stop) {
-		struct pollfd pfd = { .fd = 0, .events = POLLIN };
-		int ms = (int)(delay * 1000);
-
 		if (statseg_snapshot(&h, NULL, NULL, snap[cur]))
 			goto out_close;
 		if (tty)
@@ -267,29 +303,10 @@ int cmd_top(int argc, char **argv)
 		cur ^= 1;
 		if (frames && ++shown >= frames)
 			break;
-		if (!tty) {
-			nanosleep(&(struct timespec){ (time_t)delay,
-						      (long)((delay - (double)(time_t)delay) * 1e9) }, NULL);
-			continue;
-		}
-		while (ms > 0 && !top_stop) {	/* keys until the next refresh */
-			struct timespec t0, t1;
-			char k;
-
-			clock_gettime(CLOCK_MONOTONIC, &t0);
-			if (poll(&pfd, 1, ms) > 0 && read(0, &k, 1) == 1) {
-				if (k == 'q' || k == 'Q') {
-					top_stop = 1;
-					break;
-				}
-				if (top_sort_key(k)) {
-					top_sort = k;
-					break;		/* redraw at once, re-sorted */
-				}
-			}
-			clock_gettime(CLOCK_MONOTONIC, &t1);
-			ms -= (int)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
-		}
+		if (tty)
+			top_keys((int)(delay * 1000));
+		else
+			top_sleep(delay);
 	}
 	ret = 0;
 out_close:
