@@ -186,11 +186,63 @@ static const char record_usage[] =
 	"  was not recorded; --pid/--comm choose another\n"
 	"  exit status: CMD's (128+signal when killed), 1 when writing failed";
 
+/*
+ * The folder of the raw files: beside a regular output (same file system,
+ * usually not RAM); beside a FIFO, a device or stdout, in $TMPDIR.
+ * Return: 0, or 1 with the reason said.
+ */
+static int record_make_dir(const char *out, char *dir, size_t len)
+{
+	struct stat sb;
+
+	if (!strcmp(out, "-") || (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode))) {
+		const char *tmpdir = getenv("TMPDIR");
+
+		snprintf(dir, len, "%s/uslab-record.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+	} else {
+		snprintf(dir, len, "%s.rec.XXXXXX", out);
+	}
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "uslab record: %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+/* Processes of @cmd's that outlived it: recorded up to now. */
+static void warn_running(const char *cmd, const unsigned int *running, size_t n)
+{
+	char list[512];
+	size_t o = 0;
+
+	for (size_t k = 0; k < n && o + 40 < sizeof(list); k++)
+		o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%u", k ? ", " : "", running[k]);
+	fprintf(stderr, "uslab record: warning: %zu process%s still running when %s exited "
+		"(pid %s%s): recorded up to now\n", n, n == 1 ? "" : "es",
+		cmd, list, o + 40 >= sizeof(list) ? ", ..." : "");
+}
+
+static void print_summary(const char *out, const struct record_result *res,
+			  bool stacks, double ran_s, double write_s)
+{
+	fprintf(stderr, "uslab record: %s: %" PRIu64 " events, %zu process%s, %u threads"
+		" (%" PRIu64 " unmatched frees dropped, %" PRIu64 " lost frees added)\n",
+		out, res->events, res->nprocs, res->nprocs == 1 ? "" : "es", res->threads,
+		res->dropped, res->fixups);
+	if (stacks)
+		fprintf(stderr, "uslab record: %u distinct call stacks, %" PRIu64
+			" frames, %u mapped objects\n", res->nstacks, res->nframes, res->nobjects);
+	if (res->nprocs > 1 && res->chosen[0])
+		fprintf(stderr, "uslab record: the tools will read %s; 'uslab report %s' lists every process\n",
+			res->chosen, out);
+	fprintf(stderr, "uslab record: command ran %.3f s, trace written in %.3f s\n",
+		ran_s, write_s);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	const char *out = "uslab.ustr";
 	char lib[PATH_MAX], dir[PATH_MAX];
-	struct stat sb;
 	struct record_result res;
 	unsigned int running[256];
 	size_t nrunning;
@@ -223,20 +275,8 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "uslab record: " REC_LIB_NAME " not found next to uslab (set USLAB_RECORD_LIB)\n");
 		return 1;
 	}
-	/* Raw files beside a regular output (same file system, usually not
-	 * RAM); beside a FIFO, a device or stdout they go to $TMPDIR. */
-	if (!strcmp(out, "-") || (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode))) {
-		const char *tmpdir = getenv("TMPDIR");
-
-		snprintf(dir, sizeof(dir), "%s/uslab-record.XXXXXX",
-			 tmpdir && *tmpdir ? tmpdir : "/tmp");
-	} else {
-		snprintf(dir, sizeof(dir), "%s.rec.XXXXXX", out);
-	}
-	if (!mkdtemp(dir)) {
-		fprintf(stderr, "uslab record: %s: %s\n", dir, strerror(errno));
+	if (record_make_dir(out, dir, sizeof(dir)))
 		return 1;
-	}
 	root_static = cmd_is_static(argv[first]);
 	if (root_static)
 		fprintf(stderr, "uslab record: warning: %s is statically linked: LD_PRELOAD "
@@ -270,34 +310,14 @@ int cmd_record(int argc, char **argv)
 			.running = running, .nrunning = nrunning,
 		};
 
-		if (nrunning) {
-			char list[512];
-			size_t o = 0;
-
-			for (size_t k = 0; k < nrunning && o + 40 < sizeof(list); k++)
-				o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%u",
-						      k ? ", " : "", running[k]);
-			fprintf(stderr, "uslab record: warning: %zu process%s still running when %s exited "
-				"(pid %s%s): recorded up to now\n", nrunning, nrunning == 1 ? "" : "es",
-				argv[first], list, o + 40 >= sizeof(list) ? ", ..." : "");
-		}
+		if (nrunning)
+			warn_running(argv[first], running, nrunning);
 		rc = record_collect(&ro, &res);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t_end);
-	if (!rc && ret != 127 && !quiet) {
-		fprintf(stderr, "uslab record: %s: %" PRIu64 " events, %zu process%s, %u threads"
-			" (%" PRIu64 " unmatched frees dropped, %" PRIu64 " lost frees added)\n",
-			out, res.events, res.nprocs, res.nprocs == 1 ? "" : "es", res.threads,
-			res.dropped, res.fixups);
-		if (stacks_wanted)
-			fprintf(stderr, "uslab record: %u distinct call stacks, %" PRIu64
-				" frames, %u mapped objects\n", res.nstacks, res.nframes, res.nobjects);
-		if (res.nprocs > 1 && res.chosen[0])
-			fprintf(stderr, "uslab record: the tools will read %s; 'uslab report %s' lists every process\n",
-				res.chosen, out);
-		fprintf(stderr, "uslab record: command ran %.3f s, trace written in %.3f s\n",
-			secs(&t_start, &t_ran), secs(&t_ran, &t_end));
-	}
+	if (!rc && ret != 127 && !quiet)
+		print_summary(out, &res, stacks_wanted, secs(&t_start, &t_ran),
+			      secs(&t_ran, &t_end));
 	record_remove_dir(dir);
 	if (rc && rc != -ENOENT)
 		return ret ? ret : 1;
