@@ -64,4 +64,17 @@ grep -q "^# threads: 4" "$T/pk.txt" || fail "perf: four tasks"
 grep -q "^     0.000000000     0 \[001\] kmalloc        id=1 size=320" "$T/pk.txt" || fail "perf: first event"
 grep -q "^     0.000188000     1 \[000\] kmalloc .* size=704" "$T/pk.txt" || fail "perf: comm with a space"
 "$U" report "$T/pk.ustr" | grep -q "at exit    2 objects, 4288 B" || fail "perf: live at exit"
-echo "import: mtrace and perf counts agree"
+
+# report's size classes are uslab's (slab's kmalloc_info[]): 48 and 80 are
+# classes of their own (the kernel's 64 and 96 would waste 25% and 17%), a
+# 65-byte block rounds up to 80, and a block above the largest kmalloc
+# cache is counted as larger.
+printf '= Start\n+ 0x1000 0x30\n+ 0x2000 0x50\n+ 0x3000 0x41\n+ 0x4000 0x40001\n= End\n' > "$T/cls.txt"
+"$U" import mtrace "$T/cls.txt" -o "$T/cls.ustr" -q || fail "classes: import"
+"$U" report "$T/cls.ustr" | sed -n '/^sizes by kmalloc class/,/^$/p' > "$T/cls.rep"
+cat "$T/cls.rep"
+grep -Eq '^  48 +1 +25\.0% +48 +0\.0%$' "$T/cls.rep" || fail "classes: 48 B is class 48, no waste"
+grep -Eq '^  80 +2 +50\.0% +145 +9\.4%$' "$T/cls.rep" || fail "classes: 80 and 65 B share class 80 (15 of 160 B wasted)"
+grep -Eq '^  >[0-9]+ +1 ' "$T/cls.rep" || fail "classes: 256 KiB + 1 is larger than every kmalloc cache"
+[ "$(grep -c '^  [0-9>]' "$T/cls.rep")" -eq 3 ] || fail "classes: three rows"
+echo "import: mtrace and perf counts agree; report's classes are uslab's"

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "uslab/slab.h"
 #include "tools/uslab/builtin.h"
 
 #define MAX_THREADS	(1u << 20)	/* distinct threads met */
@@ -20,10 +21,9 @@
 #define HIST_SUB	8
 #define HIST_BUCKETS	(64 * HIST_SUB)
 
-static const unsigned int kmalloc_classes[] = {
-	8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192,
-};
-#define NR_CLASSES	(ARRAY_SIZE(kmalloc_classes) + 1)	/* + larger */
+/* uslab's kmalloc classes (slab's one table, kmalloc_info[]), and one
+ * for what is larger than the largest kmalloc cache. */
+#define NR_CLASSES	(NR_KMALLOC_CLASSES + 1)
 
 struct live {
 	uint64_t time;
@@ -117,10 +117,9 @@ static uint64_t hist_pct(const struct hist *h, double pct)
 
 static unsigned int size_class(uint64_t size)
 {
-	for (unsigned int i = 0; i < ARRAY_SIZE(kmalloc_classes); i++)
-		if (size <= kmalloc_classes[i])
-			return i;
-	return ARRAY_SIZE(kmalloc_classes);
+	if (size > KMALLOC_MAX_CACHE_SIZE)
+		return NR_KMALLOC_CLASSES;
+	return kmalloc_index(size ? size : 1);
 }
 
 int grow_array(void **p, uint64_t *n, uint64_t need, size_t elem, uint64_t limit)
@@ -198,8 +197,8 @@ static int on_alloc(struct report *rp, const struct trace_event *ev, struct thre
 	rp->total_bytes += ev->size;
 	rp->class_allocs[c]++;
 	rp->class_bytes[c] += ev->size;
-	if (c < ARRAY_SIZE(kmalloc_classes))
-		rp->class_waste[c] += kmalloc_classes[c] - ev->size;
+	if (c < NR_KMALLOC_CLASSES)
+		rp->class_waste[c] += kmalloc_info[c].size - ev->size;
 	ts->allocs++;
 	ts->bytes += ev->size;
 	if (!ev->id) {
@@ -426,15 +425,15 @@ static void print_report(FILE *f, const struct trace_meta *m,
 
 		if (!rp->class_allocs[c])
 			continue;
-		if (c < ARRAY_SIZE(kmalloc_classes))
-			snprintf(name, sizeof(name), "%u", kmalloc_classes[c]);
+		if (c < NR_KMALLOC_CLASSES)
+			snprintf(name, sizeof(name), "%u", kmalloc_info[c].size);
 		else
-			snprintf(name, sizeof(name), ">8192");
+			snprintf(name, sizeof(name), ">%u", (unsigned int)KMALLOC_MAX_CACHE_SIZE);
 		fprintf(f, "  %-8s %12" PRIu64 " %6.1f%% %14" PRIu64, name,
 			rp->class_allocs[c],
 			100.0 * (double)rp->class_allocs[c] / (double)rp->allocs,
 			rp->class_bytes[c]);
-		if (c < ARRAY_SIZE(kmalloc_classes))
+		if (c < NR_KMALLOC_CLASSES)
 			fprintf(f, " %7.1f%%\n", 100.0 * (double)rp->class_waste[c] /
 				(double)(rp->class_bytes[c] + rp->class_waste[c]));
 		else
