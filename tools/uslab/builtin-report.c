@@ -388,12 +388,10 @@ static int cmp_tid(const void *a, const void *b)
 }
 
 /* Sorts the thread table by tid: the last use of it. */
-static void print_report(FILE *f, const struct trace_meta *m,
-			 struct report *rp, unsigned int max_threads)
+/* The trace's header: its processes, tool, command, events and span. */
+static void print_head(FILE *f, const struct trace_meta *m, const struct report *rp,
+		       bool no_clock)
 {
-	uint32_t active = 0;
-	bool no_clock = m->clock_id == TRACE_CLOCK_NONE;
-
 	if (m->nprocs)
 		print_procs(f, m);
 
@@ -408,7 +406,11 @@ static void print_report(FILE *f, const struct trace_meta *m,
 	else
 		fprintf(f, "# %" PRIu64 " events over %.6f s\n\n", rp->events,
 			(double)rp->last_time / 1e9);
+}
 
+/* Operations, and rounding waste by uslab's kmalloc classes. */
+static void print_ops(FILE *f, const struct report *rp)
+{
 	fprintf(f, "operations:\n");
 	for (unsigned int op = 0; op < TRACE_OP_NR; op++)
 		if (rp->ops[op])
@@ -439,7 +441,11 @@ static void print_report(FILE *f, const struct trace_meta *m,
 		else
 			fprintf(f, " %8s\n", "-");
 	}
+}
 
+/* Lifetimes and memory over time. */
+static void print_memory(FILE *f, const struct report *rp, bool no_clock)
+{
 	fprintf(f, "\nlifetimes (allocation to free):\n");
 	if (!no_clock)
 		print_hist(f, "ns", &rp->life_ns);
@@ -460,6 +466,12 @@ static void print_report(FILE *f, const struct trace_meta *m,
 	fprintf(f, "  at exit    %" PRIu64 " objects, ", rp->live_objs);
 	print_bytes(f, rp->live_bytes);
 	fprintf(f, " still live\n");
+}
+
+/* Events by thread (the busiest @max_threads) and by CPU. */
+static void print_threads(FILE *f, struct report *rp, unsigned int max_threads)
+{
+	uint32_t active = 0;
 
 	if (rp->nthreads)
 		qsort(rp->threads, rp->nthreads, sizeof(*rp->threads), cmp_tid);
@@ -489,6 +501,17 @@ static void print_report(FILE *f, const struct trace_meta *m,
 	if (rp->unknown_cpu)
 		fprintf(f, " unknown/other:%.1f%%", 100.0 * (double)rp->unknown_cpu / (double)rp->events);
 	fputc('\n', f);
+}
+
+static void print_report(FILE *f, const struct trace_meta *m,
+			 struct report *rp, unsigned int max_threads)
+{
+	bool no_clock = m->clock_id == TRACE_CLOCK_NONE;
+
+	print_head(f, m, rp, no_clock);
+	print_ops(f, rp);
+	print_memory(f, rp, no_clock);
+	print_threads(f, rp, max_threads);
 }
 
 /* --sort: 1 callsite, 2 callsite,size (opt->value: the int). */
