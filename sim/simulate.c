@@ -313,29 +313,70 @@ static int sim_run_events(struct sim_state *st, const struct sim_ev *ev, size_t 
 
 #define SIM_CHUNK	65536	/* events decoded at a time from a stream */
 
+/* The simulated CPUs, the settings and the kmalloc classes, in the order
+ * they must be made. */
+static int sim_setup(const struct sim_config *cfg, struct sim_result *res)
+{
+	int err;
+
+	/* The CPU count must be set before the first cache exists. */
+	err = sim_pcp_init(cfg->cpus, cfg->no_reaper);
+	/* Settings first: each cache takes them when it is created. */
+	if (!err)
+		err = sim_pcp_settings(cfg);
+	if (!err)
+		err = sim_classes_init(res);
+	if (!err)
+		err = sim_pcp_apply(cfg, res);
+	return err;
+}
+
+/* @n events through the engine, their wall and thread CPU time added to
+ * @times[0] and @times[1] (ns). */
+static int sim_run_timed(struct sim_state *st, const struct sim_ev *ev, size_t n,
+			 uint64_t times[2])
+{
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	int err = sim_run_events(st, ev, n);
+
+	times[0] += now_ns(CLOCK_MONOTONIC) - t0;
+	times[1] += now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+	return err;
+}
+
+/* A streamed trace: decode a chunk (untimed), make room, run it (timed). */
+static int sim_run_stream(struct sim_state *st, struct sim_trace *t, uint64_t times[2])
+{
+	struct sim_ev *buf = malloc(SIM_CHUNK * sizeof(*buf));
+	long n;
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (!err && (n = sim_trace_read(t, buf, SIM_CHUNK, "uslab sim")) > 0) {
+		err = sim_state_grow(st, t->id_space);
+		if (!err)
+			err = sim_run_timed(st, buf, (size_t)n, times);
+	}
+	if (!err && n < 0) {
+		err = (int)n;
+		st->res->reported = true;	/* the reader said why */
+	}
+	free(buf);
+	return err;
+}
+
 int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	    struct sim_result *res)
 {
 	struct sim_state st = { .cfg = cfg, .res = res };
-	struct sim_ev *buf = NULL;
-	uint64_t wall = 0, cpu = 0, t0, c0;
+	uint64_t times[2] = { 0, 0 };	/* wall, CPU */
 	int err;
 
 	memset(res, 0, sizeof(*res));
 	res->bad_event = UINT64_MAX;
 	st.every = cfg->sample_every ? cfg->sample_every : UINT64_MAX;
-	/* The CPU count must be set before the first cache exists. */
-	err = sim_pcp_init(cfg->cpus, cfg->no_reaper);
-	if (err)
-		return err;
-	/* Settings first: each cache takes them when it is created. */
-	err = sim_pcp_settings(cfg);
-	if (err)
-		return err;
-	err = sim_classes_init(res);
-	if (err)
-		return err;
-	err = sim_pcp_apply(cfg, res);
+	err = sim_setup(cfg, res);
 	if (err)
 		return err;
 	sim_pcp_mark_start(res);
@@ -343,52 +384,20 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	if (err)
 		goto out_free;
 	st.next_sample = st.every;
-	if (!t->r) {
-		t0 = now_ns(CLOCK_MONOTONIC);
-		c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-		err = sim_run_events(&st, t->ev, t->n);
-		wall = now_ns(CLOCK_MONOTONIC) - t0;
-		cpu = now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
-	} else {
-		/* Stream: decode a chunk (untimed), make room, run it (timed). */
-		buf = malloc(SIM_CHUNK * sizeof(*buf));
-		if (!buf) {
-			err = -ENOMEM;
-			goto out_free;
-		}
-		for (;;) {
-			long n = sim_trace_read(t, buf, SIM_CHUNK, "uslab sim");
-
-			if (n < 0) {
-				err = (int)n;
-				res->reported = true;
-				goto out_free;
-			}
-			if (!n)
-				break;
-			err = sim_state_grow(&st, t->id_space);
-			if (err)
-				goto out_free;
-			t0 = now_ns(CLOCK_MONOTONIC);
-			c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-			err = sim_run_events(&st, buf, (size_t)n);
-			wall += now_ns(CLOCK_MONOTONIC) - t0;
-			cpu += now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
-			if (err)
-				goto out_free;
-		}
-	}
+	if (!t->r)
+		err = sim_run_timed(&st, t->ev, t->n, times);
+	else
+		err = sim_run_stream(&st, t, times);
 	if (err)
 		goto out_free;
-	res->seconds = (double)wall / 1e9;
-	res->cpu_seconds = (double)cpu / 1e9;
+	res->seconds = (double)times[0] / 1e9;
+	res->cpu_seconds = (double)times[1] / 1e9;
 	/* One last sample at the end, so short traces have one too. */
 	if (!res->nr_samples || res->samples[res->nr_samples - 1].events != res->events)
 		sim_sample(&st, st.last_time);
 	sim_pcp_collect(res);
 	res->live_end = st.live;
 out_free:
-	free(buf);
 	free(st.ptr);
 	free(st.size);
 	free(st.cls);

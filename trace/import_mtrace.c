@@ -155,6 +155,8 @@ static int parse_line(void *state, char *line_text, uint64_t line)
 	return 0;
 }
 
+/* Each importer opens alike on purpose (mirrored by import_perf.c): one
+ * format table for import_lines(), one entry with the CLI's signature. */
 static const struct import_format mtrace_format = {
 	.cap = LINE_MAX_LEN,
 	.too_long = "line too long for an mtrace log",

@@ -705,11 +705,16 @@ again:
 	return 1;
 }
 
-static int bad_event(struct trace_reader *r, const char *what)
+static int bad_event_what(struct trace_reader *r, const char *what, const char *how)
 {
 	return fail(r, r->chunk_off,
-		    "chunk event %u (trace event %" PRIu64 "), decoded byte %td: expected %s",
-		    r->chunk_events - r->chunk_left, r->nevents, r->p - r->raw, what);
+		    "chunk event %u (trace event %" PRIu64 "), decoded byte %td: expected %s%s",
+		    r->chunk_events - r->chunk_left, r->nevents, r->p - r->raw, what, how);
+}
+
+static int bad_event(struct trace_reader *r, const char *what)
+{
+	return bad_event_what(r, what, "");
 }
 
 /* Past the current chunk's last event: the next chunk. Return: 1 with
@@ -730,6 +735,31 @@ static int next_chunk(struct trace_reader *r)
 	return 1;
 }
 
+/* A varint field of the event at *@pp, its offset noted for
+ * trace_reader_reject(). Return: get_varint()'s. */
+static inline int field_varint(struct trace_reader *r, const uint8_t **pp,
+			       enum trace_field f, uint64_t *v)
+{
+	r->fld[f] = (uint32_t)(*pp - r->raw);
+	return get_varint(pp, r->end, v);
+}
+
+/* An object id (TRACE_FIELD_ID) or realloc's old id (TRACE_FIELD_OLD_ID):
+ * a zigzag delta from @base, below 2^63. */
+static int decode_id(struct trace_reader *r, const uint8_t **pp,
+		     enum trace_field f, uint64_t base, uint64_t *id)
+{
+	const char *what = f == TRACE_FIELD_ID ? "object id" : "realloc old id";
+	uint64_t v;
+
+	if (field_varint(r, pp, f, &v))
+		return bad_event_what(r, what, " varint");
+	*id = base + (uint64_t)unzigzag(v);
+	if (*id >= TRACE_ID_LIMIT)
+		return bad_event_what(r, what, " below 2^63");
+	return 0;
+}
+
 /*
  * An event's fields after its op byte @b, thread and CPU: object id,
  * realloc's old id, size, alignment, stack (docs/trace-format.md).
@@ -738,22 +768,14 @@ static int decode_ids(struct trace_reader *r, const uint8_t **pp, uint8_t b,
 		      struct trace_event *ev)
 {
 	uint64_t v;
+	int rc;
 
-	r->fld[TRACE_FIELD_ID] = (uint32_t)(*pp - r->raw);
-	if (get_varint(pp, r->end, &v))
-		return bad_event(r, "object id varint");
-	ev->id = r->prev_id + (uint64_t)unzigzag(v);
-	if (ev->id >= TRACE_ID_LIMIT)
-		return bad_event(r, "object id below 2^63");
+	rc = decode_id(r, pp, TRACE_FIELD_ID, r->prev_id, &ev->id);
 	ev->old_id = 0;
-	if (ev->op == TRACE_OP_REALLOC) {
-		r->fld[TRACE_FIELD_OLD_ID] = (uint32_t)(*pp - r->raw);
-		if (get_varint(pp, r->end, &v))
-			return bad_event(r, "realloc old id varint");
-		ev->old_id = ev->id + (uint64_t)unzigzag(v);
-		if (ev->old_id >= TRACE_ID_LIMIT)
-			return bad_event(r, "realloc old id below 2^63");
-	}
+	if (!rc && ev->op == TRACE_OP_REALLOC)
+		rc = decode_id(r, pp, TRACE_FIELD_OLD_ID, ev->id, &ev->old_id);
+	if (rc)
+		return rc;
 	ev->size = 0;
 	r->fld[TRACE_FIELD_SIZE] = (uint32_t)(*pp - r->raw);
 	if (trace_op_has_size(ev->op) && get_varint(pp, r->end, &ev->size))
@@ -798,25 +820,19 @@ static int next_event(struct trace_reader *r, struct trace_event *ev)
 	if (r->chunk_left == r->chunk_events && (b & (TRACE_EV_SAME_TID | TRACE_EV_SAME_CPU)))
 		return bad_event(r, "explicit thread and CPU in a chunk's first event");
 	ev->op = b & TRACE_EV_OP_MASK;
-	r->fld[TRACE_FIELD_TIME] = (uint32_t)(p - r->raw);
-	if (get_varint(&p, r->end, &v) || v > UINT64_MAX - r->prev_time)
+	if (field_varint(r, &p, TRACE_FIELD_TIME, &v) || v > UINT64_MAX - r->prev_time)
 		return bad_event(r, "time delta varint");
 	ev->time_ns = r->prev_time + v;
-	if (b & TRACE_EV_SAME_TID) {
-		ev->tid = r->prev_tid;
-	} else {
-		r->fld[TRACE_FIELD_TID] = (uint32_t)(p - r->raw);
-		if (get_varint(&p, r->end, &v) || v >= UINT32_MAX)
-			return bad_event(r, "thread varint");
-		ev->tid = (uint32_t)v;
-	}
-	if (b & TRACE_EV_SAME_CPU) {
-		v = r->prev_cpu;
-	} else {
-		r->fld[TRACE_FIELD_CPU] = (uint32_t)(p - r->raw);
-		if (get_varint(&p, r->end, &v) || v > UINT32_MAX)
-			return bad_event(r, "CPU varint");
-	}
+	/* thread and CPU: the previous event's unless written */
+	v = r->prev_tid;
+	if (!(b & TRACE_EV_SAME_TID) &&
+	    (field_varint(r, &p, TRACE_FIELD_TID, &v) || v >= UINT32_MAX))
+		return bad_event(r, "thread varint");
+	ev->tid = (uint32_t)v;
+	v = r->prev_cpu;
+	if (!(b & TRACE_EV_SAME_CPU) &&
+	    (field_varint(r, &p, TRACE_FIELD_CPU, &v) || v > UINT32_MAX))
+		return bad_event(r, "CPU varint");
 	r->prev_cpu = v;
 	ev->cpu = v ? (uint32_t)(v - 1) : TRACE_CPU_UNKNOWN;
 	rc = decode_ids(r, &p, b, ev);
