@@ -44,7 +44,8 @@ $(obj)/fuzz/fuzz_trace_struct: fuzz/fuzz_trace_struct.c $(fuzz-trace) $(fuzz-dep
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) -lzstd
 
 fuzz-report-src := tools/uslab/builtin-report.c tools/uslab/builtin-script.c \
-                   tools/uslab/report_callsite.c tools/uslab/symbolize.c
+                   tools/uslab/report_callsite.c tools/uslab/symbolize.c \
+                   tools/uslab/parse-options.c
 $(obj)/fuzz/fuzz_report: fuzz/fuzz_report.c $(fuzz-trace) $(fuzz-report-src) $(fuzz-deps)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
@@ -53,10 +54,11 @@ $(obj)/fuzz/fuzz_report: fuzz/fuzz_report.c $(fuzz-trace) $(fuzz-report-src) $(f
 # builtin-replay.c calls replay-stats.c, whose table formatter is slab's
 # (libuslab-core-vcpu.a, percpu/Build.mk: secondary expansion below).
 .SECONDEXPANSION:
-$(obj)/fuzz/fuzz_loaders: fuzz/fuzz_loaders.c $(fuzz-trace) sim/simulate_load.c tools/uslab/builtin-replay.c tools/uslab/replay-stats.c $(fuzz-deps) $$(vcpu-lib)
+fuzz-loaders-src := sim/simulate_load.c tools/uslab/replay-stats.c tools/uslab/parse-options.c
+$(obj)/fuzz/fuzz_loaders: fuzz/fuzz_loaders.c $(fuzz-trace) $(fuzz-loaders-src) tools/uslab/builtin-replay.c $(fuzz-deps) $$(vcpu-lib)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) sim/simulate_load.c tools/uslab/replay-stats.c $(vcpu-lib) -lzstd $(LDLIBS) -lm
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) $(fuzz-loaders-src) $(vcpu-lib) -lzstd $(LDLIBS) -lm
 
 fuzz-sim-src := sim/simulate_load.c sim/simulate.c sim/simulate_pcp.c sim/calibrate_model.c
 # libuslab-core-vcpu.a comes from percpu/Build.mk: secondary expansion, so

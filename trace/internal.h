@@ -376,22 +376,9 @@ int import_mtrace(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
 int import_perf(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
 		struct import_result *res);
 
-/* Shared CLI helpers (trace/trace_common.c; the CLI's, kept here until the commands all live in tools/uslab/): the conventions of every
- * subcommand (docs/sim.md, "Command-line conventions"). */
-/* Prints usage of a subcommand to stderr, returns 2 (the usage exit code). */
-int cmd_usage(const char *usage);
-/* -h/--help: usage on stdout; returns 0 (1 when stdout cannot be written). */
-int cmd_help(const char *usage);
-/* After the options: exactly one TRACE left (argv[optind]), else one line
- * saying what is wrong, then the usage. Return: 0, or 2. */
-int cmd_one_trace(const char *who, const char *usage, int argc);
-/* getopt returned '?' (opterr is 0): one line naming the unknown option or
- * the missing value, then the usage, on stderr. Returns 2. */
-int cmd_opt_error(const char *who, const char *usage, const char *shortopts,
-		  char **argv);
-/* A decimal integer in [min, max], else one line naming @opt. Return 0/2. */
-int cmd_parse_u64(const char *who, const char *opt, const char *arg,
-		  uint64_t min, uint64_t max, uint64_t *out);
+/* Shared CLI helpers (trace/trace_common.c): what the uslab commands
+ * (tools/uslab/) and sim/'s loaders share; the commands' options are
+ * tools/uslab/parse-options.c's. */
 /* Flush stdout; on a write error (full disk, closed pipe) say so. Return 0/1. */
 int cmd_check_stdout(const char *who);
 /* The process a reader works on (--pid, --comm), one setting per run. */
@@ -401,12 +388,6 @@ struct cmd_select {
 	bool quiet;		/* do not say which process was chosen */
 };
 extern struct cmd_select cmd_select;
-/* --pid N / --comm NAME into cmd_select. Return: 0, or 2 after a message. */
-int cmd_parse_select(const char *who, int opt, const char *arg);
-#define CMD_SELECT_OPTS	{ "pid", required_argument, NULL, 0x100 },	\
-			{ "comm", required_argument, NULL, 0x101 }
-#define CMD_OPT_PID	0x100
-#define CMD_OPT_COMM	0x101
 /*
  * Opens @path ("-": standard input) for reading, and selects the process of
  * cmd_select (by default as trace_pick_proc() says), saying which

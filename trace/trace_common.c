@@ -4,7 +4,6 @@
  * CRC32C, the op table, and small CLI helpers. No locks.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -338,67 +337,6 @@ int hmap_remove(struct hmap *m, uint64_t key, uint64_t *val)
 	return hmap_remove_hashed(m, key, hmap_hash(m, key), val);
 }
 
-static void put_usage(FILE *f, const char *usage)
-{
-	size_t n = strlen(usage);
-
-	fprintf(f, "%s%s%s", strncmp(usage, "usage: ", 7) ? "usage: " : "", usage,
-		n && usage[n - 1] == '\n' ? "" : "\n");
-}
-
-int cmd_usage(const char *usage)
-{
-	put_usage(stderr, usage);
-	return 2;
-}
-
-int cmd_one_trace(const char *who, const char *usage, int argc)
-{
-	if (optind == argc - 1)
-		return 0;
-	fprintf(stderr, "%s: %s\n", who, optind < argc ? "one TRACE only" : "no TRACE given");
-	return cmd_usage(usage);
-}
-
-int cmd_help(const char *usage)
-{
-	put_usage(stdout, usage);
-	return cmd_check_stdout("uslab") ? 1 : 0;
-}
-
-int cmd_opt_error(const char *who, const char *usage, const char *shortopts,
-		  char **argv)
-{
-	const char *arg = optind > 0 ? argv[optind - 1] : "";
-
-	if (optopt == 0)
-		fprintf(stderr, "%s: unknown option '%s'\n", who, arg);
-	else if (!strncmp(arg, "--", 2))
-		fprintf(stderr, "%s: option '%s' needs a value\n", who, arg);
-	else if (optopt < 0x80 && strchr(shortopts, optopt))
-		fprintf(stderr, "%s: option '-%c' needs a value\n", who, optopt);
-	else
-		fprintf(stderr, "%s: unknown option '-%c'\n", who, optopt);
-	return cmd_usage(usage);
-}
-
-int cmd_parse_u64(const char *who, const char *opt, const char *arg,
-		  uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-	uint64_t v;
-
-	errno = 0;
-	v = strtoull(arg, &end, 10);
-	if (errno || end == arg || *end || *arg == '-' || *arg == '+' || v < min || v > max) {
-		fprintf(stderr, "%s: %s: expected an integer in %" PRIu64 "..%" PRIu64
-			", found '%s'\n", who, opt, min, max, arg);
-		return 2;
-	}
-	*out = v;
-	return 0;
-}
-
 int cmd_check_stdout(const char *who)
 {
 	if (fflush(stdout) == 0 && !ferror(stdout))
@@ -409,30 +347,6 @@ int cmd_check_stdout(const char *who)
 }
 
 struct cmd_select cmd_select;
-
-int cmd_parse_select(const char *who, int opt, const char *arg)
-{
-	char *end;
-	unsigned long v;
-
-	if (opt == CMD_OPT_COMM) {
-		if (!*arg || strlen(arg) > 255) {
-			fprintf(stderr, "%s: --comm: expected a process name, found '%s'\n", who, arg);
-			return 2;
-		}
-		cmd_select.comm = arg;
-		return 0;
-	}
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || *end || end == arg || v == 0 || v > UINT32_MAX || *arg == '-') {
-		fprintf(stderr, "%s: --pid: expected a process id 1..%u, found '%s'\n",
-			who, UINT32_MAX, arg);
-		return 2;
-	}
-	cmd_select.pid = (uint32_t)v;
-	return 0;
-}
 
 struct trace_reader *cmd_open_trace_as(const char *who, const char *path)
 {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The command-line conventions of every uslab subcommand (docs/sim.md,
-# "Command-line conventions"): help on stdout with exit 0; an unknown option,
-# a missing value or a bad number named in one line, then the usage, on
+# "Command-line conventions"; tools/uslab/parse-options.c): help on stdout
+# with exit 0, listing each option of the command; an unknown option, a
+# missing value or a bad number named in one line, then the usage, on
 # stderr with exit 2; --version; `uslab help CMD` shows the manual page; "-"
 # is standard input for readers and standard output for writers; write
 # errors (/dev/full, a closed pipe) give a message and exit 1 before further
@@ -91,6 +92,88 @@ gen_bad "uslab gen: --blocks: resize has no such parameter" resize -b 8
 "$U" gen prodcons -t 2 -c 8192 -l 10 -w 16777216 --min 1073741824 --max 1073741824 --step-ns 1000000000 \
 	-o "$T/g2.ustr" 2>/dev/null || fail "gen at the high ends of its ranges"
 "$U" report "$T/g2.ustr" 2>/dev/null | grep -q "1073741824" || fail "gen --max 1073741824: size not in the trace"
+
+# The option parser (tools/uslab/parse-options.c): each command's options
+# are one table. --help lists exactly the options below, and every option it
+# lists is one the parser takes (a table that printed one thing and parsed
+# another fails here); live-view commands too.
+nlisted=0
+while read -r c want; do
+	nlisted=$((nlisted + 1))
+	expect 0 "$c --help" -- "$U" $c --help </dev/null
+	grep -oE '^  (-[a-zA-Z](, --[a-z-]+)?|    --[a-z-]+)' "$T/out" | grep -oE -- '--?[a-zA-Z][a-z-]*' |
+		sort > "$T/listed"
+	tr ' ' '\n' <<<"$want" | sort > "$T/want"
+	diff "$T/want" "$T/listed" > "$T/d" || fail "$c --help: options listed differ from the command's ($(tr '\n' ' ' < "$T/d"))"
+	for o in $(cat "$T/listed"); do
+		[ "$o" = -h ] || [ "$o" = --help ] && continue
+		set +e
+		timeout 10 "$U" $c $o </dev/null >/dev/null 2>"$T/err"
+		set -e
+		! grep -q "unknown option" "$T/err" || fail "$c $o: listed in --help, refused: $(head -1 "$T/err")"
+	done
+	if [ "$c" = slabinfo ] || [ "$c" = top ]; then	# not in $cmds (they need a process)
+		expect 2 "$c --bogus" -- "$U" $c --bogus </dev/null
+		[ "$(head -1 "$T/err")" = "uslab $c: unknown option '--bogus'" ] || fail "$c --bogus: $(head -1 "$T/err")"
+		grep -q "^usage: uslab $c" "$T/err" || fail "$c --bogus: no usage"
+	fi
+done <<'EOF'
+script -H --header -n --pid --comm -h --help
+report -t --threads --pid --comm --sort --children --rows -h --help
+import -o --output -q -h --help
+replay -a --allocator --threads-as-recorded -t --threads --no-touch --pid --comm -h --help
+gen -t --threads -o --output -s --seed -c --cpus -b --blocks -l --loops -p --percent -w --window --min --max --step-ns -h --help
+sim --cpus --mag-size --batch --depot-limit --sample --rows --timeline --no-reaper --pid --comm -h --help
+tune -j --jobs --svg --png --cpus --mag-sizes --depot-limits --batch --peak --no-compose --all --verify --verify-grid --pid --comm -h --help
+record -g -o --output -l -q -h --help
+slabinfo -p --pid -w --write -h --help
+top -p --pid -d --delay -o --once -n -s --sort -h --help
+EOF
+[ "$nlisted" = 10 ] || fail "options of $nlisted commands checked, expected 10"
+
+# Each refusal: exit 2, one line naming the option (exactly as below), the
+# usage on stderr, nothing on stdout.
+opt_bad() {
+	local want=$1
+	shift
+	expect 2 "$*" -- "$U" "$@"
+	[ "$(head -1 "$T/err")" = "$want" ] || fail "$*: '$(head -1 "$T/err")', expected '$want'"
+	grep -q "^usage: uslab $1" "$T/err" || fail "$*: no usage"
+	[ ! -s "$T/out" ] || fail "$*: wrote to stdout"
+}
+t=$T/t.ustr
+opt_bad "uslab report: --rows: expected an integer 1..4294967295, found 'x'" report --rows x "$t"
+opt_bad "uslab report: --rows: 0 is out of range 1..4294967295" report --rows 0 "$t"
+opt_bad "uslab sim: --cpus: 0 is out of range 1..8192" sim --cpus 0 "$t"
+opt_bad "uslab sim: --sample: expected an integer 1..18446744073709551615, found '+5'" sim --sample +5 "$t"
+opt_bad "uslab tune: --verify: 65 is out of range 1..64" tune --verify=65 "$t"
+opt_bad "uslab tune: --mag-sizes: expected up to 16 numbers 1..4096, comma-separated, found '8,,16'" tune --mag-sizes 8,,16 "$t"
+opt_bad "uslab gen: --seed: expected an integer 0..18446744073709551615, found ' 5'" gen rpmalloc --seed ' 5' -o "$T/g.ustr"
+opt_bad "uslab top: --delay: 0.01 is out of range 0.05..3600" top -p 1 -d 0.01
+opt_bad "uslab top: --delay: expected a number 0.05..3600, found 'soon'" top -p 1 -d soon
+opt_bad "uslab top: --sort: expected one of c o a s h r f n, found 'z'" top -p 1 -s z
+opt_bad "uslab report: --sort: expected callsite or callsite,size, found 'size'" report --sort size "$t"
+opt_bad "uslab script: --pid: expected a process id 1..4294967295, found '0'" script --pid 0 "$t"
+opt_bad "uslab script: unknown option '-Z'" script -HZ "$t"
+opt_bad "uslab record: unknown option '--bogus'" record --bogus -- true
+opt_bad "uslab tune: option '--verif' is ambiguous (--verify, --verify-grid)" tune --verif "$t"
+opt_bad "uslab sim: option '--cpus' needs a value" sim "$t" --cpus
+opt_bad "uslab record: option '-l' needs a value" record -l
+opt_bad "uslab replay: option '--no-touch' takes no value" replay --no-touch=1 "$t"
+opt_bad "uslab top: -p PID is required" top -d 1
+opt_bad "uslab import: -o TRACE is required" import mtrace "$T/mt.log"
+opt_bad "uslab slabinfo: unexpected argument 'extra'" slabinfo -p 1 extra
+opt_bad "uslab script: no TRACE given" script -n 3
+opt_bad "uslab script: one TRACE only (found also 'u')" script "$t" u
+[ ! -e "$T/g.ustr" ] || fail "a refused gen wrote its output"
+# Numbers: hexadecimal after 0x is the same number; options and operands mix.
+"$U" gen rpmalloc -t 1 -b 50 -l 3 --seed 0x10 -o "$T/h1.ustr" 2>/dev/null
+"$U" gen rpmalloc -t 1 -b 50 -l 3 --seed 16 -o "$T/h2.ustr" 2>/dev/null
+cmp -s "$T/h1.ustr" "$T/h2.ustr" || fail "--seed 0x10 is not --seed 16"
+[ "$("$U" script "$t" -n 0x2 | wc -l)" = 2 ] || fail "script TRACE -n 0x2: not two events"
+# record stops at its command: what follows is the command's (echo -n).
+"$U" record -q -o "$T/e.ustr" echo -n hi > "$T/echo"
+[ "$(cat "$T/echo")" = "hi" ] || fail "record: options after the command were not the command's: '$(cat "$T/echo")'"
 
 # --version, help
 expect 0 "--version" -- "$U" --version

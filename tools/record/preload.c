@@ -1230,41 +1230,47 @@ static int collect_args(const char *arg0, va_list ap, char **argv,
 	return 0;
 }
 
+/*
+ * The execl family's arguments into @argv (with @envp: the environment
+ * after them), collected in the variadic function's own frame, where
+ * va_start must run. Value: 0, or -1 with errno E2BIG.
+ */
+#define COLLECT_ARGS(arg, argv, envp) ({				\
+	va_list ap_;							\
+	int rc_;							\
+									\
+	va_start(ap_, arg);						\
+	rc_ = collect_args(arg, ap_, argv, envp);			\
+	va_end(ap_);							\
+	rc_;								\
+})
+
 __visible int execl(const char *path, const char *arg, ...)
 {
 	char *argv[MAX_EXEC_ARGS];
-	va_list ap;
-	int rc;
 
-	va_start(ap, arg);
-	rc = collect_args(arg, ap, argv, NULL);
-	va_end(ap);
-	return rc ? rc : execve(path, argv, environ);
+	if (COLLECT_ARGS(arg, argv, NULL))
+		return -1;
+	return execve(path, argv, environ);
 }
 
 __visible int execlp(const char *file, const char *arg, ...)
 {
 	char *argv[MAX_EXEC_ARGS];
-	va_list ap;
-	int rc;
 
-	va_start(ap, arg);
-	rc = collect_args(arg, ap, argv, NULL);
-	va_end(ap);
-	return rc ? rc : execvpe(file, argv, environ);
+	if (COLLECT_ARGS(arg, argv, NULL))
+		return -1;
+	return execvpe(file, argv, environ);
 }
 
 __visible int execle(const char *path, const char *arg, ...)
 {
 	char *argv[MAX_EXEC_ARGS];
 	char **envp;
-	va_list ap;
-	int rc;
 
-	va_start(ap, arg);
-	rc = collect_args(arg, ap, argv, &envp);
-	va_end(ap);
-	return rc ? rc : execve(path, argv, envp);
+	if (COLLECT_ARGS(arg, argv, &envp))
+		return -1;
+	return execve(path, argv, envp);
 }
 
 /*

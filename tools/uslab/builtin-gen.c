@@ -23,7 +23,6 @@
  * No locks: single-threaded tool.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,14 +100,17 @@ static uint64_t size_linear_falloff(struct rng *r, uint64_t lo, uint64_t hi)
 	return x < lo ? lo : (x > hi ? hi : x);
 }
 
+struct gen_kind;
+
 struct gen_params {
-	const char *kind;
+	const char *kind;	/* its name, as given */
+	const struct gen_kind *k;
 	unsigned int threads;
 	unsigned int cpus;
 	uint64_t seed;
 	uint64_t blocks;	/* rpmalloc: blocks per thread */
 	uint64_t loops;		/* rpmalloc: loops; mtmalloc/prodcons: ops per thread */
-	unsigned int percent;	/* rpmalloc: share freed per loop */
+	uint64_t percent;	/* rpmalloc: share freed per loop */
 	uint64_t min_size, max_size;
 	uint64_t window;	/* mtmalloc: live blocks per thread; prodcons: queue depth */
 	uint64_t step_ns;
@@ -368,27 +370,42 @@ static int rs_step(struct gen_state *g, unsigned int tid)
 	return emit_full(g, tid, TRACE_OP_VALLOC, id, 0, size, 4096);
 }
 
+/* The kinds an option applies to, as bits of its table entry's .data. */
+#define GEN_RP		(1 << 0)	/* rpmalloc */
+#define GEN_MT		(1 << 1)	/* mtmalloc-N */
+#define GEN_PC		(1 << 2)	/* prodcons */
+#define GEN_RS		(1 << 3)	/* resize */
+#define GEN_ALL		(GEN_RP | GEN_MT | GEN_PC | GEN_RS)
+
+/* Each kind: its generator and the defaults of what it takes. */
+static const struct gen_kind {
+	const char *name;
+	int (*step)(struct gen_state *g, unsigned int tid);
+	long bit;			/* GEN_RP ...: the options it takes */
+	uint64_t threads, min_threads;
+	uint64_t min_size, max_size, loops, window;
+} gen_kinds[] = {
+	{ "rpmalloc", rp_step, GEN_RP, 1, 1, 16, 16000, 1000, 0 },
+	/* mtmalloc: sizes from 1 (no --min) */
+	{ "mtmalloc-32k", mt_step, GEN_MT, 1, 1, 1, 32 << 10, 100000, 64 },
+	{ "mtmalloc-64k", mt_step, GEN_MT, 1, 1, 1, 64 << 10, 100000, 64 },
+	{ "mtmalloc-128k", mt_step, GEN_MT, 1, 1, 1, 128 << 10, 100000, 64 },
+	{ "mtmalloc-256k", mt_step, GEN_MT, 1, 1, 1, 256 << 10, 100000, 64 },
+	{ "prodcons", pc_step, GEN_PC, 2, 2, 16, 1024, 100000, 256 },
+	{ "resize", rs_step, GEN_RS, 1, 1, 1, 6000, 100000, 512 },
+};
+
 static int gen_run(struct gen_state *g)
 {
-	int (*step)(struct gen_state *, unsigned int);
 	unsigned int i, live;
 	int err;
-
-	if (!strcmp(g->p.kind, "rpmalloc"))
-		step = rp_step;
-	else if (!strcmp(g->p.kind, "prodcons"))
-		step = pc_step;
-	else if (!strcmp(g->p.kind, "resize"))
-		step = rs_step;
-	else
-		step = mt_step;
 
 	do {
 		live = 0;
 		for (i = 0; i < g->p.threads; i++) {
 			if (g->t[i].done)
 				continue;
-			err = step(g, i);
+			err = g->p.k->step(g, i);
 			if (err)
 				return err;
 			live += !g->t[i].done;
@@ -397,231 +414,62 @@ static int gen_run(struct gen_state *g)
 	return 0;
 }
 
-static void gen_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: uslab gen KIND [-t THREADS] [-o TRACE] [options]\n"
-		"  KIND: rpmalloc | mtmalloc-32k | mtmalloc-64k | mtmalloc-128k |\n"
-		"        mtmalloc-256k | prodcons | resize\n"
-		"        (resize: malloc, calloc, realloc, memalign, posix_memalign,\n"
-		"        aligned_alloc, valloc; window of -w blocks, -l operations)\n"
-		"  -t, --threads N    threads (default 1; prodcons: 2)\n"
-		"  -o, --output FILE  trace to write (required)\n"
-		"  -s, --seed N       seed (default 1)\n"
-		"  -c, --cpus N       CPUs the threads run on (default min(threads, 2))\n"
-		"  -b, --blocks N     rpmalloc: blocks per thread (default 150000)\n"
-		"  -l, --loops N      rpmalloc: loops (default 1000);\n"
-		"                     mtmalloc, prodcons: allocations per thread\n"
-		"                     (default 100000)\n"
-		"  -p, --percent N    rpmalloc: blocks freed and reallocated per loop (50)\n"
-		"      --min N        smallest size (rpmalloc 16, prodcons 16)\n"
-		"      --max N        largest size (rpmalloc 16000, mtmalloc-NK N KiB,\n"
-		"                     prodcons 1024)\n"
-		"  -w, --window N     mtmalloc: live blocks per thread (64); resize (512);\n"
-		"                     prodcons: queue depth (256)\n"
-		"      --step-ns N    virtual time between events (default 50)\n");
-}
+static const char gen_usage[] =
+	"uslab gen KIND [-t THREADS] [-o TRACE] [options]\n"
+	"  KIND: rpmalloc | mtmalloc-32k | mtmalloc-64k | mtmalloc-128k |\n"
+	"        mtmalloc-256k | prodcons | resize\n"
+	"        (resize: malloc, calloc, realloc, memalign, posix_memalign,\n"
+	"        aligned_alloc, valloc; window of -w blocks, -l operations)";
 
-static int parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	return (errno || end == s || *end || *s == '-') ? -1 : 0;
-}
+#define GEN_SIZE_MAX	(1ull << 30)
+#define GEN_NOPTS	10
 
 /* The options as given; 0 = not given (the kind's default). */
 struct gen_args {
 	const char *out;
 	uint64_t threads, cpus, loops, window, min_size, max_size;
-	const char *given[128];	/* option character -> its name, when given */
+	bool given[GEN_NOPTS];	/* numeric option i given (GEN_OPT's @i) */
 };
 
-/*
- * Every numeric option and its range: one table, used to parse them and to
- * name them in errors ("uslab gen: --loops: 0 is out of range 1..2^32").
- * 0 in struct gen_args means "not given" (the kind's default), so no option
- * that has a default accepts 0. Blocks and the window bound the per-thread
- * arrays (8 bytes an entry).
- */
-#define GEN_SIZE_MAX	(1ull << 30)
-
-static const struct gen_range {
-	int opt;
-	const char *name;
-	uint64_t lo, hi;
-} gen_ranges[] = {
-	{ 't', "--threads", 1, 4096 },
-	{ 's', "--seed", 0, UINT64_MAX },
-	{ 'c', "--cpus", 1, TRACE_MAX_CPUS },
-	{ 'b', "--blocks", 1, 1u << 24 },
-	{ 'l', "--loops", 1, 1ull << 32 },
-	{ 'p', "--percent", 0, 100 },
-	{ 'w', "--window", 1, 1u << 24 },
-	{ 'm', "--min", 1, GEN_SIZE_MAX },
-	{ 'M', "--max", 1, GEN_SIZE_MAX },
-	{ 'S', "--step-ns", 1, 1000000000 },
-};
-
-static const struct gen_range *gen_range(int opt)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(gen_ranges); i++)
-		if (gen_ranges[i].opt == opt)
-			return &gen_ranges[i];
-	return NULL;
-}
-
-/* Return: 0, 2 for a usage error (said), -1 for --help. */
-static int gen_parse(int argc, char **argv, struct gen_params *p, struct gen_args *a)
-{
-	static const struct option opts[] = {
-		{ "threads", required_argument, NULL, 't' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "cpus", required_argument, NULL, 'c' },
-		{ "blocks", required_argument, NULL, 'b' },
-		{ "loops", required_argument, NULL, 'l' },
-		{ "percent", required_argument, NULL, 'p' },
-		{ "window", required_argument, NULL, 'w' },
-		{ "min", required_argument, NULL, 'm' },
-		{ "max", required_argument, NULL, 'M' },
-		{ "step-ns", required_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct gen_range *r;
-	uint64_t v;
-	int c;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "t:o:s:c:b:l:p:w:h", opts, NULL)) != -1) {
-		if (c == 'h')
-			return -1;
-		if (c == 'o') {
-			a->out = optarg;
-			continue;
-		}
-		r = gen_range(c);
-		if (c == '?' || !r) {
-			cmd_opt_error("uslab gen", "", "t:o:s:c:b:l:p:w:h", argv);
-			gen_usage(stderr);
-			return 2;
-		}
-		if (parse_u64(optarg, &v)) {
-			fprintf(stderr, "uslab gen: %s: expected an integer %" PRIu64 "..%" PRIu64
-				", found '%s'\n", r->name, r->lo, r->hi, optarg);
-			gen_usage(stderr);
-			return 2;
-		}
-		if (v < r->lo || v > r->hi) {
-			fprintf(stderr, "uslab gen: %s: %s is out of range %" PRIu64 "..%" PRIu64 "\n",
-				r->name, optarg, r->lo, r->hi);
-			gen_usage(stderr);
-			return 2;
-		}
-		a->given[c & 127] = r->name;
-		switch (c) {
-		case 't': a->threads = v; break;
-		case 's': p->seed = v; break;
-		case 'c': a->cpus = v; break;
-		case 'b': p->blocks = v; break;
-		case 'l': a->loops = v; break;
-		case 'p': p->percent = (unsigned int)v; break;
-		case 'w': a->window = v; break;
-		case 'm': a->min_size = v; break;
-		case 'M': a->max_size = v; break;
-		case 'S': p->step_ns = v; break;
-		}
-	}
-	if (optind != argc - 1 || !a->out) {
-		fprintf(stderr, "uslab gen: need one KIND and -o TRACE\n");
-		gen_usage(stderr);
-		return 2;
-	}
-	p->kind = argv[optind];
-	return 0;
-}
+/* A numeric option: one of @a->given[@i], applies to the kinds @kinds. */
+#define GEN_OPT(s, l, v, i, h, lo, hi, kinds) \
+	OPT_U64(s, l, v, "N", h, lo, hi, .data = (kinds), .set = &a->given[i])
 
 /* An option the kind has no use for is an error, not silently ignored. */
-static int gen_check_applies(const struct gen_params *p, const struct gen_args *a,
-			     const char *takes)
+static int gen_check_applies(const struct cli_opt *opts, const char *kind, long kinds)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(gen_ranges); i++) {
-		int c = gen_ranges[i].opt;
-
-		if (a->given[c] && !strchr(takes, c)) {
-			fprintf(stderr, "uslab gen: %s: %s has no such parameter\n",
-				a->given[c], p->kind);
-			gen_usage(stderr);
-			return 2;
-		}
-	}
+	for (const struct cli_opt *o = opts; o->type != OPTION_END; o++)
+		if (o->set && *o->set && !(o->data & kinds))
+			return usage_error(opts, gen_usage, "--%s: %s has no such parameter",
+					   o->long_name, kind);
 	return 0;
 }
 
 /* The kind's shape: its defaults under what was given. Return: 0 or 2. */
-static int gen_kind(struct gen_params *p, struct gen_args *a)
+static int gen_kind(struct gen_params *p, struct gen_args *a, const struct cli_opt *opts)
 {
-	static const char common[] = "tscS";
-	const char *takes = "";
-	char all[16];
+	const struct gen_kind *k = gen_kinds;
 
-	if (!strcmp(p->kind, "rpmalloc")) {
-		takes = "blpmM";
-		p->min_size = a->min_size ? a->min_size : 16;
-		p->max_size = a->max_size ? a->max_size : 16000;
-		p->loops = a->loops ? a->loops : 1000;
-		a->threads = a->threads ? a->threads : 1;
-	} else if (!strncmp(p->kind, "mtmalloc-", 9)) {
-		unsigned long kb = strtoul(p->kind + 9, NULL, 10);
-
-		if (kb != 32 && kb != 64 && kb != 128 && kb != 256) {
-			fprintf(stderr, "uslab gen: unknown kind '%s'\n", p->kind);
-			return 2;
-		}
-		takes = "lwM";		/* sizes from 1 */
-		p->min_size = 1;
-		p->max_size = a->max_size ? a->max_size : kb * 1024;
-		p->loops = a->loops ? a->loops : 100000;
-		p->window = a->window ? a->window : 64;
-		a->threads = a->threads ? a->threads : 1;
-	} else if (!strcmp(p->kind, "prodcons")) {
-		takes = "lwmM";
-		p->min_size = a->min_size ? a->min_size : 16;
-		p->max_size = a->max_size ? a->max_size : 1024;
-		p->loops = a->loops ? a->loops : 100000;
-		p->window = a->window ? a->window : 256;
-		a->threads = a->threads ? a->threads : 2;
-		if (a->threads < 2) {
-			fprintf(stderr, "uslab gen: --threads: prodcons needs 2 or more, found %" PRIu64 "\n",
-				a->threads);
-			gen_usage(stderr);
-			return 2;
-		}
-	} else if (!strcmp(p->kind, "resize")) {
-		takes = "lwmM";
-		p->min_size = a->min_size ? a->min_size : 1;
-		p->max_size = a->max_size ? a->max_size : 6000;
-		p->loops = a->loops ? a->loops : 100000;
-		p->window = a->window ? a->window : 512;
-		a->threads = a->threads ? a->threads : 1;
-	} else {
-		fprintf(stderr, "uslab gen: unknown kind '%s'\n", p->kind);
-		gen_usage(stderr);
+	while (k < gen_kinds + ARRAY_SIZE(gen_kinds) && strcmp(k->name, p->kind))
+		k++;
+	if (k == gen_kinds + ARRAY_SIZE(gen_kinds))
+		return usage_error(opts, gen_usage, "unknown kind '%s'", p->kind);
+	if (gen_check_applies(opts, p->kind, k->bit))
 		return 2;
-	}
-	snprintf(all, sizeof(all), "%s%s", common, takes);
-	if (gen_check_applies(p, a, all))
-		return 2;
+	p->k = k;
+	p->min_size = a->min_size ? a->min_size : k->min_size;
+	p->max_size = a->max_size ? a->max_size : k->max_size;
+	p->loops = a->loops ? a->loops : k->loops;
+	p->window = a->window ? a->window : k->window;
+	a->threads = a->threads ? a->threads : k->threads;
+	if (a->threads < k->min_threads)
+		return usage_error(opts, gen_usage, "--threads: %s needs %" PRIu64 " or more, found %"
+				   PRIu64, p->kind, k->min_threads, a->threads);
 	/* The one range that depends on two options (or on a kind's default). */
-	if (p->min_size > p->max_size) {
-		fprintf(stderr, "uslab gen: --min: %" PRIu64 " is above the largest size %" PRIu64
-			" (--max%s)\n", p->min_size, p->max_size,
-			a->max_size ? "" : ", the kind's default");
-		gen_usage(stderr);
-		return 2;
-	}
+	if (p->min_size > p->max_size)
+		return usage_error(opts, gen_usage, "--min: %" PRIu64 " is above the largest size %"
+				   PRIu64 " (--max%s)", p->min_size, p->max_size,
+				   a->max_size ? "" : ", the kind's default");
 	p->threads = (unsigned int)a->threads;
 	p->cpus = (unsigned int)(a->cpus ? a->cpus : (a->threads < 2 ? a->threads : 2));
 	return 0;
@@ -631,13 +479,13 @@ static int gen_kind(struct gen_params *p, struct gen_args *a)
 static int gen_alloc(struct gen_state *g)
 {
 	const struct gen_params *p = &g->p;
-	bool prodcons = !strcmp(p->kind, "prodcons");
+	bool prodcons = p->k->bit == GEN_PC;
 
 	g->t = calloc(p->threads, sizeof(*g->t));
 	if (!g->t)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < p->threads; i++) {
-		uint64_t n = !strcmp(p->kind, "rpmalloc") ? p->blocks : p->window;
+		uint64_t n = p->k->bit == GEN_RP ? p->blocks : p->window;
 
 		rng_seed(&g->t[i].rng, p->seed, i);
 		if (prodcons)
@@ -701,23 +549,50 @@ int cmd_gen(int argc, char **argv)
 {
 	struct gen_state g = { .p = { .seed = 1, .blocks = 150000, .percent = 50,
 				      .step_ns = 50 } };
-	struct gen_args a = { 0 };
+	struct gen_args args = { 0 }, *a = &args;
+	struct gen_params *p = &g.p;
+	const struct cli_opt opts[] = {
+		GEN_OPT('t', "threads", &a->threads, 0, "threads (default 1; prodcons: 2)",
+			1, 4096, GEN_ALL),
+		OPT_STRING('o', "output", &a->out, "FILE", "trace to write (required)",
+			   .flags = OPT_REQUIRED),
+		GEN_OPT('s', "seed", &p->seed, 1, "seed (default 1)", 0, UINT64_MAX, GEN_ALL),
+		GEN_OPT('c', "cpus", &a->cpus, 2, "CPUs the threads run on (default min(threads, 2))",
+			1, TRACE_MAX_CPUS, GEN_ALL),
+		GEN_OPT('b', "blocks", &p->blocks, 3, "rpmalloc: blocks per thread (default 150000)",
+			1, 1u << 24, GEN_RP),
+		GEN_OPT('l', "loops", &a->loops, 4, "rpmalloc: loops (default 1000);\n"
+			"mtmalloc, prodcons: allocations per thread\n(default 100000)",
+			1, 1ull << 32, GEN_ALL),
+		GEN_OPT('p', "percent", &p->percent, 5,
+			"rpmalloc: blocks freed and reallocated per loop (50)", 0, 100, GEN_RP),
+		GEN_OPT('w', "window", &a->window, 6, "mtmalloc: live blocks per thread (64);\n"
+			"resize (512); prodcons: queue depth (256)", 1, 1u << 24,
+			GEN_MT | GEN_PC | GEN_RS),
+		GEN_OPT(0, "min", &a->min_size, 7, "smallest size (rpmalloc 16, prodcons 16)",
+			1, GEN_SIZE_MAX, GEN_RP | GEN_PC | GEN_RS),
+		GEN_OPT(0, "max", &a->max_size, 8, "largest size (rpmalloc 16000, mtmalloc-NK N\n"
+			"KiB, prodcons 1024)", 1, GEN_SIZE_MAX, GEN_ALL),
+		GEN_OPT(0, "step-ns", &p->step_ns, 9, "virtual time between events (default 50)",
+			1, 1000000000, GEN_ALL),
+		OPT_END(),
+	};
 	int rc;
 
-	rc = gen_parse(argc, argv, &g.p, &a);
-	if (rc == -1) {
-		gen_usage(stdout);
-		return 0;
-	}
-	if (!rc)
-		rc = gen_kind(&g.p, &a);
+	rc = parse_options(argc, argv, opts, gen_usage, 0);
+	if (rc <= 0)
+		return -rc;
+	if (rc != argc - 1)
+		return usage_error(opts, gen_usage, "need one KIND");
+	p->kind = argv[rc];
+	rc = gen_kind(p, a, opts);
 	if (rc)
 		return rc;
 	if (gen_alloc(&g)) {
 		fprintf(stderr, "uslab gen: out of memory\n");
 		rc = 1;
 	} else {
-		rc = gen_write(&g, a.out);
+		rc = gen_write(&g, a->out);
 	}
 	gen_free(&g);
 	return rc;

@@ -5,7 +5,6 @@
  * parsed; on any error nothing is left behind. No locks.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,56 +27,41 @@ static int emit_to_writer(void *ctx, const struct trace_event *ev)
 	return trace_writer_add(ctx, ev);
 }
 
+static const char import_usage[] =
+	"uslab import FORMAT INPUT -o TRACE   (TRACE - : standard output)\n"
+	"  FORMAT  mtrace: glibc mtrace log (MALLOC_TRACE=FILE with libc_malloc_debug.so)\n"
+	"          perf:   'perf script' text of kmem:kmalloc, kmem:kfree,\n"
+	"                  kmem:kmem_cache_alloc, kmem:kmem_cache_free\n"
+	"  INPUT   a file, or - for standard input";
+
 int cmd_import(int argc, char **argv)
 {
-	static const char usage[] =
-		"uslab import FORMAT INPUT -o TRACE   (TRACE - : standard output)\n"
-		"  FORMAT  mtrace: glibc mtrace log (MALLOC_TRACE=FILE with libc_malloc_debug.so)\n"
-		"          perf:   'perf script' text of kmem:kmalloc, kmem:kfree,\n"
-		"                  kmem:kmem_cache_alloc, kmem:kmem_cache_free\n"
-		"  INPUT   a file, or - for standard input";
 	struct trace_meta meta = { .cpus = 0, .clock_id = 0 };
 	struct import_result res;
 	struct trace_writer *w;
 	const char *out = NULL, *in_name;
 	char cmdline[1024];
 	FILE *in;
-	int c, rc, fmt = -1;
+	int first, rc, fmt = -1;
 	bool quiet = false;
-
-	static const struct option lopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct cli_opt opts[] = {
+		OPT_STRING('o', "output", &out, "TRACE", "the trace to write", .flags = OPT_REQUIRED),
+		OPT_BOOLEAN('q', NULL, &quiet, "no summary on stderr"),
+		OPT_END(),
 	};
 
-	while ((c = getopt_long(argc, argv, "o:qh", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			out = optarg;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			return cmd_help(usage);
-		default:
-			return cmd_opt_error("uslab import", usage, "o:qh", argv);
-		}
-	}
-	if (optind + 2 != argc || !out) {
-		fprintf(stderr, "uslab import: %s\n", !out ? "no -o TRACE given" :
-			"expected FORMAT and INPUT");
-		return cmd_usage(usage);
-	}
+	first = parse_options(argc, argv, opts, import_usage, 0);
+	if (first <= 0)
+		return -first;
+	if (first + 2 != argc)
+		return usage_error(opts, import_usage, "expected FORMAT and INPUT");
 	for (size_t i = 0; i < ARRAY_SIZE(formats); i++)
-		if (!strcmp(argv[optind], formats[i].name))
+		if (!strcmp(argv[first], formats[i].name))
 			fmt = (int)i;
-	if (fmt < 0) {
-		fprintf(stderr, "uslab import: unknown format '%s' (mtrace, perf)\n", argv[optind]);
-		return cmd_usage(usage);
-	}
-	in_name = argv[optind + 1];
+	if (fmt < 0)
+		return usage_error(opts, import_usage, "unknown format '%s' (mtrace, perf)",
+				   argv[first]);
+	in_name = argv[first + 1];
 	in = strcmp(in_name, "-") ? fopen(in_name, "re") : stdin;
 	if (!in) {
 		fprintf(stderr, "uslab import: %s: %s\n", in_name, strerror(errno));

@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -177,76 +176,51 @@ static bool cmd_is_static(const char *file)
 	return st;
 }
 
+static const char record_usage[] =
+	"uslab record [-g] [-o FILE] [-l LEVEL] [-q] -- CMD [ARGS]\n"
+	"  runs CMD with the recorder preloaded and writes one trace of every\n"
+	"  process it runs (forked, vforked, spawned or exec'd), with a process table\n"
+	"  report, script, replay, sim and tune read the program CMD ran as (the\n"
+	"  last image CMD's own process exec'd into, past any wrapper scripts);\n"
+	"  the process with the most allocations only when that one made none or\n"
+	"  was not recorded; --pid/--comm choose another\n"
+	"  exit status: CMD's (128+signal when killed), 1 when writing failed";
+
 int cmd_record(int argc, char **argv)
 {
-	static const char usage[] =
-		"uslab record [-g] [-o FILE] [-l LEVEL] [-q] -- CMD [ARGS]\n"
-		"  runs CMD with the recorder preloaded and writes one trace of every\n"
-		"  process it runs (forked, vforked, spawned or exec'd), with a process table\n"
-		"  -g        record each allocation's call stack (libunwind), for\n"
-		"            'uslab report --sort callsite'\n"
-		"  -o FILE   the trace (default uslab.ustr; - for standard output)\n"
-		"  -l LEVEL  zstd level 1..22 (default 3)\n"
-		"  -q        no summary on stderr (warnings are still printed)\n"
-		"  report, script, replay, sim and tune read the program CMD ran as (the\n"
-		"  last image CMD's own process exec'd into, past any wrapper scripts);\n"
-		"  the process with the most allocations only when that one made none or\n"
-		"  was not recorded; --pid/--comm choose another\n"
-		"  exit status: CMD's (128+signal when killed), 1 when writing failed";
 	const char *out = "uslab.ustr";
-	char lib[PATH_MAX], dir[PATH_MAX], errbuf[PATH_MAX + 128];
+	char lib[PATH_MAX], dir[PATH_MAX];
 	struct stat sb;
 	struct record_result res;
 	unsigned int running[256];
 	size_t nrunning;
-	int c, level = 0, status = 0, rc, ret;
+	int first, level = 0, status = 0, rc, ret;
 	bool quiet = false, root_static, stacks_wanted = false;
 	pid_t pid = -1;
 	struct timespec t_start, t_ran, t_end;
-
-	static const struct option lopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct cli_opt opts[] = {
+		OPT_BOOLEAN('g', NULL, &stacks_wanted,
+			    "record each allocation's call stack (libunwind), for\n"
+			    "'uslab report --sort callsite'"),
+		OPT_STRING('o', "output", &out, "FILE",
+			   "the trace (default uslab.ustr; - for standard output)",
+			   .flags = OPT_OUTPUT),
+		OPT_INTEGER('l', NULL, &level, "LEVEL", "zstd level 1..22 (default 3)", 1, 22),
+		OPT_BOOLEAN('q', NULL, &quiet, "no summary on stderr (warnings are still printed)"),
+		OPT_END(),
 	};
-	uint64_t v;
 
-	while ((c = getopt_long(argc, argv, "+go:l:qh", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'g':
-			stacks_wanted = true;
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 'l':
-			if (cmd_parse_u64("uslab record", "-l", optarg, 1, 22, &v))
-				return cmd_usage(usage);
-			level = (int)v;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			return cmd_help(usage);
-		default:
-			return cmd_opt_error("uslab record", usage, "go:l:qh", argv);
-		}
-	}
-	if (optind >= argc) {
-		fprintf(stderr, "uslab record: no command given\n");
-		return cmd_usage(usage);
-	}
+	first = parse_options(argc, argv, opts, record_usage, PARSE_OPT_STOP_AT_NON_OPTION);
+	if (first <= 0)
+		return -first;
+	if (first >= argc)
+		return usage_error(opts, record_usage, "no command given");
 	if (strlen(out) > PATH_MAX - 64) {
 		fprintf(stderr, "uslab record: %s: name too long\n", out);
 		return 1;
 	}
 	if (find_lib(lib, sizeof(lib))) {
 		fprintf(stderr, "uslab record: " REC_LIB_NAME " not found next to uslab (set USLAB_RECORD_LIB)\n");
-		return 1;
-	}
-	if (out_check(out, errbuf, sizeof(errbuf))) {
-		fprintf(stderr, "uslab record: %s\n", errbuf);
 		return 1;
 	}
 	/* Raw files beside a regular output (same file system, usually not
@@ -263,16 +237,16 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "uslab record: %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
-	root_static = cmd_is_static(argv[optind]);
+	root_static = cmd_is_static(argv[first]);
 	if (root_static)
 		fprintf(stderr, "uslab record: warning: %s is statically linked: LD_PRELOAD "
-			"cannot reach it, its allocations are not recorded\n", argv[optind]);
+			"cannot reach it, its allocations are not recorded\n", argv[first]);
 	/* Orphans of CMD become our children: we can tell who is still running. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
-	rc = run_child(argv + optind, lib, dir, stacks_wanted, &pid);
+	rc = run_child(argv + first, lib, dir, stacks_wanted, &pid);
 	if (rc) {
 		fprintf(stderr, "uslab record: fork: %s\n", strerror(-rc));
 		record_remove_dir(dir);
@@ -289,7 +263,7 @@ int cmd_record(int argc, char **argv)
 
 	{
 		struct record_opts ro = {
-			.dir = dir, .out = out, .argv = argv + optind, .root = pid,
+			.dir = dir, .out = out, .argv = argv + first, .root = pid,
 			.root_start = (uint64_t)t_start.tv_sec * 1000000000u +
 				      (uint64_t)t_start.tv_nsec,
 			.root_static = root_static, .run = ret != 127, .level = level,
@@ -305,7 +279,7 @@ int cmd_record(int argc, char **argv)
 						      k ? ", " : "", running[k]);
 			fprintf(stderr, "uslab record: warning: %zu process%s still running when %s exited "
 				"(pid %s%s): recorded up to now\n", nrunning, nrunning == 1 ? "" : "es",
-				argv[optind], list, o + 40 >= sizeof(list) ? ", ..." : "");
+				argv[first], list, o + 40 >= sizeof(list) ? ", ..." : "");
 		}
 		rc = record_collect(&ro, &res);
 	}

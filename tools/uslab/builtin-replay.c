@@ -26,7 +26,6 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -490,33 +489,41 @@ static int rp_reexec(const char *name, const char *lib, char **argv)
 }
 
 static const char rp_usage[] =
-	"usage: uslab replay TRACE [--allocator uslab|glibc|jemalloc|tcmalloc|mimalloc]\n"
+	"uslab replay TRACE [--allocator uslab|glibc|jemalloc|tcmalloc|mimalloc]\n"
 	"                          [--threads-as-recorded | --threads N] [--no-touch]\n"
 	"  Replays the trace for real, one thread per recorded thread, keeping\n"
-	"  every object's alloc-before-free order across threads.\n"
-	"  --pid PID            the process of a multi-process recording (default:\n"
-	"                       the program the command ran as: uslab record -h)\n"
-	"  --comm NAME          the process with this name\n";
+	"  every object's alloc-before-free order across threads.";
 
 static double timeval_s(const struct timeval *tv)
 {
 	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
 }
 
+/* --threads-as-recorded: no folding (opt->value: the fold count). */
+static const char *rp_as_recorded(const struct cli_opt *opt, const char *arg)
+{
+	*(unsigned long *)opt->value = 0;
+	return NULL;
+}
+
 int cmd_replay(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "allocator", required_argument, NULL, 'a' },
-		{ "threads-as-recorded", no_argument, NULL, 'R' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "no-touch", no_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		CMD_SELECT_OPTS,
-		{ NULL, 0, NULL, 0 },
-	};
 	struct replay rp = { .touch = true };
 	const char *alloc = "glibc", *child = getenv(RP_ENV_CHILD);
 	unsigned long fold = 0;
+	const struct cli_opt opts[] = {
+		OPT_STRING('a', "allocator", &alloc, "NAME",
+			   "uslab, glibc (default), jemalloc, tcmalloc or mimalloc"),
+		OPT_CALLBACK(0, "threads-as-recorded", &fold, NULL,
+			     "one thread per recorded thread (the default)", rp_as_recorded,
+			     .flags = OPT_NOARG),
+		OPT_ULONG('t', "threads", &fold, "N", "fold the recorded threads onto N threads",
+			  1, RP_MAX_THREADS),
+		OPT_BOOLEAN_OFF(0, "no-touch", &rp.touch,
+				"do not write a byte of each page of every allocation"),
+		OPT_PROC_SELECT(),
+		OPT_END(),
+	};
 	struct rusage ru0, ru1;
 	uint64_t t0, t1, c0, c1, waits = 0, nlat = 0;
 	uint32_t *lat = NULL;
@@ -524,50 +531,22 @@ int cmd_replay(int argc, char **argv)
 	long rss0;
 	unsigned int i;
 	size_t k;
-	char *end;
-	int c, err = 1;
+	int first, err = 1;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "a:t:h", opts, NULL)) != -1) {
-		switch (c) {
-		case CMD_OPT_PID:
-		case CMD_OPT_COMM:
-			if (cmd_parse_select("uslab replay", c, optarg))
-				return 2;
-			break;
-		case 'a': alloc = optarg; break;
-		case 'R': fold = 0; break;
-		case 't':
-			fold = strtoul(optarg, &end, 10);
-			if (*end || !fold || fold > RP_MAX_THREADS) {
-				fprintf(stderr, "uslab replay: bad --threads '%s'\n", optarg);
-				fputs(rp_usage, stderr);
-				return 2;
-			}
-			break;
-		case 'n': rp.touch = false; break;
-		case 'h': fputs(rp_usage, stdout); return 0;
-		default: return cmd_opt_error("uslab replay", rp_usage, "a:t:h", argv);
-		}
-	}
-	if (optind != argc - 1) {
-		fputs(rp_usage, stderr);
-		return 2;
-	}
+	first = parse_options(argc, argv, opts, rp_usage, PARSE_OPT_ONE_TRACE);
+	if (first <= 0)
+		return -first;
 	for (i = 0; i < ARRAY_SIZE(rp_allocators); i++)
 		if (!strcmp(alloc, rp_allocators[i][0]))
 			break;
-	if (i == ARRAY_SIZE(rp_allocators)) {
-		fprintf(stderr, "uslab replay: unknown allocator '%s'\n", alloc);
-		fputs(rp_usage, stderr);
-		return 2;
-	}
+	if (i == ARRAY_SIZE(rp_allocators))
+		return usage_error(opts, rp_usage, "unknown allocator '%s'", alloc);
 	if (!child || strcmp(child, alloc))
 		return rp_reexec(alloc, rp_allocators[i][1], argv);
 	unsetenv(RP_ENV_CHILD);
 	unsetenv("LD_PRELOAD");		/* not for anything we might start */
 
-	if (rp_load(&rp, argv[optind], (unsigned int)fold))
+	if (rp_load(&rp, argv[first], (unsigned int)fold))
 		goto out;
 	/* Bookkeeping allocated and touched before the clock starts. */
 	rp.done = calloc(rp.nslots + 1, sizeof(*rp.done));
@@ -625,7 +604,7 @@ int cmd_replay(int argc, char **argv)
 	}
 	qsort(lat, nlat, sizeof(*lat), cmp_u32);
 
-	printf("uslab replay: %s on %s\n", argv[optind], alloc);
+	printf("uslab replay: %s on %s\n", argv[first], alloc);
 	{
 		/* Say which object really serves malloc: proof the preload took. */
 		Dl_info di;

@@ -8,7 +8,6 @@
  * No locks: single-threaded.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -493,92 +492,65 @@ static void print_report(FILE *f, const struct trace_meta *m,
 	fputc('\n', f);
 }
 
+/* --sort: 1 callsite, 2 callsite,size (opt->value: the int). */
+static const char *report_sort(const struct cli_opt *opt, const char *arg)
+{
+	int *sort = opt->value;
+
+	if (!strcmp(arg, "callsite"))
+		*sort = 1;
+	else if (!strcmp(arg, "callsite,size"))
+		*sort = 2;
+	else
+		return "callsite or callsite,size";
+	return NULL;
+}
+
+static const char report_usage[] =
+	"uslab report [--threads N] [--sort callsite[,size] [--children] [--rows N]]\n"
+	"             [--pid PID | --comm NAME] TRACE\n"
+	"  the process table, then operations, sizes per kmalloc class, lifetimes,\n"
+	"  threads, peak live bytes and churn of one process, in one streaming pass";
+
 int cmd_report(int argc, char **argv)
 {
-	static const char usage[] =
-		"uslab report [--threads N] [--sort callsite[,size] [--children] [--rows N]]\n"
-		"             [--pid PID | --comm NAME] TRACE\n"
-		"  the process table, then operations, sizes per kmalloc class, lifetimes,\n"
-		"  threads, peak live bytes and churn of one process, in one streaming pass\n"
-		"  --threads N   list at most N threads (default 32)\n"
-		"  --pid PID     the process with this pid (default: the program the\n"
-		"                command ran as: uslab record -h)\n"
-		"  --comm NAME   the process with this name\n"
-		"  --sort callsite        allocations, bytes, peak live, leaked and temporary\n"
-		"                         per call site, with function, file and line\n"
-		"                         (a trace from 'uslab record -g')\n"
-		"  --sort callsite,size   the same per call site and size\n"
-		"  --children             charge every function on the call stack (callers\n"
-		"                         fold in their callees)\n"
-		"  --rows N               call-site rows shown (default 40)";
-	static const struct option lopts[] = {
-		{ "threads", required_argument, NULL, 't' },
-		{ "sort", required_argument, NULL, 'S' },
-		{ "children", no_argument, NULL, 'C' },
-		{ "rows", required_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		CMD_SELECT_OPTS,
-		{ NULL, 0, NULL, 0 },
+	unsigned int max_threads = 32, rows = 40;
+	bool children = false;
+	int sort = 0;
+	const struct cli_opt opts[] = {
+		OPT_UINT('t', "threads", &max_threads, "N", "list at most N threads (default 32)",
+			 0, MAX_THREADS),
+		OPT_PROC_SELECT(),
+		OPT_CALLBACK(0, "sort", &sort, "callsite[,size]",
+			     "callsite: allocations, bytes, peak live, leaked and\n"
+			     "temporary per call site, with function, file and line\n"
+			     "(a trace from 'uslab record -g'); callsite,size: the\n"
+			     "same per call site and size", report_sort),
+		OPT_BOOLEAN(0, "children", &children,
+			    "charge every function on the call stack (callers\n"
+			    "fold in their callees)"),
+		OPT_UINT(0, "rows", &rows, "N", "call-site rows shown (default 40)", 1, UINT32_MAX),
+		OPT_END(),
 	};
 	struct report *rp;
 	struct trace_reader *r;
 	struct trace_event ev;
-	unsigned int max_threads = 32, rows = 40;
-	bool children = false;
-	int sort = 0;
-	uint64_t v;
-	int c, rc;
+	int first, rc;
 
-	while ((c = getopt_long(argc, argv, "t:h", lopts, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			if (cmd_parse_u64("uslab report", "--threads", optarg, 0, MAX_THREADS, &v))
-				return cmd_usage(usage);
-			max_threads = (unsigned int)v;
-			break;
-		case 'S':
-			if (!strcmp(optarg, "callsite")) {
-				sort = 1;
-			} else if (!strcmp(optarg, "callsite,size")) {
-				sort = 2;
-			} else {
-				fprintf(stderr, "uslab report: --sort: expected callsite or callsite,size, found '%s'\n",
-					optarg);
-				return cmd_usage(usage);
-			}
-			break;
-		case 'C':
-			children = true;
-			break;
-		case 'R':
-			if (cmd_parse_u64("uslab report", "--rows", optarg, 1, UINT32_MAX, &v))
-				return cmd_usage(usage);
-			rows = (unsigned int)v;
-			break;
-		case 'h':
-			return cmd_help(usage);
-		case CMD_OPT_PID:
-		case CMD_OPT_COMM:
-			if (cmd_parse_select("uslab report", c, optarg))
-				return cmd_usage(usage);
-			break;
-		default:
-			return cmd_opt_error("uslab report", usage, "t:h", argv);
-		}
-	}
-	if (cmd_one_trace("uslab report", usage, argc))
-		return 2;
-	if (children && sort != 1) {
-		fprintf(stderr, "uslab report: --children goes with --sort callsite\n");
-		return cmd_usage(usage);
-	}
-	r = cmd_open_trace_as("uslab report", argv[optind]);
+	/* mirrors cmd_script (builtin-script.c): every trace reader opens
+	 * alike, its table through the parser, then its one TRACE */
+	first = parse_options(argc, argv, opts, report_usage, PARSE_OPT_ONE_TRACE);
+	if (first <= 0)
+		return -first;
+	if (children && sort != 1)
+		return usage_error(opts, report_usage, "--children goes with --sort callsite");
+	r = cmd_open_trace_as("uslab report", argv[first]);
 	if (!r)
 		return 1;
 	if (sort) {
 		if (trace_reader_meta(r)->nprocs)
 			print_procs(stdout, trace_reader_meta(r));
-		rc = report_callsites(r, argv[optind], sort == 2, children, rows);
+		rc = report_callsites(r, argv[first], sort == 2, children, rows);
 		trace_reader_close(r);
 		if (cmd_check_stdout("uslab report"))
 			rc = 1;
@@ -600,7 +572,7 @@ int cmd_report(int argc, char **argv)
 		}
 		if (rc) {
 			fprintf(stderr, "uslab report: %s: event %" PRIu64 ": %s\n",
-				argv[optind], rp->events, strerror(-rc));
+				argv[first], rp->events, strerror(-rc));
 			rc = 1;
 			goto out;
 		}

@@ -4,7 +4,6 @@
  *
  *   TIME(s.ns) TID [CPU] OP id=N [old=N] [size=N] [align=N]
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,52 +34,32 @@ static void print_event(FILE *out, const struct trace_event *ev, bool no_clock)
 	fputc('\n', out);
 }
 
+static const char script_usage[] =
+	"uslab script [--header] [-n COUNT] [--pid PID | --comm NAME] TRACE\n"
+	"  prints one line per event: TIME TID [CPU] OP id= [old=] [size=] [align=]\n"
+	"  (TIME is seconds, or the event index when the trace has no clock)";
+
 int cmd_script(int argc, char **argv)
 {
-	static const char usage[] =
-		"uslab script [--header] [-n COUNT] [--pid PID | --comm NAME] TRACE\n"
-		"  prints one line per event: TIME TID [CPU] OP id= [old=] [size=] [align=]\n"
-		"  (TIME is seconds, or the event index when the trace has no clock)\n"
-		"  --header   print the trace header first (as '# key: value' lines)\n"
-		"  -n COUNT   stop after COUNT events\n"
-		"  --pid PID    the process with this pid (default: the program the\n"
-		"               command ran as: uslab record -h)\n"
-		"  --comm NAME  the process with this name";
-	static const struct option lopts[] = {
-		{ "header", no_argument, NULL, 'H' },
-		{ "help", no_argument, NULL, 'h' },
-		CMD_SELECT_OPTS,
-		{ NULL, 0, NULL, 0 },
-	};
 	uint64_t limit = UINT64_MAX;
 	bool header = false, no_clock;
+	const struct cli_opt opts[] = {
+		OPT_BOOLEAN('H', "header", &header,
+			    "print the trace header first (as '# key: value' lines)"),
+		OPT_U64('n', NULL, &limit, "COUNT", "stop after COUNT events", 0, UINT64_MAX),
+		OPT_PROC_SELECT(),
+		OPT_END(),
+	};
 	struct trace_reader *r;
 	struct trace_event ev;
-	int c, rc;
+	int first, rc;
 
-	while ((c = getopt_long(argc, argv, "n:Hh", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			if (cmd_parse_u64("uslab script", "-n", optarg, 0, UINT64_MAX, &limit))
-				return cmd_usage(usage);
-			break;
-		case 'h':
-			return cmd_help(usage);
-		case 'H':
-			header = true;
-			break;
-		case CMD_OPT_PID:
-		case CMD_OPT_COMM:
-			if (cmd_parse_select("uslab script", c, optarg))
-				return cmd_usage(usage);
-			break;
-		default:
-			return cmd_opt_error("uslab script", usage, "n:Hh", argv);
-		}
-	}
-	if (cmd_one_trace("uslab script", usage, argc))
-		return 2;
-	r = cmd_open_trace_as("uslab script", argv[optind]);
+	/* mirrors cmd_report (builtin-report.c): every trace reader opens
+	 * alike, its table through the parser, then its one TRACE */
+	first = parse_options(argc, argv, opts, script_usage, PARSE_OPT_ONE_TRACE);
+	if (first <= 0)
+		return -first;
+	r = cmd_open_trace_as("uslab script", argv[first]);
 	if (!r)
 		return 1;
 	if (header) {

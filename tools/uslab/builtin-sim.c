@@ -9,10 +9,8 @@
  * No locks: single-threaded.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,108 +191,48 @@ static int write_timeline(const char *path, const struct sim_result *res, bool n
 	return 0;
 }
 
-static const char sim_usage_text[] =
-	"usage: uslab sim TRACE [options]\n"
-	"  --cpus N             virtual CPUs (trace CPU ids are folded onto them;\n"
-	"                       default: the trace's CPU count)\n"
-	"  --mag-size N         magazine size of every kmalloc cache\n"
-	"  --mag-size CLASS=N   one cache (kmalloc-64=32 or 64=32); repeatable\n"
-	"  --batch N            objects per refill/flush\n"
-	"  --depot-limit N      full magazines kept per depot (-1 unlimited)\n"
-	"  --sample N           sample memory every N events (default: 1000\n"
-	"                       samples over the trace)\n"
-	"  --rows N             rows of the over-time table (default 20, 0 = none)\n"
-	"  --timeline FILE      every sample as CSV\n"
-	"  --no-reaper          no reaper passes (a real run: USLAB_OPTIONS=reaper_ms=0)\n"
-	"  --pid PID            the process of a multi-process recording (default:\n"
-	"                       the program the command ran as: uslab record -h)\n"
-	"  --comm NAME          the process with this name\n";
+static const char sim_usage[] =
+	"uslab sim TRACE [options]\n"
+	"  runs the trace through uslab on virtual CPUs and prints what each layer\n"
+	"  counted; the same trace and options print the same bytes";
 
-/* A bad value for an option, named, then the usage. Return: 2. */
-static __attribute__((format(printf, 1, 2))) int sim_bad(const char *fmt, ...)
+/* --mag-size, --batch, --depot-limit: the simulator's own parser, which
+ * knows the library's ranges (opt->value: the sim_config). */
+static const char *sim_tunable(const struct cli_opt *opt, const char *arg)
 {
-	va_list ap;
-
-	fputs("uslab sim: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	fputs(sim_usage_text, stderr);
-	return 2;
+	if (!sim_parse_tunable(opt->value, (int)opt->data, arg))
+		return NULL;
+	return opt->data == 'm' ? "N or CLASS=N (kmalloc-64=32 or 64=32) the cache accepts" :
+	       opt->data == 'b' ? "a batch count the caches accept" :
+	       "a depot limit the caches accept (-1 unlimited)";
 }
 
-/* One option. Return: 0, 2 (usage error, said), or -1 for --help. */
-static int sim_option(int c, const char *arg, char **argv, struct sim_config *cfg,
-		      struct sim_cli *o)
-{
-	char *end;
-
-	switch (c) {
-	case CMD_OPT_PID:
-	case CMD_OPT_COMM:
-		return cmd_parse_select("uslab sim", c, arg) ? 2 : 0;
-	case 'c':
-		o->cpus = strtoul(arg, &end, 10);
-		if (*end || !o->cpus || o->cpus > TRACE_MAX_CPUS)
-			return sim_bad("--cpus wants 1..%u, not '%s'", TRACE_MAX_CPUS, arg);
-		return 0;
-	case 'm':
-		return sim_parse_tunable(cfg, c, arg) ? sim_bad("bad value '%s' for --mag-size", arg) : 0;
-	case 'b':
-		return sim_parse_tunable(cfg, c, arg) ? sim_bad("bad value '%s' for --batch", arg) : 0;
-	case 'd':
-		return sim_parse_tunable(cfg, c, arg) ? sim_bad("bad value '%s' for --depot-limit", arg) : 0;
-	case 's':
-		cfg->sample_every = strtoull(arg, &end, 10);
-		return *end || !cfg->sample_every ? sim_bad("bad --sample '%s'", arg) : 0;
-	case 'r':
-		o->rows = strtoul(arg, &end, 10);
-		return *end ? sim_bad("bad --rows '%s'", arg) : 0;
-	case 't':
-		o->timeline = arg;
-		return 0;
-	case 'R':
-		cfg->no_reaper = true;
-		return 0;
-	case 'h':
-		return -1;
-	}
-	return cmd_opt_error("uslab sim", sim_usage_text, "h", argv);
-}
-
-/* Return: -1 to go on (optind at the trace), or the exit status: 0 after
- * --help, 1 for an unwritable --timeline, 2 after a usage error (said). */
+/* Return: as parse_options() (the trace at the index returned). */
 static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_cli *o)
 {
-	static const struct option opts[] = {
-		{ "cpus", required_argument, NULL, 'c' },
-		{ "mag-size", required_argument, NULL, 'm' },
-		{ "batch", required_argument, NULL, 'b' },
-		{ "depot-limit", required_argument, NULL, 'd' },
-		{ "sample", required_argument, NULL, 's' },
-		{ "rows", required_argument, NULL, 'r' },
-		{ "timeline", required_argument, NULL, 't' },
-		{ "no-reaper", no_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		CMD_SELECT_OPTS,
-		{ NULL, 0, NULL, 0 },
+	const struct cli_opt opts[] = {
+		OPT_ULONG(0, "cpus", &o->cpus, "N", "virtual CPUs (trace CPU ids are folded onto\n"
+			  "them; default: the trace's CPU count)", 1, TRACE_MAX_CPUS),
+		OPT_CALLBACK(0, "mag-size", cfg, "N", "magazine size of every kmalloc cache;\n"
+			     "CLASS=N: one cache (kmalloc-64=32 or 64=32),\n"
+			     "repeatable", sim_tunable, .data = 'm'),
+		OPT_CALLBACK(0, "batch", cfg, "N", "objects per refill/flush", sim_tunable,
+			     .data = 'b'),
+		OPT_CALLBACK(0, "depot-limit", cfg, "N", "full magazines kept per depot (-1 unlimited)",
+			     sim_tunable, .data = 'd'),
+		OPT_U64(0, "sample", &cfg->sample_every, "N", "sample memory every N events (default:\n"
+			"1000 samples over the trace)", 1, UINT64_MAX),
+		OPT_ULONG(0, "rows", &o->rows, "N", "rows of the over-time table (default 20, 0 = none)",
+			  0, ULONG_MAX),
+		OPT_STRING(0, "timeline", &o->timeline, "FILE", "every sample as CSV",
+			   .flags = OPT_OUTPUT),
+		OPT_BOOLEAN(0, "no-reaper", &cfg->no_reaper,
+			    "no reaper passes (a real run: USLAB_OPTIONS=reaper_ms=0)"),
+		OPT_PROC_SELECT(),
+		OPT_END(),
 	};
-	char why[PATH_MAX + 128];
-	int c, rc;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
-		if ((rc = sim_option(c, optarg, argv, cfg, o)))
-			return rc < 0 ? fputs(sim_usage_text, stdout) < 0 : rc;
-	if (cmd_one_trace("uslab sim", sim_usage_text, argc))
-		return 2;
-	/* checked before the run, not after it */
-	if (o->timeline && out_check(o->timeline, why, sizeof(why))) {
-		fprintf(stderr, "uslab sim: --timeline: %s\n", why);
-		return 1;
-	}
-	return -1;
+	return parse_options(argc, argv, opts, sim_usage, PARSE_OPT_ONE_TRACE);
 }
 
 static void print_run_error(const char *path, int err, const struct sim_trace *t,
@@ -321,10 +259,12 @@ int cmd_sim(int argc, char **argv)
 	int err;
 
 	sim_config_init(&cfg);
+	/* mirrors cmd_tune (builtin-tune.c): the options, then the trace
+	 * loaded for the engine (streamed here, whole there) */
 	err = sim_parse(argc, argv, &cfg, &o);
-	if (err >= 0)
-		return err;
-	path = argv[optind];
+	if (err <= 0)
+		return -err;
+	path = argv[err];
 	/* Streamed: memory follows the live objects, not the trace's length. */
 	if (sim_trace_open(&t, path, (unsigned int)o.cpus, "uslab sim"))
 		return 1;

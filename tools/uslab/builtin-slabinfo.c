@@ -9,53 +9,35 @@
  * magazines take the new size at their next refill or flush.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tools/uslab/builtin.h"
 
-static void slabinfo_usage(FILE *f)
-{
-	fprintf(f, "usage: uslab slabinfo -p PID [-w 'CACHE LIMIT BATCHCOUNT SHAREDFACTOR']\n"
-		   "  print /proc/slabinfo (2.1) of a running process on uslab (started with\n"
-		   "  USLAB_OPTIONS=stats_shm); -w sets a cache's magazine size (limit) and\n"
-		   "  batch count, as writing /proc/slabinfo does\n");
-}
+static const char slabinfo_usage[] =
+	"uslab slabinfo -p PID [-w 'CACHE LIMIT BATCHCOUNT SHAREDFACTOR']\n"
+	"  print /proc/slabinfo (2.1) of a running process on uslab (started with\n"
+	"  USLAB_OPTIONS=stats_shm); -w sets a cache's magazine size (limit) and\n"
+	"  batch count, as writing /proc/slabinfo does";
 
 int cmd_slabinfo(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "write", required_argument, NULL, 'w' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *cmd = "uslab slabinfo", *write = NULL;
 	struct statseg_handle h;
 	struct uslab_statseg *snap;
 	pid_t pid = 0;
-	int c, wres = 0, ret;
+	int first, wres = 0, ret;
+	const struct cli_opt opts[] = {
+		OPT_STATSEG_PID(&pid),
+		OPT_STRING('w', "write", &write, "LINE",
+			   "'CACHE LIMIT BATCHCOUNT SHAREDFACTOR', as to /proc/slabinfo"),
+		OPT_END(),
+	};
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+p:w:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (statseg_parse_pid(cmd, optarg, &pid))
-				return 2;
-			break;
-		case 'w':
-			write = optarg;
-			break;
-		case 'h':
-			slabinfo_usage(stdout);
-			return 0;
-		default:
-			return statseg_opt_error(cmd, argv, slabinfo_usage);
-		}
-	}
-	if (statseg_args_done(cmd, argc, argv, pid, slabinfo_usage))
-		return 2;
+	first = parse_options(argc, argv, opts, slabinfo_usage,
+			      PARSE_OPT_STOP_AT_NON_OPTION | PARSE_OPT_NO_OPERAND);
+	if (first <= 0)
+		return -first;
 	if (write && strlen(write) >= USLAB_STATSEG_CMD) {
 		fprintf(stderr, "%s: -w: line longer than %d bytes\n", cmd, USLAB_STATSEG_CMD - 1);
 		return 2;

@@ -11,7 +11,7 @@
  * re-sort and q quits; otherwise frames follow one another (batch mode).
  */
 #include <errno.h>
-#include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -164,33 +164,27 @@ static int top_frame(FILE *out, pid_t pid, const struct uslab_statseg *prev,
 	return fflush(out) ? -1 : 0;
 }
 
-static void top_usage(FILE *f)
-{
-	fprintf(f, "usage: uslab top -p PID [-d SECONDS] [-o] [-n FRAMES] [-s KEY]\n"
-		   "  slabtop for a running process on uslab (started with USLAB_OPTIONS=stats_shm)\n"
-		   "  -d SECONDS  refresh interval (default 2; -o waits one interval for the rates)\n"
-		   "  -o          print one frame and exit\n"
-		   "  -n FRAMES   stop after FRAMES frames\n"
-		   "  -s KEY      sort: c cache size (default), o objects, a active, s object size,\n"
-		   "              h hit rate, r refills/s, f flushes/s, n name\n"
-		   "  keys on a terminal: the sort letters, q quits\n");
-}
+static const char top_usage[] =
+	"uslab top -p PID [-d SECONDS] [-o] [-n FRAMES] [-s KEY]\n"
+	"  slabtop for a running process on uslab (started with USLAB_OPTIONS=stats_shm)\n"
+	"  keys on a terminal: the sort letters, q quits";
 
 static bool top_sort_key(int c)
 {
 	return c && strchr("coashrfn", c);
 }
 
+/* -s KEY: into top_sort. */
+static const char *top_sort_opt(const struct cli_opt *opt, const char *arg)
+{
+	if (strlen(arg) != 1 || !top_sort_key(arg[0]))
+		return "one of c o a s h r f n";
+	top_sort = arg[0];
+	return NULL;
+}
+
 int cmd_top(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "delay", required_argument, NULL, 'd' },
-		{ "once", no_argument, NULL, 'o' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *cmd = "uslab top";
 	struct uslab_statseg *snap[2] = { NULL, NULL };
 	struct statseg_handle h;
@@ -198,55 +192,26 @@ int cmd_top(int argc, char **argv)
 	struct top_row *rows = NULL;
 	bool once = false, tty, have_prev = false;
 	double delay = 2;
-	long frames = 0, shown = 0;
+	unsigned long frames = 0, shown = 0;
 	pid_t pid = 0;
-	int c, ret = 1, cur = 0;
-	char *end;
+	int first, ret = 1, cur = 0;
+	const struct cli_opt opts[] = {
+		OPT_STATSEG_PID(&pid),
+		OPT_DOUBLE('d', "delay", &delay, "SECONDS",
+			   "refresh interval (default 2; -o waits one interval for the rates)",
+			   0.05, 3600),
+		OPT_BOOLEAN('o', "once", &once, "print one frame and exit"),
+		OPT_ULONG('n', NULL, &frames, "FRAMES", "stop after FRAMES frames", 1, ULONG_MAX),
+		OPT_CALLBACK('s', "sort", NULL, "KEY",
+			     "sort: c cache size (default), o objects, a active, s object size,\n"
+			     "h hit rate, r refills/s, f flushes/s, n name", top_sort_opt),
+		OPT_END(),
+	};
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+p:d:on:s:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (statseg_parse_pid(cmd, optarg, &pid))
-				return 2;
-			break;
-		case 'd':
-			errno = 0;
-			delay = strtod(optarg, &end);
-			if (errno || *end || end == optarg || !(delay >= 0.05 && delay <= 3600)) {
-				fprintf(stderr, "%s: -d: expected seconds in 0.05..3600, got '%s'\n",
-					cmd, optarg);
-				return 2;
-			}
-			break;
-		case 'o':
-			once = true;
-			break;
-		case 'n':
-			errno = 0;
-			frames = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || frames < 1) {
-				fprintf(stderr, "%s: -n: expected a positive count, got '%s'\n", cmd, optarg);
-				return 2;
-			}
-			break;
-		case 's':
-			if (strlen(optarg) != 1 || !top_sort_key(optarg[0])) {
-				fprintf(stderr, "%s: -s: expected one of c o a s h r f n, got '%s'\n",
-					cmd, optarg);
-				return 2;
-			}
-			top_sort = optarg[0];
-			break;
-		case 'h':
-			top_usage(stdout);
-			return 0;
-		default:
-			return statseg_opt_error(cmd, argv, top_usage);
-		}
-	}
-	if (statseg_args_done(cmd, argc, argv, pid, top_usage))
-		return 2;
+	first = parse_options(argc, argv, opts, top_usage,
+			      PARSE_OPT_STOP_AT_NON_OPTION | PARSE_OPT_NO_OPERAND);
+	if (first <= 0)
+		return -first;
 	if (once)
 		frames = 1;
 	snap[0] = malloc(sizeof(*snap[0]));

@@ -9,7 +9,6 @@
  * No locks: single-threaded (the engine's children are processes).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -35,142 +34,75 @@ struct tune_cli {
 };
 
 static const char tune_usage[] =
-	"usage: uslab tune TRACE [-j N] [--svg FILE | --png FILE] [options]\n"
-	"  -j N                 simulations at once (default: online CPUs)\n"
-	"  --svg FILE           draw the frontier as SVG (our own writer)\n"
-	"  --png FILE           draw it as PNG (python3-matplotlib)\n"
-	"  --cpus N             virtual CPUs (default: the trace's)\n"
-	"  --mag-sizes LIST     magazine sizes swept (default 4,8,16,32,64,128,256)\n"
-	"  --depot-limits LIST  depot limits swept (default 0,2,8,32,-1)\n"
-	"  --batch N            batch count for every run (default: half a magazine)\n"
-	"  --peak               frontier on peak instead of mean overhead\n"
-	"  --no-compose         only the uniform grid, no per-class round\n"
-	"  --all                print every frontier point\n"
-	"  --verify[=N]         replay the trace for real under the defaults and the\n"
-	"                       recommendation, interleaved, N runs each (5): medians\n"
-	"                       of wall and CPU time and RSS; with --cpus 1, one\n"
-	"                       thread pinned to one CPU\n"
-	"  --verify-grid[=N]    the same for every point of the uniform grid (at most\n"
-	"                       32; e.g. --mag-sizes 8,32,128,512 --depot-limits\n"
-	"                       0,8,32,-1): the rank correlation of modelled against\n"
-	"                       measured time, the noise, the rms error\n"
-	"  --pid PID            the process of a multi-process recording (default:\n"
-	"                       the program the command ran as: uslab record -h)\n"
-	"  --comm NAME          the process with this name\n";
+	"uslab tune TRACE [-j N] [--svg FILE | --png FILE] [options]\n"
+	"  sweeps magazine sizes and depot limits through the simulator; prints the\n"
+	"  frontier of memory overhead against modelled time and a recommendation";
 
-static int parse_list(const char *s, long *v, unsigned int *n, long lo, long hi)
+/* --mag-sizes ('m' in opt->data) and --depot-limits ('d'): up to
+ * TUNE_MAX_VALUES numbers into the struct tune_space at opt->value. */
+static const char *tune_list(const struct cli_opt *opt, const char *arg)
 {
+	static char expect[64];
+	struct tune_space *sp = opt->value;
+	bool mags = opt->data == 'm';
+	long *v = mags ? sp->mags : sp->depots, lo = mags ? 1 : -1, hi = mags ? 4096 : 65536;
+	unsigned int *n = mags ? &sp->nm : &sp->nd;
+	const char *s = arg;
 	char *end;
 
-	*n = 0;
-	while (*s) {
-		if (*n == TUNE_MAX_VALUES)
-			return -EINVAL;
+	for (*n = 0; *s && *n < TUNE_MAX_VALUES; s = *end ? end + 1 : end) {
 		v[*n] = strtol(s, &end, 10);
 		if (end == s || v[*n] < lo || v[*n] > hi || (*end && *end != ','))
-			return -EINVAL;
+			break;
 		(*n)++;
-		s = *end ? end + 1 : end;
 	}
-	return *n ? 0 : -EINVAL;
+	if (!*s && *n)
+		return NULL;
+	snprintf(expect, sizeof(expect), "up to %d numbers %ld..%ld, comma-separated",
+		 TUNE_MAX_VALUES, lo, hi);
+	return expect;
 }
 
-/* A number option in [lo, hi]. Return: 0, or 2 (usage) after saying which. */
-static int parse_num(const char *name, const char *arg, long lo, long hi, long *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || *v < lo || *v > hi) {
-		fprintf(stderr, "uslab tune: bad %s '%s' (%ld..%ld)\n", name, arg, lo, hi);
-		fputs(tune_usage, stderr);
-		return 2;
-	}
-	return 0;
-}
-
-/* --verify[=N], --verify-grid[=N]: N runs each, 5 by default. */
-static int parse_verify(const char *arg, struct tune_cli *o)
-{
-	char *end;
-
-	o->verify = arg ? strtoul(arg, &end, 10) : 5;
-	if ((arg && *end) || !o->verify || o->verify > 64) {
-		fprintf(stderr, "uslab tune: --verify wants 1..64 runs\n");
-		return 2;
-	}
-	return 0;
-}
-
-/* One option. Return: 0, 2 (usage error, said), or -1 for --help. */
-static int tune_option(int opt, const char *arg, char **argv, struct tune *tu,
-		       struct tune_cli *o)
-{
-	long v = 0;
-	int rc = 0;
-
-	switch (opt) {
-	case CMD_OPT_PID:
-	case CMD_OPT_COMM: return cmd_parse_select("uslab tune", opt, arg) ? 2 : 0;
-	case 'G': o->verify_grid = true; return parse_verify(arg, o);
-	case 'V': return parse_verify(arg, o);
-	case 'j': rc = parse_num("-j", arg, 1, 256, &v); tu->workers = (unsigned int)v; break;
-	case 'c': rc = parse_num("--cpus", arg, 1, TRACE_MAX_CPUS, &v); o->cpus = (unsigned long)v; break;
-	case 'b': rc = parse_num("--batch", arg, 1, 4096, &v); tu->batch = (int)v; break;
-	case 's': o->svg = arg; break;
-	case 'p': o->png = arg; break;
-	case 'P': tu->peak = true; break;
-	case 'N': o->sp.compose = false; break;
-	case 'A': o->all_rows = true; break;
-	case 'h': return -1;
-	case 'm':
-		if (parse_list(arg, o->sp.mags, &o->sp.nm, 1, 4096)) {
-			fprintf(stderr, "uslab tune: --mag-sizes wants up to %d numbers 1..4096\n",
-				TUNE_MAX_VALUES);
-			fputs(tune_usage, stderr);
-			return 2;
-		}
-		break;
-	case 'd':
-		if (parse_list(arg, o->sp.depots, &o->sp.nd, -1, 65536)) {
-			fprintf(stderr, "uslab tune: --depot-limits wants up to %d numbers -1..65536\n",
-				TUNE_MAX_VALUES);
-			fputs(tune_usage, stderr);
-			return 2;
-		}
-		break;
-	default:
-		return cmd_opt_error("uslab tune", tune_usage, "j:h", argv);
-	}
-	return rc;
-}
-
-/* Return: -1 to go on (optind at the trace), or the exit status: 0 after
- * --help, 1 for an unwritable drawing, 2 after a usage error (said). */
+/* Return: as parse_options() (the trace at the index returned). */
 static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o)
 {
-	static const struct option opts[] = {
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "svg", required_argument, NULL, 's' },
-		{ "png", required_argument, NULL, 'p' },
-		{ "cpus", required_argument, NULL, 'c' },
-		{ "mag-sizes", required_argument, NULL, 'm' },
-		{ "depot-limits", required_argument, NULL, 'd' },
-		{ "batch", required_argument, NULL, 'b' },
-		{ "peak", no_argument, NULL, 'P' },
-		{ "no-compose", no_argument, NULL, 'N' },
-		{ "all", no_argument, NULL, 'A' },
-		{ "verify", optional_argument, NULL, 'V' },
-		{ "verify-grid", optional_argument, NULL, 'G' },
-		{ "help", no_argument, NULL, 'h' },
-		CMD_SELECT_OPTS,
-		{ NULL, 0, NULL, 0 },
-	};
 	static const long mags[] = { 4, 8, 16, 32, 64, 128, 256 };
 	static const long depots[] = { 0, 2, 8, 32, -1 };
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
-	int opt, rc;
+	const struct cli_opt opts[] = {
+		OPT_UINT('j', "jobs", &tu->workers, "N", "simulations at once (default: online CPUs)",
+			 1, 256),
+		OPT_STRING(0, "svg", &o->svg, "FILE", "draw the frontier as SVG (our own writer)",
+			   .flags = OPT_OUTPUT),
+		OPT_STRING(0, "png", &o->png, "FILE", "draw it as PNG (python3-matplotlib)",
+			   .flags = OPT_OUTPUT),
+		OPT_ULONG(0, "cpus", &o->cpus, "N", "virtual CPUs (default: the trace's)",
+			  1, TRACE_MAX_CPUS),
+		OPT_CALLBACK(0, "mag-sizes", &o->sp, "LIST",
+			     "magazine sizes swept (default 4,8,16,32,64,128,256)", tune_list,
+			     .data = 'm'),
+		OPT_CALLBACK(0, "depot-limits", &o->sp, "LIST",
+			     "depot limits swept (default 0,2,8,32,-1)", tune_list, .data = 'd'),
+		OPT_INTEGER(0, "batch", &tu->batch, "N",
+			    "batch count for every run (default: half a magazine)", 1, 4096),
+		OPT_BOOLEAN(0, "peak", &tu->peak, "frontier on peak instead of mean overhead"),
+		OPT_BOOLEAN_OFF(0, "no-compose", &o->sp.compose,
+				"only the uniform grid, no per-class round"),
+		OPT_BOOLEAN(0, "all", &o->all_rows, "print every frontier point"),
+		OPT_ULONG(0, "verify", &o->verify, "N",
+			  "replay the trace for real under the defaults and the\n"
+			  "recommendation, interleaved, N runs each (5): medians\n"
+			  "of wall and CPU time and RSS; with --cpus 1, one\n"
+			  "thread pinned to one CPU", 1, 64, .flags = OPT_OPTARG, .data = 5),
+		OPT_ULONG(0, "verify-grid", &o->verify, "N",
+			  "the same for every point of the uniform grid (at most\n"
+			  "32; e.g. --mag-sizes 8,32,128,512 --depot-limits\n"
+			  "0,8,32,-1): the rank correlation of modelled against\n"
+			  "measured time, the noise, the rms error", 1, 64,
+			  .flags = OPT_OPTARG, .data = 5, .set = &o->verify_grid),
+		OPT_PROC_SELECT(),
+		OPT_END(),
+	};
 
 	memcpy(o->sp.mags, mags, sizeof(mags));
 	memcpy(o->sp.depots, depots, sizeof(depots));
@@ -179,23 +111,7 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 	o->sp.compose = true;
 	tu->workers = online > 0 ? (unsigned int)online : 1;
 	tu->batch = -1;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "j:h", opts, NULL)) != -1)
-		if ((rc = tune_option(opt, optarg, argv, tu, o)))
-			return rc < 0 ? fputs(tune_usage, stdout) < 0 : rc;
-	if (cmd_one_trace("uslab tune", tune_usage, argc))
-		return 2;
-	/* Output paths are checked before the sweep, not after it. */
-	for (int i = 0; i < 2; i++) {
-		const char *path = i ? o->png : o->svg;
-		char why[PATH_MAX + 128];
-
-		if (path && out_check(path, why, sizeof(why))) {
-			fprintf(stderr, "uslab tune: --%s: %s\n", i ? "png" : "svg", why);
-			return 1;
-		}
-	}
-	return -1;
+	return parse_options(argc, argv, opts, tune_usage, PARSE_OPT_ONE_TRACE);
 }
 
 static void print_options(FILE *f, const struct tune_job *j)
@@ -581,10 +497,12 @@ int cmd_tune(int argc, char **argv)
 	const char *trace;
 	int rc;
 
+	/* mirrors cmd_sim (builtin-sim.c): the options, then the trace
+	 * loaded for the engine (whole here, streamed there) */
 	rc = tune_parse(argc, argv, &tu, &o);
-	if (rc >= 0)
-		return rc;
-	trace = argv[optind];
+	if (rc <= 0)
+		return -rc;
+	trace = argv[rc];
 	if (sim_trace_load(&t, trace, (unsigned int)o.cpus, "uslab tune"))
 		return 1;
 	tu.t = &t;

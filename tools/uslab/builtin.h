@@ -11,6 +11,16 @@
 #include "sim/internal.h"
 #include <sys/types.h>
 #include "uslab/statseg.h"
+#include "tools/uslab/parse-options.h"
+
+/* parse-options.c: --pid and --comm, the process of a multi-process trace
+ * every reader of traces takes (trace/'s cmd_select). */
+const char *opt_select_pid(const struct cli_opt *opt, const char *arg);
+const char *opt_select_comm(const struct cli_opt *opt, const char *arg);
+#define OPT_PROC_SELECT()							\
+	OPT_CALLBACK(0, "pid", NULL, "PID", "the process with this pid (default: the\n"	\
+		     "program the command ran as: uslab record -h)", opt_select_pid),	\
+	OPT_CALLBACK(0, "comm", NULL, "NAME", "the process with this name", opt_select_comm)
 
 /* builtin-script.c */
 int cmd_script(int argc, char **argv);
@@ -72,14 +82,11 @@ struct statseg_handle {
 	pid_t pid;
 	const char *cmd;		/* for messages */
 };
-int statseg_parse_pid(const char *cmd, const char *arg, pid_t *pid);
-/* The end of a -p command's option loop (opterr 0): an option getopt did
- * not take, said with @usage. Return: 2. */
-int statseg_opt_error(const char *cmd, char **argv, void (*usage)(FILE *f));
-/* After the loop: no operand left, and a -p PID given. Return: 0, or 2
- * after saying what was wrong and @usage. */
-int statseg_args_done(const char *cmd, int argc, char **argv, pid_t pid,
-		      void (*usage)(FILE *f));
+/* -p/--pid PID, required, of `uslab slabinfo` and `uslab top`: into the
+ * pid_t @v. PID_MAX_LIMIT is 2^22; 2^30 - 1 leaves room. */
+#define OPT_STATSEG_PID(v)							\
+	OPT_INTEGER('p', "pid", v, "PID", "the process (running on uslab)", 1, 0x3fffffff, \
+		    .flags = OPT_REQUIRED)
 int statseg_open(const char *cmd, pid_t pid, struct statseg_handle *h);
 int statseg_snapshot(struct statseg_handle *h, const char *write, int *write_result,
 		     struct uslab_statseg *out);

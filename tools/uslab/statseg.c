@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <stdio.h>
@@ -194,40 +193,4 @@ int statseg_snapshot(struct statseg_handle *h, const char *write, int *write_res
 out:
 	flock(h->fd, LOCK_UN);
 	return ret;
-}
-
-/* "-p PID": a positive pid, or an error naming the option. */
-int statseg_parse_pid(const char *cmd, const char *arg, pid_t *pid)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg ? arg : "", &end, 10);
-	if (!arg || !*arg || *end || errno || v <= 0 || v > 0x3fffffff) {
-		fprintf(stderr, "%s: -p: expected a process id, got '%s'\n", cmd, arg ? arg : "");
-		return -1;
-	}
-	*pid = (pid_t)v;
-	return 0;
-}
-
-int statseg_opt_error(const char *cmd, char **argv, void (*usage)(FILE *f))
-{
-	fprintf(stderr, "%s: unknown option or missing argument '%s'\n", cmd, argv[optind - 1]);
-	usage(stderr);
-	return 2;
-}
-
-int statseg_args_done(const char *cmd, int argc, char **argv, pid_t pid,
-		      void (*usage)(FILE *f))
-{
-	if (optind < argc)
-		fprintf(stderr, "%s: unexpected argument '%s'\n", cmd, argv[optind]);
-	else if (!pid)
-		fprintf(stderr, "%s: -p PID is required\n", cmd);
-	else
-		return 0;
-	usage(stderr);
-	return 2;
 }

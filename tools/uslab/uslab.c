@@ -3,11 +3,11 @@
  * uslab: the trace and simulator CLI, perf-style subcommands.
  *
  * To add a subcommand: write `int cmd_xxx(int argc, char **argv)` in
- * tools/uslab/builtin-xxx.c, declare it in tools/uslab/builtin.h, add one
+ * tools/uslab/builtin-xxx.c (its options one table for parse_options(),
+ * tools/uslab/parse-options.h), declare it in tools/uslab/builtin.h, add one
  * line to the table below, and a manual page docs/man/uslab-xxx.1.scd.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -115,14 +115,12 @@ static int help(const char *name)
 	{
 		char *argv[] = { (char *)c->name, (char *)"--help", NULL };
 
-		optind = 1;
 		return c->fn(2, argv);
 	}
 }
 
 int main(int argc, char **argv)
 {
-	opterr = 0;	/* each subcommand names a bad option itself */
 	/* A closed pipe is a write error like any other: a message and exit 1
 	 * (record gives the command the default back). */
 	signal(SIGPIPE, SIG_IGN);
