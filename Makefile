@@ -231,10 +231,10 @@ define check-layer-rule
 check-$(1): all $$(filter $(obj)/tests/$(1)/%,$$(check-progs)) | $(obj)/.deps-test
 	$$(Q)O=$$(obj) bash tests/run-all.sh $$(filter $(obj)/tests/$(1)/%,$$(check-progs)) \
 		$$(filter tests/$(1)/%,$$(check-scripts))
-.PHONY: check-$(1)
 help-check-$(1) := run the suites of tests/$(1)/ only
 endef
 $(foreach l,$(test-layers),$(eval $(call check-layer-rule,$(l))))
+.PHONY: $(addprefix check-,$(test-layers))
 
 # Layers only look down (shared/DESIGN.md): includes, and calls (nm over the
 # objects of each folder); fails on either looking up.
@@ -296,6 +296,7 @@ distclean: clean
 # description a fragment gives it in help-<target>, and every preset.
 help-all        := build the libraries, the uslab CLI and the tools (default)
 help-check      := build and run every test suite (make check must stay green)
+help-check-build := build everything make check runs, without running it
 help-check-layers := fail on an include or a call that goes up the layers
 help-run        := the main job on the bundled default trace
 help-install    := install libraries, headers, uslab, man pages (PREFIX=$(PREFIX))

@@ -149,6 +149,13 @@ static void bn_divmod(const struct bn *a, const struct bn *b, struct bn **q,
 		free(rem);
 }
 
+/* *@old gives way to @new: numbers are immutable, a step frees what it replaces. */
+static void bn_replace(struct bn **old, struct bn *new)
+{
+	free(*old);
+	*old = new;
+}
+
 static struct bn *bn_isqrt(const struct bn *n)
 {
 	struct bn *x = bn_shl1(n, 0), *y;	/* any start above the root */
@@ -168,8 +175,7 @@ static struct bn *bn_isqrt(const struct bn *n)
 			free(y);
 			return x;
 		}
-		free(x);
-		x = y;
+		bn_replace(&x, y);
 	}
 }
 
@@ -229,15 +235,11 @@ int wl_cfrac(int argc, char **argv)
 		bn_divmod(num, n, NULL, &p);
 		free(num);
 		check += p->n ? p->d[0] : 0;
-		free(p2);
-		p2 = p1;
+		bn_replace(&p2, p1);
 		p1 = p;
-		free(m);
-		free(d);
-		free(a);
-		m = m2;
-		d = d2;
-		a = a2;
+		bn_replace(&m, m2);
+		bn_replace(&d, d2);
+		bn_replace(&a, a2);
 	}
 	wall = bench_now() - t0;
 	printf("cfrac_s=%.4f peak_rss_kb=%ld check=%lu\n", wall, bench_peak_rss_kb(),

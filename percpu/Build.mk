@@ -42,6 +42,7 @@ stress: $(obj)/tests/percpu/check_percpu_stress $(obj)/tests/percpu/percpu_no_rs
 .PHONY: stress
 
 # `make check-sanitize`: ASan+UBSan and TSan builds beside this one.
+help-check-sanitize := the core suites under ASan+UBSan and TSan (builds beside this one)
 check-sanitize: $(obj)/tests/percpu/percpu_no_rseq
 	$(Q)bash percpu/check-sanitize.sh $(obj)
 .PHONY: check-sanitize
