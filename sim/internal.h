@@ -144,7 +144,8 @@ struct sim_result {
 /* sim/simulate.c */
 void sim_config_init(struct sim_config *cfg);
 int sim_parse_mag_size(struct sim_config *cfg, const char *arg);
-/* @opt: 'm' --mag-size, 'b' --batch, 'd' --depot-limit. Return: 0/-EINVAL. */
+/* @opt: 'm' --mag-size, 'b' --batch, 'd' --depot-limit. Return: 0, -EINVAL,
+ * -ENOENT (--mag-size CLASS=N: CLASS no kmalloc class). */
 int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg);
 /* Run @t once through the library (a stream is read to its end, chunk by
  * chunk); once per process (forked for more). */
@@ -159,7 +160,9 @@ const char *sim_pcp_engine(void);
 int sim_pcp_init(unsigned int cpus, bool no_reaper);
 /* Before the caches exist: @cfg's tunables as slab/ settings. */
 int sim_pcp_settings(const struct sim_config *cfg);
-/* After: fails (-ENOENT) when a per-class name matched no cache. */
+/* Whether @n is a kmalloc class (a size it serves or a cache name). */
+bool sim_class_named(const char *n);
+/* After: fails (-ENOENT, said) when a per-class name matched no cache. */
 int sim_pcp_apply(const struct sim_config *cfg, struct sim_result *res);
 void sim_pcp_set_cpu(unsigned int cpu, uint64_t time_ns);
 void sim_pcp_collect(struct sim_result *res);

@@ -437,8 +437,9 @@ static int sim_check_setting(const char *what, const char *arg, long *value,
 
 /*
  * sim_parse_mag_size - "N" for every class, "CLASS=N" for one, where CLASS
- * is a cache name (kmalloc-64) or a byte size (64). The names must match a
- * cache once the caches exist (sim_pcp_apply).
+ * is a cache name (kmalloc-64) or a byte size (64), checked here
+ * (sim_class_named). Return: 0, -ENOENT for a CLASS that is no kmalloc
+ * class, -EINVAL for anything else.
  */
 int sim_parse_mag_size(struct sim_config *cfg, const char *arg)
 {
@@ -456,6 +457,8 @@ int sim_parse_mag_size(struct sim_config *cfg, const char *arg)
 		return -EINVAL;
 	memcpy(cfg->class_mag[cfg->nr_class_mag].name, arg, (size_t)(eq - arg));
 	cfg->class_mag[cfg->nr_class_mag].name[eq - arg] = '\0';
+	if (!sim_class_named(cfg->class_mag[cfg->nr_class_mag].name))
+		return -ENOENT;		/* refused with the options, not at run time */
 	cfg->class_mag[cfg->nr_class_mag].mag = (int)v;
 	cfg->nr_class_mag++;
 	return 0;

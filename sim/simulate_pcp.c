@@ -99,22 +99,37 @@ int sim_pcp_settings(const struct sim_config *cfg)
 	return err;
 }
 
-/* Every per-class name must name a kmalloc class (typos fail loudly). */
+/*
+ * sim_class_named - whether @n names a kmalloc class: a byte size the
+ * classes serve (64) or a cache name of slab's one table, kmalloc_info[]
+ * (kmalloc-64). The one check of a CLASS in --mag-size CLASS=N: at option
+ * parse time (sim_parse_mag_size) and again when the run starts.
+ */
+bool sim_class_named(const char *n)
+{
+	unsigned int i;
+	long size;
+
+	if (!kmem_cache_parse_long(n, 1, KMALLOC_MAX_CACHE_SIZE, &size))
+		return true;	/* a size: the parser finds its class */
+	for_each_kmalloc_class(i)
+		if (!strcmp(n, kmalloc_info[i].name))
+			return true;
+	return false;
+}
+
+/* Every per-class name must name a kmalloc class (typos fail loudly; the
+ * command line has refused them already, this guards other callers). */
 int sim_pcp_apply(const struct sim_config *cfg, struct sim_result *res)
 {
-	unsigned int i, c;
+	unsigned int i;
 
 	for (i = 0; i < cfg->nr_class_mag; i++) {
 		const char *n = cfg->class_mag[i].name;
-		long size;
 
-		if (!kmem_cache_parse_long(n, 1, KMALLOC_MAX_CACHE_SIZE, &size))
-			continue;	/* a size: the parser found its class */
-		for (c = 0; c < res->nr_cls; c++)
-			if (!strcmp(n, res->cls[c].name))
-				break;
-		if (c == res->nr_cls) {
-			fprintf(stderr, "uslab sim: no kmalloc cache '%s'\n", n);
+		if (!sim_class_named(n)) {
+			fprintf(stderr, "uslab sim: --mag-size: no kmalloc cache '%s'\n", n);
+			res->reported = true;	/* said: not the trace's error */
 			return -ENOENT;
 		}
 	}

@@ -166,6 +166,17 @@ opt_bad "uslab slabinfo: unexpected argument 'extra'" slabinfo -p 1 extra
 opt_bad "uslab script: no TRACE given" script -n 3
 opt_bad "uslab script: one TRACE only (found also 'u')" script "$t" u
 [ ! -e "$T/g.ustr" ] || fail "a refused gen wrote its output"
+# A CLASS no kmalloc cache has: refused with the options (exit 2, naming the
+# option and the value), never reported as the trace's error.
+for v in kmalloc-65=3 kmalloc-64x=3 foo=3; do
+	expect 2 "sim --mag-size $v" -- "$U" sim "$t" --mag-size "$v"
+	head -1 "$T/err" | grep -q "^uslab sim: --mag-size: expected CLASS=N with CLASS a kmalloc cache (kmalloc-.*, found '$v'\$" ||
+		fail "sim --mag-size $v: $(head -1 "$T/err")"
+	! grep -q "$t" "$T/err" || fail "sim --mag-size $v: blamed the trace: $(cat "$T/err")"
+	[ ! -s "$T/out" ] || fail "sim --mag-size $v: simulated"
+done
+"$U" sim "$t" --mag-size kmalloc-64=3 --mag-size 65=3 --rows 0 >/dev/null 2>&1 ||
+	fail "sim --mag-size kmalloc-64=3 --mag-size 65=3: refused"
 # Numbers: hexadecimal after 0x is the same number; options and operands mix.
 "$U" gen rpmalloc -t 1 -b 50 -l 3 --seed 0x10 -o "$T/h1.ustr" 2>/dev/null
 "$U" gen rpmalloc -t 1 -b 50 -l 3 --seed 16 -o "$T/h2.ustr" 2>/dev/null

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "lib/compiler.h"
+#include "uslab/slab.h"
 #include "tools/uslab/builtin.h"
 
 struct sim_cli {
@@ -200,8 +201,17 @@ static const char sim_usage[] =
  * knows the library's ranges (opt->value: the sim_config). */
 static const char *sim_tunable(const struct cli_opt *opt, const char *arg)
 {
-	if (!sim_parse_tunable(opt->value, (int)opt->data, arg))
+	static char cls[128];
+	int err = sim_parse_tunable(opt->value, (int)opt->data, arg);
+
+	if (!err)
 		return NULL;
+	if (err == -ENOENT) {	/* CLASS=N, CLASS no kmalloc class */
+		snprintf(cls, sizeof(cls), "CLASS=N with CLASS a kmalloc cache (%s .. %s) "
+			 "or a size 1..%d", kmalloc_info[0].name,
+			 kmalloc_info[NR_KMALLOC_CLASSES - 1].name, KMALLOC_MAX_CACHE_SIZE);
+		return cls;
+	}
 	return opt->data == 'm' ? "N or CLASS=N (kmalloc-64=32 or 64=32) the cache accepts" :
 	       opt->data == 'b' ? "a batch count the caches accept" :
 	       "a depot limit the caches accept (-1 unlimited)";
