@@ -5,8 +5,9 @@
 # missing value or a bad number named in one line, then the usage, on
 # stderr with exit 2; --version; `uslab help CMD` shows the manual page; "-"
 # is standard input for readers and standard output for writers; write
-# errors (/dev/full, a closed pipe) give a message and exit 1 before further
-# work; output paths are checked before a long run.
+# errors (/dev/full) give a message and exit 1 before further work, a
+# closed pipe ends the command silently (SIGPIPE, as cat); output paths are
+# checked before a long run.
 . "$(dirname "$0")/../lib.sh"
 cmds="record script report import replay gen sim tune calibrate"
 
@@ -209,19 +210,37 @@ printf '= Start\n@ ./p:[0x1] + 0x55d0a0 0x10\n@ ./p:[0x1] - 0x55d0a0\n= End\n' >
 "$U" record -q -o - -- true > "$T/rec.ustr"
 "$U" report "$T/rec.ustr" >/dev/null || fail "record -o -: not a trace on stdout"
 
-# Write errors: /dev/full and a closed pipe give a message and exit 1.
+# Write errors: /dev/full gives a message and exit 1.
 for c in script report sim "tune --mag-sizes 8 --depot-limits 2 -j 1"; do
 	expect 1 "$c > /dev/full" -- sh -c "\"$U\" $c \"$T/t.ustr\" > /dev/full"
 	grep -q "standard output: No space left on device" "$T/err" || fail "$c > /dev/full: message: $(cat "$T/err")"
 done
 expect 1 "gen -o /dev/full" -- "$U" gen rpmalloc -t 1 -b 100 -l 5 -o /dev/full
 grep -q "/dev/full: write: No space left on device" "$T/err" || fail "gen -o /dev/full: message: $(cat "$T/err")"
+# A reader that stops early is normal use: the command ends silently,
+# killed by SIGPIPE as cat is (141), with no message; a short output that
+# fit before the reader left ends 0. A write error that is not a closed
+# pipe (/dev/full, above) still says so and exits 1.
 "$U" gen rpmalloc -t 1 -b 5000 -l 200 -o "$T/big.ustr" 2>/dev/null
-set +e
-( "$U" script "$T/big.ustr"; echo "rc=$?" > "$T/pipe.rc" ) 2>"$T/pipe.err" | head -1 > /dev/null
-set -e
-grep -q "rc=1" "$T/pipe.rc" || fail "script | head: $(cat "$T/pipe.rc")"
-grep -q "standard output: Broken pipe" "$T/pipe.err" || fail "script | head: message: $(cat "$T/pipe.err")"
+pipe_rc() {	# pipe_rc WHAT CMD...: run CMD | head -1; its status in $prc
+	set +e
+	( "$@"; echo "$?" > "$T/pipe.rc" ) 2>"$T/pipe.err" | head -1 > /dev/null
+	set -e
+	prc=$(cat "$T/pipe.rc")
+	[ ! -s "$T/pipe.err" ] || fail "$1 | head: wrote to stderr: $(cat "$T/pipe.err")"
+}
+pipe_rc "$U" script "$T/big.ustr"
+[ "$prc" = 141 ] || fail "script | head: exit $prc, expected 141 (SIGPIPE)"
+pipe_rc "$U" report --rows 100000 "$T/big.ustr"
+[ "$prc" = 141 ] || [ "$prc" = 0 ] || fail "report | head: exit $prc"
+pipe_rc "$U" sim --rows 100000 "$T/big.ustr"
+[ "$prc" = 141 ] || [ "$prc" = 0 ] || fail "sim | head: exit $prc"
+pipe_rc "$U" tune --mag-sizes 8 --depot-limits 2 -j 1 "$T/t.ustr"
+[ "$prc" = 141 ] || [ "$prc" = 0 ] || fail "tune | head: exit $prc"
+pipe_rc "$U" gen rpmalloc -t 1 -b 5000 -l 200 -o -
+[ "$prc" = 141 ] || fail "gen -o - | head: exit $prc, expected 141 (SIGPIPE)"
+pipe_rc "$U" --help
+[ "$prc" = 141 ] || [ "$prc" = 0 ] || fail "--help | head: exit $prc"
 
 # Output paths are checked before the long run: nothing is simulated.
 expect 1 "sim --timeline bad" -- "$U" sim --timeline /nonexistent/dir/t.csv "$T/t.ustr"

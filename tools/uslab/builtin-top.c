@@ -275,7 +275,6 @@ int cmd_top(int argc, char **argv)
 	tty = !once && top_tty_raw(&saved);
 	signal(SIGINT, top_on_signal);
 	signal(SIGTERM, top_on_signal);
-	signal(SIGPIPE, SIG_IGN);
 
 	/* -o: the first snapshot is only the base of the rates */
 	if (once) {

@@ -121,9 +121,15 @@ static int help(const char *name)
 
 int main(int argc, char **argv)
 {
-	/* A closed pipe is a write error like any other: a message and exit 1
-	 * (record gives the command the default back). */
-	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * A reader that stops early (uslab script T | head) is normal use: the
+	 * command ends at its next write, silently, killed by SIGPIPE as cat
+	 * is (status 141 in the shell), with no work after it. Every other
+	 * write error (a full disk) is said and exits 1 (cmd_check_stdout).
+	 * record alone ignores SIGPIPE: it must outlive its command to finish
+	 * the trace, and gives the command the default back.
+	 */
+	signal(SIGPIPE, argc > 1 && !strcmp(argv[1], "record") ? SIG_IGN : SIG_DFL);
 	if (argc < 2) {
 		fprintf(stderr, "uslab: no command given\n");
 		return usage(stderr);
