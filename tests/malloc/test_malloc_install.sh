@@ -194,4 +194,18 @@ res=$(./app) || fail "static app failed: $res"
 grep -Eq "^malloc from: $prefix/(bin/\.\./)?lib/libuslab\.so" replay.txt ||
 	{ grep '^malloc from' replay.txt; fail "installed replay does not preload $prefix/lib/libuslab.so"; }
 
-echo "install: ok ($nh headers alone; kernel API + malloc program shared and static from README.md; replay)"
+# Every command the installed CLI lists has its installed manual page, and
+# `uslab help CMD` shows it from the install (share/man/man1 beside bin/).
+ncmd=0
+for c in "" $("$prefix/bin/uslab" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }'); do
+	ncmd=$((ncmd + 1))
+	page=uslab${c:+-$c}.1
+	[ -s "$prefix/share/man/man1/$page" ] || fail "make install did not install $page"
+	"$prefix/bin/uslab" help $c >help.txt 2>help.err || fail "installed uslab help $c failed: $(cat help.err)"
+	[ ! -s help.err ] || fail "installed uslab help $c: $(cat help.err)"
+	grep -q "^NAME" help.txt && grep -q "uslab${c:+-$c} - " help.txt ||
+		fail "installed uslab help $c: not its manual page: $(head -3 help.txt)"
+done
+[ "$ncmd" -ge 12 ] || fail "uslab --help lists $((ncmd - 1)) commands, expected 11 or more"
+
+echo "install: ok ($nh headers alone; kernel API + malloc program shared and static from README.md; replay; help of $((ncmd - 1)) commands)"

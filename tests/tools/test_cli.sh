@@ -190,9 +190,17 @@ cmp -s "$T/h1.ustr" "$T/h2.ustr" || fail "--seed 0x10 is not --seed 16"
 # --version, help
 expect 0 "--version" -- "$U" --version
 grep -q "^uslab .*trace format 1\.1" "$T/out" || fail "--version: $(cat "$T/out")"
-for c in "" $cmds; do
+# every command uslab --help lists, the live-view ones too, has its page
+all=$("$U" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }')
+for c in $cmds slabinfo top; do
+	grep -qx "$c" <<<"$all" || fail "uslab --help does not list $c"
+done
+for c in "" $all; do
 	expect 0 "help $c" -- "$U" help $c
-	grep -q "uslab${c:+-$c}" "$T/out" && grep -q "NAME" "$T/out" || fail "help $c: no manual page: $(head -3 "$T/out")"
+	[ ! -s "$T/err" ] || fail "help $c: $(cat "$T/err")"
+	grep -q "uslab${c:+-$c} - " "$T/out" && grep -q "^NAME" "$T/out" || fail "help $c: no manual page: $(head -3 "$T/out")"
+	grep -q "uslab${c:+-$c}(1)" "$T/out" || fail "help $c: not its page: $(head -3 "$T/out")"
+	[ -z "$c" ] || "$U" help | grep -q "uslab-$c(1)" || fail "uslab(1) does not name uslab-$c(1)"
 done
 expect 2 "help nosuch" -- "$U" help nosuch
 grep -q "unknown command 'nosuch'" "$T/err" || fail "help nosuch: message"
