@@ -13,11 +13,24 @@ bad() { echo "FAIL: $*"; fail=1; }
 # timeout: a hang inside the allocator may block SIGTERM.
 pre() { timeout -k 5 60 env LD_PRELOAD="$lib" "$@"; }
 
-# help: every option of the table, one a line.
+# help: every option of the table, one a line; and README.md's table of
+# USLAB_OPTIONS lists exactly the options help lists (the rows whose first
+# cell is `name` or `name=...`, not the per-cache `name.<cache>=N` forms),
+# so the two cannot drift apart.
 USLAB_OPTIONS=help pre /bin/true 2>"$work/help"
-for o in mag_size batch depot_limit reaper_ms trim limit_mb stats debug help; do
+for o in mag_size batch depot_limit reaper_ms trim limit_mb stats stats_shm debug \
+	 slab_debug fail_slab fail_page help; do
 	grep -qE "^  $o +default " "$work/help" || bad "help does not list $o"
 done
+src=$(cd "$(dirname "$0")/../.." && pwd)
+sed -n 's/^  \([a-z_]*\) \{1,\}default .*/\1/p' "$work/help" | sort >"$work/help.names"
+awk '/^\| option \| default \| meaning \|/ { on = 1; next }
+     on && !/^\|/ { exit }
+     on && /^\| `/ { split($0, c, "`"); n = c[2]; if (n ~ /\./) next; sub(/=.*/, "", n); print n }' \
+	"$src/README.md" | sort >"$work/readme.names"
+[ "$(wc -l <"$work/help.names")" -ge 13 ] || bad "help table: $(wc -l <"$work/help.names") options read"
+diff "$work/help.names" "$work/readme.names" >"$work/names.diff" ||
+	bad "README.md's USLAB_OPTIONS table differs from USLAB_OPTIONS=help (< help, > README): $(tr '\n' ' ' <"$work/names.diff")"
 
 # Bad items: one warning each, naming it; the good ones and the program run.
 USLAB_OPTIONS='bogus=1,mag_size=abc,trim=64,stats=maybe,limit_mb=-5,,mag_size.nosuch=3' \
