@@ -56,10 +56,12 @@ else
 	echo "no per-CPU magazines in this build: magazine checks skipped"
 fi
 
-# Bad options: exit 2 (usage) or 1 (bad class), never a crash.
+# Bad options: exit 2 (usage), never a crash; a class no kmalloc cache has
+# is a bad option value too, named with the option, not the trace's error.
 set +e
 "$U" sim "$T/pc.ustr" --mag-size x > /dev/null 2>&1; [ $? -eq 2 ] || fail "bad --mag-size accepted"
-"$U" sim "$T/pc.ustr" --mag-size kmalloc-7=3 > /dev/null 2>&1; [ $? -eq 1 ] || fail "unknown cache accepted"
+"$U" sim "$T/pc.ustr" --mag-size kmalloc-7=3 > /dev/null 2>"$T/err"; [ $? -eq 2 ] || fail "unknown cache accepted"
+head -1 "$T/err" | grep -q "^uslab sim: --mag-size: .*found 'kmalloc-7=3'" || fail "unknown cache: $(head -1 "$T/err")"
 "$U" sim "$T/nonexistent.ustr" > /dev/null 2>&1; [ $? -eq 1 ] || fail "missing trace"
 head -c 1000 traces/gcc-O2-cc1.ustr > "$T/cut.ustr"
 "$U" sim "$T/cut.ustr" > /dev/null 2>"$T/cut.err"; [ $? -eq 1 ] || fail "truncated trace accepted"
