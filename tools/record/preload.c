@@ -27,6 +27,15 @@
  * a line in $USLAB_RECORD_DIR/notes says so, and `uslab record` warns.
  * vfork and posix_spawn children share the parent's memory until they exec:
  * what they allocate before that is counted as the parent's.
+ *
+ * Fatal signals: every signal whose default action ends the process and
+ * that the program left at SIG_DFL gets fatal_flush, which writes every
+ * thread's buffer and dies of the signal as the default action would, so a
+ * program killed by TERM, INT, SEGV, ABRT... keeps its last events. A
+ * handler the program installs replaces ours (it decides what the signal
+ * does; when it ends by exit() the destructor flushes, by _exit exit_now
+ * does); SIGKILL cannot be caught: up to 32 KiB per thread are lost then,
+ * and `uslab record` says so.
  */
 #include <assert.h>
 #include <dlfcn.h>
@@ -35,6 +44,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -746,6 +756,57 @@ static void atfork_child(void)
 	atfork_parent();
 }
 
+/* ---- Fatal signals ------------------------------------------------------ */
+
+static const int fatal_sigs[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGABRT, SIGFPE, SIGSEGV, SIGBUS,
+	SIGPIPE, SIGALRM, SIGTERM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ, SIGSYS,
+};
+
+/*
+ * The process dies of @sig: write what every thread has buffered, then
+ * die of it with the default action (status, core dump). Async-signal-safe:
+ * atomics, write(2) and, for -g, open/read of /proc/self/maps. The list of
+ * buffers is walked without pool_lock (the interrupted thread may hold
+ * it): buffers are never unmapped and are pushed with next_all set first;
+ * a buffer another thread is filling yields the events committed to fill.
+ */
+static void fatal_flush(int sig)
+{
+	int e = errno;
+	sigset_t set;
+
+	if (atomic_load(&state) == 2 && getpid() == owner_pid && READ_ONCE(raw_fd) >= 0) {
+		WRITE_ONCE(exiting, true);
+		for (struct rec_buf *b = READ_ONCE(all_bufs); b; b = READ_ONCE(b->next_all))
+			if (READ_ONCE(b->in_use))
+				flush_buf(b);
+		dump_maps();
+	}
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	raise(sig);	/* a fault re-faults at the return, at SIG_DFL */
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	errno = e;
+}
+
+/* At start (and in each exec'd image: exec resets handlers): ours for the
+ * fatal signals still at SIG_DFL; ignored or handled ones are left alone. */
+static void catch_fatal(void)
+{
+	struct sigaction sa = { .sa_handler = fatal_flush,
+				.sa_flags = SA_ONSTACK | SA_RESTART }, old;
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < ARRAY_SIZE(fatal_sigs); i++) {
+		if (sigaction(fatal_sigs[i], NULL, &old) || old.sa_handler != SIG_DFL ||
+		    (old.sa_flags & SA_SIGINFO))
+			continue;
+		sigaction(fatal_sigs[i], &sa, NULL);
+	}
+}
+
 static __attribute__((destructor)) void record_fini(void)
 {
 	if (atomic_load(&state) != 2)
@@ -834,6 +895,7 @@ static __slowpath void record_init(void)
 		open_raw_locked();
 	spin_unlock(&open_lock);
 	atomic_store(&state, 2);
+	catch_fatal();
 	dump_maps();
 }
 

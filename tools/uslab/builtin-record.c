@@ -392,6 +392,11 @@ int cmd_record(int argc, char **argv)
 	out_catch_fatal(remove_raw_dir_fatal);
 	ret = WIFEXITED(status) ? WEXITSTATUS(status) :
 	      WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+	/* the recorder's fatal_flush keeps the rest; KILL cannot be caught */
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		fprintf(stderr, "uslab record: warning: %s was killed by SIGKILL: its last "
+			"events (up to %u KiB per thread) were not written\n",
+			argv[first], REC_BLOCK_BYTES >> 10);
 	if (forwarded)
 		fprintf(stderr, "uslab record: %s received: forwarded to %s (pid %d), "
 			"which %s %d; writing the trace of what was recorded\n",
