@@ -30,7 +30,8 @@ count_size() {
 # prog READY N SIG [THREAD_N]: THREAD_N mallocs of 333 bytes on a second
 # thread (which then blocks), N of 777 bytes on the main thread, then
 # READY is created and the program either waits for a signal (SIG 0) or
-# sends itself SIG. Fewer events than one 32 KiB buffer: without a flush
+# sends itself SIG; -SIG: from a handler of its own that cleans up, sets
+# SIG_DFL back and re-raises (as programs do). Fewer events than one 32 KiB buffer: without a flush
 # at the signal, none of them reaches the raw file.
 cat > "$T/prog.c" <<'C'
 #include <fcntl.h>
@@ -41,6 +42,17 @@ cat > "$T/prog.c" <<'C'
 
 static int nthr, pipefd[2];
 static pthread_barrier_t bar;
+
+static void reraise(int sig)
+{
+	struct sigaction old;
+
+	signal(sig, SIG_DFL);
+	/* the program must read back what it set */
+	if (sigaction(sig, NULL, &old) || old.sa_handler != SIG_DFL)
+		_exit(3);
+	raise(sig);
+}
 
 static void *worker(void *arg)
 {
@@ -60,7 +72,16 @@ int main(int argc, char **argv)
 	int n = atoi(argv[2]), sig = atoi(argv[3]);
 	pthread_t t;
 
+	struct sigaction old;
+
 	nthr = argc > 4 ? atoi(argv[4]) : 0;
+	/* a fatal signal left at SIG_DFL reads back as SIG_DFL */
+	if (sigaction(SIGTERM, NULL, &old) || old.sa_handler != SIG_DFL)
+		return 4;
+	if (sig < 0) {
+		sig = -sig;
+		signal(sig, reraise);
+	}
 	if (pipe(pipefd))
 		return 2;
 	pthread_barrier_init(&bar, NULL, 2);
@@ -103,13 +124,15 @@ for sig in TERM HUP; do
 done
 
 # ---- 2. a program that dies of a signal keeps its last events ---------------
-for sig in TERM SEGV ABRT INT; do
+for sig in TERM SEGV ABRT INT handler-TERM; do
 	d=$T/self-$sig; mkdir "$d"
+	n=$(kill -l ${sig#handler-})
+	[ "$sig" = "${sig#handler-}" ] || n=-$n
 	# INT is ignored by a background job of a script: set back to default
 	run_rc env --default-signal=INT "$U" record -o "$d/t.ustr" -- \
-		"$T/prog" "$d/ready" 1000 "$(kill -l $sig)" 300 2>"$d/err"
+		"$T/prog" "$d/ready" 1000 "$n" 300 2>"$d/err"
 	cat "$d/err"
-	want=$((128 + $(kill -l $sig)))
+	want=$((128 + $(kill -l ${sig#handler-})))
 	[ $rc -eq $want ] || bad "self-$sig: record exited $rc, not $want"
 	[ -f "$d/t.ustr" ] || { bad "self-$sig: no trace"; continue; }
 	got=$(count_size "$d/t.ustr" 777)
@@ -124,6 +147,14 @@ cat "$d/err"
 [ $rc -eq 137 ] || bad "self-KILL: record exited $rc, not 137"
 grep -q "killed by SIGKILL: its last events (up to 32 KiB per thread) were not written" "$d/err" ||
 	bad "self-KILL: no warning about the lost events"
+
+# python installs its KeyboardInterrupt handler only over SIG_DFL: the
+# recorder's handler must not show through.
+if command -v python3 >/dev/null; then
+	"$U" record -q -o "$T/py.ustr" -- python3 -c 'import signal
+print(signal.getsignal(signal.SIGTERM) == signal.SIG_DFL, signal.getsignal(signal.SIGINT) == signal.default_int_handler)' >"$T/py.out"
+	[ "$(cat "$T/py.out")" = "True True" ] || bad "python under record sees other signal handlers: $(cat "$T/py.out")"
+fi
 
 # ---- 3. record -o -: the command's stdout is not the trace's ---------------
 # (the output, hello-42, is not in the command line the trace keeps)
