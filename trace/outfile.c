@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,7 +79,7 @@ static void catch_fatal(void)
 	struct sigaction sa = { .sa_handler = out_fatal }, old;
 
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(out_fatal_sigs) / sizeof(out_fatal_sigs[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(out_fatal_sigs); i++) {
 		if (sigaction(out_fatal_sigs[i], NULL, &old) || old.sa_handler != SIG_DFL ||
 		    (old.sa_flags & SA_SIGINFO))
 			continue;
@@ -92,7 +93,6 @@ static int tmp_register(const char *path)
 {
 	if (strlen(path) >= PATH_MAX)
 		return -1;
-	catch_fatal();
 	for (int i = 0; i < OUT_TMP_SLOTS; i++) {
 		int want = 0;
 
@@ -222,8 +222,9 @@ static int open_in_place(struct out_file *o, const char *path, char *err, size_t
 static int open_temp(struct out_file *o, const char *path, char *err, size_t len)
 {
 	char real[PATH_MAX];
+	sigset_t fatal, old_mask;
 	struct stat st;
-	int rc;
+	int rc, e;
 
 	if (stat(path, &st) == 0) {
 		if (!realpath(path, real))
@@ -238,13 +239,20 @@ static int open_temp(struct out_file *o, const char *path, char *err, size_t len
 		o->tmp = NULL;
 		return seterr(err, len, ENOMEM, path, NULL);
 	}
-	/* named to the handler once created (mkostemp fills in the name): a
-	 * signal inside the two calls' window still leaves it */
-	o->tmp_slot = -1;
+	/* the fatal signals held from the file's creation until the handler
+	 * knows its name (mkostemp makes it): one arriving between is
+	 * handled after, and finds it */
+	catch_fatal();
+	sigemptyset(&fatal);
+	for (size_t i = 0; i < ARRAY_SIZE(out_fatal_sigs); i++)
+		sigaddset(&fatal, out_fatal_sigs[i]);
+	pthread_sigmask(SIG_BLOCK, &fatal, &old_mask);
 	o->fd = mkostemp(o->tmp, O_CLOEXEC);
+	o->tmp_slot = o->fd >= 0 ? tmp_register(o->tmp) : -1;
+	e = errno;
+	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
 	if (o->fd < 0)
-		return seterr(err, len, errno, o->tmp, NULL);
-	o->tmp_slot = tmp_register(o->tmp);
+		return seterr(err, len, e, o->tmp, NULL);
 	if (!o->keep_mode) {
 		mode_t um = umask(0);
 

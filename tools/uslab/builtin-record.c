@@ -24,7 +24,6 @@
 #include <dirent.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,30 +74,9 @@ static void forward_signal(int sig)
 /* The raw folder, for removal from a fatal signal's handler. */
 static char raw_dir[PATH_MAX];
 
-/* record_remove_dir with syscalls only (async-signal-safe: no opendir,
- * no malloc): the folder is flat. */
 static void remove_raw_dir_fatal(void)
 {
-	char buf[4096];
-	long n;
-	int fd = open(raw_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < n;) {
-			/* struct linux_dirent64: ino 8, off 8, reclen 2, type 1, name */
-			unsigned short reclen;
-			const char *name = buf + off + 19;
-
-			memcpy(&reclen, buf + off + 16, sizeof(reclen));
-			if (name[0] != '.')
-				unlinkat(fd, name, 0);
-			off += reclen;
-		}
-	}
-	close(fd);
-	rmdir(raw_dir);
+	record_remove_dir(raw_dir);
 }
 
 static int run_child(char **argv, const char *lib, const char *dir, bool stacks_wanted,
@@ -385,11 +363,23 @@ int cmd_record(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t_ran);
 	/* A second TERM (timeout -k, an impatient user) while we write: die
 	 * of it, leaving neither the raw folder nor half a trace. */
-	signal(SIGINT, SIG_DFL);
-	signal(SIGQUIT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	out_catch_fatal(remove_raw_dir_fatal);
+	{
+		sigset_t hold, old_mask;
+
+		/* held across the switch: none finds SIG_DFL without our hook */
+		sigemptyset(&hold);
+		sigaddset(&hold, SIGINT);
+		sigaddset(&hold, SIGQUIT);
+		sigaddset(&hold, SIGTERM);
+		sigaddset(&hold, SIGHUP);
+		sigprocmask(SIG_BLOCK, &hold, &old_mask);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		out_catch_fatal(remove_raw_dir_fatal);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	}
 	ret = WIFEXITED(status) ? WEXITSTATUS(status) :
 	      WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 	/* the recorder's fatal_flush keeps the rest; KILL cannot be caught */
