@@ -11,6 +11,7 @@
 # generous limit for a loaded 2-core machine.
 . "$(dirname "$0")/../lib.sh"
 set +e
+ulimit -c 0	# SEGV and ABRT below: no core files in the tree
 
 # wait_for FILE: until FILE exists (120 s at most).
 wait_for() {
