@@ -52,6 +52,8 @@ static const int out_fatal_sigs[] = {
 /* The caller's own cleanup at a fatal signal (out_catch_fatal). */
 static void (*volatile fatal_hook)(void);
 
+/* mirrors fatal_flush in tools/record/preload.c (its end: SIG_DFL, raise,
+ * unblock): the recorder library may link nothing of uslab */
 static void out_fatal(int sig)
 {
 	void (*hook)(void) = fatal_hook;
@@ -263,11 +265,24 @@ static int open_temp(struct out_file *o, const char *path, char *err, size_t len
 		rc = seterr(err, len, errno, o->tmp, NULL);
 		unlink(o->tmp);
 		tmp_unregister(o->tmp_slot);
+		o->tmp_slot = -1;
 		close(o->fd);
 		return rc;
 	}
 	o->seekable = true;
 	return 0;
+}
+
+/* Everything but the descriptor; @o is left closed (fd -1, no slot). */
+static void out_free(struct out_file *o)
+{
+	tmp_unregister(o->tmp_slot);
+	free(o->tmp);
+	free(o->final);
+	free(o->name);
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	o->tmp_slot = -1;
 }
 
 int out_open(struct out_file *o, const char *path, char *err, size_t len)
@@ -294,24 +309,8 @@ int out_open(struct out_file *o, const char *path, char *err, size_t len)
 		rc = open_temp(o, path, err, len);
 	if (rc >= 0)
 		return 0;
-	free(o->tmp);
-	free(o->final);
-	free(o->name);
-	memset(o, 0, sizeof(*o));
-	o->fd = -1;
-	o->tmp_slot = -1;
+	out_free(o);
 	return rc;
-}
-
-static void out_free(struct out_file *o)
-{
-	tmp_unregister(o->tmp_slot);
-	free(o->tmp);
-	free(o->final);
-	free(o->name);
-	memset(o, 0, sizeof(*o));
-	o->fd = -1;
-	o->tmp_slot = -1;
 }
 
 int out_commit(struct out_file *o, char *err, size_t len)
