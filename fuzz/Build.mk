@@ -43,13 +43,16 @@ $(obj)/fuzz/fuzz_trace_struct: fuzz/fuzz_trace_struct.c $(fuzz-trace) $(fuzz-dep
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) -lzstd
 
+# report counts sizes by slab's kmalloc classes (kmalloc_info[]):
+# libuslab-core-vcpu.a, as the loaders below.
+.SECONDEXPANSION:
 fuzz-report-src := tools/uslab/builtin-report.c tools/uslab/builtin-script.c \
                    tools/uslab/report_callsite.c tools/uslab/symbolize.c \
                    tools/uslab/parse-options.c
-$(obj)/fuzz/fuzz_report: fuzz/fuzz_report.c $(fuzz-trace) $(fuzz-report-src) $(fuzz-deps)
+$(obj)/fuzz/fuzz_report: fuzz/fuzz_report.c $(fuzz-trace) $(fuzz-report-src) $(fuzz-deps) $$(vcpu-lib)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) $(fuzz-report-src) -lzstd -ldw -lelf
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) $(fuzz-report-src) $(vcpu-lib) -lzstd -ldw -lelf $(LDLIBS) -lm
 
 # builtin-replay.c calls replay-stats.c, whose table formatter is slab's
 # (libuslab-core-vcpu.a, percpu/Build.mk: secondary expansion below).
