@@ -35,18 +35,45 @@ unsigned int page_alloc_emergency_count;
 /* Blocks ever handed out (stats, tests). */
 unsigned long page_alloc_emergency_total;
 
+/*
+ * A mapping of @bytes aligned to @align (a power of two, at least a page):
+ * mapped @align - PAGE_SIZE larger, the ends beside the aligned block
+ * unmapped again. Return: the block, or MAP_FAILED.
+ */
+static void *emerg_map(size_t bytes, size_t align)
+{
+	size_t extra = align - PAGE_SIZE, head;
+	char *p;
+
+	if (bytes + extra < bytes)
+		return MAP_FAILED;
+	p = mmap(NULL, bytes + extra, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED || !extra)
+		return p;
+	head = (align - ((uintptr_t)p & (align - 1))) & (align - 1);
+	if (head)
+		munmap(p, head);
+	if (extra - head)
+		munmap(p + head + bytes, extra - head);
+	return p + head;
+}
+
 /**
- * page_alloc_emergency_alloc - @size bytes (page-aligned, zeroed) from an
- * own mapping outside the reserved range.
- * Context: async-signal-safe; no lock, one mmap.
+ * page_alloc_emergency_alloc - @size bytes (zeroed) aligned to @align
+ * (a power of two; at least a page), from an own mapping outside the
+ * reserved range.
+ * Context: async-signal-safe; no lock, mmap and maybe munmap.
  * Return: the block, or NULL with errno ENOMEM (table full, mmap failed).
  */
-void *page_alloc_emergency_alloc(size_t size)
+void *page_alloc_emergency_alloc(size_t size, size_t align)
 {
 	size_t bytes = (size + PAGE_SIZE - 1) & ~(size_t)(PAGE_SIZE - 1);
 	void *p;
 
-	if (!size || bytes < size)
+	if (align < PAGE_SIZE)
+		align = PAGE_SIZE;
+	if (!size || bytes < size || (align & (align - 1)))
 		goto nomem;
 	for (unsigned int i = 0; i < PA_EMERG_SLOTS; i++) {
 		unsigned long expect = 0;
@@ -55,8 +82,7 @@ void *page_alloc_emergency_alloc(size_t size)
 						 PA_EMERG_BUSY, false,
 						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			continue;
-		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		p = emerg_map(bytes, align);
 		if (p == MAP_FAILED) {
 			__atomic_store_n(&pa_emerg[i].addr, 0, __ATOMIC_RELEASE);
 			goto nomem;

@@ -138,6 +138,12 @@ static __slowpath struct kmem_cache *create_kmalloc_cache(unsigned int idx)
 	struct kmem_cache *fresh;
 	sigset_t all, old;
 
+	/* never from a handler that interrupted the allocator: the thread may
+	 * hold slab_mutex or the zone lock (kmalloc_miss serves it instead) */
+	if (sigsafe_reentered()) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	slab_init();
 	/*
 	 * No signal handler may run on this thread while it holds slab_mutex:
@@ -287,12 +293,26 @@ out_mask:
  */
 static __slowpath void *kmalloc_miss(unsigned long idx, gfp_t gfp, void *why)
 {
-	struct kmem_cache *s = kmalloc_cache_get(idx);
+	struct kmem_cache *s = __atomic_load_n(&kmalloc_caches[idx], __ATOMIC_ACQUIRE);
 	struct pcp_cache *none = NULL;
 	void *obj;
 
-	if (unlikely(!s))
-		return NULL;
+	if (unlikely(!s)) {
+		/*
+		 * First use of the class in a signal handler that interrupted
+		 * its thread inside the allocator: making the cache takes
+		 * slab_mutex and the zone lock, which that thread may hold
+		 * (robust signals-large hung so). An emergency block of the
+		 * class's size and alignment serves it; the cache is made at
+		 * the next use outside a handler.
+		 */
+		if (sigsafe_reentered())
+			return page_alloc_emergency_alloc(kmalloc_info[idx].size,
+							  kmalloc_align(kmalloc_info[idx].size));
+		s = create_kmalloc_cache(idx);
+		if (unlikely(!s))
+			return NULL;
+	}
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE)) {
 		obj = slab_alloc(s, gfp);
 	} else {
@@ -372,11 +392,7 @@ static __slowpath void *kmalloc_large(size_t size, size_t align, gfp_t flags)
 	}
 	if (sigsafe_reentered()) {
 		/* a signal handler inside the allocator: no lock (lib/sigsafe.h) */
-		if (align > PAGE_SIZE) {
-			errno = ENOMEM;
-			return NULL;
-		}
-		return page_alloc_emergency_alloc(size);
+		return page_alloc_emergency_alloc(size, align);
 	}
 	if (sigsafe_has_deferred())
 		slab_drain_deferred();

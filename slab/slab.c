@@ -583,7 +583,7 @@ static __slowpath void *slab_alloc_reentrant(struct kmem_cache *s, gfp_t gfp)
 			return obj;
 		}
 	}
-	obj = page_alloc_emergency_alloc(s->object_size);
+	obj = page_alloc_emergency_alloc(s->object_size, s->align);
 	if (obj && s->ctor)
 		s->ctor(obj);	/* fresh mappings are zero: __GFP_ZERO holds */
 	return obj;

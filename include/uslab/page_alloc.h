@@ -210,7 +210,7 @@ size_t page_alloc_decay(void);
  */
 extern unsigned int page_alloc_emergency_count;
 extern unsigned long page_alloc_emergency_total;
-void *page_alloc_emergency_alloc(size_t size);
+void *page_alloc_emergency_alloc(size_t size, size_t align);
 size_t page_alloc_emergency_size(const void *p);
 bool page_alloc_emergency_free(const void *p);
 

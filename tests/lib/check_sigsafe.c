@@ -116,6 +116,46 @@ TEST(core, test_cache_object_under_zone_lock)
 }
 END_TEST
 
+/*
+ * The first use of a kmalloc class in the handler's place: making the
+ * cache takes slab_mutex and the zone lock, so the handler gets an
+ * emergency block of the class's size and alignment instead (robust
+ * signals-large hung here: a handler's first 16 KiB malloc interrupted a
+ * large kmalloc that held the zone lock). Outside, the class is made.
+ */
+TEST(core, test_first_use_of_class_under_zone_lock)
+{
+	static const size_t sizes[] = { 16384, 131072 };
+	void *p[3], *q;
+	int i;
+
+	kfree(kmalloc(64, GFP_KERNEL));		/* page_alloc and slab up */
+	drain_all_pages(false);			/* every page now needs the zone lock */
+	pa_lock_irqsave();
+	for (i = 0; i < 2; i++) {
+		p[i] = kmalloc(sizes[i], GFP_KERNEL);
+		ck_assert_ptr_nonnull(p[i]);
+		ck_assert_uint_ge(page_alloc_emergency_size(p[i]), sizes[i]);
+		/* a power-of-two class is aligned to its size, here too */
+		ck_assert_uint_eq((uintptr_t)p[i] & (sizes[i] - 1), 0);
+		memset(p[i], 0xa5, sizes[i]);
+	}
+	p[2] = kmalloc_aligned(5000, 8192, GFP_KERNEL);
+	ck_assert_ptr_nonnull(p[2]);
+	ck_assert_uint_eq((uintptr_t)p[2] & 8191, 0);
+	pa_unlock_irqrestore();
+
+	q = kmalloc(16384, GFP_KERNEL);		/* outside: the cache is made */
+	ck_assert_ptr_nonnull(q);
+	ck_assert_uint_eq(page_alloc_emergency_size(q), 0);
+	ck_assert_ptr_nonnull(kmalloc_slab(16384));
+	kfree(q);
+	for (i = 0; i < 3; i++)
+		kfree(p[i]);
+	ck_assert_uint_eq(page_alloc_emergency_count, 0);
+}
+END_TEST
+
 TEST(core, test_emergency_table_bounded)
 {
 	void *p[200];
