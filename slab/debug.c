@@ -28,7 +28,7 @@
 #include <unistd.h>
 #include "slab/internal.h"
 
-static void __attribute__((noreturn)) slab_fatal(void)
+void slab_fatal(void)
 {
 	abort();
 }

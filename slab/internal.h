@@ -247,6 +247,8 @@ struct page *slab_debug_free_locked(struct kmem_cache *s, void *obj,
 				    const char *caller, unsigned long addr);
 void slab_debug_set_orig_size(struct kmem_cache *s, void *obj, size_t size);
 size_t slab_debug_orig_size(struct kmem_cache *s, const void *obj);
+/* The end of every fatal report (abort: a core dump, SIGABRT). */
+void slab_fatal(void) __attribute__((noreturn));
 void slab_bad_pointer(const char *caller, const char *cache, const void *p,
 		      const char *why, bool fatal);
 

@@ -521,6 +521,24 @@ static __slowpath void kfree_bad(const char *caller, const void *p,
 	slab_bad_pointer(caller, "-", p, why, IS_ENABLED(CONFIG_SLAB_DEBUG_ON));
 }
 
+/*
+ * A pointer into the heap that is no block of the page allocator: a
+ * double free (or a free inside a block) of a large kmalloc. Hardened
+ * builds stop here, as for a slab object (slab_free_check), before the
+ * pages can be freed twice; others report it and leak the pointer.
+ */
+static __slowpath void kfree_bad_block(const void *p, bool inside)
+{
+	if (inside)
+		pr_err("kfree(kmalloc-large): invalid pointer 0x%lx (inside a block)",
+		       (unsigned long)p);
+	else
+		pr_err("kfree(kmalloc-large): double free of block 0x%lx "
+		       "(no block is allocated there)", (unsigned long)p);
+	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) || IS_ENABLED(CONFIG_SLAB_DEBUG_ON))
+		slab_fatal();
+}
+
 /**
  * kfree - free memory from kmalloc() and friends (any slab object, too).
  * NULL and ZERO_SIZE_PTR are ignored. A pointer uslab did not hand out is
@@ -547,11 +565,11 @@ void kfree(const void *p)
 	}
 	page = compound_head(page);
 	if (unlikely(page_address(page) != p)) {
-		kfree_bad("kfree", p, "inside a block");
+		kfree_bad_block(p, true);
 		return;
 	}
 	if (!PageFlag(page, PG_large) && !PageFlag(page, PG_head)) {
-		kfree_bad("kfree", p, "not an allocated block");
+		kfree_bad_block(p, false);
 		return;
 	}
 	if (sigsafe_reentered()) {

@@ -13,6 +13,8 @@
  *   misuse double-late	free, 2000 other frees of the class (the block
  *			reaches the slab freelist), free again
  *   misuse interior	free(p + 16)
+ *   misuse double-large	a 1 MiB block (the page allocator's) freed twice
+ *   misuse interior-large	free(p + 4096) of a 1 MiB block
  *   misuse foreign	free pointers that are not uslab's: ignored, exit 0
  */
 #include <sys/mman.h>
@@ -77,6 +79,19 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		free(p + 16);
 		free(malloc(24));
+	} else if (!strcmp(mode, "double-large") || !strcmp(mode, "interior-large")) {
+		char *big = malloc(1 << 20);
+		char *at = mode[0] == 'd' ? big : big + 4096;
+
+		if (!big)
+			return 2;
+		memset(big, 'b', 1 << 20);
+		printf("object %p\n", (void *)at);
+		fflush(stdout);
+		if (mode[0] == 'd')
+			free(big);
+		free(at);
+		free(malloc(1 << 20));
 	} else if (!strcmp(mode, "foreign")) {
 		static char data[64];
 		char stack[64];

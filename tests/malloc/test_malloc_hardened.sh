@@ -12,10 +12,10 @@ misuse=$O/tests/malloc/misuse
 # the object the program printed. (tests/slab/test_slab_debug.sh's expect
 # is its multi-line form, with slab_debug's call sites.)
 expect() {
-	local mode=$1 what=$2
+	local mode=$1 what=$2 cache=${3:-kmalloc-[0-9]+}
 	preload_abort "$misuse" "$mode" || return
 	[ "$(wc -l < "$T/err")" -eq 1 ] || bad "$mode: not one line"
-	if grep -qxE "uslab: (kfree|kmem_cache_free)\(kmalloc-[0-9]+\): $what" \
+	if grep -qxE "uslab: (kfree|kmem_cache_free)\($cache\): $what" \
 		"$T/err" && grep -q "0x$obj\b" "$T/err"; then
 		echo "ok   $mode: $(cat "$T/err")"
 	else
@@ -25,6 +25,9 @@ expect() {
 expect double-next "double free of object 0x[0-9a-f]+"
 expect double-late "double free of object 0x[0-9a-f]+"
 expect interior "invalid pointer 0x[0-9a-f]+ \(not at an object boundary\)"
+# blocks of the page allocator (above the kmalloc caches) alike
+expect double-large "double free of block 0x[0-9a-f]+ \(no block is allocated there\)" kmalloc-large
+expect interior-large "invalid pointer 0x[0-9a-f]+ \(inside a block\)" kmalloc-large
 
 LD_PRELOAD=$LIBUSLAB "$misuse" foreign >"$T/out" 2>"$T/err"
 st=$?
