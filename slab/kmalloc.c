@@ -391,7 +391,14 @@ static __slowpath void *kmalloc_large(size_t size, size_t align, gfp_t flags)
 		return NULL;
 	}
 	if (sigsafe_reentered()) {
-		/* a signal handler inside the allocator: no lock (lib/sigsafe.h) */
+		/*
+		 * A signal handler inside the allocator: no lock
+		 * (lib/sigsafe.h). A buddy block is aligned to its size, so a
+		 * power-of-two size in the buddy's range is here too.
+		 */
+		if (!(size & (size - 1)) && size <= (PAGE_SIZE << MAX_PAGE_ORDER) &&
+		    size > align)
+			align = size;
 		return page_alloc_emergency_alloc(size, align);
 	}
 	if (sigsafe_has_deferred())
