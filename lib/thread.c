@@ -2,15 +2,40 @@
 /*
  * Starting the library's own threads (lib/thread.h).
  *
- * No locks of its own.
+ * No locks of its own. uslab_thread_start() returns only once the new
+ * thread runs its function: the thread's start-up in the C runtime
+ * allocates (glibc's pthread_getattr_np, a sanitizer's thread set-up), and
+ * an allocator without fork handlers (GCC 12's ASan) left locked by a
+ * half-started thread at a fork() right after deadlocks the child's first
+ * allocation of that size (check_slab's test_fork hung so under
+ * `make check-sanitize`: the reaper, started by the cache's first slow
+ * path, was still starting when the test forked).
  */
 #include <errno.h>
+#include <semaphore.h>
 #include <signal.h>
 #include "lib/thread.h"
+
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+	sem_t running;		/* posted by the thread: its start-up is done */
+};
+
+static void *thread_trampoline(void *p)
+{
+	struct thread_start *ts = p;
+	void *(*fn)(void *) = ts->fn;
+	void *arg = ts->arg;
+
+	sem_post(&ts->running);	/* *ts is the creator's: not touched after */
+	return fn(arg);
+}
 
 int uslab_thread_start(pthread_t *thread, bool detached, size_t stack,
 		       void *(*fn)(void *), void *arg)
 {
+	struct thread_start ts = { .fn = fn, .arg = arg };
 	pthread_attr_t attr;
 	sigset_t all, old;
 	int r;
@@ -22,7 +47,12 @@ int uslab_thread_start(pthread_t *thread, bool detached, size_t stack,
 		pthread_attr_setstacksize(&attr, stack);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(thread, &attr, fn, arg);
+	sem_init(&ts.running, 0, 0);
+	r = pthread_create(thread, &attr, thread_trampoline, &ts);
+	if (!r)
+		while (sem_wait(&ts.running) && errno == EINTR)
+			;
+	sem_destroy(&ts.running);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	return r;

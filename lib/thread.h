@@ -17,8 +17,12 @@
  * malloc while the thread holds an allocator lock would wait forever).
  * @thread: its id; @detached: nobody joins it; @stack: its stack size in
  * bytes, 0 for the default; @fn, @arg: what it runs.
+ * Returns once the thread runs @fn (its start-up in the C runtime, which
+ * may allocate, is over: a fork() right after finds no thread inside an
+ * allocator it started).
  * Context: the caller holds no allocator lock (pthread_create may call
- * malloc); the caller's signal mask is restored.
+ * malloc, the new thread's start-up too); the caller's signal mask is
+ * restored.
  * Return: 0, or pthread_create's error number.
  */
 int uslab_thread_start(pthread_t *thread, bool detached, size_t stack,

@@ -177,9 +177,9 @@ report_double_free(const char *caller, struct kmem_cache *s, const void *obj,
 }
 
 void slab_report_double_free(const char *caller, struct kmem_cache *s,
-			     const void *obj)
+			     const void *obj, unsigned long addr)
 {
-	report_double_free(caller, s, obj, _RET_IP_);
+	report_double_free(caller, s, obj, addr);
 }
 
 /**
@@ -211,15 +211,16 @@ report_interior(const char *caller, struct kmem_cache *s, const void *obj,
  * slab_free_unaligned - @obj failed slab_free_check()'s boundary test. On
  * a debug cache (which fails it on purpose) this is its whole free, fully
  * checked; otherwise @obj is inside a slab of @s but no object start:
- * report and abort. Tail-called: _RET_IP_ is the free's call site.
+ * report and abort. @addr: the free's call site.
  */
-void slab_free_unaligned(const char *caller, struct kmem_cache *s, void *obj)
+void slab_free_unaligned(const char *caller, struct kmem_cache *s, void *obj,
+			 unsigned long addr)
 {
 	if (slab_debug(s)) {
-		__slab_free(s, obj, _RET_IP_);
+		__slab_free(s, obj, addr);
 		return;
 	}
-	report_interior(caller, s, obj, _RET_IP_);
+	report_interior(caller, s, obj, addr);
 }
 
 /**

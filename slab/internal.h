@@ -229,14 +229,17 @@ static inline void *slab_nearest_obj(const struct kmem_cache *s,
 extern unsigned long slab_free_key __attribute__((visibility("hidden")));
 void slab_free_key_init(void);
 /*
- * Both abort; not declared noreturn so that fast paths tail-call them:
- * their own return address is then the API call's site, which
- * SLAB_STORE_USER caches show (no argument to set up on the fast path).
+ * @addr: the API call's site (_RET_IP_ taken in the exported function),
+ * which SLAB_STORE_USER caches show. Passed, not taken here: a return
+ * address read in a callee is the API call's site only if every call on
+ * the way was a tail call, which ASan's frames (and -O0) do not make.
+ * The argument is set up on these cold branches only, never on a hit.
  */
 __slowpath void slab_report_double_free(const char *caller,
-					struct kmem_cache *s, const void *obj);
+					struct kmem_cache *s, const void *obj,
+					unsigned long addr);
 __slowpath void slab_free_unaligned(const char *caller, struct kmem_cache *s,
-				    void *obj);
+				    void *obj, unsigned long addr);
 void slab_debug_init_object(struct kmem_cache *s, void *obj);
 void slab_debug_alloc_locked(struct kmem_cache *s, struct page *slab, void *obj,
 			     unsigned long addr);
@@ -286,8 +289,11 @@ extern const struct pcp_ops slab_pcp_ops;
  * the result; for free, the load of s->pcp and the test of the result.
  */
 void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, void *why);
-void *slab_alloc_miss_caller(struct kmem_cache *s, gfp_t gfp, void *why);
+void *slab_alloc_miss_caller(struct kmem_cache *s, gfp_t gfp, void *why,
+			     unsigned long addr);
 void slab_free_miss(struct kmem_cache *s, void *obj, int why);
+void slab_free_miss_caller(struct kmem_cache *s, void *obj, int why,
+			   unsigned long addr);
 void slab_drain_deferred(void);
 
 /*
@@ -299,6 +305,13 @@ void slab_drain_deferred(void);
  * (one load and compare); then it gets the mark (one store). Either
  * failure reports and aborts, so no object reaches a magazine or a
  * freelist twice. @mark_off is s->mark_off.
+ *
+ * The call site in the reports: these, slab_alloc_fast() and
+ * slab_free_fast() are always inlined into the exported functions (kfree,
+ * kfree_fast, kmem_cache_free, kmem_cache_alloc...), where _RET_IP_ is the
+ * API call's site; they read it inside the unlikely branches, so that no
+ * hit path loads it (an argument of the inline function would be
+ * evaluated before the branch: one more load on every free).
  * Return: true when @obj may be given back (false only if a report
  * returned, which it does not).
  */
@@ -308,25 +321,45 @@ static __always_inline void slab_obj_live(void *obj, unsigned int mark_off)
 		*(unsigned long *)((char *)obj + mark_off) = 0;
 }
 
+enum slab_free_fault { SLAB_FREE_OK, SLAB_FREE_UNALIGNED, SLAB_FREE_DOUBLE };
+
+/*
+ * The test and the mark alone, no report (kfree_fast() hands a failure to
+ * kfree(), which runs slab_free_check()). @n: @obj's offset from the start
+ * of its slab. Return: SLAB_FREE_OK (and @obj marked free), else the fault.
+ */
+static __always_inline enum slab_free_fault
+slab_free_test(struct kmem_cache *s, void *obj, uint64_t n,
+	       unsigned int mark_off)
+{
+	unsigned long *mark = (unsigned long *)((char *)obj + mark_off);
+
+	if (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+		return SLAB_FREE_OK;
+	if (unlikely(n * s->obj_magic >= s->obj_limit))
+		return SLAB_FREE_UNALIGNED;
+	if (unlikely(*mark == slab_free_key))
+		return SLAB_FREE_DOUBLE;
+	*mark = slab_free_key;
+	return SLAB_FREE_OK;
+}
+
 /* @n: @obj's offset from the start of its slab. */
 static __always_inline bool slab_free_check_at(const char *caller,
 					       struct kmem_cache *s, void *obj,
 					       uint64_t n, unsigned int mark_off)
 {
-	unsigned long *mark = (unsigned long *)((char *)obj + mark_off);
-
-	if (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+	switch (slab_free_test(s, obj, n, mark_off)) {
+	case SLAB_FREE_OK:
 		return true;
-	if (unlikely(n * s->obj_magic >= s->obj_limit)) {
-		slab_free_unaligned(caller, s, obj);
+	case SLAB_FREE_UNALIGNED:
+		slab_free_unaligned(caller, s, obj, _RET_IP_);
+		return false;
+	case SLAB_FREE_DOUBLE:
+		slab_report_double_free(caller, s, obj, _RET_IP_);
 		return false;
 	}
-	if (unlikely(*mark == slab_free_key)) {
-		slab_report_double_free(caller, s, obj);
-		return false;
-	}
-	*mark = slab_free_key;
-	return true;
+	return false;
 }
 
 static __always_inline bool slab_free_check(const char *caller,
@@ -343,9 +376,9 @@ static __always_inline bool slab_free_check(const char *caller,
 }
 
 /*
- * kmem_cache_alloc()'s fast path. Its miss is a tail call, so that
- * slab_alloc_miss_caller()'s return address is the API call's site, which
- * SLAB_STORE_USER caches record (no argument to set up on the hit path).
+ * kmem_cache_alloc()'s fast path. The API call's site (which
+ * SLAB_STORE_USER caches record) is an argument of the miss only: _RET_IP_
+ * of the exported function this is inlined into.
  */
 static __always_inline void *slab_alloc_fast(struct kmem_cache *s, gfp_t gfp)
 {
@@ -364,14 +397,14 @@ static __always_inline void *slab_alloc_fast(struct kmem_cache *s, gfp_t gfp)
 			return obj;
 		}
 	}
-	return slab_alloc_miss_caller(s, gfp, obj);
+	return slab_alloc_miss_caller(s, gfp, obj, _RET_IP_);
 }
 
-/* Give @obj back, unchecked (the caller ran slab_free_check()). */
 /*
- * slab_free_miss() is tail-called: its return address is the API call's
- * site, which a SLAB_STORE_USER cache records (no argument, so the free's
- * miss path costs what it did before call sites existed).
+ * Give @obj back, unchecked (the caller ran slab_free_check()). The API
+ * call's site that a SLAB_STORE_USER cache records is an argument of the
+ * miss only (slab_free_miss_caller()): _RET_IP_ of the exported function this is
+ * inlined into.
  */
 static __always_inline void slab_free_fast(struct kmem_cache *s, void *obj)
 {
@@ -383,7 +416,7 @@ static __always_inline void slab_free_fast(struct kmem_cache *s, void *obj)
 	}
 	r = pcp_free_fast(s->pcp, obj);
 	if (unlikely(r))
-		slab_free_miss(s, obj, r);
+		slab_free_miss_caller(s, obj, r, _RET_IP_);
 }
 
 #endif /* USLAB_SLAB_INTERNAL_H */

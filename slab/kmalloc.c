@@ -391,7 +391,14 @@ static __slowpath void *kmalloc_large(size_t size, size_t align, gfp_t flags)
 		return NULL;
 	}
 	if (sigsafe_reentered()) {
-		/* a signal handler inside the allocator: no lock (lib/sigsafe.h) */
+		/*
+		 * A signal handler inside the allocator: no lock
+		 * (lib/sigsafe.h). A buddy block is aligned to its size, so a
+		 * power-of-two size in the buddy's range is here too.
+		 */
+		if (!(size & (size - 1)) && size <= (PAGE_SIZE << MAX_PAGE_ORDER) &&
+		    size > align)
+			align = size;
 		return page_alloc_emergency_alloc(size, align);
 	}
 	if (sigsafe_has_deferred())
@@ -598,6 +605,14 @@ void kfree(const void *p)
  * two thirds of kfree_fast on that miss); the object's offset in its slab
  * from the address (slabs are naturally aligned); the rseq push. Pages of
  * other caches and large blocks have tag 0 and take kfree().
+ * A failed hardened test (a double free, an interior pointer, every free
+ * of a debug cache: their obj_limit is 0) is handed to kfree(), which
+ * checks again and reports with its own _RET_IP_ as the call site. No
+ * return address is read here: GCC does not split a function that reads
+ * one into hot and cold parts. free() reaches here, and this reaches
+ * kfree(), by tail calls (neither keeps a frame), so kfree()'s _RET_IP_
+ * is free()'s caller, at no cost to free(); the push needs no call site
+ * (no debug cache gets that far).
  * Context: any thread; lock-free on a hit (per-CPU rseq push).
  */
 __fastpath void kfree_fast(void *p)
@@ -611,9 +626,11 @@ __fastpath void kfree_fast(void *p)
 		return;
 	}
 	s = kmalloc_caches[tag - 1];
-	if (unlikely(!slab_free_check_at("kfree", s, p,
-					 (uintptr_t)p & s->slab_mask, s->mark_off)))
+	if (unlikely(slab_free_test(s, p, (uintptr_t)p & s->slab_mask,
+				    s->mark_off) != SLAB_FREE_OK)) {
+		kfree(p);
 		return;
+	}
 	r = pcp_free_fast(s->pcp, p);
 	if (unlikely(r))
 		slab_free_miss(s, p, r);

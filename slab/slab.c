@@ -753,30 +753,45 @@ void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, void *why)
 }
 
 /*
- * kmem_cache_alloc()'s miss, tail-called (slab_alloc_fast()): _RET_IP_ is
- * the API call's site. Clears the free mark of what it returns.
+ * kmem_cache_alloc()'s miss (slab_alloc_fast()); @addr: the API call's
+ * site. Clears the free mark of what it returns.
  */
-void *slab_alloc_miss_caller(struct kmem_cache *s, gfp_t gfp, void *why)
+void *slab_alloc_miss_caller(struct kmem_cache *s, gfp_t gfp, void *why,
+			     unsigned long addr)
 {
-	void *obj = __slab_alloc_miss(s, gfp, why, _RET_IP_);
+	void *obj = __slab_alloc_miss(s, gfp, why, addr);
 
 	if (likely(obj))
 		slab_obj_live(obj, s->mark_off);
 	return obj;
 }
 
-/**
- * slab_free_miss - behind slab_free_fast(): full magazine, abort, bypass.
- * Tail-called by the free paths, so _RET_IP_ here is the API call's site.
+/*
+ * Behind slab_free_fast() and kfree_fast()'s push: full magazine, abort,
+ * bypass. @addr: the API call's site (_RET_IP_ of the exported free).
  */
-void slab_free_miss(struct kmem_cache *s, void *obj, int why)
+static inline void __slab_free_miss(struct kmem_cache *s, void *obj, int why,
+				    unsigned long addr)
 {
 	if (pcp_cache_is_bypass(s->pcp) || sigsafe_busy()) {
 		/* a handler's free, or the list first */
-		__slab_free(s, obj, _RET_IP_);
+		__slab_free(s, obj, addr);
 		return;
 	}
 	pcp_free_miss(s->pcp, obj, why);
+}
+
+/* kfree_fast()'s miss: no call site (no debug cache gets there) */
+void slab_free_miss(struct kmem_cache *s, void *obj, int why)
+{
+	__slab_free_miss(s, obj, why, 0);
+}
+
+/* slab_free_fast()'s miss, with the API call's site */
+void slab_free_miss_caller(struct kmem_cache *s, void *obj, int why,
+			   unsigned long addr)
+{
+	__slab_free_miss(s, obj, why, addr);
 }
 
 

@@ -259,7 +259,8 @@ static inline uint8_t *put_frames(uint8_t *p, const uint64_t *frames, uint32_t n
  * out_open: "-" is standard output; a regular file or new name gets a
  * temporary beside it, renamed at out_commit; a symlink is followed; a FIFO,
  * device or socket is written in place; a directory is an error. On error
- * @err holds "PATH: what" and -errno is returned. */
+ * @err holds "PATH: what" and -errno is returned. A fatal signal at the
+ * default action unlinks the open temporaries before the process dies. */
 struct out_file {
 	int fd;
 	bool in_place;		/* no temporary: FIFO, device, socket, stdout */
@@ -270,11 +271,16 @@ struct out_file {
 	char *name;		/* as given, for messages */
 	char *final;		/* renamed onto at commit */
 	char *tmp;		/* NULL when in place */
+	int tmp_slot;		/* for the fatal-signal unlink; -1 none */
 };
 int out_open(struct out_file *o, const char *path, char *err, size_t len);
 int out_write(struct out_file *o, const void *buf, size_t n, char *err, size_t len);
 int out_commit(struct out_file *o, char *err, size_t len);
 void out_abort(struct out_file *o);
+/* Catch the fatal signals now (not only from the first temporary on), and
+ * call @hook (async-signal-safe, may be NULL) from the handler before the
+ * temporaries are unlinked: `record` removes its raw folder so. */
+void out_catch_fatal(void (*hook)(void));
 /* Before a long run: would out_open(@path) work? Same messages. */
 int out_check(const char *path, char *err, size_t len);
 

@@ -6,11 +6,17 @@
  * followed, so its target is replaced and the link stays; a FIFO, a device
  * or a socket is written in place (renaming over /dev/null would replace
  * the device node); a directory is an error; "-" is standard output.
- * No locks: one writer, one thread.
+ * A fatal signal (INT, TERM, HUP, ...) while a temporary is open unlinks it
+ * before the process dies of the signal, so an interrupted writer leaves
+ * no NAME.tmp.XXXXXX behind.
+ * Locks: none; the slots of open temporaries are claimed with a
+ * compare-and-swap, so writers on several threads do not collide.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +31,94 @@ static int seterr(char *err, size_t len, int e, const char *name, const char *wh
 	snprintf(err, len, "%s: %s%s%s", name, what ? what : "", what ? ": " : "",
 		 strerror(e));
 	return -e;
+}
+
+/*
+ * Temporaries open now, in static storage: the signal handler may touch no
+ * heap (it calls only unlink, sigaction, sigprocmask and raise, all
+ * async-signal-safe). A slot is 0 free, 1 being filled, 2 live.
+ */
+#define OUT_TMP_SLOTS	8
+static char tmp_paths[OUT_TMP_SLOTS][PATH_MAX];
+static volatile int tmp_state[OUT_TMP_SLOTS];
+
+/* The signals whose default action ends the process and that a user or a
+ * supervisor sends (timeout, a closed terminal, a full file size limit). */
+static const int out_fatal_sigs[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGALRM, SIGXCPU, SIGXFSZ,
+	SIGUSR1, SIGUSR2,
+};
+
+/* The caller's own cleanup at a fatal signal (out_catch_fatal). */
+static void (*volatile fatal_hook)(void);
+
+/* mirrors fatal_flush in tools/record/preload.c (its end: SIG_DFL, raise,
+ * unblock): the recorder library may link nothing of uslab */
+static void out_fatal(int sig)
+{
+	void (*hook)(void) = fatal_hook;
+	int e = errno;
+	sigset_t set;
+
+	if (hook)
+		hook();
+	for (int i = 0; i < OUT_TMP_SLOTS; i++)
+		if (__atomic_load_n(&tmp_state[i], __ATOMIC_ACQUIRE) == 2)
+			unlink(tmp_paths[i]);
+	/* die of @sig as the default action would (status, core) */
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	raise(sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	errno = e;	/* not reached for a fatal default action */
+}
+
+/* Our handler for every fatal signal left at its default action; one a
+ * program set (ignored, or its own handler) is its to keep. */
+static void catch_fatal(void)
+{
+	struct sigaction sa = { .sa_handler = out_fatal }, old;
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < ARRAY_SIZE(out_fatal_sigs); i++) {
+		if (sigaction(out_fatal_sigs[i], NULL, &old) || old.sa_handler != SIG_DFL ||
+		    (old.sa_flags & SA_SIGINFO))
+			continue;
+		sigaction(out_fatal_sigs[i], &sa, NULL);
+	}
+}
+
+/* Return: the slot now naming @path for the handler, or -1 (all taken:
+ * that temporary is left by a signal, as before). */
+static int tmp_register(const char *path)
+{
+	if (strlen(path) >= PATH_MAX)
+		return -1;
+	for (int i = 0; i < OUT_TMP_SLOTS; i++) {
+		int want = 0;
+
+		if (!__atomic_compare_exchange_n(&tmp_state[i], &want, 1, false,
+						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			continue;
+		strcpy(tmp_paths[i], path);
+		__atomic_store_n(&tmp_state[i], 2, __ATOMIC_RELEASE);
+		return i;
+	}
+	return -1;
+}
+
+void out_catch_fatal(void (*hook)(void))
+{
+	fatal_hook = hook;
+	catch_fatal();
+}
+
+/* After the rename or unlink: a late signal finds nothing to unlink. */
+static void tmp_unregister(int slot)
+{
+	if (slot >= 0)
+		__atomic_store_n(&tmp_state[slot], 0, __ATOMIC_RELEASE);
 }
 
 /* A socket is written in place, as the stream peer of a connection. */
@@ -130,8 +224,9 @@ static int open_in_place(struct out_file *o, const char *path, char *err, size_t
 static int open_temp(struct out_file *o, const char *path, char *err, size_t len)
 {
 	char real[PATH_MAX];
+	sigset_t fatal, old_mask;
 	struct stat st;
-	int rc;
+	int rc, e;
 
 	if (stat(path, &st) == 0) {
 		if (!realpath(path, real))
@@ -146,9 +241,20 @@ static int open_temp(struct out_file *o, const char *path, char *err, size_t len
 		o->tmp = NULL;
 		return seterr(err, len, ENOMEM, path, NULL);
 	}
+	/* the fatal signals held from the file's creation until the handler
+	 * knows its name (mkostemp makes it): one arriving between is
+	 * handled after, and finds it */
+	catch_fatal();
+	sigemptyset(&fatal);
+	for (size_t i = 0; i < ARRAY_SIZE(out_fatal_sigs); i++)
+		sigaddset(&fatal, out_fatal_sigs[i]);
+	pthread_sigmask(SIG_BLOCK, &fatal, &old_mask);
 	o->fd = mkostemp(o->tmp, O_CLOEXEC);
+	o->tmp_slot = o->fd >= 0 ? tmp_register(o->tmp) : -1;
+	e = errno;
+	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
 	if (o->fd < 0)
-		return seterr(err, len, errno, o->tmp, NULL);
+		return seterr(err, len, e, o->tmp, NULL);
 	if (!o->keep_mode) {
 		mode_t um = umask(0);
 
@@ -158,11 +264,25 @@ static int open_temp(struct out_file *o, const char *path, char *err, size_t len
 	if (fchmod(o->fd, o->mode) < 0) {
 		rc = seterr(err, len, errno, o->tmp, NULL);
 		unlink(o->tmp);
+		tmp_unregister(o->tmp_slot);
+		o->tmp_slot = -1;
 		close(o->fd);
 		return rc;
 	}
 	o->seekable = true;
 	return 0;
+}
+
+/* Everything but the descriptor; @o is left closed (fd -1, no slot). */
+static void out_free(struct out_file *o)
+{
+	tmp_unregister(o->tmp_slot);
+	free(o->tmp);
+	free(o->final);
+	free(o->name);
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	o->tmp_slot = -1;
 }
 
 int out_open(struct out_file *o, const char *path, char *err, size_t len)
@@ -171,6 +291,7 @@ int out_open(struct out_file *o, const char *path, char *err, size_t len)
 
 	memset(o, 0, sizeof(*o));
 	o->fd = -1;
+	o->tmp_slot = -1;
 	o->name = strdup(path);
 	if (!o->name)
 		return seterr(err, len, ENOMEM, path, NULL);
@@ -188,21 +309,8 @@ int out_open(struct out_file *o, const char *path, char *err, size_t len)
 		rc = open_temp(o, path, err, len);
 	if (rc >= 0)
 		return 0;
-	free(o->tmp);
-	free(o->final);
-	free(o->name);
-	memset(o, 0, sizeof(*o));
-	o->fd = -1;
+	out_free(o);
 	return rc;
-}
-
-static void out_free(struct out_file *o)
-{
-	free(o->tmp);
-	free(o->final);
-	free(o->name);
-	memset(o, 0, sizeof(*o));
-	o->fd = -1;
 }
 
 int out_commit(struct out_file *o, char *err, size_t len)

@@ -125,7 +125,8 @@ END_TEST
  */
 TEST(core, test_first_use_of_class_under_zone_lock)
 {
-	static const size_t sizes[] = { 16384, 131072 };
+	/* the two largest classes: no other test of this process made them */
+	static const size_t sizes[] = { KMALLOC_MAX_CACHE_SIZE / 2, KMALLOC_MAX_CACHE_SIZE };
 	void *p[3], *q;
 	int i;
 
@@ -145,10 +146,10 @@ TEST(core, test_first_use_of_class_under_zone_lock)
 	ck_assert_uint_eq((uintptr_t)p[2] & 8191, 0);
 	pa_unlock_irqrestore();
 
-	q = kmalloc(16384, GFP_KERNEL);		/* outside: the cache is made */
+	q = kmalloc(sizes[0], GFP_KERNEL);	/* outside: the cache is made */
 	ck_assert_ptr_nonnull(q);
 	ck_assert_uint_eq(page_alloc_emergency_size(q), 0);
-	ck_assert_ptr_nonnull(kmalloc_slab(16384));
+	ck_assert_ptr_nonnull(kmalloc_slab(sizes[0]));
 	kfree(q);
 	for (i = 0; i < 3; i++)
 		kfree(p[i]);

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -666,20 +667,28 @@ static int cmp_cursor_time(const void *a, const void *b)
 	return x->raw_tid < y->raw_tid ? -1 : x->raw_tid > y->raw_tid;
 }
 
+/* Syscalls only, no opendir (it mallocs): `uslab record` calls it from a
+ * fatal signal's handler too. The folder is flat. */
 void record_remove_dir(const char *dir)
 {
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	char path[PATH_MAX];
+	char buf[4096] __attribute__((aligned(8)));
+	long n;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (d) {
-		while ((de = readdir(d))) {
-			if (de->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-			unlink(path);
+	if (fd >= 0) {
+		while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+			for (long off = 0; off < n;) {
+				/* struct linux_dirent64: ino 8, off 8, reclen 2, type 1, name */
+				unsigned short reclen;
+				const char *name = buf + off + 19;
+
+				memcpy(&reclen, buf + off + 16, sizeof(reclen));
+				if (name[0] != '.')
+					unlinkat(fd, name, 0);
+				off += reclen;
+			}
 		}
-		closedir(d);
+		close(fd);
 	}
 	rmdir(dir);
 }

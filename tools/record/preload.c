@@ -27,6 +27,18 @@
  * a line in $USLAB_RECORD_DIR/notes says so, and `uslab record` warns.
  * vfork and posix_spawn children share the parent's memory until they exec:
  * what they allocate before that is counted as the parent's.
+ *
+ * Fatal signals: every signal whose default action ends the process and
+ * that the program left at SIG_DFL gets fatal_flush, which writes every
+ * thread's buffer and dies of the signal as the default action would, so a
+ * program killed by TERM, INT, SEGV, ABRT... keeps its last events. A
+ * handler the program installs replaces ours (it decides what the signal
+ * does; when it ends by exit() the destructor flushes, by _exit exit_now
+ * does); SIGKILL cannot be caught: up to 32 KiB per thread are lost then,
+ * and `uslab record` says so. sigaction and signal are wrapped so the
+ * program cannot tell: where fatal_flush stands it reads SIG_DFL (python
+ * installs its KeyboardInterrupt handler only over SIG_DFL), and setting
+ * SIG_DFL puts fatal_flush back.
  */
 #include <assert.h>
 #include <dlfcn.h>
@@ -35,6 +47,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -61,6 +74,9 @@ typedef int (*posix_memalign_fn)(void **, size_t, size_t);
 /* execve and execvpe: one type */
 typedef int (*exec_fn)(const char *, char *const[], char *const[]);
 typedef void (*exit_fn)(int);
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef void (*sighandler_fn)(int);
+typedef sighandler_fn (*signal_fn)(int, sighandler_fn);
 typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
 			const posix_spawnattr_t *, char *const[], char *const[]);
 
@@ -80,6 +96,8 @@ static struct {
 	spawn_fn posix_spawnp;
 	exit_fn _exit;
 	exit_fn _Exit;
+	sigaction_fn sigaction;
+	signal_fn signal;
 } real;
 
 /* 0: not started, 1: resolving symbols (bootstrap allocator), 2: ready,
@@ -746,6 +764,129 @@ static void atfork_child(void)
 	atfork_parent();
 }
 
+/* ---- Fatal signals ------------------------------------------------------ */
+
+static const int fatal_sigs[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGABRT, SIGFPE, SIGSEGV, SIGBUS,
+	SIGPIPE, SIGALRM, SIGTERM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ, SIGSYS,
+};
+
+/*
+ * The process dies of @sig: write what every thread has buffered, then
+ * die of it with the default action (status, core dump). Async-signal-safe:
+ * atomics, write(2) and, for -g, open/read of /proc/self/maps. The list of
+ * buffers is walked without pool_lock (the interrupted thread may hold
+ * it): buffers are never unmapped and are pushed with next_all set first;
+ * a buffer another thread is filling yields the events committed to fill.
+ */
+/* mirrors out_fatal in trace/outfile.c (its end: SIG_DFL, raise,
+ * unblock): this library may link nothing of uslab */
+static void fatal_flush(int sig)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	int e = errno;
+	sigset_t set;
+
+	if (atomic_load(&state) == 2 && getpid() == owner_pid && READ_ONCE(raw_fd) >= 0) {
+		WRITE_ONCE(exiting, true);
+		for (struct rec_buf *b = READ_ONCE(all_bufs); b; b = READ_ONCE(b->next_all))
+			if (READ_ONCE(b->in_use))
+				flush_buf(b);
+		dump_maps();
+	}
+	sigemptyset(&dfl.sa_mask);
+	real.sigaction(sig, &dfl, NULL);	/* not our wrapper: it would put us back */
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	raise(sig);	/* a fault re-faults at the return, at SIG_DFL */
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	errno = e;
+}
+
+/* At start (and in each exec'd image: exec resets handlers): ours for the
+ * fatal signals still at SIG_DFL; ignored or handled ones are left alone. */
+static void catch_fatal(void)
+{
+	struct sigaction sa = { .sa_handler = fatal_flush,
+				.sa_flags = SA_ONSTACK | SA_RESTART }, old;
+
+	if (!real.sigaction || !real.signal)
+		return;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < ARRAY_SIZE(fatal_sigs); i++) {
+		if (real.sigaction(fatal_sigs[i], NULL, &old) || old.sa_handler != SIG_DFL)
+			continue;
+		real.sigaction(fatal_sigs[i], &sa, NULL);
+	}
+}
+
+static bool is_fatal_sig(int sig)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(fatal_sigs); i++)
+		if (fatal_sigs[i] == sig)
+			return true;
+	return false;
+}
+
+/* Where the program asks for SIG_DFL on a fatal signal, fatal_flush
+ * stands in (same end, buffers written first): a handler that cleans up,
+ * resets SIG_DFL and re-raises keeps its events too. */
+static bool stand_in(int sig, sighandler_fn h)
+{
+	return h == SIG_DFL && is_fatal_sig(sig) && atomic_load(&state) == 2 &&
+	       real.sigaction && real.signal;
+}
+
+/* What the program reads back: SIG_DFL where fatal_flush stands. */
+static void hide_ours(struct sigaction *old)
+{
+	if (old->sa_handler == fatal_flush) {
+		old->sa_handler = SIG_DFL;
+		old->sa_flags = 0;
+		sigemptyset(&old->sa_mask);
+	}
+}
+
+__visible int sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
+{
+	struct sigaction mine;
+	int rc;
+
+	if (unlikely(!real.sigaction)) {
+		/* before record_init (another constructor): resolve only */
+		real.sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+		if (!real.sigaction) {
+			errno = ENOSYS;
+			return -1;
+		}
+	}
+	if (act && stand_in(sig, act->sa_handler)) {
+		mine = (struct sigaction){ .sa_handler = fatal_flush,
+					   .sa_flags = SA_ONSTACK | SA_RESTART };
+		sigemptyset(&mine.sa_mask);
+		act = &mine;
+	}
+	rc = real.sigaction(sig, act, oact);
+	if (!rc && oact)
+		hide_ours(oact);
+	return rc;
+}
+
+__visible sighandler_fn signal(int sig, sighandler_fn h)
+{
+	sighandler_fn old;
+
+	if (unlikely(!real.signal)) {
+		real.signal = (signal_fn)dlsym(RTLD_NEXT, "signal");
+		if (!real.signal) {
+			errno = ENOSYS;
+			return SIG_ERR;
+		}
+	}
+	old = real.signal(sig, stand_in(sig, h) ? fatal_flush : h);
+	return old == fatal_flush ? SIG_DFL : old;
+}
+
 static __attribute__((destructor)) void record_fini(void)
 {
 	if (atomic_load(&state) != 2)
@@ -805,6 +946,8 @@ static __slowpath void record_init(void)
 	real.execvpe = (exec_fn)sym("execvpe");
 	real.posix_spawn = (spawn_fn)sym("posix_spawn");
 	real.posix_spawnp = (spawn_fn)sym("posix_spawnp");
+	real.sigaction = (sigaction_fn)sym("sigaction");
+	real.signal = (signal_fn)sym("signal");
 	real._exit = (exit_fn)sym("_exit");
 	real._Exit = (exit_fn)sym("_Exit");
 	dir = getenv(REC_ENV_DIR);
@@ -834,6 +977,7 @@ static __slowpath void record_init(void)
 		open_raw_locked();
 	spin_unlock(&open_lock);
 	atomic_store(&state, 2);
+	catch_fatal();
 	dump_maps();
 }
 

@@ -269,7 +269,7 @@ struct record_result {
  * Return: 0, or -errno (reported on stderr; no trace left behind).
  */
 int record_collect(const struct record_opts *o, struct record_result *res);
-/* Remove @dir and the files in it. */
+/* Remove @dir and the files in it. Async-signal-safe. */
 void record_remove_dir(const char *dir);
 
 #endif /* USLAB_TOOLS_RECORD_H */

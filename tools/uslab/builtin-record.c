@@ -4,6 +4,13 @@
  * libuslab-record.so preloaded, as a child subreaper (so the processes it
  * leaves behind are still ours to name), then has the collector
  * (tools/record/collect.c) write one trace of every process of the run.
+ * Signals (docs/man/uslab-record.1.scd): INT and QUIT are ignored while
+ * CMD runs (the terminal sends them to the whole group); TERM and HUP are
+ * forwarded to CMD's pid, and the trace of what was recorded is written
+ * when it has ended. From CMD's end on, a fatal signal removes the raw
+ * folder and the unfinished trace (out_catch_fatal) before we die of it.
+ * CMD gets PR_SET_PDEATHSIG SIGTERM: it does not run on unrecorded when we
+ * are killed (SIGKILL).
  * No locks: single-threaded.
  */
 #include <errno.h>
@@ -46,9 +53,37 @@ static int find_lib(char *buf, size_t len)
 	return -1;
 }
 
-static int run_child(char **argv, const char *lib, const char *dir, bool stacks_wanted,
-		     pid_t *pidp)
+/* The command while it runs, and the signal we forwarded to it (0 none). */
+static volatile pid_t child_pid;
+static volatile sig_atomic_t forwarded;
+
+/* TERM or HUP to us: to CMD, which ends as it would on its own; we write
+ * the trace of what it did when it has. Its pid only, not our process
+ * group, which may hold our parent shell; `timeout` signals the group
+ * itself, so CMD gets it either way. */
+static void forward_signal(int sig)
 {
+	int e = errno;
+
+	forwarded = sig;
+	if (child_pid > 0)
+		kill(child_pid, sig);
+	errno = e;
+}
+
+/* The raw folder, for removal from a fatal signal's handler. */
+static char raw_dir[PATH_MAX];
+
+static void remove_raw_dir_fatal(void)
+{
+	record_remove_dir(raw_dir);
+}
+
+static int run_child(char **argv, const char *lib, const char *dir, bool stacks_wanted,
+		     bool out_stdout, pid_t *pidp)
+{
+	pid_t parent = getpid();
+	sigset_t hold, old_mask;
 	const char *old = getenv("LD_PRELOAD");
 	char *preload;
 	pid_t pid;
@@ -56,16 +91,36 @@ static int run_child(char **argv, const char *lib, const char *dir, bool stacks_
 	if (asprintf(&preload, "%s%s%s", lib, old && *old ? ":" : "",
 		     old ? old : "") < 0)
 		return -ENOMEM;
+	/* TERM and HUP held until child_pid is known: none is lost between */
+	sigemptyset(&hold);
+	sigaddset(&hold, SIGTERM);
+	sigaddset(&hold, SIGHUP);
+	sigprocmask(SIG_BLOCK, &hold, &old_mask);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
+		int e = errno;
+
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		free(preload);
-		return -errno;
+		return -e;
 	}
 	if (!pid) {
 		signal(SIGINT, SIG_DFL);
 		signal(SIGQUIT, SIG_DFL);
 		signal(SIGPIPE, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+		/* We killed (SIGKILL): CMD gets TERM, ends as it does on any
+		 * kill, rather than run on unrecorded with nobody to collect.
+		 * Not KILL: its own cleanup (temp files, children) still runs. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(128 + SIGTERM);
+		/* the trace owns our stdout: CMD's output goes to stderr */
+		if (out_stdout && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+			_exit(127);
 		setenv("LD_PRELOAD", preload, 1);
 		setenv(REC_ENV_DIR, dir, 1);
 		if (stacks_wanted)
@@ -78,6 +133,8 @@ static int run_child(char **argv, const char *lib, const char *dir, bool stacks_
 	}
 	free(preload);
 	*pidp = pid;
+	child_pid = pid;
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	return 0;
 }
 
@@ -283,10 +340,18 @@ int cmd_record(int argc, char **argv)
 			"cannot reach it, its allocations are not recorded\n", argv[first]);
 	/* Orphans of CMD become our children: we can tell who is still running. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
+	{
+		struct sigaction sa = { .sa_handler = forward_signal };
+
+		sigemptyset(&sa.sa_mask);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+	}
+	snprintf(raw_dir, sizeof(raw_dir), "%s", dir);
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
-	rc = run_child(argv + first, lib, dir, stacks_wanted, &pid);
+	rc = run_child(argv + first, lib, dir, stacks_wanted, !strcmp(out, "-"), &pid);
 	if (rc) {
 		fprintf(stderr, "uslab record: fork: %s\n", strerror(-rc));
 		record_remove_dir(dir);
@@ -294,11 +359,40 @@ int cmd_record(int argc, char **argv)
 	}
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	child_pid = 0;	/* reaped: its pid may be anyone's now */
 	clock_gettime(CLOCK_MONOTONIC, &t_ran);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGQUIT, SIG_DFL);
+	/* A second TERM (timeout -k, an impatient user) while we write: die
+	 * of it, leaving neither the raw folder nor half a trace. */
+	{
+		sigset_t hold, old_mask;
+
+		/* held across the switch: none finds SIG_DFL without our hook */
+		sigemptyset(&hold);
+		sigaddset(&hold, SIGINT);
+		sigaddset(&hold, SIGQUIT);
+		sigaddset(&hold, SIGTERM);
+		sigaddset(&hold, SIGHUP);
+		sigprocmask(SIG_BLOCK, &hold, &old_mask);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		out_catch_fatal(remove_raw_dir_fatal);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	}
 	ret = WIFEXITED(status) ? WEXITSTATUS(status) :
 	      WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+	/* the recorder's fatal_flush keeps the rest; KILL cannot be caught */
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		fprintf(stderr, "uslab record: warning: %s was killed by SIGKILL: its last "
+			"events (up to %u KiB per thread) were not written\n",
+			argv[first], REC_BLOCK_BYTES >> 10);
+	if (forwarded)
+		fprintf(stderr, "uslab record: %s received: forwarded to %s (pid %d), "
+			"which %s %d; writing the trace of what was recorded\n",
+			forwarded == SIGHUP ? "SIGHUP" : "SIGTERM", argv[first], (int)pid,
+			WIFSIGNALED(status) ? "died of signal" : "exited with status",
+			WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 	nrunning = still_running(getpid(), running, ARRAY_SIZE(running));
 
 	{
