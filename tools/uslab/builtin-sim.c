@@ -198,7 +198,9 @@ static const char sim_usage[] =
 	"  counted; the same trace and options print the same bytes";
 
 /* --mag-size, --batch, --depot-limit: the simulator's own parser, which
- * knows the library's ranges (opt->value: the sim_config). */
+ * knows the library's ranges (opt->value: the sim_config). Its usage text
+ * and callback mirror builtin-tune.c's (tune_usage, tune_list) on purpose:
+ * each command's synopsis, then a callback that parses into its config. */
 static const char *sim_tunable(const struct cli_opt *opt, const char *arg)
 {
 	static char cls[128];

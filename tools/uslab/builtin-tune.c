@@ -39,7 +39,8 @@ static const char tune_usage[] =
 	"  frontier of memory overhead against modelled time and a recommendation";
 
 /* --mag-sizes ('m' in opt->data) and --depot-limits ('d'): up to
- * TUNE_MAX_VALUES numbers into the struct tune_space at opt->value. */
+ * TUNE_MAX_VALUES numbers into the struct tune_space at opt->value.
+ * Mirrors builtin-sim.c's sim_usage and sim_tunable on purpose. */
 static const char *tune_list(const struct cli_opt *opt, const char *arg)
 {
 	static char expect[64];
