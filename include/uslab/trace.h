@@ -143,6 +143,9 @@ struct trace_object {
  *            @nevents describe that process.
  * @nstacks, @stacks: the call stacks events refer to (`record -g`).
  * @nobjects, @objects: the mapped files the stacks' frames fall in.
+ *     The counts are known at open (the tables are checked there); @stacks
+ *     and @objects stay NULL until trace_reader_load_stacks() decodes them,
+ *     which only a reader that symbolizes needs to pay for.
  */
 struct trace_meta {
 	uint16_t version_major;
@@ -320,6 +323,15 @@ const struct trace_meta *trace_reader_meta(const struct trace_reader *r);
  *         -ENOMEM. After an error every later call returns the same error.
  */
 int trace_reader_next(struct trace_reader *r, struct trace_event *ev);
+
+/**
+ * trace_reader_load_stacks - decode the stack and object tables (checked at
+ * open) into trace_meta.stacks and trace_meta.objects.
+ * @r: the reader; any time after open. A second call does nothing.
+ * Context: allocates 16 bytes a stack, 8 a frame, and the objects' paths.
+ * Return: 0, -ENOMEM (trace_reader_error() says so), or a reader's error.
+ */
+int trace_reader_load_stacks(struct trace_reader *r);
 
 /**
  * trace_reader_select - return only the events of one process image.

@@ -386,6 +386,10 @@ TEST(format, procs_stacks_roundtrip)
 	ck_assert_int_eq(m->procs[2].parent, 1);
 	ck_assert_uint_eq(m->procs[2].flags, TRACE_PROC_UNRECORDED);
 	ck_assert_uint_eq(m->nstacks, 2);
+	/* the tables are checked at open, decoded on demand */
+	ck_assert_ptr_null(m->stacks);
+	ck_assert_ptr_null(m->objects);
+	ck_assert_int_eq(trace_reader_load_stacks(r), 0);
 	ck_assert_uint_eq(m->stacks[0].nframes, 3);
 	ck_assert_uint_eq(m->stacks[0].frames[2], 0x7f0000001000);
 	ck_assert_uint_eq(m->nobjects, 1);
