@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: `uslab report` and `uslab script` on forged traces
- * (fuzz/forge.h), through their command entry points, output discarded.
+ * libFuzzer target: `uslab report` (the default view, and --sort callsite,
+ * callsite,size and --children on the stack and object tables) and
+ * `uslab script` on forged traces (fuzz/forge.h), through their command
+ * entry points, output discarded.
  * Memory must follow the file: -rss_limit_mb catches a table sized by a
  * declared or sparse number.
  */
@@ -23,14 +25,23 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct forge_buf o;
-	char a0[] = "report", a1[] = "script", h[] = "-H", p[64];
-	char *rargv[3], *sargv[4];
+	char a0[] = "report", a1[] = "script", h[] = "-H", p[64], so[] = "--sort",
+		cs[] = "callsite", css[] = "callsite,size", ch[] = "--children";
+	char *rargv[6], *sargv[4];
 
 	if (!forge_trace(data, size, &o)) {
 		snprintf(p, sizeof(p), "%s", forge_path(&o));
 		rargv[0] = a0; rargv[1] = p; rargv[2] = NULL;
 		optind = 0;
 		cmd_report(2, rargv);
+		/* the call-site views, one per input (the stacks pick) */
+		rargv[1] = so;
+		rargv[2] = size % 3 == 0 ? cs : size % 3 == 1 ? css : cs;
+		rargv[3] = size % 3 == 2 ? ch : p;
+		rargv[4] = size % 3 == 2 ? p : NULL;
+		rargv[5] = NULL;
+		optind = 0;
+		cmd_report(size % 3 == 2 ? 5 : 4, rargv);
 		sargv[0] = a1; sargv[1] = h; sargv[2] = p; sargv[3] = NULL;
 		optind = 0;
 		cmd_script(3, sargv);

@@ -423,7 +423,8 @@ int report_callsites(struct trace_reader *r, const char *path, bool by_size,
 		rc = cmd_read_error(r, rc);
 		goto out_free;
 	}
-	qsort(c.rows, c.nrows, sizeof(*c.rows), cmp_rows);
+	if (c.nrows)
+		qsort(c.rows, c.nrows, sizeof(*c.rows), cmp_rows);
 	printf("# %s, %" PRIu64 " allocations with a call stack%s\n",
 	       children ? "functions, each charged once for every allocation below it (--children)" :
 	       by_size ? "call sites by size" : "call sites (the allocator's callers)",
