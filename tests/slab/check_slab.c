@@ -190,7 +190,8 @@ static const unsigned int test_aligns[] = { 0, 8, 16, 64, 256, 4096 };
 
 TEST(core, test_sizes_alignments)
 {
-	unsigned int si, ai, f, i, nobj = 150;
+	/* fewer objects a cache under valgrind: the same checks (test_iters) */
+	unsigned int si, ai, f, i, nobj = test_iters(150, 40);
 	uintptr_t addrs[150];
 
 	for (si = 0; si < ARRAY_SIZE(test_sizes); si++)
@@ -623,7 +624,7 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* threads: producers hand objects to consumers */
 
-#define XT_PER_PRODUCER	40000
+#define XT_PER_PRODUCER	test_iters(40000, 4000)
 #define XT_PRODUCERS	3
 #define XT_CONSUMERS	3
 
@@ -717,7 +718,9 @@ TEST(core, test_random_model)
 {
 	uint64_t st = test_seed() * 2654435761UL + 1;
 	struct kmem_cache *s;
-	enum { CAP = 3000, STEPS = 30000, SZ = 40 };
+	enum { CAP = 3000, SZ = 40 };
+	/* under valgrind 6000 steps: still two fill-and-drain periods */
+	const unsigned int STEPS = test_iters(30000, 6000);
 	static unsigned char *live[CAP];
 	static unsigned long tag[CAP];
 	unsigned int nlive = 0, step, i;
