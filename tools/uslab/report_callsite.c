@@ -141,6 +141,7 @@ static const struct trace_object *object_of(struct cs *c, uint32_t proc, uint64_
 {
 	const struct trace_object *o = c->m->objects;
 	uint32_t lo = 0, hi = c->m->nobjects;
+	uint64_t start;
 
 	while (lo < hi) {	/* the first entry past (proc, addr) */
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -153,11 +154,21 @@ static const struct trace_object *object_of(struct cs *c, uint32_t proc, uint64_
 	}
 	if (!lo || o[c->by_start[lo - 1]].proc != proc)
 		return NULL;
-	/* ties on start: back to the earliest entry */
-	while (lo > 1 && o[c->by_start[lo - 2]].proc == proc &&
-	       o[c->by_start[lo - 2]].start == o[c->by_start[lo - 1]].start)
-		lo--;
-	return addr < o[c->by_start[lo - 1]].end ? &o[c->by_start[lo - 1]] : NULL;
+	/* ties on start: the earliest entry, the first of them (a second
+	 * search, not a walk: a table may hold a million equal starts) */
+	start = o[c->by_start[lo - 1]].start;
+	hi = lo - 1;
+	lo = 0;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct trace_object *x = &o[c->by_start[mid]];
+
+		if (x->proc < proc || (x->proc == proc && x->start < start))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return addr < o[c->by_start[lo]].end ? &o[c->by_start[lo]] : NULL;
 }
 
 /* "func (file:line)" for one frame of process @proc, into @buf. */
