@@ -51,6 +51,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		while ((rc = trace_reader_next(r, &ev)) > 0) {
 			if (ev.stack > mt->nstacks)
 				__builtin_trap();
+			if (ev.stack && (n & 3) == 0) {	/* one at a time, as report does */
+				uint64_t frames[TRACE_STACK_MAX];
+				struct trace_stack one;
+
+				if (!trace_reader_stack(r, ev.stack, &one, frames) &&
+				    (one.nframes > TRACE_STACK_MAX || one.frames != frames ||
+				     (mt->nprocs ? one.proc >= mt->nprocs : one.proc) ||
+				     (mt->stacks && (one.nframes != mt->stacks[ev.stack - 1].nframes ||
+						     one.proc != mt->stacks[ev.stack - 1].proc))))
+					__builtin_trap();
+			}
 			if (ev.op >= TRACE_OP_NR || ev.id >= TRACE_ID_LIMIT ||
 			    ev.old_id >= TRACE_ID_LIMIT || ev.time_ns < last ||
 			    ev.tid == UINT32_MAX || trace_reader_position(r) != ++n)

@@ -57,7 +57,9 @@ struct trace_reader {
 	 * sizes, and the frames the stack table holds. */
 	struct lazy_table { uint8_t *comp; uint32_t comp_len, raw; bool seen; } lazy_stk, lazy_obj;
 	uint64_t nframes;
-	bool tables_loaded;
+	bool stacks_loaded, objects_loaded;
+	uint8_t *stk_raw;		/* trace_reader_stack(): the decoded table */
+	uint32_t *stk_off;		/* and where each entry starts in it */
 	uint32_t nranges;
 	int sel;			/* selected process, -1 all */
 	uint64_t sel_events;		/* events of it returned so far */
@@ -275,39 +277,101 @@ static int keep_table(struct trace_reader *r, struct lazy_table *t, uint32_t com
 	return 0;
 }
 
-int trace_reader_load_stacks(struct trace_reader *r)
+/* The stored table @t decoded into a new buffer, *@out (free it). */
+static int unpack_table(struct trace_reader *r, const struct lazy_table *t,
+			const char *what, uint8_t **out)
 {
-	struct lazy_table *tabs[2] = { &r->lazy_stk, &r->lazy_obj };
+	uint8_t *raw = malloc(t->raw ? t->raw : 1);
+	size_t got;
+
+	if (!raw)
+		return nomem(r);
+	got = ZSTD_decompressDCtx(r->dctx, raw, t->raw, t->comp, t->comp_len);
+	if (ZSTD_isError(got) || got != t->raw) {	/* it decoded at open */
+		free(raw);
+		return fail(r, 0, "%s table: decodes differently than at open", what);
+	}
+	*out = raw;
+	return 0;
+}
+
+int trace_reader_load_objects(struct trace_reader *r)
+{
 	uint8_t *raw;
-	int rc = 0;
+	int rc;
 
 	if (r->error)
 		return r->error;
-	if (r->tables_loaded)
+	if (r->objects_loaded || !r->lazy_obj.seen)
 		return 0;
-	for (int i = 0; i < 2 && !rc; i++) {
-		struct lazy_table *t = tabs[i];
-		size_t got;
-
-		if (!t->seen)
-			continue;
-		raw = malloc(t->raw ? t->raw : 1);
-		if (!raw)
-			return nomem(r);
-		got = ZSTD_decompressDCtx(r->dctx, raw, t->raw, t->comp, t->comp_len);
-		if (ZSTD_isError(got) || got != t->raw)	/* decoded alike at open */
-			rc = fail(r, 0, "%s table: decodes differently than at open",
-				  i ? "object" : "stack");
-		else if (i == 0)
-			rc = decode_stacks(r, raw, t->raw, r->meta.nstacks, 0, true);
-		else
-			rc = decode_objects(r, raw, t->raw, r->meta.nobjects, 0, true);
-		free(raw);
-		free(t->comp);
-		t->comp = NULL;
-	}
-	r->tables_loaded = !rc;
+	rc = unpack_table(r, &r->lazy_obj, "object", &raw);
+	if (rc)
+		return rc;
+	rc = decode_objects(r, raw, r->lazy_obj.raw, r->meta.nobjects, 0, true);
+	free(raw);
+	r->objects_loaded = !rc;
 	return rc;
+}
+
+int trace_reader_load_stacks(struct trace_reader *r)
+{
+	uint8_t *raw;
+	int rc = trace_reader_load_objects(r);
+
+	if (rc || r->stacks_loaded || !r->lazy_stk.seen)
+		return rc;
+	rc = unpack_table(r, &r->lazy_stk, "stack", &raw);
+	if (rc)
+		return rc;
+	rc = decode_stacks(r, raw, r->lazy_stk.raw, r->meta.nstacks, 0, true);
+	free(raw);
+	r->stacks_loaded = !rc;
+	return rc;
+}
+
+int trace_reader_stack(struct trace_reader *r, uint32_t id, struct trace_stack *out,
+		       uint64_t *frames)
+{
+	const uint8_t *p, *end;
+	uint64_t proc, nf, v, prev = 0;
+
+	if (r->error)
+		return r->error;
+	if (!id || id > r->meta.nstacks)
+		return -EINVAL;
+	if (!r->stk_raw) {	/* the table's bytes, and where each entry starts */
+		int rc = unpack_table(r, &r->lazy_stk, "stack", &r->stk_raw);
+
+		if (rc)
+			return rc;
+		r->stk_off = malloc(r->meta.nstacks * sizeof(*r->stk_off));
+		if (!r->stk_off)
+			return nomem(r);
+		p = r->stk_raw;
+		end = p + r->lazy_stk.raw;
+		for (uint32_t i = 0; i < r->meta.nstacks; i++) {
+			r->stk_off[i] = (uint32_t)(p - r->stk_raw);
+			/* checked at open: these cannot fail */
+			if (get_varint(&p, end, &proc) || get_varint(&p, end, &nf))
+				return fail(r, 0, "stack table: entry %u unreadable", i);
+			for (uint64_t k = 0; k < nf; k++)
+				if (get_varint(&p, end, &v))
+					return fail(r, 0, "stack table: entry %u unreadable", i);
+		}
+	}
+	p = r->stk_raw + r->stk_off[id - 1];
+	end = r->stk_raw + r->lazy_stk.raw;
+	if (get_varint(&p, end, &proc) || get_varint(&p, end, &nf) || nf > TRACE_STACK_MAX)
+		return fail(r, 0, "stack table: entry %u unreadable", id - 1);
+	for (uint64_t k = 0; k < nf; k++) {
+		if (get_varint(&p, end, &v))
+			return fail(r, 0, "stack table: entry %u unreadable", id - 1);
+		prev += (uint64_t)unzigzag(v);
+		frames[k] = prev;
+	}
+	*out = (struct trace_stack){ .proc = (uint32_t)proc, .nframes = (uint32_t)nf,
+				     .frames = frames };
+	return 0;
 }
 
 /*
@@ -679,6 +743,8 @@ void trace_reader_close(struct trace_reader *r)
 	free(r->frames);
 	free(r->lazy_stk.comp);
 	free(r->lazy_obj.comp);
+	free(r->stk_raw);
+	free(r->stk_off);
 	for (uint32_t i = 0; r->objects && i < r->meta.nobjects; i++)
 		free((char *)r->objects[i].path);
 	free(r->objects);

@@ -44,6 +44,7 @@ struct live {
 };
 
 struct cs {
+	struct trace_reader *r;
 	const struct trace_meta *m;
 	struct symbolizer *sym;
 	bool by_size, children;
@@ -52,7 +53,12 @@ struct cs {
 	/* name (+ size) -> row, open addressing */
 	uint32_t *slots;
 	uint32_t mask;
-	struct stack_rows *st;		/* per stack */
+	/* per stack met: stack id -> index in st[] (a table the size of the
+	 * stacks the events name, not of the stack table) */
+	struct hmap st_ids;
+	struct stack_rows *st;
+	uint64_t nst, st_cap;
+	uint64_t frames_buf[TRACE_STACK_MAX];	/* trace_reader_stack()'s */
 	struct hmap ids;		/* live id -> slot in live[] */
 	struct live *live;
 	uint64_t live_cap, nlive, free_slot;	/* free_slot: index + 1 */
@@ -231,15 +237,32 @@ static const char *frame_name(struct cs *c, uint32_t proc, uint64_t addr)
  * --sort callsite,size the call site's row of @size. */
 static int stack_rows(struct cs *c, uint32_t sid, uint64_t size, struct stack_rows **out)
 {
-	struct stack_rows *sr = &c->st[sid - 1];
-	const struct trace_stack *t = &c->m->stacks[sid - 1];
+	uint64_t *slot = hmap_find(&c->st_ids, sid);
+	struct stack_rows *sr;
+	struct trace_stack stack, *t = &stack;
 	const char *name;
 	uint32_t row;
 	int rc;
 
+	if (!slot) {
+		rc = grow_array((void **)&c->st, &c->st_cap, c->nst + 1, sizeof(*c->st),
+				UINT32_MAX);
+		if (!rc)
+			rc = hmap_insert(&c->st_ids, sid, c->nst);
+		if (rc)
+			return rc;
+		sr = &c->st[c->nst++];
+	} else {
+		sr = &c->st[*slot];
+	}
 	if (sr->done && !c->by_size) {
 		*out = sr;
 		return 0;
+	}
+	if (!(c->by_size && sr->rows)) {
+		rc = trace_reader_stack(c->r, sid, t, c->frames_buf);
+		if (rc)
+			return rc;
 	}
 	if (c->by_size) {	/* keyed by size too: the name once, the row each time */
 		if (!sr->rows) {
@@ -398,16 +421,16 @@ int report_callsites(struct trace_reader *r, const char *path, bool by_size,
 			path);
 		return 1;
 	}
-	rc = trace_reader_load_stacks(r);
+	c.r = r;
+	rc = trace_reader_load_objects(r);
 	if (rc)
 		return cmd_read_error(r, rc);
 	c.sym = symbolizer_new();
-	c.st = calloc(c.m->nstacks, sizeof(*c.st));
 	c.nframe_maps = c.m->nprocs ? c.m->nprocs : 1;
 	c.frames = calloc(c.nframe_maps, sizeof(*c.frames));
 	c.by_start = malloc((c.m->nobjects ? c.m->nobjects : 1) * sizeof(*c.by_start));
-	if (!c.sym || !c.st || !c.frames || !c.by_start || hmap_init(&c.ids) ||
-	    hmap_init(&c.last_alloc)) {
+	if (!c.sym || !c.frames || !c.by_start || hmap_init(&c.ids) ||
+	    hmap_init(&c.last_alloc) || hmap_init(&c.st_ids)) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -460,15 +483,19 @@ out:
 		fprintf(stderr, "uslab report: %s: %s\n", path,
 			rc == -E2BIG ? "object id too large" : strerror(-rc));
 		rc = 1;
+	} else if (rc < 0) {	/* the reader's, while a stack was read */
+		rc = cmd_read_error(r, rc);
 	}
 out_free:
 	for (uint32_t i = 0; i < c.nrows; i++)
 		free(c.rows[i].name);
 	free(c.rows);
 	free(c.slots);
-	for (uint32_t i = 0; c.st && i < c.m->nstacks; i++)
+	for (uint64_t i = 0; i < c.nst; i++)
 		free(c.st[i].rows);
 	free(c.st);
+	if (c.st_ids.slots)
+		hmap_destroy(&c.st_ids);
 	free(c.live);
 	if (c.ids.slots)
 		hmap_destroy(&c.ids);
