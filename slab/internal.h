@@ -251,6 +251,8 @@ size_t slab_debug_orig_size(struct kmem_cache *s, const void *obj);
 void slab_fatal(void) __attribute__((noreturn));
 void slab_bad_pointer(const char *caller, const char *cache, const void *p,
 		      const char *why, bool fatal);
+void slab_free_not_slab(const char *caller, struct kmem_cache *s,
+			const void *obj, bool fatal);
 
 /* slab/kmalloc.c */
 struct kmem_cache *kmalloc_cache_get(unsigned int idx);

@@ -78,6 +78,13 @@ grep -qE '^kmalloc-64 .*: tunables +0 +0 +0 ' "$T/err" || bad "kmalloc-64 keeps 
 grep -qE '^kmalloc-1k .*: tunables +0 +0 +0 ' "$T/err" || bad "kmalloc-1k keeps magazines"
 grep -qE '^kmalloc-128 .*: tunables +[1-9]' "$T/err" || bad "kmalloc-128 lost its magazines"
 grep -q 'ignoring option' "$T/err" && { bad "good slab_debug warned:"; grep 'ignoring' "$T/err"; }
+# Red zones without poisoning (issue 20, finding 2): kmalloc-8's free-list
+# link used to sit in its red zone ("Redzone overwritten" on a correct
+# program).
+for f in Z FZ ZU; do
+	USLAB_OPTIONS=slab_debug=$f pre "$prog" clean 2>"$T/err" ||
+		{ bad "clean under slab_debug=$f"; cat "$T/err"; }
+done
 python3 -c 'import sys' 2>/dev/null && {
 	USLAB_OPTIONS=slab_debug=FZPU pre /usr/bin/python3 -c 'print(sum(len(str(i)) for i in range(100000)))' \
 		>"$T/out" 2>"$T/err" && grep -qx 488890 "$T/out" ||
