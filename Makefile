@@ -197,8 +197,8 @@ $(core-lib): $(addprefix $(obj)/,$(core-objs))
 # it beside an allocator that never read its options.
 $(static-lib): $(addprefix $(obj)/,$(core-objs) $(malloc-objs))
 	$(quiet) AR $@
-	$(Q)rm -f $@ $(obj)/uslab.o && $(CC) -r -nostdlib -o $(obj)/uslab.o $^ && \
-		$(AR) rcs $@ $(obj)/uslab.o
+	$(Q)rm -f $@ $(obj)/libuslab-static.o && $(CC) -r -nostdlib -o $(obj)/libuslab-static.o $^ && \
+		$(AR) rcs $@ $(obj)/libuslab-static.o
 
 # Exported: the calls malloc/libuslab.map lists (versioned) and the malloc
 # API (unversioned, see the map); everything else is hidden.

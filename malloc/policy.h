@@ -92,7 +92,7 @@ static __always_inline size_t __uslab_malloc_usable_size(void *p)
  * not own: EINVAL, the block left alone. A freed block or a pointer
  * inside a block: free()'s report, and abort in hardened builds.
  */
-static inline void *__uslab_realloc(void *p, size_t size)
+static __always_inline void *__uslab_realloc(void *p, size_t size)
 {
 	size_t have;
 	void *q;

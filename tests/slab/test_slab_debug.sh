@@ -56,6 +56,16 @@ expect interior slab_debug=FZPU,kmalloc-64 \
 	'kfree\(kmalloc-64\): invalid pointer OBJ+16 \(not at an object boundary\)' \
 	'Pointer is 16 bytes into object OBJ' \
 	"$alloc_site" "$by_kfree"
+# realloc checks its pointer as free does (issue 20, finding 1), with the
+# call sites.
+R='site_realloc\+0x[0-9a-f]+/0x[0-9a-f]+ \(slabdebug\)'
+expect realloc-freed slab_debug=FZPU,kmalloc-64 \
+	'realloc\(kmalloc-64\): invalid pointer OBJ \(object already freed\)' \
+	"$alloc_site" "$free_site" "Found by realloc called from $R"
+expect realloc-interior slab_debug=FZPU,kmalloc-64 \
+	'realloc\(kmalloc-64\): invalid pointer OBJ+16 \(not at an object boundary\)' \
+	'Pointer is 16 bytes into object OBJ' \
+	"$alloc_site" "Found by realloc called from $R"
 # The kernel's block syntax with a prefix; the per-cache form; Z alone
 # reports without call sites.
 expect overflow 'slab_debug=P;FZU,kmalloc-*' "${overflow[@]}" "$alloc_site" "$by_kfree"
