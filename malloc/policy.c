@@ -36,13 +36,9 @@ __slowpath void *malloc_slow(size_t size, gfp_t gfp)
 {
 	if (size > MALLOC_MAX_SIZE)
 		return malloc_fail();
-	/*
-	 * With red zones on every cache (the debug preset) only the
-	 * power-of-two classes stay naturally aligned; the others sit 8 bytes
-	 * off. Compiled away otherwise.
-	 */
-	if (IS_ENABLED(CONFIG_SLAB_DEBUG_ON) && size > 8)
-		return kmalloc_aligned(size, MALLOC_ALIGN, gfp);
+	/* (every class of 16 bytes or more is 16-aligned, red zones or not:
+	 * kmalloc_align(); the debug preset's kmalloc() passes the size
+	 * asked, where its red zone starts) */
 	/* kmalloc(0) is ZERO_SIZE_PTR; malloc(0) must be unique. */
 	return kmalloc(size ? size : 1, gfp);
 }
