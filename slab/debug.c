@@ -552,8 +552,7 @@ static __slowpath size_t ksize_checked_slow(const void *p, const char *caller,
 	s = head->slab_cache;
 	if (!is_object(s, head, p))
 		return bad_object(caller, s, p, addr, fatal);
-	if ((IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) &&
-	     *(const unsigned long *)((const char *)p + s->mark_off) == slab_free_key) ||
+	if (slab_obj_marked_free(p, s->mark_off) ||
 	    (slab_debug(s) && on_freelist(s, head, p)))
 		return freed_object(caller, s, p, addr, fatal);
 	return orig_size(s, p);
@@ -593,9 +592,7 @@ size_t ksize_checked(const void *p, const char *caller, unsigned long addr)
 	n = (uint64_t)((const char *)p - (const char *)slab_base(head));
 	/* (a debug cache's obj_magic and obj_limit fail every pointer) */
 	if (unlikely(slab_debug(s) || n * s->obj_magic >= s->obj_limit ||
-		     (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) &&
-		      *(const unsigned long *)((const char *)p + s->mark_off) ==
-		      slab_free_key)))
+		     slab_obj_marked_free(p, s->mark_off)))
 		return ksize_checked_slow(p, caller, addr);
 	return s->object_size;	/* (a plain cache has no kmalloc red zone) */
 }

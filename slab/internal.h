@@ -323,6 +323,18 @@ static __always_inline void slab_obj_live(void *obj, unsigned int mark_off)
 		*(unsigned long *)((char *)obj + mark_off) = 0;
 }
 
+/*
+ * Does @obj hold the free mark (a free object, in a magazine or on a
+ * freelist)? For the checks of other calls than a free (ksize_checked():
+ * realloc, malloc_usable_size); false without CONFIG_SLAB_FREE_HARDENED.
+ */
+static __always_inline bool slab_obj_marked_free(const void *obj,
+						 unsigned int mark_off)
+{
+	return IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) &&
+	       *(const unsigned long *)((const char *)obj + mark_off) == slab_free_key;
+}
+
 enum slab_free_fault { SLAB_FREE_OK, SLAB_FREE_UNALIGNED, SLAB_FREE_DOUBLE };
 
 /*
