@@ -97,7 +97,7 @@ static int top_frame(FILE *out, pid_t pid, const struct uslab_statseg *prev,
 	uint64_t act_objs = 0, objs = 0, act_bytes = 0, bytes = 0, slabs = 0;
 	uint64_t hits = 0, ops = 0;
 	bool counted = cur->flags & USLAB_STATSEG_F_COUNTED;
-	char s1[32], s2[32];
+	char s1[32], s2[32], mode[sizeof(cur->mode) * 4 + 1];
 	uint32_t n = cur->nr_caches;
 
 	for (uint32_t i = 0; i < n; i++) {
@@ -127,7 +127,7 @@ static int top_frame(FILE *out, pid_t pid, const struct uslab_statseg *prev,
 	qsort(rows, n, sizeof(rows[0]), top_cmp);
 
 	fprintf(out, " uslab top - pid %d, per-CPU mode %s, %u caches%s, %s\n", (int)pid,
-		cur->mode, cur->total_caches,
+		statseg_printable(cur->mode, mode, sizeof(mode)), cur->total_caches,
 		cur->total_caches > n ? " (first shown)" : "",
 		prev ? "rates over the last interval" : "counts since the process started");
 	fprintf(out, " Active / Total Objects (%% used)    : %llu / %llu (%.1f%%)\n",
@@ -148,7 +148,7 @@ static int top_frame(FILE *out, pid_t pid, const struct uslab_statseg *prev,
 		"OBJ SIZE", "MAG", "HIT%", "REFILL/s", "FLUSH/s", "CACHE SIZE", "NAME");
 	for (uint32_t i = 0; i < n && (max_rows <= 0 || (int)i < max_rows); i++) {
 		const struct kmem_cache_stats *st = rows[i].st;
-		char hit[16], cs[32];
+		char hit[16], cs[32], name[sizeof(st->name) * 4 + 1];
 
 		if (isnan(rows[i].hit))
 			snprintf(hit, sizeof(hit), "-");
@@ -159,7 +159,7 @@ static int top_frame(FILE *out, pid_t pid, const struct uslab_statseg *prev,
 			(unsigned long long)st->num_objs, (unsigned long long)st->active_objs,
 			st->num_objs ? 100.0 * (double)st->active_objs / (double)st->num_objs : 0.0,
 			st->object_size / 1024.0, st->limit, hit, rows[i].refills,
-			rows[i].flushes, cs, st->name);
+			rows[i].flushes, cs, statseg_printable(st->name, name, sizeof(name)));
 	}
 	return fflush(out) ? -1 : 0;
 }

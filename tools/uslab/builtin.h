@@ -77,9 +77,10 @@ int cmd_top(int argc, char **argv);
 
 /* statseg.c: the reader's side of a process's statistics segment */
 struct statseg_handle {
-	struct uslab_statseg *seg;	/* the process's segment, mapped */
+	void *map;			/* its first page: the futex words' address, never touched */
 	int fd;
 	pid_t pid;
+	uint64_t start;			/* its start time (/proc/PID/stat field 22) */
 	const char *cmd;		/* for messages */
 };
 /* -p/--pid PID, required, of `uslab slabinfo` and `uslab top`: into the
@@ -91,6 +92,10 @@ int statseg_open(const char *cmd, pid_t pid, struct statseg_handle *h);
 int statseg_snapshot(struct statseg_handle *h, const char *write, int *write_result,
 		     struct uslab_statseg *out);
 void statseg_close(struct statseg_handle *h);
+/* What the segment says, for a terminal: every byte outside printable
+ * ASCII as \xNN, backslash as \\; statseg_fput_text keeps newlines. */
+void statseg_fput_text(FILE *f, const char *s);
+const char *statseg_printable(const char *s, char *buf, size_t len);
 
 /* plot.c; plot-frontier.py reads the same kinds as numbers. */
 enum plot_kind {
