@@ -59,6 +59,10 @@ int shmseg_remove_if(int dirfd, const char *name, const struct stat *st)
 	char away[96];
 	struct stat now;
 
+	/* the common case of another file having the name: no rename at all */
+	if (fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) ||
+	    now.st_dev != st->st_dev || now.st_ino != st->st_ino)
+		return 0;
 	snprintf(away, sizeof(away), ".%s.gone.%d.%u", name, (int)getpid(),
 		 __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
 	if (renameat(dirfd, name, dirfd, away))

@@ -122,26 +122,20 @@ slow:
  * The watcher: a process of its own (two forks away, so the program never
  * sees a child of ours) that waits for the alive lock and removes the
  * segment when the program's last mapping of it goes: exit, os._exit, exec,
- * a fatal signal, SIGKILL. Only system calls: it runs from _Fork().
+ * a fatal signal, SIGKILL. @dirfd and @fd (the file, another open file
+ * description, no lock) were opened by the middle child.
  */
-static __attribute__((noreturn)) void statseg_watcher(const struct stat *st)
+static __attribute__((noreturn)) void statseg_watcher(int dirfd, int fd, const struct stat *st)
 {
 	struct flock fl = {
 		.l_type = F_WRLCK, .l_whence = SEEK_SET,
 		.l_start = SHMSEG_BYTE_ALIVE, .l_len = 1,
 	};
-	struct stat now;
-	int dirfd, fd;
 
 	setsid();			/* no terminal's or group's signals */
 	prctl(PR_SET_NAME, "uslab-statseg");
-	munmap(seg, sizeof(*seg));	/* its copy of the mapping would hold the lock */
 	if (chdir("/"))
 		_exit(1);
-	dirfd = open(USLAB_STATSEG_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	fd = dirfd < 0 ? -1 : openat(dirfd, seg_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &now) || now.st_dev != st->st_dev || now.st_ino != st->st_ino)
-		_exit(0);
 	close_all_but(dirfd, fd);
 	while (fcntl(fd, F_OFD_SETLKW, &fl) && errno == EINTR)
 		;
@@ -149,17 +143,30 @@ static __attribute__((noreturn)) void statseg_watcher(const struct stat *st)
 	_exit(0);
 }
 
+/*
+ * Start the watcher. Only system calls in the children: they run from
+ * _Fork(). The middle child drops its copy of the mapping (it would hold
+ * the lock) before the watcher is forked, and this process waits for it,
+ * so no copy outlives this call: an exec right after still frees the lock.
+ */
 static void statseg_watch(const struct stat *st)
 {
-	int status;
+	struct stat now;
+	int status, dirfd, fd;
 	pid_t mid;
 
-	mid = _Fork();		/* no atfork handlers: the children only make system calls */
+	mid = _Fork();		/* no atfork handlers */
 	if (mid < 0)
 		return;		/* no watcher: the next sweep removes what is left */
 	if (!mid) {
+		munmap(seg, sizeof(*seg));
+		dirfd = open(USLAB_STATSEG_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = dirfd < 0 ? -1 : openat(dirfd, seg_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &now) || now.st_dev != st->st_dev ||
+		    now.st_ino != st->st_ino)
+			_exit(0);
 		if (!_Fork())
-			statseg_watcher(st);
+			statseg_watcher(dirfd, fd, st);
 		_exit(0);
 	}
 	while (waitpid(mid, &status, 0) < 0 && errno == EINTR)
