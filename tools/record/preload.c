@@ -365,7 +365,7 @@ static int rec_close(int fd)
 {
 	close_fn fn = REAL(close);
 
-	return fn ? fn(fd) : (int)syscall(SYS_close, fd);
+	return fn ? fn(fd) : (int)REAL(syscall)(SYS_close, fd);
 }
 
 static int fd_floor(void)
@@ -456,7 +456,7 @@ __visible int close(int fd)
 	if (unlikely(fd >= 0 && fd == READ_ONCE(raw_fd)) &&
 	    rec_fd_evict((unsigned int)fd, (unsigned int)fd) == fd)
 		return 0;
-	return fn ? fn(fd) : (int)syscall(SYS_close, fd);
+	return fn ? fn(fd) : (int)REAL(syscall)(SYS_close, fd);
 }
 
 /* close_range and closefrom: the range, less the raw file's number when it could not move. */
@@ -467,7 +467,7 @@ static int rec_close_range(unsigned int lo, unsigned int hi, int flags)
 
 	if (!(flags & CLOSE_RANGE_CLOEXEC) && lo <= hi)
 		pinned = rec_fd_evict(lo, hi);
-#define CR(a, b) (fn ? fn(a, b, flags) : (int)syscall(SYS_close_range, a, b, flags))
+#define CR(a, b) (fn ? fn(a, b, flags) : (int)REAL(syscall)(SYS_close_range, a, b, flags))
 	if (pinned < 0)
 		return CR(lo, hi);
 	if ((unsigned int)pinned > lo)
@@ -496,7 +496,11 @@ __visible int dup2(int old, int new)
 
 	if (new >= 0 && old != new && new == READ_ONCE(raw_fd))
 		rec_fd_evict((unsigned int)new, (unsigned int)new);
-	return fn ? fn(old, new) : (int)syscall(SYS_dup2, old, new);
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return fn(old, new);
 }
 
 __visible int dup3(int old, int new, int flags)
@@ -505,7 +509,7 @@ __visible int dup3(int old, int new, int flags)
 
 	if (new >= 0 && old != new && new == READ_ONCE(raw_fd))
 		rec_fd_evict((unsigned int)new, (unsigned int)new);
-	return fn ? fn(old, new, flags) : (int)syscall(SYS_dup3, old, new, flags);
+	return fn ? fn(old, new, flags) : (int)REAL(syscall)(SYS_dup3, old, new, flags);
 }
 
 static int open_raw_locked(void)
@@ -1690,7 +1694,7 @@ __visible int execveat(int dirfd, const char *path, char *const argv[], char *co
 
 	before_exec_at(dirfd, path, flags, envp);
 	if (!fn)
-		return (int)syscall(SYS_execveat, dirfd, path, argv, envp, flags);
+		return (int)REAL(syscall)(SYS_execveat, dirfd, path, argv, envp, flags);
 	return fn(dirfd, path, argv, envp, flags);
 }
 
@@ -1735,8 +1739,10 @@ __visible long syscall(long nr, ...)
 		return close((int)a[0]);
 	case SYS_close_range:
 		return rec_close_range((unsigned int)a[0], (unsigned int)a[1], (int)a[2]);
+#ifdef SYS_dup2		/* not on every architecture */
 	case SYS_dup2:
 		return dup2((int)a[0], (int)a[1]);
+#endif
 	case SYS_dup3:
 		return dup3((int)a[0], (int)a[1], (int)a[2]);
 	}
