@@ -7,8 +7,8 @@
  *
  * Off by default: it costs nothing on the allocation paths (they never look
  * at the segment; docs/malloc.md gives the callgrind counts), but a process
- * that asks for it gets a thread and a file, which an unmodified preloaded
- * program should not get unasked.
+ * that asks for it gets a thread, a file and a watcher process, which an
+ * unmodified preloaded program should not get unasked.
  *
  * The file's life (lib/shmseg.h): this process holds its alive lock
  * through its mapping; a watcher process removes the file once that lock
