@@ -50,7 +50,7 @@ int cmd_slabinfo(int argc, char **argv)
 	bool gc = false;
 	int first, wres = 0, ret;
 	const struct cli_opt opts[] = {
-		OPT_INTEGER('p', "pid", &pid, "PID", "the process (running on uslab)", 1, 0x3fffffff),
+		OPT_STATSEG_PID(&pid),
 		OPT_STRING('w', "write", &write, "LINE",
 			   "'CACHE LIMIT BATCHCOUNT SHAREDFACTOR', as to /proc/slabinfo"),
 		OPT_BOOLEAN(0, "gc", &gc, "remove the segments no live process serves, then exit"),

@@ -245,7 +245,7 @@ int cmd_top(int argc, char **argv)
 	pid_t pid = 0;
 	int first, ret = 1, cur = 0;
 	const struct cli_opt opts[] = {
-		OPT_STATSEG_PID(&pid),
+		OPT_STATSEG_PID(&pid, .flags = OPT_REQUIRED),
 		OPT_DOUBLE('d', "delay", &delay, "SECONDS",
 			   "refresh interval (default 2; -o waits one interval for the rates)",
 			   0.05, 3600),

@@ -83,11 +83,12 @@ struct statseg_handle {
 	uint64_t start;			/* its start time (/proc/PID/stat field 22) */
 	const char *cmd;		/* for messages */
 };
-/* -p/--pid PID, required, of `uslab slabinfo` and `uslab top`: into the
- * pid_t @v. PID_MAX_LIMIT is 2^22; 2^30 - 1 leaves room. */
-#define OPT_STATSEG_PID(v)							\
+/* -p/--pid PID of `uslab slabinfo` and `uslab top` (required there; in
+ * slabinfo unless --gc): into the pid_t @v; more fields of the option after
+ * it. PID_MAX_LIMIT is 2^22; 2^30 - 1 leaves room. */
+#define OPT_STATSEG_PID(v, ...)							\
 	OPT_INTEGER('p', "pid", v, "PID", "the process (running on uslab)", 1, 0x3fffffff, \
-		    .flags = OPT_REQUIRED)
+		    __VA_ARGS__)
 int statseg_open(const char *cmd, pid_t pid, struct statseg_handle *h);
 int statseg_snapshot(struct statseg_handle *h, const char *write, int *write_result,
 		     struct uslab_statseg *out);
