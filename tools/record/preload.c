@@ -581,18 +581,31 @@ static int raw_file(void)
 /* One write of header + events: O_APPEND keeps blocks whole. */
 static void write_block(struct rec_block *hdr, uint32_t tid, uint64_t fill)
 {
-	int fd;
+	int e = errno;
 
 	if (!fill)
-		return;
-	fd = raw_file();
-	if (fd < 0)
 		return;
 	hdr->magic = REC_BLOCK_MAGIC;
 	hdr->tid = tid;	/* hdr->time: set by the caller */
 	hdr->count = (uint32_t)(fill >> 32);
 	hdr->bytes = (uint32_t)fill;
-	write_full(fd, hdr, sizeof(*hdr) + hdr->bytes);
+	/* EBADF before a byte went out: the descriptor was moved (rec_fd_evict)
+	 * between raw_file() and the write; once more, on its new number */
+	for (int tries = 0; tries < 2; tries++) {
+		int fd = raw_file();
+		ssize_t n;
+
+		if (fd < 0)
+			break;
+		do
+			n = write(fd, hdr, sizeof(*hdr) + hdr->bytes);
+		while (n < 0 && errno == EINTR);
+		if (n >= 0 && (size_t)n < sizeof(*hdr) + hdr->bytes)
+			write_full(fd, (char *)hdr + n, sizeof(*hdr) + hdr->bytes - (size_t)n);
+		if (n >= 0 || errno != EBADF)
+			break;
+	}
+	errno = e;
 }
 
 static void flush_buf(struct rec_buf *b)
