@@ -12,26 +12,28 @@ trap 'for p in "${pids[@]}"; do kill -9 $p 2>/dev/null; done; rm -f /dev/shm/usl
 # backgrounded, the subshell execs: $! is the python3
 py() { exec env USLAB_OPTIONS=stats_shm PYTHONMALLOC=malloc LD_PRELOAD="$LIBUSLAB" python3 -c "$@"; }
 
-# seg_of PID: wait (10 s at most) for its segment to appear
+# seg_of PID: wait (30 s at most) for its segment to appear
 seg_of() {
-	for _ in $(seq 200); do [ -e /dev/shm/uslab.$1 ] && return 0; sleep 0.05; done
+	for _ in $(seq 600); do [ -e /dev/shm/uslab.$1 ] && return 0; sleep 0.05; done
 	return 1
 }
-# gone_within WHAT PID: the segment of PID must go within 10 s
+# gone_within WHAT PID: the segment of PID must go within 30 s (the watcher
+# wakes at once; the margin is for a loaded machine)
 gone_within() {
-	for _ in $(seq 200); do [ -e /dev/shm/uslab.$2 ] || return 0; sleep 0.05; done
-	bad "$1: /dev/shm/uslab.$2 outlived its process by 10 s"
+	for _ in $(seq 600); do [ -e /dev/shm/uslab.$2 ] || return 0; sleep 0.05; done
+	bad "$1: /dev/shm/uslab.$2 outlived its process by 30 s"
 	rm -f /dev/shm/uslab.$2
 }
 
 # exec into a program that is not on uslab: same pid, still running
 py 'import os, time
 time.sleep(0.5)
-os.execve("/bin/sleep", ["sleep", "5"], {})' & p=$!; pids+=($p)
+os.execve("/bin/sleep", ["sleep", "30"], {})' & p=$!; pids+=($p)
 seg_of $p || fail "no segment for a python3 started with stats_shm"
-sleep 0.6
-kill -0 $p 2>/dev/null || bad "exec: the process did not live on as sleep"
+for _ in $(seq 600); do [ "$(cat /proc/$p/comm 2>/dev/null)" = sleep ] && break; sleep 0.05; done
+[ "$(cat /proc/$p/comm 2>/dev/null)" = sleep ] || bad "exec: the process did not become sleep"
 gone_within "exec into sleep" $p
+kill -0 $p 2>/dev/null || bad "exec: the process did not live on as sleep"
 kill $p; wait $p 2>/dev/null
 
 # a fatal signal the program raises (SIGSEGV), os._exit, SIGTERM, SIGKILL
@@ -58,7 +60,7 @@ done
 # (python3 may be a chain of scripts that exec it, each on uslab: the
 # segment is python's once it says so)
 py 'import time; print("ready", flush=True); time.sleep(30)' >"$T/live" & live=$!; pids+=($live)
-for _ in $(seq 200); do grep -q ready "$T/live" && break; sleep 0.05; done
+for _ in $(seq 600); do grep -q ready "$T/live" && break; sleep 0.05; done
 seg_of $live || fail "no segment for the live python3"
 for n in 4100001 4100002; do cp /dev/shm/uslab.$live /dev/shm/uslab.$n; done
 echo "not a segment" >/dev/shm/uslab.4100009

@@ -111,7 +111,10 @@ unshare --pid --fork --mount-proc sh -c '
 		LD_PRELOAD="$2" sleep 30 2>"$3/ns-svc" &
 	svc=$!
 	echo "service pid $svc" >"$3/ns-pid"
-	sleep 0.5
+	for i in $(seq 300); do	# its segment, under the other name (30 s at most)
+		ls /dev/shm/uslab.2.* >/dev/null 2>&1 && break
+		sleep 0.1
+	done
 	"$1" slabinfo -p $svc >"$3/ns-out" 2>"$3/ns-err"
 	echo $? >"$3/ns-rc"
 	kill $svc; wait $svc 2>/dev/null
