@@ -97,7 +97,9 @@ if kill -0 $r 2>/dev/null; then
 	bad "top -p waiting on a held lock ignored SIGTERM for 5 s"
 	kill -9 $r
 fi
-wait $r 2>/dev/null
+wait $r 2>/dev/null; rc=$?
+[ $rc = 0 ] || bad "top -p ended by SIGTERM while it waited: exit $rc, not 0 (uslab-top(1))"
+[ -s "$T/err" ] && bad "top -p ended by SIGTERM while it waited said: $(cat "$T/err")"
 stop_forge "$seg"
 
 # --- a service whose pid another user's file holds still gets its segment ---

@@ -272,21 +272,26 @@ int cmd_top(int argc, char **argv)
 	}
 	if (statseg_open(cmd, pid, &h))
 		goto out_free;
+	h.stop = &top_stop;	/* SIGINT, SIGTERM during a wait: a normal end */
 	tty = !once && top_tty_raw(&saved);
 	signal(SIGINT, top_on_signal);
 	signal(SIGTERM, top_on_signal);
 
 	/* -o: the first snapshot is only the base of the rates */
 	if (once) {
-		if (statseg_snapshot(&h, NULL, NULL, snap[0]))
+		if (statseg_snapshot(&h, NULL, NULL, snap[0])) {
+			ret = top_stop ? 0 : 1;
 			goto out_close;
+		}
 		have_prev = true;
 		cur = 1;
 		top_sleep(delay);
 	}
 	while (!top_stop) {
-		if (statseg_snapshot(&h, NULL, NULL, snap[cur]))
+		if (statseg_snapshot(&h, NULL, NULL, snap[cur])) {
+			ret = top_stop ? 0 : 1;
 			goto out_close;
+		}
 		if (tty)
 			fputs("\033[H\033[2J", stdout);
 		else if (shown)

@@ -9,6 +9,7 @@
 
 #include "trace/internal.h"
 #include "sim/internal.h"
+#include <signal.h>
 #include <sys/types.h>
 #include "uslab/statseg.h"
 #include "tools/uslab/parse-options.h"
@@ -82,6 +83,7 @@ struct statseg_handle {
 	pid_t pid;
 	uint64_t start;			/* its start time (/proc/PID/stat field 22) */
 	const char *cmd;		/* for messages */
+	volatile sig_atomic_t *stop;	/* set by the caller's signal handler, or NULL */
 };
 /* -p/--pid PID of `uslab slabinfo` and `uslab top` (required there; in
  * slabinfo unless --gc): into the pid_t @v; more fields of the option after

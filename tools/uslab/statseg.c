@@ -328,8 +328,9 @@ static int statseg_lock_readers(struct statseg_handle *h)
 			return -1;
 		}
 		if (nanosleep(&nap, NULL)) {
-			fprintf(stderr, "%s: interrupted while waiting for the segment's lock\n",
-				h->cmd);
+			if (!h->stop || !*h->stop)
+				fprintf(stderr, "%s: interrupted while waiting for the segment's lock\n",
+					h->cmd);
 			return -1;
 		}
 	}
@@ -345,7 +346,8 @@ static int statseg_lock_readers(struct statseg_handle *h)
  * a slabinfo write line, when not NULL) and copy it to @out.
  * Return: 0; -1 after one line on stderr when the segment stays locked,
  * the process has gone or does not answer within STATSEG_WAIT_S, the file
- * was cut short, or a signal interrupted the wait. *@write_result gets the
+ * was cut short, or a signal interrupted the wait (silently when it set
+ * *@h->stop: the caller was told to stop). *@write_result gets the
  * write's 0 or -errno.
  */
 int statseg_snapshot(struct statseg_handle *h, const char *write, int *write_result,
@@ -405,8 +407,9 @@ int statseg_snapshot(struct statseg_handle *h, const char *write, int *write_res
 		}
 		/* EFAULT (the file cut short) shows in the next pread */
 		if (futex(fut_done, FUTEX_WAIT, done, &left) && errno == EINTR) {
-			fprintf(stderr, "%s: interrupted while waiting for process %d\n",
-				h->cmd, (int)h->pid);
+			if (!h->stop || !*h->stop)
+				fprintf(stderr, "%s: interrupted while waiting for process %d\n",
+					h->cmd, (int)h->pid);
 			goto out_clear;
 		}
 		if (errno == EFAULT)
