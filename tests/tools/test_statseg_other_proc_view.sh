@@ -8,6 +8,8 @@
 . "$(dirname "$0")/../lib.sh"
 set +e
 [ "$(id -u)" = 0 ] || skip "not root: unshare needs it"
+unshare --pid --fork --mount-proc true 2>/dev/null ||
+	skip "unshare --pid --mount-proc is not permitted here: no other view of /proc to test from"
 pids=()
 trap 'for p in "${pids[@]}"; do kill -9 $p 2>/dev/null; done; rm -f /dev/shm/uslab.4100000; rm -rf "$T"' EXIT
 
