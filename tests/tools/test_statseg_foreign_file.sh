@@ -91,7 +91,12 @@ s1=$(date +%s)
 grep -q "locked by another reader" "$T/err" || bad "held lock: not said: $(cat "$T/err")"
 [ $((s1 - s0)) -le 10 ] || bad "held lock: gave up after $((s1 - s0)) s"
 "$U" top -p $target -d 0.1 >"$T/out" 2>"$T/err" & r=$!
-sleep 0.5; kill -TERM $r
+# once it has the segment open (it then waits for the lock): SIGTERM
+for _ in $(seq 300); do
+	ls -l /proc/$r/fd 2>/dev/null | grep -q "$seg" && break
+	sleep 0.1
+done
+kill -TERM $r
 for _ in $(seq 50); do kill -0 $r 2>/dev/null || break; sleep 0.1; done
 if kill -0 $r 2>/dev/null; then
 	bad "top -p waiting on a held lock ignored SIGTERM for 5 s"

@@ -270,12 +270,12 @@ int cmd_top(int argc, char **argv)
 		fprintf(stderr, "%s: out of memory\n", cmd);
 		goto out_free;
 	}
+	signal(SIGINT, top_on_signal);
+	signal(SIGTERM, top_on_signal);
 	if (statseg_open(cmd, pid, &h))
 		goto out_free;
 	h.stop = &top_stop;	/* SIGINT, SIGTERM during a wait: a normal end */
 	tty = !once && top_tty_raw(&saved);
-	signal(SIGINT, top_on_signal);
-	signal(SIGTERM, top_on_signal);
 
 	/* -o: the first snapshot is only the base of the rates */
 	if (once) {

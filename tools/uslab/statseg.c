@@ -322,6 +322,8 @@ static int statseg_lock_readers(struct statseg_handle *h)
 
 	deadline_in(&deadline, STATSEG_WAIT_S);
 	while ((err = shmseg_lock(h->fd, F_WRLCK, SHMSEG_BYTE_READER)) == -EAGAIN) {
+		if (h->stop && *h->stop)
+			return -1;	/* told to stop between two naps */
 		if (past(&deadline)) {
 			fprintf(stderr, "%s: the segment of process %d stayed locked by another "
 				"reader for %d s: giving up\n", h->cmd, (int)h->pid, STATSEG_WAIT_S);
@@ -396,6 +398,8 @@ int statseg_snapshot(struct statseg_handle *h, const char *write, int *write_res
 		}
 		if (done == req)
 			break;
+		if (h->stop && *h->stop)
+			goto out_clear;
 		if (proc_start_time(h->pid) != h->start) {
 			fprintf(stderr, "%s: process %d has gone\n", h->cmd, (int)h->pid);
 			goto out_clear;
