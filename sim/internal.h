@@ -59,6 +59,8 @@ struct sim_trace {
 };
 
 /* sim/simulate_load.c */
+/* Decoded events a whole-trace load may hold (a quarter of the memory). */
+uint64_t sim_event_budget(void);
 int sim_trace_load(struct sim_trace *t, const char *path, unsigned int cpus,
 		   const char *who);
 void sim_trace_free(struct sim_trace *t);

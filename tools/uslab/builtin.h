@@ -39,6 +39,22 @@ int cmd_replay(int argc, char **argv);
 bool rp_stats_begin(void);
 void rp_stats_snapshot(void);
 void rp_stats_end(FILE *f);
+/* replay-runs.c: real replays as measurements, and their statistics. */
+struct replay_fig {
+	double wall, cpu;		/* s: the timed run; CPU = user + system */
+	double rss_peak, rss_mean;	/* KiB above the replayer's own at the start */
+};
+struct stat_est {
+	double median, lo, hi;		/* bootstrap 95% interval of the median */
+};
+double stat_median(double *v, unsigned int n);
+int stat_ci(const double *v, unsigned int n, const double *base, unsigned int nb,
+	    struct stat_est *e);
+void stat_print(FILE *out, const struct stat_est *e, double scale, int prec,
+		const char *unit);
+int replay_first_cpu(void);
+int replay_run_once(char *const args[], const char *opts, int cpu, struct replay_fig *f,
+		    char *opt_line, size_t len, const char *who);
 /* tune-verify.c: uslab tune --verify */
 #define TUNE_VERIFY_MAX_POINTS	32
 struct tune_verify_point {
