@@ -142,8 +142,10 @@ double sim_class_cost(const struct sim_cost_model *m, const struct sim_cache_cou
  */
 double sim_cost(const struct sim_cost_model *m, const struct sim_result *res)
 {
+	/* the faults the run took (the pages it made resident), where they
+	 * could be counted; else every page handed out fresh */
 	double t = m->page_ns * (double)(res->page_allocs + res->page_frees) +
-		   m->fault_ns * (double)res->pages.pages_fresh;
+		   m->fault_ns * (double)(res->res_known ? res->faults : res->pages.pages_fresh);
 	unsigned int c;
 
 	for (c = 0; c < res->nr_cls; c++)

@@ -120,6 +120,7 @@ struct sim_sample {
 	uint64_t held;			/* page_alloc bytes_allocated */
 	uint64_t resident_free;		/* page_alloc bytes_free_resident */
 	uint64_t live;			/* requested bytes of live objects */
+	uint64_t resident;		/* the heap's resident bytes (sim_run) */
 };
 
 struct sim_result {
@@ -136,6 +137,19 @@ struct sim_result {
 	uint64_t held_peak, live_peak, live_end;
 	int64_t ovh_peak;
 	uint64_t held_sum, live_sum;	/* over samples */
+	/*
+	 * Resident memory, as the kernel counts it for this process: anonymous
+	 * resident bytes above the start of the run, less the growth of the
+	 * simulator's own structures (measured between the timed segments,
+	 * where alone they grow). The simulation writes each block it is
+	 * handed as `uslab replay --touch=first` does (its first 64 bytes and
+	 * one byte of each further page); untouched pages of slabs and
+	 * magazines stay free, and pages the library gives back are dropped.
+	 * faults: minor page faults inside the timed segments.
+	 */
+	bool res_known;			/* /proc/self/statm was readable */
+	uint64_t res_peak, res_sum;	/* res_sum over samples */
+	uint64_t faults;
 	unsigned int nr_cls;
 	struct sim_class_result cls[SIM_MAX_CLASSES];
 	struct sim_sample *samples;
@@ -155,6 +169,10 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	    struct sim_result *res);
 void sim_result_free(struct sim_result *res);
 double sim_mean_overhead(const struct sim_result *res);
+/* Exec this process again without address randomisation (once). */
+void sim_fixed_layout(char **argv);
+/* Mean resident bytes of the heap over the samples. */
+double sim_mean_resident(const struct sim_result *res);
 
 /* sim/simulate_pcp.c: the simulator's view of the slab and percpu layers. */
 const char *sim_pcp_engine(void);

@@ -96,6 +96,12 @@ static void print_memory(FILE *f, const struct sim_config *cfg, const struct sim
 	print_kib(f, "peak overhead (held-live)", (uint64_t)(res->ovh_peak > 0 ? res->ovh_peak : 0));
 	print_kib(f, "mean overhead", mean_ovh > 0 ? (uint64_t)mean_ovh : 0);
 	print_kib(f, "live at the end", res->live_end);
+	if (res->res_known) {
+		print_kib(f, "peak resident (heap)", res->res_peak);
+		print_kib(f, "mean resident (heap)", (uint64_t)sim_mean_resident(res));
+		fprintf(f, "  %-28s %12" PRIu64 "  (each block written as replay --touch=first)\n",
+			"page faults", res->faults);
+	}
 }
 
 /* About @rows samples, evenly spaced. */
@@ -270,6 +276,7 @@ int cmd_sim(int argc, char **argv)
 	const char *path;
 	int err;
 
+	sim_fixed_layout(argv - 1);	/* argv[-1] is "uslab" */
 	sim_config_init(&cfg);
 	/* mirrors cmd_tune (builtin-tune.c): the options, then the trace
 	 * loaded for the engine (streamed here, whole there) */
