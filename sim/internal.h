@@ -203,7 +203,8 @@ struct sim_cost_model {
 	bool calibrated;		/* read from a calibration file */
 	char source[256];		/* the file, or "built-in default" */
 };
-void sim_cost_model_load(struct sim_cost_model *m);
+/* @path: a calibration file, NULL: the built-in model. Return: 0 or -1 (said). */
+int sim_cost_model_load(struct sim_cost_model *m, const char *path);
 /* Where the calibration lives. Return: 0, -ENOENT, -ENAMETOOLONG. */
 int sim_calibration_path(char *buf, size_t len);
 double sim_cost(const struct sim_cost_model *m, const struct sim_result *res);
@@ -222,6 +223,9 @@ struct tune_out {
 	double ovh_mean;
 	int64_t ovh_peak;
 	uint64_t held_peak;
+	double res_mean;		/* resident bytes of the heap, mean over samples */
+	uint64_t res_peak;		/* ... and peak */
+	uint64_t faults;		/* page faults the run took */
 	uint64_t page_ops;
 	double hit_rate;
 	double cls_cost[SIM_MAX_CLASSES];
@@ -252,7 +256,7 @@ struct tune {
 	struct sim_cost_model model;
 	unsigned int workers;		/* simulations at once */
 	int batch;			/* -1 = default */
-	bool peak;			/* frontier on peak, not mean, overhead */
+	bool peak;			/* frontier on peak, not mean, resident memory */
 	bool progress;			/* a progress bar on stderr */
 	struct tune_job *jobs;
 	size_t nr_jobs, cap_jobs;
@@ -269,8 +273,19 @@ int tune_grid(struct tune *tu, const struct tune_space *sp);
 int tune_compose(struct tune *tu, const struct tune_space *sp);
 /* Marks the frontier and tu->rec. Return: 0, -ENOENT when nothing ran. */
 int tune_frontier(struct tune *tu);
-/* The overhead the frontier is drawn on (mean or peak), in bytes. */
+/* The memory the frontier is drawn on: the heap's resident bytes (mean, or
+ * peak with tu->peak). */
 double tune_job_ovh(const struct tune *tu, const struct tune_job *j);
+
+/* What the user wants (uslab tune --goal). */
+enum tune_goal { TUNE_BALANCED, TUNE_TIME, TUNE_MEMORY };
+#define TUNE_MAX_CANDIDATES	8
+/*
+ * The few configurations (not the defaults) the model finds best for @goal,
+ * at most @k, into @out (job indices), best first. Return: how many.
+ */
+unsigned int tune_candidates(const struct tune *tu, enum tune_goal goal, unsigned int k,
+			     size_t *out);
 void tune_free(struct tune *tu);
 
 #endif /* USLAB_SIM_INTERNAL_H */

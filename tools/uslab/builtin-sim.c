@@ -21,6 +21,8 @@
 
 struct sim_cli {
 	const char *timeline;
+	struct sim_cost_model model;	/* --calibration, else built in */
+	const char *calibration;
 	unsigned long cpus, rows;
 };
 
@@ -133,10 +135,9 @@ static void print_over_time(FILE *f, const struct sim_result *res, unsigned long
 }
 
 static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_config *cfg,
-		      const struct sim_result *res, const char *path, unsigned long rows)
+		      const struct sim_result *res, const char *path, unsigned long rows,
+		      const struct sim_cost_model *m)
 {
-	struct sim_cost_model m;
-
 	fprintf(f, "uslab sim: %s\n", path);
 	if (t->cmdline && *t->cmdline) {
 		fprintf(f, "recorded: ");
@@ -151,9 +152,8 @@ static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_confi
 		res->events, res->allocs, res->frees, res->reallocs, res->failed,
 		res->enomem);
 	print_caches(f, res);
-	sim_cost_model_load(&m);
 	fprintf(f, "modelled allocator time: %.3f ms (cost model: %s)\n",
-		sim_cost(&m, res) / 1e6, m.calibrated ? m.source : "built-in default");
+		sim_cost(m, res) / 1e6, m->calibrated ? m->source : "built-in default");
 	print_memory(f, cfg, res);
 	print_over_time(f, res, rows, t->no_clock);
 }
@@ -246,6 +246,9 @@ static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_c
 			   .flags = OPT_OUTPUT),
 		OPT_BOOLEAN(0, "no-reaper", &cfg->no_reaper,
 			    "no reaper passes (a real run: USLAB_OPTIONS=reaper_ms=0)"),
+		OPT_STRING(0, "calibration", &o->calibration, "FILE",
+			   "the cost model of `uslab calibrate -o FILE` (default:\n"
+			   "the built-in one; a calibration is used only when named)"),
 		OPT_PROC_SELECT(),
 		OPT_END(),
 	};
@@ -284,6 +287,8 @@ int cmd_sim(int argc, char **argv)
 	if (err <= 0)
 		return -err;
 	path = argv[err];
+	if (sim_cost_model_load(&o.model, o.calibration))
+		return 1;
 	/* Streamed: memory follows the live objects, not the trace's length. */
 	if (sim_trace_open(&t, path, (unsigned int)o.cpus, "uslab sim"))
 		return 1;
@@ -297,7 +302,7 @@ int cmd_sim(int argc, char **argv)
 		sim_trace_free(&t);
 		return 1;
 	}
-	sim_print(stdout, &t, &cfg, &res, path, o.rows);
+	sim_print(stdout, &t, &cfg, &res, path, o.rows, &o.model);
 	if (cmd_check_stdout("uslab sim")) {	/* no further work after it */
 		sim_result_free(&res);
 		sim_trace_free(&t);

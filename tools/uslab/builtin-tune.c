@@ -29,14 +29,33 @@ struct tune_cli {
 	const char *svg, *png;
 	unsigned long cpus;
 	bool all_rows;
-	unsigned long verify;		/* --verify runs, 0: none */
+	unsigned long verify;		/* --verify-grid runs */
 	bool verify_grid;
+	enum tune_goal goal;
+	bool model_only, mean;
+	unsigned long runs, candidates;
+	const char *calibration;
 };
 
 static const char tune_usage[] =
-	"uslab tune TRACE [-j N] [--svg FILE | --png FILE] [options]\n"
-	"  sweeps magazine sizes and depot limits through the simulator; prints the\n"
-	"  frontier of memory overhead against modelled time and a recommendation";
+	"uslab tune TRACE [--goal time|memory|balanced] [--model-only] [-j N] [options]\n"
+	"  sweeps magazine sizes and depot limits through the simulator, takes the few\n"
+	"  configurations it models best for the goal, replays each for real against\n"
+	"  the library's defaults, and recommends one only when the real runs show a\n"
+	"  significant gain; otherwise it says \"keep the defaults\"";
+
+/* --goal time|memory|balanced (opt->value: the enum tune_goal). */
+static const char *tune_goal_opt(const struct cli_opt *opt, const char *arg)
+{
+	static const enum tune_goal goals[] = { TUNE_BALANCED, TUNE_TIME, TUNE_MEMORY };
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(goals); i++)
+		if (!strcmp(arg, tune_goal_name(goals[i]))) {
+			*(enum tune_goal *)opt->value = goals[i];
+			return NULL;
+		}
+	return "time, memory or balanced";
+}
 
 /* --mag-sizes ('m' in opt->data) and --depot-limits ('d'): up to
  * TUNE_MAX_VALUES numbers into the struct tune_space at opt->value.
@@ -86,15 +105,32 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 			     "depot limits swept (default 0,2,8,32,-1)", tune_list, .data = 'd'),
 		OPT_INTEGER(0, "batch", &tu->batch, "N",
 			    "batch count for every run (default: half a magazine)", 1, 4096),
-		OPT_BOOLEAN(0, "peak", &tu->peak, "frontier on peak instead of mean overhead"),
+		OPT_CALLBACK(0, "goal", &o->goal, "GOAL",
+			     "time (less CPU time), memory (less resident memory)\n"
+			     "or balanced (default: less memory at no measurable\n"
+			     "cost in CPU time, or less CPU time at no more memory)",
+			     tune_goal_opt),
+		OPT_BOOLEAN(0, "model-only", &o->model_only,
+			    "no real replays: the model's word alone (every line\n"
+			    "of the output says so)"),
+		OPT_ULONG(0, "runs", &o->runs, "N",
+			  "real replays of each configuration per round (default 7)", 3,
+			  TUNE_REAL_MAX_RUNS),
+		OPT_ULONG(0, "candidates", &o->candidates, "N",
+			  "configurations the model picks for real replays\n"
+			  "(default 3)", 1, TUNE_MAX_CANDIDATES),
+		OPT_STRING(0, "calibration", &o->calibration, "FILE",
+			   "the cost model of `uslab calibrate -o FILE` (default:\n"
+			   "the built-in one; a calibration is used only when named)"),
+		OPT_BOOLEAN(0, "peak", &tu->peak, "frontier on peak resident memory (the default)"),
+		OPT_BOOLEAN(0, "mean", &o->mean, "frontier on mean resident memory"),
 		OPT_BOOLEAN_OFF(0, "no-compose", &o->sp.compose,
 				"only the uniform grid, no per-class round"),
 		OPT_BOOLEAN(0, "all", &o->all_rows, "print every frontier point"),
-		OPT_ULONG(0, "verify", &o->verify, "N",
-			  "replay the trace for real under the defaults and the\n"
-			  "recommendation, interleaved, N runs each (5): medians\n"
-			  "of wall and CPU time and RSS; with --cpus 1, one\n"
-			  "thread pinned to one CPU", 1, 64, .flags = OPT_OPTARG, .data = 5),
+		OPT_ULONG(0, "verify", &o->runs, "N",
+			  "the real replays, N runs each (what tune does by\n"
+			  "default; kept for old command lines)", 3, TUNE_REAL_MAX_RUNS,
+			  .flags = OPT_OPTARG, .data = 7),
 		OPT_ULONG(0, "verify-grid", &o->verify, "N",
 			  "the same for every point of the uniform grid (at most\n"
 			  "32; e.g. --mag-sizes 8,32,128,512 --depot-limits\n"
@@ -110,6 +146,9 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 	o->sp.nm = ARRAY_SIZE(mags);
 	o->sp.nd = ARRAY_SIZE(depots);
 	o->sp.compose = true;
+	o->runs = 7;
+	o->candidates = 3;
+	tu->peak = true;
 	tu->workers = online > 0 ? (unsigned int)online : 1;
 	tu->batch = -1;
 	return parse_options(argc, argv, opts, tune_usage, PARSE_OPT_ONE_TRACE);
@@ -223,9 +262,9 @@ static void print_row(const struct tune *tu, size_t job, const char *tail)
 	char desc[512];
 
 	describe(desc, sizeof(desc), x);
-	printf("  %12.1f %14.3f %8.2f %8" PRIu64 "  %s%s\n",
-	       tune_job_ovh(tu, x) / 1024.0, x->out.cost_ns / 1e6,
-	       100.0 * x->out.hit_rate, x->out.page_ops, desc, tail);
+	printf("  %12.1f %12.1f %14.3f %8.2f %8" PRIu64 "  %s%s\n",
+	       (double)x->out.res_peak / 1024.0, x->out.res_mean / 1024.0, x->out.cost_ns / 1e6,
+	       100.0 * x->out.hit_rate, x->out.faults, desc, tail);
 }
 
 /* The frontier by overhead; a long one is thinned: its ends, every step-th
@@ -237,10 +276,11 @@ static int print_frontier(const struct tune *tu, bool all_rows)
 
 	if (!rows)
 		return -ENOMEM;
-	printf("\nfrontier (%s overhead = bytes held by page_alloc - bytes live):\n",
+	printf("\nfrontier of modelled time against %s resident memory (the heap's pages\n"
+	       "the run writes, as the kernel counts them in the simulating process):\n",
 	       tu->peak ? "peak" : "mean");
-	printf("  %12s %14s %8s %8s  %s\n", "overhd_KiB", "model_time_ms", "hit%",
-	       "page_ops", "configuration");
+	printf("  %12s %12s %14s %8s %8s  %s\n", "res_peak_KiB", "res_mean_KiB", "model_time_ms",
+	       "hit%", "faults", "configuration");
 	for (j = 0; j < tu->nr_jobs; j++)
 		if (tu->jobs[j].frontier) {
 			rows[nfr].ovh = tune_job_ovh(tu, &tu->jobs[j]);
@@ -252,7 +292,8 @@ static int print_frontier(const struct tune *tu, bool all_rows)
 		if (j % step && j != nfr - 1 && rows[j].job != tu->rec &&
 		    rows[j].job != tu->grid)
 			continue;
-		print_row(tu, rows[j].job, rows[j].job == tu->rec ? "   <- recommended" : "");
+		print_row(tu, rows[j].job, rows[j].job == tu->rec ? "   <- the model's knee" :
+			  rows[j].job == tu->grid ? "   <- the defaults" : "");
 	}
 	if (!tu->jobs[tu->grid].frontier && tu->jobs[tu->grid].out.ok)
 		print_row(tu, tu->grid, " (not on the frontier)");
@@ -262,49 +303,24 @@ static int print_frontier(const struct tune *tu, bool all_rows)
 	return 0;
 }
 
-static void print_recommended(const struct tune *tu)
+static void print_recommended(const struct tune *tu, size_t job, bool model_only)
 {
-	const struct tune_job *r = &tu->jobs[tu->rec];
+	const struct tune_job *r = &tu->jobs[job], *d = &tu->jobs[tu->grid];
 	char desc[512];
 
 	describe(desc, sizeof(desc), r);
-	printf("\nrecommended: %s\n  mean overhead %.1f KiB, peak overhead %.1f KiB, "
-	       "modelled time %.3f ms, hit rate %.2f%%\n", desc,
-	       r->out.ovh_mean / 1024.0, (double)r->out.ovh_peak / 1024.0,
-	       r->out.cost_ns / 1e6, 100.0 * r->out.hit_rate);
+	printf("\nrecommended%s: %s\n  modelled: time %.3f ms (%+.1f%%), resident peak %.1f KiB "
+	       "(%+.1f%%), mean %.1f KiB (%+.1f%%), hit rate %.2f%%\n",
+	       model_only ? " by the model alone" : "", desc, r->out.cost_ns / 1e6,
+	       100 * (r->out.cost_ns / d->out.cost_ns - 1), (double)r->out.res_peak / 1024.0,
+	       100 * ((double)r->out.res_peak / (double)(d->out.res_peak ? d->out.res_peak : 1) - 1),
+	       r->out.res_mean / 1024.0,
+	       100 * (r->out.res_mean / (d->out.res_mean > 0 ? d->out.res_mean : 1) - 1),
+	       100.0 * r->out.hit_rate);
 	printf("\nas a runtime option string:\n  ");
 	print_options(stdout, r);
 	printf("\nas a Kconfig fragment:\n");
 	print_kconfig(stdout, r);
-}
-
-/* --verify: the defaults (job tu->grid) and the recommendation for real. */
-static int verify_recommendation(const char *trace, const struct tune *tu, unsigned int runs)
-{
-	struct tune_verify_point pts[2] = {
-		{ .label = "defaults" }, { .label = "recommended" },
-	};
-	const struct tune_job *def = &tu->jobs[tu->grid], *rec = &tu->jobs[tu->rec];
-	FILE *f = fmemopen(pts[1].opts, sizeof(pts[1].opts) - 1, "w");
-	char *nl;
-
-	if (!f)
-		return -1;
-	print_options(f, rec);
-	fclose(f);
-	memmove(pts[1].opts, pts[1].opts + strlen("USLAB_OPTIONS="),
-		strlen(pts[1].opts) - strlen("USLAB_OPTIONS=") + 1);
-	nl = strchr(pts[1].opts, '\n');
-	if (nl)
-		*nl = '\0';
-	if (rec->defaults)
-		pts[1].opts[0] = '\0';
-	pts[0].model_ms = def->out.cost_ns / 1e6;
-	pts[0].model_ovh_kib = def->out.ovh_mean / 1024.0;
-	pts[1].model_ms = rec->out.cost_ns / 1e6;
-	pts[1].model_ovh_kib = rec->out.ovh_mean / 1024.0;
-	fflush(stdout);
-	return tune_verify(trace, pts, 2, runs, tu->t->cpus == 1, stdout);
 }
 
 /*
@@ -463,13 +479,15 @@ static int draw(const struct tune *tu, const struct tune_cli *o, const char *tra
 	return rc;
 }
 
-static void print_header(const struct tune *tu, const char *trace)
+static void print_header(const struct tune *tu, const char *trace, const struct tune_cli *o)
 {
 	const struct sim_cost_model *m = &tu->model;
 
-	printf("uslab tune: %s (%zu events, %u virtual CPUs)\n", trace, tu->t->n, tu->t->cpus);
+	printf("uslab tune: %s (%zu events, %u virtual CPUs), goal %s\n", trace, tu->t->n,
+	       tu->t->cpus, tune_goal_name(o->goal));
 	printf("cost model: hit %.1f ns, refill %.1f + %.1f/object ns, flush %.1f + %.1f/object ns,\n"
-	       "            depot %.1f ns, page %.1f ns, fault %.0f ns a fresh page; from %s\n",
+	       "            depot %.1f ns, page %.1f ns, fault %.0f ns a page made resident;\n"
+	       "            from %s\n",
 	       m->hit_ns, m->refill_ns, m->refill_obj_ns, m->flush_ns, m->flush_obj_ns,
 	       m->depot_ns, m->page_ns, m->fault_ns, m->source);
 }
@@ -490,12 +508,166 @@ static int tune_sweep(struct tune *tu, const struct tune_space *sp)
 	return rc ? 1 : 0;
 }
 
+/* The USLAB_OPTIONS value of @j ("" for the defaults). */
+static void job_opts(const struct tune_job *j, char *buf, size_t len)
+{
+	FILE *f = fmemopen(buf, len - 1, "w");
+	size_t pre = strlen("USLAB_OPTIONS=");
+	char *nl;
+
+	buf[0] = '\0';
+	if (!f || j->defaults) {
+		if (f)
+			fclose(f);
+		buf[0] = '\0';
+		return;
+	}
+	print_options(f, j);
+	fclose(f);
+	buf[len - 1] = '\0';
+	memmove(buf, buf + pre, strlen(buf + pre) + 1);
+	nl = strchr(buf, '\n');
+	if (nl)
+		*nl = '\0';
+}
+
+/*
+ * --model-only: the model's verdict on its best candidate for the goal:
+ * a gain of at least 1% on the goal's axis (peak resident memory, or
+ * modelled time) at no more than 3% more on the other. Return: the job, or
+ * SIZE_MAX to keep the defaults.
+ */
+static size_t model_verdict(const struct tune *tu, enum tune_goal goal, const size_t *cand,
+			    unsigned int n)
+{
+	const struct tune_job *d = &tu->jobs[tu->grid];
+	double dt = d->out.cost_ns, dm = (double)d->out.res_peak;
+
+	for (unsigned int k = 0; k < n; k++) {
+		const struct tune_job *j = &tu->jobs[cand[k]];
+		double t = j->out.cost_ns, m = (double)j->out.res_peak;
+		bool tgain = t < dt * 0.99, mgain = m < dm * 0.99;
+		bool tok = t <= dt * 1.03, mok = m <= dm * 1.03;
+
+		if ((goal == TUNE_TIME && tgain && mok) || (goal == TUNE_MEMORY && mgain && tok) ||
+		    (goal == TUNE_BALANCED && ((mgain && tok) || (tgain && m <= dm))))
+			return cand[k];
+	}
+	return SIZE_MAX;
+}
+
+/* The real replays: the defaults and the candidates. Return: the job
+ * recommended, SIZE_MAX to keep the defaults, or -1 as (size_t) on error. */
+static size_t real_verdict(const struct tune *tu, const struct tune_cli *o, const char *trace,
+			   const size_t *cand, unsigned int n)
+{
+	static struct tune_real_point pts[TUNE_MAX_CANDIDATES + 1];
+	static char pid[16];
+	struct tune_real tr = {
+		.trace = trace, .comm = cmd_select.comm, .runs = (unsigned int)o->runs,
+		.goal = o->goal, .progress = isatty(2),
+		.cpu = tu->t->cpus == 1 ? replay_first_cpu() : -1,
+	};
+	int best;
+
+	if (cmd_select.pid) {
+		snprintf(pid, sizeof(pid), "%u", cmd_select.pid);
+		tr.pid = pid;
+	}
+	memset(pts, 0, sizeof(pts));
+	for (unsigned int k = 0; k <= n; k++) {
+		const struct tune_job *j = &tu->jobs[k ? cand[k - 1] : tu->grid];
+
+		if (k)
+			snprintf(pts[k].label, sizeof(pts[k].label), "candidate %u", k);
+		else
+			snprintf(pts[k].label, sizeof(pts[k].label), "defaults");
+		describe(pts[k].desc, sizeof(pts[k].desc), j);
+		job_opts(j, pts[k].opts, sizeof(pts[k].opts));
+		pts[k].job = k ? cand[k - 1] : tu->grid;
+		pts[k].model_ms = j->out.cost_ns / 1e6;
+		pts[k].model_peak_kib = (double)j->out.res_peak / 1024.0;
+		pts[k].model_mean_kib = j->out.res_mean / 1024.0;
+	}
+	best = tune_real_decide(&tr, pts, n + 1, stdout);
+	if (best < 0)
+		return (size_t)-1;
+	return best ? pts[best].job : SIZE_MAX;
+}
+
+/* --model-only: every line of standard output starts with this. */
+struct prefix_out {
+	FILE *to;
+	bool bol;
+};
+
+static ssize_t prefix_write(void *c, const char *buf, size_t n)
+{
+	struct prefix_out *p = c;
+
+	for (size_t i = 0; i < n; i++) {
+		if (p->bol && fputs("[model only] ", p->to) == EOF)
+			return -1;
+		if (fputc(buf[i], p->to) == EOF)
+			return -1;
+		p->bol = buf[i] == '\n';
+	}
+	return (ssize_t)n;
+}
+
+static int prefix_close(void *c)
+{
+	struct prefix_out *p = c;
+
+	return fflush(p->to) ? -1 : 0;
+}
+
+/* The verdict, printed; @rec set to the job recommended or SIZE_MAX. */
+static int tune_decide(struct tune *tu, const struct tune_cli *o, const char *trace,
+		       size_t *rec)
+{
+	size_t cand[TUNE_MAX_CANDIDATES];
+	unsigned int n = tune_candidates(tu, o->goal, (unsigned int)o->candidates, cand);
+	bool model_only = o->model_only;
+
+	if (!model_only && !strcmp(trace, "-")) {
+		printf("\nno real replay: the trace came from standard input, read once; the "
+		       "model's word alone follows\n");
+		model_only = true;
+	}
+	if (model_only) {
+		*rec = model_verdict(tu, o->goal, cand, n);
+		if (*rec == SIZE_MAX)
+			printf("\nkeep the defaults (the model alone, goal %s: no configuration "
+			       "gains 1%% on the goal at no more than 3%% on the other axis; real "
+			       "runs were not made)\n", tune_goal_name(o->goal));
+		else
+			printf("\nthe model alone recommends a setting; no real run confirmed it "
+			       "(run without --model-only to have replays decide)\n");
+	} else {
+		*rec = real_verdict(tu, o, trace, cand, n);
+		if (*rec == (size_t)-1)
+			return 1;
+	}
+	for (size_t i = 0; i < tu->nr_jobs; i++)
+		tu->jobs[i].recommended = i == *rec;
+	if (*rec == SIZE_MAX) {
+		printf("\nkeep the defaults\nas a runtime option string:\n  USLAB_OPTIONS=   (empty)\n");
+		return 0;
+	}
+	print_recommended(tu, *rec, model_only);
+	return 0;
+}
+
 int cmd_tune(int argc, char **argv)
 {
 	struct tune_cli o = { 0 };
 	struct tune tu = { 0 };
+	struct prefix_out po = { .bol = true };
+	FILE *real_stdout = NULL;
 	struct sim_trace t;
 	const char *trace;
+	size_t rec = SIZE_MAX;
 	int rc;
 
 	/* mirrors cmd_sim (builtin-sim.c): the options, then the trace
@@ -504,15 +676,31 @@ int cmd_tune(int argc, char **argv)
 	if (rc <= 0)
 		return -rc;
 	trace = argv[rc];
-	if (sim_trace_load(&t, trace, (unsigned int)o.cpus, "uslab tune"))
+	if (o.mean)
+		tu.peak = false;
+	if (sim_cost_model_load(&tu.model, o.calibration))
 		return 1;
+	if (o.model_only) {
+		cookie_io_functions_t fns = { .write = prefix_write, .close = prefix_close };
+		FILE *f;
+
+		po.to = stdout;
+		f = fopencookie(&po, "w", fns);
+		if (f) {
+			real_stdout = stdout;
+			stdout = f;
+		}
+	}
+	if (sim_trace_load(&t, trace, (unsigned int)o.cpus, "uslab tune")) {
+		rc = 1;
+		goto out_stdout;
+	}
 	tu.t = &t;
 	tu.progress = isatty(2);
-	sim_cost_model_load(&tu.model);
-	print_header(&tu, trace);
+	print_header(&tu, trace, &o);
 	if (cmd_check_stdout("uslab tune")) {	/* before the sweep */
-		sim_trace_free(&t);
-		return 1;
+		rc = 1;
+		goto out;
 	}
 	rc = tune_sweep(&tu, &o.sp);
 	if (!rc) {
@@ -520,20 +708,23 @@ int cmd_tune(int argc, char **argv)
 		       tu.nr_jobs, tu.grid, tu.nr_jobs - tu.grid - 1, tu.workers);
 		rc = print_frontier(&tu, o.all_rows) ? 1 : 0;
 	}
-	if (!rc) {
-		print_recommended(&tu);
-		if (o.verify && !o.verify_grid &&
-		    verify_recommendation(trace, &tu, (unsigned int)o.verify))
-			rc = 1;
-		if (!rc && o.verify_grid &&
-		    verify_uniform_grid(trace, &tu, (unsigned int)o.verify))
-			rc = 1;
-	}
-	if (!rc) {
-		if (o.svg || o.png)
-			rc = draw(&tu, &o, trace) ? 1 : 0;
-	}
+	if (!rc && o.verify_grid)
+		rc = verify_uniform_grid(trace, &tu, (unsigned int)o.verify) ? 1 : 0;
+	else if (!rc)
+		rc = tune_decide(&tu, &o, trace, &rec);
+	if (!rc && (o.svg || o.png))
+		rc = draw(&tu, &o, trace) ? 1 : 0;
+	if (!rc)
+		printf("\ncost model: %s\n", tu.model.source);
+	if (!rc && cmd_check_stdout("uslab tune"))
+		rc = 1;
+out:
 	tune_free(&tu);
 	sim_trace_free(&t);
+out_stdout:
+	if (real_stdout) {
+		fclose(stdout);
+		stdout = real_stdout;
+	}
 	return rc;
 }

@@ -55,6 +55,30 @@ void stat_print(FILE *out, const struct stat_est *e, double scale, int prec,
 int replay_first_cpu(void);
 int replay_run_once(char *const args[], const char *opts, int cpu, struct replay_fig *f,
 		    char *opt_line, size_t len, const char *who);
+/* tune-real.c: tune's real replays and its verdict. */
+#define TUNE_REAL_MAX_RUNS	64
+struct tune_real {
+	const char *trace;
+	const char *pid, *comm;		/* the process the replays take (as tune's) */
+	int cpu;			/* >= 0: one thread pinned there */
+	unsigned int runs;
+	enum tune_goal goal;
+	bool progress;
+};
+struct tune_real_point {
+	char label[16];			/* "defaults", "candidate 1", ... */
+	char desc[512];			/* the configuration */
+	char opts[2048];		/* USLAB_OPTIONS; "" = the defaults */
+	size_t job;
+	double model_ms, model_peak_kib, model_mean_kib;
+	double cpu[TUNE_REAL_MAX_RUNS], peak[TUNE_REAL_MAX_RUNS], mean[TUNE_REAL_MAX_RUNS];
+	unsigned int n;
+	struct stat_est e_cpu, e_peak, e_mean;	/* ms, KiB, KiB */
+	struct stat_est d_cpu, d_peak, d_mean;	/* change against the defaults */
+};
+const char *tune_goal_name(enum tune_goal g);
+int tune_real_decide(const struct tune_real *tr, struct tune_real_point *pts, unsigned int n,
+		     FILE *out);
 /* tune-verify.c: uslab tune --verify */
 #define TUNE_VERIFY_MAX_POINTS	32
 struct tune_verify_point {
