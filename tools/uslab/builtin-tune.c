@@ -556,8 +556,10 @@ static size_t model_verdict(const struct tune *tu, enum tune_goal goal, const si
 	return SIZE_MAX;
 }
 
+#define TUNE_FAILED	(SIZE_MAX - 1)
+
 /* The real replays: the defaults and the candidates. Return: the job
- * recommended, SIZE_MAX to keep the defaults, or -1 as (size_t) on error. */
+ * recommended, SIZE_MAX to keep the defaults, or TUNE_FAILED. */
 static size_t real_verdict(const struct tune *tu, const struct tune_cli *o, const char *trace,
 			   const size_t *cand, unsigned int n)
 {
@@ -565,7 +567,7 @@ static size_t real_verdict(const struct tune *tu, const struct tune_cli *o, cons
 	static char pid[16];
 	struct tune_real tr = {
 		.trace = trace, .comm = cmd_select.comm, .runs = (unsigned int)o->runs,
-		.goal = o->goal, .progress = isatty(2),
+		.goal = o->goal, .progress = isatty(2), .events = tu->t->n,
 		.cpu = tu->t->cpus == 1 ? replay_first_cpu() : -1,
 	};
 	int best;
@@ -591,7 +593,7 @@ static size_t real_verdict(const struct tune *tu, const struct tune_cli *o, cons
 	}
 	best = tune_real_decide(&tr, pts, n + 1, stdout);
 	if (best < 0)
-		return (size_t)-1;
+		return TUNE_FAILED;
 	return best ? pts[best].job : SIZE_MAX;
 }
 
@@ -646,7 +648,7 @@ static int tune_decide(struct tune *tu, const struct tune_cli *o, const char *tr
 			       "(run without --model-only to have replays decide)\n");
 	} else {
 		*rec = real_verdict(tu, o, trace, cand, n);
-		if (*rec == (size_t)-1)
+		if (*rec == TUNE_FAILED)
 			return 1;
 	}
 	for (size_t i = 0; i < tu->nr_jobs; i++)

@@ -43,6 +43,7 @@ void rp_stats_end(FILE *f);
 struct replay_fig {
 	double wall, cpu;		/* s: the timed run; CPU = user + system */
 	double rss_peak, rss_mean;	/* KiB above the replayer's own at the start */
+	unsigned long long events;	/* events the replay ran */
 };
 struct stat_est {
 	double median, lo, hi;		/* bootstrap 95% interval of the median */
@@ -62,6 +63,7 @@ struct tune_real {
 	const char *pid, *comm;		/* the process the replays take (as tune's) */
 	int cpu;			/* >= 0: one thread pinned there */
 	unsigned int runs;
+	unsigned long long events;	/* the simulation's: each replay must run as many */
 	enum tune_goal goal;
 	bool progress;
 };

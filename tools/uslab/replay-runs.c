@@ -185,7 +185,9 @@ int replay_run_once(char *const args[], const char *opts, int cpu, struct replay
 		long a, b;
 		double u, sy;
 
-		if (sscanf(line, "wall time: %lf s", &f->wall) == 1) {
+		if (sscanf(line, "events: %llu", &f->events) == 1) {
+			got |= 16;
+		} else if (sscanf(line, "wall time: %lf s", &f->wall) == 1) {
 			got |= 1;
 		} else if (sscanf(line, "peak RSS: %ld KiB (%ld KiB above", &a, &b) == 2) {
 			f->rss_peak = (double)b;
@@ -202,7 +204,7 @@ int replay_run_once(char *const args[], const char *opts, int cpu, struct replay
 	}
 	fclose(in);
 	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) ||
-	    got != 15) {
+	    got != 31) {
 		fprintf(stderr, "%s: a replay (USLAB_OPTIONS='%s') failed\n", who,
 			opts ? opts : "as set");
 		return -1;

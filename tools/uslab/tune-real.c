@@ -70,6 +70,11 @@ static int real_round(const struct tune_real *tr, struct tune_real_point *pts,
 
 			if (replay_run_once(args, x->opts, tr->cpu, &f, NULL, 0, "uslab tune"))
 				return -1;
+			if (f.events != tr->events) {
+				fprintf(stderr, "uslab tune: the replay ran %llu events, the simulation "
+					"%llu: not the same process\n", f.events, tr->events);
+				return -1;
+			}
 			x->cpu[x->n] = f.cpu * 1e3;
 			x->peak[x->n] = f.rss_peak;
 			x->mean[x->n] = f.rss_mean;
@@ -221,7 +226,9 @@ int tune_real_decide(const struct tune_real *tr, struct tune_real_point *pts, un
 		if (real_estimate(&pts[p], p ? &pts[0] : NULL))
 			return -1;
 	fprintf(out, "\nround 1, selection: real replays on libuslab.so (%s), %u runs each, "
-		"interleaved; medians [bootstrap 95%% CI]:\n", where, tr->runs);
+		"interleaved, each of the %llu events simulated%s%s%s%s; medians [bootstrap 95%% CI]:\n",
+		where, tr->runs, tr->events, tr->pid ? ", --pid " : "", tr->pid ? tr->pid : "",
+		tr->comm ? ", --comm " : "", tr->comm ? tr->comm : "");
 	real_table(out, "", pts, n);
 	for (unsigned int p = 1; p < n; p++) {
 		double sc = real_score(tr->goal, &pts[p]);
