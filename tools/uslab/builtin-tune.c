@@ -654,7 +654,8 @@ static int tune_decide(struct tune *tu, const struct tune_cli *o, const char *tr
 	for (size_t i = 0; i < tu->nr_jobs; i++)
 		tu->jobs[i].recommended = i == *rec;
 	if (*rec == SIZE_MAX) {
-		printf("\nkeep the defaults\nas a runtime option string:\n  USLAB_OPTIONS=   (empty)\n");
+		printf("\nkeep the defaults\nas a runtime option string (empty: the library's "
+		       "defaults):\n  USLAB_OPTIONS=\n");
 		return 0;
 	}
 	print_recommended(tu, *rec, model_only);
