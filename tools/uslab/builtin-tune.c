@@ -357,8 +357,13 @@ static int verify_uniform_grid(const char *trace, const struct tune *tu, unsigne
 }
 
 /* Every successful point: x overhead KiB, y modelled ms, its kind. */
+/* The real replays of the last verdict, for the pictures. */
+static struct tune_real_point real_pts[TUNE_MAX_CANDIDATES + 1];
+static unsigned int real_n;
+
 static size_t plot_points(const struct tune *tu, struct plot_point *pts)
 {
+	const struct tune_real_point *d = &real_pts[0];
 	size_t n = 0;
 
 	for (size_t i = 0; i < tu->nr_jobs; i++) {
@@ -370,6 +375,22 @@ static size_t plot_points(const struct tune *tu, struct plot_point *pts)
 		pts[n].y = j->out.cost_ns / 1e6;
 		pts[n].kind = j->recommended ? PLOT_RECOMMENDED : j->defaults ? PLOT_DEFAULTS :
 			      j->frontier ? PLOT_FRONTIER : PLOT_SWEPT;
+		n++;
+	}
+	/* Each replayed candidate where the measurement puts it: the defaults'
+	 * modelled figures scaled by the measured change, with its interval. */
+	for (unsigned int k = 1; k < real_n; k++) {
+		const struct tune_real_point *x = &real_pts[k];
+		const struct stat_est *dm = tu->peak ? &x->d_peak : &x->d_mean;
+		double x0 = tu->peak ? d->model_peak_kib : d->model_mean_kib;
+
+		pts[n].kind = PLOT_MEASURED;
+		pts[n].x = x0 * (1 + dm->median);
+		pts[n].xlo = x0 * (1 + dm->lo);
+		pts[n].xhi = x0 * (1 + dm->hi);
+		pts[n].y = d->model_ms * (1 + x->d_cpu.median);
+		pts[n].ylo = d->model_ms * (1 + x->d_cpu.lo);
+		pts[n].yhi = d->model_ms * (1 + x->d_cpu.hi);
 		n++;
 	}
 	return n;
@@ -421,6 +442,7 @@ static int write_png(const char *png, const char *title, const char *xlabel,
 		     const struct plot_point *pts, size_t n)
 {
 	char csv[] = "/tmp/uslab-tune-XXXXXX", script[PATH_MAX + 64];
+	struct plot_view v;
 	int fd, rc;
 	FILE *f;
 
@@ -438,8 +460,11 @@ static int write_png(const char *png, const char *title, const char *xlabel,
 		unlink(csv);
 		return -ENOMEM;
 	}
+	plot_view_of(&v, pts, n);	/* the SVG's view: the same axes */
+	fprintf(f, "view,%.6f,%.6f,%.6f,%.6f,%zu\n", v.x0, v.x1, v.y0, v.y1, v.outside);
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%.3f,%.6f,%d\n", pts[i].x, pts[i].y, pts[i].kind);
+		fprintf(f, "%.3f,%.6f,%d,%.3f,%.3f,%.6f,%.6f\n", pts[i].x, pts[i].y, pts[i].kind,
+			pts[i].xlo, pts[i].xhi, pts[i].ylo, pts[i].yhi);
 	rc = fclose(f) ? -errno : 0;
 	if (!rc)
 		rc = run_plot_script(script, csv, png, title, xlabel);
@@ -449,9 +474,9 @@ static int write_png(const char *png, const char *title, const char *xlabel,
 
 static int draw(const struct tune *tu, const struct tune_cli *o, const char *trace)
 {
-	struct plot_point *pts = calloc(tu->nr_jobs ? tu->nr_jobs : 1, sizeof(*pts));
-	const char *xlabel = tu->peak ? "peak memory overhead, held - live (KiB)" :
-					"mean memory overhead, held - live (KiB)";
+	struct plot_point *pts = calloc(tu->nr_jobs + TUNE_MAX_CANDIDATES + 1, sizeof(*pts));
+	const char *xlabel = tu->peak ? "peak resident memory of the heap, simulated (KiB)" :
+					"mean resident memory of the heap, simulated (KiB)";
 	char title[256];
 	size_t n;
 	int rc = 0;
@@ -594,6 +619,8 @@ static size_t real_verdict(const struct tune *tu, const struct tune_cli *o, cons
 	best = tune_real_decide(&tr, pts, n + 1, stdout);
 	if (best < 0)
 		return TUNE_FAILED;
+	memcpy(real_pts, pts, sizeof(real_pts));
+	real_n = n + 1;
 	return best ? pts[best].job : SIZE_MAX;
 }
 

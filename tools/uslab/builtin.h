@@ -140,12 +140,22 @@ enum plot_kind {
 	PLOT_FRONTIER,			/* on the frontier */
 	PLOT_RECOMMENDED,		/* the recommended one */
 	PLOT_DEFAULTS,			/* the library's defaults */
+	PLOT_MEASURED,			/* a candidate as real replays placed it */
 };
 
 struct plot_point {
 	double x, y;
 	int kind;			/* enum plot_kind */
+	double xlo, xhi, ylo, yhi;	/* PLOT_MEASURED: the 95% intervals */
 };
+/* The view both pictures share: zoomed to the frontier, the defaults, the
+ * recommendation and the measured points (with their intervals); the
+ * points outside it are counted, not drawn. */
+struct plot_view {
+	double x0, x1, y0, y1;
+	size_t outside;
+};
+void plot_view_of(struct plot_view *v, const struct plot_point *pts, size_t n);
 int plot_svg(const char *path, const char *title, const char *xlabel,
 	     const char *ylabel, const struct plot_point *pts, size_t n);
 
