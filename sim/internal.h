@@ -271,6 +271,8 @@ int tune_grid(struct tune *tu, const struct tune_space *sp);
 /* Round 2 (after tune_grid): per-class settings. Return: as tune_grid,
  * -ENOENT when no simulation of round 1 succeeded. */
 int tune_compose(struct tune *tu, const struct tune_space *sp);
+/* A new, zeroed job at the end of tu->jobs, or NULL (out of memory). */
+struct tune_job *tune_add(struct tune *tu);
 /* Marks the frontier and tu->rec. Return: 0, -ENOENT when nothing ran. */
 int tune_frontier(struct tune *tu);
 /* The memory the frontier is drawn on: the heap's resident bytes (mean, or

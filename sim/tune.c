@@ -217,7 +217,7 @@ static int tune_run(struct tune *tu, size_t from, size_t to)
 	return err;
 }
 
-static struct tune_job *tune_add(struct tune *tu)
+struct tune_job *tune_add(struct tune *tu)
 {
 	if (tu->nr_jobs == tu->cap_jobs) {
 		size_t cap = tu->cap_jobs ? 2 * tu->cap_jobs : 64;

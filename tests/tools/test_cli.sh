@@ -52,7 +52,7 @@ bad "-l" "$U" record -l 99 -o "$T/r.ustr" -- true
 bad "-l" "$U" record -l 0 -o "$T/r.ustr" -- true
 bad "-t" "$U" gen rpmalloc -t 0 -o "$T/g.ustr"
 bad "--cpus" "$U" sim --cpus 0 "$T/t.ustr"
-bad "-j" "$U" tune -j 0 "$T/t.ustr"
+bad "--workers" "$U" tune -j 0 "$T/t.ustr"
 bad "--threads" "$U" replay --threads 0 "$T/t.ustr"
 [ ! -e "$T/r.ustr" ] && [ ! -e "$T/g.ustr" ] || fail "a rejected command wrote its output"
 
@@ -124,8 +124,8 @@ report -t --threads --pid --comm --sort --children --rows -h --help
 import -o --output -q -h --help
 replay -a --allocator --threads-as-recorded -t --threads --touch --no-touch --runs --pid --comm -h --help
 gen -t --threads -o --output -s --seed -c --cpus -b --blocks -l --loops -p --percent -w --window --min --max --step-ns -h --help
-sim --cpus --mag-size --batch --depot-limit --sample --rows --timeline --no-reaper --calibration --pid --comm -h --help
-tune -j --jobs --svg --png --cpus --mag-sizes --depot-limits --batch --goal --model-only --runs --candidates --calibration --peak --mean --no-compose --all --verify --verify-grid --pid --comm -h --help
+sim --cpus --mag-size --batch --depot-limit --sample --rows --timeline --no-reaper --result --calibration --pid --comm -h --help
+tune -j --workers --jobs --merge --svg --png --cpus --mag-sizes --depot-limits --batch --goal --model-only --runs --candidates --calibration --peak --mean --no-compose --all --verify --verify-grid --pid --comm -h --help
 record -g -o --output -l -q -h --help
 slabinfo -p --pid -w --write -h --help
 top -p --pid -d --delay -o --once -n -s --sort -h --help

@@ -24,6 +24,7 @@ struct sim_cli {
 	struct sim_cost_model model;	/* --calibration, else built in */
 	const char *calibration;
 	unsigned long cpus, rows;
+	bool result;			/* --result: the line tune --merge reads */
 };
 
 static void print_kib(FILE *f, const char *what, uint64_t bytes)
@@ -158,6 +159,33 @@ static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_confi
 	print_over_time(f, res, rows, t->no_clock);
 }
 
+/*
+ * --result: one line for `uslab tune --merge` (tools/uslab/builtin-tune.c
+ * parses it): the configuration (uniform magazine size and depot limit,
+ * -1 and "default" for the library's defaults), then what tune's children
+ * report for a simulation.
+ */
+static void sim_print_result(FILE *f, const struct sim_config *cfg,
+			     const struct sim_result *res, const struct sim_cost_model *m)
+{
+	uint64_t hits = 0, ops = 0;
+
+	for (unsigned int c = 0; c < res->nr_cls; c++) {
+		hits += res->cls[c].c.alloc_hits + res->cls[c].c.free_hits;
+		ops += res->cls[c].c.allocs + res->cls[c].c.frees;
+	}
+	fprintf(f, "uslab-sim-result v1 mag=%d depot=", cfg->mag_size);
+	if (cfg->depot_limit == SIM_DEFAULT)
+		fprintf(f, "default");
+	else
+		fprintf(f, "%ld", cfg->depot_limit);
+	fprintf(f, " batch=%d cost_ns=%.1f res_peak=%" PRIu64 " res_mean=%.0f faults=%" PRIu64
+		" hit=%.6f page_ops=%" PRIu64 " ovh_mean=%.0f ovh_peak=%" PRId64 " model=%s\n",
+		cfg->batch, sim_cost(m, res), res->res_peak, sim_mean_resident(res), res->faults,
+		ops ? (double)hits / (double)ops : 0.0, res->page_allocs + res->page_frees,
+		sim_mean_overhead(res), res->ovh_peak, m->calibrated ? "calibrated" : "built-in");
+}
+
 /* Every sample as CSV. Return: 0, or -1 after saying why (nothing left). */
 static int write_timeline(const char *path, const struct sim_result *res, bool no_clock)
 {
@@ -246,6 +274,9 @@ static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_c
 			   .flags = OPT_OUTPUT),
 		OPT_BOOLEAN(0, "no-reaper", &cfg->no_reaper,
 			    "no reaper passes (a real run: USLAB_OPTIONS=reaper_ms=0)"),
+		OPT_BOOLEAN(0, "result", &o->result,
+			    "print only the one line `uslab tune --merge` reads\n"
+			    "(what `uslab tune --jobs` asks for)"),
 		OPT_STRING(0, "calibration", &o->calibration, "FILE",
 			   "the cost model of `uslab calibrate -o FILE` (default:\n"
 			   "the built-in one; a calibration is used only when named)"),
@@ -302,7 +333,10 @@ int cmd_sim(int argc, char **argv)
 		sim_trace_free(&t);
 		return 1;
 	}
-	sim_print(stdout, &t, &cfg, &res, path, o.rows, &o.model);
+	if (o.result)
+		sim_print_result(stdout, &cfg, &res, &o.model);
+	else
+		sim_print(stdout, &t, &cfg, &res, path, o.rows, &o.model);
 	if (cmd_check_stdout("uslab sim")) {	/* no further work after it */
 		sim_result_free(&res);
 		sim_trace_free(&t);

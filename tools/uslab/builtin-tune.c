@@ -35,6 +35,8 @@ struct tune_cli {
 	bool model_only, mean;
 	unsigned long runs, candidates;
 	const char *calibration;
+	bool jobs;			/* --jobs: print the sweep as command lines */
+	const char *merge;		/* --merge FILE: their results */
 };
 
 static const char tune_usage[] =
@@ -90,8 +92,14 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 	static const long depots[] = { 0, 2, 8, 32, -1 };
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	const struct cli_opt opts[] = {
-		OPT_UINT('j', "jobs", &tu->workers, "N", "simulations at once (default: online CPUs)",
-			 1, 256),
+		OPT_UINT('j', "workers", &tu->workers, "N",
+			 "simulations at once (default: online CPUs)", 1, 256),
+		OPT_BOOLEAN(0, "jobs", &o->jobs,
+			    "print the sweep as independent command lines (for GNU\n"
+			    "parallel, a Slurm array...) and stop"),
+		OPT_STRING(0, "merge", &o->merge, "FILE",
+			   "the results of those command lines (- for standard\n"
+			   "input): the frontier and the verdict from them"),
 		OPT_STRING(0, "svg", &o->svg, "FILE", "draw the frontier as SVG (our own writer)",
 			   .flags = OPT_OUTPUT),
 		OPT_STRING(0, "png", &o->png, "FILE", "draw it as PNG (python3-matplotlib)",
@@ -689,6 +697,155 @@ static int tune_decide(struct tune *tu, const struct tune_cli *o, const char *tr
 	return 0;
 }
 
+/* @s in single quotes for a POSIX shell ('\'' for a quote inside). */
+static void put_quoted(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; *s; s++)
+		if (*s == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*s, f);
+	fputc('\'', f);
+}
+
+/*
+ * --jobs: round 1 of the sweep (the uniform grid and the defaults) as one
+ * `uslab sim ... --result` command line each, independent of each other,
+ * for whatever runs them (GNU parallel, a Slurm array); `--merge` reads
+ * their output back. The per-class round needs round 1's per-class figures
+ * and stays with a sweep on one machine.
+ */
+static int print_jobs(const struct tune *tu, const struct tune_cli *o, const char *trace)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	unsigned long every = tu->t->n >= 200 ? tu->t->n / 200 : 1;
+
+	if (n <= 0) {
+		fprintf(stderr, "uslab tune: cannot find my own binary\n");
+		return 1;
+	}
+	self[n] = '\0';
+	if (!strcmp(trace, "-")) {
+		fprintf(stderr, "uslab tune: --jobs: the trace must be a file the jobs can read\n");
+		return 1;
+	}
+	for (unsigned int a = 0; a <= o->sp.nd; a++)
+		for (unsigned int b = 0; b < (a < o->sp.nd ? o->sp.nm : 1); b++) {
+			put_quoted(stdout, self);
+			printf(" sim ");
+			put_quoted(stdout, trace);
+			printf(" --cpus %u --sample %lu", tu->t->cpus, every);
+			if (a < o->sp.nd)	/* the last line: the defaults */
+				printf(" --mag-size %ld --depot-limit %ld", o->sp.mags[b],
+				       o->sp.depots[a]);
+			if (tu->batch > 0)
+				printf(" --batch %d", tu->batch);
+			if (cmd_select.pid)
+				printf(" --pid %u", cmd_select.pid);
+			if (cmd_select.comm) {
+				printf(" --comm ");
+				put_quoted(stdout, cmd_select.comm);
+			}
+			if (o->calibration) {
+				printf(" --calibration ");
+				put_quoted(stdout, o->calibration);
+			}
+			printf(" --result\n");
+		}
+	return cmd_check_stdout("uslab tune");
+}
+
+/*
+ * --merge FILE: the result lines of those jobs, in any order (other lines
+ * are skipped), become round 1's jobs, the defaults last (tu->grid).
+ * Return: 0, or 1 after saying what is wrong (with the line).
+ */
+static int merge_results(struct tune *tu, const char *path)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	struct tune_job def = { 0 };
+	bool have_def = false;
+	char line[1024];
+	unsigned int lineno = 0, n = 0;
+
+	if (!f) {
+		fprintf(stderr, "uslab tune: --merge %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		struct tune_job j = { .uniform = true };
+		char depot[16], model[16];
+		unsigned long long peak, faults, pops;
+		long long ovh_peak;
+		int mag, batch;
+
+		lineno++;
+		if (strncmp(line, "uslab-sim-result ", 17))
+			continue;
+		if (sscanf(line, "uslab-sim-result v1 mag=%d depot=%15s batch=%d cost_ns=%lf "
+			   "res_peak=%llu res_mean=%lf faults=%llu hit=%lf page_ops=%llu "
+			   "ovh_mean=%lf ovh_peak=%lld model=%15s", &mag, depot, &batch,
+			   &j.out.cost_ns, &peak, &j.out.res_mean, &faults, &j.out.hit_rate,
+			   &pops, &j.out.ovh_mean, &ovh_peak, model) != 12 ||
+		    (mag < 1 && mag != -1) || mag > 4096 || !(j.out.cost_ns >= 0)) {
+			fprintf(stderr, "uslab tune: --merge %s:%u: not a result line of this "
+				"version (uslab sim --result)\n", path, lineno);
+			goto bad;
+		}
+		if (strcmp(model, tu->model.calibrated ? "calibrated" : "built-in")) {
+			fprintf(stderr, "uslab tune: --merge %s:%u: simulated with the %s cost model, "
+				"this tune uses the %s one (--calibration on both or neither)\n",
+				path, lineno, model, tu->model.calibrated ? "calibrated" : "built-in");
+			goto bad;
+		}
+		j.out.ok = 1;
+		j.out.res_peak = peak;
+		j.out.faults = faults;
+		j.out.page_ops = pops;
+		j.out.ovh_peak = ovh_peak;
+		for (unsigned int c = 0; c < SIM_MAX_CLASSES; c++)
+			j.mag[c] = mag;
+		if (!strcmp(depot, "default") && mag == -1) {
+			j.defaults = true;
+			j.depot = SIM_DEFAULT;
+			def = j;
+			have_def = true;
+			continue;
+		}
+		j.depot = strtol(depot, NULL, 10);
+		if (mag < 1) {
+			fprintf(stderr, "uslab tune: --merge %s:%u: a magazine size below 1\n",
+				path, lineno);
+			goto bad;
+		}
+		if (!tune_add(tu))
+			goto nomem;
+		tu->jobs[tu->nr_jobs - 1] = j;
+		n++;
+	}
+	if (f != stdin)
+		fclose(f);
+	if (!have_def || !n) {
+		fprintf(stderr, "uslab tune: --merge %s: %s\n", path, !have_def ?
+			"no result for the library's defaults (the last line of --jobs)" :
+			"no result but the defaults'");
+		return 1;
+	}
+	tu->grid = tu->nr_jobs;
+	if (!tune_add(tu))
+		return 1;
+	tu->jobs[tu->grid] = def;
+	return tune_frontier(tu) ? 1 : 0;
+nomem:
+	fprintf(stderr, "uslab tune: out of memory\n");
+bad:
+	if (f != stdin)
+		fclose(f);
+	return 1;
+}
+
 int cmd_tune(int argc, char **argv)
 {
 	struct tune_cli o = { 0 };
@@ -727,13 +884,26 @@ int cmd_tune(int argc, char **argv)
 	}
 	tu.t = &t;
 	tu.progress = isatty(2);
+	if (o.jobs) {
+		rc = print_jobs(&tu, &o, trace);
+		goto out;
+	}
 	print_header(&tu, trace, &o);
 	if (cmd_check_stdout("uslab tune")) {	/* before the sweep */
 		rc = 1;
 		goto out;
 	}
-	rc = tune_sweep(&tu, &o.sp);
-	if (!rc) {
+	if (o.merge) {
+		rc = merge_results(&tu, o.merge);
+		if (!rc)
+			printf("\nmerged %zu configurations (round 1: the uniform grid and the "
+			       "defaults) from %s\n", tu.nr_jobs, o.merge);
+		if (!rc)
+			rc = print_frontier(&tu, o.all_rows) ? 1 : 0;
+	} else {
+		rc = tune_sweep(&tu, &o.sp);
+	}
+	if (!rc && !o.merge) {
 		printf("\nswept %zu configurations (%zu uniform, %zu per-class, the defaults) on %u workers\n",
 		       tu.nr_jobs, tu.grid, tu.nr_jobs - tu.grid - 1, tu.workers);
 		rc = print_frontier(&tu, o.all_rows) ? 1 : 0;
