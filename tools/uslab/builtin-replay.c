@@ -857,7 +857,7 @@ static int rp_runs(int argc, char **argv, unsigned long runs)
 	args[argc - 1] = "--runs";
 	args[argc] = "1";		/* the last --runs is the one taken */
 	for (unsigned long r = 0; r < runs; r++) {
-		if (replay_run_once(args, NULL, -1, &f, opt_line, sizeof(opt_line),
+		if (replay_run_once(args, NULL, -1, &f, opt_line, sizeof(opt_line), false,
 				    "uslab replay"))
 			goto out;
 		v[0][r] = f.cpu;

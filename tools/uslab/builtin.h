@@ -55,7 +55,7 @@ void stat_print(FILE *out, const struct stat_est *e, double scale, int prec,
 		const char *unit);
 int replay_first_cpu(void);
 int replay_run_once(char *const args[], const char *opts, int cpu, struct replay_fig *f,
-		    char *opt_line, size_t len, const char *who);
+		    char *opt_line, size_t len, bool quiet, const char *who);
 /* tune-real.c: tune's real replays and its verdict. */
 #define TUNE_REAL_MAX_RUNS	64
 struct tune_real {

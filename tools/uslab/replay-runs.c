@@ -126,21 +126,26 @@ int replay_first_cpu(void)
  *        "" unsets it (the library's defaults).
  * @cpu: >= 0 pins the run to that CPU.
  * @opt_line: when non-NULL, the replay's "options: ..." line (@len bytes).
+ * @quiet: keep the replay's stderr (what process it took, the library's
+ *         warnings) unless it fails; else it goes to ours.
  * Return: 0 with @f filled, or -1 (said on stderr, naming @who).
  */
 int replay_run_once(char *const args[], const char *opts, int cpu, struct replay_fig *f,
-		    char *opt_line, size_t len, const char *who)
+		    char *opt_line, size_t len, bool quiet, const char *who)
 {
 	char self[4096], line[1024];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	char *argv[64];
 	int fds[2], status, got = 0;
 	unsigned int k = 0;
-	FILE *in;
+	FILE *in, *err = tmpfile();	/* the child's stderr: shown on failure */
 	pid_t pid;
 
-	if (n <= 0 || pipe(fds))
+	if (n <= 0 || !err || pipe(fds)) {
+		if (err)
+			fclose(err);
 		return -1;
+	}
 	self[n] = '\0';
 	argv[k++] = "uslab";
 	argv[k++] = "replay";
@@ -152,10 +157,13 @@ int replay_run_once(char *const args[], const char *opts, int cpu, struct replay
 	if (pid < 0) {
 		close(fds[0]);
 		close(fds[1]);
+		fclose(err);
 		return -1;
 	}
 	if (!pid) {
 		dup2(fds[1], 1);
+		if (quiet)
+			dup2(fileno(err), 2);
 		close(fds[0]);
 		close(fds[1]);
 		if (opts && *opts)
@@ -178,6 +186,7 @@ int replay_run_once(char *const args[], const char *opts, int cpu, struct replay
 	if (!in) {
 		close(fds[0]);
 		waitpid(pid, &status, 0);
+		fclose(err);
 		return -1;
 	}
 	memset(f, 0, sizeof(*f));
@@ -205,10 +214,25 @@ int replay_run_once(char *const args[], const char *opts, int cpu, struct replay
 	fclose(in);
 	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) ||
 	    got != 31) {
-		fprintf(stderr, "%s: a replay (USLAB_OPTIONS='%s') failed\n", who,
+		fprintf(stderr, "%s: a replay (USLAB_OPTIONS='%s') failed:\n", who,
 			opts ? opts : "as set");
+		rewind(err);
+		while (fgets(line, sizeof(line), err))
+			fputs(line, stderr);
+		fclose(err);
 		return -1;
 	}
+	/* a setting the library refused would measure the defaults under
+	 * another name */
+	rewind(err);
+	while (quiet && fgets(line, sizeof(line), err))
+		if (strstr(line, "ignoring option")) {
+			fprintf(stderr, "%s: the library refused part of USLAB_OPTIONS='%s': %s",
+				who, opts ? opts : "", line);
+			fclose(err);
+			return -1;
+		}
+	fclose(err);
 	return 0;
 }
 

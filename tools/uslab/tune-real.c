@@ -68,7 +68,7 @@ static int real_round(const struct tune_real *tr, struct tune_real_point *pts,
 			struct replay_fig f;
 			struct tune_real_point *x = &pts[p];
 
-			if (replay_run_once(args, x->opts, tr->cpu, &f, NULL, 0, "uslab tune"))
+			if (replay_run_once(args, x->opts, tr->cpu, &f, NULL, 0, true, "uslab tune"))
 				return -1;
 			if (f.events != tr->events) {
 				fprintf(stderr, "uslab tune: the replay ran %llu events, the simulation "
