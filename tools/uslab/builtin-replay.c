@@ -376,6 +376,26 @@ out:
 	return rc;
 }
 
+/* Everything rp_load() and rp_prepare() mapped, given back. */
+static void rp_free(struct replay *rp)
+{
+	if (rp->t)
+		for (unsigned int i = 0; i < rp->nthreads; i++) {
+			rp_unmap(rp->t[i].ev, rp->t[i].cap * sizeof(*rp->t[i].ev));
+			if (rp->t[i].lat)
+				rp_unmap(rp->t[i].lat, ((rp->t[i].n >> RP_SAMPLE_SHIFT) + 1) *
+					 sizeof(*rp->t[i].lat));
+		}
+	rp_unmap(rp->t, RP_MAX_THREADS * sizeof(*rp->t));
+	if (rp->done)
+		rp_unmap((void *)rp->done, (rp->nslots + 1) * sizeof(*rp->done));
+	if (rp->ptr)
+		rp_unmap((void *)rp->ptr, (rp->nslots + 1) * sizeof(*rp->ptr));
+	rp->t = NULL;
+	rp->done = NULL;
+	rp->ptr = NULL;
+}
+
 static __always_inline void rp_wait(struct replay *rp, struct rp_thread *t,
 				    uint32_t id, uint32_t want)
 {
@@ -943,15 +963,8 @@ int cmd_replay(int argc, char **argv)
 	rp_print(&rp, &me, argv[first], alloc, fold);
 	err = 0;
 out:
-	rp_unmap(me.lat, (me.nlat ? me.nlat : 1) * sizeof(*me.lat));
-	if (rp.t)
-		for (i = 0; i < rp.nthreads; i++) {
-			rp_unmap(rp.t[i].ev, rp.t[i].cap * sizeof(*rp.t[i].ev));
-			rp_unmap(rp.t[i].lat, ((rp.t[i].n >> RP_SAMPLE_SHIFT) + 1) *
-				 sizeof(*rp.t[i].lat));
-		}
-	rp_unmap(rp.t, RP_MAX_THREADS * sizeof(*rp.t));
-	rp_unmap((void *)rp.done, (rp.nslots + 1) * sizeof(*rp.done));
-	rp_unmap((void *)rp.ptr, (rp.nslots + 1) * sizeof(*rp.ptr));
+	if (me.lat)
+		rp_unmap(me.lat, (me.nlat ? me.nlat : 1) * sizeof(*me.lat));
+	rp_free(&rp);
 	return err;
 }
