@@ -52,7 +52,7 @@ time_def=$(sed -n 's/^modelled allocator time: \([0-9.]*\) ms.*/\1/p' "$out/sim.
 speed=$(sed -n 's/.*: \([0-9.]*\) million events.*/\1/p' "$out/sim.err")
 model=$(sed -n 's/^cost model: //p' "$out/tune.txt" | tail -1)
 verdict=$(grep -E '^(recommended: |keep the defaults: |keep the defaults \()' "$out/tune.txt" | head -1)
-measured=$(grep '^measured (confirmation round' "$out/tune.txt")
+measured=$(grep '^measured (confirmation round' "$out/tune.txt" || true)
 opts=$(sed -n 's/^  USLAB_OPTIONS=/USLAB_OPTIONS=/p' "$out/tune.txt")
 
 rule "summary"
