@@ -63,8 +63,9 @@ def main():
     ax.scatter(*of(SWEPT), c="#aaa", s=16, label="configuration swept")
     ax.plot(*of(FRONTIER), "-o", c="#1f77b4", ms=4,
             label="frontier (no other point is better on both axes)")
-    ax.scatter(*of(RECOMMENDED), s=160, facecolors="none", edgecolors="#d62728",
-               linewidths=3, label="recommended (real replays confirmed it)", zorder=4)
+    if of(RECOMMENDED)[0]:
+        ax.scatter(*of(RECOMMENDED), s=160, facecolors="none", edgecolors="#d62728",
+                   linewidths=3, label="recommended (real replays confirmed it)", zorder=4)
     ax.scatter(*of(DEFAULTS), s=120, marker="D", c="#2ca02c",
                label="library defaults", zorder=3)
     meas = [p for p in pts if p[2] == MEASURED and inside(p)]
