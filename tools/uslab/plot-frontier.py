@@ -65,7 +65,7 @@ def main():
             label="frontier (no other point is better on both axes)")
     if of(RECOMMENDED)[0]:
         ax.scatter(*of(RECOMMENDED), s=160, facecolors="none", edgecolors="#d62728",
-                   linewidths=3, label="recommended (real replays confirmed it)", zorder=4)
+                   linewidths=3, label="recommended (the verdict)", zorder=4)
     ax.scatter(*of(DEFAULTS), s=120, marker="D", c="#2ca02c",
                label="library defaults", zorder=3)
     meas = [p for p in pts if p[2] == MEASURED and inside(p)]
@@ -81,7 +81,7 @@ def main():
     ax.set_ylabel("modelled allocator time (ms)")
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="best", fontsize=8)  # where it hides the fewest points
     if outside:
         ax.annotate(f"zoomed to the frontier: {outside} swept configurations lie outside",
                     xy=(1, 0), xycoords="figure fraction", ha="right", va="bottom",

@@ -190,12 +190,18 @@ static void plot_marks(FILE *f, const struct plot_frame *fr,
 		[PLOT_MEASURED] = "#ff7f0e",
 	};
 
+	/* the swept points underneath, the marks that matter on top */
+	static const int order[] = {
+		PLOT_SWEPT, PLOT_FRONTIER, PLOT_MEASURED, PLOT_DEFAULTS, PLOT_RECOMMENDED,
+	};
+
+	for (size_t o = 0; o < ARRAY_SIZE(order); o++)
 	for (size_t i = 0; i < n; i++) {
 		int k = pts[i].kind < PLOT_SWEPT || pts[i].kind > PLOT_MEASURED ?
 			PLOT_SWEPT : pts[i].kind;
 		double cx = px_x(fr, pts[i].x), cy = px_y(fr, pts[i].y);
 
-		if (!plot_visible(fr, &pts[i]))
+		if (k != order[o] || !plot_visible(fr, &pts[i]))
 			continue;
 		if (k == PLOT_MEASURED) {
 			fprintf(f, "<path d=\"M%.1f,%.1fH%.1fM%.1f,%.1fV%.1f\" stroke=\"%s\" "
@@ -216,9 +222,41 @@ static void plot_marks(FILE *f, const struct plot_frame *fr,
 	}
 }
 
+#define LEGEND_W	340
+#define LEGEND_H	90
+
+/* The corner of the plot area whose legend box hides the fewest points
+ * (the defaults sat under it, top right, on a trace where they are the
+ * costliest and the largest). Return: the box's top left in @x, @y. */
+static void plot_legend_place(const struct plot_frame *fr, const struct plot_point *pts,
+			      size_t n, int *x, int *y)
+{
+	const int xs[2] = { ML + 16, W - MR - LEGEND_W }, ys[2] = { MT + 8, H - MB - LEGEND_H - 8 };
+	size_t best = SIZE_MAX;
+
+	for (int c = 0; c < 4; c++) {
+		int bx = xs[c & 1], by = ys[c >> 1];
+		size_t hidden = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			double px = px_x(fr, pts[i].x), py = px_y(fr, pts[i].y);
+
+			if (plot_visible(fr, &pts[i]) && px >= bx - 10 && px <= bx + LEGEND_W &&
+			    py >= by - 10 && py <= by + LEGEND_H)
+				hidden += pts[i].kind == PLOT_SWEPT ? 1 : 100;
+		}
+		if (hidden < best) {
+			best = hidden;
+			*x = bx + 10;
+			*y = by + 8;
+		}
+	}
+}
+
 int plot_svg(const char *path, const char *title, const char *xlabel,
 	     const char *ylabel, const struct plot_point *pts, size_t n)
 {
+	int lx = ML + 26, ly = MT + 16;
 	struct plot_frame fr;
 	struct out_file o;
 	char err[4200];
@@ -244,15 +282,16 @@ int plot_svg(const char *path, const char *title, const char *xlabel,
 		"viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
 		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H, W, H);
 	plot_axes(f, &fr, title, xlabel, ylabel);
+	plot_legend_place(&fr, pts, n, &lx, &ly);
 	rc = plot_frontier_line(f, &fr, pts, n);
 	plot_marks(f, &fr, pts, n);
 	fprintf(f, "<g transform=\"translate(%d,%d)\">\n"
 		"<circle cx=\"0\" cy=\"0\" r=\"4\" fill=\"#aaa\"/><text x=\"10\" y=\"4\">configuration swept</text>\n"
 		"<circle cx=\"0\" cy=\"18\" r=\"4\" fill=\"#1f77b4\"/><text x=\"10\" y=\"22\">frontier (no other point is better on both axes)</text>\n"
-		"<circle cx=\"0\" cy=\"36\" r=\"9\" fill=\"none\" stroke=\"#d62728\" stroke-width=\"3\"/><text x=\"14\" y=\"40\">recommended (real replays confirmed it)</text>\n"
+		"<circle cx=\"0\" cy=\"36\" r=\"9\" fill=\"none\" stroke=\"#d62728\" stroke-width=\"3\"/><text x=\"14\" y=\"40\">recommended (the verdict)</text>\n"
 		"<polygon points=\"0,46 8,54 0,62 -8,54\" fill=\"#2ca02c\"/><text x=\"10\" y=\"58\">library defaults</text>\n"
 		"<rect x=\"-4\" y=\"68\" width=\"8\" height=\"8\" fill=\"#ff7f0e\"/><text x=\"10\" y=\"76\">replayed: measured change, 95%% CI</text>\n"
-		"</g>\n", W - MR - 330, MT + 16);
+		"</g>\n", lx, ly);
 	if (v.outside)
 		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" fill=\"#666\">"
 			"zoomed to the frontier: %zu swept configurations lie outside</text>\n",
