@@ -867,6 +867,12 @@ int cmd_tune(int argc, char **argv)
 		tu.peak = false;
 	if (sim_cost_model_load(&tu.model, o.calibration))
 		return 1;
+	if (!strcmp(trace, "-") && !o.model_only && !o.jobs) {
+		/* read once: nothing to replay, and every line says so */
+		fprintf(stderr, "uslab tune: the trace comes from standard input, read once: "
+			"no real replay, the model's word alone (--model-only)\n");
+		o.model_only = true;
+	}
 	if (o.model_only) {
 		cookie_io_functions_t fns = { .write = prefix_write, .close = prefix_close };
 		FILE *f;
