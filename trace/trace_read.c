@@ -183,6 +183,11 @@ static int decode_stacks(struct trace_reader *r, const uint8_t *buf, size_t len,
 			prev += (uint64_t)unzigzag(v);
 			r->frames[used++] = prev;
 		}
+		/* the recorder's mark of a stack cut at its depth */
+		if (nf && r->frames[used - 1] == TRACE_FRAME_CUT) {
+			r->stacks[i].nframes--;
+			r->stacks[i].cut = true;
+		}
 	}
 	if (p != end)
 		return fail(r, at, "stack table: %td bytes left over after %u entries", end - p, n);

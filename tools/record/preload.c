@@ -532,6 +532,7 @@ static __always_inline void emit(uint8_t op, uint64_t t, const void *addr,
 /* ---- Call stacks (record -g) ------------------------------------------- */
 
 static bool want_stacks;
+static uint32_t stack_depth = REC_STACK_DEPTH;	/* record -g --max-stack */
 static uintptr_t self_lo, self_hi;	/* this library's text: frames skipped */
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
@@ -628,15 +629,19 @@ static __slowpath uint32_t capture_stack(struct rec_event *def, uint64_t *frames
 {
 	void *raw[REC_STACK_MAX + 8];
 	struct stack_table *tab = self.stacks;
-	int n = unw_backtrace(raw, (int)ARRAY_SIZE(raw)), skip = 0;
+	/* one frame past the depth (and this library's own, at most 8) tells
+	 * a cut stack from one of exactly the depth */
+	int n = unw_backtrace(raw, (int)stack_depth + 9), skip = 0;
 	uint32_t nf, slot;
 	uint64_t h;
 
 	while (skip < n && (uintptr_t)raw[skip] >= self_lo && (uintptr_t)raw[skip] < self_hi)
 		skip++;
-	nf = (uint32_t)min_t(int, n - skip, (int)REC_STACK_MAX);
+	nf = (uint32_t)min_t(int, n - skip, (int)stack_depth);
 	for (uint32_t i = 0; i < nf; i++)
 		frames[i] = (uintptr_t)raw[skip + i];
+	if (n - skip > (int)stack_depth)	/* cut: marked (docs/trace-format.md) */
+		frames[nf++] = TRACE_FRAME_CUT;
 	def->op = 0;
 	if (!tab && !self.exited)
 		tab = self.stacks = table_new(STACK_SLOTS_MIN);
@@ -959,9 +964,12 @@ static __slowpath void record_init(void)
 	strcpy(rec_dir, dir);
 	owner_pid = getpid();
 	if (getenv(REC_ENV_STACKS)) {
+		unsigned long d = strtoul(getenv(REC_ENV_STACKS), NULL, 10);
 		Dl_info di;
 
 		want_stacks = true;
+		if (d >= 1 && d < REC_STACK_MAX)
+			stack_depth = (uint32_t)d;
 		if (dladdr((void *)record_init, &di))
 			dl_iterate_phdr(find_self, di.dli_fbase);
 		/* each thread its own unwind cache: no lock on the way (as

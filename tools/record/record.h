@@ -33,9 +33,10 @@
 #define REC_SAME_CPU		0x80u
 #define REC_HAS_STACK		0x40u	/* event: varint local stack id + 1 last */
 #define REC_OP_MASK		0x3fu
-#define REC_STACK_MAX		64u	/* frames kept per call stack */
+#define REC_STACK_MAX		256u	/* frames per stack, the cut mark included */
+#define REC_STACK_DEPTH		64u	/* record -g's default --max-stack */
 #define REC_STACK_BYTES		(16u + 10u * REC_STACK_MAX)
-#define REC_ENV_STACKS		"USLAB_RECORD_STACKS"
+#define REC_ENV_STACKS		"USLAB_RECORD_STACKS"	/* the depth, 1..255 */
 #define REC_MAPS_SUFFIX		".maps"	/* executable mappings at start, exit */
 
 struct rec_event {

@@ -79,7 +79,7 @@ static void remove_raw_dir_fatal(void)
 	record_remove_dir(raw_dir);
 }
 
-static int run_child(char **argv, const char *lib, const char *dir, bool stacks_wanted,
+static int run_child(char **argv, const char *lib, const char *dir, unsigned int stacks_wanted,
 		     bool out_stdout, pid_t *pidp)
 {
 	pid_t parent = getpid();
@@ -123,8 +123,12 @@ static int run_child(char **argv, const char *lib, const char *dir, bool stacks_
 			_exit(127);
 		setenv("LD_PRELOAD", preload, 1);
 		setenv(REC_ENV_DIR, dir, 1);
-		if (stacks_wanted)
-			setenv(REC_ENV_STACKS, "1", 1);
+		if (stacks_wanted) {
+			char depth[16];
+
+			snprintf(depth, sizeof(depth), "%u", stacks_wanted);
+			setenv(REC_ENV_STACKS, depth, 1);
+		}
 		else
 			unsetenv(REC_ENV_STACKS);
 		execvp(argv[0], argv);
@@ -234,7 +238,7 @@ static bool cmd_is_static(const char *file)
 }
 
 static const char record_usage[] =
-	"uslab record [-g] [-o FILE] [-l LEVEL] [-q] -- CMD [ARGS]\n"
+	"uslab record [-g [--max-stack N]] [-o FILE] [-l LEVEL] [-q] -- CMD [ARGS]\n"
 	"  runs CMD with the recorder preloaded and writes one trace of every\n"
 	"  process it runs (forked, vforked, spawned or exec'd), with a process table\n"
 	"  report, script, replay, sim and tune read the program CMD ran as (the\n"
@@ -305,12 +309,16 @@ int cmd_record(int argc, char **argv)
 	size_t nrunning;
 	int first, level = 0, status = 0, rc, ret;
 	bool quiet = false, root_static, stacks_wanted = false;
+	unsigned int max_stack = REC_STACK_DEPTH;
 	pid_t pid = -1;
 	struct timespec t_start, t_ran, t_end;
 	const struct cli_opt opts[] = {
 		OPT_BOOLEAN('g', NULL, &stacks_wanted,
 			    "record each allocation's call stack (libunwind), for\n"
 			    "'uslab report --sort callsite'"),
+		OPT_UINT(0, "max-stack", &max_stack, "N",
+			 "with -g: frames kept per stack, 1..255 (default 64);\n"
+			 "a deeper stack is kept cut and marked so", 1, REC_STACK_MAX - 1),
 		OPT_STRING('o', "output", &out, "FILE",
 			   "the trace (default uslab.ustr; - for standard output)",
 			   .flags = OPT_OUTPUT),
@@ -324,6 +332,8 @@ int cmd_record(int argc, char **argv)
 		return -first;
 	if (first >= argc)
 		return usage_error(opts, record_usage, "no command given");
+	if (max_stack != REC_STACK_DEPTH && !stacks_wanted)
+		return usage_error(opts, record_usage, "--max-stack goes with -g");
 	if (strlen(out) > PATH_MAX - 64) {
 		fprintf(stderr, "uslab record: %s: name too long\n", out);
 		return 1;
@@ -351,7 +361,7 @@ int cmd_record(int argc, char **argv)
 	}
 	snprintf(raw_dir, sizeof(raw_dir), "%s", dir);
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
-	rc = run_child(argv + first, lib, dir, stacks_wanted, !strcmp(out, "-"), &pid);
+	rc = run_child(argv + first, lib, dir, stacks_wanted ? max_stack : 0, !strcmp(out, "-"), &pid);
 	if (rc) {
 		fprintf(stderr, "uslab record: fork: %s\n", strerror(-rc));
 		record_remove_dir(dir);

@@ -528,16 +528,32 @@ static const char *report_sort(const struct cli_opt *opt, const char *arg)
 	return NULL;
 }
 
+/* --weight (opt->value: the int, enum report_weight) */
+static const char *report_weight(const struct cli_opt *opt, const char *arg)
+{
+	static const char *const names[] = { "allocations", "bytes", "peak", "leaked" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(arg, names[i])) {
+			*(int *)opt->value = (int)i;
+			return NULL;
+		}
+	return "allocations, bytes, peak or leaked";
+}
+
 static const char report_usage[] =
 	"uslab report [--threads N] [--sort callsite[,size] [--children] [--rows N]]\n"
 	"             [--pid PID | --comm NAME] TRACE\n"
+	"uslab report {--folded | --flamegraph FILE} [--weight W] [--children] TRACE\n"
+	"uslab report --callsite N [--children] TRACE\n"
 	"  the process table, then operations, sizes per kmalloc class, lifetimes,\n"
 	"  threads, peak live bytes and churn of one process, in one streaming pass";
 
 int cmd_report(int argc, char **argv)
 {
 	unsigned int max_threads = 32, rows = 40;
-	bool children = false;
+	struct report_stacks_opts so = { 0 };
+	bool children = false, weight_set = false;
 	int sort = 0;
 	const struct cli_opt opts[] = {
 		OPT_UINT('t', "threads", &max_threads, "N", "list at most N threads (default 32)",
@@ -552,6 +568,25 @@ int cmd_report(int argc, char **argv)
 			    "charge every function on the call stack (callers\n"
 			    "fold in their callees)"),
 		OPT_UINT(0, "rows", &rows, "N", "call-site rows shown (default 40)", 1, UINT32_MAX),
+		OPT_BOOLEAN(0, "folded", &so.folded,
+			    "one 'outer;...;call site WEIGHT' line per call stack\n"
+			    "(flamegraph.pl, speedscope, inferno read it)"),
+		OPT_STRING(0, "flamegraph", &so.flamegraph, "FILE",
+			   "the call stacks as an interactive flame graph (SVG:\n"
+			   "hover names a frame and its share, click zooms)",
+			   .flags = OPT_OUTPUT),
+		OPT_CALLBACK(0, "weight", &so.weight, "W",
+			     "what --folded and --flamegraph weigh: allocations\n"
+			     "(default), bytes, peak (each stack's live bytes at the\n"
+			     "trace's peak) or leaked (live at the end)", report_weight,
+			     .set = &weight_set),
+		OPT_UINT(0, "callsite", &so.callsite, "N",
+			 "the full call stacks behind row N of --sort callsite", 1, UINT32_MAX),
+		OPT_CALLBACK(0, "wrappers", NULL, "LIST",
+			     "frames in files whose names start so are charged to\n"
+			     "their caller (default libc.so,ld-linux,ld64.so,ld.so,\n"
+			     "libstdc++.so: strdup, getline, operator new...; none)",
+			     report_opt_wrappers),
 		OPT_END(),
 	};
 	struct report *rp;
@@ -564,11 +599,25 @@ int cmd_report(int argc, char **argv)
 	first = parse_options(argc, argv, opts, report_usage, PARSE_OPT_ONE_TRACE);
 	if (first <= 0)
 		return -first;
-	if (children && sort != 1)
-		return usage_error(opts, report_usage, "--children goes with --sort callsite");
+	if ((so.folded || so.flamegraph || so.callsite) && sort == 2)
+		return usage_error(opts, report_usage, "--sort callsite,size goes alone");
+	if (weight_set && !so.folded && !so.flamegraph)
+		return usage_error(opts, report_usage, "--weight goes with --folded or --flamegraph");
+	if (so.callsite && (so.folded || so.flamegraph))
+		return usage_error(opts, report_usage, "--callsite goes without --folded and --flamegraph");
+	if (children && sort != 1 && !so.folded && !so.flamegraph && !so.callsite)
+		return usage_error(opts, report_usage, "--children goes with --sort callsite, --folded, --flamegraph or --callsite");
 	r = cmd_open_trace_as("uslab report", argv[first]);
 	if (!r)
 		return 1;
+	if (so.folded || so.flamegraph || so.callsite) {
+		so.children = children;
+		rc = report_stacks(r, argv[first], &so);
+		trace_reader_close(r);
+		if (cmd_check_stdout("uslab report"))
+			rc = 1;
+		return rc;
+	}
 	if (sort) {
 		if (trace_reader_meta(r)->nprocs)
 			print_procs(stdout, trace_reader_meta(r));
