@@ -126,6 +126,12 @@ CFLAGS    := -std=gnu11 $(OPT) -g -fPIC -pthread -fno-strict-aliasing \
              -fvisibility=hidden $(WARNINGS) $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS   := -pthread $(SANFLAGS) $(EXTRA_LDFLAGS)
 LDLIBS    := -lurcu-memb -lurcu-common -lpthread -lrt -lm
+# The one version: the release (pkg-config's Version) and the git
+# description of the tree built; `uslab --version`, the library's
+# uslab_version() and uslab_stats_print() say both.
+USLAB_RELEASE := 0.1.0
+USLAB_GIT := $(shell git -C $(srctree) describe --always --dirty 2>/dev/null || echo unknown)
+USLAB_VERSION := $(USLAB_RELEASE) (git $(USLAB_GIT))
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 
 # Objects rebuild when the flags change, not only when sources do.
@@ -268,7 +274,7 @@ define install-to
 	$(Q)$(if $(install-data),install -d $(1)/share/uslab && install -m 644 $(install-data) $(1)/share/uslab/)
 	$(Q)$(if $(install-man),install -d $(1)/share/man/man1 && install -m 644 $(install-man) $(1)/share/man/man1/)
 	$(Q)for pc in uslab uslab-static; do \
-		sed -e 's|@PREFIX@|$(2)|g' scripts/$$pc.pc.in > $(1)/lib/pkgconfig/$$pc.pc || exit 1; \
+		sed -e 's|@PREFIX@|$(2)|g' -e 's|@VERSION@|$(USLAB_RELEASE)|g' scripts/$$pc.pc.in > $(1)/lib/pkgconfig/$$pc.pc || exit 1; \
 	done
 endef
 install: all

@@ -28,7 +28,7 @@ done
 
 # --- the exported set ---------------------------------------------------------
 malloc_api="aligned_alloc calloc cfree free free_aligned_sized free_sized mallinfo
-mallinfo2 malloc malloc_trim malloc_usable_size memalign posix_memalign pvalloc
+mallinfo2 malloc malloc_info malloc_stats malloc_trim malloc_usable_size memalign posix_memalign pvalloc
 realloc reallocarray valloc __libc_calloc __libc_cfree __libc_free __libc_malloc
 __libc_memalign __libc_pvalloc __libc_realloc __libc_valloc __posix_memalign"
 map_api=$(sed -e 's|/\*.*\*/||' "$src/malloc/libuslab.map" |

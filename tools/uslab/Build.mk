@@ -45,7 +45,6 @@ $(obj)/man/%: docs/man/%.scd | $(obj)/.deps-tools
 	$(Q)mkdir -p $(dir $@)
 	$(Q)scdoc < $< > $@
 
-# The version `uslab --version` prints: the git description of the tree.
-USLAB_VERSION := $(shell git -C $(srctree) describe --always --dirty 2>/dev/null || echo unknown)
+# The version `uslab --version` prints: the Makefile's USLAB_VERSION.
 $(obj)/tools/uslab/uslab.o: CPPFLAGS += -DUSLAB_VERSION='"$(USLAB_VERSION)"'
 # --- end manual pages
