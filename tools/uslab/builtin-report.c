@@ -546,6 +546,7 @@ static const char report_usage[] =
 	"             [--pid PID | --comm NAME] TRACE\n"
 	"uslab report {--folded | --flamegraph FILE} [--weight W] [--children] TRACE\n"
 	"uslab report --callsite N [--children] TRACE\n"
+	"uslab report --timeline FILE.svg|FILE.png TRACE\n"
 	"  the process table, then operations, sizes per kmalloc class, lifetimes,\n"
 	"  threads, peak live bytes and churn of one process, in one streaming pass";
 
@@ -554,6 +555,7 @@ int cmd_report(int argc, char **argv)
 	unsigned int max_threads = 32, rows = 40;
 	struct report_stacks_opts so = { 0 };
 	bool children = false, weight_set = false;
+	const char *timeline = NULL;
 	int sort = 0;
 	const struct cli_opt opts[] = {
 		OPT_UINT('t', "threads", &max_threads, "N", "list at most N threads (default 32)",
@@ -582,6 +584,10 @@ int cmd_report(int argc, char **argv)
 			     .set = &weight_set),
 		OPT_UINT(0, "callsite", &so.callsite, "N",
 			 "the full call stacks behind row N of --sort callsite", 1, UINT32_MAX),
+		OPT_STRING(0, "timeline", &timeline, "FILE",
+			   "live bytes over time, the total and the five call\n"
+			   "sites with the highest peaks, the peak marked: FILE.svg\n"
+			   "or FILE.png (python3-matplotlib)", .flags = OPT_OUTPUT),
 		OPT_CALLBACK(0, "wrappers", NULL, "LIST",
 			     "frames in files whose names start so are charged to\n"
 			     "their caller (default libc.so,ld-linux,ld64.so,ld.so,\n"
@@ -601,6 +607,14 @@ int cmd_report(int argc, char **argv)
 		return -first;
 	if ((so.folded || so.flamegraph || so.callsite) && sort == 2)
 		return usage_error(opts, report_usage, "--sort callsite,size goes alone");
+	if (timeline) {
+		if (!report_timeline_format(timeline))
+			return usage_error(opts, report_usage, "--timeline: FILE.svg or FILE.png");
+		if (sort || so.folded || so.flamegraph || so.callsite || children)
+			return usage_error(opts, report_usage, "--timeline goes alone");
+		rc = report_timeline(argv[first], timeline);
+		return rc;
+	}
 	if (weight_set && !so.folded && !so.flamegraph)
 		return usage_error(opts, report_usage, "--weight goes with --folded or --flamegraph");
 	if (so.callsite && (so.folded || so.flamegraph))
