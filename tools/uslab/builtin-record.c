@@ -239,6 +239,7 @@ static bool cmd_is_static(const char *file)
 
 static const char record_usage[] =
 	"uslab record [-g [--max-stack N]] [-o FILE] [-l LEVEL] [-q] -- CMD [ARGS]\n"
+	"uslab record -p PID [--duration TIME] [-g [--max-stack N]] [-o FILE] [-l LEVEL] [-q]\n"
 	"  runs CMD with the recorder preloaded and writes one trace of every\n"
 	"  process it runs (forked, vforked, spawned or exec'd), with a process table\n"
 	"  report, script, replay, sim and tune read the program CMD ran as (the\n"
@@ -310,6 +311,8 @@ int cmd_record(int argc, char **argv)
 	int first, level = 0, status = 0, rc, ret;
 	bool quiet = false, root_static, stacks_wanted = false;
 	unsigned int max_stack = REC_STACK_DEPTH;
+	int attach_pid = 0;
+	double duration = 0;
 	pid_t pid = -1;
 	struct timespec t_start, t_ran, t_end;
 	const struct cli_opt opts[] = {
@@ -324,13 +327,24 @@ int cmd_record(int argc, char **argv)
 			   .flags = OPT_OUTPUT),
 		OPT_INTEGER('l', NULL, &level, "LEVEL", "zstd level 1..22 (default 3)", 1, 22),
 		OPT_BOOLEAN('q', NULL, &quiet, "no summary on stderr (warnings are still printed)"),
+		OPT_INTEGER('p', "pid", &attach_pid, "PID",
+			    "record the running process PID instead of a command\n"
+			    "(gdb loads the recorder into it), until --duration,\n"
+			    "Ctrl-C or its exit; it runs on afterwards", 1, 0x3fffffff),
+		OPT_CALLBACK(0, "duration", &duration, "TIME",
+			     "with -p: stop after TIME (5, 5s, 500ms, 2m, 1h)",
+			     record_opt_duration),
 		OPT_END(),
 	};
 
 	first = parse_options(argc, argv, opts, record_usage, PARSE_OPT_STOP_AT_NON_OPTION);
 	if (first <= 0)
 		return -first;
-	if (first >= argc)
+	if (duration > 0 && !attach_pid)
+		return usage_error(opts, record_usage, "--duration goes with -p");
+	if (attach_pid && first < argc)
+		return usage_error(opts, record_usage, "-p PID takes no command");
+	if (first >= argc && !attach_pid)
 		return usage_error(opts, record_usage, "no command given");
 	if (max_stack != REC_STACK_DEPTH && !stacks_wanted)
 		return usage_error(opts, record_usage, "--max-stack goes with -g");
@@ -344,6 +358,19 @@ int cmd_record(int argc, char **argv)
 	}
 	if (record_make_dir(out, dir, sizeof(dir)))
 		return 1;
+	if (attach_pid) {
+		struct record_attach_opts ao = {
+			.pid = attach_pid, .duration = duration,
+			.depth = stacks_wanted ? max_stack : 0, .out = out, .dir = dir,
+			.lib = lib, .level = level, .quiet = quiet,
+		};
+
+		snprintf(raw_dir, sizeof(raw_dir), "%s", dir);
+		out_catch_fatal(remove_raw_dir_fatal);
+		rc = record_attach(&ao);
+		record_remove_dir(dir);
+		return rc;
+	}
 	root_static = cmd_is_static(argv[first]);
 	if (root_static)
 		fprintf(stderr, "uslab record: warning: %s is statically linked: LD_PRELOAD "

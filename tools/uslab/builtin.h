@@ -28,6 +28,17 @@ int cmd_script(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 /* builtin-record.c */
 int cmd_record(int argc, char **argv);
+/* record-attach.c: `uslab record -p PID` */
+struct record_attach_opts {
+	pid_t pid;
+	double duration;		/* seconds; 0: until Ctrl-C or exit */
+	unsigned int depth;		/* -g: frames per stack; 0 no stacks */
+	const char *out, *dir, *lib;	/* the trace, the raw folder, the recorder */
+	int level;
+	bool quiet;
+};
+int record_attach(const struct record_attach_opts *o);
+const char *record_opt_duration(const struct cli_opt *opt, const char *arg);
 /* builtin-import.c */
 int cmd_import(int argc, char **argv);
 /* builtin-tune.c */
