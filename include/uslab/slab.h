@@ -167,10 +167,11 @@ struct kmem_cache *kmalloc_slab(size_t size);
 
 /*
  * kfree_rcu(ptr, field): free @ptr after a grace period; @field is the name
- * of its struct rcu_head member (liburcu's). kvfree_rcu(ptr) is the
- * single-argument form (no rcu_head needed: it waits inline).
+ * of its struct rcu_head member (liburcu's, from <urcu/call-rcu.h>,
+ * included here so that this header alone is enough). kvfree_rcu(ptr) is
+ * the single-argument form (no rcu_head needed: it waits inline).
  */
-struct rcu_head;
+#include <urcu/call-rcu.h>
 USLAB_API void __kfree_rcu(struct rcu_head *head, size_t offset);
 #define kfree_rcu(ptr, field)						\
 	__kfree_rcu(&(ptr)->field, __builtin_offsetof(__typeof__(*(ptr)), field))
