@@ -83,9 +83,9 @@ for tid in 1 2; do
 		got=$(awk -v t=$tid -v o=$op '$2 == t && $4 == o' "$T/script.txt" | wc -l)
 		[ "$got" -eq "$n" ] || fail "tid $tid: $op $got, expected $n"
 	done
-	got=$(awk -v t=$tid '$2 == t && $4 == "free" && $5 != "id=0"' "$T/script.txt" | wc -l)
+	got=$(awk -v t=$tid '$2 == t && $4 == "free" && $5 != "id=NULL"' "$T/script.txt" | wc -l)
 	[ "$got" -eq 1650 ] || fail "tid $tid: free of objects $got, expected 1650"
-	got=$(awk -v t=$tid '$2 == t && $4 == "realloc" && $5 == "id=0"' "$T/script.txt" | wc -l)
+	got=$(awk -v t=$tid '$2 == t && $4 == "realloc" && $5 == "id=NULL"' "$T/script.txt" | wc -l)
 	[ "$got" -eq 0 ] || fail "tid $tid: $got realloc returned NULL"
 done
 grep -q "memalign .*align=4096" "$T/script.txt" || fail "memalign alignment lost"

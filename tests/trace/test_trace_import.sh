@@ -41,7 +41,7 @@ if [ -e "$DEBUGLIB" ]; then
 		[ "$got" -eq "$n" ] || fail "mtrace: $op $got, expected $n"
 	done
 	# Each realloc moved a live object to a new id with its new size.
-	got=$(awk '$4 == "realloc" && $5 != "id=0" && $6 != "old=0" && $7 ~ /^size=3[0-9][0-9]$/' "$T/mt.txt" | wc -l)
+	got=$(awk '$4 == "realloc" && $5 != "id=NULL" && $6 != "old=NULL" && $7 ~ /^size=3[0-9][0-9]$/' "$T/mt.txt" | wc -l)
 	[ "$got" -eq 40 ] || fail "mtrace: $got reallocs of live objects, expected 40"
 	grep -q "malloc .*size=100$" "$T/mt.txt" || fail "mtrace: memalign size"
 	"$U" report "$T/mt.ustr" | grep -q "at exit    0 objects" || fail "mtrace: objects left live"
