@@ -334,18 +334,41 @@ static void print_bytes(FILE *f, uint64_t b)
 		fprintf(f, "%" PRIu64 " B", b);
 }
 
-static void print_hist(FILE *f, const char *what, const struct hist *h)
+/* A duration with its unit: 812 ns, 12.5 us, 3.4 ms, 3.47 s. */
+static const char *fmt_ns(uint64_t v, char *buf, size_t len)
+{
+	if (v < 1000)
+		snprintf(buf, len, "%" PRIu64 " ns", v);
+	else if (v < 1000000)
+		snprintf(buf, len, "%.1f us", (double)v / 1e3);
+	else if (v < 1000000000)
+		snprintf(buf, len, "%.1f ms", (double)v / 1e6);
+	else
+		snprintf(buf, len, "%.2f s", (double)v / 1e9);
+	return buf;
+}
+
+/* @ns: the values are nanoseconds (printed with units), else counts. */
+static void print_hist(FILE *f, const char *what, const struct hist *h, bool ns)
 {
 	static const double p[] = { 50, 90, 99, 99.9 };
+	char v[32];
 
 	fprintf(f, "  %-10s", what);
 	if (!h->n) {
 		fprintf(f, " (no object freed)\n");
 		return;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(p); i++)
-		fprintf(f, "  p%-4g %-12" PRIu64, p[i], hist_pct(h, p[i]));
-	fprintf(f, "  max %" PRIu64 "\n", h->max);
+	for (size_t i = 0; i < ARRAY_SIZE(p); i++) {
+		if (ns)
+			fprintf(f, "  p%-4g %-12s", p[i], fmt_ns(hist_pct(h, p[i]), v, sizeof(v)));
+		else
+			fprintf(f, "  p%-4g %-12" PRIu64, p[i], hist_pct(h, p[i]));
+	}
+	if (ns)
+		fprintf(f, "  max %s\n", fmt_ns(h->max, v, sizeof(v)));
+	else
+		fprintf(f, "  max %" PRIu64 "\n", h->max);
 }
 
 /* Like perf report --sort comm: every process image of the recording. */
@@ -448,8 +471,8 @@ static void print_memory(FILE *f, const struct report *rp, bool no_clock)
 {
 	fprintf(f, "\nlifetimes (allocation to free):\n");
 	if (!no_clock)
-		print_hist(f, "ns", &rp->life_ns);
-	print_hist(f, "events", &rp->life_ev);
+		print_hist(f, "time", &rp->life_ns, true);
+	print_hist(f, "events", &rp->life_ev, false);
 
 	fprintf(f, "\nmemory:\n  peak live  ");
 	print_bytes(f, rp->peak_bytes);
