@@ -324,12 +324,14 @@ help:
 	@echo "usage: make [TARGET] [O=DIR] [V=1] [PREFIX=DIR]"
 	@echo
 	@echo "targets:"
+	@# one make, its database read once: the .PHONY targets and each one's
+	@# help-TARGET text (a target without one says so)
 	@$(MAKE) -pRrq -f $(firstword $(MAKEFILE_LIST)) no-dot-config-help-probe 2>/dev/null | \
-		awk '/^\.PHONY:/ { for (i = 2; i <= NF; i++) print $$i }' | sort -u | \
-		while read t; do \
-			d=$$($(MAKE) -s --no-print-directory help-desc-$$t 2>/dev/null); \
-			printf '  %-20s %s\n' "$$t" "$$d"; \
-		done
+		awk '/^\.PHONY:/ { for (i = 2; i <= NF; i++) t[$$i] = 1 } \
+		     /^help-[^ ]+ :?= / { n = $$1; sub(/^help-/, "", n); v = $$0; \
+					 sub(/^[^=]*= ?/, "", v); d[n] = v } \
+		     END { for (k in t) printf "  %-20s %s\n", k, \
+			   (k in d) ? d[k] : "(undescribed: add help-" k " to its Build.mk)" }' | sort
 	@echo "  <preset>_defconfig   .config from configs/<preset>_defconfig"
 	@echo "  deps-<purpose>       install the Debian packages of one purpose"
 	@echo "                       (core tools test fuzz bench plot menuconfig all)"
@@ -338,8 +340,6 @@ help:
 	@echo
 	@echo "variables: O=DIR (build output, default build), V=1 (full commands),"
 	@echo "           PREFIX=DIR and DESTDIR=DIR (install), CC, OPT, EXTRA_CFLAGS"
-help-desc-%:
-	@echo '$(help-$*)'
 .PHONY: help
 
 # Dependency files of our own objects only (the redis build under $(obj)/redis has its own).
