@@ -310,10 +310,8 @@ int report_callsites(struct trace_reader *r, const char *path, bool by_size,
 		if (rc)
 			goto out;
 	}
-	if (rc < 0) {
-		rc = cmd_read_error(r, rc);
+	if (rc < 0 && (rc = cmd_read_error(r, rc)))	/* truncated: what came before */
 		goto out_free;
-	}
 	qsort(c.rows, c.nrows, sizeof(*c.rows), cmp_rows);
 	printf("# %s, %" PRIu64 " allocations with a call stack%s\n",
 	       children ? "functions, each charged once for every allocation below it (--children)" :

@@ -887,10 +887,8 @@ int report_stacks(struct trace_reader *r, const char *path, const struct report_
 		if (rc)
 			goto out;
 	}
-	if (rc < 0) {
-		rc = cmd_read_error(r, rc);
+	if (rc < 0 && (rc = cmd_read_error(r, rc)))	/* truncated: what came before */
 		goto out_free;
-	}
 	if (o->callsite) {
 		rc = print_callsite(&s, stdout);
 		goto out;
