@@ -239,7 +239,7 @@ static bool cmd_is_static(const char *file)
 
 static const char record_usage[] =
 	"uslab record [-g [--max-stack N]] [-o FILE] [-l LEVEL] [-q] -- CMD [ARGS]\n"
-	"uslab record -p PID [--duration TIME] [-g [--max-stack N]] [-o FILE] [-l LEVEL] [-q]\n"
+	"       uslab record -p PID [--duration TIME] [-g [--max-stack N]] [-o FILE] [-l LEVEL] [-q]\n"
 	"  runs CMD with the recorder preloaded and writes one trace of every\n"
 	"  process it runs (forked, vforked, spawned or exec'd), with a process table\n"
 	"  report, script, replay, sim and tune read the program CMD ran as (the\n"

@@ -567,9 +567,9 @@ static const char *report_weight(const struct cli_opt *opt, const char *arg)
 static const char report_usage[] =
 	"uslab report [--threads N] [--sort callsite[,size] [--children] [--rows N]]\n"
 	"             [--pid PID | --comm NAME] TRACE\n"
-	"uslab report {--folded | --flamegraph FILE} [--weight W] [--children] TRACE\n"
-	"uslab report --callsite N [--children] TRACE\n"
-	"uslab report --timeline FILE.svg|FILE.png TRACE\n"
+	"       uslab report {--folded | --flamegraph FILE} [--weight W] [--children] TRACE\n"
+	"       uslab report --callsite N [--children] TRACE\n"
+	"       uslab report --timeline FILE.svg|FILE.png TRACE\n"
 	"  the process table, then operations, sizes per kmalloc class, lifetimes,\n"
 	"  threads, peak live bytes and churn of one process, in one streaming pass";
 
