@@ -132,6 +132,10 @@ LDLIBS    := -lurcu-memb -lurcu-common -lpthread -lrt -lm
 USLAB_RELEASE := 0.1.0
 USLAB_GIT := $(shell git -C $(srctree) describe --always --dirty 2>/dev/null || echo unknown)
 USLAB_VERSION := $(USLAB_RELEASE) (git $(USLAB_GIT))
+# Rewritten when the version changes: the objects that carry it depend on
+# it (tools/uslab/uslab.o, malloc/introspect.o), so they never disagree.
+version-stamp := $(obj)/.version
+$(shell mkdir -p $(obj); [ "`cat $(version-stamp) 2>/dev/null`" = "$(USLAB_VERSION)" ] || echo "$(USLAB_VERSION)" > $(version-stamp))
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 
 # Objects rebuild when the flags change, not only when sources do.

@@ -11,6 +11,7 @@ malloc-objs += $(malloc-policy-objs) malloc/malloc.o malloc/options.o malloc/ini
 # introspect.o: mallinfo2, malloc_stats, malloc_info, uslab_stats_print
 malloc-objs += malloc/introspect.o
 $(obj)/malloc/introspect.o: CPPFLAGS += -DUSLAB_VERSION_STRING='"$(USLAB_VERSION)"'
+$(obj)/malloc/introspect.o: $(version-stamp)
 # statseg.o: USLAB_OPTIONS=stats_shm, the live view (`uslab top -p`)
 malloc-objs += malloc/statseg.o
 vcpu-objs += $(malloc-policy-objs)

@@ -208,4 +208,19 @@ for c in "" $("$prefix/bin/uslab" --help | awk '/^commands:/ { on = 1; next } on
 done
 [ "$ncmd" -ge 12 ] || fail "uslab --help lists $((ncmd - 1)) commands, expected 11 or more"
 
+# One version: pkg-config's is the release `uslab --version` and the
+# library's uslab_version() start with (they add the git description).
+pcv=$(pkg-config --modversion uslab)
+clv=$("$prefix/bin/uslab" --version)
+case "$clv" in "uslab $pcv (git "*) ;; *) fail "uslab --version '$clv' is not release $pcv + git" ;; esac
+cat > ver.c <<'C'
+#include <stdio.h>
+#include <uslab/malloc.h>
+int main(void) { puts(uslab_version()); return 0; }
+C
+gcc ver.c $(pkg-config --cflags --libs uslab) -Wl,-rpath,"$prefix/lib" -o ver || fail "uslab_version program"
+libv=$(./ver)
+[ "uslab $libv (trace format ${clv##*(trace format }" = "$clv" ] ||
+	fail "library version '$libv' differs from uslab --version '$clv'"
+
 echo "install: ok ($nh headers alone; kernel API + malloc program shared and static from README.md; replay; help of $((ncmd - 1)) commands)"

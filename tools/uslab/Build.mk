@@ -47,4 +47,5 @@ $(obj)/man/%: docs/man/%.scd | $(obj)/.deps-tools
 
 # The version `uslab --version` prints: the Makefile's USLAB_VERSION.
 $(obj)/tools/uslab/uslab.o: CPPFLAGS += -DUSLAB_VERSION='"$(USLAB_VERSION)"'
+$(obj)/tools/uslab/uslab.o: $(version-stamp)
 # --- end manual pages
