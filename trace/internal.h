@@ -320,6 +320,14 @@ struct import_result {
 	uint64_t lines;
 	uint64_t events;
 	uint64_t skipped;	/* lines that are not allocator events */
+	/* why: frees of objects allocated before the input began, and the
+	 * other events by name (the first IMPORT_SKIP_KINDS names; the rest
+	 * counted in skipped_kinds_more) */
+	uint64_t skipped_early;
+#define IMPORT_SKIP_KINDS	8
+	struct { char name[48]; uint64_t n; } skipped_kinds[IMPORT_SKIP_KINDS];
+	uint32_t nskipped_kinds;
+	uint64_t skipped_kinds_more;
 	uint32_t cpus;		/* highest CPU seen + 1 */
 	uint32_t pid;
 	char err[512];

@@ -52,6 +52,11 @@ fi
 "$U" import perf tests/trace/data/perf-kmem.txt -o "$T/pk.ustr" 2> "$T/pk.err"
 cat "$T/pk.err"
 grep -q "2 lines skipped" "$T/pk.err" || fail "perf: the sched event and unknown kfree are skipped"
+# ... and it says which and why
+grep -q "^uslab import:   1 frees of objects allocated before the input began" "$T/pk.err" ||
+	fail "perf: the unknown kfree's reason is not said"
+grep -q "^uslab import:   1 sched:sched_switch events (not an allocator event)" "$T/pk.err" ||
+	fail "perf: the skipped event's name is not said"
 "$U" script --header "$T/pk.ustr" > "$T/pk.txt"
 for want in kmalloc:6 kfree:6 kmem_cache_alloc:4 kmem_cache_free:3; do
 	op=${want%%:*}; n=${want##*:}
