@@ -40,6 +40,10 @@ assert any(t.startswith('hold (tl.c:') for t in texts), texts
 lines = list(root.iter(ns + 'polyline'))
 assert len(lines) >= 2, 'total and one call site'
 PY
+# without call stacks: the kmalloc classes with the highest peaks
+"$U" record -q -o "$T/nog.ustr" -- "$T/tl" || fail "record"
+"$U" report --timeline "$T/nog.svg" "$T/nog.ustr" || fail "--timeline without stacks"
+grep -Eq '>(kmalloc-[0-9]+ class|above kmalloc-[0-9]+)</text>' "$T/nog.svg" || fail "no kmalloc class series without stacks"
 run_rc "$U" report --timeline "$T/tl.pdf" "$T/tl.ustr"
 [ "$rc" -eq 2 ] || fail "--timeline .pdf: exit $rc, not 2"
 [ ! -e "$T/tl.pdf" ] || fail "--timeline .pdf wrote a file"

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * `uslab report --timeline FILE.svg|FILE.png TRACE`: live bytes over time,
- * the total and (for a `record -g` trace) the five call sites with the
- * highest peaks, with the trace's peak marked; heaptrack_gui's consumed
+ * the total and the five call sites (a `record -g` trace) or kmalloc
+ * classes (any other) with the highest peaks, with the trace's peak
+ * marked; heaptrack_gui's consumed
  * memory chart. The format comes from the name's extension (.svg drawn
  * here, .png by plot-timeline.py with matplotlib); any other is refused.
  *
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "uslab/slab.h"
 #include "tools/uslab/builtin.h"
 
 #define TL_BUCKETS	800
@@ -50,7 +52,31 @@ struct tl {
 	uint64_t site_at[TL_SITES][TL_BUCKETS];
 	bool seen[TL_BUCKETS];
 	bool pass2;
+	bool by_class;			/* no call stacks: series per kmalloc class */
 };
+
+/* Without stacks: the series are uslab's kmalloc classes (and one for
+ * what is larger), site index = class index. */
+static int class_sites(struct tl *t)
+{
+	uint64_t n = 0;
+	int rc = 0;
+
+	t->nsites = NR_KMALLOC_CLASSES + 1;
+	rc = rc ? rc : grow_array((void **)&t->site_live, &n, t->nsites, sizeof(uint64_t), UINT32_MAX);
+	n = 0;
+	rc = rc ? rc : grow_array((void **)&t->site_peak, &n, t->nsites, sizeof(uint64_t), UINT32_MAX);
+	t->site_cap = n;
+	t->by_class = true;
+	return rc;
+}
+
+static uint32_t class_site(uint64_t size)
+{
+	if (size > KMALLOC_MAX_CACHE_SIZE)
+		return NR_KMALLOC_CLASSES + 1;
+	return kmalloc_index(size ? size : 1) + 1;
+}
 
 static int site_of(struct tl *t, uint32_t sid, uint32_t *out)
 {
@@ -122,7 +148,9 @@ static int tl_alloc(struct tl *t, const struct trace_event *ev)
 
 	if (!ev->id || hmap_find(&t->ids, ev->id))
 		return 0;
-	if (ev->stack && ev->stack <= t->m->nstacks) {
+	if (t->by_class) {
+		site = class_site(ev->size);
+	} else if (ev->stack && ev->stack <= t->m->nstacks) {
 		rc = site_of(t, ev->stack, &site);
 		if (rc)
 			return rc;
@@ -208,8 +236,17 @@ static int tl_pass(struct tl *t, struct trace_reader *r)
 static void site_name(struct tl *t, struct symbolizer *sym, uint32_t s, char *buf, size_t len)
 {
 	const struct trace_meta *m = t->m;
-	uint64_t a = t->site_addr[s];
+	uint64_t a;
 	struct sym_info si;
+
+	if (t->by_class) {
+		if (s < NR_KMALLOC_CLASSES)
+			snprintf(buf, len, "kmalloc-%u class", kmalloc_info[s].size);
+		else
+			snprintf(buf, len, "above kmalloc-%u", (unsigned int)KMALLOC_MAX_CACHE_SIZE);
+		return;
+	}
+	a = t->site_addr[s];
 
 	for (uint32_t i = 0; i < m->nobjects; i++) {
 		const struct trace_object *o = &m->objects[i];
@@ -479,7 +516,8 @@ int report_timeline(const char *trace, const char *out)
 		goto out;
 	t->m = trace_reader_meta(r);
 	t->site_of_stack = calloc(t->m->nstacks ? t->m->nstacks : 1, sizeof(uint32_t));
-	if (!t->site_of_stack || hmap_init(&t->site_by_addr))
+	if (!t->site_of_stack || hmap_init(&t->site_by_addr) ||
+	    (!t->m->nstacks && class_sites(t)))
 		goto nomem;
 	rc = tl_pass(t, r);
 	if (rc)
