@@ -192,6 +192,13 @@ USLAB_API int slabinfo_write_fd(int fd);
  * /proc/slabinfo did under SLAB. Return: 0 or -EINVAL/-ENOENT.
  */
 USLAB_API int slabinfo_write(const char *line);
+#ifdef USLAB_INTERNAL
+/* Is @line a write slabinfo_write() accepts? 0, or -EINVAL with @why
+ * ("BATCHCOUNT: expected 1 to 64 (the LIMIT), found 100") naming the field
+ * and its range; the cache itself is not looked up. For `uslab slabinfo
+ * -w`, before the line goes to the process. */
+int slabinfo_check(const char *line, char *why, size_t len);
+#endif
 
 /**
  * kmem_cache_set_tunables - magazine size (@limit) and @batchcount for @s;
