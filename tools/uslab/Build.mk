@@ -25,6 +25,13 @@ sim-objs += tools/uslab/uslab.o tools/uslab/builtin-script.o \
 install-data += tools/uslab/plot-frontier.py tools/uslab/plot-timeline.py
 $(obj)/tools/uslab/builtin-tune.o $(obj)/tools/uslab/report_timeline.o: CPPFLAGS += -DUSLAB_SRCDIR='"$(srctree)"'
 
+# A forged statistics segment for the readers' tests
+# (tests/tools/test_statseg_foreign_file.sh).
+progs += $(obj)/tests/tools/statseg_forge
+$(obj)/tests/tools/statseg_forge: $(obj)/tests/tools/statseg_forge.o
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 progs        += $(obj)/uslab
 install-bins += $(obj)/uslab
 
