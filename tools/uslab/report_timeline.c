@@ -130,7 +130,8 @@ static void sample(struct tl *t, uint64_t time)
 
 	if (!t->pass2)
 		return;
-	b = t->duration ? time * (TL_BUCKETS - 1) / t->duration : 0;
+	/* in double: a hostile time near 2^64 must not wrap the product */
+	b = t->duration ? (uint64_t)((double)time / (double)t->duration * (TL_BUCKETS - 1)) : 0;
 	if (b >= TL_BUCKETS)
 		b = TL_BUCKETS - 1;
 	t->seen[b] = true;
