@@ -139,22 +139,32 @@ void buddy_del_free_locked(struct page *page, unsigned int order)
 }
 
 /*
- * Make the next section of the range usable and put it on the free list of
- * the largest order as one known-zero block.
- * Return: 0, or -ENOMEM when the range is used up (the buddy part meets the
- * own mappings carved from the top) or mprotect fails.
+ * Make a section usable and put it on the free list of the largest order
+ * as one known-zero block: a free address range that fits (aligned), else
+ * the top of the reservation, grown (pa_space_get_locked).
+ * Return: 0, or -ENOMEM when no address space can be had (RLIMIT_AS, the
+ * logical range used up) or mprotect fails.
  */
 int buddy_grow_locked(void)
 {
-	char *sec = pa_zone.buddy_top;
+	bool fresh;
+	char *sec = pa_space_get_locked(SECTION_SIZE, SECTION_SIZE, &fresh);
+	struct page *page;
 
 	pa_assert_locked();
-	if ((size_t)(pa_zone.large_bottom - sec) < SECTION_SIZE)
+	if (!sec)
 		return -ENOMEM;
-	if (mprotect(sec, SECTION_SIZE, PROT_READ | PROT_WRITE) != 0)
+	page = virt_to_page(sec);
+	if (mprotect(sec, SECTION_SIZE, PROT_READ | PROT_WRITE) != 0) {
+		large_range_put_locked(page, SECTION_PAGES, false);
 		return -ENOMEM;
-	pa_zone.buddy_top = sec + SECTION_SIZE;
-	add_free_locked(virt_to_page(sec), MAX_PAGE_ORDER, 0);
+	}
+	/* a range that held own mappings before: no stale struct pages */
+	if (!fresh)
+		memset(page, 0, SECTION_PAGES * sizeof(struct page));
+	pa_section_set_locked(sec);
+	pa_zone.nr_sections++;
+	add_free_locked(page, MAX_PAGE_ORDER, 0);
 	pa_stat_inc(sections);
 	pa_probe(section_grow, sec, SECTION_SIZE);
 	return 0;

@@ -63,8 +63,7 @@ static void t_unlock(void)
  * callers. Checked like free blocks (aligned, inside the sections, not
  * PG_buddy, counts agree) and added to @spans as free.
  */
-static unsigned long verify_pcp(struct span *spans, size_t *n, size_t max,
-				unsigned long total_pages)
+static unsigned long verify_pcp(struct span *spans, size_t *n, size_t max)
 {
 	unsigned long pages = 0;
 	unsigned int i, o;
@@ -82,7 +81,8 @@ static unsigned long verify_pcp(struct span *spans, size_t *n, size_t max,
 					      "pcp block with flags %#lx at pfn %lu", p->flags, pfn);
 				ck_assert_uint_eq(p->order, o);
 				ck_assert_msg((pfn & ((1UL << o) - 1)) == 0, "pcp pfn %lu not aligned", pfn);
-				ck_assert_msg(pfn + (1UL << o) <= total_pages, "pcp block beyond the sections");
+				ck_assert_msg(pa_page_in_buddy(p) && pa_page_in_buddy(p + (1UL << o) - 1),
+					      "pcp block outside the sections");
 				ck_assert_uint_le(p->buddy_resident, 1U << o);
 				if (spans) {
 					ck_assert(*n < max);
@@ -116,7 +116,7 @@ static unsigned long verify_zone(const struct span *live, size_t nlive)
 	unsigned int o;
 
 	t_lock();
-	total_pages = (unsigned long)(pa_zone.buddy_top - page_alloc_base) >> PAGE_SHIFT;
+	total_pages = pa_zone.nr_sections * SECTION_PAGES;
 	for (o = 0; o < NR_PAGE_ORDERS; o++) {
 		struct page *p;
 		unsigned long cnt = 0;
@@ -128,7 +128,8 @@ static unsigned long verify_zone(const struct span *live, size_t nlive)
 			ck_assert_msg(PageFlag(p, PG_buddy), "free block without PG_buddy at pfn %lu", pfn);
 			ck_assert_uint_eq(p->order, o);
 			ck_assert_msg((pfn & ((1UL << o) - 1)) == 0, "pfn %lu not aligned to order %u", pfn, o);
-			ck_assert_msg(pfn + (1UL << o) <= total_pages, "free block beyond the sections");
+			ck_assert_msg(pa_page_in_buddy(p) && pa_page_in_buddy(p + (1UL << o) - 1),
+				      "free block outside the sections");
 			ck_assert_uint_le(p->buddy_resident, 1U << o);
 			/* resident blocks first, known-zero ones after */
 			if (!p->buddy_resident)
@@ -156,7 +157,7 @@ static unsigned long verify_zone(const struct span *live, size_t nlive)
 	}
 	ck_assert_uint_eq((size_t)free_pages << PAGE_SHIFT, pa_zone.bytes_free);
 	ck_assert_uint_eq(resident, pa_zone.bytes_free_resident);
-	pcp_pages = verify_pcp(live ? spans : NULL, &n, ARRAY_SIZE(spans), total_pages);
+	pcp_pages = verify_pcp(live ? spans : NULL, &n, ARRAY_SIZE(spans));
 	if (live) {
 		for (i = 0; i < nlive; i++) {
 			ck_assert(n < ARRAY_SIZE(spans));
@@ -555,7 +556,7 @@ TEST(core, test_large)
 	struct page_alloc_stats st;
 	uint64_t s = test_seed() + 99;
 	size_t i, j, n = 0, bytes;
-	char *a, *b, *bottom;
+	char *a, *b, *top;
 
 	ck_assert_int_eq(page_alloc_init(), 0);
 	for (i = 0; i < ARRAY_SIZE(sizes); i++)
@@ -573,7 +574,7 @@ TEST(core, test_large)
 	a = held[0];
 	bytes = virt_to_page(a)->large_size;
 	t_lock();
-	bottom = pa_zone.large_bottom;
+	top = page_alloc_end;
 	t_unlock();
 	page_alloc_get_stats(&st);
 	{
@@ -602,9 +603,8 @@ TEST(core, test_large)
 	ck_assert_uint_eq(resident_pages(a, bytes), 0);
 	b = alloc_pages_large(bytes, PAGE_SIZE, __GFP_ZERO);
 	check_large(b, bytes, PAGE_SIZE);
-	ck_assert(b >= bottom);
 	t_lock();
-	ck_assert_ptr_eq(pa_zone.large_bottom, bottom);
+	ck_assert_ptr_eq(page_alloc_end, top);
 	t_unlock();
 	held[0] = b;
 
@@ -625,9 +625,17 @@ TEST(core, test_large)
 	ck_assert_uint_eq(st.bytes_large_cached, 0);
 	ck_assert_uint_eq(st.bytes_large, 0);
 	ck_assert_uint_eq(st.bytes_allocated, 0);
+	/* No free range stays reserved at the top: the reservation shrank
+	 * back to the highest buddy section (ranges between sections stay). */
 	t_lock();
-	ck_assert_ptr_eq(pa_zone.large_bottom, page_alloc_end);
-	ck_assert(list_empty(&pa_zone.large_free));
+	{
+		struct page *r;
+
+		list_for_each_entry(r, &pa_zone.large_free, range_list)
+			ck_assert((char *)page_address(r + r->range_pages) < page_alloc_end);
+		ck_assert(page_alloc_end == page_alloc_base ||
+			  pa_page_in_buddy(virt_to_page(page_alloc_end - PAGE_SIZE)));
+	}
 	t_unlock();
 
 	/* The struct pages of a freed big mapping do not stay resident. */
