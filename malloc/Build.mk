@@ -65,3 +65,10 @@ $(obj)/tests/malloc/slabdebug: $(obj)/tests/malloc/slabdebug.o
 	$(Q)$(CC) $(LDFLAGS) -Wl,--export-dynamic -o $@ $^
 $(obj)/tests/malloc/slabdebug.o: CFLAGS += -fno-builtin -Wno-use-after-free -Wno-free-nonheap-object -Wno-stringop-overflow -Wno-array-bounds
 progs += $(obj)/tests/malloc/slabdebug
+
+# The heap under an address-space limit (tests/malloc/test_malloc_aslimit.sh).
+$(obj)/tests/malloc/aslimit: $(obj)/tests/malloc/aslimit.o
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^
+$(obj)/tests/malloc/aslimit.o: CFLAGS += -fno-builtin
+progs += $(obj)/tests/malloc/aslimit

@@ -168,6 +168,7 @@ extern struct pa_pcp pa_pcp[PA_NR_PCP];
 int pa_space_grow_locked(size_t bytes);
 void pa_space_shrink_locked(char *addr);
 void pa_section_set_locked(const char *sec);
+size_t pa_release_sections_locked(void);
 size_t buddy_reclaim(size_t max_resident, unsigned int max_blocks);
 size_t pa_free_resident_locked(void);
 

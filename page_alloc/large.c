@@ -156,8 +156,14 @@ char *pa_space_get_locked(size_t bytes, size_t align, bool *fresh)
 	}
 	lo = page_alloc_end;
 	addr = (char *)ALIGN_UP((unsigned long)lo, align);
-	if (addr < lo || pa_space_grow_locked((size_t)(addr + bytes - lo)))
+	if (addr < lo)
 		return NULL;
+	if (pa_space_grow_locked((size_t)(addr + bytes - lo))) {
+		/* At the limit: free sections may make room (once). */
+		if (!pa_release_sections_locked())
+			return NULL;
+		return pa_space_get_locked(bytes, align, fresh);
+	}
 	if (addr > lo)
 		large_range_put_locked(virt_to_page(lo),
 				       (size_t)(addr - lo) >> PAGE_SHIFT, false);

@@ -179,6 +179,41 @@ void pa_section_set_locked(const char *sec)
 	pa_section_bits[i / 64] |= 1UL << (i % 64);
 }
 
+/**
+ * pa_release_sections_locked - give the address space of every free whole
+ * section back: PROT_NONE again (its memory goes too), then a free range,
+ * which own mappings and sections take like any other and which, reaching
+ * the top, unreserves it (pa_space_shrink_locked).
+ *
+ * Called by page_alloc_trim() and when the reservation cannot grow
+ * (RLIMIT_AS), so that memory freed as small blocks can serve a large one
+ * or the program's own mappings.
+ * Context: zone lock held; an mmap per section under it (a rare path).
+ * Return: bytes released.
+ */
+size_t pa_release_sections_locked(void)
+{
+	struct list_head *h = &pa_zone.free_area[MAX_PAGE_ORDER];
+	size_t n = 0;
+
+	pa_assert_locked();
+	while (!list_empty(h)) {
+		struct page *page = list_first_entry(h, struct page, buddy_list);
+		char *sec = page_address(page);
+		size_t i = (size_t)(page - page_alloc_map) / SECTION_PAGES;
+
+		if (mmap(sec, SECTION_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+			 MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED)
+			break;
+		buddy_del_free_locked(page, MAX_PAGE_ORDER);
+		pa_section_bits[i / 64] &= ~(1UL << (i % 64));
+		pa_zone.nr_sections--;
+		large_range_put_locked(page, SECTION_PAGES, false);
+		n += SECTION_SIZE;
+	}
+	return n;
+}
+
 /*
  * The base alignment of a logical range of @size bytes: 1 GiB, or for
  * smaller ones the largest power of two not above the size (still a
@@ -408,6 +443,9 @@ size_t page_alloc_trim(void)
 		return 0;
 	drain_all_pages(false);
 	ret = buddy_reclaim(0, 0);
+	pa_lock_irqsave();
+	pa_release_sections_locked();
+	pa_unlock_irqrestore();
 	pa_probe(trim, ret);
 	return ret;
 }
