@@ -174,6 +174,9 @@ size_t pa_free_resident_locked(void);
 
 /* page_alloc/buddy.c */
 size_t resident_allowance_locked(void);
+void pa_large_allocated_locked(void);
+size_t pa_large_cache_allowance_locked(void);
+size_t pa_free_counted_locked(size_t max);
 void pa_add_allocated_locked(size_t bytes);
 struct page *rmqueue_buddy_locked(unsigned int order, unsigned int *resident);
 void pa_free_one_locked(struct page *page, unsigned int order,

@@ -284,7 +284,9 @@ size_t large_reclaim(size_t max_resident, unsigned int max_ranges)
 
 		pa_lock_irqsave();
 		if (!list_empty(&pa_zone.large_dirty) &&
-		    pa_free_resident_locked() > max_resident &&
+		    pa_zone.bytes_large_dirty > (max_resident ?
+				pa_large_cache_allowance_locked() : 0) &&
+		    pa_free_counted_locked(max_resident) > max_resident &&
 		    (!max_ranges || n < max_ranges)) {
 			head = list_last_entry(&pa_zone.large_dirty, struct page,
 					       range_list);
@@ -351,6 +353,7 @@ void *alloc_pages_large(size_t size, size_t align, gfp_t gfp)
 		goto out_enomem;
 	pa_add_allocated_locked(bytes);
 	pa_zone.bytes_large += bytes;
+	pa_large_allocated_locked();
 	pa_stat_inc(large_allocs);
 	if (!dirty) {
 		pa_stat_inc(large_maps);

@@ -399,7 +399,7 @@ size_t buddy_reclaim(size_t max_resident, unsigned int max_blocks)
 		int ret;
 
 		pa_lock_irqsave();
-		if (pa_free_resident_locked() > max_resident &&
+		if (pa_free_counted_locked(max_resident) > max_resident &&
 		    (!max_blocks || n < max_blocks))
 			page = isolate_resident_locked(&order, &resident);
 		pa_unlock_irqrestore();

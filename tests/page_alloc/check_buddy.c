@@ -934,6 +934,68 @@ TEST_IF(IS_ENABLED(CONFIG_PAGE_ALLOC_DEBUG), core, test_debug_reports)
 }
 END_TEST
 
+
+/*
+ * Freed own mappings stay mapped for the next large allocations while
+ * large blocks are being allocated (issue 18, item 4: mimalloc-bench's
+ * malloc-large refaulted its buffers every iteration), outside a small
+ * allowance, up to CONFIG_PAGE_ALLOC_LARGE_CACHE_PCT of the large blocks
+ * in use; a decay period without large allocations gives them back.
+ */
+TEST(core, test_large_cache_kept_and_decays)
+{
+	enum { N = 8 };
+	const size_t sz = 8UL << 20;
+	struct page_alloc_stats st;
+	unsigned long maps;
+	char *a[N];
+	int i;
+
+	ck_assert_int_eq(page_alloc_init(), 0);
+	page_alloc_set_decay_agent(true);
+	page_alloc_set_resident_free_pct(0);
+	page_alloc_set_resident_free(1 << 20);
+	page_alloc_decay();
+	for (i = 0; i < N; i++) {
+		a[i] = alloc_pages_large(sz, 0, 0);
+		ck_assert_ptr_nonnull(a[i]);
+		memset(a[i], 1, sz);
+	}
+	/* half of them freed and taken again: no new mapping */
+	for (i = 0; i < N / 2; i++)
+		free_pages_large(a[i]);
+	page_alloc_get_stats(&st);
+	if (CONFIG_PAGE_ALLOC_LARGE_CACHE_PCT >= 100)
+		ck_assert_uint_eq(st.bytes_large_cached, N / 2 * sz);
+	maps = st.large_maps;
+	for (i = 0; i < N / 2; i++) {
+		a[i] = alloc_pages_large(sz, 0, 0);
+		ck_assert_ptr_nonnull(a[i]);
+	}
+	page_alloc_get_stats(&st);
+	if (IS_ENABLED(CONFIG_STATS) && CONFIG_PAGE_ALLOC_LARGE_CACHE_PCT >= 100)
+		ck_assert_uint_eq(st.large_maps, maps);
+	ck_assert_uint_eq(st.bytes_large_cached, 0);
+
+	/* all freed: kept while the last period saw large allocations ... */
+	for (i = 0; i < N; i++)
+		free_pages_large(a[i]);
+	pa_decay_tick();
+	page_alloc_get_stats(&st);
+	if (CONFIG_PAGE_ALLOC_LARGE_CACHE_PCT >= 100)
+		ck_assert_uint_eq(st.bytes_large_cached, N * sz);
+	/* ... and given back once a whole period saw none */
+	for (i = 0; i < 4; i++)
+		pa_decay_tick();
+	page_alloc_get_stats(&st);
+	ck_assert_uint_eq(st.bytes_large_cached, 0);
+	ck_assert_uint_eq(resident_pages(a[0], sz), 0);
+	page_alloc_set_decay_agent(false);
+	page_alloc_set_resident_free((size_t)CONFIG_PAGE_ALLOC_RESIDENT_FREE_KB << 10);
+	page_alloc_set_resident_free_pct(CONFIG_PAGE_ALLOC_RESIDENT_FREE_PCT);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* the address space follows RLIMIT_AS */
 
