@@ -202,7 +202,6 @@ size_t pcplist_bytes(void);
 void pcplist_stats(unsigned long *allocs, unsigned long *frees, unsigned long *fresh);
 void pcplist_fork_prepare(void);
 void pcplist_fork_release(void);
-void pcplist_init_locked(void);
 
 /* page_alloc/decay.c */
 void pa_decayd_kick(void);

@@ -292,7 +292,6 @@ static int pa_reserve_locked(void)
 		INIT_LIST_HEAD(&pa_zone.free_area[o]);
 	INIT_LIST_HEAD(&pa_zone.large_free);
 	INIT_LIST_HEAD(&pa_zone.large_dirty);
-	pcplist_init_locked();
 	pa_zone.limit = (size_t)CONFIG_PAGE_ALLOC_LIMIT_MB << 20;
 	pa_zone.resident_free_max = (size_t)CONFIG_PAGE_ALLOC_RESIDENT_FREE_KB << 10;
 

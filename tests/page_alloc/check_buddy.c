@@ -75,6 +75,10 @@ static unsigned long verify_pcp(struct span *spans, size_t *n, size_t max)
 		for (o = 0; o < PCP_NR_ORDERS; o++) {
 			struct page *p;
 
+			if (!pa_pcp[i].lists[o].next) {	/* never used: made at first use */
+				ck_assert_uint_eq(pa_pcp[i].count, 0);
+				continue;
+			}
 			list_for_each_entry(p, &pa_pcp[i].lists[o], buddy_list) {
 				unsigned long pfn = page_to_pfn(p);
 
