@@ -82,14 +82,18 @@ static inline void pcplist_unlock(struct pa_pcp *pcp)
  * in RSS for lists it never uses (issue 18, item 5). An unused list reads
  * as empty everywhere (count 0).
  */
-static inline void pcplist_ready(struct pa_pcp *pcp)
+static void __slowpath pcplist_make(struct pa_pcp *pcp)
 {
 	unsigned int o;
 
-	if (likely(pcp->lists[0].next))
-		return;
 	for (o = 0; o < PCP_NR_ORDERS; o++)
 		INIT_LIST_HEAD(&pcp->lists[o]);
+}
+
+static inline void pcplist_ready(struct pa_pcp *pcp)
+{
+	if (unlikely(!pcp->lists[0].next))
+		pcplist_make(pcp);
 }
 
 /*
