@@ -196,15 +196,15 @@ void buddy_del_free_locked(struct page *page, unsigned int order)
 
 /*
  * Make a section usable and put it on the free list of the largest order
- * as one known-zero block: a free address range that fits (aligned), else
- * the top of the reservation, grown (pa_space_get_locked).
+ * as one known-zero block: at the top of the reservation, grown, else (at
+ * the limit) a free address range that fits (pa_space_get_locked).
  * Return: 0, or -ENOMEM when no address space can be had (RLIMIT_AS, the
  * logical range used up) or mprotect fails.
  */
 int buddy_grow_locked(void)
 {
 	bool fresh;
-	char *sec = pa_space_get_locked(SECTION_SIZE, SECTION_SIZE, &fresh);
+	char *sec = pa_space_get_locked(SECTION_SIZE, SECTION_SIZE, true, &fresh);
 	struct page *page;
 
 	pa_assert_locked();

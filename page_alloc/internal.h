@@ -167,6 +167,7 @@ extern struct pa_pcp pa_pcp[PA_NR_PCP];
 /* page_alloc/zone.c */
 int pa_space_grow_locked(size_t bytes);
 void pa_space_shrink_locked(char *addr);
+bool pa_as_limited(void);
 void pa_section_set_locked(const char *sec);
 size_t pa_release_sections_locked(void);
 size_t buddy_reclaim(size_t max_resident, unsigned int max_blocks);
@@ -190,7 +191,8 @@ void buddy_free_block_locked(struct page *page, unsigned int order,
 			     unsigned int resident);
 
 /* page_alloc/large.c */
-char *pa_space_get_locked(size_t bytes, size_t align, bool *fresh);
+char *pa_space_get_locked(size_t bytes, size_t align, bool section,
+			  bool *fresh);
 void large_range_put_locked(struct page *page, size_t npages, bool dirty);
 size_t large_reclaim(size_t max_resident, unsigned int max_ranges);
 

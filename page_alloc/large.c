@@ -9,9 +9,10 @@
  * Freed address ranges are remembered in the struct page map itself (no
  * malloc): the first page of a free range has PG_reserved, range_pages and
  * range_list; its last page's compound_head points back to the first, so
- * a range freed just above it can find and join it. A PROT_NONE free range
- * that reaches the top of the reservation is unreserved
- * (pa_space_shrink_locked): the address space goes back to the program.
+ * a range freed just above it can find and join it. Under an address-space
+ * limit, a PROT_NONE free range that reaches the top of the reservation is
+ * unreserved (pa_space_shrink_locked): the address space goes back to the
+ * program.
  *
  * Memory: a new mapping is mapped (MAP_FIXED, read-write) at allocation,
  * so it is fresh zero memory. A freed one is kept mapped as a cached free
@@ -67,7 +68,8 @@ static void range_add_locked(struct page *head, size_t npages, bool dirty)
  * Give the @npages pages at @page back to the free ranges, joining the
  * neighbours on both sides that are in the same state (@dirty: still
  * mapped read-write, a cached mapping; else PROT_NONE); a PROT_NONE range
- * that reaches the top of the reservation is unreserved.
+ * that reaches the top of the reservation is unreserved under an
+ * address-space limit (pa_as_limited).
  */
 void large_range_put_locked(struct page *page, size_t npages, bool dirty)
 {
@@ -91,7 +93,7 @@ void large_range_put_locked(struct page *page, size_t npages, bool dirty)
 			page = ph;
 		}
 	}
-	if (!dirty && page + npages == end_page) {
+	if (!dirty && page + npages == end_page && pa_as_limited()) {
 		page->flags = 0;
 		pa_space_shrink_locked(page_address(page));
 		return;
@@ -124,22 +126,12 @@ static void range_put_leftovers(char *lo, char *hi, char *addr, size_t bytes,
 				       dirty);
 }
 
-/**
- * pa_space_get_locked - @bytes of PROT_NONE address space aligned to
- * @align: the first free range that fits, else the top of the reservation,
- * grown by what it takes (the alignment gap below it becomes a free range).
- * @fresh: set when the range was never used (its struct pages are zero).
- *
- * The range is the caller's, unmarked; large_range_put_locked() gives it
- * back. Context: zone lock held. Return: the address, or NULL (RLIMIT_AS,
- * something mapped above the top, the logical range used up).
- */
-char *pa_space_get_locked(size_t bytes, size_t align, bool *fresh)
+/* The first free PROT_NONE range that holds @bytes aligned to @align. */
+static char *space_from_ranges_locked(size_t bytes, size_t align)
 {
 	char *lo, *hi, *addr;
 	struct page *r;
 
-	pa_assert_locked();
 	list_for_each_entry(r, &pa_zone.large_free, range_list) {
 		lo = page_address(r);
 		hi = lo + (r->range_pages << PAGE_SHIFT);
@@ -150,25 +142,61 @@ char *pa_space_get_locked(size_t bytes, size_t align, bool *fresh)
 			if (addr + bytes < hi)
 				virt_to_page(addr + bytes - PAGE_SIZE)->compound_head = NULL;
 			range_put_leftovers(lo, hi, addr, bytes, false);
-			*fresh = false;
 			return addr;
 		}
 	}
-	lo = page_alloc_end;
-	addr = (char *)ALIGN_UP((unsigned long)lo, align);
-	if (addr < lo)
+	return NULL;
+}
+
+/* @bytes aligned to @align at the top, the reservation grown to hold it. */
+static char *space_from_top_locked(size_t bytes, size_t align)
+{
+	char *lo = page_alloc_end;
+	char *addr = (char *)ALIGN_UP((unsigned long)lo, align);
+
+	if (addr < lo || pa_space_grow_locked((size_t)(addr + bytes - lo)))
 		return NULL;
-	if (pa_space_grow_locked((size_t)(addr + bytes - lo))) {
-		/* At the limit: free sections may make room (once). */
-		if (!pa_release_sections_locked())
-			return NULL;
-		return pa_space_get_locked(bytes, align, fresh);
-	}
 	if (addr > lo)
 		large_range_put_locked(virt_to_page(lo),
 				       (size_t)(addr - lo) >> PAGE_SHIFT, false);
-	*fresh = true;
 	return addr;
+}
+
+/**
+ * pa_space_get_locked - @bytes of PROT_NONE address space aligned to
+ * @align, the caller's, unmarked (large_range_put_locked() gives it back).
+ * @section: for a buddy section: the top first, freed ranges only when the
+ *           reservation cannot grow. Address space that held an own
+ *           mapping then stays free as long as it can, so that a double
+ *           free of that mapping is still reported as one (it would be a
+ *           slab's by then). Own mappings take the first free range that
+ *           fits, then the top, then (at the limit) the address space of
+ *           whole free sections.
+ * @fresh: set when the range comes from the top (its struct pages zero).
+ *
+ * Context: zone lock held. Return: the address, or NULL (RLIMIT_AS,
+ * something mapped above the top, the logical range used up).
+ */
+char *pa_space_get_locked(size_t bytes, size_t align, bool section, bool *fresh)
+{
+	char *addr;
+
+	pa_assert_locked();
+	*fresh = true;
+	if (section && (addr = space_from_top_locked(bytes, align)))
+		return addr;
+	*fresh = false;
+	addr = space_from_ranges_locked(bytes, align);
+	if (addr || section)
+		return addr;
+	*fresh = true;
+	addr = space_from_top_locked(bytes, align);
+	if (addr)
+		return addr;
+	/* At the limit: free sections may make room (once). */
+	if (!pa_release_sections_locked())
+		return NULL;
+	return pa_space_get_locked(bytes, align, false, fresh);
 }
 
 /*
@@ -206,7 +234,7 @@ static struct page *large_range_get_locked(size_t npages, size_t align,
 		range_del_locked(best);
 		pa_stat_inc(large_reuse);
 	} else {
-		addr = pa_space_get_locked(bytes, align, &fresh);
+		addr = pa_space_get_locked(bytes, align, false, &fresh);
 		if (!addr)
 			return NULL;
 	}

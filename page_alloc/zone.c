@@ -143,6 +143,22 @@ int pa_space_grow_locked(size_t bytes)
 }
 
 /**
+ * pa_as_limited - is the address space limited (RLIMIT_AS finite) now?
+ *
+ * Asked where address space could be given back (a free range reaching the
+ * top, whole free sections at a trim): without a limit it stays reserved,
+ * so that a pointer into it is still ours and a double free of a block
+ * there is reported as such, not taken for a foreign pointer. A limit set
+ * at run time is seen at the next call (one getrlimit).
+ */
+bool pa_as_limited(void)
+{
+	struct rlimit rl;
+
+	return getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+}
+
+/**
  * pa_space_shrink_locked - give back the reservation from @addr to the top
  * (a free PROT_NONE range that reached it): the address space no longer
  * counts against RLIMIT_AS and is the program's again. The struct page
@@ -442,9 +458,11 @@ size_t page_alloc_trim(void)
 		return 0;
 	drain_all_pages(false);
 	ret = buddy_reclaim(0, 0);
-	pa_lock_irqsave();
-	pa_release_sections_locked();
-	pa_unlock_irqrestore();
+	if (pa_as_limited()) {
+		pa_lock_irqsave();
+		pa_release_sections_locked();
+		pa_unlock_irqrestore();
+	}
 	pa_probe(trim, ret);
 	return ret;
 }

@@ -636,18 +636,26 @@ TEST(core, test_large)
 	ck_assert_uint_eq(st.bytes_large_cached, 0);
 	ck_assert_uint_eq(st.bytes_large, 0);
 	ck_assert_uint_eq(st.bytes_allocated, 0);
-	/* No free range stays reserved at the top: the reservation shrank
-	 * back to the highest buddy section (ranges between sections stay). */
-	t_lock();
+	/* A new section does not take the address range of a freed own
+	 * mapping while the reservation can grow: a double free of the
+	 * mapping stays a free of no block, not of a slab's memory. */
 	{
-		struct page *r;
+		struct page *sec[8];
+		char *gone = alloc_pages_large(8 * SECTION_SIZE, SECTION_SIZE, 0);
 
-		list_for_each_entry(r, &pa_zone.large_free, range_list)
-			ck_assert((char *)page_address(r + r->range_pages) < page_alloc_end);
-		ck_assert(page_alloc_end == page_alloc_base ||
-			  pa_page_in_buddy(virt_to_page(page_alloc_end - PAGE_SIZE)));
+		ck_assert_ptr_nonnull(gone);
+		free_pages_large(gone);
+		page_alloc_trim();
+		for (i = 0; i < ARRAY_SIZE(sec); i++) {
+			sec[i] = alloc_pages(0, MAX_PAGE_ORDER);
+			ck_assert_ptr_nonnull(sec[i]);
+			ck_assert_msg((char *)page_address(sec[i]) + SECTION_SIZE <= gone ||
+				      (char *)page_address(sec[i]) >= gone + 8 * SECTION_SIZE,
+				      "section %p inside the freed mapping %p", page_address(sec[i]), gone);
+		}
+		for (i = 0; i < ARRAY_SIZE(sec); i++)
+			__free_pages(sec[i], MAX_PAGE_ORDER);
 	}
-	t_unlock();
 
 	/* The struct pages of a freed big mapping do not stay resident. */
 	a = alloc_pages_large(40UL << 20, 0, 0);
