@@ -65,6 +65,15 @@ static char *pa_map_end;	/* its logical end */
 static unsigned char *pa_tags_top;	/* reserved end of the tag bytes */
 static unsigned char *pa_tags_end;
 
+/*
+ * Set when the place could not be chosen by a probe (valgrind puts new
+ * mappings at the lowest free address, so a probe says nothing about the
+ * room below it): the whole logical range, map and tags included, is then
+ * reserved PROT_NONE up front as before, and growing only maps inside it
+ * (MAP_FIXED on our own reservation). RLIMIT_AS is not followed there.
+ */
+static bool pa_upfront;
+
 /* The struct page map is reserved in steps of this (4 MiB of heap). */
 #define PA_MAP_STEP	(64UL << 10)
 
@@ -79,8 +88,8 @@ static unsigned long pa_section_bits[(PA_MAX_SECTIONS + 63) / 64];
  */
 static bool pa_map_fixed(void *addr, size_t len, int prot)
 {
-	void *p = mmap(addr, len, prot, MAP_PRIVATE | MAP_ANONYMOUS |
-		       MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+	void *p = mmap(addr, len, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+		       (pa_upfront ? MAP_FIXED : MAP_FIXED_NOREPLACE), -1, 0);
 
 	if (p == addr)
 		return true;
@@ -173,7 +182,11 @@ void pa_space_shrink_locked(char *addr)
 	char *hi = (char *)ALIGN_DOWN((unsigned long)to, PAGE_SIZE);
 
 	pa_assert_locked();
-	munmap(addr, (size_t)(page_alloc_end - addr));
+	if (pa_upfront)	/* stays reserved: memory back, range still ours */
+		mmap(addr, (size_t)(page_alloc_end - addr), PROT_NONE, MAP_PRIVATE |
+		     MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+	else
+		munmap(addr, (size_t)(page_alloc_end - addr));
 	__atomic_store_n(&page_alloc_end, addr, __ATOMIC_RELEASE);
 	/* Its struct pages zero again, as pa_space_get_locked's "fresh"
 	 * says of the top: whole map pages given back, the edges cleared. */
@@ -246,6 +259,46 @@ static size_t pa_base_align(size_t size)
 }
 
 /*
+ * The fallback of pa_reserve_locked (pa_upfront): reserve tags, map and
+ * heap in one PROT_NONE mapping, halving the heap's size while refused
+ * (valgrind), down to PA_MIN_RESERVE. Return: the heap's base, or NULL.
+ */
+static char *pa_reserve_upfront_locked(void)
+{
+	size_t size, mapsz, tagsz, total;
+
+	for (size = (size_t)CONFIG_PAGE_ALLOC_VA_RESERVE_GB << 30;
+	     size >= PA_MIN_RESERVE; size >>= 1) {
+		size_t align = pa_base_align(size);
+		char *raw, *base;
+
+		mapsz = ALIGN_UP((size >> PAGE_SHIFT) * sizeof(struct page), PA_MAP_STEP);
+		tagsz = ALIGN_UP(size >> PAGE_SHIFT, PAGE_SIZE);
+		total = tagsz + mapsz + align + size;
+		raw = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+			   MAP_NORESERVE, -1, 0);
+		if (raw == MAP_FAILED)
+			continue;
+		base = (char *)ALIGN_UP((unsigned long)(raw + tagsz + mapsz), align);
+		pa_upfront = true;
+		page_alloc_base = base;
+		page_alloc_end = base;
+		pa_space_end = base + size;
+		pa_map_start = (struct page *)(base - mapsz);
+		pa_map_top = (char *)pa_map_start;
+		pa_map_end = base;
+		page_alloc_tags = (unsigned char *)pa_map_start - tagsz;
+		pa_tags_top = page_alloc_tags;
+		pa_tags_end = (unsigned char *)pa_map_start;
+		if (!pa_meta_grow_locked(base + SECTION_SIZE))
+			return base;
+		pa_upfront = false;
+		munmap(raw, total);
+	}
+	return NULL;
+}
+
+/*
  * Choose the place: the kernel puts new mappings at the top of the highest
  * free gap (a probe shows where, just below the libraries); the heap's
  * logical range ends there and grows upward from its base, the program's
@@ -260,6 +313,7 @@ static int pa_reserve_locked(void)
 {
 	size_t size, mapsz, tagsz;
 	char *probe, *top, *base = NULL;
+	bool limited = false;
 	unsigned int o;
 
 	pa_assert_locked();
@@ -296,9 +350,13 @@ static int pa_reserve_locked(void)
 		if (pa_tags_top > page_alloc_tags)
 			munmap(page_alloc_tags, (size_t)(pa_tags_top - page_alloc_tags));
 		base = NULL;
-		if (errno == ENOMEM)
+		if (errno == ENOMEM) {
+			limited = true;
 			break;	/* RLIMIT_AS: a smaller place is no better */
+		}
 	}
+	if (!base && !limited)
+		base = pa_reserve_upfront_locked();
 	if (!base) {
 		page_alloc_base = page_alloc_end = NULL;
 		return -ENOMEM;
