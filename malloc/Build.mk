@@ -77,3 +77,10 @@ $(obj)/tests/malloc/introspect: $(obj)/tests/malloc/introspect.o
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -ldl
 $(obj)/tests/malloc/introspect.o: CFLAGS += -fno-builtin
 progs += $(obj)/tests/malloc/introspect
+
+# The heap under an address-space limit (tests/malloc/test_malloc_aslimit.sh).
+$(obj)/tests/malloc/aslimit: $(obj)/tests/malloc/aslimit.o
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^
+$(obj)/tests/malloc/aslimit.o: CFLAGS += -fno-builtin
+progs += $(obj)/tests/malloc/aslimit
