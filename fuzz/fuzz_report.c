@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: `uslab report` (the default view, and --sort callsite,
+ * libFuzzer target: `uslab report` (the summary, --folded, --sort callsite,
  * callsite,size and --children on the stack and object tables) and
  * `uslab script` on forged traces (fuzz/forge.h), through their command
  * entry points, output discarded.
@@ -15,6 +15,15 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
+/* uslab.c's, for report --timeline's PNG script: no binary folder here
+ * (the fuzzer draws no PNG). */
+int cmd_exe_dir(char *dir, size_t len)
+{
+	(void)dir;
+	(void)len;
+	return -1;
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	if (!freopen("/dev/null", "w", stdout))
@@ -25,8 +34,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct forge_buf o;
-	char a0[] = "report", a1[] = "script", h[] = "-H", p[64], so[] = "--sort",
-		cs[] = "callsite", css[] = "callsite,size", ch[] = "--children";
+	char a0[] = "report", a1[] = "script", h[] = "-H", f[] = "--folded",
+	     w[] = "--weight=peak", p[64], so[] = "--sort", cs[] = "callsite",
+	     css[] = "callsite,size", ch[] = "--children";
 	char *rargv[6], *sargv[4];
 
 	if (!forge_trace(data, size, &o)) {
@@ -34,9 +44,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rargv[0] = a0; rargv[1] = p; rargv[2] = NULL;
 		optind = 0;
 		cmd_report(2, rargv);
+		/* the call stacks' pass (stacks, objects, peak bookkeeping) */
+		rargv[1] = f; rargv[2] = w; rargv[3] = p; rargv[4] = NULL;
+		optind = 0;
+		cmd_report(4, rargv);
 		/* the call-site views, one per input (the stacks pick) */
 		rargv[1] = so;
-		rargv[2] = size % 3 == 0 ? cs : size % 3 == 1 ? css : cs;
+		rargv[2] = size % 3 == 1 ? css : cs;
 		rargv[3] = size % 3 == 2 ? ch : p;
 		rargv[4] = size % 3 == 2 ? p : NULL;
 		rargv[5] = NULL;

@@ -241,7 +241,7 @@ static int stack_rows(struct cs *c, uint32_t sid, uint64_t size, struct stack_ro
 	struct stack_rows *sr;
 	struct trace_stack stack, *t = &stack;
 	const char *name;
-	uint32_t row;
+	uint32_t row, k0 = 0;
 	int rc;
 
 	if (!slot) {
@@ -263,11 +263,13 @@ static int stack_rows(struct cs *c, uint32_t sid, uint64_t size, struct stack_ro
 		rc = trace_reader_stack(c->r, sid, t, c->frames_buf);
 		if (rc)
 			return rc;
+		/* frames inside the allocation wrappers: charged to their caller */
+		k0 = report_wrapper_frames(c->m, t);
 	}
 	if (c->by_size) {	/* keyed by size too: the name once, the row each time */
 		if (!sr->rows) {
 			sr->rows = malloc(sizeof(*sr->rows));
-			sr->site = t->nframes ? frame_name(c, t->proc, t->frames[0]) : "(empty stack)";
+			sr->site = t->nframes ? frame_name(c, t->proc, t->frames[k0]) : "(empty stack)";
 			if (!sr->rows || !sr->site)
 				return -ENOMEM;
 		}
@@ -282,7 +284,7 @@ static int stack_rows(struct cs *c, uint32_t sid, uint64_t size, struct stack_ro
 	sr->rows = malloc((t->nframes ? t->nframes : 1) * sizeof(*sr->rows));
 	if (!sr->rows)
 		return -ENOMEM;
-	for (uint32_t k = 0; k < (c->children ? t->nframes : min_t(uint32_t, t->nframes, 1)); k++) {
+	for (uint32_t k = k0; k < (c->children ? t->nframes : min_t(uint32_t, t->nframes, k0 + 1)); k++) {
 		bool dup = false;
 
 		name = frame_name(c, t->proc, t->frames[k]);
@@ -453,10 +455,8 @@ int report_callsites(struct trace_reader *r, const char *path, bool by_size,
 		if (rc)
 			goto out;
 	}
-	if (rc < 0) {
-		rc = cmd_read_error(r, rc);
+	if (rc < 0 && (rc = cmd_read_error(r, rc)))	/* truncated: what came before */
 		goto out_free;
-	}
 	if (c.nrows)
 		qsort(c.rows, c.nrows, sizeof(*c.rows), cmp_rows);
 	printf("# %s, %" PRIu64 " allocations with a call stack%s\n",
