@@ -211,7 +211,7 @@ static int decode_stacks(struct trace_reader *r, const uint8_t *buf, size_t len,
 			used++;
 		}
 		/* the recorder's mark of a stack cut at its depth */
-		if (nf && r->frames[used - 1] == TRACE_FRAME_CUT) {
+		if (fill && nf && r->frames[used - 1] == TRACE_FRAME_CUT) {
 			r->stacks[i].nframes--;
 			r->stacks[i].cut = true;
 		}
@@ -384,6 +384,11 @@ int trace_reader_stack(struct trace_reader *r, uint32_t id, struct trace_stack *
 	}
 	*out = (struct trace_stack){ .proc = (uint32_t)proc, .nframes = (uint32_t)nf,
 				     .frames = frames };
+	/* the recorder's mark of a stack cut at its depth, as decode_stacks() */
+	if (nf && frames[nf - 1] == TRACE_FRAME_CUT) {
+		out->nframes--;
+		out->cut = true;
+	}
 	return 0;
 }
 
