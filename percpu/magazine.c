@@ -25,16 +25,16 @@
  *                       made from a flush inside a walk that holds it
  *   pcp_cache->lock     lazy pcp_cpu allocation, tunables, drain of all CPUs
  *   pcp_cpu->lock       the CPU's slow paths and remote drains; the spare;
- *                       changes of the loaded magazine pointer; the cpus[]
- *                       entry (unpublished while a remote drain works)
+ *                       the loaded magazine; the header's begin and end
+ *                       (closed while a swap or a remote drain works)
  *   pcp_depot->lock     the depot's lists and working-set marks
  *   (layer above)       ops->refill and ops->flush take the slab lock
  *   pcp_mem_lock        magazine memory; page_alloc's lock inside it
  *
- * The fast paths take no lock: they only move the loaded magazine's count
- * inside an rseq section on their CPU. Whoever changes the loaded pointer
- * does it in an rseq section on that CPU (slow path), or after
- * unpublishing cpus[cpu] and fencing the CPU with membarrier (remote).
+ * The fast paths take no lock: they only move the header's cur inside an
+ * rseq section on their CPU. Whoever loads another magazine first closes
+ * the header in an rseq section on that CPU (slow path), or closes it and
+ * fences the CPU with membarrier (remote), then opens it on the new one.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -46,8 +46,6 @@
 #include "percpu/internal.h"
 
 struct pcp_mag pcp_empty_mag = { .count = 0, .size = 0 };
-/* What cpus[] holds where no CPU may hit: its magazine misses both ways. */
-struct pcp_cpu pcp_cpu_idle = { .mag = &pcp_empty_mag, .cpu = -1 };
 
 pthread_mutex_t pcp_registry_lock = PTHREAD_MUTEX_INITIALIZER;
 struct pcp_cache *pcp_registry;
@@ -345,9 +343,9 @@ static struct pcp_cpu *pcp_get_cpu(struct pcp_cache *pc, int cpu)
 			c->mag = &pcp_empty_mag;
 			c->cpu = cpu;
 			owned_init(&c->lock);
+			/* the header stays zero (both fast paths miss) until
+			 * the first slow path loads a magazine */
 			__atomic_store_n(&pc->slow[cpu], c, __ATOMIC_RELEASE);
-			/* from here on the CPU's fast paths use it */
-			__atomic_store_n(&pc->cpus[cpu], c, __ATOMIC_RELEASE);
 		}
 	}
 	pthread_mutex_unlock(&pc->lock);
@@ -355,84 +353,120 @@ static struct pcp_cpu *pcp_get_cpu(struct pcp_cache *pc, int cpu)
 	return c;
 }
 
+/* ------------------------------------------------------------------ */
+/* The header and the three primitives: rseq sections, or plain C under
+ * the CPU lock (fallback and vcpu modes, whose fast paths never read a
+ * real CPU's header). */
+
+static struct pcp_hdr *cpu_hdr(struct pcp_cache *pc, const struct pcp_cpu *c)
+{
+	return pcp_hdr(pc, c->cpu);
+}
+
+/* Objects in the loaded magazine: its count lives in the header. */
+static uint64_t loaded_count(struct pcp_cache *pc, const struct pcp_cpu *c)
+{
+	if (!mag_is_real(c->mag))
+		return 0;
+	return (uint64_t)(READ_ONCE(cpu_hdr(pc, c)->cur) - c->mag->objs);
+}
+
 /*
- * Stop the CPU's fast paths: unpublish, then fence the CPU, so that no
- * section that saw the old entry can still commit. Fast paths that start
- * now fall into the slow path and wait for c->lock.
+ * Point a closed (or never used) header at @m: cur first, then end
+ * (frees may push from here on), then begin (allocs may pop). Each state
+ * on the way misses or serves correctly, so plain stores do, from any CPU.
+ */
+static void hdr_open(struct pcp_hdr *h, struct pcp_mag *m)
+{
+	WRITE_ONCE(h->cur, m->objs + m->count);
+	__atomic_store_n(&h->end, m->objs + m->size, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->begin, m->objs, __ATOMIC_RELEASE);
+}
+
+/* Close a header from anywhere (the caller then fences the CPU). */
+static void hdr_close_remote(struct pcp_hdr *h)
+{
+	__atomic_store_n(&h->end, NULL, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&h->begin, (void **)~0UL, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Stop the CPU's fast paths: close its header, then fence the CPU, so
+ * that no section that read the open header can still commit. Fast paths
+ * that start now miss and wait for c->lock in the slow path.
  */
 static void pcp_stop_cpu_locked(struct pcp_cache *pc, struct pcp_cpu *c)
 {
 	pcp_assert_cpu_locked(c);
-	__atomic_store_n(&pc->cpus[c->cpu], &pcp_cpu_idle, __ATOMIC_SEQ_CST);
+	hdr_close_remote(cpu_hdr(pc, c));
 	pcp_fence_cpu(c->cpu);
 }
 
-static void pcp_start_cpu_locked(struct pcp_cache *pc, struct pcp_cpu *c)
+static long prim_pop(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
+		     void **out, unsigned long n)
 {
-	pcp_assert_cpu_locked(c);
-	__atomic_store_n(&pc->cpus[c->cpu], c, __ATOMIC_RELEASE);
-}
-
-/* ------------------------------------------------------------------ */
-/* The three primitives: rseq sections, or plain C under the CPU lock. */
-
-static long prim_pop(struct pcp_cpu *c, int cpu, void **out, unsigned long n)
-{
-	struct pcp_mag *m = c->mag;
+	struct pcp_hdr *h = cpu_hdr(pc, c);
 	long k;
 
 	if (pcp_mode_cur != PCP_MODE_RSEQ) {
-		if (n == 1) {	/* every fallback operation: no memcpy */
-			if (!m->count)
-				return 0;
-			out[0] = m->objs[--m->count];
-			return 1;
-		}
-		k = (long)min_t(uint64_t, n, m->count);
-		m->count -= (uint64_t)k;
-		memcpy(out, &m->objs[m->count], (size_t)k * sizeof(void *));
+		if (h->cur <= h->begin)
+			return 0;
+		k = (long)min_t(uint64_t, n, (uint64_t)(h->cur - h->begin));
+		h->cur -= k;
+		memcpy(out, h->cur, (size_t)k * sizeof(void *));
 		return k;
 	}
-	while ((k = pcp_rseq_pop(m, cpu, out, n)) == -2)
+	while ((k = pcp_rseq_pop(h, cpu, out, n)) == -2)
 		pcp_stat(c, PCP_STAT_RSEQ_ABORT);
 	return k;
 }
 
-static long prim_push(struct pcp_cpu *c, int cpu, void *const *in,
-		      unsigned long n)
+static long prim_push(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
+		      void *const *in, unsigned long n)
 {
-	struct pcp_mag *m = c->mag;
+	struct pcp_hdr *h = cpu_hdr(pc, c);
 	long k;
 
 	if (pcp_mode_cur != PCP_MODE_RSEQ) {
-		if (n == 1) {
-			if (m->count >= m->size)
-				return 0;
-			m->objs[m->count++] = in[0];
-			return 1;
-		}
-		k = (long)min_t(uint64_t, n, m->size - m->count);
-		memcpy(&m->objs[m->count], in, (size_t)k * sizeof(void *));
-		m->count += (uint64_t)k;
+		if (h->cur >= h->end)
+			return 0;
+		k = (long)min_t(uint64_t, n, (uint64_t)(h->end - h->cur));
+		memcpy(h->cur, in, (size_t)k * sizeof(void *));
+		h->cur += k;
 		return k;
 	}
-	while ((k = pcp_rseq_push(m, cpu, in, n)) == -2)
+	while ((k = pcp_rseq_push(h, cpu, in, n)) == -2)
 		pcp_stat(c, PCP_STAT_RSEQ_ABORT);
 	return k;
 }
 
-/* Load @m on the CPU. Return: 0, or -1 when no longer on @cpu. */
-static long prim_swap(struct pcp_cpu *c, int cpu, struct pcp_mag *m)
+/*
+ * Load @m on the CPU: close the header on the CPU (rseq) or under the
+ * lock, write the old magazine's count back, open the header on @m.
+ * Return: 0, or -1 when no longer on @cpu (nothing changed but a header
+ * left refusing frees, which the next slow path of that CPU reopens).
+ */
+static long prim_swap(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
+		      struct pcp_mag *m)
 {
-	long r;
+	struct pcp_hdr *h = cpu_hdr(pc, c);
+	long cur;
 
 	if (pcp_mode_cur != PCP_MODE_RSEQ) {
-		c->mag = m;
-		return 0;
+		h->end = NULL;
+		cur = (long)h->cur;
+		h->begin = (void **)~0UL;
+	} else {
+		while ((cur = pcp_rseq_close(h, cpu)) == -2)
+			pcp_stat(c, PCP_STAT_RSEQ_ABORT);
+		if (cur == -1)
+			return -1;
 	}
-	while ((r = pcp_rseq_swap(&c->mag, cpu, m)) == -2)
-		pcp_stat(c, PCP_STAT_RSEQ_ABORT);
-	return r;
+	if (mag_is_real(c->mag))
+		c->mag->count = (uint64_t)((void **)cur - c->mag->objs);
+	c->mag = m;
+	hdr_open(h, m);
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -459,7 +493,7 @@ static int pcp_load_empty_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 	struct pcp_mag *nm = c->spare;
 
 	if (nm && nm->count == 0) {
-		if (prim_swap(c, cpu, nm))
+		if (prim_swap(pc, c, cpu, nm))
 			return -EAGAIN;
 		c->spare = NULL;
 		return 0;
@@ -469,7 +503,7 @@ static int pcp_load_empty_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 		nm = mag_new(READ_ONCE(pc->limit));
 	if (!nm)
 		return -ENOMEM;
-	if (prim_swap(c, cpu, nm)) {
+	if (prim_swap(pc, c, cpu, nm)) {
 		mag_release(pc, nm);
 		return -EAGAIN;
 	}
@@ -498,7 +532,7 @@ static int pcp_refill_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 		if (!*objp)
 			*objp = buf[--got];
 		for (pushed = 0; pushed < got; pushed += (unsigned int)k) {
-			k = prim_push(c, cpu, buf + pushed, got - pushed);
+			k = prim_push(pc, c, cpu, buf + pushed, got - pushed);
 			if (k <= 0)
 				break;
 		}
@@ -527,7 +561,7 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 	pcp_assert_cpu_locked(c);
 	for (;;) {
 		m = c->mag;
-		k = prim_pop(c, cpu, objp, 1);
+		k = prim_pop(pc, c, cpu, objp, 1);
 		if (k < 0)
 			return -EAGAIN;
 		if (k == 1) {
@@ -540,7 +574,7 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 		first = false;
 
 		if (c->spare && c->spare->count) {
-			if (prim_swap(c, cpu, c->spare))
+			if (prim_swap(pc, c, cpu, c->spare))
 				return -EAGAIN;
 			c->spare = mag_is_real(m) ? m : NULL;
 			pcp_stat(c, PCP_STAT_SWAP);
@@ -548,7 +582,7 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 		}
 		full = depot_get_full(pc);
 		if (full) {
-			if (prim_swap(c, cpu, full)) {
+			if (prim_swap(pc, c, cpu, full)) {
 				if (!depot_put_full(pc, full))
 					mag_release(pc, full);
 				return -EAGAIN;
@@ -585,7 +619,7 @@ static int pcp_flush_batch_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 	pcp_stat(c, PCP_STAT_FLUSH);
 	pcp_probe(pcp_flush, pc->name, cpu, left);
 	while (left) {
-		k = prim_pop(c, cpu, buf, min_t(unsigned long, left, PCP_CHUNK));
+		k = prim_pop(pc, c, cpu, buf, min_t(unsigned long, left, PCP_CHUNK));
 		if (k < 0)
 			return -EAGAIN;
 		if (k == 0)
@@ -612,7 +646,7 @@ static int pcp_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 	pcp_assert_cpu_locked(c);
 	for (;;) {
 		m = c->mag;
-		k = prim_push(c, cpu, &obj, 1);
+		k = prim_push(pc, c, cpu, &obj, 1);
 		if (k < 0)
 			return -EAGAIN;
 		if (k == 1) {
@@ -626,7 +660,7 @@ static int pcp_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 
 		sp = c->spare;
 		if (sp && sp->count < sp->size) {
-			if (prim_swap(c, cpu, sp))
+			if (prim_swap(pc, c, cpu, sp))
 				return -EAGAIN;
 			c->spare = mag_is_real(m) ? m : NULL;
 			pcp_stat(c, PCP_STAT_SWAP);
@@ -714,48 +748,6 @@ void pcp_free_slow(struct pcp_cache *pc, void *obj)
 	pcp_reaper_kick();
 }
 
-/*
- * Behind pcp_alloc(): an aborted section is counted and tried again (it
- * aborts only when preempted, migrated or signalled, so this ends); a miss
- * goes to the slow path.
- */
-void *pcp_alloc_miss(struct pcp_cache *pc, void *why)
-{
-	void *obj;
-
-	while (why == PCP_ABORTED) {
-		pcp_count_abort(pc);
-		obj = pcp_alloc_fast(pc);
-		if ((uintptr_t)obj > (uintptr_t)PCP_ABORTED)
-			return obj;
-		why = obj;
-	}
-	return pcp_alloc_slow(pc);
-}
-
-void pcp_free_miss(struct pcp_cache *pc, void *obj, int why)
-{
-	while (why == 2) {
-		pcp_count_abort(pc);
-		why = pcp_free_fast(pc, obj);
-	}
-	if (why)
-		pcp_free_slow(pc, obj);
-}
-
-/* Abort path of the inline fast paths: count on the CPU we are on now. */
-void pcp_count_abort(struct pcp_cache *pc)
-{
-	int cpu = pcp_current_cpu();
-	struct pcp_cpu *c;
-
-	if (cpu < 0)
-		return;
-	c = __atomic_load_n(&pc->slow[cpu], __ATOMIC_RELAXED);
-	if (c)
-		pcp_stat(c, PCP_STAT_RSEQ_ABORT);
-}
-
 /* ------------------------------------------------------------------ */
 /* Drains */
 
@@ -769,10 +761,12 @@ static void pcp_drain_cpu_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 {
 	pcp_stop_cpu_locked(pc, c);
 	*m = c->mag;
+	if (mag_is_real(*m))
+		(*m)->count = loaded_count(pc, c);
 	*sp = c->spare;
 	c->mag = &pcp_empty_mag;
 	c->spare = NULL;
-	pcp_start_cpu_locked(pc, c);
+	hdr_open(cpu_hdr(pc, c), &pcp_empty_mag);
 	if ((*m)->count || (*sp && (*sp)->count)) {
 		pcp_stat(c, PCP_STAT_DRAIN);
 		pcp_probe(pcp_drain, pc->name, c->cpu,
@@ -903,10 +897,11 @@ void pcp_cache_get_tunables(const struct pcp_cache *pc, unsigned int *limit,
 /* ------------------------------------------------------------------ */
 /* Reaper pass */
 
-static uint64_t pcp_cpu_snapshot_locked(struct pcp_cpu *c)
+static uint64_t pcp_cpu_snapshot_locked(struct pcp_cache *pc,
+					struct pcp_cpu *c)
 {
 	return c->slow_ops * 1000003u + (uint64_t)(uintptr_t)c->mag +
-	       READ_ONCE(c->mag->count) * 7919u;
+	       loaded_count(pc, c) * 7919u;
 }
 
 /* Drain every CPU whose state did not change since the last pass. */
@@ -922,11 +917,11 @@ static void pcp_reap_idle_cpus(struct pcp_cache *pc)
 		if (!c)
 			continue;
 		pcp_cpu_lock(c);
-		snap = pcp_cpu_snapshot_locked(c);
+		snap = pcp_cpu_snapshot_locked(pc, c);
 		if (snap == c->idle_snap &&
-		    (c->mag->count || (c->spare && c->spare->count))) {
+		    (loaded_count(pc, c) || (c->spare && c->spare->count))) {
 			pcp_drain_cpu_locked(pc, c, &m, &sp);
-			snap = pcp_cpu_snapshot_locked(c);
+			snap = pcp_cpu_snapshot_locked(pc, c);
 		}
 		c->idle_snap = snap;
 		pcp_cpu_unlock(c);
@@ -970,7 +965,7 @@ static size_t pcp_array_bytes(void)
 
 static size_t pcp_cache_bytes(void)
 {
-	return sizeof(struct pcp_cache) + pcp_array_bytes();
+	return sizeof(struct pcp_cache) + pcp_nr_cpus * sizeof(struct pcp_hdr);
 }
 
 /* Order of the block holding a pcp_cache, its depot and slow[]. */
@@ -985,27 +980,10 @@ static unsigned int pcp_cache_order(void)
 	return order;
 }
 
-static void pcp_cache_init_cpus(struct pcp_cache *pc)
-{
-	unsigned int cpu;
-
-	pc->cpu_guard[0] = pc->cpu_guard[1] = &pcp_cpu_idle;
-	for (cpu = 0; cpu < pcp_nr_cpus; cpu++)
-		pc->cpus[cpu] = &pcp_cpu_idle;
-}
-
-static struct {
-	struct pcp_cache pc;
-	struct pcp_cpu *cpus[PCP_MAX_CPU_IDS];	/* behind pc.cpus[] */
-} pcp_bypass_store;
-static pthread_once_t pcp_bypass_once = PTHREAD_ONCE_INIT;
-
-static void pcp_bypass_init(void)
-{
-	pcp_bypass_store.pc.bypass = true;
-	strcpy(pcp_bypass_store.pc.name, "bypass");
-	pcp_cache_init_cpus(&pcp_bypass_store.pc);
-}
+/* Zero headers: both fast paths miss on them (percpu/fastpath.h). */
+struct pcp_bypass_store pcp_bypass_store = {
+	.pc = { .name = "bypass", .bypass = true },
+};
 
 bool pcp_cache_is_bypass(const struct pcp_cache *pc)
 {
@@ -1017,8 +995,7 @@ struct pcp_cache *pcp_cache_bypass(void)
 	pcp_init();
 	if (pcp_mode_cur == PCP_MODE_OFF)
 		return NULL;
-	pthread_once(&pcp_bypass_once, pcp_bypass_init);
-	return &pcp_bypass_store.pc;
+	return PCP_BYPASS;
 }
 
 struct pcp_cache *pcp_cache_create(const char *name, void *owner,
@@ -1052,7 +1029,6 @@ struct pcp_cache *pcp_cache_create(const char *name, void *owner,
 	d = (void *)((char *)pc + ALIGN_UP(pcp_cache_bytes(), 64));
 	slow = (void *)((char *)d + ALIGN_UP(sizeof(*d), 64));
 
-	pcp_cache_init_cpus(pc);
 	pc->slow = slow;
 	pc->ops = ops;
 	pc->owner = owner;
@@ -1131,6 +1107,10 @@ void pcp_cache_stats(struct pcp_cache *pc, int cpu, struct pcp_stats *st)
 			continue;
 		for (i = 0; i < NR_PCP_STATS; i++)
 			st->v[i] += READ_ONCE(pcpu->stat[i]);
+		/* what the fast paths count in their header line */
+		st->v[PCP_STAT_RSEQ_ABORT] += READ_ONCE(pc->hdr[c].aborts);
+		st->v[PCP_STAT_ALLOC_HIT] += READ_ONCE(pc->hdr[c].hits[0]);
+		st->v[PCP_STAT_FREE_HIT] += READ_ONCE(pc->hdr[c].hits[1]);
 	}
 	if (cpu < 0)
 		st->v[PCP_STAT_DIRECT] += __atomic_load_n(&pc->nr_direct,
@@ -1153,7 +1133,7 @@ unsigned long pcp_cache_objects(struct pcp_cache *pc, unsigned long *depot_full)
 		if (!c)
 			continue;
 		pcp_cpu_lock(c);
-		n += READ_ONCE(c->mag->count);
+		n += loaded_count(pc, c);
 		if (c->spare)
 			n += c->spare->count;
 		pcp_cpu_unlock(c);

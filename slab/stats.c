@@ -74,7 +74,10 @@ __visible void kmem_cache_get_stats(struct kmem_cache *s, struct kmem_cache_stat
 #undef COPY
 		st->allocs = st->alloc_hits + st->alloc_slow;
 		st->frees = st->free_hits + st->free_slow;
-		if (IS_ENABLED(CONFIG_PERCPU_STATS))
+		/* rseq-mode hits: only with CONFIG_PERCPU_HIT_STATS */
+		if (IS_ENABLED(CONFIG_PERCPU_STATS) &&
+		    (IS_ENABLED(CONFIG_PERCPU_HIT_STATS) ||
+		     pcp_mode_id() != PCP_MODE_RSEQ))
 			st->flags |= KMEM_CACHE_STATS_COUNTED;
 	}
 	slab_lock(s);

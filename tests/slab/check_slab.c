@@ -888,7 +888,8 @@ static void dbg_not_slab(int fd)
 /*
  * Hardened frees (CONFIG_SLAB_FREE_HARDENED, issue 11 finding 3): caches
  * without debug flags stop a double free and an interior free with one
- * line before the object could be handed out twice.
+ * line before the object could be handed out twice (a double free when
+ * the second copy would be handed out or reach the slab).
  */
 static void hard_double_free_magazine(int fd)
 {
@@ -898,7 +899,9 @@ static void hard_double_free_magazine(int fd)
 	kmem_cache_free(s, o);
 	expect_line(fd, "kmem_cache_free(hard-dbl): double free of object 0x%lx",
 		    (unsigned long)o);
-	kmem_cache_free(s, o);
+	kmem_cache_free(s, o);	/* a store only: found when handed out */
+	if (kmem_cache_alloc(s, GFP_KERNEL) == o)
+		kmem_cache_alloc(s, GFP_KERNEL);	/* must stop here */
 }
 
 /* The first free reached the slab's freelist (magazines drained). */
@@ -913,6 +916,9 @@ static void hard_double_free_slab(int fd)
 	expect_line(fd, "kmem_cache_free(hard-slab): double free of object 0x%lx",
 		    (unsigned long)o);
 	kmem_cache_free(s, o);
+	/* o is in the magazine and on the freelist: the second one stops */
+	for (int i = 0; i < 256; i++)
+		kmem_cache_alloc(s, GFP_KERNEL);
 	kmem_cache_free(s, keep);
 }
 
@@ -937,6 +943,8 @@ static void hard_ctor_double(int fd)
 	expect_line(fd, "kmem_cache_free(hard-ctor): double free of object 0x%lx",
 		    (unsigned long)o);
 	kmem_cache_free(s, o);
+	if (kmem_cache_alloc(s, GFP_KERNEL) == o)
+		kmem_cache_alloc(s, GFP_KERNEL);	/* must stop here */
 }
 
 static void hard_kfree_double(int fd)
@@ -947,6 +955,8 @@ static void hard_kfree_double(int fd)
 	expect_line(fd, "kfree(kmalloc-64): double free of object 0x%lx",
 		    (unsigned long)o);
 	kfree(o);
+	if (kmalloc(64, GFP_KERNEL) == o)
+		kmalloc(64, GFP_KERNEL);	/* must stop here */
 }
 
 static void hard_kfree_fast_interior(int fd)
