@@ -192,34 +192,9 @@ static struct pcp_mag *depot_get(struct pcp_cache *pc, bool full)
 	return m;
 }
 
-static struct pcp_mag *depot_get_full(struct pcp_cache *pc)
-{
-	return depot_get(pc, true);
-}
-
 static struct pcp_mag *depot_get_empty(struct pcp_cache *pc)
 {
 	return depot_get(pc, false);
-}
-
-/*
- * Full magazine into the depot. Return: false when the depot is at its
- * limit or @m has a size the cache no longer uses; @m stays the caller's.
- */
-static bool depot_put_full(struct pcp_cache *pc, struct pcp_mag *m)
-{
-	struct pcp_depot *d = pc->depot;
-	bool ok;
-
-	depot_lock(d);
-	ok = m->size == pc->limit && d->nr_full < pc->depot_limit;
-	if (ok) {
-		m->next = d->full;
-		d->full = m;
-		d->nr_full++;
-	}
-	depot_unlock(d);
-	return ok;
 }
 
 /* A private magazine is no longer needed: keep it empty in the depot. */
@@ -244,6 +219,72 @@ static void mag_release(struct pcp_cache *pc, struct pcp_mag *m)
 	depot_unlock(d);
 	if (!kept)
 		mag_free(m);
+}
+
+/*
+ * Bonwick's exchange, under one depot lock: take a magazine of the kind
+ * @full asks for and, when there was one, leave @give (NULL, or a private
+ * magazine of the other kind: empty when taking a full one, full when
+ * taking an empty one) in its place. A full @give goes in only below the
+ * depot's limit (else nothing is exchanged and *@taken_give stays false);
+ * an empty one beyond the empties' cap is freed after the lock is dropped.
+ * Return: the magazine taken, or NULL (then @give stays the caller's,
+ * except a full @give, which the depot took when *@taken_give).
+ */
+static struct pcp_mag *depot_exchange(struct pcp_cache *pc, bool full,
+				      struct pcp_mag *give, bool *taken_give)
+{
+	struct pcp_depot *d = pc->depot;
+	struct pcp_mag *m, *drop = NULL;
+	unsigned int cap;
+
+	*taken_give = false;
+	depot_lock(d);
+	if (!full && give) {
+		/* a full magazine in, then an empty one (if any) out */
+		if (give->size != pc->limit || d->nr_full >= pc->depot_limit) {
+			depot_unlock(d);
+			return NULL;
+		}
+		give->next = d->full;
+		d->full = give;
+		d->nr_full++;
+		*taken_give = true;
+		m = d->empty;
+		if (m) {
+			d->empty = m->next;
+			if (--d->nr_empty < d->min_empty)
+				d->min_empty = d->nr_empty;
+		}
+		depot_unlock(d);
+		return m;
+	}
+	m = full ? d->full : d->empty;
+	if (m) {
+		if (full) {
+			d->full = m->next;
+			if (--d->nr_full < d->min_full)
+				d->min_full = d->nr_full;
+		} else {
+			d->empty = m->next;
+			if (--d->nr_empty < d->min_empty)
+				d->min_empty = d->nr_empty;
+		}
+		if (give) {	/* an empty magazine for the full one */
+			cap = pc->depot_limit > ~0u - 2 ? ~0u : pc->depot_limit + 2;
+			if (give->size == pc->limit && d->nr_empty < cap) {
+				give->next = d->empty;
+				d->empty = give;
+				d->nr_empty++;
+			} else {
+				drop = give;
+			}
+			*taken_give = true;
+		}
+	}
+	depot_unlock(d);
+	mag_free(drop);
+	return m;
 }
 
 /* Free a list of private magazines (flushing their objects). */
@@ -510,38 +551,44 @@ static int pcp_load_empty_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 	return 0;
 }
 
-/* Refill the (empty) loaded magazine from the layer above; one for us. */
+/*
+ * The loaded magazine @m is empty, the spare empty or absent, the depot
+ * has no full one: fill a private magazine (the spare, an empty one from
+ * the depot, or a new one) with one batch from the layer above, in one
+ * call (one hold of the slab lock: slab_alloc_bulk()), keep one object
+ * for us and load the rest; @m becomes the spare.
+ * Return: 0 with *objp set (NULL: out of memory), -EAGAIN to retry.
+ */
 static int pcp_refill_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
-			     void **objp)
+			     struct pcp_mag *m, void **objp)
 {
-	void *buf[PCP_CHUNK];
-	unsigned long want = min_t(uint64_t, READ_ONCE(pc->batchcount),
-				   c->mag->size);
-	unsigned int n, got, pushed;
-	long k;
+	struct pcp_mag *nm = c->spare;
+	unsigned int want, got;
 
 	*objp = NULL;
+	if (!nm)
+		nm = depot_get_empty(pc);
+	if (!nm)
+		nm = mag_new(READ_ONCE(pc->limit));
+	if (!nm)
+		return 0;	/* no memory for a magazine: the slab layer serves */
+	c->spare = NULL;
+	want = (unsigned int)min_t(uint64_t, READ_ONCE(pc->batchcount), nm->size);
 	pcp_stat(c, PCP_STAT_REFILL);
 	pcp_probe(pcp_refill, pc->name, cpu, want);
-	while (want) {
-		n = (unsigned int)min_t(unsigned long, want, PCP_CHUNK);
-		got = pc->ops->refill(pc->owner, buf, n);
-		if (!got)
-			break;
-		want = got < n ? 0 : want - got;
-		if (!*objp)
-			*objp = buf[--got];
-		for (pushed = 0; pushed < got; pushed += (unsigned int)k) {
-			k = prim_push(pc, c, cpu, buf + pushed, got - pushed);
-			if (k <= 0)
-				break;
-		}
-		if (pushed < got) {
-			/* migrated, or frees on this CPU filled it meanwhile */
-			pc->ops->flush(pc->owner, buf + pushed, got - pushed);
-			break;
-		}
+	got = pc->ops->refill(pc->owner, nm->objs, want);
+	if (!got) {
+		c->spare = nm;
+		return 0;
 	}
+	*objp = nm->objs[--got];
+	nm->count = got;
+	if (prim_swap(pc, c, cpu, nm)) {
+		/* migrated: the batch stays this CPU's spare, the object ours */
+		c->spare = nm;
+		return 0;
+	}
+	c->spare = m;
 	return 0;
 }
 
@@ -553,7 +600,7 @@ static int pcp_refill_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 			    void **objp)
 {
-	bool first = true;
+	bool first = true, gave;
 	struct pcp_mag *m, *full, *old;
 	long k;
 	int r;
@@ -580,15 +627,19 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 			pcp_stat(c, PCP_STAT_SWAP);
 			continue;
 		}
-		full = depot_get_full(pc);
+		/* a full magazine from the depot for the empty spare, one lock */
+		full = depot_exchange(pc, true, c->spare, &gave);
 		if (full) {
+			if (gave)
+				c->spare = NULL;
+			pcp_stat(c, PCP_STAT_DEPOT_GET);
 			if (prim_swap(pc, c, cpu, full)) {
-				if (!depot_put_full(pc, full))
-					mag_release(pc, full);
+				/* migrated: it is this CPU's spare now */
+				old = c->spare;
+				c->spare = full;
+				mag_release(pc, old);
 				return -EAGAIN;
 			}
-			pcp_stat(c, PCP_STAT_DEPOT_GET);
-			/* the spare was empty (else we had swapped it in) */
 			old = c->spare;
 			c->spare = mag_is_real(m) ? m : NULL;
 			mag_release(pc, old);
@@ -604,20 +655,33 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 			}
 			continue;
 		}
-		return pcp_refill_locked(pc, c, cpu, objp);
+		return pcp_refill_locked(pc, c, cpu, m, objp);
 	}
 }
 
-/* Flush a batch of the loaded magazine. Return: 0 or -EAGAIN. */
+/*
+ * The depot is at its limit: a batch goes back to the layer above, in one
+ * call (one hold of the slab lock: slab_free_bulk()), from the top of the
+ * full spare, which is private (the loop then loads it). Without a spare
+ * (no memory for magazines) the batch is taken from the loaded magazine.
+ * Return: 0 or -EAGAIN.
+ */
 static int pcp_flush_batch_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 				  int cpu)
 {
-	void *buf[PCP_CHUNK];
+	struct pcp_mag *sp = c->spare;
 	unsigned long left = READ_ONCE(pc->batchcount);
+	void *buf[PCP_CHUNK];
 	long k;
 
 	pcp_stat(c, PCP_STAT_FLUSH);
 	pcp_probe(pcp_flush, pc->name, cpu, left);
+	if (sp) {
+		k = (long)min_t(uint64_t, left, sp->count);
+		sp->count -= (uint64_t)k;
+		pc->ops->flush(pc->owner, &sp->objs[sp->count], (unsigned int)k);
+		return 0;
+	}
 	while (left) {
 		k = prim_pop(pc, c, cpu, buf, min_t(unsigned long, left, PCP_CHUNK));
 		if (k < 0)
@@ -638,8 +702,8 @@ static int pcp_flush_batch_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 static int pcp_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 			   void *obj)
 {
-	bool first = true;
-	struct pcp_mag *m, *sp;
+	bool first = true, gave;
+	struct pcp_mag *m, *sp, *em;
 	long k;
 	int r;
 
@@ -681,10 +745,21 @@ static int pcp_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 				c->spare = m;
 			continue;
 		}
-		/* loaded and spare are full: the spare goes to the depot */
-		if (depot_put_full(pc, sp)) {
+		/* loaded and spare are full: the spare goes to the depot for an
+		 * empty magazine, one lock */
+		em = depot_exchange(pc, false, sp, &gave);
+		if (gave) {
 			c->spare = NULL;
 			pcp_stat(c, PCP_STAT_DEPOT_PUT);
+			if (!em)
+				em = mag_new(READ_ONCE(pc->limit));
+			if (!em)
+				continue;	/* no memory: the next round flushes */
+			if (prim_swap(pc, c, cpu, em)) {
+				c->spare = em;
+				return -EAGAIN;
+			}
+			c->spare = m;
 			continue;
 		}
 flush:
