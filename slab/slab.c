@@ -530,6 +530,32 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 	return i;
 }
 
+/*
+ * A slab whose last object came back: every object must be on its
+ * freelist exactly once. A double free whose second copy reached the slab
+ * before the first was handed out again (both copies held the magazine
+ * mark) is on it twice and leaves the slab "empty" with an object still
+ * in use: found here, before the slab is reused, by a walk that marks
+ * each object it meets (at most objects + 1 steps, cycles included).
+ * Context: the cache lock; hardened, non-debug caches.
+ */
+static void slab_check_empty_locked(struct kmem_cache *s, struct page *slab)
+{
+	unsigned long visit = slab_mark_slab() ^ 1, *mark;
+	unsigned int n = 0;
+	void *obj;
+
+	for (obj = slab->freelist; obj && n <= s->objects;
+	     obj = get_freepointer(s, obj), n++) {
+		mark = (unsigned long *)((char *)obj + s->mark_off);
+		if (*mark == visit)
+			slab_report_double_free(slab_free_name(s), s, obj, 0);
+		*mark = visit;
+	}
+	for (obj = slab->freelist; obj && n--; obj = get_freepointer(s, obj))
+		*(unsigned long *)((char *)obj + s->mark_off) = slab_mark_slab();
+}
+
 /**
  * slab_free_bulk - give @n objects of @s back to their slabs (the flush
  * path of the per-CPU layer). Slabs that become empty beyond min_partial
@@ -570,6 +596,9 @@ void slab_free_bulk(struct kmem_cache *s, void **objs, int n,
 		set_freepointer(s, obj, slab->freelist);
 		slab->freelist = obj;
 		slab->inuse--;
+		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) && !slab->inuse &&
+		    !slab_debug(s))
+			slab_check_empty_locked(s, slab);
 		relist_locked(s, slab, before);
 	}
 	s->nr_inuse -= (unsigned long)n;

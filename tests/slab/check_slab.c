@@ -922,6 +922,27 @@ static void hard_double_free_slab(int fd)
 	kmem_cache_free(s, keep);
 }
 
+/*
+ * Both copies of a double free reach the slab before either is handed out
+ * again (the second free only stores the mark, the flush finds it): the
+ * slab looks empty while @live is still in use; caught before the slab
+ * can be reused.
+ */
+static void hard_double_free_both_flushed(int fd)
+{
+	struct kmem_cache *s = kmem_cache_create("hard-both", 48, 0, 0, NULL);
+	void *live = kmem_cache_alloc(s, GFP_KERNEL);
+	void *o = kmem_cache_alloc(s, GFP_KERNEL);
+
+	kmem_cache_free(s, o);
+	kmem_cache_shrink(s);
+	expect_line(fd, "kmem_cache_free(hard-both): double free of object 0x%lx",
+		    (unsigned long)o);
+	kmem_cache_free(s, o);
+	kmem_cache_shrink(s);	/* must stop here */
+	kmem_cache_free(s, live);
+}
+
 static void hard_interior(int fd)
 {
 	struct kmem_cache *s = kmem_cache_create("hard-int", 96, 0, 0, NULL);
@@ -988,6 +1009,7 @@ TEST(hardened, test_hardened_reports)
 		return;
 	expect_report(hard_double_free_magazine);
 	expect_report(hard_double_free_slab);
+	expect_report(hard_double_free_both_flushed);
 	expect_report(hard_interior);
 	expect_report(hard_ctor_double);
 	if (!IS_ENABLED(CONFIG_SLAB_DEBUG_ON)) {
