@@ -255,6 +255,8 @@ size_t slab_debug_orig_size(struct kmem_cache *s, const void *obj);
 void slab_fatal(void) __attribute__((noreturn));
 void slab_bad_pointer(const char *caller, const char *cache, const void *p,
 		      const char *why, bool fatal);
+void slab_free_not_slab(const char *caller, struct kmem_cache *s,
+			const void *obj, bool fatal);
 
 /* slab/kmalloc.c */
 struct kmem_cache *kmalloc_cache_get(unsigned int idx);
@@ -334,6 +336,20 @@ static __always_inline void *slab_obj_take(struct kmem_cache *s, void *obj,
 		*mark = 0;
 	}
 	return obj;
+}
+
+/*
+ * Does @obj hold a free mark (a free object: the magazine's or the
+ * slab's)? For the checks of other calls than a free (ksize_checked():
+ * realloc, malloc_usable_size); false without CONFIG_SLAB_FREE_HARDENED.
+ */
+static __always_inline bool slab_obj_marked_free(const void *obj,
+						 unsigned int mark_off)
+{
+	unsigned long mark = *(const unsigned long *)((const char *)obj + mark_off);
+
+	return IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) &&
+	       (mark == slab_free_key || mark == slab_mark_slab());
 }
 
 enum slab_free_fault { SLAB_FREE_OK, SLAB_FREE_UNALIGNED };

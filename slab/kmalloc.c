@@ -139,9 +139,10 @@ static void kmalloc_free_info_set(unsigned int idx, struct kmem_cache *s)
 			 __ATOMIC_RELEASE);
 }
 /* kmalloc() sizes 1 .. this go straight to __kmalloc_index(); 0 once a
- * kmalloc cache may be a debug cache (kmalloc_debug_route()). */
+ * kmalloc cache may be a debug cache (kmalloc_debug_route()), and from
+ * the start in the debug preset, where every cache is one. */
 static size_t kmalloc_fast_max =
-	KMALLOC_MAX_CACHE_SIZE;
+	IS_ENABLED(CONFIG_SLAB_DEBUG_ON) ? 0 : KMALLOC_MAX_CACHE_SIZE;
 
 /**
  * kmalloc_debug_route - from now on every kmalloc() takes kmalloc_slow(),
