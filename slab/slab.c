@@ -393,6 +393,40 @@ void slab_untag(struct kmem_cache *s)
 }
 
 /* Unlink every empty slab beyond @keep onto @discard. */
+/* The free's name in reports: kfree for kmalloc caches. */
+static const char *slab_free_name(const struct kmem_cache *s)
+{
+	return (s->flags & __SLAB_KMALLOC) ? "kfree" : "kmem_cache_free";
+}
+
+/*
+ * An empty slab about to go back to page_alloc: every object must be on
+ * its freelist exactly once. A double free whose second copy reached the
+ * slab before the first was handed out again (both copies held the
+ * magazine mark) is on it twice and leaves the slab "empty" with an
+ * object still in use: found here, before its pages can be reused, by a
+ * walk that marks each object it meets (at most objects + 1 steps, cycles
+ * included). An empty slab that is kept needs no walk: a refill meets the
+ * second copy with the wrong mark (take_object_locked()).
+ * Context: the cache lock; hardened, non-debug caches.
+ */
+static void slab_check_empty_locked(struct kmem_cache *s, struct page *slab)
+{
+	unsigned long visit = slab_mark_slab() ^ 1, *mark;
+	unsigned int n = 0;
+	void *obj;
+
+	for (obj = slab->freelist; obj && n <= s->objects;
+	     obj = get_freepointer(s, obj), n++) {
+		mark = (unsigned long *)((char *)obj + s->mark_off);
+		if (*mark == visit)
+			slab_report_double_free(slab_free_name(s), s, obj, 0);
+		*mark = visit;
+	}
+	for (obj = slab->freelist; obj && n--; obj = get_freepointer(s, obj))
+		*(unsigned long *)((char *)obj + s->mark_off) = slab_mark_slab();
+}
+
 static void take_empty_locked(struct kmem_cache *s, unsigned long keep,
 			      struct list_head *discard)
 {
@@ -401,17 +435,13 @@ static void take_empty_locked(struct kmem_cache *s, unsigned long keep,
 		struct page *slab = list_first_entry(&s->empty, struct page,
 						     slab_list);
 
+		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) && !slab_debug(s))
+			slab_check_empty_locked(s, slab);
 		list_move(&slab->slab_list, discard);
 		s->nr_empty--;
 		s->nr_slabs--;
 		s->slabs_freed++;
 	}
-}
-
-/* The free's name in reports: kfree for kmalloc caches. */
-static const char *slab_free_name(const struct kmem_cache *s)
-{
-	return (s->flags & __SLAB_KMALLOC) ? "kfree" : "kmem_cache_free";
 }
 
 /**
@@ -535,32 +565,6 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 	return i;
 }
 
-/*
- * A slab whose last object came back: every object must be on its
- * freelist exactly once. A double free whose second copy reached the slab
- * before the first was handed out again (both copies held the magazine
- * mark) is on it twice and leaves the slab "empty" with an object still
- * in use: found here, before the slab is reused, by a walk that marks
- * each object it meets (at most objects + 1 steps, cycles included).
- * Context: the cache lock; hardened, non-debug caches.
- */
-static void slab_check_empty_locked(struct kmem_cache *s, struct page *slab)
-{
-	unsigned long visit = slab_mark_slab() ^ 1, *mark;
-	unsigned int n = 0;
-	void *obj;
-
-	for (obj = slab->freelist; obj && n <= s->objects;
-	     obj = get_freepointer(s, obj), n++) {
-		mark = (unsigned long *)((char *)obj + s->mark_off);
-		if (*mark == visit)
-			slab_report_double_free(slab_free_name(s), s, obj, 0);
-		*mark = visit;
-	}
-	for (obj = slab->freelist; obj && n--; obj = get_freepointer(s, obj))
-		*(unsigned long *)((char *)obj + s->mark_off) = slab_mark_slab();
-}
-
 /**
  * slab_free_bulk - give @n objects of @s back to their slabs (the flush
  * path of the per-CPU layer). Slabs that become empty beyond min_partial
@@ -601,9 +605,6 @@ void slab_free_bulk(struct kmem_cache *s, void **objs, int n,
 		set_freepointer(s, obj, slab->freelist);
 		slab->freelist = obj;
 		slab->inuse--;
-		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) && !slab->inuse &&
-		    !slab_debug(s))
-			slab_check_empty_locked(s, slab);
 		relist_locked(s, slab, before);
 	}
 	s->nr_inuse -= (unsigned long)n;
