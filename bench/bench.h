@@ -56,6 +56,7 @@ int wl_glibc_thread(int argc, char **argv);
 int wl_malloc_large(int argc, char **argv);
 int wl_manythreads(int argc, char **argv);
 int wl_rss_decay(int argc, char **argv);
+int wl_small_rss(int argc, char **argv);
 
 /* bench/programs.c */
 int wl_cfrac(int argc, char **argv);

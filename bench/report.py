@@ -33,6 +33,7 @@ PRIMARY = [
     ("many_t", "many_s", False, "many threads on 2 CPUs, 16..512 B, s"),
     ("prodcons", "prodcons_ns", False, "producer/consumer, ns per block"),
     ("threads_rss", "threads_rss_kb", False, "RSS with 64 threads alive, KiB"),
+    ("small_rss", "small_rss_kb", False, "a program holding 1 MiB of 64 B blocks, peak RSS KiB"),
 ]
 
 

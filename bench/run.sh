@@ -142,6 +142,7 @@ add "many_t8|all|manythreads 8 $MANY_N"
 add "many_t64|all|manythreads 64 $MANY_N"
 add "prodcons|all|prodcons 2000000"
 add "threads_rss|all|threads 64"
+add "small_rss|all|small_rss 1048576 64"
 
 selected=()
 for c in "${cases[@]}"; do
