@@ -130,5 +130,29 @@ for cmd in script report; do
 		$MEM "$U" $cmd "$T/f16b.ustr"
 done
 
+# --- 16 (the stack views). report --folded, --flamegraph, --callsite N and
+# --timeline decoded the whole stack table (8 bytes a frame: ~530 MiB for
+# this 64 MiB table in a 6 KiB file) and kept state for every stack of the
+# table (596 MiB here). They read the stacks their events name, one at a
+# time, as --sort callsite does: the same table costs them what it costs
+# it (70 MiB). The table goes through the writer (--stacks repeats the
+# stack of 127 frames 520,000 times), so events can name its last stack.
+printf 'malloc 0 0 1 0 16 0 1 1\nmalloc 0 0 2 0 24 0 1 520000\nfree 0 0 1 0 0 0\n' |
+	"$F" "$T/f16s.ustr" --stack "0$(printf ' 0%.0s' $(seq 127))" --stacks 520000
+[ "$(stat -c %s "$T/f16s.ustr")" -lt 32768 ] || fail "16 views trace is $(stat -c %s "$T/f16s.ustr") bytes"
+expect_ok "16 report --sort callsite 64 MiB stack table" $MEM "$U" report --sort callsite "$T/f16s.ustr"
+expect_ok "16 report --folded 64 MiB stack table" $MEM "$U" report --folded "$T/f16s.ustr"
+# the two stacks, 127 unmapped frames each: one folded line, two allocations
+line=$(printf '?? [0x0];%.0s' $(seq 126))'?? [0x0] 2'
+[ $rc -eq 0 ] && { [ "$(cat "$T/out")" = "$line" ] || fail "16 --folded: $(head -c 300 "$T/out")"; }
+expect_ok "16 report --folded --weight leaked 64 MiB stack table" $MEM "$U" report --folded --weight leaked "$T/f16s.ustr"
+[ $rc -eq 0 ] && { [ "$(cat "$T/out")" = "${line% 2} 24" ] || fail "16 --folded --weight leaked: $(head -c 300 "$T/out")"; }
+expect_ok "16 report --callsite 1 64 MiB stack table" $MEM "$U" report --callsite 1 "$T/f16s.ustr"
+[ $rc -eq 0 ] && { grep -q 'from 2 distinct call stacks' "$T/out" || fail "16 --callsite 1: $(head -c 300 "$T/out")"; }
+expect_ok "16 report --flamegraph 64 MiB stack table" $MEM "$U" report --flamegraph "$T/f16s.svg" "$T/f16s.ustr"
+[ $rc -eq 0 ] && { grep -q '</svg>' "$T/f16s.svg" || fail "16 --flamegraph: no SVG written"; }
+expect_ok "16 report --timeline 64 MiB stack table" $MEM "$U" report --timeline "$T/f16s-tl.svg" "$T/f16s.ustr"
+[ $rc -eq 0 ] && { grep -q '</svg>' "$T/f16s-tl.svg" || fail "16 --timeline: no SVG written"; }
+
 [ $nfail -eq 0 ] && echo "hostile tables: every report ran in bounded memory and time or refused the field by its offset"
 [ $nfail -eq 0 ]

@@ -8,12 +8,14 @@
  * consumers' own bounds stand between the file and them.
  *
  *   trace_forge OUT [--cpus N] [--events N] [--chunks N] [--id-space N]
- *               [--threads N] [--stack 'PROC FRAME...']...
+ *               [--threads N] [--stack 'PROC FRAME...']... [--stacks N]
  *               [--object 'PROC START SIZE OFFSET PATH']...
  *               [--record 'MAGIC ENTRIES REPEAT TOKEN...']...
  *
  * --stack and --object give the writer its stack and object tables (stack
- * ids count from 1 in the order given). --record splices a raw extension
+ * ids count from 1 in the order given; --stacks N repeats the last one
+ * until the table holds N: a large table through the writer). --record
+ * splices a raw extension
  * record right after the header, its checksums and zstd frame right and
  * its decoded bytes anything: the TOKENs, REPEAT times over. A token is
  * vN (a varint), zN (a zigzag varint of a signed N), sTEXT (a varint
@@ -161,7 +163,8 @@ static int set_tables(struct trace_writer *w, int argc, char **argv)
 	struct trace_object ob[64];
 	static uint64_t frames[64][TRACE_STACK_MAX];
 	static char paths[64][4096];
-	uint32_t ns = 0, no = 0;
+	uint32_t ns = 0, no = 0, nrep = 0;
+	struct trace_stack *all = st;
 	int rc = 0;
 
 	for (int i = 0; i + 1 < argc; i += 2) {
@@ -174,6 +177,8 @@ static int set_tables(struct trace_writer *w, int argc, char **argv)
 			       (frames[ns][st[ns].nframes] = strtoull(p, &e, 0), e != p))
 				st[ns].nframes++;
 			ns++;
+		} else if (!strcmp(argv[i], "--stacks")) {
+			nrep = (uint32_t)strtoul(p, NULL, 0);
 		} else if (!strcmp(argv[i], "--object") && no < 64) {
 			unsigned long long start, size, off;
 			unsigned int proc;
@@ -186,8 +191,19 @@ static int set_tables(struct trace_writer *w, int argc, char **argv)
 			no++;
 		}
 	}
+	if (ns && nrep > ns) {
+		all = malloc(nrep * sizeof(*all));
+		if (!all)
+			return -ENOMEM;
+		memcpy(all, st, ns * sizeof(*st));
+		for (uint32_t k = ns; k < nrep; k++)
+			all[k] = st[ns - 1];
+		ns = nrep;
+	}
 	if (ns)
-		rc = trace_writer_set_stacks(w, st, ns);
+		rc = trace_writer_set_stacks(w, all, ns);
+	if (all != st)
+		free(all);
 	if (!rc && no)
 		rc = trace_writer_set_objects(w, ob, no);
 	return rc;
@@ -229,7 +245,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2 || argc % 2) {
 		fprintf(stderr, "usage: trace_forge OUT [--cpus N] [--events N] [--chunks N]"
-			" [--id-space N] [--threads N] [--stack S] [--object O] [--record R]"
+			" [--id-space N] [--threads N] [--stack S] [--stacks N] [--object O] [--record R]"
 			" < events\n");
 		return 2;
 	}

@@ -216,7 +216,26 @@ const char *report_opt_wrappers(const struct cli_opt *opt, const char *arg);
 /* tools/uslab/report_timeline.c: `uslab report --timeline FILE.svg|.png` */
 const char *report_timeline_format(const char *path);	/* "svg", "png", NULL */
 int report_timeline(const char *trace, const char *out);
+/* tools/uslab/report_maps.c: what the call-stack reports share. */
+struct report_maps {
+	const struct trace_meta *m;
+	uint32_t *by_start;		/* m->objects' indexes by (process, start) */
+	int8_t *wrapper;		/* per object: -1 unknown, 0 no, 1 yes */
+};
+/* Load @r's object table (not its stacks) and sort it. Return: 0, -ENOMEM
+ * or a reader's error. */
+int report_maps_init(struct report_maps *rm, struct trace_reader *r);
+void report_maps_free(struct report_maps *rm);
+/* The mapping of process @proc holding @addr: of those starting at or below
+ * it, the one starting last (the earliest entry on a tie); or NULL. */
+const struct trace_object *report_object_of(const struct report_maps *rm, uint32_t proc,
+					    uint64_t addr);
 /* The leading frames of @t inside the wrappers (0 when all are). */
-uint32_t report_wrapper_frames(const struct trace_meta *m, const struct trace_stack *t);
+uint32_t report_wrapper_frames(struct report_maps *rm, const struct trace_stack *t);
+/* A frame's names: "func" (or "object+0xoff", "?? [0x...]") into @func,
+ * "func (file:line)" into @full (as --sort callsite prints them). */
+struct symbolizer;
+void report_frame_names(const struct report_maps *rm, struct symbolizer *sym, uint32_t proc,
+			uint64_t addr, char *func, size_t flen, char *full, size_t len);
 
 #endif /* USLAB_TOOLS_BUILTIN_H */

@@ -68,8 +68,7 @@ struct cs {
 	uint32_t nframe_maps;
 	char **names;
 	uint64_t nnames, names_cap;
-	/* objects by (process, start): indexes into m->objects */
-	uint32_t *by_start;
+	struct report_maps maps;	/* the mappings, sorted (report_maps.c) */
 	uint64_t with_stack, without;
 };
 
@@ -129,94 +128,21 @@ static int row_of(struct cs *c, const char *name, uint64_t size, uint32_t *out)
 	return 0;
 }
 
-static int cmp_obj(const void *a, const void *b, void *arg)
-{
-	const struct trace_object *o = arg, *x = &o[*(const uint32_t *)a],
-		*y = &o[*(const uint32_t *)b];
-
-	if (x->proc != y->proc)
-		return x->proc < y->proc ? -1 : 1;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
-}
-
-/* The mapping of process @proc holding @addr: of its mappings that start
- * at or below it, the one that starts last (the earliest entry on a tie). */
-static const struct trace_object *object_of(struct cs *c, uint32_t proc, uint64_t addr)
-{
-	const struct trace_object *o = c->m->objects;
-	uint32_t lo = 0, hi = c->m->nobjects;
-	uint64_t start;
-
-	while (lo < hi) {	/* the first entry past (proc, addr) */
-		uint32_t mid = lo + (hi - lo) / 2;
-		const struct trace_object *x = &o[c->by_start[mid]];
-
-		if (x->proc < proc || (x->proc == proc && x->start <= addr))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || o[c->by_start[lo - 1]].proc != proc)
-		return NULL;
-	/* ties on start: the earliest entry, the first of them (a second
-	 * search, not a walk: a table may hold a million equal starts) */
-	start = o[c->by_start[lo - 1]].start;
-	hi = lo - 1;
-	lo = 0;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		const struct trace_object *x = &o[c->by_start[mid]];
-
-		if (x->proc < proc || (x->proc == proc && x->start < start))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return addr < o[c->by_start[lo]].end ? &o[c->by_start[lo]] : NULL;
-}
-
-/* "func (file:line)" for one frame of process @proc, into @buf. */
-static void symbolize_frame(struct cs *c, uint32_t proc, uint64_t addr, bool func_only,
-			    char *buf, size_t len)
-{
-	const struct trace_object *o = object_of(c, proc, addr);
-	struct sym_info si;
-
-	if (!o) {
-		snprintf(buf, len, "?? [0x%" PRIx64 "]", addr);
-		return;
-	}
-	/* a return address: the call is the byte before it */
-	if (symbolize(c->sym, o->path, addr - 1 - o->start + o->offset, &si) || !si.func[0]) {
-		const char *b = strrchr(o->path, '/');
-
-		snprintf(buf, len, "%s+0x%" PRIx64, b ? b + 1 : o->path,
-			 addr - o->start + o->offset);
-		return;
-	}
-	if (func_only || !si.file[0])
-		snprintf(buf, len, "%s", si.func);
-	else
-		snprintf(buf, len, "%s (%s:%d)", si.func, si.file, si.line);
-}
-
 /* The name of one frame of process @proc, symbolized once per address
  * (one kind of name a run: c->children's). Return: it, or NULL (memory). */
 static const char *frame_name(struct cs *c, uint32_t proc, uint64_t addr)
 {
 	struct hmap *h = proc < c->nframe_maps ? &c->frames[proc] : NULL;
 	uint64_t *v = h && h->slots && addr != UINT64_MAX ? hmap_find(h, addr) : NULL;
-	char buf[1024], *name;
+	char func[1024], full[1024 + 600], *name;
 
 	if (v)
 		return c->names[*v];
-	symbolize_frame(c, proc, addr, c->children, buf, sizeof(buf));
+	report_frame_names(&c->maps, c->sym, proc, addr, func, sizeof(func), full, sizeof(full));
 	if (grow_array((void **)&c->names, &c->names_cap, c->nnames + 1, sizeof(*c->names),
 		       UINT32_MAX))
 		return NULL;
-	name = strdup(buf);
+	name = strdup(c->children ? func : full);
 	if (!name)
 		return NULL;
 	if (h && addr != UINT64_MAX) {
@@ -264,7 +190,7 @@ static int stack_rows(struct cs *c, uint32_t sid, uint64_t size, struct stack_ro
 		if (rc)
 			return rc;
 		/* frames inside the allocation wrappers: charged to their caller */
-		k0 = report_wrapper_frames(c->m, t);
+		k0 = report_wrapper_frames(&c->maps, t);
 	}
 	if (c->by_size) {	/* keyed by size too: the name once, the row each time */
 		if (!sr->rows) {
@@ -424,22 +350,17 @@ int report_callsites(struct trace_reader *r, const char *path, bool by_size,
 		return 1;
 	}
 	c.r = r;
-	rc = trace_reader_load_objects(r);
+	rc = report_maps_init(&c.maps, r);
 	if (rc)
 		return cmd_read_error(r, rc);
 	c.sym = symbolizer_new();
 	c.nframe_maps = c.m->nprocs ? c.m->nprocs : 1;
 	c.frames = calloc(c.nframe_maps, sizeof(*c.frames));
-	c.by_start = malloc((c.m->nobjects ? c.m->nobjects : 1) * sizeof(*c.by_start));
-	if (!c.sym || !c.frames || !c.by_start || hmap_init(&c.ids) ||
+	if (!c.sym || !c.frames || hmap_init(&c.ids) ||
 	    hmap_init(&c.last_alloc) || hmap_init(&c.st_ids)) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	for (uint32_t i = 0; i < c.m->nobjects; i++)
-		c.by_start[i] = i;
-	qsort_r(c.by_start, c.m->nobjects, sizeof(*c.by_start), cmp_obj,
-		(void *)c.m->objects);
 	while ((rc = trace_reader_next(r, &ev)) > 0) {
 		if (trace_op_is_free(ev.op)) {
 			rc = on_free(&c, &ev, ev.id);
@@ -508,7 +429,7 @@ out_free:
 	for (uint64_t i = 0; i < c.nnames; i++)
 		free(c.names[i]);
 	free(c.names);
-	free(c.by_start);
+	report_maps_free(&c.maps);
 	symbolizer_free(c.sym);
 	return rc;
 }

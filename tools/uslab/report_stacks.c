@@ -8,7 +8,7 @@
  * and the rule the call-site table shares with them: leading frames inside
  * the allocation wrappers of libc, the loader and libstdc++ (strdup,
  * getline, operator new, dlopen...) are charged to their caller
- * (--wrappers). Weights: allocations, bytes, the bytes each stack held at
+ * (--wrappers; report_maps.c, shared with them). Weights: allocations, bytes, the bytes each stack held at
  * the moment of the trace's peak (they add up to the peak), the bytes still
  * live at the end. One streaming pass; memory follows the distinct stacks
  * and the live objects. No locks: one report, one thread.
@@ -21,79 +21,6 @@
 #include <unistd.h>
 #include "tools/uslab/builtin.h"
 
-/* ---- allocation wrappers: --wrappers ----------------------------------- */
-
-#define WRAPPERS_DEFAULT	"libc.so,ld-linux,ld64.so,ld.so,libstdc++.so"
-
-static char wrapper_list[1024] = WRAPPERS_DEFAULT;
-static const struct trace_meta *wrapper_meta;
-static int8_t *wrapper_obj;		/* per object: -1 unknown, 0 no, 1 yes */
-
-const char *report_opt_wrappers(const struct cli_opt *opt, const char *arg)
-{
-	(void)opt;
-	if (strlen(arg) >= sizeof(wrapper_list) || strchr(arg, ';'))
-		return "a comma-separated list of file-name prefixes, or none";
-	snprintf(wrapper_list, sizeof(wrapper_list), "%s", strcmp(arg, "none") ? arg : "");
-	return NULL;
-}
-
-/* Does the file name of @path start with one of the list's prefixes? */
-static bool is_wrapper_path(const char *path)
-{
-	const char *base = strrchr(path, '/'), *p = wrapper_list;
-
-	base = base ? base + 1 : path;
-	while (*p) {
-		size_t n = strcspn(p, ",");
-
-		if (n && !strncmp(base, p, n))
-			return true;
-		p += n + (p[n] == ',');
-	}
-	return false;
-}
-
-static int object_of(const struct trace_meta *m, uint32_t proc, uint64_t addr)
-{
-	for (uint32_t i = 0; i < m->nobjects; i++)
-		if (m->objects[i].proc == proc && addr >= m->objects[i].start &&
-		    addr < m->objects[i].end)
-			return (int)i;
-	return -1;
-}
-
-static bool frame_is_wrapper(const struct trace_meta *m, uint32_t proc, uint64_t addr)
-{
-	int o = object_of(m, proc, addr);
-
-	if (o < 0)
-		return false;
-	if (wrapper_meta != m) {
-		free(wrapper_obj);
-		wrapper_obj = malloc(m->nobjects ? m->nobjects : 1);
-		if (!wrapper_obj) {
-			wrapper_meta = NULL;
-			return is_wrapper_path(m->objects[o].path);
-		}
-		memset(wrapper_obj, -1, m->nobjects);
-		wrapper_meta = m;
-	}
-	if (wrapper_obj[o] < 0)
-		wrapper_obj[o] = is_wrapper_path(m->objects[o].path);
-	return wrapper_obj[o];
-}
-
-uint32_t report_wrapper_frames(const struct trace_meta *m, const struct trace_stack *t)
-{
-	uint32_t k = 0;
-
-	while (k < t->nframes && frame_is_wrapper(m, t->proc, t->frames[k]))
-		k++;
-	/* all of it inside the wrappers (the loader at start): keep it all */
-	return k < t->nframes ? k : 0;
-}
-
 /* ---- frame names, cached by address ------------------------------------ */
 
 struct fname {
@@ -103,7 +30,7 @@ struct fname {
 };
 
 struct names {
-	const struct trace_meta *m;
+	struct report_maps *maps;
 	struct symbolizer *sym;
 	struct hmap byaddr;		/* address -> index in v[] */
 	struct fname *v;
@@ -122,34 +49,12 @@ static char *clean_dup(const char *s)
 	return d;
 }
 
-/* The same names report_callsite.c's frame_name() gives. */
+/* The names report_callsite.c's frame_name() gives, cleaned. */
 static int name_frame(struct names *nm, uint32_t proc, uint64_t addr, struct fname *out)
 {
-	int o = object_of(nm->m, proc, addr);
 	char func[1024], full[1024 + 600];
-	struct sym_info si;
 
-	if (o < 0) {
-		snprintf(func, sizeof(func), "?? [0x%" PRIx64 "]", addr);
-		snprintf(full, sizeof(full), "%s", func);
-	} else {
-		const struct trace_object *ob = &nm->m->objects[o];
-
-		if (symbolize(nm->sym, ob->path, addr - 1 - ob->start + ob->offset, &si) ||
-		    !si.func[0]) {
-			const char *b = strrchr(ob->path, '/');
-
-			snprintf(func, sizeof(func), "%s+0x%" PRIx64, b ? b + 1 : ob->path,
-				 addr - ob->start + ob->offset);
-			snprintf(full, sizeof(full), "%s", func);
-		} else {
-			snprintf(func, sizeof(func), "%s", si.func);
-			if (si.file[0])
-				snprintf(full, sizeof(full), "%s (%s:%d)", si.func, si.file, si.line);
-			else
-				snprintf(full, sizeof(full), "%s", si.func);
-		}
-	}
+	report_frame_names(nm->maps, nm->sym, proc, addr, func, sizeof(func), full, sizeof(full));
 	out->proc = proc;
 	out->func = clean_dup(func);
 	out->full = clean_dup(full);
@@ -250,6 +155,7 @@ static void strtab_free(struct strtab *t)
 /* ---- the pass ----------------------------------------------------------- */
 
 struct stk {
+	uint32_t sid;			/* its id in the stack table */
 	uint64_t allocs, bytes, live;
 	uint64_t at_peak, epoch;	/* live at the last peak, when epoch is old */
 	uint32_t *groups, ngroups;	/* --callsite: rows it charges */
@@ -261,12 +167,20 @@ struct grp {				/* --callsite: a row of --sort callsite */
 };
 
 struct stacks {
+	struct trace_reader *r;
 	const struct trace_meta *m;
 	const struct report_stacks_opts *o;
+	struct report_maps maps;	/* the mappings, sorted (report_maps.c) */
 	struct names nm;
+	/* per stack met: stack id -> index in st[] (a table the size of the
+	 * stacks the events name, not of the stack table) */
+	struct hmap st_ids;
 	struct stk *st;
+	uint64_t nst, st_cap;
+	struct trace_stack t;		/* the one read last (trace_reader_stack) */
+	uint64_t frames_buf[TRACE_STACK_MAX];
 	struct hmap ids;		/* live id -> index in obj[] */
-	struct { uint64_t size; uint32_t stack; } *obj;
+	struct { uint64_t size; uint32_t stack; } *obj;	/* stack: index in st[] */
 	uint64_t nobj, obj_cap;
 	uint64_t *free_obj, nfree, free_cap;
 	uint64_t live, peak, epoch;	/* epoch: peaks seen */
@@ -276,14 +190,46 @@ struct stacks {
 	uint64_t gcap;
 };
 
-/* --callsite: the rows of stack @sid as report_callsite.c makes them. */
-static int group_stack(struct stacks *s, uint32_t sid)
+/* Stack st[@i] read into s->t. */
+static int read_stack(struct stacks *s, uint64_t i)
 {
-	struct stk *k = &s->st[sid - 1];
-	const struct trace_stack *t = &s->m->stacks[sid - 1];
-	uint32_t k0 = report_wrapper_frames(s->m, t), idx;
+	return trace_reader_stack(s->r, s->st[i].sid, &s->t, s->frames_buf);
+}
+
+/* The index in st[] of stack @sid, added when new. */
+static int stack_index(struct stacks *s, uint32_t sid, uint64_t *out)
+{
+	uint64_t *v = hmap_find(&s->st_ids, sid);
+	int rc;
+
+	if (v) {
+		*out = *v;
+		return 0;
+	}
+	rc = grow_array((void **)&s->st, &s->st_cap, s->nst + 1, sizeof(*s->st), UINT32_MAX);
+	if (!rc)
+		rc = hmap_insert(&s->st_ids, sid, s->nst);
+	if (rc)
+		return rc;
+	memset(&s->st[s->nst], 0, sizeof(*s->st));
+	s->st[s->nst].sid = sid;
+	*out = s->nst++;
+	return 0;
+}
+
+/* --callsite: the rows of stack st[@i] as report_callsite.c makes them. */
+static int group_stack(struct stacks *s, uint64_t i)
+{
+	struct stk *k = &s->st[i];
+	const struct trace_stack *t = &s->t;
+	uint32_t k0, idx;
 	bool added;
 	int rc;
+
+	rc = read_stack(s, i);
+	if (rc)
+		return rc;
+	k0 = report_wrapper_frames(&s->maps, t);
 
 	k->grouped = true;
 	k->groups = malloc((t->nframes ? t->nframes : 1) * sizeof(*k->groups));
@@ -312,10 +258,10 @@ static int group_stack(struct stacks *s, uint32_t sid)
 	return grow_array((void **)&s->g, &s->gcap, s->gnames.n, sizeof(*s->g), UINT32_MAX);
 }
 
-/* Stack @sid's live bytes change by @delta (after a peak: first kept). */
-static void stack_live(struct stacks *s, uint32_t sid, int64_t delta)
+/* Stack st[@i]'s live bytes change by @delta (after a peak: first kept). */
+static void stack_live(struct stacks *s, uint64_t i, int64_t delta)
 {
-	struct stk *k = &s->st[sid - 1];
+	struct stk *k = &s->st[i];
 
 	if (k->epoch != s->epoch) {
 		k->at_peak = k->live;
@@ -334,7 +280,7 @@ static void stack_live(struct stacks *s, uint32_t sid, int64_t delta)
 static int on_alloc(struct stacks *s, const struct trace_event *ev)
 {
 	struct stk *k;
-	uint64_t i;
+	uint64_t i, si;
 	int rc;
 
 	if (!ev->stack) {
@@ -342,9 +288,12 @@ static int on_alloc(struct stacks *s, const struct trace_event *ev)
 		return 0;
 	}
 	s->with_stack++;
-	k = &s->st[ev->stack - 1];
+	rc = stack_index(s, ev->stack, &si);
+	if (rc)
+		return rc;
+	k = &s->st[si];
 	if (s->o->callsite && !k->grouped) {
-		rc = group_stack(s, ev->stack);
+		rc = group_stack(s, si);
 		if (rc)
 			return rc;
 	}
@@ -371,8 +320,8 @@ static int on_alloc(struct stacks *s, const struct trace_event *ev)
 	if (rc)
 		return rc;
 	s->obj[i].size = ev->size;
-	s->obj[i].stack = ev->stack;
-	stack_live(s, ev->stack, (int64_t)ev->size);
+	s->obj[i].stack = (uint32_t)si;
+	stack_live(s, si, (int64_t)ev->size);
 	s->live += ev->size;
 	if (s->live > s->peak) {	/* every stack's value now is its at-peak */
 		s->peak = s->live;
@@ -433,15 +382,20 @@ static int append(char **buf, size_t *len, size_t *cap, const char *s)
 	return 0;
 }
 
-/* Stack @sid as one folded line into @buf: outermost first, or with
+/* Stack st[@i] as one folded line into @buf: outermost first, or with
  * --children from the call site outwards. */
-static int fold_stack(struct stacks *s, uint32_t sid, char **buf, size_t *cap)
+static int fold_stack(struct stacks *s, uint64_t i0, char **buf, size_t *cap)
 {
-	const struct trace_stack *t = &s->m->stacks[sid - 1];
-	uint32_t k0 = report_wrapper_frames(s->m, t), n = t->nframes;
+	const struct trace_stack *t = &s->t;
+	uint32_t k0, n;
 	char cut[48];
 	size_t len = 0;
-	int rc = 0;
+	int rc = read_stack(s, i0);
+
+	if (rc)
+		return rc;
+	k0 = report_wrapper_frames(&s->maps, t);
+	n = t->nframes;
 
 	snprintf(cut, sizeof(cut), "[cut at %u frames]", n);
 	if (t->cut && !s->o->children)
@@ -491,12 +445,12 @@ static int fold_all(struct stacks *s, struct folded **out, uint32_t *nout, uint6
 	int rc = 0;
 
 	*total = 0;
-	for (uint32_t sid = 1; sid <= s->m->nstacks && !rc; sid++) {
-		uint64_t v = weight_of(s, &s->st[sid - 1]);
+	for (uint64_t i = 0; i < s->nst && !rc; i++) {
+		uint64_t v = weight_of(s, &s->st[i]);
 
 		if (!v)
 			continue;
-		rc = fold_stack(s, sid, &buf, &cap);
+		rc = fold_stack(s, i, &buf, &cap);
 		if (!rc)
 			rc = strtab_get(&lines, buf, &idx, NULL);
 		if (!rc)
@@ -772,14 +726,14 @@ static const struct stacks *sort_ctx;
 
 static int cmp_stack_allocs(const void *a, const void *b)
 {
-	const struct stk *x = &sort_ctx->st[*(const uint32_t *)a - 1];
-	const struct stk *y = &sort_ctx->st[*(const uint32_t *)b - 1];
+	const struct stk *x = &sort_ctx->st[*(const uint32_t *)a];
+	const struct stk *y = &sort_ctx->st[*(const uint32_t *)b];
 
 	if (x->allocs != y->allocs)
 		return x->allocs > y->allocs ? -1 : 1;
 	if (x->bytes != y->bytes)
 		return x->bytes > y->bytes ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+	return x->sid < y->sid ? -1 : 1;
 }
 
 static int print_callsite(struct stacks *s, FILE *out)
@@ -800,17 +754,17 @@ static int print_callsite(struct stacks *s, FILE *out)
 		return 1;
 	}
 	g = rows[want - 1].g;
-	ids = malloc((s->m->nstacks ? s->m->nstacks : 1) * sizeof(*ids));
+	ids = malloc((s->nst ? s->nst : 1) * sizeof(*ids));	/* indexes in st[] */
 	if (!ids) {
 		free(rows);
 		return -ENOMEM;
 	}
-	for (uint32_t sid = 1; sid <= s->m->nstacks; sid++) {
-		const struct stk *k = &s->st[sid - 1];
+	for (uint64_t i = 0; i < s->nst; i++) {
+		const struct stk *k = &s->st[i];
 
 		for (uint32_t j = 0; j < k->ngroups; j++)
 			if (k->groups[j] == g) {
-				ids[nids++] = sid;
+				ids[nids++] = (uint32_t)i;
 				break;
 			}
 	}
@@ -822,9 +776,14 @@ static int print_callsite(struct stacks *s, FILE *out)
 		", leaked %" PRIu64 ", from %u distinct call stacks\n",
 		s->g[g].allocs, s->g[g].bytes, s->g[g].peak, s->g[g].live, nids);
 	for (uint32_t i = 0; i < nids; i++) {
-		const struct trace_stack *t = &s->m->stacks[ids[i] - 1];
-		const struct stk *k = &s->st[ids[i] - 1];
-		uint32_t k0 = report_wrapper_frames(s->m, t);
+		const struct trace_stack *t = &s->t;
+		const struct stk *k = &s->st[ids[i]];
+		uint32_t k0;
+
+		rc = read_stack(s, ids[i]);
+		if (rc)
+			goto out;
+		k0 = report_wrapper_frames(&s->maps, t);
 
 		fprintf(out, "\nstack %u of %u: %" PRIu64 " allocations (%.1f%%), %" PRIu64
 			" bytes, leaked %" PRIu64 "\n", i + 1, nids, k->allocs,
@@ -853,7 +812,7 @@ out:
 
 int report_stacks(struct trace_reader *r, const char *path, const struct report_stacks_opts *o)
 {
-	struct stacks s = { .m = trace_reader_meta(r), .o = o };
+	struct stacks s = { .r = r, .m = trace_reader_meta(r), .o = o };
 	struct trace_event ev;
 	struct folded *fl = NULL;
 	uint32_t nfl = 0;
@@ -865,16 +824,14 @@ int report_stacks(struct trace_reader *r, const char *path, const struct report_
 			path);
 		return 1;
 	}
-	/* the tables are checked at open, decoded on demand (trace.h) */
-	rc = trace_reader_load_stacks(r);
-	if (rc) {
-		cmd_read_error(r, rc);
-		return 1;
-	}
-	s.nm.m = s.m;
+	/* the tables are checked at open; the mappings are loaded, the
+	 * stacks read one at a time as the events name them (trace.h) */
+	rc = report_maps_init(&s.maps, r);
+	if (rc)
+		return cmd_read_error(r, rc);
+	s.nm.maps = &s.maps;
 	s.nm.sym = symbolizer_new();
-	s.st = calloc(s.m->nstacks, sizeof(*s.st));
-	if (!s.nm.sym || !s.st || hmap_init(&s.ids) || hmap_init(&s.nm.byaddr)) {
+	if (!s.nm.sym || hmap_init(&s.ids) || hmap_init(&s.nm.byaddr) || hmap_init(&s.st_ids)) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -915,18 +872,22 @@ int report_stacks(struct trace_reader *r, const char *path, const struct report_
 		rc = write_flamegraph(&s, fl, nfl, total, o->flamegraph, path);
 	}
 out:
-	if (rc < 0) {
+	if (rc == -ENOMEM || rc == -E2BIG) {
 		fprintf(stderr, "uslab report: %s: %s\n", path,
 			rc == -E2BIG ? "too many objects" : strerror(-rc));
 		rc = 1;
+	} else if (rc < 0) {	/* the reader's, while a stack was read */
+		rc = cmd_read_error(r, rc);
 	}
 out_free:
 	for (uint32_t i = 0; i < nfl; i++)
 		free(fl[i].line);
 	free(fl);
-	for (uint32_t i = 0; s.st && i < s.m->nstacks; i++)
+	for (uint64_t i = 0; i < s.nst; i++)
 		free(s.st[i].groups);
 	free(s.st);
+	hmap_destroy(&s.st_ids);
+	report_maps_free(&s.maps);
 	for (uint64_t i = 0; i < s.nm.n; i++) {
 		free(s.nm.v[i].func);
 		free(s.nm.v[i].full);

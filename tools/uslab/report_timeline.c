@@ -35,11 +35,17 @@ struct tl_obj {
 };
 
 struct tl {
+	struct trace_reader *r;
 	const struct trace_meta *m;
+	struct report_maps maps;	/* the mappings, sorted (report_maps.c) */
+	struct trace_stack st;		/* the one read last (trace_reader_stack) */
+	uint64_t frames_buf[TRACE_STACK_MAX];
 	struct hmap ids;		/* live id -> index in obj[] */
 	struct tl_obj *obj;
 	uint64_t nobj, obj_cap, *free_obj, nfree, free_cap;
-	uint32_t *site_of_stack;	/* per stack: site index + 1 */
+	/* per stack met: stack id -> site index + 1 (0: none), a table the
+	 * size of the stacks the events name, not of the stack table */
+	struct hmap site_of_stack;
 	struct hmap site_by_addr;	/* call-site address (proc << 48 ^) -> index */
 	uint64_t *site_live, *site_peak, *site_addr;
 	uint32_t *site_proc, *site_stack;
@@ -80,20 +86,23 @@ static uint32_t class_site(uint64_t size)
 
 static int site_of(struct tl *t, uint32_t sid, uint32_t *out)
 {
-	const struct trace_stack *st = &t->m->stacks[sid - 1];
-	uint64_t key, *v;
+	const struct trace_stack *st = &t->st;
+	uint64_t key, *v = hmap_find(&t->site_of_stack, sid);
 	uint32_t k0;
 	int rc;
 
-	if (t->site_of_stack[sid - 1]) {
-		*out = t->site_of_stack[sid - 1];
+	if (v) {
+		*out = (uint32_t)*v;
 		return 0;
 	}
+	rc = trace_reader_stack(t->r, sid, &t->st, t->frames_buf);
+	if (rc)
+		return rc;
 	if (!st->nframes) {
 		*out = 0;
-		return 0;
+		return hmap_insert(&t->site_of_stack, sid, 0);
 	}
-	k0 = report_wrapper_frames(t->m, st);
+	k0 = report_wrapper_frames(&t->maps, st);
 	key = st->frames[k0] ^ ((uint64_t)st->proc << 48);
 	v = hmap_find(&t->site_by_addr, key);
 	if (!v) {
@@ -120,8 +129,8 @@ static int site_of(struct tl *t, uint32_t sid, uint32_t *out)
 		v = hmap_find(&t->site_by_addr, key);
 		t->nsites++;
 	}
-	*out = t->site_of_stack[sid - 1] = (uint32_t)*v + 1;
-	return 0;
+	*out = (uint32_t)*v + 1;
+	return hmap_insert(&t->site_of_stack, sid, *out);
 }
 
 static void sample(struct tl *t, uint64_t time)
@@ -151,7 +160,7 @@ static int tl_alloc(struct tl *t, const struct trace_event *ev)
 		return 0;
 	if (t->by_class) {
 		site = class_site(ev->size);
-	} else if (ev->stack && ev->stack <= t->m->nstacks) {
+	} else if (ev->stack) {
 		rc = site_of(t, ev->stack, &site);
 		if (rc)
 			return rc;
@@ -234,9 +243,19 @@ static int tl_pass(struct tl *t, struct trace_reader *r)
 	return rc < 0 ? cmd_read_error(r, rc) : 0;
 }
 
+/* An error of tl_pass's callees: memory, or the reader's (a stack). */
+static int tl_error(struct tl *t, int rc)
+{
+	if (rc == -ENOMEM || rc == -E2BIG) {
+		fprintf(stderr, "uslab report: out of memory\n");
+		return 1;
+	}
+	return rc < 0 ? cmd_read_error(t->r, rc) : rc;
+}
+
 static void site_name(struct tl *t, struct symbolizer *sym, uint32_t s, char *buf, size_t len)
 {
-	const struct trace_meta *m = t->m;
+	const struct trace_object *o;
 	uint64_t a;
 	struct sym_info si;
 
@@ -248,12 +267,8 @@ static void site_name(struct tl *t, struct symbolizer *sym, uint32_t s, char *bu
 		return;
 	}
 	a = t->site_addr[s];
-
-	for (uint32_t i = 0; i < m->nobjects; i++) {
-		const struct trace_object *o = &m->objects[i];
-
-		if (o->proc != t->site_proc[s] || a < o->start || a >= o->end)
-			continue;
+	o = report_object_of(&t->maps, t->site_proc[s], a);
+	if (o) {
 		if (!symbolize(sym, o->path, a - 1 - o->start + o->offset, &si) && si.func[0]) {
 			if (si.file[0]) {
 				const char *b = strrchr(si.file, '/');
@@ -515,20 +530,23 @@ int report_timeline(const char *trace, const char *out)
 	r = cmd_open_trace_as("uslab report", trace);
 	if (!r)
 		goto out;
+	t->r = r;
 	t->m = trace_reader_meta(r);
-	rc = trace_reader_load_stacks(r);	/* the tables, decoded on demand */
+	/* the mappings loaded, the stacks read as the events name them */
+	rc = report_maps_init(&t->maps, r);
 	if (rc) {
 		rc = cmd_read_error(r, rc);
 		goto close;
 	}
 	rc = 1;
-	t->site_of_stack = calloc(t->m->nstacks ? t->m->nstacks : 1, sizeof(uint32_t));
-	if (!t->site_of_stack || hmap_init(&t->site_by_addr) ||
+	if (hmap_init(&t->site_of_stack) || hmap_init(&t->site_by_addr) ||
 	    (!t->m->nstacks && class_sites(t)))
 		goto nomem;
 	rc = tl_pass(t, r);
-	if (rc)
+	if (rc) {
+		rc = tl_error(t, rc);
 		goto close;
+	}
 	t->duration = t->last_time;
 	/* the sites with the highest own peaks */
 	for (t->nchosen = 0; t->nchosen < TL_SITES; t->nchosen++) {
@@ -558,8 +576,10 @@ int report_timeline(const char *trace, const char *out)
 	r = cmd_open_trace_as("uslab report", trace);
 	if (!r)
 		goto out;
+	t->r = r;
 	t->m = trace_reader_meta(r);
-	rc = trace_reader_load_stacks(r);
+	report_maps_free(&t->maps);
+	rc = report_maps_init(&t->maps, r);
 	if (rc) {
 		rc = cmd_read_error(r, rc);
 		goto close;
@@ -567,8 +587,10 @@ int report_timeline(const char *trace, const char *out)
 	tl_reset(t);
 	t->pass2 = true;
 	rc = tl_pass(t, r);
-	if (rc)
+	if (rc) {
+		rc = tl_error(t, rc);
 		goto close;
+	}
 	if (!strcmp(report_timeline_format(out), "svg"))
 		rc = write_svg(t, out, trace, names);
 	else
@@ -588,7 +610,8 @@ out:
 	hmap_destroy(&t->site_by_addr);
 	free(t->obj);
 	free(t->free_obj);
-	free(t->site_of_stack);
+	hmap_destroy(&t->site_of_stack);
+	report_maps_free(&t->maps);
 	free(t->site_live);
 	free(t->site_peak);
 	free(t->site_addr);
