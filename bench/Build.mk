@@ -3,7 +3,7 @@
 # and writes $(O)/bench/results.txt.
 bench-progs := $(obj)/bench/alloc_bench
 
-bench-objs := $(addprefix $(obj)/bench/,alloc_bench.o workloads.o programs.o)
+bench-objs := $(addprefix $(obj)/bench/,alloc_bench.o workloads.o shapes.o programs.o)
 
 $(obj)/bench/alloc_bench: $(bench-objs)
 	$(quiet) LD $@

@@ -57,6 +57,13 @@ int wl_malloc_large(int argc, char **argv);
 int wl_manythreads(int argc, char **argv);
 int wl_rss_decay(int argc, char **argv);
 
+/* bench/shapes.c */
+int wl_sh6bench(int argc, char **argv);
+int wl_sh8bench(int argc, char **argv);
+int wl_mleak(int argc, char **argv);
+int wl_gmfill(int argc, char **argv);
+int wl_rss_tax(int argc, char **argv);
+
 /* bench/programs.c */
 int wl_cfrac(int argc, char **argv);
 int wl_espresso(int argc, char **argv);

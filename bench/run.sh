@@ -71,8 +71,9 @@ events=task-clock,page-faults,context-switches,cpu-migrations
 	done
 } >"$out/machine.tsv"
 
-# sample CASE ALLOC KEY VALUE
-sample() { printf '%s\t%s\t%s\t%s\n' "$@" >>"$samples"; }
+# sample CASE ALLOC KEY VALUE: one figure of round $round
+round=0
+sample() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" "$round" >>"$samples"; }
 
 # run_case CASE ALLOC ARGS...: one run of alloc_bench, its key=value
 # results and perf stat's software counters into the samples.
@@ -84,8 +85,8 @@ run_case() {
 		line=$(perf stat -x, -e "$events" -o "$pf" \
 			env ${lib[$a]:+LD_PRELOAD=${lib[$a]}} "$bench" "$@") || {
 			echo "bench: $c on $a failed: $bench $*" >&2; return 1; }
-		awk -F, -v c="$c" -v a="$a" '$3 ~ /^(task-clock|page-faults|context-switches|cpu-migrations)/ {
-			printf "%s\t%s\t%s\t%s\n", c, a, $3, $1 }' "$pf" >>"$samples"
+		awk -F, -v c="$c" -v a="$a" -v r="$round" '$3 ~ /^(task-clock|page-faults|context-switches|cpu-migrations)/ {
+			printf "%s\t%s\t%s\t%s\t%s\n", c, a, $3, $1, r }' "$pf" >>"$samples"
 		rm -f "$pf"
 	else
 		line=$(on "$a" "$bench" "$@") || {
@@ -106,11 +107,11 @@ run_case() {
 if [ "$quick" = 1 ]; then
 	S_BLOCKS=20000 S_LOOPS=1 PAIR_N=5000000 MT_ITERS=50000 GM_MB=128 SECS=1
 	RP_LOOPS=100 AT_ITERS=500000 CFRAC=3000 ESPRESSO=60 LARGE=40
-	MANY_N=20000 DECAY_S=3
+	MANY_N=20000 DECAY_S=3 SH6_REP=250 SH8_ITERS=14000 GMF_MB=256 MLEAK="5"
 else
 	S_BLOCKS=30000 S_LOOPS=2 PAIR_N=10000000 MT_ITERS=50000 GM_MB=256 SECS=1
 	RP_LOOPS=200 AT_ITERS=1000000 CFRAC=10000 ESPRESSO=150 LARGE=100
-	MANY_N=50000 DECAY_S=5
+	MANY_N=50000 DECAY_S=5 SH6_REP=1000 SH8_ITERS=70000 GMF_MB=1024 MLEAK="5 50"
 fi
 
 # Cases: name, allocators (study: presets + peers), alloc_bench arguments.
@@ -129,6 +130,7 @@ add "gmalloc_seq|all|gmalloc seq $GM_MB"
 add "gmalloc_mt|all|gmalloc mt $GM_MB 4"
 add "gmalloc_mix|all|gmalloc mix $GM_MB"
 add "larson_t2|all|larson 2 $SECS"
+add "larson_sized_t2|all|larson_sized 2 $SECS"
 add "rptest_t2|all|rptest 2 $RP_LOOPS"
 add "xmalloc_t2|all|xmalloc 2 $SECS"
 add "alloc_test_t1|all|alloc_test 1 $AT_ITERS"
@@ -142,6 +144,17 @@ add "many_t8|all|manythreads 8 $MANY_N"
 add "many_t64|all|manythreads 64 $MANY_N"
 add "prodcons|all|prodcons 2000000"
 add "threads_rss|all|threads 64"
+# mimalloc-bench runs sh6bench and sh8bench on 2x the CPUs (4 here)
+for t in 2 4; do
+	add "sh6bench_t$t|all|sh6bench $t 10000 $SH6_REP"
+	add "sh8bench_t$t|all|sh8bench $t $SH8_ITERS"
+done
+for m in $MLEAK; do
+	add "mleak$((m * 2))|all|mleak $m"
+done
+add "gmalloc_t1|all|gmfill 1 $GMF_MB"
+add "gmalloc_t2|all|gmfill 2 $GMF_MB"
+add "rss_tax|all|rss_tax 1024"
 
 selected=()
 for c in "${cases[@]}"; do
@@ -150,16 +163,33 @@ done
 echo "bench: ${#selected[@]} cases x $RUNS runs on ${allocs[*]} (study: ${study_allocs[*]})"
 t_start=$(date +%s)
 for r in $(seq 1 "$RUNS"); do
+	round=$r
 	for c in "${selected[@]}"; do
 		IFS='|' read -r name which args <<<"$c"
 		if [ "$which" = study ]; then set -- "${study_allocs[@]}"; else set -- "${allocs[@]}"; fi
+		# rotate the order each round: no allocator always runs first
+		k=$(( (r - 1) % $# ))
+		set -- "${@:k+1}" "${@:1:k}"
 		for a in "$@"; do
 			# shellcheck disable=SC2086
 			run_case "$name" "$a" $args
 		done
 	done
-	echo "  round $r done ($(( $(date +%s) - t_start )) s)"
+	echo "loadavg_round$r	$(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.tsv"
+	echo "  round $r done ($(( $(date +%s) - t_start )) s, load $(cut -d' ' -f1 /proc/loadavg))"
 done
+
+# The hit path's instructions (malloc + free, entry to ret), from the
+# disassembly of the library under test: one figure per run, not timed.
+if [[ hitpath =~ $filter ]]; then
+	round=0
+	if line=$(/usr/bin/python3 "$src/bench/hitpath.py" "${lib[uslab]}"); then
+		for kv in $line; do sample hitpath uslab "${kv%%=*}" "${kv#*=}"; done
+		/usr/bin/python3 "$src/bench/hitpath.py" "${lib[uslab]}" --list >"$out/hitpath.txt"
+	else
+		echo "bench: no hit path count (above)" >&2
+	fi
+fi
 
 # RSS over time after a burst (issue 13 item 5): one run per allocator,
 # the presets included, sampled every 250 ms while the program idles.
