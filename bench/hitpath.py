@@ -14,8 +14,18 @@ A walk that reaches an indirect jump or call, the PLT (a call out of the
 library), a trap, or an instruction it already counted (a loop) is not a
 hit path: it fails and says where, rather than print a number.
 
-Prints `hitpath_insns=N malloc=M free=F` and, with --list, every
-instruction counted, grouped by the function it lies in.
+With --probe HITPROBE the walk is checked against the running code:
+bench/hitprobe puts a breakpoint where every conditional branch of the
+walk would go if it did not fall through, and runs malloc(64)/free pairs
+with LIB preloaded. A breakpoint reached means the hit takes that branch:
+the walk takes the first one reached and is checked again (at most
+eight times).
+verified=yes when no breakpoint was reached; a branch whose other side is
+itself on the walk cannot be checked that way and is counted in
+unchecked=N.
+
+Prints `hitpath_insns=N malloc=M free=F [verified=... unchecked=N]` and,
+with --list, every instruction counted, grouped by the function it lies in.
 """
 import re
 import subprocess
@@ -79,7 +89,13 @@ def split(text):
     return words[0], words[1] if len(words) > 1 else ""
 
 
-def walk(insns, nxt, entry, name):
+def is_jcc(mn):
+    return mn.startswith("j") and not mn.startswith("jmp")
+
+
+def walk(insns, nxt, entry, name, flip=frozenset()):
+    """The walk from @entry; conditional branches at the addresses in
+    @flip are taken, the others fall through."""
     path = []
     seen = set()
     stack = []
@@ -112,25 +128,87 @@ def walk(insns, nxt, entry, name):
                 stack.append(nxt[a])
             a = int(t.group(1), 16)
             continue
+        if is_jcc(mn) and a in flip:
+            t = TARGET.match(ops)
+            a = int(t.group(1), 16)
+            continue
         # a conditional branch falls through (the likely side); anything else goes on
         a = nxt.get(a)
 
 
+def other_sides(path, nxt, flip):
+    """{address the walk does not go to: the branch it belongs to} for
+    every conditional branch of @path; and how many branches' other side
+    lies on the path itself (those a breakpoint cannot check)."""
+    on = {a for a, _, _ in path}
+    out, unchecked = {}, 0
+    for a, text, _ in path:
+        mn, ops = split(text)
+        if not is_jcc(mn):
+            continue
+        t = TARGET.match(ops)
+        other = nxt.get(a) if a in flip else int(t.group(1), 16)
+        if other in on or other is None:
+            unchecked += 1
+        else:
+            out.setdefault(other, set()).add(a)
+    return out, unchecked
+
+
+def verify(lib, probe, insns, nxt, addr):
+    """Walk, probe, take the branches the probe saw taken, again."""
+    flip = set()
+    for _ in range(8):
+        paths = {n: walk(insns, nxt, addr[n], n, frozenset(flip)) for n in ("malloc", "free")}
+        others, unchecked = {}, 0
+        for n in paths:
+            o, u = other_sides(paths[n], nxt, flip)
+            unchecked += u
+            for k, v in o.items():
+                others.setdefault(k, set()).update(v)
+        if not others:
+            return paths, "yes", unchecked
+        out = subprocess.run([probe, lib] + ["%x" % a for a in sorted(others)],
+                             capture_output=True, text=True)
+        if out.returncode != 0 or not out.stdout.startswith("taken="):
+            raise NotAHitPath("hitprobe failed: %s" % (out.stderr.strip() or out.stdout.strip()))
+        taken = [int(x, 16) for x in out.stdout.strip()[len("taken="):].split(",") if x]
+        if not taken:
+            return paths, "yes", unchecked
+        # only the first is sure: a stop inside a per-CPU section may
+        # send the child down the section's abort path
+        flip.symmetric_difference_update(others[taken[0]])
+    return paths, "no", unchecked
+
+
 def main():
-    args = [x for x in sys.argv[1:] if not x.startswith("--")]
-    if len(args) != 1:
-        print("usage: hitpath.py LIB [--list]", file=sys.stderr)
+    argv = sys.argv[1:]
+    probe = None
+    if "--probe" in argv:
+        i = argv.index("--probe")
+        if i + 1 >= len(argv):
+            print("hitpath: --probe needs the hitprobe program", file=sys.stderr)
+            return 2
+        probe = argv[i + 1]
+        del argv[i:i + 2]
+    args = [x for x in argv if not x.startswith("--")]
+    if len(args) != 1 or any(x not in ("--list",) for x in argv if x.startswith("--")):
+        print("usage: hitpath.py LIB [--list] [--probe HITPROBE]", file=sys.stderr)
         return 2
     lib = args[0]
     try:
         addr = exported(lib, ["malloc", "free"])
         insns, nxt = disassemble(lib)
-        paths = {n: walk(insns, nxt, addr[n], n) for n in ("malloc", "free")}
+        if probe:
+            paths, verified, unchecked = verify(lib, probe, insns, nxt, addr)
+        else:
+            paths = {n: walk(insns, nxt, addr[n], n) for n in ("malloc", "free")}
     except (NotAHitPath, subprocess.CalledProcessError, OSError) as e:
         print("hitpath: %s" % e, file=sys.stderr)
         return 1
     m, f = len(paths["malloc"]), len(paths["free"])
-    print("hitpath_insns=%d malloc=%d free=%d" % (m + f, m, f))
+    extra = " verified=%s unchecked=%d" % (verified, unchecked) if probe else ""
+    print("hitpath_insns=%d malloc=%d free=%d%s" % (m + f, m, f, extra))
     if "--list" in sys.argv:
         for n in ("malloc", "free"):
             func = None

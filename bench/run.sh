@@ -180,15 +180,21 @@ for r in $(seq 1 "$RUNS"); do
 done
 
 # The hit path's instructions (malloc + free, entry to ret), from the
-# disassembly of the library under test: one figure per run, not timed.
+# disassembly of the library under test, checked against the running code
+# by hitprobe where ptrace is allowed: one figure per run, not timed.
 if [[ hitpath =~ $filter ]]; then
 	round=0
-	if line=$(/usr/bin/python3 "$src/bench/hitpath.py" "${lib[uslab]}"); then
-		for kv in $line; do sample hitpath uslab "${kv%%=*}" "${kv#*=}"; done
-		/usr/bin/python3 "$src/bench/hitpath.py" "${lib[uslab]}" --list >"$out/hitpath.txt"
-	else
+	hp=(--probe "$(realpath "$O/bench/hitprobe")")
+	/usr/bin/python3 "$src/bench/hitpath.py" "${lib[uslab]}" --list "${hp[@]}" >"$out/hitpath.txt" ||
+		/usr/bin/python3 "$src/bench/hitpath.py" "${lib[uslab]}" --list >"$out/hitpath.txt" ||
 		echo "bench: no hit path count (above)" >&2
-	fi
+	for kv in $(head -1 "$out/hitpath.txt"); do
+		case $kv in
+		verified=yes) sample hitpath uslab verified 1 ;;
+		verified=*) sample hitpath uslab verified 0 ;;
+		*) sample hitpath uslab "${kv%%=*}" "${kv#*=}" ;;
+		esac
+	done
 fi
 
 # RSS over time after a burst (issue 13 item 5): one run per allocator,
