@@ -2,6 +2,8 @@
 # measures uslab against glibc, jemalloc, tcmalloc and mimalloc in one run
 # and writes $(O)/bench/results.txt.
 bench-progs := $(obj)/bench/alloc_bench $(obj)/bench/hitprobe
+# built by `make`: tests/bench/ checks that they do the work they claim
+progs += $(bench-progs)
 
 bench-objs := $(addprefix $(obj)/bench/,alloc_bench.o workloads.o shapes.o programs.o)
 
