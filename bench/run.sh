@@ -156,6 +156,9 @@ add "gmalloc_t1|all|gmfill 1 $GMF_MB"
 add "gmalloc_t2|all|gmfill 2 $GMF_MB"
 add "rss_tax|all|rss_tax 1024"
 
+# the arguments of this run's cases, for bench/profile.sh
+printf '%s\n' "${cases[@]}" >"$out/cases.tsv"
+
 selected=()
 for c in "${cases[@]}"; do
 	[[ ${c%%|*} =~ $filter ]] && selected+=("$c")
