@@ -36,12 +36,12 @@ PY
 # shares CASE ALLOC: the share of samples per kind of object
 shares() {
 	perf report -i "$dir/$1-$2.data" --stdio --sort dso 2>/dev/null |
-		awk -v lib="${lib[$2]:-none}" '
+		awk -v lib="$(basename "$(realpath "${lib[$2]:-none}" 2>/dev/null || echo none)")" '
 		/^ *[0-9.]+%/ {
 			p = $1; sub("%", "", p); d = $2
 			if (d ~ /kernel/) k += p
 			else if (d == "alloc_bench") g += p
-			else if (lib != "none" && index(lib, d)) a += p
+			else if (lib != "none" && d == lib) a += p
 			else if (d ~ /^libc\.so/) c += p
 			else o += p
 		}
@@ -74,12 +74,19 @@ while read -r c peer ratio; do
 		echo "* $peer: $(shares "$c" "$peer"); samples: $(perf report -i "$dir/$c-$peer.data" --stdio 2>/dev/null | sed -n 's/^# Samples: \([^ ]*\).*/\1/p' | head -1)"
 		echo "* uslab's top symbols: $(grep -v '^#' "$dir/$c-uslab.txt" | awk 'NF >= 4 && $1 ~ /%$/ { printf "%s%s %s (%s)", n++ ? ", " : "", $4, $2, $1 } n == 8 { exit }')"
 		if [ -n "$top" ]; then
-			echo "* hottest instructions of $top (share of its samples):"
+			echo "* hottest instructions of $top (share of its samples; a sample"
+			echo "  lands on the instruction after the one that waited, shown first):"
 			echo
 			echo '```'
 			perf annotate -i "$dir/$c-uslab.data" --stdio -s "$top" 2>/dev/null |
-				awk -F: '$1 ~ /^ *[0-9]+\.[0-9]+ *$/ && $1 + 0 >= 3 { print }' |
-				sort -t: -k1 -rn | head -6
+				awk -F: '$1 ~ /^ *[0-9]+\.[0-9]+ *$/ || $1 ~ /^ *$/ {
+					if ($2 ~ /^ *[0-9a-f]+$/) {
+						ins = $0; sub(/^[^:]*:[^:]*: */, "", ins); sub(/ *#.*/, "", ins); gsub(/  +/, " ", ins)
+						if ($1 + 0 >= 3)
+							printf "%6.2f  %s   (after: %s)\n", $1, ins, prev
+						prev = ins
+					}
+				}' | sort -rn | head -5
 			echo '```'
 		fi
 	} >>"$out/profile.md"
