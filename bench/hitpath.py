@@ -20,9 +20,10 @@ walk would go if it did not fall through, and runs malloc(64)/free pairs
 with LIB preloaded. A breakpoint reached means the hit takes that branch:
 the walk takes the first one reached and is checked again (at most
 eight times).
-verified=yes when no breakpoint was reached; a branch whose other side is
-itself on the walk cannot be checked that way and is counted in
-unchecked=N.
+A branch whose both sides lie on the walk (a short forward skip) is
+checked the other way round: a breakpoint alone on the side the walk
+takes must be reached. verified=yes when every branch passed; unchecked=N
+counts the branches left unchecked when it did not.
 
 Prints `hitpath_insns=N malloc=M free=F [verified=... unchecked=N]` and,
 with --list, every instruction counted, grouped by the function it lies in.
@@ -137,48 +138,60 @@ def walk(insns, nxt, entry, name, flip=frozenset()):
 
 
 def other_sides(path, nxt, flip):
-    """{address the walk does not go to: the branch it belongs to} for
-    every conditional branch of @path; and how many branches' other side
-    lies on the path itself (those a breakpoint cannot check)."""
+    """{address the walk does not go to: the branches it belongs to} for
+    every conditional branch of @path whose other side is off the path;
+    and {branch: the side the walk goes to} for those whose other side
+    lies on the path itself (a breakpoint there would be reached anyway)."""
     on = {a for a, _, _ in path}
-    out, unchecked = {}, 0
+    out, inner = {}, {}
     for a, text, _ in path:
         mn, ops = split(text)
         if not is_jcc(mn):
             continue
         t = TARGET.match(ops)
-        other = nxt.get(a) if a in flip else int(t.group(1), 16)
+        taken, fall = int(t.group(1), 16), nxt.get(a)
+        other, mine = (fall, taken) if a in flip else (taken, fall)
         if other in on or other is None:
-            unchecked += 1
+            inner[a] = mine
         else:
             out.setdefault(other, set()).add(a)
-    return out, unchecked
+    return out, inner
+
+
+def probe_run(probe, lib, addrs):
+    out = subprocess.run([probe, lib] + ["%x" % a for a in sorted(addrs)],
+                         capture_output=True, text=True)
+    if out.returncode != 0 or not out.stdout.startswith("taken="):
+        raise NotAHitPath("hitprobe failed: %s" % (out.stderr.strip() or out.stdout.strip()))
+    return [int(x, 16) for x in out.stdout.strip()[len("taken="):].split(",") if x]
 
 
 def verify(lib, probe, insns, nxt, addr):
-    """Walk, probe, take the branches the probe saw taken, again."""
+    """Walk, probe, take the branches the probe saw taken, again. Then
+    every branch whose both sides lie on the walk: a breakpoint alone on
+    the side the walk takes must be reached (else the walk takes the
+    other side and starts over). Returns the paths, "yes" or "no", and
+    how many branches stayed unchecked."""
     flip = set()
     for _ in range(8):
         paths = {n: walk(insns, nxt, addr[n], n, frozenset(flip)) for n in ("malloc", "free")}
-        others, unchecked = {}, 0
+        others, inner = {}, {}
         for n in paths:
-            o, u = other_sides(paths[n], nxt, flip)
-            unchecked += u
+            o, i = other_sides(paths[n], nxt, flip)
+            inner.update(i)
             for k, v in o.items():
                 others.setdefault(k, set()).update(v)
-        if not others:
-            return paths, "yes", unchecked
-        out = subprocess.run([probe, lib] + ["%x" % a for a in sorted(others)],
-                             capture_output=True, text=True)
-        if out.returncode != 0 or not out.stdout.startswith("taken="):
-            raise NotAHitPath("hitprobe failed: %s" % (out.stderr.strip() or out.stdout.strip()))
-        taken = [int(x, 16) for x in out.stdout.strip()[len("taken="):].split(",") if x]
-        if not taken:
-            return paths, "yes", unchecked
-        # only the first is sure: a stop inside a per-CPU section may
-        # send the child down the section's abort path
-        flip.symmetric_difference_update(others[taken[0]])
-    return paths, "no", unchecked
+        taken = probe_run(probe, lib, others) if others else []
+        if taken:
+            # only the first is sure: a stop inside a per-CPU section may
+            # send the child down the section's abort path
+            flip.symmetric_difference_update(others[taken[0]])
+            continue
+        missed = [b for b, side in sorted(inner.items()) if side not in probe_run(probe, lib, [side])]
+        if not missed:
+            return paths, "yes", 0
+        flip.symmetric_difference_update(missed[:1])
+    return paths, "no", len(inner)
 
 
 def main():

@@ -402,7 +402,8 @@ static void *gmf_thread(void *p)
 {
 	struct gmf_arg *a = p;
 	uint64_t s = 3003ULL * (uint64_t)(a->id + 1);
-	size_t cap = a->bytes / a->min + 1, n = 0, done = 0;
+	/* room for a quarter more blocks than the mean size gives */
+	size_t cap = a->bytes / ((a->min + a->max) / 2) / 4 * 5 + 1024, n = 0, done = 0;
 	void **blk = malloc(cap * sizeof(void *));
 	unsigned short *sz = malloc(cap * sizeof(unsigned short));
 
