@@ -375,7 +375,8 @@ def plots(data, cases, outdir, quick):
     ts = sorted(int(c[len("study_t"):]) for c in cases if c.startswith("study_t"))
     if ts:
         for key, ylabel, name in (("study_mops_cpu", "Mops per CPU-second", "study_ops.png"),
-                                  ("overhead_pct", "memory overhead, % of requested", "study_overhead.png")):
+                                  ("overhead_pct", "memory overhead, % of the live bytes at peak RSS",
+                                   "study_overhead.png")):
             fig, ax = plt.subplots(figsize=(7, 4.5))
             for a in PRESETS + PEERS:
                 ys, lo, hi = [], [], []
