@@ -372,6 +372,8 @@ def plots(data, cases, outdir, quick):
         print("report: no matplotlib (python3-matplotlib): plots skipped", file=sys.stderr)
         return []
     made = []
+    # a plot's title has less room: the mark on a line of its own
+    quick = "QUICK RUN (smaller counts, not comparable with full runs)\n" if quick else ""
     ts = sorted(int(c[len("study_t"):]) for c in cases if c.startswith("study_t"))
     if ts:
         for key, ylabel, name in (("study_mops_cpu", "Mops per CPU-second", "study_ops.png"),
