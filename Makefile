@@ -189,9 +189,16 @@ $(core-lib): $(addprefix $(obj)/,$(core-objs))
 	$(quiet) AR $@
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
+# One member, the whole library linked into one relocatable object: a
+# program that calls only the kernel API (kmem_cache_*, kmalloc) pulls in
+# malloc/init.o's constructor (USLAB_OPTIONS, fork handlers, stats) and
+# the malloc API with it, as linking libuslab.so does. Members of their own
+# would bring only what the program names, and glibc's malloc would serve
+# it beside an allocator that never read its options.
 $(static-lib): $(addprefix $(obj)/,$(core-objs) $(malloc-objs))
 	$(quiet) AR $@
-	$(Q)rm -f $@ && $(AR) rcs $@ $^
+	$(Q)rm -f $@ $(obj)/libuslab-static.o && $(CC) -r -nostdlib -o $(obj)/libuslab-static.o $^ && \
+		$(AR) rcs $@ $(obj)/libuslab-static.o
 
 # Exported: the calls malloc/libuslab.map lists (versioned) and the malloc
 # API (unversioned, see the map); everything else is hidden.

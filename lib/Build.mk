@@ -1,1 +1,2 @@
-core-objs += lib/log.o lib/fault_inject.o lib/sigsafe.o lib/procfs.o lib/thread.o
+core-objs += lib/log.o lib/fault_inject.o lib/sigsafe.o lib/procfs.o lib/thread.o \
+             lib/shmseg.o

@@ -1,12 +1,12 @@
 # malloc/: the malloc API, linked into libuslab.so and libuslab.a, and the
 # programs of its tests (tests/malloc/) and benchmarks (bench/).
 #
-# malloc/policy.o (the rules of malloc/policy.h as uslab_malloc() ...) and
-# debug.o are the policy: also linked into the simulator's virtual-CPU core
+# malloc/policy.o (the rules of malloc/policy.h as uslab_malloc() ...) is
+# the policy: also linked into the simulator's virtual-CPU core
 # (libuslab-core-vcpu.a, percpu/Build.mk) so that `uslab sim` runs the same
 # malloc. malloc.o holds the exported names, options.o and init.o the
 # preload glue (environment, fork handlers, stats at exit).
-malloc-policy-objs := malloc/policy.o malloc/debug.o
+malloc-policy-objs := malloc/policy.o
 malloc-objs += $(malloc-policy-objs) malloc/malloc.o malloc/options.o malloc/init.o
 # statseg.o: USLAB_OPTIONS=stats_shm, the live view (`uslab top -p`)
 malloc-objs += malloc/statseg.o
@@ -31,7 +31,7 @@ $(obj)/tests/malloc/conform.o: CFLAGS += -fno-builtin
 $(obj)/tests/malloc/misuse: $(obj)/tests/malloc/misuse.o
 	$(quiet) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^
-$(obj)/tests/malloc/misuse.o: CFLAGS += -fno-builtin -Wno-use-after-free -Wno-free-nonheap-object
+$(obj)/tests/malloc/misuse.o: CFLAGS += -fno-builtin -Wno-use-after-free -Wno-free-nonheap-object -Wno-stringop-overflow -Wno-array-bounds
 progs += $(obj)/tests/malloc/misuse
 
 # Fault injection's randomized workload (tests/malloc/test_malloc_faults.sh).

@@ -32,8 +32,10 @@
 #include "malloc/internal.h"
 
 /*
- * Referenced by malloc/malloc.c: that reference is what pulls this object
- * (the constructor) into programs linked with libuslab.a.
+ * Referenced by malloc/malloc.c, so that this object (the constructor)
+ * comes along with the malloc API wherever the objects are linked one by
+ * one; libuslab.a itself is one member (the Makefile), which a program
+ * calling only the kernel API pulls in whole.
  */
 const char malloc_init_anchor;
 

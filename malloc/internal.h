@@ -46,10 +46,6 @@ void malloc_statseg_start(void);
 void malloc_statseg_stop(void);
 void malloc_statseg_fork_child(void);
 
-/* malloc/debug.c */
-extern bool malloc_debug __attribute__((__visibility__("hidden")));
-int malloc_debug_enable(void);
-void *malloc_debug_alloc(size_t size, bool zero);
 
 /* malloc/init.c */
 void malloc_write_str(int fd, const char *s);

@@ -205,7 +205,8 @@ static const struct malloc_option malloc_options[] = {
 	  "(/dev/shm/uslab.PID and one sleeping thread)",
 	  parse_flag, NULL, &malloc_opts.stats_shm, 0, 0 },
 	{ "debug", "0",
-	  "poison, red zones and free checks on every malloc size class",
+	  "poison, red zones (from the size asked) and free checks on every "
+	  "malloc size class: slab_debug=FZP,kmalloc-*",
 	  parse_flag, NULL, &malloc_opts.debug, 0, 0 },
 	{ "slab_debug", "none",
 	  "the kernel's slab_debug: F checks, Z red zones, P poisoning, U call "
@@ -370,6 +371,27 @@ static void setting_warn(const struct kmem_cache_setting *set, int err)
 		    "rejected by the cache");
 }
 
+/*
+ * debug: slab_debug=FZP on every kmalloc cache, as the kernel's
+ * slab_debug=FZP,kmalloc-* (the caches that exist are re-made with the
+ * flags; slab/kmalloc.c). Added after the program's own slab_debug items,
+ * so that one naming a cache wins (the first setting that names a cache
+ * does). malloc then sends every size through kmalloc(), which hands a
+ * debug class the size asked for: the red zone starts there.
+ */
+static void malloc_debug_enable(void)
+{
+	struct kmem_cache_setting set;
+	int err = kmem_cache_debug_parse("FZP,kmalloc-*", &set, 1);
+
+	if (err >= 0)
+		err = kmem_cache_setting_add(&set);
+	if (err == -EOPNOTSUPP)
+		option_warn("debug", "no slab debugging in this build");
+	else if (err < 0)
+		option_warn("debug", "rejected by the kmalloc caches");
+}
+
 /**
  * malloc_apply_options - put the parsed options into force.
  * Context: constructor; the caches may already be in use (tunables are safe
@@ -402,8 +424,8 @@ void malloc_apply_options(void)
 			option_warn(item, err == -EOPNOTSUPP ?
 				    "no reaper in this build" : "rejected");
 	}
-	if (malloc_opts.debug && malloc_debug_enable())
-		option_warn("debug", "cannot create the debug caches");
+	if (malloc_opts.debug)
+		malloc_debug_enable();
 	/*
 	 * slab_debug on a kmalloc cache: every size through kmalloc(), which
 	 * gives a debug class the size asked for (its red zone starts there)

@@ -15,8 +15,9 @@
 
 /*
  * Sizes 1 .. this take malloc()'s byte-table route; 0 in the debug preset
- * (red zones on every cache) and once USLAB_OPTIONS=debug is in force, so
- * that every size reaches malloc_sized() and its checks.
+ * (red zones on every cache) and once a slab_debug setting (also
+ * USLAB_OPTIONS=debug) may name a kmalloc cache, so that every size
+ * reaches kmalloc(), which gives a debug class the size asked for.
  */
 size_t malloc_small_max = IS_ENABLED(CONFIG_SLAB_DEBUG_ON) ? 0 : KMALLOC_SMALL_MAX;
 unsigned long malloc_foreign_frees;
@@ -29,21 +30,15 @@ __slowpath void *malloc_fail(void)
 
 /*
  * malloc(0), sizes above the kmalloc caches or PTRDIFF_MAX, and everything
- * while debugging. @gfp may hold __GFP_ZERO (calloc).
+ * in the debug preset. @gfp may hold __GFP_ZERO (calloc).
  */
 __slowpath void *malloc_slow(size_t size, gfp_t gfp)
 {
 	if (size > MALLOC_MAX_SIZE)
 		return malloc_fail();
-	if (malloc_debug)
-		return malloc_debug_alloc(size, gfp & __GFP_ZERO);
-	/*
-	 * With red zones on every cache (the debug preset) only the
-	 * power-of-two classes stay naturally aligned; the others sit 8 bytes
-	 * off. Compiled away otherwise.
-	 */
-	if (IS_ENABLED(CONFIG_SLAB_DEBUG_ON) && size > 8)
-		return kmalloc_aligned(size, MALLOC_ALIGN, gfp);
+	/* (every class of 16 bytes or more is 16-aligned, red zones or not:
+	 * kmalloc_align(); the debug preset's kmalloc() passes the size
+	 * asked, where its red zone starts) */
 	/* kmalloc(0) is ZERO_SIZE_PTR; malloc(0) must be unique. */
 	return kmalloc(size ? size : 1, gfp);
 }
@@ -55,7 +50,7 @@ __slowpath void *malloc_slow(size_t size, gfp_t gfp)
  */
 noinline void *malloc_sized(size_t size, gfp_t gfp)
 {
-	if (unlikely(size - 1 >= KMALLOC_MAX_CACHE_SIZE || malloc_debug) ||
+	if (unlikely(size - 1 >= KMALLOC_MAX_CACHE_SIZE) ||
 	    IS_ENABLED(CONFIG_SLAB_DEBUG_ON))
 		return malloc_slow(size, gfp);
 	return kmalloc(size, gfp);

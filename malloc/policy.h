@@ -74,9 +74,14 @@ static __always_inline void *__uslab_calloc(size_t n, size_t size)
 	return malloc_sized(total, MALLOC_GFP | __GFP_ZERO);
 }
 
+/*
+ * 0 for NULL and pointers not ours; a freed block or a pointer inside one
+ * is reported as free() reports it, and stops the program in hardened
+ * builds (ksize_checked()).
+ */
 static __always_inline size_t __uslab_malloc_usable_size(void *p)
 {
-	return ksize(p);	/* 0 for NULL and pointers not ours */
+	return ksize_checked(p, "malloc_usable_size", _RET_IP_);
 }
 
 /*
@@ -84,9 +89,10 @@ static __always_inline size_t __uslab_malloc_usable_size(void *p)
  * than half of it; otherwise it moves (a shrink by more than half moves to
  * a smaller class). realloc(p, 0) frees and returns NULL, as glibc does
  * (the C standard leaves it to the implementation). A pointer uslab does
- * not own: EINVAL, the block left alone.
+ * not own: EINVAL, the block left alone. A freed block or a pointer
+ * inside a block: free()'s report, and abort in hardened builds.
  */
-static inline void *__uslab_realloc(void *p, size_t size)
+static __always_inline void *__uslab_realloc(void *p, size_t size)
 {
 	size_t have;
 	void *q;
@@ -97,9 +103,14 @@ static inline void *__uslab_realloc(void *p, size_t size)
 		__uslab_free(p);
 		return NULL;
 	}
-	have = ksize(p);	/* emergency blocks too (lib/sigsafe.h) */
+	/*
+	 * free()'s checks: a freed block or a pointer inside one stops here
+	 * (reported; hardened builds abort), before it is kept, copied from
+	 * or freed again. Emergency blocks too (lib/sigsafe.h).
+	 */
+	have = ksize_checked(p, "realloc", _RET_IP_);
 	if (unlikely(!have)) {
-		errno = EINVAL;	/* not ours */
+		errno = EINVAL;	/* not ours, or refused above */
 		return NULL;
 	}
 	if (unlikely(size > MALLOC_MAX_SIZE))

@@ -7,11 +7,17 @@
  *
  * Off by default: it costs nothing on the allocation paths (they never look
  * at the segment; docs/malloc.md gives the callgrind counts), but a process
- * that asks for it gets a thread and a file, which an unmodified preloaded
- * program should not get unasked.
+ * that asks for it gets a thread, a file and a watcher process, which an
+ * unmodified preloaded program should not get unasked.
+ *
+ * The file's life (lib/shmseg.h): this process holds its alive lock
+ * through its mapping; a watcher process removes the file once that lock
+ * is free (the process exited, exec'd or was killed, even by SIGKILL), and
+ * every process that starts the option sweeps the stale ones a watcher
+ * could not remove (the watcher itself killed).
  *
  * Locking: none of its own. The agent serves one request at a time (readers
- * serialize with flock() on the file); it takes the locks of the calls it
+ * take turns with a file lock, SHMSEG_BYTE_READER); it takes the locks of the calls it
  * makes (slabinfo_write, kmem_cache_stats_all, slabinfo_show), as any thread
  * of the program could.
  */
@@ -24,7 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "uslab/percpu.h"
@@ -32,12 +41,14 @@
 #include "uslab/statseg.h"
 #include "lib/log.h"
 #include "lib/procfs.h"
+#include "lib/shmseg.h"
 #include "lib/thread.h"
 #include "malloc/internal.h"
 
 static struct uslab_statseg *seg;
 static pid_t seg_pid;			/* the process that created it */
-static char seg_path[64];
+static char seg_name[64];		/* in USLAB_STATSEG_DIR */
+static struct stat seg_st;		/* the file: removed only while the name is its */
 
 static long futex(uint32_t *uaddr, int op, uint32_t val)
 {
@@ -84,27 +95,147 @@ static void *statseg_agent(void *arg)
 	return NULL;
 }
 
+static const struct shmseg_id statseg_id = {
+	.magic = USLAB_STATSEG_MAGIC,
+	.version = USLAB_STATSEG_VERSION,
+	.size = sizeof(struct uslab_statseg),
+};
+
+/* Every descriptor but @a and @b closed (the watcher keeps nothing of the program's). */
+static void close_all_but(int a, int b)
+{
+	unsigned int lo = (unsigned int)(a < b ? a : b), hi = (unsigned int)(a < b ? b : a);
+
+	if (lo && syscall(SYS_close_range, 0u, lo - 1, 0u))
+		goto slow;
+	if (hi > lo + 1 && syscall(SYS_close_range, lo + 1, hi - 1, 0u))
+		goto slow;
+	if (!syscall(SYS_close_range, hi + 1, ~0u, 0u))
+		return;
+slow:
+	for (int fd = 0; fd < 65536; fd++)
+		if (fd != a && fd != b)
+			close(fd);
+}
+
+/*
+ * The watcher: a process of its own (two forks away, so the program never
+ * sees a child of ours) that waits for the alive lock and removes the
+ * segment when the program's last mapping of it goes: exit, os._exit, exec,
+ * a fatal signal, SIGKILL. @dirfd and @fd (the file, another open file
+ * description, no lock) were opened by the middle child.
+ */
+static __attribute__((noreturn)) void statseg_watcher(int dirfd, int fd, const struct stat *st)
+{
+	struct flock fl = {
+		.l_type = F_WRLCK, .l_whence = SEEK_SET,
+		.l_start = SHMSEG_BYTE_ALIVE, .l_len = 1,
+	};
+
+	setsid();			/* no terminal's or group's signals */
+	prctl(PR_SET_NAME, "uslab-statseg");
+	if (chdir("/"))
+		_exit(1);
+	close_all_but(dirfd, fd);
+	while (fcntl(fd, F_OFD_SETLKW, &fl) && errno == EINTR)
+		;
+	shmseg_remove_if(dirfd, seg_name, st);
+	_exit(0);
+}
+
+/*
+ * Start the watcher. Only system calls in the children: they run from
+ * _Fork(). The middle child drops its copy of the mapping (it would hold
+ * the lock) before the watcher is forked, and this process waits for it,
+ * so no copy outlives this call: an exec right after still frees the lock.
+ */
+static void statseg_watch(const struct stat *st)
+{
+	struct stat now;
+	int status, dirfd, fd;
+	pid_t mid;
+
+	mid = _Fork();		/* no atfork handlers */
+	if (mid < 0)
+		return;		/* no watcher: the next sweep removes what is left */
+	if (!mid) {
+		munmap(seg, sizeof(*seg));
+		dirfd = open(USLAB_STATSEG_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = dirfd < 0 ? -1 : openat(dirfd, seg_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &now) || now.st_dev != st->st_dev ||
+		    now.st_ino != st->st_ino)
+			_exit(0);
+		if (!_Fork())
+			statseg_watcher(dirfd, fd, st);
+		_exit(0);
+	}
+	while (waitpid(mid, &status, 0) < 0 && errno == EINTR)
+		;
+}
+
+/*
+ * Give the complete segment (@tmp in @dirfd) its name: uslab.<pid>, after
+ * removing a stale file of that name; when the name is held by a file we
+ * may not remove (another user's, or a live segment another PID namespace
+ * serves under the same number), uslab.<pid>.<random>, which the readers
+ * also look for. Return: 0 or -errno.
+ */
+static int statseg_link(int dirfd, const char *tmp)
+{
+	snprintf(seg_name, sizeof(seg_name), "%s%d", USLAB_STATSEG_PREFIX, (int)seg_pid);
+	if (!linkat(dirfd, tmp, dirfd, seg_name, 0))
+		return 0;
+	if (errno != EEXIST)
+		return -errno;
+	if (shmseg_remove_stale(dirfd, seg_name, &statseg_id) > 0 &&
+	    !linkat(dirfd, tmp, dirfd, seg_name, 0))
+		return 0;
+	for (int tries = 0; tries < 8; tries++) {
+		snprintf(seg_name, sizeof(seg_name), "%s%d.%016llx", USLAB_STATSEG_PREFIX,
+			 (int)seg_pid, (unsigned long long)shmseg_random());
+		if (!linkat(dirfd, tmp, dirfd, seg_name, 0))
+			return 0;
+		if (errno != EEXIST)
+			break;
+	}
+	return -errno;
+}
+
 /**
- * malloc_statseg_start - create /dev/shm/uslab.<pid> and its agent thread.
+ * malloc_statseg_start - sweep the stale segments, create this process's
+ * and its agent thread and watcher.
  * Context: the library constructor, once. Failures are reported on
  * stderr in one line and leave the process running without the segment.
  */
 void malloc_statseg_start(void)
 {
+	char tmp[80];
+	const char *what = "create";
+	struct stat st;
 	pthread_t tid;
 	void *map;
-	int fd, err;
+	int dirfd, fd, err;
 
 	seg_pid = getpid();
-	snprintf(seg_path, sizeof(seg_path), "%s/%s%d", USLAB_STATSEG_DIR,
-		 USLAB_STATSEG_PREFIX, (int)seg_pid);
-	unlink(seg_path);		/* a stale one from a pid long gone */
-	fd = open(seg_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
-		pr_warn("stats_shm: cannot create %s: %s", seg_path, strerror(errno));
+	/* what processes killed before us left (provably stale: no lock) */
+	shmseg_sweep(USLAB_STATSEG_DIR, USLAB_STATSEG_PREFIX, &statseg_id);
+	dirfd = open(USLAB_STATSEG_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		pr_warn("stats_shm: cannot open %s: %s", USLAB_STATSEG_DIR, strerror(errno));
 		return;
 	}
-	if (ftruncate(fd, sizeof(struct uslab_statseg))) {
+	/* complete under a name of our own, then linked: readers never see half */
+	snprintf(tmp, sizeof(tmp), ".%s%d.new.%016llx", USLAB_STATSEG_PREFIX, (int)seg_pid,
+		 (unsigned long long)shmseg_random());
+	fd = openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		pr_warn("stats_shm: cannot create %s/%s: %s", USLAB_STATSEG_DIR, tmp,
+			strerror(errno));
+		close(dirfd);
+		return;
+	}
+	what = "map";
+	if (ftruncate(fd, sizeof(struct uslab_statseg)) || fstat(fd, &st)) {
 		err = errno;
 		goto out_unlink;
 	}
@@ -114,43 +245,66 @@ void malloc_statseg_start(void)
 		err = errno;
 		goto out_unlink;
 	}
-	close(fd);
+	/* Held through the mapping (an OFD lock lives as long as the file
+	 * description, which the mapping keeps): gone with the process. */
+	what = "lock";
+	err = -shmseg_lock(fd, F_RDLCK, SHMSEG_BYTE_ALIVE);
+	if (err) {
+		munmap(map, sizeof(struct uslab_statseg));
+		goto out_unlink;
+	}
 	seg = map;
 	seg->version = USLAB_STATSEG_VERSION;
 	seg->size = sizeof(struct uslab_statseg);
 	seg->pid = seg_pid;
 	seg->start_time = proc_start_time(seg_pid);
+	__atomic_store_n(&seg->magic, USLAB_STATSEG_MAGIC, __ATOMIC_RELEASE);
 
 	/* The agent never takes the program's signals. */
+	what = "start the agent thread for";
 	err = uslab_thread_start(&tid, true, 64 * 1024, statseg_agent, seg);
-	if (err) {
-		munmap(seg, sizeof(*seg));
-		seg = NULL;
-		unlink(seg_path);
-		pr_warn("stats_shm: cannot start the agent thread: %s", strerror(err));
-		return;
-	}
+	if (err)
+		goto out_unmap;
 	pthread_setname_np(tid, "uslab-stats");
-	/* Readers check the magic last: the segment is complete once it is set. */
-	__atomic_store_n(&seg->magic, USLAB_STATSEG_MAGIC, __ATOMIC_RELEASE);
+	what = "name";
+	err = -statseg_link(dirfd, tmp);
+	if (err)
+		goto out_unmap;	/* the agent sleeps on, unasked */
+	unlinkat(dirfd, tmp, 0);
+	close(fd);
+	seg_st = st;
+	statseg_watch(&st);
+	close(dirfd);
 	return;
 
+out_unmap:
+	munmap(seg, sizeof(*seg));
+	seg = NULL;
 out_unlink:
 	close(fd);
-	unlink(seg_path);
-	pr_warn("stats_shm: cannot map %s: %s", seg_path, strerror(err));
+	unlinkat(dirfd, tmp, 0);
+	close(dirfd);
+	pr_warn("stats_shm: cannot %s %s/%s: %s", what, USLAB_STATSEG_DIR, tmp, strerror(err));
 }
 
 /** malloc_statseg_stop - remove the file at exit (only the process that made it). */
 void malloc_statseg_stop(void)
 {
-	if (seg && getpid() == seg_pid)
-		unlink(seg_path);
+	int dirfd;
+
+	if (!seg || getpid() != seg_pid || !seg_name[0])
+		return;
+	dirfd = open(USLAB_STATSEG_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return;
+	shmseg_remove_if(dirfd, seg_name, &seg_st);
+	close(dirfd);
 }
 
 /*
  * malloc_statseg_fork_child - the child has no agent: it must neither
- * answer for nor remove its parent's segment.
+ * answer for nor remove its parent's segment, nor keep it alive (its copy
+ * of the mapping would hold the lock after the parent has gone).
  */
 void malloc_statseg_fork_child(void)
 {

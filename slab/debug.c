@@ -239,6 +239,26 @@ void slab_bad_pointer(const char *caller, const char *cache, const void *p,
 		slab_fatal();
 }
 
+/**
+ * slab_free_not_slab - a free to @s of @obj, which no slab holds. Outside
+ * uslab's range: "not a slab object", and the free is ignored (@fatal:
+ * abort). Inside it, where only slabs and blocks are handed out: an
+ * object freed again after its slab went back to the page allocator (or
+ * a wild pointer into the heap); hardened builds abort, as kfree() does
+ * for a block, before the pages are freed twice.
+ * Context: any; writes with write(2), never allocates.
+ */
+void slab_free_not_slab(const char *caller, struct kmem_cache *s,
+			const void *obj, bool fatal)
+{
+	if (page_alloc_owns(obj))
+		slab_bad_pointer(caller, s->name, obj, "no slab is allocated there",
+				 fatal || IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) ||
+				 IS_ENABLED(CONFIG_SLAB_DEBUG_ON));
+	else
+		slab_bad_pointer(caller, s->name, obj, "not a slab object", fatal);
+}
+
 /* Who is checking: the free (its API name) or an allocation, and where. */
 struct slab_site {
 	const char *by;
@@ -409,8 +429,10 @@ struct page *slab_debug_free_locked(struct kmem_cache *s, void *obj,
 	unsigned int n = 0;
 
 	slab_assert_locked(s);
-	if (!page_alloc_owns(obj) || !(slab = virt_to_slab(obj)))
-		slab_bad_pointer(caller, s->name, obj, "not a slab object", true);
+	if (!page_alloc_owns(obj) || !(slab = virt_to_slab(obj))) {
+		slab_free_not_slab(caller, s, obj, true);
+		slab_fatal();	/* (it does not return) */
+	}
 	if (slab->slab_cache != s) {
 		pr_err("%s(%s): invalid pointer 0x%lx (object of cache %s)",
 		       caller, s->name, (unsigned long)obj,
@@ -437,4 +459,140 @@ struct page *slab_debug_free_locked(struct kmem_cache *s, void *obj,
 	if (s->track_off)
 		set_track(s, obj, TRACK_FREE, addr);
 	return slab;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Checks of a block's user other than its free */
+
+/*
+ * A report on @p by @caller; @fatal aborts after it (the hardened and
+ * debug builds, and every debug cache), else the caller refuses the call.
+ */
+static void report_block(const char *caller, const char *cache, const void *p,
+			 const char *why, bool fatal)
+{
+	pr_err("%s(%s): invalid pointer 0x%lx (%s)", caller, cache,
+	       (unsigned long)p, why);
+	if (fatal)
+		slab_fatal();
+}
+
+/* Does a free of @obj, an object of @s, wait on @slab's freelist? */
+static __slowpath bool on_freelist(struct kmem_cache *s, struct page *slab,
+				 const void *obj)
+{
+	unsigned int n = 0;
+	bool found = false;
+	void *p;
+
+	slab_lock(s);
+	for (p = slab->freelist; p && n++ <= slab->objects; p = get_freepointer(s, p)) {
+		if (p == obj || !is_object(s, slab, p)) {
+			found = p == obj;
+			break;
+		}
+	}
+	slab_unlock(s);
+	return found;
+}
+
+/* A pointer no block of the page allocator starts at: report (cold). */
+static __slowpath size_t bad_block(const char *caller, const struct page *head,
+				   const void *p, bool fatal)
+{
+	if (page_address(head) != p)
+		report_block(caller, "kmalloc-large", p, "inside a block", fatal);
+	else
+		report_block(caller, "kmalloc-large", p,
+			     "no block is allocated there", fatal);
+	return 0;
+}
+
+/* @p inside a slab of @s, at no object start: report (cold). */
+static __slowpath size_t bad_object(const char *caller, struct kmem_cache *s,
+				    const void *p, unsigned long addr, bool fatal)
+{
+	if (fatal || slab_debug(s))
+		report_interior(caller, s, p, addr);
+	report_block(caller, s->name, p, "not at an object boundary", false);
+	return 0;
+}
+
+/* Object @p of @s is free: report (cold). */
+static __slowpath size_t freed_object(const char *caller, struct kmem_cache *s,
+				      const void *p, unsigned long addr, bool fatal)
+{
+	pr_err("%s(%s): invalid pointer 0x%lx (object already freed)",
+	       caller, s->name, (unsigned long)p);
+	if (fatal || slab_debug(s)) {
+		print_user(s, p, caller, addr);
+		slab_fatal();
+	}
+	return 0;
+}
+
+/*
+ * ksize_checked()'s whole check, for what its fast test did not pass: a
+ * debug cache's object, a large block, a bad pointer.
+ */
+static __slowpath size_t ksize_checked_slow(const void *p, const char *caller,
+					    unsigned long addr)
+{
+	const bool fatal = IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) ||
+			   IS_ENABLED(CONFIG_SLAB_DEBUG_ON);
+	struct page *head = compound_head(virt_to_page(p));
+	struct kmem_cache *s;
+
+	if (!PageFlag(head, PG_slab)) {
+		if (page_address(head) != p ||
+		    (!PageFlag(head, PG_large) && !PageFlag(head, PG_head)))
+			return bad_block(caller, head, p, fatal);
+		return ksize(p);
+	}
+	s = head->slab_cache;
+	if (!is_object(s, head, p))
+		return bad_object(caller, s, p, addr, fatal);
+	if (slab_obj_marked_free(p, s->mark_off) ||
+	    (slab_debug(s) && on_freelist(s, head, p)))
+		return freed_object(caller, s, p, addr, fatal);
+	return orig_size(s, p);
+}
+
+/**
+ * ksize_checked - ksize() of @p for a caller about to use the whole block
+ * (realloc copies it, malloc_usable_size promises it): @p must be the start
+ * of a live block, as a free checks it (slab_free_check(), kfree()). A
+ * slab object must sit at an object boundary (the hardened free's
+ * multiply-compare; is_object() on debug caches) and must not be free (the
+ * free mark of CONFIG_SLAB_FREE_HARDENED; a debug cache's freelist); a
+ * block of the page allocator must start at its first page and be
+ * allocated. Otherwise one line names @caller, the cache and the pointer,
+ * as the free's reports do; hardened and debug builds (and every debug
+ * cache) then abort, others return 0 and the caller refuses the call.
+ * @addr: the API call's site (SLAB_STORE_USER caches print it).
+ * Cost on an object of a plain cache: ksize()'s lookups, the
+ * multiply-compare and the mark's load and compare, no call (everything
+ * else is ksize_checked_slow()'s).
+ * Context: any thread; takes a debug cache's lock to walk its freelist.
+ * Return: the usable size as ksize() says it; 0 for NULL and pointers
+ * not uslab's (a signal handler's emergency block has its size).
+ */
+size_t ksize_checked(const void *p, const char *caller, unsigned long addr)
+{
+	struct page *head;
+	struct kmem_cache *s;
+	uint64_t n;
+
+	if (unlikely(ZERO_OR_NULL_PTR(p) || !page_alloc_owns(p)))
+		return ksize(p);
+	head = compound_head(virt_to_page(p));
+	if (unlikely(!PageFlag(head, PG_slab)))
+		return ksize_checked_slow(p, caller, addr);
+	s = head->slab_cache;
+	n = (uint64_t)((const char *)p - (const char *)slab_base(head));
+	/* (a debug cache's obj_magic and obj_limit fail every pointer) */
+	if (unlikely(slab_debug(s) || n * s->obj_magic >= s->obj_limit ||
+		     slab_obj_marked_free(p, s->mark_off)))
+		return ksize_checked_slow(p, caller, addr);
+	return s->object_size;	/* (a plain cache has no kmalloc red zone) */
 }

@@ -251,6 +251,8 @@ size_t slab_debug_orig_size(struct kmem_cache *s, const void *obj);
 void slab_fatal(void) __attribute__((noreturn));
 void slab_bad_pointer(const char *caller, const char *cache, const void *p,
 		      const char *why, bool fatal);
+void slab_free_not_slab(const char *caller, struct kmem_cache *s,
+			const void *obj, bool fatal);
 
 /* slab/kmalloc.c */
 struct kmem_cache *kmalloc_cache_get(unsigned int idx);
@@ -319,6 +321,18 @@ static __always_inline void slab_obj_live(void *obj, unsigned int mark_off)
 {
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
 		*(unsigned long *)((char *)obj + mark_off) = 0;
+}
+
+/*
+ * Does @obj hold the free mark (a free object, in a magazine or on a
+ * freelist)? For the checks of other calls than a free (ksize_checked():
+ * realloc, malloc_usable_size); false without CONFIG_SLAB_FREE_HARDENED.
+ */
+static __always_inline bool slab_obj_marked_free(const void *obj,
+						 unsigned int mark_off)
+{
+	return IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) &&
+	       *(const unsigned long *)((const char *)obj + mark_off) == slab_free_key;
 }
 
 enum slab_free_fault { SLAB_FREE_OK, SLAB_FREE_UNALIGNED, SLAB_FREE_DOUBLE };

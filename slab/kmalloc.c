@@ -105,9 +105,10 @@ static struct kmem_cache *kmalloc_caches[NR_KMALLOC_CLASSES];
 /* Each class's magazines, for __kmalloc_index(): no cache -> pcp load. */
 static struct pcp_cache *kmalloc_pcp[NR_KMALLOC_CLASSES];
 /* kmalloc() sizes 1 .. this go straight to __kmalloc_index(); 0 once a
- * kmalloc cache may be a debug cache (kmalloc_debug_route()). */
+ * kmalloc cache may be a debug cache (kmalloc_debug_route()), and from
+ * the start in the debug preset, where every cache is one. */
 static size_t kmalloc_fast_max =
-	KMALLOC_MAX_CACHE_SIZE;
+	IS_ENABLED(CONFIG_SLAB_DEBUG_ON) ? 0 : KMALLOC_MAX_CACHE_SIZE;
 
 /**
  * kmalloc_debug_route - from now on every kmalloc() takes kmalloc_slow(),

@@ -177,9 +177,14 @@ int slab_calculate_layout(struct kmem_cache *s)
 	/*
 	 * Objects that must stay intact while free keep the link outside,
 	 * and the free mark past it. Others hold the mark in word 0 and the
-	 * link in word 1 (outside, for 8-byte objects).
+	 * link in word 1 (outside, for 8-byte objects). With a red zone the
+	 * words must fit in the object itself (the red zone starts at its
+	 * end, not at inuse): smaller objects keep them outside too.
 	 */
-	if ((s->flags & (__OBJECT_POISON | SLAB_TYPESAFE_BY_RCU)) || s->ctor) {
+	if ((s->flags & (__OBJECT_POISON | SLAB_TYPESAFE_BY_RCU)) || s->ctor ||
+	    ((s->flags & SLAB_RED_ZONE) &&
+	     s->object_size < (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) ? 2 : 1) *
+			      sizeof(void *))) {
 		s->offset = inuse;
 		inuse += sizeof(void *);
 		s->mark_off = inuse;
@@ -998,7 +1003,8 @@ void *kmem_cache_zalloc(struct kmem_cache *s, gfp_t flags)
 /*
  * The cache an object really belongs to. A debug cache reports a mismatch
  * (and aborts) in slab_debug_free_locked(); otherwise warn and use the
- * object's own cache, as the kernel's cache_from_obj() does.
+ * object's own cache, as the kernel's cache_from_obj() does. No slab at
+ * all: slab_free_not_slab() (hardened builds abort inside uslab's range).
  */
 static struct kmem_cache *cache_from_obj(struct kmem_cache *s, void *obj)
 {
@@ -1008,8 +1014,7 @@ static struct kmem_cache *cache_from_obj(struct kmem_cache *s, void *obj)
 		return s;
 	if (unlikely(!page_alloc_owns(obj) || !(slab = virt_to_slab(obj)))) {
 		if (!page_alloc_emergency_free(obj))
-			slab_bad_pointer("kmem_cache_free", s->name, obj,
-					 "not a slab object", false);
+			slab_free_not_slab("kmem_cache_free", s, obj, false);
 		return NULL;
 	}
 	if (unlikely(slab->slab_cache != s)) {
@@ -1022,8 +1027,9 @@ static struct kmem_cache *cache_from_obj(struct kmem_cache *s, void *obj)
 
 /*
  * Hardened kmem_cache_free() of a pointer that is not in a slab page:
- * reported and ignored, as cache_from_obj() does (a debug cache aborts in
- * its slow path instead).
+ * reported, as cache_from_obj() does, and ignored if it is outside uslab's
+ * range; inside it, a free after the slab went back (slab_free_not_slab()
+ * aborts). A debug cache aborts in its slow path instead.
  */
 static __slowpath bool kmem_cache_free_foreign(struct kmem_cache *s, void *obj)
 {
@@ -1031,8 +1037,7 @@ static __slowpath bool kmem_cache_free_foreign(struct kmem_cache *s, void *obj)
 		return true;	/* a signal handler's object (lib/sigsafe.h) */
 	if (slab_debug(s))
 		return false;
-	slab_bad_pointer("kmem_cache_free", s->name, obj, "not a slab object",
-			 false);
+	slab_free_not_slab("kmem_cache_free", s, obj, false);
 	return true;
 }
 

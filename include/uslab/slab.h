@@ -163,6 +163,13 @@ void kfree_fast(void *p);
 void *kmalloc_aligned(size_t size, size_t align, gfp_t flags);
 /* Which cache serves kmalloc(@size)? NULL for sizes above the caches. */
 struct kmem_cache *kmalloc_slab(size_t size);
+/*
+ * ksize() of a block about to be used whole (realloc, malloc_usable_size),
+ * with a free's checks: a freed block or a pointer inside one is reported
+ * as free reports it (@caller, the cache, the pointer; @addr the call
+ * site), then aborts in hardened builds (slab/debug.c).
+ */
+size_t ksize_checked(const void *p, const char *caller, unsigned long addr);
 #endif
 
 /*

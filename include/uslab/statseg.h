@@ -4,21 +4,27 @@
  * look into a running process on libuslab (preloaded or linked).
  *
  * With USLAB_OPTIONS=stats_shm the library creates /dev/shm/uslab.<pid>
- * (mode 0600: the same user or root may read it) and starts one agent
- * thread that sleeps on a futex in the segment. A reader takes an
- * exclusive flock() on the file, optionally puts a slabinfo write in
- * @cmd, increments @request and wakes the futex; the agent applies the
+ * (mode 0600: the same user or root may read it; uslab.<pid>.<random> when
+ * that name is held by a file it may not remove) and starts one agent
+ * thread that sleeps on a futex in the segment. A reader takes the
+ * readers' file lock (lib/shmseg.h, bounded wait), optionally puts a
+ * slabinfo write in @cmd, increments @request and wakes the futex; the agent applies the
  * write, copies every cache's counters (kmem_cache_stats_all()) and the
  * slabinfo 2.1 text into the segment, sets @done to the request it served
  * and wakes the reader. Nothing runs in the process between requests, and
  * the allocation fast paths never touch the segment.
  *
- * The file is removed at exit; a segment whose process has gone (or whose
- * pid now names another process: @start_time differs) is stale, and the
- * reader says so. A fork child does not serve its parent's segment.
+ * The serving process holds the file's alive lock (lib/shmseg.h) until it
+ * exits, execs or dies; a watcher process then removes the file, and a
+ * file whose lock nobody holds is provably stale: the only kind anyone
+ * removes. A fork child does not serve its parent's segment.
  *
- * Every field is input to the reader: counts are bounded by the arrays
- * before use, strings by their buffers.
+ * Every field is input to the reader, and so is the file: the reader
+ * takes it only from the target process's owner (or root), mode 0600, a
+ * regular file of this size, alive, with the process's pid and start
+ * time; it reads it with pread (a file truncated under it is an error, not
+ * SIGBUS); counts are bounded by the arrays before use, strings by their
+ * buffers, and every byte printed is escaped.
  */
 #ifndef USLAB_STATSEG_H
 #define USLAB_STATSEG_H
@@ -27,7 +33,7 @@
 #include "uslab/slab.h"
 
 #define USLAB_STATSEG_MAGIC	0x31474553424c5355ull	/* "USLBSEG1" */
-#define USLAB_STATSEG_VERSION	1
+#define USLAB_STATSEG_VERSION	2	/* 2: the alive lock, lib/shmseg.h */
 #define USLAB_STATSEG_DIR	"/dev/shm"
 #define USLAB_STATSEG_PREFIX	"uslab."		/* + decimal pid */
 #define USLAB_STATSEG_CACHES	1024

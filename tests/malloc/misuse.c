@@ -16,6 +16,19 @@
  *   misuse double-large	a 1 MiB block (the page allocator's) freed twice
  *   misuse interior-large	free(p + 4096) of a 1 MiB block
  *   misuse foreign	free pointers that are not uslab's: ignored, exit 0
+ * realloc and malloc_usable_size make free's checks (issue 20, finding 1):
+ *   misuse realloc-freed	free, then realloc (exit 3 if the next malloc
+ *				hands out the block realloc kept)
+ *   misuse realloc-interior	realloc(p + 16, 100)
+ *   misuse realloc-freed-large	a 1 MiB block freed, then realloc'ed
+ *   misuse realloc-interior-large	realloc(p + 4 MiB, 16 MiB) of an 8 MiB block
+ *   misuse usable-interior-large	malloc_usable_size(p + 4096) of a 1 MiB block
+ *   misuse usable-freed	free, then malloc_usable_size
+ *   misuse realloc-good	correct reallocs, small and large: exit 0
+ *
+ * Under USLAB_OPTIONS=debug (the red zone starts at the size asked, issue
+ * 20 finding 4):
+ *   misuse overflow-asked	malloc(24), write byte 24 (inside its 32-byte class)
  */
 #include <sys/mman.h>
 #include <malloc.h>
@@ -92,6 +105,67 @@ int main(int argc, char **argv)
 			free(big);
 		free(at);
 		free(malloc(1 << 20));
+	} else if (!strcmp(mode, "overflow-asked")) {
+		p[24] = 'X';
+		free(p);
+	} else if (!strcmp(mode, "realloc-freed") || !strcmp(mode, "usable-freed")) {
+		char *q, *r;
+
+		printf("object %p\n", (void *)p);
+		fflush(stdout);
+		free(p);
+		if (mode[0] == 'u') {
+			printf("usable %zu\n", malloc_usable_size(p));
+			return 0;
+		}
+		q = realloc(p, 20);
+		r = malloc(24);
+		if (q && q == r)
+			return 3;	/* two owners */
+	} else if (!strcmp(mode, "realloc-interior")) {
+		printf("object %p\n", (void *)(p + 16));
+		fflush(stdout);
+		p = realloc(p + 16, 100);
+	} else if (!strcmp(mode, "realloc-freed-large")) {
+		char *big = malloc(1 << 20);
+
+		if (!big)
+			return 2;
+		printf("object %p\n", (void *)big);
+		fflush(stdout);
+		free(big);
+		big = realloc(big, 2 << 20);
+	} else if (!strcmp(mode, "realloc-interior-large")) {
+		char *big = malloc(8 << 20), *at;
+
+		if (!big)
+			return 2;
+		memset(big, 'b', 8 << 20);
+		at = big + (4 << 20);
+		printf("object %p\n", (void *)at);
+		fflush(stdout);
+		at = realloc(at, 16 << 20);
+	} else if (!strcmp(mode, "usable-interior-large")) {
+		char *big = malloc(1 << 20);
+
+		if (!big)
+			return 2;
+		printf("object %p\n", (void *)(big + 4096));
+		fflush(stdout);
+		printf("usable %zu\n", malloc_usable_size(big + 4096));
+	} else if (!strcmp(mode, "realloc-good")) {
+		char *q = realloc(p, 200), *big = malloc(3 << 20);
+
+		if (!q || !big || malloc_usable_size(big) < (3 << 20) ||
+		    malloc_usable_size(q) < 200)
+			return 2;
+		big = realloc(big, 9 << 20);
+		q = realloc(q, 10);
+		if (!q || !big || malloc_usable_size(big) < (9 << 20))
+			return 2;
+		free(big);
+		p = q;
+		free(p);
 	} else if (!strcmp(mode, "foreign")) {
 		static char data[64];
 		char stack[64];

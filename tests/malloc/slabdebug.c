@@ -9,6 +9,8 @@
  *   slabdebug uaf	free, write block[10], malloc again: poison
  *   slabdebug double	free twice
  *   slabdebug interior	free(block + 16)
+ *   slabdebug realloc-freed	free, then realloc (site_realloc)
+ *   slabdebug realloc-interior	realloc(block + 16, 60)
  *   slabdebug clean	correct use of 10000 blocks of many sizes: exit 0
  *
  * Prints "object 0x..." (and flushes) before the bug, "survived" if the
@@ -21,6 +23,7 @@
 
 void *site_alloc(size_t n);
 void site_free(void *p);
+void *site_realloc(void *p, size_t n);
 
 __attribute__((__noinline__, __visibility__("default"))) void *site_alloc(size_t n)
 {
@@ -34,6 +37,13 @@ __attribute__((__noinline__, __visibility__("default"))) void site_free(void *p)
 {
 	free(p);
 	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((__noinline__, __visibility__("default"))) void *site_realloc(void *p, size_t n)
+{
+	p = realloc(p, n);
+	__asm__ volatile("" ::: "memory");
+	return p;
 }
 
 static void show(const void *p)
@@ -67,6 +77,14 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "interior")) {
 		show(p);
 		site_free(p + 16);
+	} else if (!strcmp(mode, "realloc-freed")) {
+		site_alloc(50);
+		show(p);
+		site_free(p);
+		site_realloc(p, 60);
+	} else if (!strcmp(mode, "realloc-interior")) {
+		show(p);
+		site_realloc(p + 16, 60);
 	} else if (!strcmp(mode, "clean")) {
 		static char *blk[10000];
 		size_t i;
@@ -86,7 +104,8 @@ int main(int argc, char **argv)
 		site_free(p);
 		return 0;
 	} else {
-		fprintf(stderr, "usage: slabdebug overflow|uaf|double|interior|clean\n");
+		fprintf(stderr, "usage: slabdebug overflow|uaf|double|interior|"
+			"realloc-freed|realloc-interior|clean\n");
 		return 2;
 	}
 	puts("survived");

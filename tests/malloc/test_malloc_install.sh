@@ -9,6 +9,7 @@
 #     SLAB_TYPESAFE_BY_RCU, kmalloc family, kfree_rcu, the page allocator,
 #     slabinfo) and malloc builds with the README's shared and static
 #     commands, taken from README.md itself, and runs;
+#   - one calling only the kernel API, static, reads USLAB_OPTIONS;
 #   - the installed `uslab replay --allocator uslab` finds PREFIX/lib/libuslab.so.
 set -u
 O=${O:-build}
@@ -187,6 +188,36 @@ rm -f app
 ldd ./app | grep -q libuslab && fail "static app still needs libuslab.so"
 res=$(./app) || fail "static app failed: $res"
 [ "$res" = "kernel API and malloc: ok" ] || fail "static app printed '$res'"
+
+# A program that calls only the kernel API, linked with libuslab.a (issue
+# 20, finding 6): the options are read (a warning for an unknown item,
+# stats at exit naming its cache) and malloc is uslab's, as when linked
+# shared; the archive member that reads them used to stay out.
+cat >kapp.c <<'C'
+#include <linux/slab.h>
+#include <stdio.h>
+
+int main(void)
+{
+	struct kmem_cache *c = kmem_cache_create("kapi_only", 100, 0, 0, NULL);
+	void *o = c ? kmem_cache_alloc(c, GFP_KERNEL) : NULL;
+
+	if (!o)
+		return 1;
+	kmem_cache_free(c, o);
+	puts("kernel API only: ok");
+	return 0;
+}
+C
+kcmd=$(echo "$static_cmd" | sed 's/\bapp\b/kapp/g')
+(eval "$kcmd") >cc.txt 2>&1 || { cat cc.txt; fail "kernel-API program, static: $kcmd failed"; }
+res=$(USLAB_OPTIONS=stats,no_such_item ./kapp 2>kerr.txt) || fail "static kernel-API app failed: $res"
+[ "$res" = "kernel API only: ok" ] || fail "static kernel-API app printed '$res'"
+grep -qF "ignoring option 'no_such_item' (unknown option)" kerr.txt ||
+	{ head -5 kerr.txt; fail "static kernel-API app ignored USLAB_OPTIONS (no warning for an unknown item)"; }
+grep -qE '^kapi_only ' kerr.txt ||
+	{ head -5 kerr.txt; fail "static kernel-API app printed no stats at exit (USLAB_OPTIONS=stats)"; }
+nm kapp | grep -qE ' T malloc$' || fail "static kernel-API app's malloc is not uslab's"
 
 # The installed CLI finds the installed library (PREFIX/lib, not PREFIX/bin).
 "$prefix/bin/uslab" replay "$src/traces/default.ustr" --allocator uslab >replay.txt 2>&1 ||

@@ -118,8 +118,13 @@ check_misuse() {
 	[ "$st" -ne 0 ] || bad "debug: $1 not stopped"
 	grep -qE "$2" "$work/m.$1" || { bad "debug: $1 report missing ($2)"; cat "$work/m.$1"; }
 }
-check_misuse overflow 'Redzone overwritten at 0x[0-9a-f]+ \(cache malloc-debug-32, object 0x'
-check_misuse uaf 'Poison overwritten at 0x[0-9a-f]+ \(cache malloc-debug-32, object 0x'
+check_misuse overflow 'Redzone overwritten at 0x[0-9a-f]+ \(cache kmalloc-32, object 0x'
+check_misuse uaf 'Poison overwritten at 0x[0-9a-f]+ \(cache kmalloc-32, object 0x'
 check_misuse double 'double free of object 0x'
+# The red zone starts at the size asked, as slab_debug's on a kmalloc cache
+# (issue 20, finding 4): byte 24 of malloc(24) is inside its 32-byte class.
+check_misuse overflow-asked 'Redzone overwritten at 0x[0-9a-f]+ \(cache kmalloc-32, object 0x'
+USLAB_OPTIONS=debug pre "$misuse" realloc-good >/dev/null 2>"$work/m.good" ||
+	{ bad "debug: correct reallocs stopped"; cat "$work/m.good"; }
 [ "$fail" -eq 0 ] && echo "options: ok"
 exit $fail

@@ -56,6 +56,16 @@ expect interior slab_debug=FZPU,kmalloc-64 \
 	'kfree\(kmalloc-64\): invalid pointer OBJ+16 \(not at an object boundary\)' \
 	'Pointer is 16 bytes into object OBJ' \
 	"$alloc_site" "$by_kfree"
+# realloc checks its pointer as free does (issue 20, finding 1), with the
+# call sites.
+R='site_realloc\+0x[0-9a-f]+/0x[0-9a-f]+ \(slabdebug\)'
+expect realloc-freed slab_debug=FZPU,kmalloc-64 \
+	'realloc\(kmalloc-64\): invalid pointer OBJ \(object already freed\)' \
+	"$alloc_site" "$free_site" "Found by realloc called from $R"
+expect realloc-interior slab_debug=FZPU,kmalloc-64 \
+	'realloc\(kmalloc-64\): invalid pointer OBJ+16 \(not at an object boundary\)' \
+	'Pointer is 16 bytes into object OBJ' \
+	"$alloc_site" "Found by realloc called from $R"
 # The kernel's block syntax with a prefix; the per-cache form; Z alone
 # reports without call sites.
 expect overflow 'slab_debug=P;FZU,kmalloc-*' "${overflow[@]}" "$alloc_site" "$by_kfree"
@@ -78,6 +88,13 @@ grep -qE '^kmalloc-64 .*: tunables +0 +0 +0 ' "$T/err" || bad "kmalloc-64 keeps 
 grep -qE '^kmalloc-1k .*: tunables +0 +0 +0 ' "$T/err" || bad "kmalloc-1k keeps magazines"
 grep -qE '^kmalloc-128 .*: tunables +[1-9]' "$T/err" || bad "kmalloc-128 lost its magazines"
 grep -q 'ignoring option' "$T/err" && { bad "good slab_debug warned:"; grep 'ignoring' "$T/err"; }
+# Red zones without poisoning (issue 20, finding 2): kmalloc-8's free-list
+# link used to sit in its red zone ("Redzone overwritten" on a correct
+# program).
+for f in Z FZ ZU; do
+	USLAB_OPTIONS=slab_debug=$f pre "$prog" clean 2>"$T/err" ||
+		{ bad "clean under slab_debug=$f"; cat "$T/err"; }
+done
 python3 -c 'import sys' 2>/dev/null && {
 	USLAB_OPTIONS=slab_debug=FZPU pre /usr/bin/python3 -c 'print(sum(len(str(i)) for i in range(100000)))' \
 		>"$T/out" 2>"$T/err" && grep -qx 488890 "$T/out" ||

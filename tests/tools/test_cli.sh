@@ -127,7 +127,7 @@ gen -t --threads -o --output -s --seed -c --cpus -b --blocks -l --loops -p --per
 sim --cpus --mag-size --batch --depot-limit --sample --rows --timeline --no-reaper --pid --comm -h --help
 tune -j --jobs --svg --png --cpus --mag-sizes --depot-limits --batch --peak --no-compose --all --verify --verify-grid --pid --comm -h --help
 record -g -o --output -l -q -h --help
-slabinfo -p --pid -w --write -h --help
+slabinfo -p --pid -w --write --gc -h --help
 top -p --pid -d --delay -o --once -n -s --sort -h --help
 EOF
 [ "$nlisted" = 10 ] || fail "options of $nlisted commands checked, expected 10"

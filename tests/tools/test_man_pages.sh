@@ -12,9 +12,13 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 "$U" gen rpmalloc -t 1 -b 50 -l 3 -o "$T/t.ustr" 2>/dev/null
 
 python3 - "$U" "$src/docs/man" "$T/t.ustr" <<'PY'
-import re, subprocess, sys
+import os, re, subprocess, sys
 
 U, mandir, trace = sys.argv[1:4]
+# Run every probe in the scratch folder: an option that names an output
+# file (--svg=99999...) writes it there, not into the source tree.
+U = os.path.abspath(U)
+scratch = os.path.dirname(os.path.abspath(trace))
 # operands that get each command past its own checks to the option's
 operands = {"script": [trace], "report": [trace], "replay": [trace], "sim": [trace],
             "tune": [trace], "gen": ["rpmalloc", "-o", "/nonexistent/x"],
@@ -54,7 +58,7 @@ for c in cmds:
         argv = [U, c, f"{opt}=99999999999999999999999" if opt.startswith("--")
                 else opt, *([] if opt.startswith("--") else ["99999999999999999999999"])]
         r = subprocess.run(argv + operands[c], capture_output=True, text=True,
-                           stdin=subprocess.DEVNULL, timeout=60)
+                           stdin=subprocess.DEVNULL, timeout=60, cwd=scratch)
         mm = re.search(r": expected (?:an integer|a number|a process id) (-?[0-9.]+)\.\.(-?[0-9.]+),",
                        r.stderr.split("\n")[0])
         if not mm:

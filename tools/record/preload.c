@@ -54,8 +54,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <linux/close_range.h>
 #include <sys/rseq.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,6 +83,14 @@ typedef void (*sighandler_fn)(int);
 typedef sighandler_fn (*signal_fn)(int, sighandler_fn);
 typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
 			const posix_spawnattr_t *, char *const[], char *const[]);
+typedef int (*close_fn)(int);
+typedef int (*close_range_fn)(unsigned int, unsigned int, int);
+typedef void (*closefrom_fn)(int);
+typedef int (*dup2_fn)(int, int);
+typedef int (*dup3_fn)(int, int, int);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+typedef long (*syscall_fn)(long, ...);
 
 static struct {
 	malloc_fn malloc;
@@ -98,7 +110,28 @@ static struct {
 	exit_fn _Exit;
 	sigaction_fn sigaction;
 	signal_fn signal;
+	signal_fn bsd_signal;
+	signal_fn sysv_signal;
+	signal_fn sigset;
+	close_fn close;
+	close_range_fn close_range;
+	closefrom_fn closefrom;
+	dup2_fn dup2;
+	dup3_fn dup3;
+	fexecve_fn fexecve;
+	execveat_fn execveat;
+	syscall_fn syscall;
 } real;
+
+/*
+ * A libc function of ours wrapped: resolved at record_init, or here when
+ * a wrapper runs before it (another library's constructor).
+ */
+#define REAL(name) ({							\
+	if (unlikely(!real.name))						\
+		real.name = (__typeof__(real.name))dlsym(RTLD_NEXT, #name);	\
+	real.name;								\
+})
 
 /* 0: not started, 1: resolving symbols (bootstrap allocator), 2: ready,
  * 3: disabled (no USLAB_RECORD_DIR: pass everything through). */
@@ -162,6 +195,8 @@ static atomic_uint next_tid;
 static atomic_int pool_lock, open_lock;
 static struct rec_buf *all_bufs, *free_bufs;
 static int raw_fd = -1;
+static dev_t raw_dev;		/* the file raw_fd must name (re-checked per block) */
+static ino_t raw_ino;
 static char raw_path[640];	/* this image's raw file */
 /* The process whose memory this is: a vfork or posix_spawn child shares it
  * until it execs, and must not open files into (or flush) its parent's. */
@@ -308,6 +343,175 @@ static void write_meta(const char *path, uint64_t mono)
 	close(fd);
 }
 
+/* ---- The raw file's descriptor: out of the program's way ---------------
+ *
+ * A program may close every descriptor it did not open, or open a file on
+ * a number it believes free (`exec 3>file` in a shell): the raw file's
+ * descriptor must be neither closed from under the recorder nor shared with
+ * the program's file. So it lives at a high number (F_DUPFD_CLOEXEC from 64
+ * below the soft RLIMIT_NOFILE, at most 65536); close, close_range,
+ * closefrom, dup2 and dup3 (and syscall() of those) that would close it or
+ * put another file on it move it to another number first (rec_fd_evict);
+ * and every block written checks that raw_fd still names the raw file
+ * (dev and inode): a raw system call the wrappers did not see makes it
+ * reopen the file by its path (O_APPEND: no event lost, nothing written
+ * into the program's file). Left open: a thread that took raw_fd just
+ * before a raw close + open by another thread may write one block into
+ * the program's new file.
+ */
+
+/* The real close, never the wrapper (which would move the raw file instead). */
+static int rec_close(int fd)
+{
+	close_fn fn = REAL(close);
+
+	return fn ? fn(fd) : (int)REAL(syscall)(SYS_close, fd);
+}
+
+static int fd_floor(void)
+{
+	struct rlimit rl;
+	rlim_t top = 1024;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl))
+		top = rl.rlim_cur;
+	if (top > 65536)
+		top = 65536;
+	return top > 128 ? (int)top - 64 : (int)top / 2;
+}
+
+/* @fd moved to the lowest free number from @min up (closed where it was).
+ * Return: the new number, or @fd when none is free there. */
+static int fd_move(int fd, int min)
+{
+	int nfd = fcntl(fd, F_DUPFD_CLOEXEC, min);
+
+	if (nfd < 0)
+		return fd;
+	rec_close(fd);
+	return nfd;
+}
+
+static bool fd_is_raw(int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && st.st_dev == raw_dev && st.st_ino == raw_ino;
+}
+
+/* raw_fd: a high number naming the raw file just opened as @fd. */
+static void raw_fd_set_locked(int fd)
+{
+	struct stat st;
+
+	fd = fd_move(fd, fd_floor());
+	if (!fstat(fd, &st)) {
+		raw_dev = st.st_dev;
+		raw_ino = st.st_ino;
+	}
+	WRITE_ONCE(raw_fd, fd);
+}
+
+/*
+ * The program is about to close (or put another file on) every number in
+ * [@lo, @hi]: move the raw file's descriptor out of it. Return: the number
+ * it still has inside the range (the caller leaves that one out), or -1.
+ * Only the process that owns the raw file (not a vfork child, whose
+ * descriptors are its own) moves it.
+ */
+static int rec_fd_evict(unsigned int lo, unsigned int hi)
+{
+	int fd, nfd, pinned = -1;
+
+	if (atomic_load(&state) != 2 || getpid() != owner_pid)
+		return -1;
+	spin_lock(&open_lock);
+	fd = raw_fd;
+	if (fd >= 0 && (unsigned int)fd >= lo && (unsigned int)fd <= hi) {
+		nfd = hi < (unsigned int)INT_MAX ? fcntl(fd, F_DUPFD_CLOEXEC, (int)hi + 1) : -1;
+		if (nfd < 0)	/* nothing free above: the lowest free below */
+			nfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (nfd >= 0 && (unsigned int)nfd >= lo && (unsigned int)nfd <= hi) {
+			rec_close(nfd);
+			nfd = -1;
+		}
+		if (nfd >= 0) {
+			rec_close(fd);
+			WRITE_ONCE(raw_fd, nfd);
+		} else {
+			pinned = fd;
+		}
+	}
+	spin_unlock(&open_lock);
+	return pinned;
+}
+
+__visible int close(int fd)
+{
+	close_fn fn = REAL(close);
+
+	/* moved: the number is closed already, the program gets EBADF as for
+	 * any number it never opened; pinned (nowhere to go): it stays open
+	 * and the program's close succeeds */
+	if (unlikely(fd >= 0 && fd == READ_ONCE(raw_fd)) &&
+	    rec_fd_evict((unsigned int)fd, (unsigned int)fd) == fd)
+		return 0;
+	return fn ? fn(fd) : (int)REAL(syscall)(SYS_close, fd);
+}
+
+/* close_range and closefrom: the range, less the raw file's number when it could not move. */
+static int rec_close_range(unsigned int lo, unsigned int hi, int flags)
+{
+	close_range_fn fn = REAL(close_range);
+	int pinned = -1, rc = 0;
+
+	if (!(flags & CLOSE_RANGE_CLOEXEC) && lo <= hi)
+		pinned = rec_fd_evict(lo, hi);
+#define CR(a, b) (fn ? fn(a, b, flags) : (int)REAL(syscall)(SYS_close_range, a, b, flags))
+	if (pinned < 0)
+		return CR(lo, hi);
+	if ((unsigned int)pinned > lo)
+		rc = CR(lo, (unsigned int)pinned - 1);
+	if (!rc && (unsigned int)pinned < hi)
+		rc = CR((unsigned int)pinned + 1, hi);
+#undef CR
+	return rc;
+}
+
+__visible int close_range(unsigned int lo, unsigned int hi, int flags)
+{
+	return rec_close_range(lo, hi, flags);
+}
+
+__visible void closefrom(int lo)
+{
+	if (lo < 0)
+		lo = 0;
+	rec_close_range((unsigned int)lo, ~0u, 0);
+}
+
+__visible int dup2(int old, int new)
+{
+	dup2_fn fn = REAL(dup2);
+
+	if (new >= 0 && old != new && new == READ_ONCE(raw_fd))
+		rec_fd_evict((unsigned int)new, (unsigned int)new);
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return fn(old, new);
+}
+
+__visible int dup3(int old, int new, int flags)
+{
+	dup3_fn fn = REAL(dup3);
+
+	if (new >= 0 && old != new && new == READ_ONCE(raw_fd))
+		rec_fd_evict((unsigned int)new, (unsigned int)new);
+	return fn ? fn(old, new, flags) : (int)REAL(syscall)(SYS_dup3, old, new, flags);
+}
+
 static int open_raw_locked(void)
 {
 	char path[640];
@@ -320,9 +524,10 @@ static int open_raw_locked(void)
 		pos = put_u64(path, pos, sizeof(path), (uint64_t)getpid());
 		pos = put_str(path, pos, sizeof(path), ".");
 		pos = put_u64(path, pos, sizeof(path), gen);
-		raw_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND |
-			      O_CLOEXEC, 0600);
-		if (raw_fd >= 0) {
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+
+		if (fd >= 0) {
+			raw_fd_set_locked(fd);
 			put_str(raw_path, 0, sizeof(raw_path), path);
 			put_str(path, pos, sizeof(path), REC_META_SUFFIX);
 			write_meta(path, mono);
@@ -334,17 +539,40 @@ static int open_raw_locked(void)
 	return -1;
 }
 
+/* The raw file, found again by its path when raw_fd no longer names it. */
+static void reopen_raw_locked(void)
+{
+	int fd;
+
+	if (!raw_path[0])
+		return;
+	fd = open(raw_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd >= 0)
+		raw_fd_set_locked(fd);	/* the old number is the program's now: left alone */
+	else
+		WRITE_ONCE(raw_fd, -1);
+}
+
+/* Also from fatal_flush: open_lock is only tried there (the interrupted
+ * thread may hold it), for a bounded while. */
 static int raw_file(void)
 {
 	int fd = READ_ONCE(raw_fd);
 
-	if (likely(fd >= 0))
+	if (likely(fd >= 0) && likely(fd_is_raw(fd)))
 		return fd;
 	if (getpid() != owner_pid)
 		return -1;
-	spin_lock(&open_lock);
-	if (raw_fd < 0)
+	for (unsigned int spins = 0; atomic_exchange_explicit(&open_lock, 1, memory_order_acquire);
+	     spins++) {
+		if (spins > (1u << 22))
+			return -1;
+		__builtin_ia32_pause();
+	}
+	if (raw_fd < 0 && !raw_path[0])
 		open_raw_locked();
+	else if (raw_fd < 0 || !fd_is_raw(raw_fd))
+		reopen_raw_locked();
 	fd = raw_fd;
 	spin_unlock(&open_lock);
 	return fd;
@@ -353,18 +581,31 @@ static int raw_file(void)
 /* One write of header + events: O_APPEND keeps blocks whole. */
 static void write_block(struct rec_block *hdr, uint32_t tid, uint64_t fill)
 {
-	int fd;
+	int e = errno;
 
 	if (!fill)
-		return;
-	fd = raw_file();
-	if (fd < 0)
 		return;
 	hdr->magic = REC_BLOCK_MAGIC;
 	hdr->tid = tid;	/* hdr->time: set by the caller */
 	hdr->count = (uint32_t)(fill >> 32);
 	hdr->bytes = (uint32_t)fill;
-	write_full(fd, hdr, sizeof(*hdr) + hdr->bytes);
+	/* EBADF before a byte went out: the descriptor was moved (rec_fd_evict)
+	 * between raw_file() and the write; once more, on its new number */
+	for (int tries = 0; tries < 2; tries++) {
+		int fd = raw_file();
+		ssize_t n;
+
+		if (fd < 0)
+			break;
+		do
+			n = write(fd, hdr, sizeof(*hdr) + hdr->bytes);
+		while (n < 0 && errno == EINTR);
+		if (n >= 0 && (size_t)n < sizeof(*hdr) + hdr->bytes)
+			write_full(fd, (char *)hdr + n, sizeof(*hdr) + hdr->bytes - (size_t)n);
+		if (n >= 0 || errno != EBADF)
+			break;
+	}
+	errno = e;
 }
 
 static void flush_buf(struct rec_buf *b)
@@ -742,8 +983,9 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	if (raw_fd >= 0)
-		close(raw_fd);
+		rec_close(raw_fd);
 	raw_fd = -1;
+	raw_path[0] = 0;
 	owner_pid = getpid();
 	if (self.stacks) {	/* its ids were the parent's file's */
 		memset(self.stacks->hash, 0, self.stacks->slots * sizeof(uint64_t));
@@ -887,13 +1129,56 @@ __visible sighandler_fn signal(int sig, sighandler_fn h)
 	return old == fatal_flush ? SIG_DFL : old;
 }
 
-static __attribute__((destructor)) void record_fini(void)
+/* The other names of signal(): the same stand-in, each its own libc entry. */
+static sighandler_fn signal_as(signal_fn fn, int sig, sighandler_fn h)
 {
-	if (atomic_load(&state) != 2)
+	sighandler_fn old;
+
+	if (!fn) {
+		errno = ENOSYS;
+		return SIG_ERR;
+	}
+	old = fn(sig, stand_in(sig, h) ? fatal_flush : h);
+	return old == fatal_flush ? SIG_DFL : old;
+}
+
+/* declared by <signal.h> only for old X/Open levels */
+sighandler_fn bsd_signal(int sig, sighandler_fn h);
+
+__visible sighandler_fn bsd_signal(int sig, sighandler_fn h)
+{
+	return signal_as(REAL(bsd_signal), sig, h);
+}
+
+__visible sighandler_fn sysv_signal(int sig, sighandler_fn h)
+{
+	return signal_as(REAL(sysv_signal), sig, h);
+}
+
+__visible sighandler_fn sigset(int sig, sighandler_fn h)
+{
+	return signal_as(REAL(sigset), sig, h);
+}
+
+/* Everything buffered, and the maps: at exit, quick_exit, _exit, a raw exit. */
+static void flush_at_end(void)
+{
+	if (atomic_load(&state) != 2 || getpid() != owner_pid)
 		return;
 	WRITE_ONCE(exiting, true);
 	flush_all();
 	dump_maps();
+}
+
+/* Registered first, so it runs after the program's at_quick_exit handlers. */
+static void record_quick_exit(void)
+{
+	flush_at_end();
+}
+
+static __attribute__((destructor)) void record_fini(void)
+{
+	flush_at_end();
 }
 
 static void *boot_alloc(size_t size, size_t align)
@@ -948,6 +1233,17 @@ static __slowpath void record_init(void)
 	real.posix_spawnp = (spawn_fn)sym("posix_spawnp");
 	real.sigaction = (sigaction_fn)sym("sigaction");
 	real.signal = (signal_fn)sym("signal");
+	real.bsd_signal = (signal_fn)sym("bsd_signal");
+	real.sysv_signal = (signal_fn)sym("sysv_signal");
+	real.sigset = (signal_fn)sym("sigset");
+	real.close = (close_fn)sym("close");
+	real.close_range = (close_range_fn)sym("close_range");
+	real.closefrom = (closefrom_fn)sym("closefrom");
+	real.dup2 = (dup2_fn)sym("dup2");
+	real.dup3 = (dup3_fn)sym("dup3");
+	real.fexecve = (fexecve_fn)sym("fexecve");
+	real.execveat = (execveat_fn)sym("execveat");
+	real.syscall = (syscall_fn)sym("syscall");
 	real._exit = (exit_fn)sym("_exit");
 	real._Exit = (exit_fn)sym("_Exit");
 	dir = getenv(REC_ENV_DIR);
@@ -970,6 +1266,7 @@ static __slowpath void record_init(void)
 	}
 	pthread_key_create(&thread_key, thread_exit);
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	at_quick_exit(record_quick_exit);
 	/* Every image gets its raw file (and so its table entry) at start,
 	 * even one that never allocates. */
 	spin_lock(&open_lock);
@@ -1353,6 +1650,122 @@ __visible int execvp(const char *file, char *const argv[])
 	return execvpe(file, argv, environ);
 }
 
+/* The path of what @dirfd and @path name, for the note (check_exec reads it). */
+static void at_path(char *buf, size_t cap, int dirfd, const char *path, int flags)
+{
+	size_t pos;
+
+	if (path && path[0] == '/') {
+		put_str(buf, 0, cap, path);
+		return;
+	}
+	pos = put_str(buf, 0, cap, "/proc/self/fd/");
+	if (dirfd == AT_FDCWD) {
+		put_str(buf, 0, cap, path ? path : "");
+		return;
+	}
+	pos = put_u64(buf, pos, cap, (uint64_t)dirfd);
+	if (path && path[0] && !(flags & AT_EMPTY_PATH)) {
+		pos = put_str(buf, pos, cap, "/");
+		put_str(buf, pos, cap, path);
+	}
+}
+
+/* fexecve, execveat: the same as do_exec, the file named by a descriptor. */
+static void before_exec_at(int dirfd, const char *path, int flags, char *const envp[])
+{
+	char file[1024];
+
+	if (atomic_load(&state) == 0)
+		record_init();
+	if (atomic_load(&state) != 2)
+		return;
+	at_path(file, sizeof(file), dirfd, path, flags);
+	note_exec(file, envp);
+	if (getpid() == owner_pid) {
+		flush_all();
+		dump_maps();
+	}
+}
+
+__visible int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	fexecve_fn fn = REAL(fexecve);
+
+	before_exec_at(fd, "", AT_EMPTY_PATH, envp);
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return fn(fd, argv, envp);
+}
+
+__visible int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+		       int flags)
+{
+	execveat_fn fn = REAL(execveat);
+
+	before_exec_at(dirfd, path, flags, envp);
+	if (!fn)
+		return (int)REAL(syscall)(SYS_execveat, dirfd, path, argv, envp, flags);
+	return fn(dirfd, path, argv, envp, flags);
+}
+
+/*
+ * syscall(): the raw calls that end the image (exit_group, exit of the last
+ * thread, execve, execveat) flush first, and those that close or replace a
+ * descriptor go through the wrappers above. A system call made by an
+ * instruction of the program's own (inline assembly, a static runtime such
+ * as Go's) is not seen: what its threads buffered is lost, as at SIGKILL.
+ */
+__visible long syscall(long nr, ...)
+{
+	syscall_fn fn = REAL(syscall);
+	long a[6];
+	va_list ap;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	switch (nr) {
+	case SYS_exit_group:
+		flush_at_end();
+		break;
+	case SYS_exit:		/* this thread's own buffer (the process's, if last) */
+		if (atomic_load(&state) == 2 && getpid() == owner_pid && self.buf)
+			flush_buf(self.buf);
+		break;
+	case SYS_execve:
+		if (atomic_load(&state) == 2) {
+			note_exec((const char *)a[0], (char *const *)a[2]);
+			if (getpid() == owner_pid) {
+				flush_all();
+				dump_maps();
+			}
+		}
+		break;
+	case SYS_execveat:
+		before_exec_at((int)a[0], (const char *)a[1], (int)a[4], (char *const *)a[3]);
+		break;
+	case SYS_close:
+		return close((int)a[0]);
+	case SYS_close_range:
+		return rec_close_range((unsigned int)a[0], (unsigned int)a[1], (int)a[2]);
+#ifdef SYS_dup2		/* not on every architecture */
+	case SYS_dup2:
+		return dup2((int)a[0], (int)a[1]);
+#endif
+	case SYS_dup3:
+		return dup3((int)a[0], (int)a[1], (int)a[2]);
+	}
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return fn(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
 /* execl family: collect the arguments, then one of the above. */
 static int collect_args(const char *arg0, va_list ap, char **argv,
 			char ***envp)
@@ -1464,14 +1877,10 @@ __visible int posix_spawnp(pid_t *pid, const char *file,
  * the buffers are its parent's. */
 static __attribute__((noreturn)) void exit_now(exit_fn fn, int status)
 {
-	if (atomic_load(&state) == 2 && getpid() == owner_pid) {
-		WRITE_ONCE(exiting, true);
-		flush_all();
-		dump_maps();
-	}
+	flush_at_end();
 	if (fn)
 		fn(status);
-	syscall(SYS_exit_group, status);
+	REAL(syscall)(SYS_exit_group, status);
 	__builtin_unreachable();
 }
 

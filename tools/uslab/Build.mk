@@ -24,6 +24,13 @@ sim-objs += tools/uslab/uslab.o tools/uslab/builtin-script.o \
 install-data += tools/uslab/plot-frontier.py
 $(obj)/tools/uslab/builtin-tune.o: CPPFLAGS += -DUSLAB_SRCDIR='"$(srctree)"'
 
+# A forged statistics segment for the readers' tests
+# (tests/tools/test_statseg_foreign_file.sh).
+progs += $(obj)/tests/tools/statseg_forge
+$(obj)/tests/tools/statseg_forge: $(obj)/tests/tools/statseg_forge.o
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 progs        += $(obj)/uslab
 install-bins += $(obj)/uslab
 

@@ -9,16 +9,37 @@
  * magazines take the new size at their next refill or flush.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib/shmseg.h"
 #include "tools/uslab/builtin.h"
 
 static const char slabinfo_usage[] =
-	"uslab slabinfo -p PID [-w 'CACHE LIMIT BATCHCOUNT SHAREDFACTOR']\n"
+	"uslab slabinfo -p PID [-w 'CACHE LIMIT BATCHCOUNT SHAREDFACTOR'] | --gc\n"
 	"  print /proc/slabinfo (2.1) of a running process on uslab (started with\n"
 	"  USLAB_OPTIONS=stats_shm); -w sets a cache's magazine size (limit) and\n"
-	"  batch count, as writing /proc/slabinfo does";
+	"  batch count, as writing /proc/slabinfo does; --gc removes the segments\n"
+	"  no live process serves";
+
+/* --gc: the provably stale segments (lib/shmseg.h), whoever's pid they name. */
+static int slabinfo_gc(const char *cmd)
+{
+	const struct shmseg_id id = {
+		.magic = USLAB_STATSEG_MAGIC,
+		.version = USLAB_STATSEG_VERSION,
+		.size = sizeof(struct uslab_statseg),
+	};
+	int n = shmseg_sweep(USLAB_STATSEG_DIR, USLAB_STATSEG_PREFIX, &id);
+
+	if (n < 0) {
+		fprintf(stderr, "%s: --gc: %s: %s\n", cmd, USLAB_STATSEG_DIR, strerror(-n));
+		return 1;
+	}
+	printf("removed %d stale segment%s from %s\n", n, n == 1 ? "" : "s", USLAB_STATSEG_DIR);
+	return fflush(stdout) ? 1 : 0;
+}
 
 int cmd_slabinfo(int argc, char **argv)
 {
@@ -26,11 +47,13 @@ int cmd_slabinfo(int argc, char **argv)
 	struct statseg_handle h;
 	struct uslab_statseg *snap;
 	pid_t pid = 0;
+	bool gc = false;
 	int first, wres = 0, ret;
 	const struct cli_opt opts[] = {
 		OPT_STATSEG_PID(&pid),
 		OPT_STRING('w', "write", &write, "LINE",
 			   "'CACHE LIMIT BATCHCOUNT SHAREDFACTOR', as to /proc/slabinfo"),
+		OPT_BOOLEAN(0, "gc", &gc, "remove the segments no live process serves, then exit"),
 		OPT_END(),
 	};
 
@@ -38,6 +61,16 @@ int cmd_slabinfo(int argc, char **argv)
 			      PARSE_OPT_STOP_AT_NON_OPTION | PARSE_OPT_NO_OPERAND);
 	if (first <= 0)
 		return -first;
+	if (gc && (pid || write)) {
+		fprintf(stderr, "%s: --gc takes no -p or -w\n", cmd);
+		return 2;
+	}
+	if (gc)
+		return slabinfo_gc(cmd);
+	if (!pid) {
+		fprintf(stderr, "%s: -p PID is required (or --gc)\n", cmd);
+		return 2;
+	}
 	if (write && strlen(write) >= USLAB_STATSEG_CMD) {
 		fprintf(stderr, "%s: -w: line longer than %d bytes\n", cmd, USLAB_STATSEG_CMD - 1);
 		return 2;
@@ -65,7 +98,8 @@ int cmd_slabinfo(int argc, char **argv)
 		free(snap);
 		return 1;
 	}
-	if (fputs(snap->text, stdout) == EOF || fflush(stdout)) {
+	statseg_fput_text(stdout, snap->text);	/* what the process wrote, escaped */
+	if (ferror(stdout) || fflush(stdout)) {
 		fprintf(stderr, "%s: write: %s\n", cmd, strerror(errno));
 		free(snap);
 		return 1;

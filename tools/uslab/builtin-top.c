@@ -97,7 +97,7 @@ static int top_frame(FILE *out, pid_t pid, const struct uslab_statseg *prev,
 	uint64_t act_objs = 0, objs = 0, act_bytes = 0, bytes = 0, slabs = 0;
 	uint64_t hits = 0, ops = 0;
 	bool counted = cur->flags & USLAB_STATSEG_F_COUNTED;
-	char s1[32], s2[32];
+	char s1[32], s2[32], mode[sizeof(cur->mode) * 4 + 1];
 	uint32_t n = cur->nr_caches;
 
 	for (uint32_t i = 0; i < n; i++) {
@@ -127,7 +127,7 @@ static int top_frame(FILE *out, pid_t pid, const struct uslab_statseg *prev,
 	qsort(rows, n, sizeof(rows[0]), top_cmp);
 
 	fprintf(out, " uslab top - pid %d, per-CPU mode %s, %u caches%s, %s\n", (int)pid,
-		cur->mode, cur->total_caches,
+		statseg_printable(cur->mode, mode, sizeof(mode)), cur->total_caches,
 		cur->total_caches > n ? " (first shown)" : "",
 		prev ? "rates over the last interval" : "counts since the process started");
 	fprintf(out, " Active / Total Objects (%% used)    : %llu / %llu (%.1f%%)\n",
@@ -148,7 +148,7 @@ static int top_frame(FILE *out, pid_t pid, const struct uslab_statseg *prev,
 		"OBJ SIZE", "MAG", "HIT%", "REFILL/s", "FLUSH/s", "CACHE SIZE", "NAME");
 	for (uint32_t i = 0; i < n && (max_rows <= 0 || (int)i < max_rows); i++) {
 		const struct kmem_cache_stats *st = rows[i].st;
-		char hit[16], cs[32];
+		char hit[16], cs[32], name[sizeof(st->name) * 4 + 1];
 
 		if (isnan(rows[i].hit))
 			snprintf(hit, sizeof(hit), "-");
@@ -159,7 +159,7 @@ static int top_frame(FILE *out, pid_t pid, const struct uslab_statseg *prev,
 			(unsigned long long)st->num_objs, (unsigned long long)st->active_objs,
 			st->num_objs ? 100.0 * (double)st->active_objs / (double)st->num_objs : 0.0,
 			st->object_size / 1024.0, st->limit, hit, rows[i].refills,
-			rows[i].flushes, cs, st->name);
+			rows[i].flushes, cs, statseg_printable(st->name, name, sizeof(name)));
 	}
 	return fflush(out) ? -1 : 0;
 }
@@ -245,7 +245,7 @@ int cmd_top(int argc, char **argv)
 	pid_t pid = 0;
 	int first, ret = 1, cur = 0;
 	const struct cli_opt opts[] = {
-		OPT_STATSEG_PID(&pid),
+		OPT_STATSEG_PID(&pid, .flags = OPT_REQUIRED),
 		OPT_DOUBLE('d', "delay", &delay, "SECONDS",
 			   "refresh interval (default 2; -o waits one interval for the rates)",
 			   0.05, 3600),
@@ -270,23 +270,28 @@ int cmd_top(int argc, char **argv)
 		fprintf(stderr, "%s: out of memory\n", cmd);
 		goto out_free;
 	}
-	if (statseg_open(cmd, pid, &h))
-		goto out_free;
-	tty = !once && top_tty_raw(&saved);
 	signal(SIGINT, top_on_signal);
 	signal(SIGTERM, top_on_signal);
+	if (statseg_open(cmd, pid, &h))
+		goto out_free;
+	h.stop = &top_stop;	/* SIGINT, SIGTERM during a wait: a normal end */
+	tty = !once && top_tty_raw(&saved);
 
 	/* -o: the first snapshot is only the base of the rates */
 	if (once) {
-		if (statseg_snapshot(&h, NULL, NULL, snap[0]))
+		if (statseg_snapshot(&h, NULL, NULL, snap[0])) {
+			ret = top_stop ? 0 : 1;
 			goto out_close;
+		}
 		have_prev = true;
 		cur = 1;
 		top_sleep(delay);
 	}
 	while (!top_stop) {
-		if (statseg_snapshot(&h, NULL, NULL, snap[cur]))
+		if (statseg_snapshot(&h, NULL, NULL, snap[cur])) {
+			ret = top_stop ? 0 : 1;
 			goto out_close;
+		}
 		if (tty)
 			fputs("\033[H\033[2J", stdout);
 		else if (shown)

@@ -9,6 +9,7 @@
 
 #include "trace/internal.h"
 #include "sim/internal.h"
+#include <signal.h>
 #include <sys/types.h>
 #include "uslab/statseg.h"
 #include "tools/uslab/parse-options.h"
@@ -77,20 +78,27 @@ int cmd_top(int argc, char **argv);
 
 /* statseg.c: the reader's side of a process's statistics segment */
 struct statseg_handle {
-	struct uslab_statseg *seg;	/* the process's segment, mapped */
+	void *map;			/* its first page: the futex words' address, never touched */
 	int fd;
 	pid_t pid;
+	uint64_t start;			/* its start time (/proc/PID/stat field 22) */
 	const char *cmd;		/* for messages */
+	volatile sig_atomic_t *stop;	/* set by the caller's signal handler, or NULL */
 };
-/* -p/--pid PID, required, of `uslab slabinfo` and `uslab top`: into the
- * pid_t @v. PID_MAX_LIMIT is 2^22; 2^30 - 1 leaves room. */
-#define OPT_STATSEG_PID(v)							\
+/* -p/--pid PID of `uslab slabinfo` and `uslab top` (required there; in
+ * slabinfo unless --gc): into the pid_t @v; more fields of the option after
+ * it. PID_MAX_LIMIT is 2^22; 2^30 - 1 leaves room. */
+#define OPT_STATSEG_PID(v, ...)							\
 	OPT_INTEGER('p', "pid", v, "PID", "the process (running on uslab)", 1, 0x3fffffff, \
-		    .flags = OPT_REQUIRED)
+		    __VA_ARGS__)
 int statseg_open(const char *cmd, pid_t pid, struct statseg_handle *h);
 int statseg_snapshot(struct statseg_handle *h, const char *write, int *write_result,
 		     struct uslab_statseg *out);
 void statseg_close(struct statseg_handle *h);
+/* What the segment says, for a terminal: every byte outside printable
+ * ASCII as \xNN, backslash as \\; statseg_fput_text keeps newlines. */
+void statseg_fput_text(FILE *f, const char *s);
+const char *statseg_printable(const char *s, char *buf, size_t len);
 
 /* plot.c; plot-frontier.py reads the same kinds as numbers. */
 enum plot_kind {
