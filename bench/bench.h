@@ -9,6 +9,7 @@
 #ifndef USLAB_BENCH_H
 #define USLAB_BENCH_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,12 @@ static inline void bench_escape(void *p)
 
 /* argv[i] as a number, or @def when absent */
 long bench_arg(int argc, char **argv, int i, long def);
+
+/* bench/workloads.c: the threaded workloads' helpers (every workload file) */
+void *thread_args(int n, size_t size);
+pthread_t *spawn(int n, void *(*fn)(void *), void *args, size_t argsz);
+void join(pthread_t *t, int n);
+double timed_threads(int n, void *(*fn)(void *), void *args, size_t argsz);
 
 /* bench/workloads.c */
 int wl_study(int argc, char **argv);

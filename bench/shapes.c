@@ -13,7 +13,8 @@
  *
  * Each prints one line of key=value results, CPU seconds (cpu_s) among
  * them: a loaded machine moves wall time more than CPU time. A workload
- * that finds its own data corrupted says so (bad=N) and exits 1.
+ * that finds its own data corrupted says so (bad=N) and exits 1. Threads
+ * and zeroed arrays come from workloads.c's helpers (bench.h).
  */
 #include <pthread.h>
 #include <sched.h>
@@ -22,35 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bench.h"
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n, size);
-
-	if (!p) {
-		fprintf(stderr, "alloc_bench: out of memory\n");
-		exit(1);
-	}
-	return p;
-}
-
-/* T threads of @fn over @args (@argsz bytes each); wall seconds. */
-static double run_threads(int t, void *(*fn)(void *), void *args, size_t argsz)
-{
-	pthread_t *th = xcalloc((size_t)t, sizeof(*th));
-	double t0 = bench_now();
-
-	for (int i = 0; i < t; i++)
-		if (pthread_create(&th[i], NULL, fn, (char *)args + (size_t)i * argsz)) {
-			perror("pthread_create");
-			exit(1);
-		}
-	for (int i = 0; i < t; i++)
-		pthread_join(th[i], NULL);
-	t0 = bench_now() - t0;
-	free(th);
-	return t0;
-}
 
 static void *must_malloc(size_t size)
 {
@@ -84,7 +56,7 @@ struct ring {
 
 static void ring_init(struct ring *r, long n)
 {
-	r->slot = xcalloc((size_t)n, sizeof(void *));
+	r->slot = thread_args((int)n, sizeof(void *));
 	r->n = n;
 	r->cur = 0;
 	r->keep_lo = r->keep_hi = n;	/* no window before the first wrap */
@@ -173,7 +145,7 @@ int wl_sh6bench(int argc, char **argv)
 {
 	int t = (int)bench_arg(argc, argv, 2, 2);
 	long calls = bench_arg(argc, argv, 3, 10000) / t;
-	struct sh6_arg *a = xcalloc((size_t)t, sizeof(*a));
+	struct sh6_arg *a = thread_args(t, sizeof(*a));
 	long total = 0;
 	double c0 = bench_cpu_s(), wall;
 
@@ -182,7 +154,7 @@ int wl_sh6bench(int argc, char **argv)
 		a[i].repeats = bench_arg(argc, argv, 4, calls);
 		a[i].maxsize = (int)bench_arg(argc, argv, 5, 1000);
 	}
-	wall = run_threads(t, sh6_thread, a, sizeof(*a));
+	wall = timed_threads(t, sh6_thread, a, sizeof(*a));
 	for (int i = 0; i < t; i++)
 		total += a[i].nallocs;
 	printf("sh6_s=%.4f cpu_s=%.4f mallocs=%ld peak_rss_kb=%ld threads=%d\n",
@@ -284,14 +256,14 @@ int wl_sh8bench(int argc, char **argv)
 	long heap = bench_arg(argc, argv, 4, 1000000);
 	long foreign = bench_arg(argc, argv, 5, (long)((double)iters / 0.07));
 	long tt = (long)t * t;
-	struct sh8_arg *a = xcalloc((size_t)t, sizeof(*a));
+	struct sh8_arg *a = thread_args(t, sizeof(*a));
 	void *_Atomic *slots;
-	pthread_t *th = xcalloc((size_t)t, sizeof(*th));
+	pthread_t *th;
 	long nallocs = 0, nforeign = 0, bad = 0;
 	double c0 = bench_cpu_s(), t0;
 
 	foreign = foreign / tt * tt;	/* a multiple of T^2, as the original */
-	slots = foreign ? xcalloc((size_t)foreign, sizeof(*slots)) : NULL;
+	slots = foreign ? thread_args((int)foreign, sizeof(*slots)) : NULL;
 	for (int i = 0; i < t; i++)
 		a[i] = (struct sh8_arg){
 			.iters = iters / t, .heap = heap / t < 5 ? 5 : heap / t,
@@ -299,11 +271,7 @@ int wl_sh8bench(int argc, char **argv)
 			.region = foreign / t, .chunk = foreign / tt,
 		};
 	t0 = bench_now();
-	for (int i = 0; i < t; i++)
-		if (pthread_create(&th[i], NULL, sh8_thread, &a[i])) {
-			perror("pthread_create");
-			exit(1);
-		}
+	th = spawn(t, sh8_thread, a, sizeof(*a));
 	for (long i = 0; i < foreign; i++) {
 		void **blk = malloc(8);
 
@@ -312,8 +280,7 @@ int wl_sh8bench(int argc, char **argv)
 		*blk = (void *)&slots[i];
 		atomic_store_explicit(&slots[i], (void *)blk, memory_order_release);
 	}
-	for (int i = 0; i < t; i++)
-		pthread_join(th[i], NULL);
+	join(th, t);
 	t0 = bench_now() - t0;
 	for (int i = 0; i < t; i++) {
 		nallocs += a[i].nallocs;
@@ -323,7 +290,6 @@ int wl_sh8bench(int argc, char **argv)
 	printf("sh8_s=%.4f cpu_s=%.4f mallocs=%ld foreign_frees=%ld bad=%ld peak_rss_kb=%ld threads=%d\n",
 	       t0, bench_cpu_s() - c0, nallocs + foreign, nforeign, bad, bench_peak_rss_kb(), t);
 	free((void *)slots);
-	free(th);
 	free(a);
 	return bad || nforeign != foreign;
 }
@@ -370,7 +336,7 @@ int wl_mleak(int argc, char **argv)
 	for (long r = 0; r < rounds; r++) {
 		for (int i = 0; i < MLEAK_THREADS; i++)
 			a[i].seed = 0x1ce4e5b9ULL + (uint64_t)(r * MLEAK_THREADS + i) * 0x9e3779b97f4a7c15ULL;
-		run_threads(MLEAK_THREADS, mleak_thread, a, sizeof(a[0]));
+		timed_threads(MLEAK_THREADS, mleak_thread, a, sizeof(a[0]));
 	}
 	wall = bench_now() - t0;
 	end_kb = bench_rss_kb();
@@ -434,7 +400,7 @@ int wl_gmfill(int argc, char **argv)
 	size_t total = (size_t)bench_arg(argc, argv, 3, 3072) << 20;
 	size_t min = (size_t)bench_arg(argc, argv, 4, 16);
 	size_t max = (size_t)bench_arg(argc, argv, 5, 512);
-	struct gmf_arg *a = xcalloc((size_t)t, sizeof(*a));
+	struct gmf_arg *a = thread_args(t, sizeof(*a));
 	double c0 = bench_cpu_s(), wall;
 	long blocks = 0;
 
@@ -445,7 +411,7 @@ int wl_gmfill(int argc, char **argv)
 	}
 	for (int i = 0; i < t; i++)
 		a[i] = (struct gmf_arg){ .bytes = total / (size_t)t, .min = min, .max = max, .id = i };
-	wall = run_threads(t, gmf_thread, a, sizeof(*a));
+	wall = timed_threads(t, gmf_thread, a, sizeof(*a));
 	for (int i = 0; i < t; i++)
 		blocks += a[i].blocks;
 	printf("gmfill_s=%.4f cpu_s=%.4f blocks=%ld peak_rss_kb=%ld threads=%d\n",
@@ -464,7 +430,7 @@ int wl_rss_tax(int argc, char **argv)
 {
 	size_t want = (size_t)bench_arg(argc, argv, 2, 1024) << 10, done = 0;
 	size_t cap = want / 16 + 1, n = 0, size = 16;
-	void **blk = xcalloc(cap, sizeof(void *));
+	void **blk = thread_args((int)cap, sizeof(void *));
 	long before = bench_rss_kb(), live;
 
 	while (done < want && n < cap) {

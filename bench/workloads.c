@@ -23,8 +23,9 @@
 #include "bench.h"
 
 /* Zeroed room for @n threads' arguments (or handles), @size bytes each;
- * exit 1 without it: there is nothing to measure. */
-static void *thread_args(int n, size_t size)
+ * exit 1 without it: there is nothing to measure. (bench/shapes.c's
+ * arrays use it too.) */
+void *thread_args(int n, size_t size)
 {
 	void *a = calloc((size_t)n, size);
 
@@ -33,7 +34,7 @@ static void *thread_args(int n, size_t size)
 	return a;
 }
 
-static pthread_t *spawn(int n, void *(*fn)(void *), void *args, size_t argsz)
+pthread_t *spawn(int n, void *(*fn)(void *), void *args, size_t argsz)
 {
 	pthread_t *t = thread_args(n, sizeof(*t));
 
@@ -45,7 +46,7 @@ static pthread_t *spawn(int n, void *(*fn)(void *), void *args, size_t argsz)
 	return t;
 }
 
-static void join(pthread_t *t, int n)
+void join(pthread_t *t, int n)
 {
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
@@ -54,7 +55,7 @@ static void join(pthread_t *t, int n)
 
 /* Wall seconds from starting @n threads of @fn (each given its @argsz
  * slice of @args) to joining the last. */
-static double timed_threads(int n, void *(*fn)(void *), void *args, size_t argsz)
+double timed_threads(int n, void *(*fn)(void *), void *args, size_t argsz)
 {
 	double t0 = bench_now();
 
