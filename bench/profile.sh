@@ -52,7 +52,7 @@ shares() {
 {
 	echo "# Where the time goes (perf record -e cpu-clock), $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo
-	echo "Commit $(git -C "$src" rev-parse --short HEAD). One run each with make bench's arguments; shares of cpu-clock samples. For glibc the allocator is inside libc."
+	echo "Commit $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo "(not a git checkout)"). One run each with make bench's arguments; shares of cpu-clock samples. For glibc the allocator is inside libc."
 } >"$out/profile.md"
 while read -r c peer ratio; do
 	args=$(awk -F'|' -v c="$c" '$1 == c { print $3 }' "$out/cases.tsv")
