@@ -328,6 +328,21 @@ def md_gmalloc(data, cases):
     return out
 
 
+def md_cost(data, cases):
+    costs = []
+    for c in cases:
+        t = sum(sum(v) for (cc, a, k), v in data.items() if cc == c and k == "run_s")
+        if t:
+            costs.append((t, c))
+    if not costs:
+        return []
+    total = sum(t for t, _ in costs)
+    costs.sort(reverse=True)
+    return ["| case | s | share |", "|---|---|---|"] + \
+        ["| %s | %.0f | %.0f%% |" % (c, t, 100 * t / total) for t, c in costs] + \
+        ["| all | %.0f | |" % total]
+
+
 def decay_series(data, alloc):
     pts = []
     for (case, a, key), vals in data.items():
@@ -471,6 +486,10 @@ def main():
     dec = md_decay(data)
     if dec:
         md += ["", "## %sRSS (MiB) over time after a burst of frees (rss_decay)" % quick, ""] + dec
+    cost = md_cost(data, cases)
+    if cost:
+        md += ["", "## %sWhat each case cost in wall time (s, all allocators and rounds)" % quick,
+               ""] + cost
     red = md_redis(data)
     if red:
         md += ["", "## %sredis-server slot" % quick, ""] + red

@@ -79,7 +79,7 @@ sample() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" "$round" >>"$samples"; }
 # results and perf stat's software counters into the samples.
 run_case() {
 	local c=$1 a=$2; shift 2
-	local pf=$out/perf.$$ line kv
+	local pf=$out/perf.$$ line kv t0=$EPOCHREALTIME
 	if [ "$perf_ok" = 1 ]; then
 		# (perf execs its command: `on`, a shell function, cannot be it)
 		line=$(perf stat -x, -e "$events" -o "$pf" \
@@ -95,6 +95,8 @@ run_case() {
 	for kv in $line; do
 		sample "$c" "$a" "${kv%%=*}" "${kv#*=}"
 	done
+	# what the run cost in time, for bounding make bench (report: run time)
+	sample "$c" "$a" run_s "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')"
 }
 
 # Counts: the seeds' parameters where a run stays within seconds, scaled
