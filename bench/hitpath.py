@@ -17,12 +17,13 @@ hit path: it fails and says where, rather than print a number.
 With --probe HITPROBE the walk is checked against the running code:
 bench/hitprobe puts a breakpoint where every conditional branch of the
 walk would go if it did not fall through, and runs malloc(64)/free pairs
-with LIB preloaded. A breakpoint reached means the hit takes that branch:
-the walk takes the first one reached and is checked again (at most
-eight times).
+with LIB preloaded. A breakpoint reached in the first pair (in two runs)
+means the hit takes that branch: the walk takes it and is checked again
+(at most eight times). One reached later is a miss now and then (a
+magazine the reaper trimmed), not the hit path.
 A branch whose both sides lie on the walk (a short forward skip) is
 checked the other way round: a breakpoint alone on the side the walk
-takes must be reached. verified=yes when every branch passed; unchecked=N
+takes must be reached in the first pair. verified=yes when every branch passed; unchecked=N
 counts the branches left unchecked when it did not.
 
 Prints `hitpath_insns=N malloc=M free=F [verified=... unchecked=N]` and,
@@ -37,6 +38,7 @@ FUNC = re.compile(r"^([0-9a-f]+) <(.+)>:$")
 TARGET = re.compile(r"^([0-9a-f]+)(?: <([^>]+)>)?")
 PREFIXES = {"bnd", "notrack", "rep", "repz", "repe", "lock", "data16", "cs", "ds"}
 LIMIT = 400
+PLT = "plt"		# key of disassemble()'s successor map that holds the PLT's addresses
 
 
 class NotAHitPath(Exception):
@@ -49,8 +51,9 @@ def exported(lib, names):
     addr = {}
     for line in out.splitlines():
         parts = line.split()
-        if len(parts) == 3 and parts[1] in "TtWi" and parts[2] in names:
-            addr[parts[2]] = int(parts[0], 16)
+        name = parts[2].split("@")[0] if len(parts) == 3 else None	# malloc@@GLIBC_2.2.5
+        if name in names and parts[1] in "TtWi" and name not in addr:
+            addr[name] = int(parts[0], 16)
     missing = [n for n in names if n not in addr]
     if missing:
         raise NotAHitPath("%s exports no %s" % (lib, ", ".join(missing)))
@@ -62,8 +65,13 @@ def disassemble(lib):
                          capture_output=True, text=True, check=True).stdout
     insns = {}		# addr -> (text, function name)
     order = []
+    plt = set()		# addresses in .plt, .plt.got, .plt.sec
     func = "?"
+    in_plt = False
     for line in out.splitlines():
+        if line.startswith("Disassembly of section "):
+            in_plt = line.split()[-1].rstrip(":").startswith(".plt")
+            continue
         m = FUNC.match(line)
         if m:
             func = m.group(2)
@@ -76,7 +84,10 @@ def disassemble(lib):
                 continue
             insns[a] = (text, func)
             order.append(a)
+            if in_plt:
+                plt.add(a)
     nxt = {a: b for a, b in zip(order, order[1:])}
+    nxt[PLT] = plt
     return insns, nxt
 
 
@@ -104,9 +115,11 @@ def walk(insns, nxt, entry, name, flip=frozenset()):
     while True:
         if a not in insns:
             raise NotAHitPath("%s: the walk reached %#x, not an instruction" % (name, a))
-        if (a, len(stack)) in seen:
+        # the same place from the same calls again: a loop (a helper called
+        # from two places is two visits)
+        if (a, tuple(stack)) in seen:
             raise NotAHitPath("%s: a loop at %#x (%s)" % (name, a, insns[a][1]))
-        seen.add((a, len(stack)))
+        seen.add((a, tuple(stack)))
         text, func = insns[a]
         path.append((a, text, func))
         if len(path) > LIMIT:
@@ -123,7 +136,7 @@ def walk(insns, nxt, entry, name, flip=frozenset()):
             t = TARGET.match(ops)
             if ops.startswith("*") or not t:
                 raise NotAHitPath("%s: an indirect %s at %#x (%s): %s" % (name, mn, a, func, text))
-            if t.group(2) and "@plt" in t.group(2):
+            if int(t.group(1), 16) in nxt[PLT]:
                 raise NotAHitPath("%s: leaves the library at %#x (%s): %s" % (name, a, func, text))
             if mn.startswith("call"):
                 stack.append(nxt[a])
@@ -159,19 +172,34 @@ def other_sides(path, nxt, flip):
 
 
 def probe_run(probe, lib, addrs):
+    """[(address, pair)] of the breakpoints reached, in order."""
     out = subprocess.run([probe, lib] + ["%x" % a for a in sorted(addrs)],
                          capture_output=True, text=True)
-    if out.returncode != 0 or not out.stdout.startswith("taken="):
+    m = re.match(r"taken=(\S*)$", out.stdout.strip())
+    if out.returncode != 0 or not m:
         raise NotAHitPath("hitprobe failed: %s" % (out.stderr.strip() or out.stdout.strip()))
-    return [int(x, 16) for x in out.stdout.strip()[len("taken="):].split(",") if x]
+    return [(int(x.split("@")[0], 16), int(x.split("@")[1]))
+            for x in m.group(1).split(",") if x]
+
+
+def reached_first(probe, lib, addrs):
+    """The address reached in the probe's first pair, when two runs agree
+    that one is (a miss in pair 0 is rare; twice running, the walk is off)."""
+    first = None
+    for _ in range(2):
+        t = probe_run(probe, lib, addrs)
+        if not t or t[0][1] > 0 or (first is not None and t[0][0] != first):
+            return None
+        first = t[0][0]
+    return first
 
 
 def verify(lib, probe, insns, nxt, addr):
-    """Walk, probe, take the branches the probe saw taken, again. Then
+    """Walk, probe, take the branch the hit was seen to take, again. Then
     every branch whose both sides lie on the walk: a breakpoint alone on
-    the side the walk takes must be reached (else the walk takes the
-    other side and starts over). Returns the paths, "yes" or "no", and
-    how many branches stayed unchecked."""
+    the side the walk takes must be reached in the first pair (else the
+    walk takes the other side and starts over). Returns the paths, "yes"
+    or "no", and how many branches stayed unchecked."""
     flip = set()
     for _ in range(8):
         paths = {n: walk(insns, nxt, addr[n], n, frozenset(flip)) for n in ("malloc", "free")}
@@ -181,13 +209,12 @@ def verify(lib, probe, insns, nxt, addr):
             inner.update(i)
             for k, v in o.items():
                 others.setdefault(k, set()).update(v)
-        taken = probe_run(probe, lib, others) if others else []
-        if taken:
-            # only the first is sure: a stop inside a per-CPU section may
-            # send the child down the section's abort path
-            flip.symmetric_difference_update(others[taken[0]])
+        first = reached_first(probe, lib, others) if others else None
+        if first is not None:
+            flip.symmetric_difference_update(others[first])
             continue
-        missed = [b for b, side in sorted(inner.items()) if side not in probe_run(probe, lib, [side])]
+        missed = [b for b, side in sorted(inner.items())
+                  if (side, 0) not in probe_run(probe, lib, [side])[:1]]
         if not missed:
             return paths, "yes", 0
         flip.symmetric_difference_update(missed[:1])

@@ -5,15 +5,18 @@
  * warms malloc(64)/free up (100,000 pairs), stops, and runs 1,000 more
  * pairs; before those, a breakpoint goes on every ADDR (hex, as in the
  * disassembly): the places a conditional branch of the walked path jumps
- * to when it does not fall through. None may be reached while the pairs
- * run: prints `taken=` and the addresses that were, in the order reached
- * (empty: the walk is the path). The probe only stops the child off the
- * walked path, never in it, so the per-CPU sections it checks run as they
- * always do until the first breakpoint; only that first one is sure.
+ * to when it does not fall through. Prints `taken=` and the addresses
+ * reached while the pairs ran, in that order, each with the pair it was
+ * reached in (ADDR@PAIR; none: the walk is the path). A side the hit takes
+ * is reached in pair 0; a later one is a miss now and then (a magazine the
+ * reaper trimmed) or, after the first stop, a per-CPU section's abort
+ * path. Each breakpoint fires once: the probe stops the child only off the
+ * walked path, so the sections it checks run as they always do until then.
  *
  * Needs ptrace of its own child (Yama's ptrace_scope 0 or 1 allows that).
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +31,9 @@
 #define PAIRS 1000
 #define MAXBP 256
 
+/* The pair the child is in; the probe reads it where a breakpoint stops it. */
+static volatile long probe_pair;
+
 static int child(void)
 {
 	for (int i = 0; i < WARM; i++) {
@@ -38,7 +44,10 @@ static int child(void)
 	}
 	raise(SIGSTOP);
 	for (int i = 0; i < PAIRS; i++) {
-		void *p = malloc(64);
+		void *p;
+
+		probe_pair = i;
+		p = malloc(64);
 
 		__asm__ volatile("" : : "r"(p) : "memory");
 		free(p);
@@ -47,12 +56,17 @@ static int child(void)
 	return 0;
 }
 
-/* Where LIB's first mapping (file offset 0) starts in @pid. */
+/* Where the first mapping (file offset 0) of the file @lib starts in
+ * @pid (the map names the file a symbolic link leads to). */
 static uintptr_t lib_base(pid_t pid, const char *lib)
 {
-	char path[64], line[4096];
-	const char *name = strrchr(lib, '/') ? strrchr(lib, '/') + 1 : lib;
+	char path[64], line[4096], real[4096];
+	const char *name;
 	uintptr_t base = 0;
+
+	if (realpath(lib, real))
+		lib = real;
+	name = strrchr(lib, '/') ? strrchr(lib, '/') + 1 : lib;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
@@ -77,8 +91,8 @@ static uintptr_t lib_base(pid_t pid, const char *lib)
 
 int main(int argc, char **argv)
 {
-	uintptr_t at[MAXBP], base;
-	long orig[MAXBP];
+	uintptr_t at[MAXBP], base, counter;
+	long orig[MAXBP], pair[MAXBP];
 	int n = argc - 2, status, order[MAXBP], nhit = 0;
 	pid_t pid;
 
@@ -118,6 +132,9 @@ int main(int argc, char **argv)
 		if (stops < 2)
 			ptrace(PTRACE_CONT, pid, NULL, NULL);
 	}
+	/* the child's probe_pair: ours moved by where its executable sits */
+	counter = (uintptr_t)&probe_pair - lib_base(getpid(), "/proc/self/exe") +
+		  lib_base(pid, "/proc/self/exe");
 	base = lib_base(pid, argv[1]);
 	if (!base) {
 		fprintf(stderr, "hitprobe: %s is not mapped in the child\n", argv[1]);
@@ -157,7 +174,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "hitprobe: a trap at %#llx, not a breakpoint\n", r.rip);
 			break;
 		}
-		/* one hit is enough: put the instruction back and go on */
+		/* one hit is enough: note the pair, put the instruction back and
+		 * go on (armed again, a stop in a per-CPU section would abort
+		 * and retry it forever) */
+		pair[nhit] = ptrace(PTRACE_PEEKDATA, pid, (void *)counter, NULL);
 		order[nhit++] = i;
 		ptrace(PTRACE_POKETEXT, pid, (void *)(base + at[i]), (void *)orig[i]);
 		r.rip--;
@@ -165,11 +185,10 @@ int main(int argc, char **argv)
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	/* in the order reached: after the first, a stop inside a per-CPU
-	 * section may have sent the child down its abort path */
+	/* in the order reached, each with the pair it was reached in */
 	printf("taken=");
 	for (int k = 0; k < nhit; k++)
-		printf("%s%lx", k ? "," : "", (unsigned long)at[order[k]]);
+		printf("%s%lx@%ld", k ? "," : "", (unsigned long)at[order[k]], pair[k]);
 	printf("\n");
 	return 0;
 }

@@ -192,7 +192,9 @@ def special_rows(data):
         out["hitpath"] = {"insns": n, "malloc": med(data, "hitpath", "uslab", "malloc"),
                           "free": med(data, "hitpath", "uslab", "free"),
                           "verified": {None: "not checked", 0: "no, the walk may be off the path",
-                                       1: "yes"}[med(data, "hitpath", "uslab", "verified")]}
+                                       1: "yes"}[med(data, "hitpath", "uslab", "verified")],
+                          "peers": {a: med(data, "hitpath", a, "hitpath_insns") for a in PEERS
+                                    if med(data, "hitpath", a, "hitpath_insns") is not None}}
     tax = {a: med(data, "rss_tax", a, "rss_kb") for a in ["uslab"] + PEERS}
     if tax.get("uslab") and tax.get("glibc"):
         out["rss_tax"] = {"uslab_minus_glibc_kb": tax["uslab"] - tax["glibc"],
@@ -238,8 +240,10 @@ def md_special(sp):
         out.append("* hit path: **%d instructions** per malloc+free pair on a hit "
                    "(malloc %d + free %d, entry to ret of malloc(64) and free; "
                    "bench/hitpath.py, listing in hitpath.txt; checked against the running "
-                   "code by bench/hitprobe: %s; issue 18's bar: 30)" % (
-                       h["insns"], h["malloc"], h["free"], h["verified"]))
+                   "code by bench/hitprobe: %s; issue 18's bar: 30)%s" % (
+                       h["insns"], h["malloc"], h["free"], h["verified"],
+                       "; the peers' by the same walk, checked: " + ", ".join(
+                           "%s %d" % (a, n) for a, n in h["peers"].items()) if h["peers"] else ""))
     t = sp.get("rss_tax")
     if t:
         out.append("* small-program RSS tax (rss_tax: a process holding 1 MiB): uslab RSS - "

@@ -200,6 +200,14 @@ if [[ hitpath =~ $filter ]]; then
 		*) sample hitpath uslab "${kv%%=*}" "${kv#*=}" ;;
 		esac
 	done
+	# the peers' own, by the same walk (glibc's malloc is libc's)
+	for a in "${peers[@]}"; do
+		l=${lib[$a]:-$(ldd "$bench" | awk '$1 ~ /^libc\.so/ { print $3 }')}
+		line=$(/usr/bin/python3 "$src/bench/hitpath.py" "$l" "${hp[@]}" 2>/dev/null) || continue
+		case $line in *verified=yes*) ;; *) continue ;; esac
+		kv=${line%% *}
+		sample hitpath "$a" "${kv%%=*}" "${kv#*=}"
+	done
 fi
 
 # RSS over time after a burst (issue 13 item 5): one run per allocator,
