@@ -54,10 +54,12 @@ $(obj)/fuzz/fuzz_report: fuzz/fuzz_report.c $(fuzz-trace) $(fuzz-report-src) $(f
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) $(fuzz-report-src) $(vcpu-lib) -lzstd -ldw -lelf $(LDLIBS) -lm
 
-# builtin-replay.c calls replay-stats.c, whose table formatter is slab's
+# builtin-replay.c calls replay-stats.c (whose table formatter is slab's) and
+# replay-runs.c (--runs)
 # (libuslab-core-vcpu.a, percpu/Build.mk: secondary expansion below).
 .SECONDEXPANSION:
-fuzz-loaders-src := sim/simulate_load.c tools/uslab/replay-stats.c tools/uslab/parse-options.c
+fuzz-loaders-src := sim/simulate_load.c tools/uslab/replay-stats.c tools/uslab/replay-runs.c \
+                    tools/uslab/parse-options.c
 $(obj)/fuzz/fuzz_loaders: fuzz/fuzz_loaders.c $(fuzz-trace) $(fuzz-loaders-src) tools/uslab/builtin-replay.c $(fuzz-deps) $$(vcpu-lib)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)

@@ -49,9 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (rp.nthreads > RP_MAX_THREADS)
 		__builtin_trap();
-	for (unsigned int i = 0; rp.t && i < rp.nthreads; i++)
-		free(rp.t[i].ev);
-	free(rp.t);
+	rp_free(&rp);	/* the replayer's own memory is mmap'd */
 out:
 	free(o.b);
 	return 0;

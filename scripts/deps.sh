@@ -11,7 +11,8 @@
 #               (the manual pages `uslab help CMD` shows)          (make)
 #   test        what `make check` runs: Check, valgrind, the peers the
 #               replay test compares, the programs the malloc tests run,
-#               matplotlib for the tune --png test
+#               matplotlib for the tune --png test, GNU parallel for
+#               the tune --jobs sweep test
 #   fuzz        clang and its libFuzzer runtime                  (make check)
 #   bench       the peers `make bench` measures against, heaptrack (the
 #               recorder's overhead comparison in docs/sim.md)
@@ -25,7 +26,7 @@ set -euo pipefail
 declare -A need=(
 	[core]="gcc make pkg-config binutils liburcu-dev python3 python3-kconfiglib systemtap-sdt-dev"
 	[tools]="libzstd-dev zstd libdw-dev libunwind-dev scdoc man-db"
-	[test]="check libsubunit-dev valgrind libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 git sqlite3 perl redis-tools python3-matplotlib"
+	[test]="check libsubunit-dev valgrind libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 git sqlite3 perl redis-tools python3-matplotlib parallel"
 	[fuzz]="clang libclang-rt-14-dev"
 	[bench]="libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 heaptrack"
 	[plot]="python3-matplotlib"

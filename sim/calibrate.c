@@ -492,7 +492,7 @@ static int write_model(const char *out, const char *model, const double *x,
 		unlink(tmp);
 		return 1;
 	}
-	printf("wrote %s\n", out);
+	printf("wrote %s (used where named: uslab tune --calibration %s)\n", out, out);
 	return 0;
 }
 

@@ -3,10 +3,11 @@
  * The cost model of the tuner: nanoseconds per magazine hit, per refill and
  * flush batch, per depot exchange and per page-allocator block operation.
  * `uslab calibrate` measures them on this machine and writes them to a small
- * text file; without one, a built-in default stands and the tuner says so.
- *
- * File: $USLAB_CALIBRATION, else $XDG_CACHE_HOME/uslab/calibration, else
- * ~/.cache/uslab/calibration. Lines "key=value"; '#' starts a comment.
+ * text file (-o FILE, else $USLAB_CALIBRATION, $XDG_CACHE_HOME/uslab/
+ * calibration or ~/.cache/uslab/calibration). A calibration is used only
+ * where it is named (`--calibration FILE` of sim and tune): otherwise the
+ * built-in default stands, and every output names the model in use.
+ * Lines "key=value"; '#' starts a comment.
  *
  * No locks: read once per command.
  */
@@ -34,7 +35,8 @@ static const struct sim_cost_model default_model = {
 	.page_ns = 14.0,
 	.fault_ns = 1500.0,
 	.calibrated = false,
-	.source = "built-in default (run `uslab calibrate` to measure this machine)",
+	.source = "built-in default (`uslab calibrate -o FILE`, then --calibration FILE, "
+		  "models this machine)",
 };
 
 int sim_calibration_path(char *buf, size_t len)
@@ -56,10 +58,12 @@ int sim_calibration_path(char *buf, size_t len)
 }
 
 /*
- * sim_cost_model_load - the calibrated model, or the default with a warning
- * on stderr when the file exists but is damaged (naming the line).
+ * sim_cost_model_load - the model of the calibration file @path, or the
+ * built-in default when @path is NULL. Return: 0, or -1 when the named file
+ * cannot be read or is damaged (said on stderr, naming the line): a model
+ * the user named is never silently replaced.
  */
-void sim_cost_model_load(struct sim_cost_model *m)
+int sim_cost_model_load(struct sim_cost_model *m, const char *path)
 {
 	static const struct {
 		const char *key;
@@ -75,16 +79,18 @@ void sim_cost_model_load(struct sim_cost_model *m)
 		{ "fault_ns", offsetof(struct sim_cost_model, fault_ns) },
 	};
 	struct sim_cost_model n = default_model;
-	char path[4096], line[512];
+	char line[512];
 	unsigned int seen = 0, lineno = 0, i;
 	FILE *f;
 
 	*m = default_model;
-	if (sim_calibration_path(path, sizeof(path)))
-		return;
+	if (!path)
+		return 0;
 	f = fopen(path, "r");
-	if (!f)
-		return;
+	if (!f) {
+		fprintf(stderr, "uslab: --calibration %s: %s\n", path, strerror(errno));
+		return -1;
+	}
 	while (fgets(line, sizeof(line), f)) {
 		char *eq, *end, *hash = strchr(line, '#');
 		double v;
@@ -113,17 +119,18 @@ void sim_cost_model_load(struct sim_cost_model *m)
 	}
 	fclose(f);
 	if (seen != (1u << ARRAY_SIZE(keys)) - 1) {
-		fprintf(stderr, "uslab: %s: missing keys, using the built-in cost model\n", path);
-		return;
+		fprintf(stderr, "uslab: --calibration %s: keys missing (a file of `uslab "
+			"calibrate` has all eight)\n", path);
+		return -1;
 	}
 	n.calibrated = true;
-	snprintf(n.source, sizeof(n.source), "%.250s", path);
+	snprintf(n.source, sizeof(n.source), "calibration %.240s", path);
 	*m = n;
-	return;
+	return 0;
 bad:
 	fclose(f);
-	fprintf(stderr, "uslab: %s:%u: expected key=number, using the built-in cost model\n",
-		path, lineno);
+	fprintf(stderr, "uslab: --calibration %s:%u: expected key=number\n", path, lineno);
+	return -1;
 }
 
 double sim_class_cost(const struct sim_cost_model *m, const struct sim_cache_counts *c)
@@ -142,8 +149,10 @@ double sim_class_cost(const struct sim_cost_model *m, const struct sim_cache_cou
  */
 double sim_cost(const struct sim_cost_model *m, const struct sim_result *res)
 {
+	/* the faults the run took (the pages it made resident), where they
+	 * could be counted; else every page handed out fresh */
 	double t = m->page_ns * (double)(res->page_allocs + res->page_frees) +
-		   m->fault_ns * (double)res->pages.pages_fresh;
+		   m->fault_ns * (double)(res->res_known ? res->faults : res->pages.pages_fresh);
 	unsigned int c;
 
 	for (c = 0; c < res->nr_cls; c++)

@@ -59,6 +59,8 @@ struct sim_trace {
 };
 
 /* sim/simulate_load.c */
+/* Decoded events a whole-trace load may hold (a quarter of the memory). */
+uint64_t sim_event_budget(void);
 int sim_trace_load(struct sim_trace *t, const char *path, unsigned int cpus,
 		   const char *who);
 void sim_trace_free(struct sim_trace *t);
@@ -118,6 +120,7 @@ struct sim_sample {
 	uint64_t held;			/* page_alloc bytes_allocated */
 	uint64_t resident_free;		/* page_alloc bytes_free_resident */
 	uint64_t live;			/* requested bytes of live objects */
+	uint64_t resident;		/* the heap's resident bytes (sim_run) */
 };
 
 struct sim_result {
@@ -134,6 +137,19 @@ struct sim_result {
 	uint64_t held_peak, live_peak, live_end;
 	int64_t ovh_peak;
 	uint64_t held_sum, live_sum;	/* over samples */
+	/*
+	 * Resident memory, as the kernel counts it for this process: anonymous
+	 * resident bytes above the start of the run, less the growth of the
+	 * simulator's own structures (measured between the timed segments,
+	 * where alone they grow). The simulation writes each block it is
+	 * handed as `uslab replay --touch=first` does (its first 64 bytes and
+	 * one byte of each further page); untouched pages of slabs and
+	 * magazines stay free, and pages the library gives back are dropped.
+	 * faults: minor page faults inside the timed segments.
+	 */
+	bool res_known;			/* /proc/self/statm was readable */
+	uint64_t res_peak, res_sum;	/* res_sum over samples */
+	uint64_t faults;
 	unsigned int nr_cls;
 	struct sim_class_result cls[SIM_MAX_CLASSES];
 	struct sim_sample *samples;
@@ -153,6 +169,10 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	    struct sim_result *res);
 void sim_result_free(struct sim_result *res);
 double sim_mean_overhead(const struct sim_result *res);
+/* Exec this process again without address randomisation (once). */
+void sim_fixed_layout(char **argv);
+/* Mean resident bytes of the heap over the samples. */
+double sim_mean_resident(const struct sim_result *res);
 
 /* sim/simulate_pcp.c: the simulator's view of the slab and percpu layers. */
 const char *sim_pcp_engine(void);
@@ -183,7 +203,8 @@ struct sim_cost_model {
 	bool calibrated;		/* read from a calibration file */
 	char source[256];		/* the file, or "built-in default" */
 };
-void sim_cost_model_load(struct sim_cost_model *m);
+/* @path: a calibration file, NULL: the built-in model. Return: 0 or -1 (said). */
+int sim_cost_model_load(struct sim_cost_model *m, const char *path);
 /* Where the calibration lives. Return: 0, -ENOENT, -ENAMETOOLONG. */
 int sim_calibration_path(char *buf, size_t len);
 double sim_cost(const struct sim_cost_model *m, const struct sim_result *res);
@@ -202,6 +223,9 @@ struct tune_out {
 	double ovh_mean;
 	int64_t ovh_peak;
 	uint64_t held_peak;
+	double res_mean;		/* resident bytes of the heap, mean over samples */
+	uint64_t res_peak;		/* ... and peak */
+	uint64_t faults;		/* page faults the run took */
 	uint64_t page_ops;
 	double hit_rate;
 	double cls_cost[SIM_MAX_CLASSES];
@@ -232,7 +256,7 @@ struct tune {
 	struct sim_cost_model model;
 	unsigned int workers;		/* simulations at once */
 	int batch;			/* -1 = default */
-	bool peak;			/* frontier on peak, not mean, overhead */
+	bool peak;			/* frontier on peak, not mean, resident memory */
 	bool progress;			/* a progress bar on stderr */
 	struct tune_job *jobs;
 	size_t nr_jobs, cap_jobs;
@@ -247,10 +271,23 @@ int tune_grid(struct tune *tu, const struct tune_space *sp);
 /* Round 2 (after tune_grid): per-class settings. Return: as tune_grid,
  * -ENOENT when no simulation of round 1 succeeded. */
 int tune_compose(struct tune *tu, const struct tune_space *sp);
+/* A new, zeroed job at the end of tu->jobs, or NULL (out of memory). */
+struct tune_job *tune_add(struct tune *tu);
 /* Marks the frontier and tu->rec. Return: 0, -ENOENT when nothing ran. */
 int tune_frontier(struct tune *tu);
-/* The overhead the frontier is drawn on (mean or peak), in bytes. */
+/* The memory the frontier is drawn on: the heap's resident bytes (mean, or
+ * peak with tu->peak). */
 double tune_job_ovh(const struct tune *tu, const struct tune_job *j);
+
+/* What the user wants (uslab tune --goal). */
+enum tune_goal { TUNE_BALANCED, TUNE_TIME, TUNE_MEMORY };
+#define TUNE_MAX_CANDIDATES	8
+/*
+ * The few configurations (not the defaults) the model finds best for @goal,
+ * at most @k, into @out (job indices), best first. Return: how many.
+ */
+unsigned int tune_candidates(const struct tune *tu, enum tune_goal goal, unsigned int k,
+			     size_t *out);
 void tune_free(struct tune *tu);
 
 #endif /* USLAB_SIM_INTERNAL_H */

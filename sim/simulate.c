@@ -22,7 +22,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/personality.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 #include "lib/compiler.h"
 #include "uslab/malloc.h"
 #include "uslab/page_alloc.h"
@@ -41,7 +45,19 @@ struct sim_state {
 	uint64_t cls_live[SIM_MAX_CLASSES];
 	uint64_t next_sample, every;
 	uint64_t last_time;
+	/* resident memory: see struct sim_result */
+	int statm_fd;			/* /proc/self/statm, -1 unknown */
+	long page;
+	bool started, hwm;		/* first segment seen; high-water mark reset */
+	int64_t anon_base, total_base;	/* bytes at the first segment's start */
+	int64_t own;			/* growth between segments: the simulator's */
+	int64_t anon_end;		/* at the last segment's end */
+	uint64_t flt0;			/* minor faults at the segment's start */
+	uint64_t next_res;		/* event count of the next resident check */
+	uint64_t res_hint;		/* events the trace holds (claim), for room */
 };
+
+#define SIM_RES_EVERY	4096	/* events between resident checks */
 
 static uint64_t now_ns(clockid_t clk)
 {
@@ -78,6 +94,130 @@ static inline unsigned int sim_class_of(uint64_t sz)
 {
 	return sz && sz <= KMALLOC_MAX_CACHE_SIZE ?
 		kmalloc_index((size_t)sz) : SIM_CLASS_NONE;
+}
+
+/* Anonymous and total resident bytes of this process (statm: resident -
+ * shared = anonymous). Return: false when unknown. */
+static bool sim_statm(const struct sim_state *st, int64_t *anon, int64_t *total)
+{
+	char buf[160], *p;
+	unsigned long long v[3];
+	ssize_t n = st->statm_fd >= 0 ? pread(st->statm_fd, buf, sizeof(buf) - 1, 0) : -1;
+
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = buf;
+	for (int i = 0; i < 3; i++)
+		v[i] = strtoull(p, &p, 10);
+	*total = (int64_t)v[1] * st->page;
+	*anon = (int64_t)(v[1] - v[2]) * st->page;
+	return true;
+}
+
+/* The heap's resident bytes now (never negative). */
+static uint64_t sim_resident_now(struct sim_state *st)
+{
+	int64_t anon, total, r;
+
+	if (!st->started || !sim_statm(st, &anon, &total))
+		return 0;
+	r = anon - st->anon_base - st->own;
+	r = r > 0 ? r : 0;
+	if ((uint64_t)r > st->res->res_peak)
+		st->res->res_peak = (uint64_t)r;
+	return (uint64_t)r;
+}
+
+static uint64_t sim_minflt(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_SELF, &ru) ? 0 : (uint64_t)ru.ru_minflt;
+}
+
+/* Restart the kernel's resident high-water mark ("5" to clear_refs). */
+static bool sim_reset_hwm(void)
+{
+	int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = write(fd, "5", 1) == 1;
+	close(fd);
+	return ok;
+}
+
+static int64_t sim_hwm_bytes(void)
+{
+	char line[256];
+	long v = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &v) == 1)
+			break;
+	fclose(f);
+	return v < 0 ? -1 : (int64_t)v * 1024;
+}
+
+/* Stack the run may use below here (sampling formats slabinfo text), made
+ * resident before the first segment: where the stack starts within its page
+ * varies from run to run, and so would the faults it takes. */
+static noinline void sim_prefault_stack(void)
+{
+	volatile char buf[64 * 1024];
+
+	for (size_t i = 0; i < sizeof(buf); i += 256)
+		buf[i] = 0;
+}
+
+/* A timed segment starts: what grew since the last one was the simulator's. */
+static void sim_segment_begin(struct sim_state *st)
+{
+	int64_t anon, total;
+
+	if (!st->started) {
+		sim_prefault_stack();
+		/* the samples' array grows outside the library: room now */
+		if (!st->res->cap_samples && st->every != UINT64_MAX) {
+			struct sim_result *res = st->res;
+			uint64_t want = st->cfg->sample_every && st->res_hint ?
+				st->res_hint / st->every + 2 : 0;
+			size_t cap = (size_t)min_t(uint64_t, want, 1u << 16);
+
+			res->samples = cap ? calloc(cap, sizeof(*res->samples)) : NULL;
+			res->cap_samples = res->samples ? cap : 0;
+			if (res->samples)
+				memset(res->samples, 0, cap * sizeof(*res->samples));
+		}
+	}
+	if (!sim_statm(st, &anon, &total))
+		return;
+	if (!st->started) {
+		st->started = true;
+		st->res->res_known = true;
+		st->anon_base = anon;
+		st->total_base = total;
+		st->hwm = sim_reset_hwm();
+	} else {
+		st->own += anon - st->anon_end;
+	}
+	st->flt0 = sim_minflt();
+}
+
+static void sim_segment_end(struct sim_state *st)
+{
+	int64_t total;
+
+	if (!st->started)
+		return;
+	st->res->faults += sim_minflt() - st->flt0;
+	sim_resident_now(st);
+	sim_statm(st, &st->anon_end, &total);
 }
 
 /* Per-class overhead: bytes of the class's slabs less its live bytes. */
@@ -121,6 +261,8 @@ static noinline void sim_sample(struct sim_state *st, uint64_t time_ns)
 	smp->held = ps.bytes_allocated;
 	smp->resident_free = ps.bytes_free_resident;
 	smp->live = st->live;
+	smp->resident = sim_resident_now(st);
+	res->res_sum += smp->resident;
 	if (smp->held > res->held_peak)
 		res->held_peak = smp->held;
 	if (smp->live > res->live_peak)
@@ -136,11 +278,29 @@ static noinline void sim_sample(struct sim_state *st, uint64_t time_ns)
 	}
 }
 
+/*
+ * What the program does with a block it is handed, as `uslab replay
+ * --touch=first` does: its first 64 bytes and one byte of each further
+ * page written, so the pages the run makes resident are the replay's.
+ */
+static inline void sim_touch(void *p, uint64_t size)
+{
+	char *c = p;
+	uint64_t off;
+
+	memset(c, 1, size < 64 ? size : 64);
+	off = ((uintptr_t)c | 4095) + 1 - (uintptr_t)c;
+	for (; off < size; off += 4096)
+		((volatile char *)c)[off] = 1;
+}
+
 static inline void sim_track_alloc(struct sim_state *st, uint32_t id, void *p,
 				   uint64_t size)
 {
 	unsigned int c = sim_class_of(size);
 
+	if (size)
+		sim_touch(p, size);
 	st->ptr[id] = p;
 	st->size[id] = size;
 	st->cls[id] = (uint8_t)c;
@@ -301,6 +461,10 @@ static int sim_run_events(struct sim_state *st, const struct sim_ev *ev, size_t 
 			return -EINVAL;
 		}
 		res->events++;
+		if (unlikely(res->events == st->next_res)) {
+			sim_resident_now(st);
+			st->next_res += SIM_RES_EVERY;
+		}
 		if (unlikely(res->events == st->next_sample)) {
 			sim_sample(st, e->time_ns);
 			st->next_sample += st->every;
@@ -336,11 +500,16 @@ static int sim_setup(const struct sim_config *cfg, struct sim_result *res)
 static int sim_run_timed(struct sim_state *st, const struct sim_ev *ev, size_t n,
 			 uint64_t times[2])
 {
-	uint64_t t0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-	int err = sim_run_events(st, ev, n);
+	uint64_t t0, c0;
+	int err;
 
+	sim_segment_begin(st);
+	t0 = now_ns(CLOCK_MONOTONIC);
+	c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	err = sim_run_events(st, ev, n);
 	times[0] += now_ns(CLOCK_MONOTONIC) - t0;
 	times[1] += now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+	sim_segment_end(st);
 	return err;
 }
 
@@ -375,6 +544,10 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 
 	memset(res, 0, sizeof(*res));
 	res->bad_event = UINT64_MAX;
+	st.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	st.page = sysconf(_SC_PAGESIZE);
+	st.next_res = SIM_RES_EVERY;
+	st.res_hint = t->n;
 	st.every = cfg->sample_every ? cfg->sample_every : UINT64_MAX;
 	err = sim_setup(cfg, res);
 	if (err)
@@ -395,9 +568,19 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	/* One last sample at the end, so short traces have one too. */
 	if (!res->nr_samples || res->samples[res->nr_samples - 1].events != res->events)
 		sim_sample(&st, st.last_time);
+	/* In memory, one segment: nothing of ours grew, and the kernel's
+	 * high-water mark is the heap's exact peak (samples may miss it). */
+	if (!t->r && st.hwm) {
+		int64_t hwm = sim_hwm_bytes() - st.total_base;
+
+		if (hwm > 0 && (uint64_t)hwm > res->res_peak)
+			res->res_peak = (uint64_t)hwm;
+	}
 	sim_pcp_collect(res);
 	res->live_end = st.live;
 out_free:
+	if (st.statm_fd >= 0)
+		close(st.statm_fd);
 	free(st.ptr);
 	free(st.size);
 	free(st.cls);
@@ -408,6 +591,32 @@ void sim_result_free(struct sim_result *res)
 {
 	free(res->samples);
 	res->samples = NULL;
+}
+
+/*
+ * sim_fixed_layout - run this process again with address-space
+ * randomisation off (personality ADDR_NO_RANDOMIZE, as `setarch -R`), once:
+ * the page faults the simulation measures depend by a page or two on where
+ * the stack, the heap and the mappings happen to start, and `uslab sim`
+ * promises the same bytes for the same trace and options. Returns only
+ * when the layout is already fixed or cannot be (then the faults may vary
+ * by one or two between runs).
+ */
+void sim_fixed_layout(char **argv)
+{
+	int pers = personality(0xffffffff);
+	char self[4096];
+	ssize_t n;
+
+	if (pers < 0 || (pers & ADDR_NO_RANDOMIZE))
+		return;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0 || personality((unsigned long)pers | ADDR_NO_RANDOMIZE) < 0)
+		return;
+	self[n] = '\0';
+	fflush(NULL);
+	execv(self, argv);
+	personality((unsigned long)pers);	/* exec failed: carry on as we were */
 }
 
 /* ---- The configuration (uslab sim and the tuner parse into it). */
@@ -478,6 +687,11 @@ double sim_mean_overhead(const struct sim_result *res)
 	if (!res->nr_samples)
 		return 0;
 	return ((double)res->held_sum - (double)res->live_sum) / (double)res->nr_samples;
+}
+
+double sim_mean_resident(const struct sim_result *res)
+{
+	return res->nr_samples ? (double)res->res_sum / (double)res->nr_samples : 0;
 }
 
 int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg)

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include "lib/compiler.h"
 #include "uslab/trace.h"
 #include "sim/internal.h"
@@ -56,6 +58,33 @@ static int sim_dense_id(struct sim_trace *t, uint64_t id, uint32_t *out)
 	t->id_space = d + 1;
 	*out = (uint32_t)d;
 	return 0;
+}
+
+/*
+ * sim_event_budget - decoded events a whole-trace load may hold: a quarter of
+ * physical memory or of the address-space limit, at 32 bytes an event (the
+ * rule `uslab replay` follows for its own decoding, docs/sim.md). A few
+ * kilobytes of zstd can decode to hundreds of millions of events; past the
+ * budget the load stops with the event's byte offset rather than growing
+ * until the machine swaps or the kernel kills it.
+ */
+uint64_t sim_event_budget(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t mem = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 1ull << 31;
+	const char *env = getenv("USLAB_EVENT_BUDGET");
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < mem)
+		mem = rl.rlim_cur;
+	if (env && *env) {	/* tests: a smaller budget without a smaller machine */
+		char *end;
+		unsigned long long v = strtoull(env, &end, 10);
+
+		if (!*end && v && v < mem / 4 / sizeof(struct sim_ev))
+			return v;
+	}
+	return mem / 4 / sizeof(struct sim_ev);
 }
 
 uint64_t sim_trace_id(const struct sim_trace *t, uint32_t id)
@@ -140,6 +169,7 @@ int sim_trace_load(struct sim_trace *t, const char *path, unsigned int cpus,
 	struct trace_reader *r = NULL;
 	const struct trace_meta *m;
 	struct trace_event ev;
+	uint64_t budget = sim_event_budget();
 	int rc;
 
 	memset(t, 0, sizeof(*t));
@@ -165,8 +195,18 @@ int sim_trace_load(struct sim_trace *t, const char *path, unsigned int cpus,
 		}
 	}
 	while ((rc = trace_reader_next(r, &ev)) == 1) {
+		if (unlikely(t->n == budget)) {
+			rc = trace_reader_reject(r, TRACE_FIELD_OP, "more than %" PRIu64
+						 " events to hold: %s decodes the whole trace into "
+						 "memory first (32 bytes an event), and that is a "
+						 "quarter of the memory it may use", budget, who);
+			break;
+		}
 		if (unlikely(t->n == t->cap)) {
 			size_t cap = t->cap < SIM_LOAD_CHUNK ? SIM_LOAD_CHUNK : 2 * t->cap;
+
+			if (cap > budget)
+				cap = (size_t)budget;	/* never ask beyond the budget */
 			struct sim_ev *n = realloc(t->ev, cap * sizeof(*n));
 
 			if (!n) {

@@ -66,6 +66,9 @@ static void tune_fill_out(struct tune *tu, const struct sim_result *res,
 	out->ovh_mean = sim_mean_overhead(res);
 	out->ovh_peak = res->ovh_peak;
 	out->held_peak = res->held_peak;
+	out->res_mean = sim_mean_resident(res);
+	out->res_peak = res->res_peak;
+	out->faults = res->faults;
 	out->page_ops = res->page_allocs + res->page_frees;
 	for (unsigned int c = 0; c < res->nr_cls; c++) {
 		const struct sim_class_result *cr = &res->cls[c];
@@ -214,7 +217,7 @@ static int tune_run(struct tune *tu, size_t from, size_t to)
 	return err;
 }
 
-static struct tune_job *tune_add(struct tune *tu)
+struct tune_job *tune_add(struct tune *tu)
 {
 	if (tu->nr_jobs == tu->cap_jobs) {
 		size_t cap = tu->cap_jobs ? 2 * tu->cap_jobs : 64;
@@ -231,7 +234,7 @@ static struct tune_job *tune_add(struct tune *tu)
 
 double tune_job_ovh(const struct tune *tu, const struct tune_job *j)
 {
-	return tu->peak ? (double)j->out.ovh_peak : j->out.ovh_mean;
+	return tu->peak ? (double)j->out.res_peak : j->out.res_mean;
 }
 
 int tune_grid(struct tune *tu, const struct tune_space *sp)
@@ -311,8 +314,8 @@ int tune_compose(struct tune *tu, const struct tune_space *sp)
 		o0 = o0 ? o0 : o;
 		cmin = fmin(cmin, o->cost_ns);
 		cmax = fmax(cmax, o->cost_ns);
-		omin = fmin(omin, o->ovh_mean);
-		omax = fmax(omax, o->ovh_mean);
+		omin = fmin(omin, o->res_mean);
+		omax = fmax(omax, o->res_mean);
 	}
 	if (!o0)
 		return -ENOENT;
@@ -398,6 +401,123 @@ int tune_frontier(struct tune *tu)
 		return -ENOENT;
 	tu->jobs[tu->rec].recommended = true;
 	return 0;
+}
+
+/* Is job @i already among @out's first @n? */
+static bool tune_listed(const size_t *out, unsigned int n, size_t i)
+{
+	for (unsigned int k = 0; k < n; k++)
+		if (out[k] == i)
+			return true;
+	return false;
+}
+
+struct tune_rank {
+	double key;
+	size_t job;
+};
+
+static int cmp_rank(const void *a, const void *b)
+{
+	const struct tune_rank *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->job < y->job ? -1 : x->job > y->job;
+}
+
+/*
+ * Rank the jobs by @key_time (modelled time) or by memory, keeping those
+ * within @slack of the defaults on the other axis. Return: how many.
+ */
+static size_t tune_rank_by(const struct tune *tu, bool by_time, double slack,
+			   struct tune_rank *r)
+{
+	const struct tune_job *d = &tu->jobs[tu->grid];
+	size_t n = 0;
+
+	for (size_t i = 0; i < tu->nr_jobs; i++) {
+		const struct tune_job *j = &tu->jobs[i];
+
+		if (!j->out.ok || j->defaults)
+			continue;
+		if (by_time ? tune_job_ovh(tu, j) > tune_job_ovh(tu, d) * (1 + slack) :
+			      j->out.cost_ns > d->out.cost_ns * (1 + slack))
+			continue;
+		r[n].key = by_time ? j->out.cost_ns : tune_job_ovh(tu, j);
+		r[n++].job = i;
+	}
+	qsort(r, n, sizeof(*r), cmp_rank);
+	return n;
+}
+
+/*
+ * The model narrows, real runs decide: time takes the fastest modelled
+ * configurations that hold no more than 3% more memory than the defaults;
+ * memory the smallest that take no more than 3% more modelled time;
+ * balanced alternates the two lists. The frontier's knee fills what is
+ * left, then the fastest and the smallest whatever their other axis.
+ */
+unsigned int tune_candidates(const struct tune *tu, enum tune_goal goal, unsigned int k,
+			     size_t *out)
+{
+	struct tune_rank *rt = calloc(tu->nr_jobs + 1, sizeof(*rt));
+	struct tune_rank *rm = calloc(tu->nr_jobs + 1, sizeof(*rm));
+	size_t nt, nm, it = 0, im = 0;
+	unsigned int n = 0;
+
+	if (!rt || !rm || !tu->nr_jobs || tu->grid >= tu->nr_jobs ||
+	    !tu->jobs[tu->grid].out.ok) {
+		free(rt);
+		free(rm);
+		return 0;
+	}
+	k = k > TUNE_MAX_CANDIDATES ? TUNE_MAX_CANDIDATES : k;
+	nt = tune_rank_by(tu, true, 0.03, rt);
+	nm = tune_rank_by(tu, false, 0.03, rm);
+	while (n < k && (it < nt || im < nm)) {
+		bool take_time = goal == TUNE_TIME ? true : goal == TUNE_MEMORY ? false :
+				 n % 2 == 1;
+
+		if (take_time && it >= nt)
+			take_time = false;
+		if (!take_time && im >= nm)
+			take_time = true;
+		if (take_time ? it >= nt : im >= nm)
+			break;
+		if (take_time) {
+			if (!tune_listed(out, n, rt[it].job))
+				out[n++] = rt[it].job;
+			it++;
+		} else {
+			if (!tune_listed(out, n, rm[im].job))
+				out[n++] = rm[im].job;
+			im++;
+		}
+		if (goal != TUNE_BALANCED && (goal == TUNE_TIME ? it >= nt : im >= nm))
+			break;
+	}
+	if (n < k && tu->rec != SIZE_MAX && !tu->jobs[tu->rec].defaults &&
+	    !tune_listed(out, n, tu->rec))
+		out[n++] = tu->rec;
+	/* nothing within the slack: the best of the goal's axis alone */
+	nt = tune_rank_by(tu, true, INFINITY, rt);
+	nm = tune_rank_by(tu, false, INFINITY, rm);
+	for (it = 0, im = 0; n < k && (it < nt || im < nm);) {
+		bool take_time = goal == TUNE_TIME || (goal == TUNE_BALANCED && it <= im);
+		size_t j;
+
+		if (take_time ? it >= nt : im >= nm)
+			take_time = !take_time;
+		if (take_time ? it >= nt : im >= nm)
+			break;
+		j = take_time ? rt[it++].job : rm[im++].job;
+		if (!tune_listed(out, n, j))
+			out[n++] = j;
+	}
+	free(rt);
+	free(rm);
+	return n;
 }
 
 void tune_free(struct tune *tu)

@@ -700,10 +700,20 @@ int trace_pick_proc(const struct trace_meta *m, uint32_t pid, const char *comm,
 	 */
 	cmd = command_image(m);
 	if (cmd >= 0 && m->procs[cmd].allocs && !(m->procs[cmd].flags & TRACE_PROC_UNRECORDED)) {
-		snprintf(why, len, "process %u (%s): the program the command ran as (its last exec), %"
-			 PRIu64 " of %" PRIu64 " allocations in %u processes; --pid or --comm chooses another",
-			 m->procs[cmd].pid, cmd_printable(m->procs[cmd].comm, c1, sizeof(c1)),
-			 m->procs[cmd].allocs, total, m->nprocs);
+		int n = snprintf(why, len, "process %u (%s): the program the command ran as (its last exec), %"
+				 PRIu64 " of %" PRIu64 " allocations in %u processes; --pid or --comm chooses another",
+				 m->procs[cmd].pid, cmd_printable(m->procs[cmd].comm, c1, sizeof(c1)),
+				 m->procs[cmd].allocs, total, m->nprocs);
+
+		/* A driver (gcc, a shell) that holds little: say who does. */
+		if (n > 0 && (size_t)n < len && best >= 0 && best != cmd &&
+		    m->procs[cmd].allocs * 20 < total)
+			snprintf(why + n, len - (size_t)n, ". It holds under 5%% of the trace's "
+				 "allocations; process %u (%s) holds %" PRIu64 " (%.0f%%): pick it with "
+				 "--pid %u or --comm %s", m->procs[best].pid,
+				 cmd_printable(m->procs[best].comm, c2, sizeof(c2)), m->procs[best].allocs,
+				 100.0 * (double)m->procs[best].allocs / (double)total,
+				 m->procs[best].pid, c2);
 		return cmd;
 	}
 	cmd_printable(m->procs[best].comm, c1, sizeof(c1));

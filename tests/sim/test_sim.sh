@@ -68,30 +68,42 @@ head -c 1000 traces/gcc-O2-cc1.ustr > "$T/cut.ustr"
 grep -q 'offset' "$T/cut.err" || fail "truncated trace: no byte offset in the message"
 set -e
 
-# calibrate: writes a model; tune reads it.
+# calibrate: writes a model where -o says; tune reads it where named.
 if [ $mags = yes ]; then
-	USLAB_CALIBRATION=$T/cal "$U" calibrate > "$T/cal.txt" 2>&1 || fail "calibrate: $(cat "$T/cal.txt")"
+	USLAB_CALIBRATION=$T/elsewhere "$U" calibrate -o "$T/cal" > "$T/cal.txt" 2>&1 || fail "calibrate: $(cat "$T/cal.txt")"
+	[ ! -e "$T/elsewhere" ] || fail "calibrate -o wrote to \$USLAB_CALIBRATION as well"
 	for k in hit_ns refill_ns flush_ns refill_obj_ns flush_obj_ns depot_ns page_ns fault_ns; do
 		grep -Eq "^$k=[0-9.]+$" "$T/cal" || fail "calibration lacks $k"
 	done
 else
 	set +e
-	USLAB_CALIBRATION=$T/cal "$U" calibrate > "$T/cal.txt" 2>&1
+	"$U" calibrate -o "$T/cal" > "$T/cal.txt" 2>&1
 	[ $? -eq 1 ] && grep -q 'no per-CPU magazines' "$T/cal.txt" || fail "calibrate without magazines: $(cat "$T/cal.txt")"
 	set -e
 		printf 'hit_ns=2\nrefill_ns=50\nflush_ns=60\nrefill_obj_ns=2\nflush_obj_ns=6\ndepot_ns=45\npage_ns=13\nfault_ns=1500\n' > "$T/cal"
 fi
 
-# tune on a small trace: frontier, recommendation, both forms, SVG.
-USLAB_CALIBRATION=$T/cal "$U" tune "$T/pc.ustr" -j 2 --mag-sizes 2,8,32,128 \
-	--depot-limits 0,4,-1 --svg "$T/f.svg" > "$T/tune.txt" 2>"$T/tune.err" || fail "tune: $(cat "$T/tune.err")"
-grep -q "from $T/cal" "$T/tune.txt" || fail "tune did not use the calibration"
+# tune on a small trace (the model's word: --model-only, --goal memory):
+# frontier, recommendation, both forms, SVG.
+"$U" tune "$T/pc.ustr" -j 2 --mag-sizes 2,8,32,128 --model-only --goal memory \
+	--calibration "$T/cal" --depot-limits 0,4,-1 --svg "$T/f.svg" > "$T/tune.m" 2>"$T/tune.err" ||
+	fail "tune: $(cat "$T/tune.err")"
+sed 's/^\[model only\] //' "$T/tune.m" > "$T/tune.txt"
+grep -q "from calibration $T/cal" "$T/tune.txt" || fail "tune did not use the calibration"
+grep -q "^cost model: calibration $T/cal" "$T/tune.txt" || fail "the last line does not name the cost model"
 grep -q '^frontier' "$T/tune.txt" || fail "no frontier"
-[ "$(grep -c ' <- recommended' "$T/tune.txt")" -eq 1 ] || fail "not exactly one recommendation"
+[ "$(grep -c '^recommended by the model alone: ' "$T/tune.txt")" -eq 1 ] || fail "not exactly one recommendation"
 grep -Eq '^  USLAB_OPTIONS=(mag_size[.=][^ ]*,)*depot_limit=-?[0-9]+$' "$T/tune.txt" || fail "no option string"
 grep -Eq '^CONFIG_PERCPU_MAG_SIZE=[0-9]+$' "$T/tune.txt" || fail "no Kconfig mag size"
 grep -Eq '^CONFIG_PERCPU_DEPOT_LIMIT=-?[0-9]+$' "$T/tune.txt" || fail "no Kconfig depot limit"
 grep -Eq '^swept [0-9]+ configurations \(12 uniform' "$T/tune.txt" || fail "not the 4x3 grid"
+# A calibration named but damaged is an error, never a silent fallback.
+printf 'hit_ns=x\n' > "$T/badcal"
+set +e
+"$U" tune "$T/pc.ustr" --model-only --calibration "$T/badcal" > /dev/null 2> "$T/err"
+[ $? -eq 1 ] && grep -q -- "--calibration $T/badcal:1: expected key=number" "$T/err" ||
+	fail "damaged calibration: $(cat "$T/err")"
+set -e
 $py -c 'import sys, xml.etree.ElementTree as E
 r = E.parse(sys.argv[1]).getroot()
 n = sum(1 for e in r.iter() if e.tag.endswith("circle"))
@@ -109,8 +121,14 @@ for x in "${kv[@]}"; do
 done
 "$U" sim "$T/pc.ustr" "${args[@]}" > /dev/null 2>&1 || fail "recommended settings rejected by sim: ${args[*]}"
 
-# Without a calibration file the built-in model is used and said so.
-USLAB_CALIBRATION=$T/none "$U" tune "$T/pc.ustr" -j 2 --mag-sizes 4,64 --depot-limits 0 \
-	--no-compose > "$T/tune2.txt" 2>/dev/null || fail "tune without calibration"
+# A calibration is used only when named: one at $USLAB_CALIBRATION and in
+# the cache folder changes nothing; the built-in model is said, in tune and sim.
+mkdir -p "$T/xdg/uslab"
+cp "$T/cal" "$T/xdg/uslab/calibration"
+USLAB_CALIBRATION=$T/cal XDG_CACHE_HOME=$T/xdg "$U" tune "$T/pc.ustr" -j 2 --mag-sizes 4,64 \
+	--depot-limits 0 --no-compose --model-only > "$T/tune2.txt" 2>/dev/null || fail "tune without calibration"
 grep -q 'built-in default' "$T/tune2.txt" || fail "built-in cost model not stated"
+grep -q "calibration $T" "$T/tune2.txt" && fail "tune used a calibration nobody named"
+USLAB_CALIBRATION=$T/cal XDG_CACHE_HOME=$T/xdg "$U" sim "$T/pc.ustr" 2>/dev/null |
+	grep -q '^modelled allocator time: .*(cost model: built-in default)' || fail "sim used a calibration nobody named"
 echo "sim deterministic, tunables applied; tune and calibrate produce a frontier and settings"

@@ -9,8 +9,11 @@ set +e	# every check runs; bad notes a failure
 TRACE=${TRACE:-traces/default.ustr}
 need_magazines tune
 
-"$U" tune "$TRACE" > "$T/tune.txt" 2> "$T/tune.err" || { cat "$T/tune.err"; exit 1; }
-opts=$(sed -n 's/^  USLAB_OPTIONS=//p' "$T/tune.txt")
+# The model's own recommendation (--model-only: the real replays may keep
+# the defaults, which print an empty string); the goal memory has one.
+"$U" tune "$TRACE" --model-only --goal memory > "$T/tune.txt" 2> "$T/tune.err" ||
+	{ cat "$T/tune.err"; exit 1; }
+opts=$(sed -n 's/^\[model only\]   USLAB_OPTIONS=//p' "$T/tune.txt")
 [ -n "$opts" ] || { bad "tune printed no USLAB_OPTIONS string"; cat "$T/tune.txt"; exit 1; }
 echo "recommended: USLAB_OPTIONS=$opts"
 

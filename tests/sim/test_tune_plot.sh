@@ -8,9 +8,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 case "$O" in /*) ;; *) O=$src/$O ;; esac
 U=$O/uslab
 is_png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; }
-printf 'hit_ns=2\nrefill_ns=50\nflush_ns=60\nrefill_obj_ns=2\nflush_obj_ns=6\ndepot_ns=45\npage_ns=13\n' > "$T/cal"
-export USLAB_CALIBRATION=$T/cal
-sweep=(-j 2 --mag-sizes 4,32 --depot-limits 0,-1 --no-compose)
+sweep=(-j 2 --mag-sizes 4,32 --depot-limits 0,-1 --no-compose --model-only)
 
 "$U" gen prodcons -t 2 -l 2000 -o "$T/pc.ustr" 2>/dev/null || fail "gen prodcons"
 
@@ -31,9 +29,9 @@ grep -q -- '--png: .*no/such/dir' "$T/err" || fail "unwritable PNG not named: $(
 grep -q swept "$T/out" && fail "unwritable PNG: the sweep ran before the check"
 
 # The script itself: a damaged CSV is named with its line.
-printf '1.0,2.0,1\nnot,a,point,here\n' > "$T/bad.csv"
+printf 'view,0,2,0,3,0\n1.0,2.0,1,0,0,0,0\nnot,a,point,here\n' > "$T/bad.csv"
 run_rc /usr/bin/python3 "$src/tools/uslab/plot-frontier.py" "$T/bad.csv" "$T/bad.png" t x 2> "$T/err"
-[ $rc -ne 0 ] && grep -q 'bad.csv:2' "$T/err" || fail "bad CSV: exit $rc, $(cat "$T/err")"
+[ $rc -ne 0 ] && grep -q 'bad.csv:3' "$T/err" || fail "bad CSV: exit $rc, $(cat "$T/err")"
 [ ! -e "$T/bad.png" ] || fail "a PNG from a bad CSV"
 
 # Installed: bin/uslab finds share/uslab/plot-frontier.py.

@@ -57,15 +57,22 @@ check_grid "$T/grid.txt" "the recorded threads, 2 runs each"
 	--verify-grid=2 > "$T/grid1.txt" 2> "$T/grid1.err" || bad "verify-grid --cpus 1: $(cat "$T/grid1.err")"
 check_grid "$T/grid1.txt" "one thread pinned to CPU [0-9]*, 2 runs each"
 
-# the recommendation against the defaults
-"$U" tune "$T/r.ustr" -j 2 --mag-sizes 4,64 --depot-limits 0,-1 --verify=2 \
+# tune's real rounds (what --verify=N now names): the defaults and each
+# candidate, medians with bootstrap 95% intervals, the changes against the
+# defaults, and a verdict
+"$U" tune "$T/r.ustr" -j 2 --mag-sizes 4,64 --depot-limits 0,-1 --verify=3 \
 	> "$T/verify.txt" 2> "$T/verify.err" || bad "verify: $(cat "$T/verify.err")"
-for row in defaults recommended; do
-	grep -Eq "^  $row +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+% +[0-9.]+ +[0-9]+$" "$T/verify.txt" ||
-		bad "--verify: no $row row"
-done
-grep -Eq '^  recommended against defaults: modelled time [-+][0-9.]+%, measured wall time [-+][0-9.]+%, CPU time [-+][0-9.]+%' \
-	"$T/verify.txt" || bad "--verify: no difference line"
+ci='[0-9.]+ \[[0-9.]+, [0-9.]+\]'
+dci='[-+][0-9.]+% \[[-+][0-9.]+, [-+][0-9.]+\]'
+grep -Eq "^  defaults +$ci +$ci +$ci +- +-$" "$T/verify.txt" || bad "--verify: no defaults row"
+grep -Eq "^  candidate 1 +$ci +$ci +$ci +$dci +$dci$" "$T/verify.txt" || bad "--verify: no candidate row"
+grep -Eq '^(keep the defaults|recommended: )' "$T/verify.txt" || bad "--verify: no verdict"
+$py - "$T/verify.txt" <<'EOF'  || bad "--verify: a median outside its interval (one configuration's figures)"
+import re, sys
+for l in open(sys.argv[1]):
+    for m, lo, hi in re.findall(r'(?<![-+\d.])([\d.]+) \[([\d.]+), ([\d.]+)\]', l):
+        assert float(lo) <= float(m) <= float(hi), l
+EOF
 
-[ "$failed" -eq 0 ] && echo "tune --verify and --verify-grid: tables, rank correlation, noise and rms as printed"
+[ "$failed" -eq 0 ] && echo "tune --verify and --verify-grid: tables, intervals, rank correlation, noise and rms as printed"
 exit $failed

@@ -52,7 +52,7 @@ bad "-l" "$U" record -l 99 -o "$T/r.ustr" -- true
 bad "-l" "$U" record -l 0 -o "$T/r.ustr" -- true
 bad "-t" "$U" gen rpmalloc -t 0 -o "$T/g.ustr"
 bad "--cpus" "$U" sim --cpus 0 "$T/t.ustr"
-bad "-j" "$U" tune -j 0 "$T/t.ustr"
+bad "--workers" "$U" tune -j 0 "$T/t.ustr"
 bad "--threads" "$U" replay --threads 0 "$T/t.ustr"
 [ ! -e "$T/r.ustr" ] && [ ! -e "$T/g.ustr" ] || fail "a rejected command wrote its output"
 
@@ -122,10 +122,10 @@ done <<'EOF'
 script -H --header -n --pid --comm -h --help
 report -t --threads --pid --comm --sort --children --rows -h --help
 import -o --output -q -h --help
-replay -a --allocator --threads-as-recorded -t --threads --no-touch --pid --comm -h --help
+replay -a --allocator --threads-as-recorded -t --threads --touch --no-touch --runs --pid --comm -h --help
 gen -t --threads -o --output -s --seed -c --cpus -b --blocks -l --loops -p --percent -w --window --min --max --step-ns -h --help
-sim --cpus --mag-size --batch --depot-limit --sample --rows --timeline --no-reaper --pid --comm -h --help
-tune -j --jobs --svg --png --cpus --mag-sizes --depot-limits --batch --peak --no-compose --all --verify --verify-grid --pid --comm -h --help
+sim --cpus --mag-size --batch --depot-limit --sample --rows --timeline --no-reaper --result --calibration --pid --comm -h --help
+tune -j --workers --jobs --merge --svg --png --cpus --mag-sizes --depot-limits --batch --goal --model-only --runs --candidates --calibration --peak --mean --no-compose --all --verify --verify-grid --pid --comm -h --help
 record -g -o --output -l -q -h --help
 slabinfo -p --pid -w --write --gc -h --help
 top -p --pid -d --delay -o --once -n -s --sort -h --help
@@ -147,7 +147,7 @@ opt_bad "uslab report: --rows: expected an integer 1..4294967295, found 'x'" rep
 opt_bad "uslab report: --rows: 0 is out of range 1..4294967295" report --rows 0 "$t"
 opt_bad "uslab sim: --cpus: 0 is out of range 1..8192" sim --cpus 0 "$t"
 opt_bad "uslab sim: --sample: expected an integer 1..18446744073709551615, found '+5'" sim --sample +5 "$t"
-opt_bad "uslab tune: --verify: 65 is out of range 1..64" tune --verify=65 "$t"
+opt_bad "uslab tune: --verify: 65 is out of range 3..64" tune --verify=65 "$t"
 opt_bad "uslab tune: --mag-sizes: expected up to 16 numbers 1..4096, comma-separated, found '8,,16'" tune --mag-sizes 8,,16 "$t"
 opt_bad "uslab gen: --seed: expected an integer 0..18446744073709551615, found ' 5'" gen rpmalloc --seed ' 5' -o "$T/g.ustr"
 opt_bad "uslab top: --delay: 0.01 is out of range 0.05..3600" top -p 1 -d 0.01

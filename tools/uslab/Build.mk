@@ -15,7 +15,7 @@ sim-objs += tools/uslab/uslab.o tools/uslab/builtin-script.o \
             tools/uslab/builtin-tune.o tools/uslab/builtin-record.o \
             tools/uslab/builtin-calibrate.o tools/uslab/builtin-sim.o \
             tools/uslab/plot.o tools/uslab/report_callsite.o tools/uslab/symbolize.o \
-            tools/uslab/replay-stats.o tools/uslab/tune-verify.o tools/uslab/statseg.o \
+            tools/uslab/replay-stats.o tools/uslab/replay-runs.o tools/uslab/tune-real.o tools/uslab/tune-verify.o tools/uslab/statseg.o \
             tools/uslab/builtin-slabinfo.o tools/uslab/builtin-top.o \
             tools/uslab/parse-options.o
 

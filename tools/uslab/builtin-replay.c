@@ -17,9 +17,15 @@
  *
  * Latency: every 8th call of each thread is timed with rdtsc (about 25
  * cycles each side), converted with the TSC rate measured against
- * CLOCK_MONOTONIC over the run. Memory: one byte of every page of each
- * allocation is written, as a program would touch what it asked for
- * (--no-touch turns that off).
+ * CLOCK_MONOTONIC over the run. Memory: by default the first cache line
+ * of each allocation and one byte of every further page it spans are
+ * written, as a program writes what it asked for (--touch=all|first|none).
+ * The replayer's own structures (decoded events, slots, latency samples,
+ * the thread table) come from mmap, never from the allocator under test,
+ * so the resident memory above the start is the allocator's alone and
+ * compares across allocators. The main thread samples the resident set
+ * every 2 ms while the workers run (mean RSS); the peak is the kernel's
+ * high-water mark, reset just before the run.
  *
  * Locks: none. done[] and ptr[] slots are handed between threads with
  * release stores and acquire loads; the start barrier is a pthread barrier.
@@ -34,7 +40,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "lib/compiler.h"
@@ -66,6 +75,44 @@ struct rp_thread {
 	struct replay *rp;
 };
 
+enum rp_touch { RP_TOUCH_NONE, RP_TOUCH_FIRST, RP_TOUCH_ALL };
+
+/*
+ * The replayer's own memory: anonymous mappings, never the allocator under
+ * test (whose resident set the run measures). rp_map() zeroed, rp_remap()
+ * grows keeping the contents, rp_unmap() gives back. NULL on failure.
+ */
+static size_t rp_pagelen(size_t len)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (len + pg - 1) / pg * pg;
+}
+
+static void *rp_map(size_t len)
+{
+	void *p = mmap(NULL, rp_pagelen(len ? len : 1), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void *rp_remap(void *old, size_t old_len, size_t len)
+{
+	void *p;
+
+	if (!old)
+		return rp_map(len);
+	p = mremap(old, rp_pagelen(old_len ? old_len : 1), rp_pagelen(len), MREMAP_MAYMOVE);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void rp_unmap(void *p, size_t len)
+{
+	if (p)
+		munmap(p, rp_pagelen(len ? len : 1));
+}
+
 struct replay {
 	struct rp_thread *t;
 	unsigned int nthreads;
@@ -73,7 +120,8 @@ struct replay {
 	_Atomic uint32_t *done;
 	void *_Atomic *ptr;
 	pthread_barrier_t start;
-	bool touch;
+	int touch;			/* enum rp_touch */
+	_Atomic unsigned int finished;	/* threads done: the sampler stops */
 	uint64_t ops[TRACE_OP_NR];
 	uint64_t events;
 	uint64_t records;		/* struct rp_ev held, all threads */
@@ -133,8 +181,8 @@ static int rp_push(struct replay *rp, struct rp_thread *t, const struct rp_ev *e
 		}
 	}
 	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 16;
-		struct rp_ev *n = realloc(t->ev, cap * sizeof(*n));
+		size_t cap = t->cap ? 2 * t->cap : 128;
+		struct rp_ev *n = rp_remap(t->ev, t->cap * sizeof(*n), cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
@@ -160,7 +208,6 @@ static int rp_thread_of(struct replay *rp, struct hmap *tids,
 			struct trace_reader *r, uint32_t tid, unsigned int *idx)
 {
 	const uint64_t *v = hmap_find(tids, tid);
-	struct rp_thread *n;
 
 	if (likely(v)) {
 		*idx = (unsigned int)*v;
@@ -173,11 +220,7 @@ static int rp_thread_of(struct replay *rp, struct hmap *tids,
 				    RP_MAX_THREADS);
 		return -E2BIG;
 	}
-	n = realloc(rp->t, (rp->nthreads + 1) * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	rp->t = n;
-	memset(&n[rp->nthreads], 0, sizeof(*n));
+	/* rp->t has RP_MAX_THREADS entries, mapped (zeroed) by rp_load() */
 	if (hmap_insert(tids, tid, rp->nthreads))
 		return -ENOMEM;
 	*idx = rp->nthreads++;
@@ -236,10 +279,9 @@ static int rp_seq_room(uint32_t **seq, uint64_t *cap, uint64_t nslots)
 	if (nslots < *cap)
 		return 0;
 	new_cap = *cap ? 2 * *cap : 4096;
-	n = realloc(*seq, new_cap * sizeof(*n));
+	n = rp_remap(*seq, *cap * sizeof(*n), new_cap * sizeof(*n));	/* zero-filled */
 	if (!n)
 		return -ENOMEM;
-	memset(n + *cap, 0, (new_cap - *cap) * sizeof(*n));
 	*seq = n;
 	*cap = new_cap;
 	return 0;
@@ -270,12 +312,11 @@ static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 	}
 	if (hmap_init(&map) || hmap_init(&tids))
 		goto out_nomem;
-	if (fold) {
+	rp->t = rp_map(RP_MAX_THREADS * sizeof(*rp->t));	/* touched as used */
+	if (!rp->t)
+		goto out_nomem;
+	if (fold)
 		rp->nthreads = fold;
-		rp->t = calloc(rp->nthreads, sizeof(*rp->t));
-		if (!rp->t)
-			goto out_nomem;
-	}
 	while ((rc = trace_reader_next(r, &ev)) == 1) {
 		struct rp_ev e = { 0 };
 		unsigned int tid;
@@ -327,12 +368,32 @@ out_nomem:
 	fprintf(stderr, "uslab replay: %s: out of memory decoding the trace\n", path);
 	rc = -ENOMEM;
 out:
-	free(seq);
+	rp_unmap(seq, seq_cap * sizeof(*seq));
 	hmap_destroy(&map);
 	hmap_destroy(&tids);
 	if (r)
 		trace_reader_close(r);
 	return rc;
+}
+
+/* Everything rp_load() and rp_prepare() mapped, given back. */
+static void rp_free(struct replay *rp)
+{
+	if (rp->t)
+		for (unsigned int i = 0; i < rp->nthreads; i++) {
+			rp_unmap(rp->t[i].ev, rp->t[i].cap * sizeof(*rp->t[i].ev));
+			if (rp->t[i].lat)
+				rp_unmap(rp->t[i].lat, ((rp->t[i].n >> RP_SAMPLE_SHIFT) + 1) *
+					 sizeof(*rp->t[i].lat));
+		}
+	rp_unmap(rp->t, RP_MAX_THREADS * sizeof(*rp->t));
+	if (rp->done)
+		rp_unmap((void *)rp->done, (rp->nslots + 1) * sizeof(*rp->done));
+	if (rp->ptr)
+		rp_unmap((void *)rp->ptr, (rp->nslots + 1) * sizeof(*rp->ptr));
+	rp->t = NULL;
+	rp->done = NULL;
+	rp->ptr = NULL;
 }
 
 static __always_inline void rp_wait(struct replay *rp, struct rp_thread *t,
@@ -351,15 +412,30 @@ static __always_inline void rp_wait(struct replay *rp, struct rp_thread *t,
 	}
 }
 
+/*
+ * What the program does with a block it is handed (--touch): first (the
+ * default), its first cache line and one byte of each further page it
+ * spans, as a program initialises a header and writes where it uses;
+ * all, every byte; none.
+ */
 static __always_inline void rp_touch(struct replay *rp, void *p, uint64_t size)
 {
 	char *c = p;
 	uint64_t off;
 
-	if (!rp->touch || !p)
+	if (!p || !size)
 		return;
-	for (off = 0; off < size; off += 4096)
-		((volatile char *)c)[off] = 1;
+	switch (rp->touch) {
+	case RP_TOUCH_FIRST:
+		memset(c, 1, size < 64 ? size : 64);
+		off = ((uintptr_t)c | 4095) + 1 - (uintptr_t)c;	/* next page */
+		for (; off < size; off += 4096)
+			((volatile char *)c)[off] = 1;
+		return;
+	case RP_TOUCH_ALL:
+		memset(c, 1, size);
+		return;
+	}
 }
 
 /* The process's malloc family (the preloaded allocator's). */
@@ -448,6 +524,7 @@ static void *rp_thread_fn(void *arg)
 			atomic_store_explicit(&rp->done[e->id], e->seq_id + 1,
 					      memory_order_release);
 	}
+	atomic_fetch_add_explicit(&rp->finished, 1, memory_order_release);
 	return NULL;
 }
 
@@ -500,6 +577,8 @@ static int rp_reexec(const char *name, const char *lib, char **argv)
 	self[n] = '\0';
 	if (lib && lib[0] != '/')
 		lib = rp_find_lib(self, lib, path, sizeof(path));
+	if (lib && strchr(name, '/'))
+		lib = name;	/* -a PATH: any malloc shared library */
 	if (lib && access(lib, R_OK)) {
 		fprintf(stderr, "uslab replay: allocator %s: %s: %s\n", name, lib, strerror(errno));
 		return 1;
@@ -515,8 +594,9 @@ static int rp_reexec(const char *name, const char *lib, char **argv)
 }
 
 static const char rp_usage[] =
-	"uslab replay TRACE [--allocator uslab|glibc|jemalloc|tcmalloc|mimalloc]\n"
-	"                          [--threads-as-recorded | --threads N] [--no-touch]\n"
+	"uslab replay TRACE [-a uslab|glibc|jemalloc|tcmalloc|mimalloc|PATH.so]\n"
+	"                   [--threads-as-recorded | --threads N] [--touch=first|all|none]\n"
+	"                   [--runs N]\n"
 	"  Replays the trace for real, one thread per recorded thread, keeping\n"
 	"  every object's alloc-before-free order across threads.";
 
@@ -536,6 +616,9 @@ static const char *rp_as_recorded(const struct cli_opt *opt, const char *arg)
 struct rp_measure {
 	struct rusage ru0, ru1;
 	long rss0;			/* KiB before the run */
+	long hwm;			/* KiB: the high-water mark over the run, -1 unknown */
+	double rss_sum;			/* KiB above rss0, summed over samples */
+	uint64_t rss_samples;
 	double wall;			/* s */
 	double cyc_per_ns;		/* the latency samples' clock */
 	uint64_t waits;			/* cross-thread waits, all threads */
@@ -549,8 +632,8 @@ static int rp_prepare(struct replay *rp)
 {
 	unsigned int i;
 
-	rp->done = calloc(rp->nslots + 1, sizeof(*rp->done));
-	rp->ptr = calloc(rp->nslots + 1, sizeof(*rp->ptr));
+	rp->done = rp_map((rp->nslots + 1) * sizeof(*rp->done));
+	rp->ptr = rp_map((rp->nslots + 1) * sizeof(*rp->ptr));
 	if (!rp->done || !rp->ptr)
 		return -ENOMEM;
 	memset((void *)rp->done, 0, (rp->nslots + 1) * sizeof(*rp->done));
@@ -560,7 +643,7 @@ static int rp_prepare(struct replay *rp)
 		size_t n = (t->n >> RP_SAMPLE_SHIFT) + 1;
 
 		t->rp = rp;
-		t->lat = malloc(n * sizeof(*t->lat));
+		t->lat = rp_map(n * sizeof(*t->lat));
 		if (!t->lat)
 			return -ENOMEM;
 		memset(t->lat, 0, n * sizeof(*t->lat));
@@ -576,6 +659,78 @@ static int rp_prepare(struct replay *rp)
 	return 0;
 }
 
+/* Resident KiB now, from a /proc/self/statm kept open (@fd), or -1. */
+static long rp_rss_kib(int fd)
+{
+	char buf[128], *sp;
+	ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf) - 1, 0) : -1;
+
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	sp = strchr(buf, ' ');
+	return sp ? (long)(strtoull(sp + 1, NULL, 10) * ((uint64_t)sysconf(_SC_PAGESIZE) / 1024)) : -1;
+}
+
+/* VmHWM of /proc/self/status in KiB, or -1. */
+static long rp_hwm_kib(void)
+{
+	char line[256];
+	long v = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* Restart the kernel's high-water mark of the resident set (Linux 4.0:
+ * "5" to clear_refs), so the peak is the run's, not the decoding's.
+ * Return: true when it took. */
+static bool rp_reset_hwm(void)
+{
+	int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = write(fd, "5", 1) == 1;
+	close(fd);
+	return ok;
+}
+
+/*
+ * While the workers run, the main thread samples the resident set every
+ * 2 ms (the mean RSS over the run; one sample at the end as well), then
+ * joins them.
+ */
+static void rp_sample_until_done(struct replay *rp, struct rp_measure *me)
+{
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	struct timespec nap = { 0, 2000000 };
+	long r;
+
+	while (atomic_load_explicit(&rp->finished, memory_order_acquire) < rp->nthreads) {
+		nanosleep(&nap, NULL);
+		r = rp_rss_kib(fd);
+		if (r >= 0) {
+			me->rss_sum += (double)(r > me->rss0 ? r - me->rss0 : 0);
+			me->rss_samples++;
+		}
+	}
+	r = rp_rss_kib(fd);
+	if (r >= 0) {
+		me->rss_sum += (double)(r > me->rss0 ? r - me->rss0 : 0);
+		me->rss_samples++;
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
 /* The run: every thread released at once, measured from the barrier to
  * the last join; then the latency samples gathered. Return: 0, -ENOMEM. */
 static int rp_run(struct replay *rp, struct rp_measure *me)
@@ -583,23 +738,27 @@ static int rp_run(struct replay *rp, struct rp_measure *me)
 	uint64_t t0, t1, c0, c1;
 	unsigned int i;
 	size_t k;
+	bool hwm;
 
 	/* What the set-up freed goes back before the run (every allocator has
 	 * malloc_trim through glibc's name): the run's page faults and caches
 	 * are its own, as a program's are from its start. */
 	malloc_trim(0);
 	me->rss0 = (long)(proc_rss_bytes() / 1024);
+	hwm = rp_reset_hwm();
 	getrusage(RUSAGE_SELF, &me->ru0);
 	rp_stats_begin();	/* uslab with stats: counters before the run */
 	t0 = mono_ns();
 	c0 = rdtsc();
 	pthread_barrier_wait(&rp->start);
+	rp_sample_until_done(rp, me);
 	for (i = 0; i < rp->nthreads; i++)
 		pthread_join(rp->t[i].th, NULL);
 	rp_stats_snapshot();	/* before the replayer allocates again */
 	c1 = rdtsc();
 	t1 = mono_ns();
 	getrusage(RUSAGE_SELF, &me->ru1);
+	me->hwm = hwm ? rp_hwm_kib() : -1;
 	me->wall = (double)(t1 - t0) / 1e9;
 	me->cyc_per_ns = t1 > t0 ? (double)(c1 - c0) / (double)(t1 - t0) : 1.0;
 
@@ -607,7 +766,7 @@ static int rp_run(struct replay *rp, struct rp_measure *me)
 		me->nlat += rp->t[i].nlat;
 		me->waits += rp->t[i].waits;
 	}
-	me->lat = malloc((me->nlat ? me->nlat : 1) * sizeof(*me->lat));
+	me->lat = rp_map((me->nlat ? me->nlat : 1) * sizeof(*me->lat));
 	if (!me->lat)
 		return -ENOMEM;
 	for (i = 0, k = 0; i < rp->nthreads; i++) {
@@ -618,9 +777,13 @@ static int rp_run(struct replay *rp, struct rp_measure *me)
 	return 0;
 }
 
+static const char *const rp_touch_name[] = { "none", "first", "all" };
+
 static void rp_print(const struct replay *rp, const struct rp_measure *me,
-		     const char *path, const char *alloc)
+		     const char *path, const char *alloc, unsigned long fold)
 {
+	const char *uo = getenv("USLAB_OPTIONS");
+	long peak = me->hwm >= 0 ? me->hwm : me->ru1.ru_maxrss;
 	const uint64_t *ops = rp->ops;
 	const uint32_t *lat = me->lat;
 	uint64_t nlat = me->nlat;
@@ -630,6 +793,13 @@ static void rp_print(const struct replay *rp, const struct rp_measure *me,
 	Dl_info di;
 
 	printf("uslab replay: %s on %s\n", path, alloc);
+	printf("options: -a %s, ", alloc);
+	if (fold)
+		printf("--threads %lu", fold);
+	else
+		printf("threads as recorded");
+	printf(", --touch=%s, USLAB_OPTIONS=%s%s%s\n", rp_touch_name[rp->touch],
+	       uo ? "'" : "(unset)", uo ? uo : "", uo ? "'" : "");
 	if (dladdr((void *)m, &di) && di.dli_fname)
 		printf("malloc from: %s\n", di.dli_fname);
 	printf("events: %" PRIu64 " (malloc %" PRIu64 ", free %" PRIu64 ", calloc %" PRIu64
@@ -651,8 +821,10 @@ static void rp_print(const struct replay *rp, const struct rp_measure *me,
 		       lat[nlat / 2] / cpn, lat[nlat * 99 / 100] / cpn,
 		       lat[nlat * 999 / 1000] / cpn, lat[nlat - 1] / cpn);
 	printf("peak RSS: %ld KiB (%ld KiB above the replayer's own %ld KiB at the start)\n",
-	       me->ru1.ru_maxrss, me->ru1.ru_maxrss > me->rss0 ? me->ru1.ru_maxrss - me->rss0 : 0,
-	       me->rss0);
+	       peak, peak > me->rss0 ? peak - me->rss0 : 0, me->rss0);
+	printf("mean RSS: %.0f KiB above the start (%" PRIu64 " samples, one every 2 ms and "
+	       "one at the end)\n", me->rss_samples ? me->rss_sum / (double)me->rss_samples : 0.0,
+	       me->rss_samples);
 	printf("page faults: %ld minor, %ld major\n",
 	       me->ru1.ru_minflt - me->ru0.ru_minflt, me->ru1.ru_majflt - me->ru0.ru_majflt);
 	printf("CPU time: %.6f s user, %.6f s system (all threads, the run only)\n",
@@ -661,22 +833,103 @@ static void rp_print(const struct replay *rp, const struct rp_measure *me,
 	rp_stats_end(stdout);
 }
 
+/* --touch=first|all|none (opt->value: the int of struct replay). */
+static const char *rp_touch_opt(const struct cli_opt *opt, const char *arg)
+{
+	for (int i = 0; i < (int)ARRAY_SIZE(rp_touch_name); i++)
+		if (!strcmp(arg, rp_touch_name[i])) {
+			*(int *)opt->value = i;
+			return NULL;
+		}
+	return "first, all or none";
+}
+
+/* --no-touch: --touch=none, kept for old command lines. */
+static const char *rp_no_touch(const struct cli_opt *opt, const char *arg)
+{
+	*(int *)opt->value = RP_TOUCH_NONE;
+	return NULL;
+}
+
+/*
+ * --runs N: the replay N times, each in a fresh process (an allocator
+ * warmed by the previous run would not be measured as a program meets
+ * it), then the medians with bootstrap 95% intervals.
+ */
+static int rp_runs(int argc, char **argv, unsigned long runs)
+{
+	struct replay_fig f;
+	double *v[4];
+	char **args = calloc((size_t)argc + 3, sizeof(*args)), opt_line[512] = "";
+	static const char *const what[4] = {
+		"CPU time (user + system)", "wall time", "peak RSS above the start",
+		"mean RSS above the start",
+	};
+	static const char *const unit[4] = { "s", "s", "KiB", "KiB" };
+	int rc = 1;
+
+	for (int k = 0; k < 4; k++)
+		v[k] = calloc(runs, sizeof(double));
+	if (!args || !v[0] || !v[1] || !v[2] || !v[3])
+		goto out;
+	for (int i = 1; i < argc; i++)
+		args[i - 1] = argv[i];
+	args[argc - 1] = "--runs";
+	args[argc] = "1";		/* the last --runs is the one taken */
+	for (unsigned long r = 0; r < runs; r++) {
+		if (replay_run_once(args, NULL, -1, &f, opt_line, sizeof(opt_line), false,
+				    "uslab replay"))
+			goto out;
+		v[0][r] = f.cpu;
+		v[1][r] = f.wall;
+		v[2][r] = f.rss_peak;
+		v[3][r] = f.rss_mean;
+		printf("run %lu: CPU %.4f s, wall %.4f s, peak RSS +%.0f KiB, mean RSS +%.0f KiB\n",
+		       r + 1, f.cpu, f.wall, f.rss_peak, f.rss_mean);
+	}
+	printf("options: %s, --runs %lu (each a fresh process)\n", opt_line, runs);
+	printf("medians of %lu runs [bootstrap 95%% confidence interval]:\n", runs);
+	for (int k = 0; k < 4; k++) {
+		struct stat_est e;
+
+		if (stat_ci(v[k], (unsigned int)runs, NULL, 0, &e))
+			goto out;
+		printf("  %-26s ", what[k]);
+		stat_print(stdout, &e, 1, k < 2 ? 4 : 0, unit[k]);
+		putchar('\n');
+	}
+	rc = 0;
+out:
+	for (int k = 0; k < 4; k++)
+		free(v[k]);
+	free(args);
+	return rc;
+}
+
 int cmd_replay(int argc, char **argv)
 {
-	struct replay rp = { .touch = true };
+	struct replay rp = { .touch = RP_TOUCH_FIRST };
 	struct rp_measure me = { .lat = NULL };
 	const char *alloc = "glibc", *child = getenv(RP_ENV_CHILD);
-	unsigned long fold = 0;
+	unsigned long fold = 0, runs = 1;
 	const struct cli_opt opts[] = {
-		OPT_STRING('a', "allocator", &alloc, "NAME",
-			   "uslab, glibc (default), jemalloc, tcmalloc or mimalloc"),
+		OPT_STRING('a', "allocator", &alloc, "NAME|PATH",
+			   "uslab, glibc (default), jemalloc, tcmalloc, mimalloc,\n"
+			   "or the path of any malloc shared library (preloaded)"),
 		OPT_CALLBACK(0, "threads-as-recorded", &fold, NULL,
 			     "one thread per recorded thread (the default)", rp_as_recorded,
 			     .flags = OPT_NOARG),
 		OPT_ULONG('t', "threads", &fold, "N", "fold the recorded threads onto N threads",
 			  1, RP_MAX_THREADS),
-		OPT_BOOLEAN_OFF(0, "no-touch", &rp.touch,
-				"do not write a byte of each page of every allocation"),
+		OPT_CALLBACK(0, "touch", &rp.touch, "WHAT",
+			     "what the program writes of each block: first (default:\n"
+			     "its first 64 bytes and one byte of each further page),\n"
+			     "all (every byte) or none", rp_touch_opt),
+		OPT_CALLBACK(0, "no-touch", &rp.touch, NULL, "--touch=none", rp_no_touch,
+			     .flags = OPT_NOARG),
+		OPT_ULONG(0, "runs", &runs, "N",
+			  "replay N times, each in a fresh process: medians with\n"
+			  "bootstrap 95% confidence intervals", 1, 1000),
 		OPT_PROC_SELECT(),
 		OPT_END(),
 	};
@@ -689,8 +942,13 @@ int cmd_replay(int argc, char **argv)
 	for (i = 0; i < ARRAY_SIZE(rp_allocators); i++)
 		if (!strcmp(alloc, rp_allocators[i][0]))
 			break;
-	if (i == ARRAY_SIZE(rp_allocators))
-		return usage_error(opts, rp_usage, "unknown allocator '%s'", alloc);
+	if (i == ARRAY_SIZE(rp_allocators) && strchr(alloc, '/'))
+		i = ARRAY_SIZE(rp_allocators) - 1;	/* a path: preloaded as named */
+	else if (i == ARRAY_SIZE(rp_allocators))
+		return usage_error(opts, rp_usage, "-a: unknown allocator '%s' (a library is "
+				   "named by its path, with a '/')", alloc);
+	if (runs > 1 && !child)
+		return rp_runs(argc, argv, runs);
 	if (!child || strcmp(child, alloc))
 		return rp_reexec(alloc, rp_allocators[i][1], argv);
 	unsetenv(RP_ENV_CHILD);
@@ -702,17 +960,11 @@ int cmd_replay(int argc, char **argv)
 		fprintf(stderr, "uslab replay: out of memory for the bookkeeping\n");
 		goto out;
 	}
-	rp_print(&rp, &me, argv[first], alloc);
+	rp_print(&rp, &me, argv[first], alloc, fold);
 	err = 0;
 out:
-	free(me.lat);
-	if (rp.t)
-		for (i = 0; i < rp.nthreads; i++) {
-			free(rp.t[i].ev);
-			free(rp.t[i].lat);
-		}
-	free(rp.t);
-	free((void *)rp.done);
-	free((void *)rp.ptr);
+	if (me.lat)
+		rp_unmap(me.lat, (me.nlat ? me.nlat : 1) * sizeof(*me.lat));
+	rp_free(&rp);
 	return err;
 }

@@ -21,7 +21,10 @@
 
 struct sim_cli {
 	const char *timeline;
+	struct sim_cost_model model;	/* --calibration, else built in */
+	const char *calibration;
 	unsigned long cpus, rows;
+	bool result;			/* --result: the line tune --merge reads */
 };
 
 static void print_kib(FILE *f, const char *what, uint64_t bytes)
@@ -96,6 +99,12 @@ static void print_memory(FILE *f, const struct sim_config *cfg, const struct sim
 	print_kib(f, "peak overhead (held-live)", (uint64_t)(res->ovh_peak > 0 ? res->ovh_peak : 0));
 	print_kib(f, "mean overhead", mean_ovh > 0 ? (uint64_t)mean_ovh : 0);
 	print_kib(f, "live at the end", res->live_end);
+	if (res->res_known) {
+		print_kib(f, "peak resident (heap)", res->res_peak);
+		print_kib(f, "mean resident (heap)", (uint64_t)sim_mean_resident(res));
+		fprintf(f, "  %-28s %12" PRIu64 "  (each block written as replay --touch=first)\n",
+			"page faults", res->faults);
+	}
 }
 
 /* About @rows samples, evenly spaced. */
@@ -127,10 +136,9 @@ static void print_over_time(FILE *f, const struct sim_result *res, unsigned long
 }
 
 static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_config *cfg,
-		      const struct sim_result *res, const char *path, unsigned long rows)
+		      const struct sim_result *res, const char *path, unsigned long rows,
+		      const struct sim_cost_model *m)
 {
-	struct sim_cost_model m;
-
 	fprintf(f, "uslab sim: %s\n", path);
 	if (t->cmdline && *t->cmdline) {
 		fprintf(f, "recorded: ");
@@ -145,11 +153,37 @@ static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_confi
 		res->events, res->allocs, res->frees, res->reallocs, res->failed,
 		res->enomem);
 	print_caches(f, res);
-	sim_cost_model_load(&m);
 	fprintf(f, "modelled allocator time: %.3f ms (cost model: %s)\n",
-		sim_cost(&m, res) / 1e6, m.calibrated ? m.source : "built-in default");
+		sim_cost(m, res) / 1e6, m->calibrated ? m->source : "built-in default");
 	print_memory(f, cfg, res);
 	print_over_time(f, res, rows, t->no_clock);
+}
+
+/*
+ * --result: one line for `uslab tune --merge` (tools/uslab/builtin-tune.c
+ * parses it): the configuration (uniform magazine size and depot limit,
+ * -1 and "default" for the library's defaults), then what tune's children
+ * report for a simulation.
+ */
+static void sim_print_result(FILE *f, const struct sim_config *cfg,
+			     const struct sim_result *res, const struct sim_cost_model *m)
+{
+	uint64_t hits = 0, ops = 0;
+
+	for (unsigned int c = 0; c < res->nr_cls; c++) {
+		hits += res->cls[c].c.alloc_hits + res->cls[c].c.free_hits;
+		ops += res->cls[c].c.allocs + res->cls[c].c.frees;
+	}
+	fprintf(f, "uslab-sim-result v1 mag=%d depot=", cfg->mag_size);
+	if (cfg->depot_limit == SIM_DEFAULT)
+		fprintf(f, "default");
+	else
+		fprintf(f, "%ld", cfg->depot_limit);
+	fprintf(f, " batch=%d cost_ns=%.1f res_peak=%" PRIu64 " res_mean=%.0f faults=%" PRIu64
+		" hit=%.6f page_ops=%" PRIu64 " ovh_mean=%.0f ovh_peak=%" PRId64 " model=%s\n",
+		cfg->batch, sim_cost(m, res), res->res_peak, sim_mean_resident(res), res->faults,
+		ops ? (double)hits / (double)ops : 0.0, res->page_allocs + res->page_frees,
+		sim_mean_overhead(res), res->ovh_peak, m->calibrated ? "calibrated" : "built-in");
 }
 
 /* Every sample as CSV. Return: 0, or -1 after saying why (nothing left). */
@@ -240,6 +274,12 @@ static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_c
 			   .flags = OPT_OUTPUT),
 		OPT_BOOLEAN(0, "no-reaper", &cfg->no_reaper,
 			    "no reaper passes (a real run: USLAB_OPTIONS=reaper_ms=0)"),
+		OPT_BOOLEAN(0, "result", &o->result,
+			    "print only the one line `uslab tune --merge` reads\n"
+			    "(what `uslab tune --jobs` asks for)"),
+		OPT_STRING(0, "calibration", &o->calibration, "FILE",
+			   "the cost model of `uslab calibrate -o FILE` (default:\n"
+			   "the built-in one; a calibration is used only when named)"),
 		OPT_PROC_SELECT(),
 		OPT_END(),
 	};
@@ -270,6 +310,7 @@ int cmd_sim(int argc, char **argv)
 	const char *path;
 	int err;
 
+	sim_fixed_layout(argv - 1);	/* argv[-1] is "uslab" */
 	sim_config_init(&cfg);
 	/* mirrors cmd_tune (builtin-tune.c): the options, then the trace
 	 * loaded for the engine (streamed here, whole there) */
@@ -277,6 +318,8 @@ int cmd_sim(int argc, char **argv)
 	if (err <= 0)
 		return -err;
 	path = argv[err];
+	if (sim_cost_model_load(&o.model, o.calibration))
+		return 1;
 	/* Streamed: memory follows the live objects, not the trace's length. */
 	if (sim_trace_open(&t, path, (unsigned int)o.cpus, "uslab sim"))
 		return 1;
@@ -290,7 +333,10 @@ int cmd_sim(int argc, char **argv)
 		sim_trace_free(&t);
 		return 1;
 	}
-	sim_print(stdout, &t, &cfg, &res, path, o.rows);
+	if (o.result)
+		sim_print_result(stdout, &cfg, &res, &o.model);
+	else
+		sim_print(stdout, &t, &cfg, &res, path, o.rows, &o.model);
 	if (cmd_check_stdout("uslab sim")) {	/* no further work after it */
 		sim_result_free(&res);
 		sim_trace_free(&t);

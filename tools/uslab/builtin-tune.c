@@ -29,14 +29,35 @@ struct tune_cli {
 	const char *svg, *png;
 	unsigned long cpus;
 	bool all_rows;
-	unsigned long verify;		/* --verify runs, 0: none */
+	unsigned long verify;		/* --verify-grid runs */
 	bool verify_grid;
+	enum tune_goal goal;
+	bool model_only, mean;
+	unsigned long runs, candidates;
+	const char *calibration;
+	bool jobs;			/* --jobs: print the sweep as command lines */
+	const char *merge;		/* --merge FILE: their results */
 };
 
 static const char tune_usage[] =
-	"uslab tune TRACE [-j N] [--svg FILE | --png FILE] [options]\n"
-	"  sweeps magazine sizes and depot limits through the simulator; prints the\n"
-	"  frontier of memory overhead against modelled time and a recommendation";
+	"uslab tune TRACE [--goal time|memory|balanced] [--model-only] [-j N] [options]\n"
+	"  sweeps magazine sizes and depot limits through the simulator, takes the few\n"
+	"  configurations it models best for the goal, replays each for real against\n"
+	"  the library's defaults, and recommends one only when the real runs show a\n"
+	"  significant gain; otherwise it says \"keep the defaults\"";
+
+/* --goal time|memory|balanced (opt->value: the enum tune_goal). */
+static const char *tune_goal_opt(const struct cli_opt *opt, const char *arg)
+{
+	static const enum tune_goal goals[] = { TUNE_BALANCED, TUNE_TIME, TUNE_MEMORY };
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(goals); i++)
+		if (!strcmp(arg, tune_goal_name(goals[i]))) {
+			*(enum tune_goal *)opt->value = goals[i];
+			return NULL;
+		}
+	return "time, memory or balanced";
+}
 
 /* --mag-sizes ('m' in opt->data) and --depot-limits ('d'): up to
  * TUNE_MAX_VALUES numbers into the struct tune_space at opt->value.
@@ -71,8 +92,14 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 	static const long depots[] = { 0, 2, 8, 32, -1 };
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	const struct cli_opt opts[] = {
-		OPT_UINT('j', "jobs", &tu->workers, "N", "simulations at once (default: online CPUs)",
-			 1, 256),
+		OPT_UINT('j', "workers", &tu->workers, "N",
+			 "simulations at once (default: online CPUs)", 1, 256),
+		OPT_BOOLEAN(0, "jobs", &o->jobs,
+			    "print the sweep as independent command lines (for GNU\n"
+			    "parallel, a Slurm array...) and stop"),
+		OPT_STRING(0, "merge", &o->merge, "FILE",
+			   "the results of those command lines (- for standard\n"
+			   "input): the frontier and the verdict from them"),
 		OPT_STRING(0, "svg", &o->svg, "FILE", "draw the frontier as SVG (our own writer)",
 			   .flags = OPT_OUTPUT),
 		OPT_STRING(0, "png", &o->png, "FILE", "draw it as PNG (python3-matplotlib)",
@@ -86,15 +113,32 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 			     "depot limits swept (default 0,2,8,32,-1)", tune_list, .data = 'd'),
 		OPT_INTEGER(0, "batch", &tu->batch, "N",
 			    "batch count for every run (default: half a magazine)", 1, 4096),
-		OPT_BOOLEAN(0, "peak", &tu->peak, "frontier on peak instead of mean overhead"),
+		OPT_CALLBACK(0, "goal", &o->goal, "GOAL",
+			     "time (less CPU time), memory (less resident memory)\n"
+			     "or balanced (default: less memory at no measurable\n"
+			     "cost in CPU time, or less CPU time at no more memory)",
+			     tune_goal_opt),
+		OPT_BOOLEAN(0, "model-only", &o->model_only,
+			    "no real replays: the model's word alone (every line\n"
+			    "of the output says so)"),
+		OPT_ULONG(0, "runs", &o->runs, "N",
+			  "real replays of each configuration per round (default 7)", 3,
+			  TUNE_REAL_MAX_RUNS),
+		OPT_ULONG(0, "candidates", &o->candidates, "N",
+			  "configurations the model picks for real replays\n"
+			  "(default 3)", 1, TUNE_MAX_CANDIDATES),
+		OPT_STRING(0, "calibration", &o->calibration, "FILE",
+			   "the cost model of `uslab calibrate -o FILE` (default:\n"
+			   "the built-in one; a calibration is used only when named)"),
+		OPT_BOOLEAN(0, "peak", &tu->peak, "frontier on peak resident memory (the default)"),
+		OPT_BOOLEAN(0, "mean", &o->mean, "frontier on mean resident memory"),
 		OPT_BOOLEAN_OFF(0, "no-compose", &o->sp.compose,
 				"only the uniform grid, no per-class round"),
 		OPT_BOOLEAN(0, "all", &o->all_rows, "print every frontier point"),
-		OPT_ULONG(0, "verify", &o->verify, "N",
-			  "replay the trace for real under the defaults and the\n"
-			  "recommendation, interleaved, N runs each (5): medians\n"
-			  "of wall and CPU time and RSS; with --cpus 1, one\n"
-			  "thread pinned to one CPU", 1, 64, .flags = OPT_OPTARG, .data = 5),
+		OPT_ULONG(0, "verify", &o->runs, "N",
+			  "the real replays, N runs each (what tune does by\n"
+			  "default; kept for old command lines)", 3, TUNE_REAL_MAX_RUNS,
+			  .flags = OPT_OPTARG, .data = 7),
 		OPT_ULONG(0, "verify-grid", &o->verify, "N",
 			  "the same for every point of the uniform grid (at most\n"
 			  "32; e.g. --mag-sizes 8,32,128,512 --depot-limits\n"
@@ -110,6 +154,9 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 	o->sp.nm = ARRAY_SIZE(mags);
 	o->sp.nd = ARRAY_SIZE(depots);
 	o->sp.compose = true;
+	o->runs = 7;
+	o->candidates = 3;
+	tu->peak = true;
 	tu->workers = online > 0 ? (unsigned int)online : 1;
 	tu->batch = -1;
 	return parse_options(argc, argv, opts, tune_usage, PARSE_OPT_ONE_TRACE);
@@ -223,9 +270,9 @@ static void print_row(const struct tune *tu, size_t job, const char *tail)
 	char desc[512];
 
 	describe(desc, sizeof(desc), x);
-	printf("  %12.1f %14.3f %8.2f %8" PRIu64 "  %s%s\n",
-	       tune_job_ovh(tu, x) / 1024.0, x->out.cost_ns / 1e6,
-	       100.0 * x->out.hit_rate, x->out.page_ops, desc, tail);
+	printf("  %12.1f %12.1f %14.3f %8.2f %8" PRIu64 "  %s%s\n",
+	       (double)x->out.res_peak / 1024.0, x->out.res_mean / 1024.0, x->out.cost_ns / 1e6,
+	       100.0 * x->out.hit_rate, x->out.faults, desc, tail);
 }
 
 /* The frontier by overhead; a long one is thinned: its ends, every step-th
@@ -237,10 +284,11 @@ static int print_frontier(const struct tune *tu, bool all_rows)
 
 	if (!rows)
 		return -ENOMEM;
-	printf("\nfrontier (%s overhead = bytes held by page_alloc - bytes live):\n",
+	printf("\nfrontier of modelled time against %s resident memory (the heap's pages\n"
+	       "the run writes, as the kernel counts them in the simulating process):\n",
 	       tu->peak ? "peak" : "mean");
-	printf("  %12s %14s %8s %8s  %s\n", "overhd_KiB", "model_time_ms", "hit%",
-	       "page_ops", "configuration");
+	printf("  %12s %12s %14s %8s %8s  %s\n", "res_peak_KiB", "res_mean_KiB", "model_time_ms",
+	       "hit%", "faults", "configuration");
 	for (j = 0; j < tu->nr_jobs; j++)
 		if (tu->jobs[j].frontier) {
 			rows[nfr].ovh = tune_job_ovh(tu, &tu->jobs[j]);
@@ -252,7 +300,8 @@ static int print_frontier(const struct tune *tu, bool all_rows)
 		if (j % step && j != nfr - 1 && rows[j].job != tu->rec &&
 		    rows[j].job != tu->grid)
 			continue;
-		print_row(tu, rows[j].job, rows[j].job == tu->rec ? "   <- recommended" : "");
+		print_row(tu, rows[j].job, rows[j].job == tu->rec ? "   <- the model's knee" :
+			  rows[j].job == tu->grid ? "   <- the defaults" : "");
 	}
 	if (!tu->jobs[tu->grid].frontier && tu->jobs[tu->grid].out.ok)
 		print_row(tu, tu->grid, " (not on the frontier)");
@@ -262,49 +311,24 @@ static int print_frontier(const struct tune *tu, bool all_rows)
 	return 0;
 }
 
-static void print_recommended(const struct tune *tu)
+static void print_recommended(const struct tune *tu, size_t job, bool model_only)
 {
-	const struct tune_job *r = &tu->jobs[tu->rec];
+	const struct tune_job *r = &tu->jobs[job], *d = &tu->jobs[tu->grid];
 	char desc[512];
 
 	describe(desc, sizeof(desc), r);
-	printf("\nrecommended: %s\n  mean overhead %.1f KiB, peak overhead %.1f KiB, "
-	       "modelled time %.3f ms, hit rate %.2f%%\n", desc,
-	       r->out.ovh_mean / 1024.0, (double)r->out.ovh_peak / 1024.0,
-	       r->out.cost_ns / 1e6, 100.0 * r->out.hit_rate);
+	printf("\nrecommended%s: %s\n  modelled: time %.3f ms (%+.1f%%), resident peak %.1f KiB "
+	       "(%+.1f%%), mean %.1f KiB (%+.1f%%), hit rate %.2f%%\n",
+	       model_only ? " by the model alone" : "", desc, r->out.cost_ns / 1e6,
+	       100 * (r->out.cost_ns / d->out.cost_ns - 1), (double)r->out.res_peak / 1024.0,
+	       100 * ((double)r->out.res_peak / (double)(d->out.res_peak ? d->out.res_peak : 1) - 1),
+	       r->out.res_mean / 1024.0,
+	       100 * (r->out.res_mean / (d->out.res_mean > 0 ? d->out.res_mean : 1) - 1),
+	       100.0 * r->out.hit_rate);
 	printf("\nas a runtime option string:\n  ");
 	print_options(stdout, r);
 	printf("\nas a Kconfig fragment:\n");
 	print_kconfig(stdout, r);
-}
-
-/* --verify: the defaults (job tu->grid) and the recommendation for real. */
-static int verify_recommendation(const char *trace, const struct tune *tu, unsigned int runs)
-{
-	struct tune_verify_point pts[2] = {
-		{ .label = "defaults" }, { .label = "recommended" },
-	};
-	const struct tune_job *def = &tu->jobs[tu->grid], *rec = &tu->jobs[tu->rec];
-	FILE *f = fmemopen(pts[1].opts, sizeof(pts[1].opts) - 1, "w");
-	char *nl;
-
-	if (!f)
-		return -1;
-	print_options(f, rec);
-	fclose(f);
-	memmove(pts[1].opts, pts[1].opts + strlen("USLAB_OPTIONS="),
-		strlen(pts[1].opts) - strlen("USLAB_OPTIONS=") + 1);
-	nl = strchr(pts[1].opts, '\n');
-	if (nl)
-		*nl = '\0';
-	if (rec->defaults)
-		pts[1].opts[0] = '\0';
-	pts[0].model_ms = def->out.cost_ns / 1e6;
-	pts[0].model_ovh_kib = def->out.ovh_mean / 1024.0;
-	pts[1].model_ms = rec->out.cost_ns / 1e6;
-	pts[1].model_ovh_kib = rec->out.ovh_mean / 1024.0;
-	fflush(stdout);
-	return tune_verify(trace, pts, 2, runs, tu->t->cpus == 1, stdout);
 }
 
 /*
@@ -341,8 +365,13 @@ static int verify_uniform_grid(const char *trace, const struct tune *tu, unsigne
 }
 
 /* Every successful point: x overhead KiB, y modelled ms, its kind. */
+/* The real replays of the last verdict, for the pictures. */
+static struct tune_real_point real_pts[TUNE_MAX_CANDIDATES + 1];
+static unsigned int real_n;
+
 static size_t plot_points(const struct tune *tu, struct plot_point *pts)
 {
+	const struct tune_real_point *d = &real_pts[0];
 	size_t n = 0;
 
 	for (size_t i = 0; i < tu->nr_jobs; i++) {
@@ -354,6 +383,22 @@ static size_t plot_points(const struct tune *tu, struct plot_point *pts)
 		pts[n].y = j->out.cost_ns / 1e6;
 		pts[n].kind = j->recommended ? PLOT_RECOMMENDED : j->defaults ? PLOT_DEFAULTS :
 			      j->frontier ? PLOT_FRONTIER : PLOT_SWEPT;
+		n++;
+	}
+	/* Each replayed candidate where the measurement puts it: the defaults'
+	 * modelled figures scaled by the measured change, with its interval. */
+	for (unsigned int k = 1; k < real_n; k++) {
+		const struct tune_real_point *x = &real_pts[k];
+		const struct stat_est *dm = tu->peak ? &x->d_peak : &x->d_mean;
+		double x0 = tu->peak ? d->model_peak_kib : d->model_mean_kib;
+
+		pts[n].kind = PLOT_MEASURED;
+		pts[n].x = x0 * (1 + dm->median);
+		pts[n].xlo = x0 * (1 + dm->lo);
+		pts[n].xhi = x0 * (1 + dm->hi);
+		pts[n].y = d->model_ms * (1 + x->d_cpu.median);
+		pts[n].ylo = d->model_ms * (1 + x->d_cpu.lo);
+		pts[n].yhi = d->model_ms * (1 + x->d_cpu.hi);
 		n++;
 	}
 	return n;
@@ -405,6 +450,7 @@ static int write_png(const char *png, const char *title, const char *xlabel,
 		     const struct plot_point *pts, size_t n)
 {
 	char csv[] = "/tmp/uslab-tune-XXXXXX", script[PATH_MAX + 64];
+	struct plot_view v;
 	int fd, rc;
 	FILE *f;
 
@@ -422,8 +468,11 @@ static int write_png(const char *png, const char *title, const char *xlabel,
 		unlink(csv);
 		return -ENOMEM;
 	}
+	plot_view_of(&v, pts, n);	/* the SVG's view: the same axes */
+	fprintf(f, "view,%.6f,%.6f,%.6f,%.6f,%zu\n", v.x0, v.x1, v.y0, v.y1, v.outside);
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%.3f,%.6f,%d\n", pts[i].x, pts[i].y, pts[i].kind);
+		fprintf(f, "%.3f,%.6f,%d,%.3f,%.3f,%.6f,%.6f\n", pts[i].x, pts[i].y, pts[i].kind,
+			pts[i].xlo, pts[i].xhi, pts[i].ylo, pts[i].yhi);
 	rc = fclose(f) ? -errno : 0;
 	if (!rc)
 		rc = run_plot_script(script, csv, png, title, xlabel);
@@ -433,9 +482,9 @@ static int write_png(const char *png, const char *title, const char *xlabel,
 
 static int draw(const struct tune *tu, const struct tune_cli *o, const char *trace)
 {
-	struct plot_point *pts = calloc(tu->nr_jobs ? tu->nr_jobs : 1, sizeof(*pts));
-	const char *xlabel = tu->peak ? "peak memory overhead, held - live (KiB)" :
-					"mean memory overhead, held - live (KiB)";
+	struct plot_point *pts = calloc(tu->nr_jobs + TUNE_MAX_CANDIDATES + 1, sizeof(*pts));
+	const char *xlabel = tu->peak ? "peak resident memory of the heap, simulated (KiB)" :
+					"mean resident memory of the heap, simulated (KiB)";
 	char title[256];
 	size_t n;
 	int rc = 0;
@@ -463,13 +512,15 @@ static int draw(const struct tune *tu, const struct tune_cli *o, const char *tra
 	return rc;
 }
 
-static void print_header(const struct tune *tu, const char *trace)
+static void print_header(const struct tune *tu, const char *trace, const struct tune_cli *o)
 {
 	const struct sim_cost_model *m = &tu->model;
 
-	printf("uslab tune: %s (%zu events, %u virtual CPUs)\n", trace, tu->t->n, tu->t->cpus);
+	printf("uslab tune: %s (%zu events, %u virtual CPUs), goal %s\n", trace, tu->t->n,
+	       tu->t->cpus, tune_goal_name(o->goal));
 	printf("cost model: hit %.1f ns, refill %.1f + %.1f/object ns, flush %.1f + %.1f/object ns,\n"
-	       "            depot %.1f ns, page %.1f ns, fault %.0f ns a fresh page; from %s\n",
+	       "            depot %.1f ns, page %.1f ns, fault %.0f ns a page made resident;\n"
+	       "            from %s\n",
 	       m->hit_ns, m->refill_ns, m->refill_obj_ns, m->flush_ns, m->flush_obj_ns,
 	       m->depot_ns, m->page_ns, m->fault_ns, m->source);
 }
@@ -490,12 +541,320 @@ static int tune_sweep(struct tune *tu, const struct tune_space *sp)
 	return rc ? 1 : 0;
 }
 
+/* The USLAB_OPTIONS value of @j ("" for the defaults). */
+static void job_opts(const struct tune_job *j, char *buf, size_t len)
+{
+	FILE *f = fmemopen(buf, len - 1, "w");
+	size_t pre = strlen("USLAB_OPTIONS=");
+	char *nl;
+
+	buf[0] = '\0';
+	if (!f || j->defaults) {
+		if (f)
+			fclose(f);
+		buf[0] = '\0';
+		return;
+	}
+	print_options(f, j);
+	fclose(f);
+	buf[len - 1] = '\0';
+	memmove(buf, buf + pre, strlen(buf + pre) + 1);
+	nl = strchr(buf, '\n');
+	if (nl)
+		*nl = '\0';
+}
+
+/*
+ * --model-only: the model's verdict on its best candidate for the goal:
+ * a gain of at least 1% on the goal's axis (peak resident memory, or
+ * modelled time) at no more than 3% more on the other. Return: the job, or
+ * SIZE_MAX to keep the defaults.
+ */
+static size_t model_verdict(const struct tune *tu, enum tune_goal goal, const size_t *cand,
+			    unsigned int n)
+{
+	const struct tune_job *d = &tu->jobs[tu->grid];
+	double dt = d->out.cost_ns, dm = (double)d->out.res_peak;
+
+	for (unsigned int k = 0; k < n; k++) {
+		const struct tune_job *j = &tu->jobs[cand[k]];
+		double t = j->out.cost_ns, m = (double)j->out.res_peak;
+		bool tgain = t < dt * 0.99, mgain = m < dm * 0.99;
+		bool tok = t <= dt * 1.03, mok = m <= dm * 1.03;
+
+		if ((goal == TUNE_TIME && tgain && mok) || (goal == TUNE_MEMORY && mgain && tok) ||
+		    (goal == TUNE_BALANCED && ((mgain && tok) || (tgain && m <= dm))))
+			return cand[k];
+	}
+	return SIZE_MAX;
+}
+
+#define TUNE_FAILED	(SIZE_MAX - 1)
+
+/* The real replays: the defaults and the candidates. Return: the job
+ * recommended, SIZE_MAX to keep the defaults, or TUNE_FAILED. */
+static size_t real_verdict(const struct tune *tu, const struct tune_cli *o, const char *trace,
+			   const size_t *cand, unsigned int n)
+{
+	static struct tune_real_point pts[TUNE_MAX_CANDIDATES + 1];
+	static char pid[16];
+	struct tune_real tr = {
+		.trace = trace, .comm = cmd_select.comm, .runs = (unsigned int)o->runs,
+		.goal = o->goal, .progress = isatty(2), .events = tu->t->n,
+		.cpu = tu->t->cpus == 1 ? replay_first_cpu() : -1,
+	};
+	int best;
+
+	if (cmd_select.pid) {
+		snprintf(pid, sizeof(pid), "%u", cmd_select.pid);
+		tr.pid = pid;
+	}
+	memset(pts, 0, sizeof(pts));
+	for (unsigned int k = 0; k <= n; k++) {
+		const struct tune_job *j = &tu->jobs[k ? cand[k - 1] : tu->grid];
+
+		if (k)
+			snprintf(pts[k].label, sizeof(pts[k].label), "candidate %u", k);
+		else
+			snprintf(pts[k].label, sizeof(pts[k].label), "defaults");
+		describe(pts[k].desc, sizeof(pts[k].desc), j);
+		job_opts(j, pts[k].opts, sizeof(pts[k].opts));
+		pts[k].job = k ? cand[k - 1] : tu->grid;
+		pts[k].model_ms = j->out.cost_ns / 1e6;
+		pts[k].model_peak_kib = (double)j->out.res_peak / 1024.0;
+		pts[k].model_mean_kib = j->out.res_mean / 1024.0;
+	}
+	best = tune_real_decide(&tr, pts, n + 1, stdout);
+	if (best < 0)
+		return TUNE_FAILED;
+	memcpy(real_pts, pts, sizeof(real_pts));
+	real_n = n + 1;
+	return best ? pts[best].job : SIZE_MAX;
+}
+
+/* --model-only: every line of standard output starts with this. */
+struct prefix_out {
+	FILE *to;
+	bool bol;
+};
+
+static ssize_t prefix_write(void *c, const char *buf, size_t n)
+{
+	struct prefix_out *p = c;
+
+	for (size_t i = 0; i < n; i++) {
+		if (p->bol && fputs("[model only] ", p->to) == EOF)
+			return -1;
+		if (fputc(buf[i], p->to) == EOF)
+			return -1;
+		p->bol = buf[i] == '\n';
+	}
+	return (ssize_t)n;
+}
+
+static int prefix_close(void *c)
+{
+	struct prefix_out *p = c;
+
+	return fflush(p->to) ? -1 : 0;
+}
+
+/* The verdict, printed; @rec set to the job recommended or SIZE_MAX. */
+static int tune_decide(struct tune *tu, const struct tune_cli *o, const char *trace,
+		       size_t *rec)
+{
+	size_t cand[TUNE_MAX_CANDIDATES];
+	unsigned int n = tune_candidates(tu, o->goal, (unsigned int)o->candidates, cand);
+	bool model_only = o->model_only;
+
+	if (!model_only && !strcmp(trace, "-")) {
+		printf("\nno real replay: the trace came from standard input, read once; the "
+		       "model's word alone follows\n");
+		model_only = true;
+	}
+	if (model_only) {
+		*rec = model_verdict(tu, o->goal, cand, n);
+		if (*rec == SIZE_MAX)
+			printf("\nkeep the defaults (the model alone, goal %s: no configuration "
+			       "gains 1%% on the goal at no more than 3%% on the other axis; real "
+			       "runs were not made)\n", tune_goal_name(o->goal));
+		else
+			printf("\nthe model alone recommends a setting; no real run confirmed it "
+			       "(run without --model-only to have replays decide)\n");
+	} else {
+		*rec = real_verdict(tu, o, trace, cand, n);
+		if (*rec == TUNE_FAILED)
+			return 1;
+	}
+	for (size_t i = 0; i < tu->nr_jobs; i++)
+		tu->jobs[i].recommended = i == *rec;
+	if (*rec == SIZE_MAX) {
+		printf("\nkeep the defaults\nas a runtime option string (empty: the library's "
+		       "defaults):\n  USLAB_OPTIONS=\n");
+		return 0;
+	}
+	print_recommended(tu, *rec, model_only);
+	return 0;
+}
+
+/* @s in single quotes for a POSIX shell ('\'' for a quote inside). */
+static void put_quoted(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; *s; s++)
+		if (*s == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*s, f);
+	fputc('\'', f);
+}
+
+/*
+ * --jobs: round 1 of the sweep (the uniform grid and the defaults) as one
+ * `uslab sim ... --result` command line each, independent of each other,
+ * for whatever runs them (GNU parallel, a Slurm array); `--merge` reads
+ * their output back. The per-class round needs round 1's per-class figures
+ * and stays with a sweep on one machine.
+ */
+static int print_jobs(const struct tune *tu, const struct tune_cli *o, const char *trace)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	unsigned long every = tu->t->n >= 200 ? tu->t->n / 200 : 1;
+
+	if (n <= 0) {
+		fprintf(stderr, "uslab tune: cannot find my own binary\n");
+		return 1;
+	}
+	self[n] = '\0';
+	if (!strcmp(trace, "-")) {
+		fprintf(stderr, "uslab tune: --jobs: the trace must be a file the jobs can read\n");
+		return 1;
+	}
+	for (unsigned int a = 0; a <= o->sp.nd; a++)
+		for (unsigned int b = 0; b < (a < o->sp.nd ? o->sp.nm : 1); b++) {
+			put_quoted(stdout, self);
+			printf(" sim ");
+			put_quoted(stdout, trace);
+			printf(" --cpus %u --sample %lu", tu->t->cpus, every);
+			if (a < o->sp.nd)	/* the last line: the defaults */
+				printf(" --mag-size %ld --depot-limit %ld", o->sp.mags[b],
+				       o->sp.depots[a]);
+			if (tu->batch > 0)
+				printf(" --batch %d", tu->batch);
+			if (cmd_select.pid)
+				printf(" --pid %u", cmd_select.pid);
+			if (cmd_select.comm) {
+				printf(" --comm ");
+				put_quoted(stdout, cmd_select.comm);
+			}
+			if (o->calibration) {
+				printf(" --calibration ");
+				put_quoted(stdout, o->calibration);
+			}
+			printf(" --result\n");
+		}
+	return cmd_check_stdout("uslab tune");
+}
+
+/*
+ * --merge FILE: the result lines of those jobs, in any order (other lines
+ * are skipped), become round 1's jobs, the defaults last (tu->grid).
+ * Return: 0, or 1 after saying what is wrong (with the line).
+ */
+static int merge_results(struct tune *tu, const char *path)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	struct tune_job def = { 0 };
+	bool have_def = false;
+	char line[1024];
+	unsigned int lineno = 0, n = 0;
+
+	if (!f) {
+		fprintf(stderr, "uslab tune: --merge %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		struct tune_job j = { .uniform = true };
+		char depot[16], model[16];
+		unsigned long long peak, faults, pops;
+		long long ovh_peak;
+		int mag, batch;
+
+		lineno++;
+		if (strncmp(line, "uslab-sim-result ", 17))
+			continue;
+		if (sscanf(line, "uslab-sim-result v1 mag=%d depot=%15s batch=%d cost_ns=%lf "
+			   "res_peak=%llu res_mean=%lf faults=%llu hit=%lf page_ops=%llu "
+			   "ovh_mean=%lf ovh_peak=%lld model=%15s", &mag, depot, &batch,
+			   &j.out.cost_ns, &peak, &j.out.res_mean, &faults, &j.out.hit_rate,
+			   &pops, &j.out.ovh_mean, &ovh_peak, model) != 12 ||
+		    (mag < 1 && mag != -1) || mag > 4096 || !(j.out.cost_ns >= 0)) {
+			fprintf(stderr, "uslab tune: --merge %s:%u: not a result line of this "
+				"version (uslab sim --result)\n", path, lineno);
+			goto bad;
+		}
+		if (strcmp(model, tu->model.calibrated ? "calibrated" : "built-in")) {
+			fprintf(stderr, "uslab tune: --merge %s:%u: simulated with the %s cost model, "
+				"this tune uses the %s one (--calibration on both or neither)\n",
+				path, lineno, model, tu->model.calibrated ? "calibrated" : "built-in");
+			goto bad;
+		}
+		j.out.ok = 1;
+		j.out.res_peak = peak;
+		j.out.faults = faults;
+		j.out.page_ops = pops;
+		j.out.ovh_peak = ovh_peak;
+		for (unsigned int c = 0; c < SIM_MAX_CLASSES; c++)
+			j.mag[c] = mag;
+		if (!strcmp(depot, "default") && mag == -1) {
+			j.defaults = true;
+			j.depot = SIM_DEFAULT;
+			def = j;
+			have_def = true;
+			continue;
+		}
+		j.depot = strtol(depot, NULL, 10);
+		if (mag < 1) {
+			fprintf(stderr, "uslab tune: --merge %s:%u: a magazine size below 1\n",
+				path, lineno);
+			goto bad;
+		}
+		if (!tune_add(tu))
+			goto nomem;
+		tu->jobs[tu->nr_jobs - 1] = j;
+		n++;
+	}
+	if (f != stdin)
+		fclose(f);
+	if (!have_def || !n) {
+		fprintf(stderr, "uslab tune: --merge %s: %s\n", path, !have_def ?
+			"no result for the library's defaults (the last line of --jobs)" :
+			"no result but the defaults'");
+		return 1;
+	}
+	tu->grid = tu->nr_jobs;
+	if (!tune_add(tu))
+		return 1;
+	tu->jobs[tu->grid] = def;
+	return tune_frontier(tu) ? 1 : 0;
+nomem:
+	fprintf(stderr, "uslab tune: out of memory\n");
+bad:
+	if (f != stdin)
+		fclose(f);
+	return 1;
+}
+
 int cmd_tune(int argc, char **argv)
 {
 	struct tune_cli o = { 0 };
 	struct tune tu = { 0 };
+	struct prefix_out po = { .bol = true };
+	FILE *real_stdout = NULL;
 	struct sim_trace t;
 	const char *trace;
+	size_t rec = SIZE_MAX;
 	int rc;
 
 	/* mirrors cmd_sim (builtin-sim.c): the options, then the trace
@@ -504,36 +863,74 @@ int cmd_tune(int argc, char **argv)
 	if (rc <= 0)
 		return -rc;
 	trace = argv[rc];
-	if (sim_trace_load(&t, trace, (unsigned int)o.cpus, "uslab tune"))
+	if (o.mean)
+		tu.peak = false;
+	if (sim_cost_model_load(&tu.model, o.calibration))
 		return 1;
+	if (!strcmp(trace, "-") && !o.model_only && !o.jobs) {
+		/* read once: nothing to replay, and every line says so */
+		fprintf(stderr, "uslab tune: the trace comes from standard input, read once: "
+			"no real replay, the model's word alone (--model-only)\n");
+		o.model_only = true;
+	}
+	if (o.model_only) {
+		cookie_io_functions_t fns = { .write = prefix_write, .close = prefix_close };
+		FILE *f;
+
+		po.to = stdout;
+		f = fopencookie(&po, "w", fns);
+		if (f) {
+			real_stdout = stdout;
+			stdout = f;
+		}
+	}
+	if (sim_trace_load(&t, trace, (unsigned int)o.cpus, "uslab tune")) {
+		rc = 1;
+		goto out_stdout;
+	}
 	tu.t = &t;
 	tu.progress = isatty(2);
-	sim_cost_model_load(&tu.model);
-	print_header(&tu, trace);
-	if (cmd_check_stdout("uslab tune")) {	/* before the sweep */
-		sim_trace_free(&t);
-		return 1;
+	if (o.jobs) {
+		rc = print_jobs(&tu, &o, trace);
+		goto out;
 	}
-	rc = tune_sweep(&tu, &o.sp);
-	if (!rc) {
+	print_header(&tu, trace, &o);
+	if (cmd_check_stdout("uslab tune")) {	/* before the sweep */
+		rc = 1;
+		goto out;
+	}
+	if (o.merge) {
+		rc = merge_results(&tu, o.merge);
+		if (!rc)
+			printf("\nmerged %zu configurations (round 1: the uniform grid and the "
+			       "defaults) from %s\n", tu.nr_jobs, o.merge);
+		if (!rc)
+			rc = print_frontier(&tu, o.all_rows) ? 1 : 0;
+	} else {
+		rc = tune_sweep(&tu, &o.sp);
+	}
+	if (!rc && !o.merge) {
 		printf("\nswept %zu configurations (%zu uniform, %zu per-class, the defaults) on %u workers\n",
 		       tu.nr_jobs, tu.grid, tu.nr_jobs - tu.grid - 1, tu.workers);
 		rc = print_frontier(&tu, o.all_rows) ? 1 : 0;
 	}
-	if (!rc) {
-		print_recommended(&tu);
-		if (o.verify && !o.verify_grid &&
-		    verify_recommendation(trace, &tu, (unsigned int)o.verify))
-			rc = 1;
-		if (!rc && o.verify_grid &&
-		    verify_uniform_grid(trace, &tu, (unsigned int)o.verify))
-			rc = 1;
-	}
-	if (!rc) {
-		if (o.svg || o.png)
-			rc = draw(&tu, &o, trace) ? 1 : 0;
-	}
+	if (!rc && o.verify_grid)
+		rc = verify_uniform_grid(trace, &tu, (unsigned int)o.verify) ? 1 : 0;
+	else if (!rc)
+		rc = tune_decide(&tu, &o, trace, &rec);
+	if (!rc && (o.svg || o.png))
+		rc = draw(&tu, &o, trace) ? 1 : 0;
+	if (!rc)
+		printf("\ncost model: %s\n", tu.model.source);
+	if (!rc && cmd_check_stdout("uslab tune"))
+		rc = 1;
+out:
 	tune_free(&tu);
 	sim_trace_free(&t);
+out_stdout:
+	if (real_stdout) {
+		fclose(stdout);
+		stdout = real_stdout;
+	}
 	return rc;
 }

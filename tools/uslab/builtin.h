@@ -40,6 +40,48 @@ int cmd_replay(int argc, char **argv);
 bool rp_stats_begin(void);
 void rp_stats_snapshot(void);
 void rp_stats_end(FILE *f);
+/* replay-runs.c: real replays as measurements, and their statistics. */
+struct replay_fig {
+	double wall, cpu;		/* s: the timed run; CPU = user + system */
+	double rss_peak, rss_mean;	/* KiB above the replayer's own at the start */
+	unsigned long long events;	/* events the replay ran */
+};
+struct stat_est {
+	double median, lo, hi;		/* bootstrap 95% interval of the median */
+};
+double stat_median(double *v, unsigned int n);
+int stat_ci(const double *v, unsigned int n, const double *base, unsigned int nb,
+	    struct stat_est *e);
+void stat_print(FILE *out, const struct stat_est *e, double scale, int prec,
+		const char *unit);
+int replay_first_cpu(void);
+int replay_run_once(char *const args[], const char *opts, int cpu, struct replay_fig *f,
+		    char *opt_line, size_t len, bool quiet, const char *who);
+/* tune-real.c: tune's real replays and its verdict. */
+#define TUNE_REAL_MAX_RUNS	64
+struct tune_real {
+	const char *trace;
+	const char *pid, *comm;		/* the process the replays take (as tune's) */
+	int cpu;			/* >= 0: one thread pinned there */
+	unsigned int runs;
+	unsigned long long events;	/* the simulation's: each replay must run as many */
+	enum tune_goal goal;
+	bool progress;
+};
+struct tune_real_point {
+	char label[16];			/* "defaults", "candidate 1", ... */
+	char desc[512];			/* the configuration */
+	char opts[2048];		/* USLAB_OPTIONS; "" = the defaults */
+	size_t job;
+	double model_ms, model_peak_kib, model_mean_kib;
+	double cpu[TUNE_REAL_MAX_RUNS], peak[TUNE_REAL_MAX_RUNS], mean[TUNE_REAL_MAX_RUNS];
+	unsigned int n;
+	struct stat_est e_cpu, e_peak, e_mean;	/* ms, KiB, KiB */
+	struct stat_est d_cpu, d_peak, d_mean;	/* change against the defaults */
+};
+const char *tune_goal_name(enum tune_goal g);
+int tune_real_decide(const struct tune_real *tr, struct tune_real_point *pts, unsigned int n,
+		     FILE *out);
 /* tune-verify.c: uslab tune --verify */
 #define TUNE_VERIFY_MAX_POINTS	32
 struct tune_verify_point {
@@ -106,12 +148,22 @@ enum plot_kind {
 	PLOT_FRONTIER,			/* on the frontier */
 	PLOT_RECOMMENDED,		/* the recommended one */
 	PLOT_DEFAULTS,			/* the library's defaults */
+	PLOT_MEASURED,			/* a candidate as real replays placed it */
 };
 
 struct plot_point {
 	double x, y;
 	int kind;			/* enum plot_kind */
+	double xlo, xhi, ylo, yhi;	/* PLOT_MEASURED: the 95% intervals */
 };
+/* The view both pictures share: zoomed to the frontier, the defaults, the
+ * recommendation and the measured points (with their intervals); the
+ * points outside it are counted, not drawn. */
+struct plot_view {
+	double x0, x1, y0, y1;
+	size_t outside;
+};
+void plot_view_of(struct plot_view *v, const struct plot_point *pts, size_t n);
 int plot_svg(const char *path, const char *title, const char *xlabel,
 	     const char *ylabel, const struct plot_point *pts, size_t n);
 
