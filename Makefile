@@ -126,6 +126,16 @@ CFLAGS    := -std=gnu11 $(OPT) -g -fPIC -pthread -fno-strict-aliasing \
              -fvisibility=hidden $(WARNINGS) $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS   := -pthread $(SANFLAGS) $(EXTRA_LDFLAGS)
 LDLIBS    := -lurcu-memb -lurcu-common -lpthread -lrt -lm
+# The one version: the release (pkg-config's Version) and the git
+# description of the tree built; `uslab --version`, the library's
+# uslab_version() and uslab_stats_print() say both.
+USLAB_RELEASE := 0.1.0
+USLAB_GIT := $(shell git -C $(srctree) describe --always --dirty 2>/dev/null || echo unknown)
+USLAB_VERSION := $(USLAB_RELEASE) (git $(USLAB_GIT))
+# Rewritten when the version changes: the objects that carry it depend on
+# it (tools/uslab/uslab.o, malloc/introspect.o), so they never disagree.
+version-stamp := $(obj)/.version
+$(shell mkdir -p $(obj); [ "`cat $(version-stamp) 2>/dev/null`" = "$(USLAB_VERSION)" ] || echo "$(USLAB_VERSION)" > $(version-stamp))
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 
 # Objects rebuild when the flags change, not only when sources do.
@@ -275,7 +285,7 @@ define install-to
 	$(Q)$(if $(install-data),install -d $(1)/share/uslab && install -m 644 $(install-data) $(1)/share/uslab/)
 	$(Q)$(if $(install-man),install -d $(1)/share/man/man1 && install -m 644 $(install-man) $(1)/share/man/man1/)
 	$(Q)for pc in uslab uslab-static; do \
-		sed -e 's|@PREFIX@|$(2)|g' scripts/$$pc.pc.in > $(1)/lib/pkgconfig/$$pc.pc || exit 1; \
+		sed -e 's|@PREFIX@|$(2)|g' -e 's|@VERSION@|$(USLAB_RELEASE)|g' scripts/$$pc.pc.in > $(1)/lib/pkgconfig/$$pc.pc || exit 1; \
 	done
 endef
 install: all
@@ -325,12 +335,14 @@ help:
 	@echo "usage: make [TARGET] [O=DIR] [V=1] [PREFIX=DIR]"
 	@echo
 	@echo "targets:"
+	@# one make, its database read once: the .PHONY targets and each one's
+	@# help-TARGET text (a target without one says so)
 	@$(MAKE) -pRrq -f $(firstword $(MAKEFILE_LIST)) no-dot-config-help-probe 2>/dev/null | \
-		awk '/^\.PHONY:/ { for (i = 2; i <= NF; i++) print $$i }' | sort -u | \
-		while read t; do \
-			d=$$($(MAKE) -s --no-print-directory help-desc-$$t 2>/dev/null); \
-			printf '  %-20s %s\n' "$$t" "$$d"; \
-		done
+		awk '/^\.PHONY:/ { for (i = 2; i <= NF; i++) t[$$i] = 1 } \
+		     /^help-[^ ]+ :?= / { n = $$1; sub(/^help-/, "", n); v = $$0; \
+					 sub(/^[^=]*= ?/, "", v); d[n] = v } \
+		     END { for (k in t) printf "  %-20s %s\n", k, \
+			   (k in d) ? d[k] : "(undescribed: add help-" k " to its Build.mk)" }' | sort
 	@echo "  <preset>_defconfig   .config from configs/<preset>_defconfig"
 	@echo "  deps-<purpose>       install the Debian packages of one purpose"
 	@echo "                       (core tools test fuzz bench plot menuconfig all)"
@@ -339,8 +351,6 @@ help:
 	@echo
 	@echo "variables: O=DIR (build output, default build), V=1 (full commands),"
 	@echo "           PREFIX=DIR and DESTDIR=DIR (install), CC, OPT, EXTRA_CFLAGS"
-help-desc-%:
-	@echo '$(help-$*)'
 .PHONY: help
 
 # Dependency files of our own objects only (the redis build under $(obj)/redis has its own).

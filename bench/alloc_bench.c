@@ -295,6 +295,7 @@ static const struct {
 	{ "malloc_large", wl_malloc_large },
 	{ "manythreads", wl_manythreads },
 	{ "rss_decay", wl_rss_decay },
+	{ "small_rss", wl_small_rss },
 	{ "cfrac", wl_cfrac },
 	{ "espresso", wl_espresso },
 	{ "sh6bench", wl_sh6bench },

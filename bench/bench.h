@@ -63,6 +63,7 @@ int wl_glibc_thread(int argc, char **argv);
 int wl_malloc_large(int argc, char **argv);
 int wl_manythreads(int argc, char **argv);
 int wl_rss_decay(int argc, char **argv);
+int wl_small_rss(int argc, char **argv);
 
 /* bench/shapes.c */
 int wl_sh6bench(int argc, char **argv);

@@ -146,6 +146,7 @@ add "many_t8|all|manythreads 8 $MANY_N"
 add "many_t64|all|manythreads 64 $MANY_N"
 add "prodcons|all|prodcons 2000000"
 add "threads_rss|all|threads 64"
+add "small_rss|all|small_rss 1048576 64"
 # mimalloc-bench runs sh6bench and sh8bench on 2x the CPUs (4 here)
 for t in 2 4; do
 	add "sh6bench_t$t|all|sh6bench $t 10000 $SH6_REP"

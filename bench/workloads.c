@@ -993,3 +993,29 @@ int wl_rss_decay(int argc, char **argv)
 	free(a);
 	return 0;
 }
+
+/* ------------------------------------------------------------------ */
+/*
+ * small_rss BYTES SIZE: issue 18, item 5: a small program's fixed cost.
+ * Allocates BYTES (1 MiB) in blocks of SIZE (64), writes every byte, and
+ * reports its peak RSS: the allocator's fixed cost (its code, static data,
+ * metadata, first slabs) over the same live data on every allocator.
+ */
+int wl_small_rss(int argc, char **argv)
+{
+	long bytes = bench_arg(argc, argv, 2, 1 << 20);
+	long size = bench_arg(argc, argv, 3, 64);
+	long n = size > 0 ? bytes / size : 0;
+	char **v = malloc((size_t)(n > 0 ? n : 1) * sizeof(*v));
+
+	for (long i = 0; i < n; i++) {
+		v[i] = malloc((size_t)size);
+		memset(v[i], 1, (size_t)size);
+	}
+	printf("small_rss_kb=%ld peak_rss_kb=%ld\n", bench_peak_rss_kb(),
+	       bench_peak_rss_kb());
+	for (long i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	return 0;
+}

@@ -40,4 +40,5 @@ progs += $(obj)/examples/uslab-kv $(obj)/examples/uslab-kv-malloc
 bench-kv: $(obj)/examples/uslab-kv $(obj)/examples/uslab-kv-malloc $(shared-lib)
 	$(Q)O=$(obj) bash examples/kv/bench.sh
 bench: bench-kv
+help-bench-kv := the kv server under redis-benchmark, uslab against glibc and the peers
 .PHONY: bench-kv

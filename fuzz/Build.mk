@@ -47,7 +47,8 @@ $(obj)/fuzz/fuzz_trace_struct: fuzz/fuzz_trace_struct.c $(fuzz-trace) $(fuzz-dep
 # libuslab-core-vcpu.a, as the loaders below.
 .SECONDEXPANSION:
 fuzz-report-src := tools/uslab/builtin-report.c tools/uslab/builtin-script.c \
-                   tools/uslab/report_callsite.c tools/uslab/symbolize.c \
+                   tools/uslab/report_callsite.c tools/uslab/report_stacks.c \
+                   tools/uslab/report_timeline.c tools/uslab/symbolize.c \
                    tools/uslab/parse-options.c
 $(obj)/fuzz/fuzz_report: fuzz/fuzz_report.c $(fuzz-trace) $(fuzz-report-src) $(fuzz-deps) $$(vcpu-lib)
 	$(quiet) FUZZ $@

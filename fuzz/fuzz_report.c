@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: `uslab report` and `uslab script` on forged traces
+ * libFuzzer target: `uslab report` (the summary and --folded) and `uslab script` on forged traces
  * (fuzz/forge.h), through their command entry points, output discarded.
  * Memory must follow the file: -rss_limit_mb catches a table sized by a
  * declared or sparse number.
@@ -13,6 +13,15 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
+/* uslab.c's, for report --timeline's PNG script: no binary folder here
+ * (the fuzzer draws no PNG). */
+int cmd_exe_dir(char *dir, size_t len)
+{
+	(void)dir;
+	(void)len;
+	return -1;
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	if (!freopen("/dev/null", "w", stdout))
@@ -23,14 +32,19 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct forge_buf o;
-	char a0[] = "report", a1[] = "script", h[] = "-H", p[64];
-	char *rargv[3], *sargv[4];
+	char a0[] = "report", a1[] = "script", h[] = "-H", f[] = "--folded",
+	     w[] = "--weight=peak", p[64];
+	char *rargv[5], *sargv[4];
 
 	if (!forge_trace(data, size, &o)) {
 		snprintf(p, sizeof(p), "%s", forge_path(&o));
 		rargv[0] = a0; rargv[1] = p; rargv[2] = NULL;
 		optind = 0;
 		cmd_report(2, rargv);
+		/* the call stacks' pass (stacks, objects, peak bookkeeping) */
+		rargv[1] = f; rargv[2] = w; rargv[3] = p; rargv[4] = NULL;
+		optind = 0;
+		cmd_report(4, rargv);
 		sargv[0] = a1; sargv[1] = h; sargv[2] = p; sargv[3] = NULL;
 		optind = 0;
 		cmd_script(3, sargv);

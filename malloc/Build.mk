@@ -8,6 +8,10 @@
 # preload glue (environment, fork handlers, stats at exit).
 malloc-policy-objs := malloc/policy.o
 malloc-objs += $(malloc-policy-objs) malloc/malloc.o malloc/options.o malloc/init.o
+# introspect.o: mallinfo2, malloc_stats, malloc_info, uslab_stats_print
+malloc-objs += malloc/introspect.o
+$(obj)/malloc/introspect.o: CPPFLAGS += -DUSLAB_VERSION_STRING='"$(USLAB_VERSION)"'
+$(obj)/malloc/introspect.o: $(version-stamp)
 # statseg.o: USLAB_OPTIONS=stats_shm, the live view (`uslab top -p`)
 malloc-objs += malloc/statseg.o
 vcpu-objs += $(malloc-policy-objs)
@@ -65,3 +69,18 @@ $(obj)/tests/malloc/slabdebug: $(obj)/tests/malloc/slabdebug.o
 	$(Q)$(CC) $(LDFLAGS) -Wl,--export-dynamic -o $@ $^
 $(obj)/tests/malloc/slabdebug.o: CFLAGS += -fno-builtin -Wno-use-after-free -Wno-free-nonheap-object -Wno-stringop-overflow -Wno-array-bounds
 progs += $(obj)/tests/malloc/slabdebug
+
+# malloc_info/malloc_stats/mallinfo2/uslab_stats_print's test program
+# (tests/malloc/test_malloc_introspect.sh): plain, run on glibc and preloaded.
+$(obj)/tests/malloc/introspect: $(obj)/tests/malloc/introspect.o
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -ldl
+$(obj)/tests/malloc/introspect.o: CFLAGS += -fno-builtin
+progs += $(obj)/tests/malloc/introspect
+
+# The heap under an address-space limit (tests/malloc/test_malloc_aslimit.sh).
+$(obj)/tests/malloc/aslimit: $(obj)/tests/malloc/aslimit.o
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^
+$(obj)/tests/malloc/aslimit.o: CFLAGS += -fno-builtin
+progs += $(obj)/tests/malloc/aslimit

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The exported malloc API: the C library's names (malloc, free, ... and the
- * __libc_* aliases), mallinfo and malloc_trim. Each is the inline policy of
+ * __libc_* aliases) and malloc_trim. Each is the inline policy of
  * malloc/policy.h (the rules, written once, also instantiated as
  * uslab_malloc() ... by malloc/policy.c for the simulator), so the
  * exported fast paths pay no extra call (malloc/policy.c's uslab_ list
@@ -138,51 +138,7 @@ __visible int malloc_trim(size_t pad)
 	       before.bytes_allocated + before.bytes_free_resident;
 }
 
-/*
- * mallinfo2 in page-allocator terms: arena is what uslab holds from the OS
- * and keeps resident, uordblks what is handed out to slabs and large
- * blocks (objects free inside slabs and magazines count as used: the slab
- * layer keeps no global total), fordblks free pages still resident, hblkhd
- * the large mappings.
- */
-__visible struct mallinfo2 mallinfo2(void)
-{
-	struct page_alloc_stats st;
-	struct mallinfo2 mi;
-
-	memset(&mi, 0, sizeof(mi));
-	page_alloc_get_stats(&st);
-	mi.arena = st.bytes_allocated + st.bytes_free_resident;
-	mi.uordblks = st.bytes_allocated;
-	mi.fordblks = st.bytes_free_resident;
-	mi.hblkhd = st.bytes_large;
-	mi.hblks = 0;
-	mi.ordblks = 0;
-	for (unsigned int o = 0; o < NR_PAGE_ORDERS; o++)
-		mi.ordblks += st.nr_free[o];
-	mi.usmblks = 0;
-	mi.keepcost = 0;
-	return mi;
-}
-
-__visible struct mallinfo mallinfo(void)
-{
-	struct mallinfo2 m2 = mallinfo2();
-	struct mallinfo mi;
-
-	/* The old interface's ints wrap, as glibc's do. */
-	mi.arena = (int)m2.arena;
-	mi.ordblks = (int)m2.ordblks;
-	mi.smblks = (int)m2.smblks;
-	mi.hblks = (int)m2.hblks;
-	mi.hblkhd = (int)m2.hblkhd;
-	mi.usmblks = (int)m2.usmblks;
-	mi.fsmblks = (int)m2.fsmblks;
-	mi.uordblks = (int)m2.uordblks;
-	mi.fordblks = (int)m2.fordblks;
-	mi.keepcost = (int)m2.keepcost;
-	return mi;
-}
+/* mallinfo2, mallinfo, malloc_stats, malloc_info: malloc/introspect.c */
 
 /*
  * The __libc_* names: some programs and libraries (and older glibc

@@ -34,6 +34,18 @@ static size_t pa_high_cur;
 static size_t pa_high_win[PA_HIGH_WINDOWS];
 static unsigned int pa_high_next;
 /*
+ * The cache of freed own mappings has an allowance of its own (tcmalloc's
+ * and jemalloc's extent caches): pa_large_cache_pct percent of the highest
+ * bytes_large reached *by an allocation* in the last PA_HIGH_WINDOWS decay
+ * ticks. A window in which no own mapping was allocated counts 0, so once
+ * a program stops allocating large blocks for a whole period the cache
+ * has no allowance left and the decay thread gives it back.
+ */
+static unsigned int pa_large_cache_pct = CONFIG_PAGE_ALLOC_LARGE_CACHE_PCT;
+static size_t pa_large_high;
+static size_t pa_large_cur;
+static size_t pa_large_win[PA_HIGH_WINDOWS];
+/*
  * Set while something calls page_alloc_decay() periodically (the reaper
  * thread, the simulator's virtual reaper): without it the share of the
  * heap is not kept, since nothing would ever give it back (a debug build
@@ -56,17 +68,61 @@ static void decay_high_locked(bool whole)
 	size_t used = pa_zone.bytes_allocated;
 	size_t high = used;
 
+	size_t large_high = 0;
+
 	pa_assert_locked();
 	if (whole) {
 		memset(pa_high_win, 0, sizeof(pa_high_win));
+		memset(pa_large_win, 0, sizeof(pa_large_win));
 	} else {
 		pa_high_win[pa_high_next] = pa_high_cur;
+		pa_large_win[pa_high_next] = pa_large_cur;
 		pa_high_next = (pa_high_next + 1) % PA_HIGH_WINDOWS;
-		for (unsigned int i = 0; i < PA_HIGH_WINDOWS; i++)
+		for (unsigned int i = 0; i < PA_HIGH_WINDOWS; i++) {
 			high = max_t(size_t, high, pa_high_win[i]);
+			large_high = max_t(size_t, large_high, pa_large_win[i]);
+		}
 	}
 	pa_high_cur = used;
 	pa_alloc_high = high;
+	pa_large_cur = 0;
+	pa_large_high = large_high;
+}
+
+/* An own mapping was handed out: bytes_large moves the cache's peak. */
+void pa_large_allocated_locked(void)
+{
+	pa_assert_locked();
+	if (pa_zone.bytes_large > pa_large_cur)
+		pa_large_cur = pa_zone.bytes_large;
+	if (pa_zone.bytes_large > pa_large_high)
+		pa_large_high = pa_zone.bytes_large;
+}
+
+/*
+ * Cached own mappings kept regardless of the allowance: the cache's own
+ * share, while a decay agent runs (nothing else would give it back).
+ */
+size_t pa_large_cache_allowance_locked(void)
+{
+	pa_assert_locked();
+	if (!__atomic_load_n(&pa_decay_agent, __ATOMIC_RELAXED))
+		return 0;
+	return pa_large_high / 100 * pa_large_cache_pct;
+}
+
+/*
+ * Free resident memory that counts against an allowance of @max bytes:
+ * free buddy blocks, and cached own mappings beyond the cache's share.
+ * @max 0 (a trim, a watermark of 0) keeps no share: everything counts.
+ */
+size_t pa_free_counted_locked(size_t max)
+{
+	size_t keep = max ? pa_large_cache_allowance_locked() : 0;
+	size_t large = pa_zone.bytes_large_dirty;
+
+	pa_assert_locked();
+	return pa_zone.bytes_free_resident + (large > keep ? large - keep : 0);
 }
 
 /*
@@ -139,22 +195,32 @@ void buddy_del_free_locked(struct page *page, unsigned int order)
 }
 
 /*
- * Make the next section of the range usable and put it on the free list of
- * the largest order as one known-zero block.
- * Return: 0, or -ENOMEM when the range is used up (the buddy part meets the
- * own mappings carved from the top) or mprotect fails.
+ * Make a section usable and put it on the free list of the largest order
+ * as one known-zero block: at the top of the reservation, grown, else (at
+ * the limit) a free address range that fits (pa_space_get_locked).
+ * Return: 0, or -ENOMEM when no address space can be had (RLIMIT_AS, the
+ * logical range used up) or mprotect fails.
  */
 int buddy_grow_locked(void)
 {
-	char *sec = pa_zone.buddy_top;
+	bool fresh;
+	char *sec = pa_space_get_locked(SECTION_SIZE, SECTION_SIZE, true, &fresh);
+	struct page *page;
 
 	pa_assert_locked();
-	if ((size_t)(pa_zone.large_bottom - sec) < SECTION_SIZE)
+	if (!sec)
 		return -ENOMEM;
-	if (mprotect(sec, SECTION_SIZE, PROT_READ | PROT_WRITE) != 0)
+	page = virt_to_page(sec);
+	if (mprotect(sec, SECTION_SIZE, PROT_READ | PROT_WRITE) != 0) {
+		large_range_put_locked(page, SECTION_PAGES, false);
 		return -ENOMEM;
-	pa_zone.buddy_top = sec + SECTION_SIZE;
-	add_free_locked(virt_to_page(sec), MAX_PAGE_ORDER, 0);
+	}
+	/* a range that held own mappings before: no stale struct pages */
+	if (!fresh)
+		memset(page, 0, SECTION_PAGES * sizeof(struct page));
+	pa_section_set_locked(sec);
+	pa_zone.nr_sections++;
+	add_free_locked(page, MAX_PAGE_ORDER, 0);
 	pa_stat_inc(sections);
 	pa_probe(section_grow, sec, SECTION_SIZE);
 	return 0;
@@ -458,7 +524,7 @@ bool pa_over_allowance_locked(size_t *max)
 {
 	pa_assert_locked();
 	*max = resident_allowance_locked();
-	return pa_free_resident_locked() > *max;
+	return pa_free_counted_locked(*max) > *max;
 }
 
 /*

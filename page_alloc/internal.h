@@ -37,8 +37,9 @@
 #define PA_LARGE_MAX_ALIGN	PA_BASE_ALIGN
 
 /*
- * Smallest reservation tried when the configured one is refused (ulimit -v
- * of a few hundred MiB): eight sections, 32 MiB with 4 MiB sections.
+ * Smallest logical range tried when the configured one has no room (a
+ * small address space, mappings in the way): eight sections, 32 MiB with
+ * 4 MiB sections.
  */
 #define PA_MIN_RESERVE		(8 * SECTION_SIZE)
 
@@ -47,15 +48,14 @@ struct pa_zone {
 	/* Free blocks per order: possibly resident ones first, known-zero last. */
 	struct list_head free_area[NR_PAGE_ORDERS];
 	unsigned long nr_free[NR_PAGE_ORDERS];
-	/* Free address ranges in [large_bottom, page_alloc_end), unsorted:
+	/* Free address ranges in [page_alloc_base, page_alloc_end), unsorted:
 	 * PROT_NONE ones (large_free) and, mapped read-write and possibly
 	 * resident, the cache of freed own mappings (large_dirty, most
 	 * recently freed first). */
 	struct list_head large_free;
 	struct list_head large_dirty;
 
-	char *buddy_top;	/* end of the sections made usable */
-	char *large_bottom;	/* start of the part carved for own mappings */
+	unsigned long nr_sections;	/* sections made usable (buddy memory) */
 
 	size_t bytes_allocated;		/* handed out: buddy + large */
 	size_t bytes_allocated_peak;	/* its high-water mark (page_alloc_reset_peak) */
@@ -165,11 +165,19 @@ struct pa_pcp {
 extern struct pa_pcp pa_pcp[PA_NR_PCP];
 
 /* page_alloc/zone.c */
+int pa_space_grow_locked(size_t bytes);
+void pa_space_shrink_locked(char *addr);
+bool pa_as_limited(void);
+void pa_section_set_locked(const char *sec);
+size_t pa_release_sections_locked(void);
 size_t buddy_reclaim(size_t max_resident, unsigned int max_blocks);
 size_t pa_free_resident_locked(void);
 
 /* page_alloc/buddy.c */
 size_t resident_allowance_locked(void);
+void pa_large_allocated_locked(void);
+size_t pa_large_cache_allowance_locked(void);
+size_t pa_free_counted_locked(size_t max);
 void pa_add_allocated_locked(size_t bytes);
 struct page *rmqueue_buddy_locked(unsigned int order, unsigned int *resident);
 void pa_free_one_locked(struct page *page, unsigned int order,
@@ -183,6 +191,8 @@ void buddy_free_block_locked(struct page *page, unsigned int order,
 			     unsigned int resident);
 
 /* page_alloc/large.c */
+char *pa_space_get_locked(size_t bytes, size_t align, bool section,
+			  bool *fresh);
 void large_range_put_locked(struct page *page, size_t npages, bool dirty);
 size_t large_reclaim(size_t max_resident, unsigned int max_ranges);
 
@@ -194,7 +204,6 @@ size_t pcplist_bytes(void);
 void pcplist_stats(unsigned long *allocs, unsigned long *frees, unsigned long *fresh);
 void pcplist_fork_prepare(void);
 void pcplist_fork_release(void);
-void pcplist_init_locked(void);
 
 /* page_alloc/decay.c */
 void pa_decayd_kick(void);

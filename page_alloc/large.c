@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * Own mappings for requests above the largest order. Their address space is
- * carved from the top of the reserved range, downwards, so that
- * virt_to_page() and page_alloc_owns() work for them as for buddy blocks;
- * the buddy sections grow from the bottom, and the two meet in the middle.
+ * Own mappings for requests above the largest order, and the address space
+ * of the whole heap. Own mappings and buddy sections alike take their
+ * address range from a free range that fits (first fit, aligned) or from
+ * the top of the reservation, which grows (pa_space_grow_locked), so that
+ * virt_to_page() and page_alloc_owns() work for them as for buddy blocks.
  *
  * Freed address ranges are remembered in the struct page map itself (no
  * malloc): the first page of a free range has PG_reserved, range_pages and
  * range_list; its last page's compound_head points back to the first, so
- * a range freed just above it can find and join it. A free range that
- * reaches large_bottom gives its address space back to the common pool.
+ * a range freed just above it can find and join it. Under an address-space
+ * limit, a PROT_NONE free range that reaches the top of the reservation is
+ * unreserved (pa_space_shrink_locked): the address space goes back to the
+ * program.
  *
  * Memory: a new mapping is mapped (MAP_FIXED, read-write) at allocation,
  * so it is fresh zero memory. A freed one is kept mapped as a cached free
@@ -20,7 +23,7 @@
  * resident memory and unmaps the least recently freed first (PROT_NONE
  * again, which hands every page back to the OS at once).
  *
- * Locking: the free ranges, large_bottom and the head and last page of
+ * Locking: the free ranges, page_alloc_end and the head and last page of
  * each range or mapping are under pa_zone.lock (see zone.c). The mmap calls
  * and the tail pages of a mapping are done outside it: the address range
  * belongs to the caller by then.
@@ -65,12 +68,12 @@ static void range_add_locked(struct page *head, size_t npages, bool dirty)
  * Give the @npages pages at @page back to the free ranges, joining the
  * neighbours on both sides that are in the same state (@dirty: still
  * mapped read-write, a cached mapping; else PROT_NONE); a PROT_NONE range
- * that reaches large_bottom raises it.
+ * that reaches the top of the reservation is unreserved under an
+ * address-space limit (pa_as_limited).
  */
 void large_range_put_locked(struct page *page, size_t npages, bool dirty)
 {
 	struct page *end_page = virt_to_page(page_alloc_end);
-	struct page *bottom = virt_to_page(pa_zone.large_bottom);
 	struct page *next = page + npages;
 
 	pa_assert_locked();
@@ -79,7 +82,7 @@ void large_range_put_locked(struct page *page, size_t npages, bool dirty)
 		npages += next->range_pages;
 		range_del_locked(next);
 	}
-	if (page > bottom) {
+	if (page > page_alloc_map) {
 		struct page *ph = page[-1].compound_head;
 
 		if (ph && PageFlag(ph, PG_reserved) && range_dirty(ph) == dirty &&
@@ -90,9 +93,9 @@ void large_range_put_locked(struct page *page, size_t npages, bool dirty)
 			page = ph;
 		}
 	}
-	if (!dirty && page == bottom) {
+	if (!dirty && page + npages == end_page && pa_as_limited()) {
 		page->flags = 0;
-		pa_zone.large_bottom = (char *)page_address(page + npages);
+		pa_space_shrink_locked(page_address(page));
 		return;
 	}
 	range_add_locked(page, npages, dirty);
@@ -107,19 +110,109 @@ static char *range_fit(char *s, char *e, size_t bytes, size_t align)
 }
 
 /*
+ * Put back what a range [@lo, @hi) taken for [@addr, @addr + @bytes) has
+ * left on either side, in the state it was in. The taken part must not
+ * look free (its head is not PG_reserved), so the leftovers cannot join it.
+ */
+static void range_put_leftovers(char *lo, char *hi, char *addr, size_t bytes,
+				bool dirty)
+{
+	if (addr > lo)
+		large_range_put_locked(virt_to_page(lo),
+				       (size_t)(addr - lo) >> PAGE_SHIFT, dirty);
+	if (addr + bytes < hi)
+		large_range_put_locked(virt_to_page(addr + bytes),
+				       (size_t)(hi - (addr + bytes)) >> PAGE_SHIFT,
+				       dirty);
+}
+
+/* The first free PROT_NONE range that holds @bytes aligned to @align. */
+static char *space_from_ranges_locked(size_t bytes, size_t align)
+{
+	char *lo, *hi, *addr;
+	struct page *r;
+
+	list_for_each_entry(r, &pa_zone.large_free, range_list) {
+		lo = page_address(r);
+		hi = lo + (r->range_pages << PAGE_SHIFT);
+		addr = range_fit(lo, hi, bytes, align);
+		if (addr) {
+			range_del_locked(r);
+			/* the joined neighbour's last page would point here */
+			if (addr + bytes < hi)
+				virt_to_page(addr + bytes - PAGE_SIZE)->compound_head = NULL;
+			range_put_leftovers(lo, hi, addr, bytes, false);
+			return addr;
+		}
+	}
+	return NULL;
+}
+
+/* @bytes aligned to @align at the top, the reservation grown to hold it. */
+static char *space_from_top_locked(size_t bytes, size_t align)
+{
+	char *lo = page_alloc_end;
+	char *addr = (char *)ALIGN_UP((unsigned long)lo, align);
+
+	if (addr < lo || pa_space_grow_locked((size_t)(addr + bytes - lo)))
+		return NULL;
+	if (addr > lo)
+		large_range_put_locked(virt_to_page(lo),
+				       (size_t)(addr - lo) >> PAGE_SHIFT, false);
+	return addr;
+}
+
+/**
+ * pa_space_get_locked - @bytes of PROT_NONE address space aligned to
+ * @align, the caller's, unmarked (large_range_put_locked() gives it back).
+ * @section: for a buddy section: the top first, freed ranges only when the
+ *           reservation cannot grow. Address space that held an own
+ *           mapping then stays free as long as it can, so that a double
+ *           free of that mapping is still reported as one (it would be a
+ *           slab's by then). Own mappings take the first free range that
+ *           fits, then the top, then (at the limit) the address space of
+ *           whole free sections.
+ * @fresh: set when the range comes from the top (its struct pages zero).
+ *
+ * Context: zone lock held. Return: the address, or NULL (RLIMIT_AS,
+ * something mapped above the top, the logical range used up).
+ */
+char *pa_space_get_locked(size_t bytes, size_t align, bool section, bool *fresh)
+{
+	char *addr;
+
+	pa_assert_locked();
+	*fresh = true;
+	if (section && (addr = space_from_top_locked(bytes, align)))
+		return addr;
+	*fresh = false;
+	addr = space_from_ranges_locked(bytes, align);
+	if (addr || section)
+		return addr;
+	*fresh = true;
+	addr = space_from_top_locked(bytes, align);
+	if (addr)
+		return addr;
+	/* At the limit: free sections may make room (once). */
+	if (!pa_release_sections_locked())
+		return NULL;
+	return pa_space_get_locked(bytes, align, false, fresh);
+}
+
+/*
  * Find @npages pages aligned to @align: the best fit among the cached
- * mappings (no system call, memory already resident), else the first fit
- * among the PROT_NONE ranges, else carved below large_bottom. @dirty says
- * which. The head of the result is marked PG_head|PG_large and its last
- * page points to it before any leftover is put back (in the state it was
- * in), so the leftovers cannot join it.
+ * mappings (no system call, memory already resident), else PROT_NONE
+ * address space (pa_space_get_locked). @dirty says which. The head of the
+ * result is marked PG_head|PG_large and its last page points to it before
+ * any leftover is put back, so the leftovers cannot join it.
  */
 static struct page *large_range_get_locked(size_t npages, size_t align,
 					   bool *dirty)
 {
 	size_t bytes = npages << PAGE_SHIFT, best_pages = SIZE_MAX;
-	struct page *head = NULL, *r, *best = NULL;
+	struct page *head, *r, *best = NULL;
 	char *lo = NULL, *hi = NULL, *addr = NULL;
+	bool fresh;
 
 	pa_assert_locked();
 	list_for_each_entry(r, &pa_zone.large_dirty, range_list) {
@@ -140,33 +233,11 @@ static struct page *large_range_get_locked(size_t npages, size_t align,
 		addr = range_fit(lo, hi, bytes, align);
 		range_del_locked(best);
 		pa_stat_inc(large_reuse);
-		goto found;
-	}
-	list_for_each_entry(r, &pa_zone.large_free, range_list) {
-		char *s = page_address(r);
-		char *e = s + (r->range_pages << PAGE_SHIFT);
-
-		addr = range_fit(s, e, bytes, align);
-		if (addr) {
-			range_del_locked(r);
-			lo = s;
-			hi = e;
-			goto found;
-		}
-	}
-	{
-		char *top = pa_zone.large_bottom;
-
-		if ((size_t)(top - pa_zone.buddy_top) < bytes)
+	} else {
+		addr = pa_space_get_locked(bytes, align, false, &fresh);
+		if (!addr)
 			return NULL;
-		addr = (char *)ALIGN_DOWN((unsigned long)(top - bytes), align);
-		if (addr < pa_zone.buddy_top)
-			return NULL;
-		pa_zone.large_bottom = addr;
-		lo = addr;
-		hi = top;
 	}
-found:
 	head = virt_to_page(addr);
 	head->flags = (1UL << PG_head) | (1UL << PG_large);
 	head->compound_head = head;
@@ -176,14 +247,8 @@ found:
 	head[npages - 1].compound_head = head;
 	if (npages > 1)
 		head[npages - 1].flags = 1UL << PG_tail;
-
-	if (addr > lo)
-		large_range_put_locked(virt_to_page(lo),
-				       (size_t)(addr - lo) >> PAGE_SHIFT, *dirty);
-	if (addr + bytes < hi)
-		large_range_put_locked(virt_to_page(addr + bytes),
-				       (size_t)(hi - (addr + bytes)) >> PAGE_SHIFT,
-				       *dirty);
+	if (best)
+		range_put_leftovers(lo, hi, addr, bytes, true);
 	return head;
 }
 
@@ -247,7 +312,9 @@ size_t large_reclaim(size_t max_resident, unsigned int max_ranges)
 
 		pa_lock_irqsave();
 		if (!list_empty(&pa_zone.large_dirty) &&
-		    pa_free_resident_locked() > max_resident &&
+		    pa_zone.bytes_large_dirty > (max_resident ?
+				pa_large_cache_allowance_locked() : 0) &&
+		    pa_free_counted_locked(max_resident) > max_resident &&
 		    (!max_ranges || n < max_ranges)) {
 			head = list_last_entry(&pa_zone.large_dirty, struct page,
 					       range_list);
@@ -314,6 +381,7 @@ void *alloc_pages_large(size_t size, size_t align, gfp_t gfp)
 		goto out_enomem;
 	pa_add_allocated_locked(bytes);
 	pa_zone.bytes_large += bytes;
+	pa_large_allocated_locked();
 	pa_stat_inc(large_allocs);
 	if (!dirty) {
 		pa_stat_inc(large_maps);

@@ -76,14 +76,24 @@ static inline void pcplist_unlock(struct pa_pcp *pcp)
 }
 
 /* Called once, under the zone lock, when the range is reserved. */
-void pcplist_init_locked(void)
+/*
+ * A list's heads are made at its first use, under its flag, not at init:
+ * 256 lists are 48 KiB, which a program on two CPUs would otherwise pay
+ * in RSS for lists it never uses (issue 18, item 5). An unused list reads
+ * as empty everywhere (count 0).
+ */
+static void __slowpath pcplist_make(struct pa_pcp *pcp)
 {
-	unsigned int i, o;
+	unsigned int o;
 
-	pa_assert_locked();
-	for (i = 0; i < PA_NR_PCP; i++)
-		for (o = 0; o < PCP_NR_ORDERS; o++)
-			INIT_LIST_HEAD(&pa_pcp[i].lists[o]);
+	for (o = 0; o < PCP_NR_ORDERS; o++)
+		INIT_LIST_HEAD(&pcp->lists[o]);
+}
+
+static inline void pcplist_ready(struct pa_pcp *pcp)
+{
+	if (unlikely(!pcp->lists[0].next))
+		pcplist_make(pcp);
 }
 
 /*
@@ -180,6 +190,7 @@ struct page *rmqueue_pcplist(unsigned int order, unsigned int *resident)
 
 	if (unlikely(!pcplist_trylock(pcp)))
 		return NULL;
+	pcplist_ready(pcp);
 	if (list_empty(l) && !rmqueue_bulk(pcp, order)) {
 		pcplist_unlock(pcp);
 		return NULL;
@@ -213,6 +224,7 @@ bool free_pcppages(struct page *page, unsigned int order)
 
 	if (unlikely(!pcplist_trylock(pcp)))
 		return false;
+	pcplist_ready(pcp);
 	page->flags = 0;
 	page->buddy_resident = 1U << order;	/* the owner may have written it */
 	list_add(&page->buddy_list, &pcp->lists[order]);

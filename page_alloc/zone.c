@@ -6,8 +6,8 @@
  * Locking:
  *   pa_zone.lock (a pthread mutex, statically initialised, so it works
  *   before anything else in a preloaded process) protects everything in
- *   struct pa_zone: free lists, free address ranges, buddy_top,
- *   large_bottom, the byte counts and counters, and the flags/order/union of
+ *   struct pa_zone: free lists, free address ranges, the reservation
+ *   (page_alloc_end, the map's), the byte counts and counters, and the flags/order/union of
  *   every struct page that is free (PG_buddy, PG_reserved) or is the head of
  *   a block while it changes hands. A block's pages belong to its owner
  *   between alloc and free; the allocator only reads the flags and order
@@ -20,13 +20,17 @@
  *   holding it takes a flag. The allocator never calls up into slab or
  *   malloc while holding it, and never calls malloc at all (the decay
  *   thread is created from page_alloc_decayd_start(), which the layers
- *   above call holding none of their locks). The only system call made under it is mprotect
- *   when a section grows (once per section); madvise, when the policy
+ *   above call holding none of their locks). The system calls made under
+ *   it: mprotect when a section is made usable, mmap when the reservation
+ *   grows and munmap when it shrinks (once per section or own mapping that
+ *   takes new address space); madvise, when the policy
  *   returns memory, runs outside it on a block isolated from the free
  *   lists (counted in bytes_isolated meanwhile).
  *
- *   page_alloc_base/end/map are written once, under the lock, before map is
+ *   page_alloc_base and map are written once, under the lock, before map is
  *   published with a release store; readers load map with acquire.
+ *   page_alloc_end moves under the lock (release stores); a reader that
+ *   holds a pointer the allocator handed out sees an end above it.
  */
 #include <errno.h>
 #include <string.h>
@@ -44,24 +48,203 @@ struct pa_zone pa_zone = {
 };
 
 /*
- * The range to try first: the configured size, but under a finite
- * RLIMIT_AS (ulimit -v) at most half the limit, so that the reservation
- * leaves room for the program's own mappings (stacks, libraries, a JVM's
- * heap) and does not fail outright when the limit is below the default.
+ * The address space, reserved as it is used (docs/page_alloc.md, "Address
+ * space"). At init only a place is chosen: the heap's logical range
+ * [page_alloc_base, pa_space_end) and below it the logical ranges of the
+ * struct page map and the tag bytes. What is reserved is a prefix of each,
+ * grown with MAP_FIXED_NOREPLACE as the heap grows and, for the heap,
+ * shrunk again when a free range reaches its top: [page_alloc_base,
+ * page_alloc_end) is always exactly ours, so page_alloc_owns() stays two
+ * compares, and under RLIMIT_AS (ulimit -v, or setrlimit at run time)
+ * only what is used counts, so the heap follows the limit.
  */
-static size_t pa_reserve_want(void)
-{
-	size_t want = (size_t)CONFIG_PAGE_ALLOC_VA_RESERVE_GB << 30;
-	struct rlimit rl;
+static char *pa_space_end;	/* end of the heap's logical range */
+static struct page *pa_map_start;	/* page_alloc_map, before it is published */
+static char *pa_map_top;	/* reserved end of the struct page map */
+static char *pa_map_end;	/* its logical end */
+static unsigned char *pa_tags_top;	/* reserved end of the tag bytes */
+static unsigned char *pa_tags_end;
 
-	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-		while (want > PA_MIN_RESERVE && want > rl.rlim_cur / 2)
-			want >>= 1;
-	return want;
+/*
+ * Set when the place could not be chosen by a probe (valgrind puts new
+ * mappings at the lowest free address, so a probe says nothing about the
+ * room below it): the whole logical range, map and tags included, is then
+ * reserved PROT_NONE up front as before, and growing only maps inside it
+ * (MAP_FIXED on our own reservation). RLIMIT_AS is not followed there.
+ */
+static bool pa_upfront;
+
+/* The struct page map is reserved in steps of this (4 MiB of heap). */
+#define PA_MAP_STEP	(64UL << 10)
+
+/* Sections of the buddy allocator, one bit each (pa_page_in_buddy). */
+#define PA_MAX_SECTIONS	(((size_t)CONFIG_PAGE_ALLOC_VA_RESERVE_GB << 30) / SECTION_SIZE)
+static unsigned long pa_section_bits[(PA_MAX_SECTIONS + 63) / 64];
+
+/*
+ * Map @len bytes exactly at @addr, only if nothing is there. A kernel older
+ * than 4.17 takes MAP_FIXED_NOREPLACE as a hint: a mapping elsewhere is
+ * undone. Return: true when [@addr, @addr + @len) is now ours.
+ */
+static bool pa_map_fixed(void *addr, size_t len, int prot)
+{
+	void *p = mmap(addr, len, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+		       (pa_upfront ? MAP_FIXED : MAP_FIXED_NOREPLACE), -1, 0);
+
+	if (p == addr)
+		return true;
+	if (p != MAP_FAILED)
+		munmap(p, len);
+	return false;
 }
 
 /*
- * The base alignment of a reservation of @size bytes: 1 GiB, or for
+ * Reserve the struct page map and the tag bytes of the heap up to @end
+ * (rounded up to PA_MAP_STEP of map). Return: 0 or -ENOMEM.
+ */
+static int pa_meta_grow_locked(const char *end)
+{
+	size_t npages = (size_t)(end - page_alloc_base) >> PAGE_SHIFT;
+	char *map = (char *)ALIGN_UP((unsigned long)(pa_map_start + npages),
+				     PA_MAP_STEP);
+	unsigned char *tags = (unsigned char *)ALIGN_UP(
+		(unsigned long)(page_alloc_tags + npages), PAGE_SIZE);
+
+	map = min_t(char *, map, pa_map_end);
+	tags = min_t(unsigned char *, tags, pa_tags_end);
+	if (map > pa_map_top) {
+		if (!pa_map_fixed(pa_map_top, (size_t)(map - pa_map_top),
+				  PROT_READ | PROT_WRITE))
+			return -ENOMEM;
+		pa_map_top = map;
+	}
+	if (tags > pa_tags_top) {
+		if (!pa_map_fixed(pa_tags_top, (size_t)(tags - pa_tags_top),
+				  PROT_READ | PROT_WRITE))
+			return -ENOMEM;
+		pa_tags_top = tags;
+	}
+	return 0;
+}
+
+/**
+ * pa_space_grow_locked - reserve @bytes more at the top of the heap.
+ * @bytes: a multiple of PAGE_SIZE.
+ *
+ * The new part is PROT_NONE (MAP_NORESERVE) with its struct pages
+ * reserved; the caller maps what it hands out. Fails at RLIMIT_AS, when
+ * something else sits above the top, or at the end of the logical range.
+ * Context: zone lock held; mmap under it (once per section or own mapping
+ * that does not fit a free range).
+ * Return: 0 or -ENOMEM.
+ */
+int pa_space_grow_locked(size_t bytes)
+{
+	char *end = page_alloc_end;
+
+	pa_assert_locked();
+	if (bytes > (size_t)(pa_space_end - end) ||
+	    pa_meta_grow_locked(end + bytes) ||
+	    !pa_map_fixed(end, bytes, PROT_NONE))
+		return -ENOMEM;
+	__atomic_store_n(&page_alloc_end, end + bytes, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/**
+ * pa_as_limited - is the address space limited (RLIMIT_AS finite) now?
+ *
+ * Asked where address space could be given back (a free range reaching the
+ * top, whole free sections at a trim): without a limit it stays reserved,
+ * so that a pointer into it is still ours and a double free of a block
+ * there is reported as such, not taken for a foreign pointer. A limit set
+ * at run time is seen at the next call (one getrlimit).
+ */
+bool pa_as_limited(void)
+{
+	struct rlimit rl;
+
+	return getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+}
+
+/**
+ * pa_space_shrink_locked - give back the reservation from @addr to the top
+ * (a free PROT_NONE range that reached it): the address space no longer
+ * counts against RLIMIT_AS and is the program's again. The struct page
+ * map stays reserved (1/64 of the heap at its highest).
+ * Context: zone lock held; munmap under it.
+ */
+void pa_space_shrink_locked(char *addr)
+{
+	char *from = (char *)virt_to_page(addr);
+	char *to = (char *)virt_to_page(page_alloc_end);
+	char *lo = (char *)ALIGN_UP((unsigned long)from, PAGE_SIZE);
+	char *hi = (char *)ALIGN_DOWN((unsigned long)to, PAGE_SIZE);
+
+	pa_assert_locked();
+	if (pa_upfront)	/* stays reserved: memory back, range still ours */
+		mmap(addr, (size_t)(page_alloc_end - addr), PROT_NONE, MAP_PRIVATE |
+		     MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+	else
+		munmap(addr, (size_t)(page_alloc_end - addr));
+	__atomic_store_n(&page_alloc_end, addr, __ATOMIC_RELEASE);
+	/* Its struct pages zero again, as pa_space_get_locked's "fresh"
+	 * says of the top: whole map pages given back, the edges cleared. */
+	if (hi > lo) {
+		memset(from, 0, (size_t)(lo - from));
+		madvise(lo, (size_t)(hi - lo), MADV_DONTNEED);
+		memset(hi, 0, (size_t)(to - hi));
+	} else {
+		memset(from, 0, (size_t)(to - from));
+	}
+}
+
+/* Mark the section at @sec as buddy memory (pa_page_in_buddy). */
+void pa_section_set_locked(const char *sec)
+{
+	size_t i = (size_t)(sec - page_alloc_base) / SECTION_SIZE;
+
+	pa_assert_locked();
+	pa_section_bits[i / 64] |= 1UL << (i % 64);
+}
+
+/**
+ * pa_release_sections_locked - give the address space of every free whole
+ * section back: PROT_NONE again (its memory goes too), then a free range,
+ * which own mappings and sections take like any other and which, reaching
+ * the top, unreserves it (pa_space_shrink_locked).
+ *
+ * Called by page_alloc_trim() and when the reservation cannot grow
+ * (RLIMIT_AS), so that memory freed as small blocks can serve a large one
+ * or the program's own mappings.
+ * Context: zone lock held; an mmap per section under it (a rare path).
+ * Return: bytes released.
+ */
+size_t pa_release_sections_locked(void)
+{
+	struct list_head *h = &pa_zone.free_area[MAX_PAGE_ORDER];
+	size_t n = 0;
+
+	pa_assert_locked();
+	while (!list_empty(h)) {
+		struct page *page = list_first_entry(h, struct page, buddy_list);
+		char *sec = page_address(page);
+		size_t i = (size_t)(page - page_alloc_map) / SECTION_PAGES;
+
+		if (mmap(sec, SECTION_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+			 MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED)
+			break;
+		buddy_del_free_locked(page, MAX_PAGE_ORDER);
+		pa_section_bits[i / 64] &= ~(1UL << (i % 64));
+		pa_zone.nr_sections--;
+		large_range_put_locked(page, SECTION_PAGES, false);
+		n += SECTION_SIZE;
+	}
+	return n;
+}
+
+/*
+ * The base alignment of a logical range of @size bytes: 1 GiB, or for
  * smaller ones the largest power of two not above the size (still a
  * multiple of SECTION_SIZE, which is all the buddy arithmetic needs; own
  * mappings align by address).
@@ -75,64 +258,118 @@ static size_t pa_base_align(size_t size)
 	return align;
 }
 
+/*
+ * The fallback of pa_reserve_locked (pa_upfront): reserve tags, map and
+ * heap in one PROT_NONE mapping, halving the heap's size while refused
+ * (valgrind), down to PA_MIN_RESERVE. Return: the heap's base, or NULL.
+ */
+static char *pa_reserve_upfront_locked(void)
+{
+	size_t size, mapsz, tagsz, total;
+
+	for (size = (size_t)CONFIG_PAGE_ALLOC_VA_RESERVE_GB << 30;
+	     size >= PA_MIN_RESERVE; size >>= 1) {
+		size_t align = pa_base_align(size);
+		char *raw, *base;
+
+		mapsz = ALIGN_UP((size >> PAGE_SHIFT) * sizeof(struct page), PA_MAP_STEP);
+		tagsz = ALIGN_UP(size >> PAGE_SHIFT, PAGE_SIZE);
+		total = tagsz + mapsz + align + size;
+		raw = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+			   MAP_NORESERVE, -1, 0);
+		if (raw == MAP_FAILED)
+			continue;
+		base = (char *)ALIGN_UP((unsigned long)(raw + tagsz + mapsz), align);
+		pa_upfront = true;
+		page_alloc_base = base;
+		page_alloc_end = base;
+		pa_space_end = base + size;
+		pa_map_start = (struct page *)(base - mapsz);
+		pa_map_top = (char *)pa_map_start;
+		pa_map_end = base;
+		page_alloc_tags = (unsigned char *)pa_map_start - tagsz;
+		pa_tags_top = page_alloc_tags;
+		pa_tags_end = (unsigned char *)pa_map_start;
+		if (!pa_meta_grow_locked(base + SECTION_SIZE))
+			return base;
+		pa_upfront = false;
+		munmap(raw, total);
+	}
+	return NULL;
+}
+
+/*
+ * Choose the place: the kernel puts new mappings at the top of the highest
+ * free gap (a probe shows where, just below the libraries); the heap's
+ * logical range ends there and grows upward from its base, the program's
+ * own mappings fill the gap downward from the top, and the two meet only
+ * when together they have used the whole range. The struct page map and
+ * the tags lie just below the heap. The place is taken when the first
+ * section of all three can be reserved there; else (something mapped in
+ * the way, a small address space) a range half the size, down to
+ * PA_MIN_RESERVE.
+ */
 static int pa_reserve_locked(void)
 {
-	size_t size, mapsz, align = PA_BASE_ALIGN;
-	char *raw = MAP_FAILED, *base;
-	void *map = MAP_FAILED, *tags = MAP_FAILED;
+	size_t size, mapsz, tagsz;
+	char *probe, *top, *base = NULL;
+	bool limited = false;
 	unsigned int o;
 
 	pa_assert_locked();
-	/*
-	 * Reserve address space only. A smaller range is tried when the
-	 * configured one is refused (ulimit -v, valgrind, overcommit),
-	 * down to PA_MIN_RESERVE.
-	 */
-	for (size = pa_reserve_want(); size >= PA_MIN_RESERVE; size >>= 1) {
-		size = ALIGN_DOWN(size, SECTION_SIZE);
-		align = pa_base_align(size);
-		raw = mmap(NULL, size + align, PROT_NONE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (raw == MAP_FAILED)
-			continue;
-		mapsz = (size >> PAGE_SHIFT) * sizeof(struct page);
-		map = mmap(NULL, mapsz, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (map != MAP_FAILED)
-			tags = mmap(NULL, size >> PAGE_SHIFT, PROT_READ | PROT_WRITE,
-				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (tags != MAP_FAILED)
-			break;
-		if (map != MAP_FAILED)
-			munmap(map, mapsz);
-		munmap(raw, size + align);
-		raw = MAP_FAILED;
-		map = MAP_FAILED;
-	}
-	if (raw == MAP_FAILED)
+	probe = mmap(NULL, PAGE_SIZE, PROT_NONE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (probe == MAP_FAILED)
 		return -ENOMEM;
+	munmap(probe, PAGE_SIZE);
+	top = (char *)ALIGN_DOWN((unsigned long)probe, SECTION_SIZE);
 
-	/* Keep only the aligned part of the reservation. */
-	base = (char *)ALIGN_UP((unsigned long)raw, align);
-	if (base > raw)
-		munmap(raw, (size_t)(base - raw));
-	if (base + size < raw + size + align)
-		munmap(base + size, (size_t)(raw + size + align - (base + size)));
+	for (size = (size_t)CONFIG_PAGE_ALLOC_VA_RESERVE_GB << 30;
+	     size >= PA_MIN_RESERVE; size >>= 1) {
+		size_t align = pa_base_align(size);
+
+		mapsz = ALIGN_UP((size >> PAGE_SHIFT) * sizeof(struct page), PA_MAP_STEP);
+		tagsz = ALIGN_UP(size >> PAGE_SHIFT, PAGE_SIZE);
+		if ((unsigned long)top < size + mapsz + tagsz + align + (1UL << 32))
+			continue;	/* stay clear of the low 4 GiB */
+		base = (char *)ALIGN_DOWN((unsigned long)(top - size), align);
+		page_alloc_base = base;
+		page_alloc_end = base;
+		pa_space_end = base + size;
+		pa_map_start = (struct page *)(base - mapsz);
+		pa_map_top = (char *)pa_map_start;
+		pa_map_end = base;
+		page_alloc_tags = (unsigned char *)pa_map_start - tagsz;
+		pa_tags_top = page_alloc_tags;
+		pa_tags_end = (unsigned char *)pa_map_start;
+		if (!pa_meta_grow_locked(base + SECTION_SIZE))
+			break;
+		/* undo what was reserved: only ours, in this range */
+		if (pa_map_top > (char *)pa_map_start)
+			munmap(pa_map_start, (size_t)(pa_map_top - (char *)pa_map_start));
+		if (pa_tags_top > page_alloc_tags)
+			munmap(page_alloc_tags, (size_t)(pa_tags_top - page_alloc_tags));
+		base = NULL;
+		if (errno == ENOMEM) {
+			limited = true;
+			break;	/* RLIMIT_AS: a smaller place is no better */
+		}
+	}
+	if (!base && !limited)
+		base = pa_reserve_upfront_locked();
+	if (!base) {
+		page_alloc_base = page_alloc_end = NULL;
+		return -ENOMEM;
+	}
 
 	for (o = 0; o < NR_PAGE_ORDERS; o++)
 		INIT_LIST_HEAD(&pa_zone.free_area[o]);
 	INIT_LIST_HEAD(&pa_zone.large_free);
 	INIT_LIST_HEAD(&pa_zone.large_dirty);
-	pcplist_init_locked();
-	pa_zone.buddy_top = base;
-	pa_zone.large_bottom = base + size;
 	pa_zone.limit = (size_t)CONFIG_PAGE_ALLOC_LIMIT_MB << 20;
 	pa_zone.resident_free_max = (size_t)CONFIG_PAGE_ALLOC_RESIDENT_FREE_KB << 10;
 
-	page_alloc_base = base;
-	page_alloc_end = base + size;
-	page_alloc_tags = tags;
-	__atomic_store_n(&page_alloc_map, (struct page *)map, __ATOMIC_RELEASE);
+	__atomic_store_n(&page_alloc_map, pa_map_start, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -168,8 +405,13 @@ size_t pa_free_resident_locked(void)
 
 bool pa_page_in_buddy(const struct page *page)
 {
-	return page >= page_alloc_map &&
-	       (const char *)page_address(page) < pa_zone.buddy_top;
+	size_t i;
+
+	if (page < page_alloc_map ||
+	    page >= page_alloc_map + ((size_t)(page_alloc_end - page_alloc_base) >> PAGE_SHIFT))
+		return false;
+	i = (size_t)(page - page_alloc_map) / SECTION_PAGES;
+	return pa_section_bits[i / 64] & (1UL << (i % 64));
 }
 
 /*
@@ -230,7 +472,7 @@ size_t buddy_reclaim(size_t max_resident, unsigned int max_blocks)
 		int ret;
 
 		pa_lock_irqsave();
-		if (pa_free_resident_locked() > max_resident &&
+		if (pa_free_counted_locked(max_resident) > max_resident &&
 		    (!max_blocks || n < max_blocks))
 			page = isolate_resident_locked(&order, &resident);
 		pa_unlock_irqrestore();
@@ -274,6 +516,11 @@ size_t page_alloc_trim(void)
 		return 0;
 	drain_all_pages(false);
 	ret = buddy_reclaim(0, 0);
+	if (pa_as_limited()) {
+		pa_lock_irqsave();
+		pa_release_sections_locked();
+		pa_unlock_irqrestore();
+	}
 	pa_probe(trim, ret);
 	return ret;
 }

@@ -30,11 +30,12 @@ hdr_layer() {
 	*) echo "" ;;
 	esac
 }
-# The layer a path belongs to. The preloaded recorder is its own: it may
+# The layer a path belongs to. The preloaded recorder (preload.c and got.c,
+# libuslab-record.so) is its own: it may
 # include trace/'s header-only encoders but links libc only.
 layer_of() {
 	case "$1" in
-	tools/record/preload*|tools/record/record.h) echo record ;;
+	tools/record/preload*|tools/record/got*|tools/record/record.h) echo record ;;
 	*) echo "${1%%/*}" ;;
 	esac
 }

@@ -7,7 +7,8 @@
 #   core        the library: compiler, liburcu, Kconfig (python3-kconfiglib),
 #               <sys/sdt.h> for the USDT probes             (every target)
 #   tools       the uslab CLI, trace library and recorder: zstd, libdw
-#               (call-site symbols), libunwind (record -g), scdoc and man
+#               (call-site symbols), libunwind (record -g), gdb (record -p),
+#               scdoc and man
 #               (the manual pages `uslab help CMD` shows)          (make)
 #   test        what `make check` runs: Check, valgrind, the peers the
 #               replay test compares, the programs the malloc tests run,
@@ -25,7 +26,7 @@ set -euo pipefail
 
 declare -A need=(
 	[core]="gcc make pkg-config binutils liburcu-dev python3 python3-kconfiglib systemtap-sdt-dev"
-	[tools]="libzstd-dev zstd libdw-dev libunwind-dev scdoc man-db"
+	[tools]="libzstd-dev zstd libdw-dev libunwind-dev scdoc man-db gdb"
 	[test]="check libsubunit-dev valgrind libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 git sqlite3 perl redis-tools python3-matplotlib parallel"
 	[fuzz]="clang libclang-rt-14-dev"
 	[bench]="libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 heaptrack"

@@ -148,19 +148,80 @@ static const char *skip_space(const char *p)
 	return p;
 }
 
-/* The next blank-separated word of *@pp as a number in [@min, @max]. */
-static int parse_field(const char **pp, long min, long max, long *val)
+/* The next blank-separated word of *@pp as a number in [@min, @max];
+ * when it is not, @why says so for the field @name. */
+static int parse_field(const char **pp, const char *name, long min, long max,
+		       const char *max_is, long *val, char *why, size_t len)
 {
 	const char *p = skip_space(*pp);
 	size_t n = strcspn(p, " \t\n");
 	char word[24];
+	size_t pos = 0;
 
-	if (!n || n >= sizeof(word))
+	if (!n || n >= sizeof(word)) {
+		uslab_bufprintf(why, len, &pos, "%s: expected %ld to %ld%s, found %s", name,
+				min, max, max_is, n ? "a longer word" : "nothing");
 		return -EINVAL;
+	}
 	memcpy(word, p, n);
 	word[n] = '\0';
 	*pp = p + n;
-	return kmem_cache_parse_long(word, min, max, val) ? -EINVAL : 0;
+	if (kmem_cache_parse_long(word, min, max, val)) {
+		uslab_bufprintf(why, len, &pos, "%s: expected %ld to %ld%s, found '%s'", name,
+				min, max, max_is, word);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The fields of a write; @why (may be NULL) says what is wrong. */
+static int slabinfo_parse(const char *line, char *cache, size_t cache_len, long *limit,
+			  long *batch, long *shared, char *why, size_t len)
+{
+	char scratch[160];
+	const char *p;
+	size_t n, pos = 0;
+
+	if (!why) {
+		why = scratch;
+		len = sizeof(scratch);
+	}
+	why[0] = 0;
+	if (!line)
+		return -EINVAL;
+	p = skip_space(line);
+	n = strcspn(p, " \t\n");
+	if (!n || n >= cache_len) {
+		uslab_bufprintf(why, len, &pos, "CACHE: expected a cache name of 1 to %zu "
+				"bytes, found %s", cache_len - 1, n ? "a longer one" : "nothing");
+		return -EINVAL;
+	}
+	memcpy(cache, p, n);
+	cache[n] = '\0';
+	p += n;
+	if (parse_field(&p, "LIMIT", 1, SLABINFO_MAX_LIMIT, "", limit, why, len))
+		return -EINVAL;
+	if (parse_field(&p, "BATCHCOUNT", 1, *limit, " (the LIMIT)", batch, why, len) ||
+	    parse_field(&p, "SHAREDFACTOR", 0, SLABINFO_MAX_SHARED, "", shared, why, len))
+		return -EINVAL;
+	p = skip_space(p);
+	if (*p == '\n')
+		p++;
+	if (*p) {
+		uslab_bufprintf(why, len, &pos, "expected 4 fields 'CACHE LIMIT BATCHCOUNT "
+				"SHAREDFACTOR', found more: '%.20s'", p);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/** slabinfo_check - see include/uslab/slab.h. */
+int slabinfo_check(const char *line, char *why, size_t len)
+{
+	char cache[SLAB_NAME_LEN];
+	long limit, batch, shared;
+
+	return slabinfo_parse(line, cache, sizeof(cache), &limit, &batch, &shared, why, len);
 }
 
 /**
@@ -178,27 +239,10 @@ int slabinfo_write(const char *line)
 	struct kmem_cache_setting bat = { .what = KMEM_TUNE_BATCH };
 	long limit, batch, shared;
 	struct kmem_cache *s, *found = NULL;
-	const char *p;
-	size_t n;
 	int err;
 
-	if (!line)
-		return -EINVAL;
-	p = skip_space(line);
-	n = strcspn(p, " \t\n");
-	if (!n || n >= sizeof(mag.cache))
-		return -EINVAL;
-	memcpy(mag.cache, p, n);
-	mag.cache[n] = '\0';
-	p += n;
-	if (parse_field(&p, 1, SLABINFO_MAX_LIMIT, &limit) ||
-	    parse_field(&p, 1, limit, &batch) ||
-	    parse_field(&p, 0, SLABINFO_MAX_SHARED, &shared))
-		return -EINVAL;
-	p = skip_space(p);
-	if (*p == '\n')
-		p++;
-	if (*p)
+	if (slabinfo_parse(line, mag.cache, sizeof(mag.cache), &limit, &batch, &shared,
+			   NULL, 0))
 		return -EINVAL;
 	memcpy(mag.key, mag.cache, sizeof(mag.key));
 	memcpy(bat.cache, mag.cache, sizeof(bat.cache));

@@ -166,7 +166,7 @@ __visible size_t kmem_cache_stats_header(char *buf, size_t len)
 
 	uslab_bufprintf(buf, len, &pos,
 			"  %-16s %7s %6s %11s %11s %7s %9s %9s %9s %9s %10s\n",
-			"cache", "objsize", "mag", "allocs", "frees", "hit%",
+			"cache", "object", "mag", "allocs", "frees", "hit%",
 			"refills", "flushes", "depot_get", "depot_put",
 			"peak_slabKiB");
 	return pos;

@@ -121,6 +121,7 @@ static int parse_line(void *state, char *line_text, uint64_t line)
 			return emit_ev(m, TRACE_OP_FREE, 0, 0, 0);
 		if (idmap_remove(m->im.ids, addr, &id)) {
 			m->im.res->skipped++;	/* allocated before mtrace() */
+			m->im.res->skipped_early++;
 			return 0;
 		}
 		return emit_ev(m, TRACE_OP_FREE, id, 0, 0);

@@ -208,8 +208,25 @@ static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line
 	for (size_t i = 0; i < ARRAY_SIZE(pf_events); i++)
 		if (!strcmp(ev, pf_events[i].name))
 			op = pf_events[i].op;
-	if (op == TRACE_OP_NR) {
-		p->im.res->skipped++;
+	if (op == TRACE_OP_NR) {	/* not an allocator event: counted by name */
+		struct import_result *r = p->im.res;
+		size_t n = strlen(ev) - 1;	/* without the ':' */
+		uint32_t k;
+
+		r->skipped++;
+		for (k = 0; k < r->nskipped_kinds; k++)
+			if (strlen(r->skipped_kinds[k].name) == min_t(size_t, n, 47) &&
+			    !strncmp(r->skipped_kinds[k].name, ev, min_t(size_t, n, 47)))
+				break;
+		if (k == r->nskipped_kinds && k < IMPORT_SKIP_KINDS) {
+			snprintf(r->skipped_kinds[k].name, sizeof(r->skipped_kinds[k].name),
+				 "%.*s", (int)min_t(size_t, n, 47), ev);
+			r->nskipped_kinds++;
+		}
+		if (k < r->nskipped_kinds)
+			r->skipped_kinds[k].n++;
+		else
+			r->skipped_kinds_more++;
 		return 0;
 	}
 	alloc = op == TRACE_OP_KMALLOC || op == TRACE_OP_CACHE_ALLOC;
@@ -242,6 +259,7 @@ static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line
 			return rc == -EINVAL ? import_err(p->im.res, p->im.name, line, "bad ptr") : rc;
 	} else if (!alloc && addr > 16 && idmap_remove(p->im.ids, addr, &id)) {
 		p->im.res->skipped++;	/* allocated before the trace began */
+		p->im.res->skipped_early++;
 		return 0;
 	}
 	return emit_ev(p, op, t, tid, cpu, id, size);

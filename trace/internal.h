@@ -320,6 +320,14 @@ struct import_result {
 	uint64_t lines;
 	uint64_t events;
 	uint64_t skipped;	/* lines that are not allocator events */
+	/* why: frees of objects allocated before the input began, and the
+	 * other events by name (the first IMPORT_SKIP_KINDS names; the rest
+	 * counted in skipped_kinds_more) */
+	uint64_t skipped_early;
+#define IMPORT_SKIP_KINDS	8
+	struct { char name[48]; uint64_t n; } skipped_kinds[IMPORT_SKIP_KINDS];
+	uint32_t nskipped_kinds;
+	uint64_t skipped_kinds_more;
 	uint32_t cpus;		/* highest CPU seen + 1 */
 	uint32_t pid;
 	char err[512];
@@ -408,7 +416,15 @@ struct trace_reader *cmd_open_trace_as(const char *who, const char *path);
  */
 void cmd_fput_printable(FILE *f, const char *s);
 const char *cmd_printable(const char *s, char *buf, size_t len);
-/* Reads to the end; on error prints it and returns 1. */
+/* After the last trace_reader_next(): 0 at the end; on an error prints it
+ * and returns 1, except for a file that ends early (a truncated trace):
+ * then a warning naming the offset, cmd_truncated set and 0, so the
+ * command prints what the complete chunks before it held, and uslab exits
+ * with status 3 (CMD_EXIT_TRUNCATED) when the command otherwise succeeds. */
 int cmd_read_error(struct trace_reader *r, int rc);
+#define CMD_EXIT_TRUNCATED	3
+extern bool cmd_truncated;
+/* The reader's error is a file that ended early (trace_read.c). */
+bool trace_reader_truncated(const struct trace_reader *r);
 
 #endif /* USLAB_TRACE_INTERNAL_H */

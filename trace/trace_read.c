@@ -24,6 +24,7 @@ struct trace_reader {
 	struct trace_meta trailer;	/* as read at open, if seekable */
 	bool trailer_at_open;
 	int error;			/* sticky -errno */
+	bool truncated;			/* the error: the file ended early */
 	bool done;
 	uint64_t off;			/* file offset of the next unread byte */
 	ZSTD_DCtx *dctx;
@@ -95,8 +96,15 @@ static int read_exact(struct trace_reader *r, void *buf, size_t len,
 			 ": read error: %s", r->name, r->off + n, strerror(errno));
 		return r->error = -EIO;
 	}
-	return fail(r, r->off, "expected %s (%zu bytes), file ends after %zu",
-		    what, len, n);
+	fail(r, r->off, "expected %s (%zu bytes), file ends after %zu (truncated)",
+	     what, len, n);
+	r->truncated = true;
+	return r->error;
+}
+
+bool trace_reader_truncated(const struct trace_reader *r)
+{
+	return r->error == -EPROTO && r->truncated;
 }
 
 /* The next record's 4-byte magic, read ahead at open or read now. */
@@ -182,6 +190,11 @@ static int decode_stacks(struct trace_reader *r, const uint8_t *buf, size_t len,
 					    i, p - buf);
 			prev += (uint64_t)unzigzag(v);
 			r->frames[used++] = prev;
+		}
+		/* the recorder's mark of a stack cut at its depth */
+		if (nf && r->frames[used - 1] == TRACE_FRAME_CUT) {
+			r->stacks[i].nframes--;
+			r->stacks[i].cut = true;
 		}
 	}
 	if (p != end)
@@ -650,8 +663,10 @@ again:
 	if (n != 4) {
 		if (ferror(r->f))
 			return read_exact(r, h, 4, "chunk");
-		return fail(r, at, "expected a chunk (\"UCHK\") or the trailer (\"UEND\"), file ends after %zu bytes (truncated)",
-			    n);
+		fail(r, at, "expected a chunk (\"UCHK\") or the trailer (\"UEND\"), file ends after %zu bytes (truncated)",
+		     n);
+		r->truncated = true;
+		return r->error;
 	}
 	magic = get_le32(h);
 	if (magic != TRACE_END_MAGIC && magic != TRACE_CHUNK_MAGIC &&

@@ -28,6 +28,24 @@ void free_aligned_sized(void *ptr, size_t alignment, size_t size);
  */
 void uslab_malloc_stats(int fd);
 
+/**
+ * uslab_stats_print - uslab's state as text (or JSON), as jemalloc's
+ * malloc_stats_print: what is held from the OS and in use, free objects in
+ * slabs and magazines, the page allocator's line and the per-cache table.
+ * @write_cb: called with each piece of text, in order (NUL-terminated);
+ *            NULL: written to stderr.
+ * @opaque: passed to @write_cb.
+ * @opts: NULL or characters: 'J' JSON (one object, docs/malloc.md),
+ *        'c' leaves out the per-cache table, 'p' the page allocator's line.
+ * Context: any thread; never allocates (the snapshot lives in an anonymous
+ * mapping); @write_cb may allocate.
+ */
+void uslab_stats_print(void (*write_cb)(void *opaque, const char *text), void *opaque,
+		       const char *opts);
+
+/** uslab_version - "RELEASE (git DESCRIPTION)", as `uslab --version` says. */
+const char *uslab_version(void);
+
 /*
  * The same malloc under uslab's own names (malloc/policy.c): what malloc(),
  * free(), ... do, callable where the C library's names belong to another

@@ -174,10 +174,11 @@ size_t ksize_checked(const void *p, const char *caller, unsigned long addr);
 
 /*
  * kfree_rcu(ptr, field): free @ptr after a grace period; @field is the name
- * of its struct rcu_head member (liburcu's). kvfree_rcu(ptr) is the
- * single-argument form (no rcu_head needed: it waits inline).
+ * of its struct rcu_head member (liburcu's, from <urcu/call-rcu.h>,
+ * included here so that this header alone is enough). kvfree_rcu(ptr) is
+ * the single-argument form (no rcu_head needed: it waits inline).
  */
-struct rcu_head;
+#include <urcu/call-rcu.h>
 USLAB_API void __kfree_rcu(struct rcu_head *head, size_t offset);
 #define kfree_rcu(ptr, field)						\
 	__kfree_rcu(&(ptr)->field, __builtin_offsetof(__typeof__(*(ptr)), field))
@@ -198,6 +199,13 @@ USLAB_API int slabinfo_write_fd(int fd);
  * /proc/slabinfo did under SLAB. Return: 0 or -EINVAL/-ENOENT.
  */
 USLAB_API int slabinfo_write(const char *line);
+#ifdef USLAB_INTERNAL
+/* Is @line a write slabinfo_write() accepts? 0, or -EINVAL with @why
+ * ("BATCHCOUNT: expected 1 to 64 (the LIMIT), found 100") naming the field
+ * and its range; the cache itself is not looked up. For `uslab slabinfo
+ * -w`, before the line goes to the process. */
+int slabinfo_check(const char *line, char *why, size_t len);
+#endif
 
 /**
  * kmem_cache_set_tunables - magazine size (@limit) and @batchcount for @s;

@@ -97,13 +97,18 @@ struct trace_event {
  * @proc: the process image (index in trace_meta.procs) it was taken in.
  * @nframes: return addresses in @frames, innermost (the allocator's caller)
  *           first; at most TRACE_STACK_MAX.
+ * @cut: the recorder stopped at its depth (`record -g --max-stack`): the
+ *       outermost frames are missing. In the file, a last frame of
+ *       TRACE_FRAME_CUT; readers drop it from @frames and set @cut.
  */
 struct trace_stack {
 	uint32_t proc;
 	uint32_t nframes;
 	const uint64_t *frames;
+	bool cut;
 };
 #define TRACE_STACK_MAX		256u
+#define TRACE_FRAME_CUT		UINT64_MAX
 
 /**
  * struct trace_object - an executable mapping of a file in a process image,

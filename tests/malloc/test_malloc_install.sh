@@ -29,7 +29,7 @@ done
 
 # --- the exported set ---------------------------------------------------------
 malloc_api="aligned_alloc calloc cfree free free_aligned_sized free_sized mallinfo
-mallinfo2 malloc malloc_trim malloc_usable_size memalign posix_memalign pvalloc
+mallinfo2 malloc malloc_info malloc_stats malloc_trim malloc_usable_size memalign posix_memalign pvalloc
 realloc reallocarray valloc __libc_calloc __libc_cfree __libc_free __libc_malloc
 __libc_memalign __libc_pvalloc __libc_realloc __libc_valloc __posix_memalign"
 map_api=$(sed -e 's|/\*.*\*/||' "$src/malloc/libuslab.map" |
@@ -238,5 +238,20 @@ for c in "" $("$prefix/bin/uslab" --help | awk '/^commands:/ { on = 1; next } on
 		fail "installed uslab help $c: not its manual page: $(head -3 help.txt)"
 done
 [ "$ncmd" -ge 12 ] || fail "uslab --help lists $((ncmd - 1)) commands, expected 11 or more"
+
+# One version: pkg-config's is the release `uslab --version` and the
+# library's uslab_version() start with (they add the git description).
+pcv=$(pkg-config --modversion uslab)
+clv=$("$prefix/bin/uslab" --version)
+case "$clv" in "uslab $pcv (git "*) ;; *) fail "uslab --version '$clv' is not release $pcv + git" ;; esac
+cat > ver.c <<'C'
+#include <stdio.h>
+#include <uslab/malloc.h>
+int main(void) { puts(uslab_version()); return 0; }
+C
+gcc ver.c $(pkg-config --cflags --libs uslab) -Wl,-rpath,"$prefix/lib" -o ver || fail "uslab_version program"
+libv=$(./ver)
+[ "uslab $libv (trace format ${clv##*(trace format }" = "$clv" ] ||
+	fail "library version '$libv' differs from uslab --version '$clv'"
 
 echo "install: ok ($nh headers alone; kernel API + malloc program shared and static from README.md; replay; help of $((ncmd - 1)) commands)"

@@ -59,7 +59,7 @@ grep -q '^slabinfo - version: 2.1' "$work/stats" || bad "stats: no slabinfo"
 grep -q '^malloc: allocated' "$work/stats" || bad "stats: no malloc counters"
 # the per-cache table `uslab sim` prints, and the page allocator's line
 if grep -q '^CONFIG_PERCPU_STATS=y' "$O/auto.conf" 2>/dev/null; then
-	grep -qE '^  cache +objsize +mag +allocs +frees +hit% +refills +flushes +depot_get +depot_put +peak_slabKiB$' \
+	grep -qE '^  cache +object +mag +allocs +frees +hit% +refills +flushes +depot_get +depot_put +peak_slabKiB$' \
 		"$work/stats" || bad "stats: no per-cache table header"
 	grep -qE '^  kmalloc-[0-9]+k? +[0-9]+ +[0-9]+ +[1-9][0-9]* +[0-9]+ +[0-9.]+ ' "$work/stats" ||
 		bad "stats: no kmalloc row with allocations"

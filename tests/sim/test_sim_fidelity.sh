@@ -36,7 +36,7 @@ fi
 "$U" gen rpmalloc -b 3000 -l 20 -o "$T/rp.ustr" 2>/dev/null || bad "gen rpmalloc"
 
 # The operation columns of the kmalloc rows, sorted by size:
-# cache objsize mag allocs frees hit% refills flushes depot_get depot_put
+# cache object mag allocs frees hit% refills flushes depot_get depot_put
 ops() { grep -E '^  kmalloc-' "$1" | awk '{ print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 }' | sort -k2n; }
 peak() { sed -n 's/.*peak held \([0-9.]*\) KiB$/\1/p' "$1"; }
 

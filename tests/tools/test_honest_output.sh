@@ -18,7 +18,7 @@
 grep -q "^# 350 events (the trace has no clock: times are event indices)" "$T/report.txt" ||
 	fail "report: event total without a clock: $(grep '^# [0-9]' "$T/report.txt")"
 grep -E "[0-9] s\b|[0-9] s\)" "$T/report.txt" && fail "report shows seconds for a clockless trace"
-grep -q "^  ns " "$T/report.txt" && fail "report shows lifetimes in ns without a clock"
+grep -Eq "^  (ns|time) " "$T/report.txt" && fail "report shows lifetimes in time without a clock"
 grep -q "peak live .* at event [0-9]*; " "$T/report.txt" || fail "report: peak not given as an event index"
 "$U" script "$T/mt.ustr" > "$T/script.txt"
 awk 'NR == 1 && $1 != "0" { exit 1 } NR == 350 && $1 != "349" { exit 1 } $1 ~ /\./ { exit 1 }' "$T/script.txt" ||

@@ -49,14 +49,25 @@ sort -g -r -c "$tmp/refills" 2>/dev/null || fail "top -s r: not sorted by REFILL
 "$uslab" top -p $kvpid -d 0.2 -n 2 >"$tmp/top2" 2>"$tmp/err" || fail "top -n 2: $(cat "$tmp/err")"
 [ "$(grep -c 'uslab top - pid' "$tmp/top2")" = 2 ] || fail "top -n 2: not two frames"
 
-# The kernel's slabinfo write, applied by the process.
-"$uslab" slabinfo -p $kvpid -w 'kv_item 64 32 8' >"$tmp/si2" 2>"$tmp/err" || fail "slabinfo -w: $(cat "$tmp/err")"
+# The kernel's slabinfo write, applied by the process; it prints nothing
+# (a write to /proc/slabinfo says nothing either), the next read shows it.
+"$uslab" slabinfo -p $kvpid -w 'kv_item 64 32 8' >"$tmp/w" 2>"$tmp/err" || fail "slabinfo -w: $(cat "$tmp/err")"
+[ ! -s "$tmp/w" ] && [ ! -s "$tmp/err" ] || fail "slabinfo -w printed: $(cat "$tmp/w" "$tmp/err" | head -3)"
+"$uslab" slabinfo -p $kvpid >"$tmp/si2" 2>"$tmp/err" || fail "slabinfo after -w: $(cat "$tmp/err")"
 awk '$1 == "kv_item"' "$tmp/si2" | grep -Eq 'tunables +64 +32 +8 ' ||
 	fail "slabinfo -w 'kv_item 64 32 8' not applied: $(awk '$1 == "kv_item"' "$tmp/si2")"
 "$uslab" slabinfo -p $kvpid -w 'no_such_cache 64 32 8' >/dev/null 2>"$tmp/err" &&
 	fail "slabinfo -w of a cache that does not exist succeeded"
 grep -q 'no_such_cache' "$tmp/err" && [ "$(wc -l <"$tmp/err")" = 1 ] ||
 	fail "slabinfo -w, unknown cache: not one line naming it: $(cat "$tmp/err")"
+# A value out of range: exit 2 (as uslab(1) promises), the field and its
+# range named, the process not asked.
+for w in 'kv_item 5000 32 8:LIMIT: expected 1 to 4096' 'kv_item 64 100 8:BATCHCOUNT: expected 1 to 64' \
+	 'kv_item 64 32 9999:SHAREDFACTOR: expected 0 to 4096' 'kv_item 64 32:SHAREDFACTOR: expected 0 to 4096, found nothing'; do
+	rc=0; "$uslab" slabinfo -p $kvpid -w "${w%%:*}" >/dev/null 2>"$tmp/err" || rc=$?
+	[ "$rc" = 2 ] || fail "slabinfo -w '${w%%:*}': exit $rc, not 2"
+	grep -qF -- "${w#*:}" "$tmp/err" || fail "slabinfo -w '${w%%:*}': said '$(cat "$tmp/err")', expected '${w#*:}'"
+done
 kill $bpid 2>/dev/null; wait $bpid 2>/dev/null
 kill -0 $kvpid 2>/dev/null || fail "uslab-kv died under load: $(tail -3 "$tmp/kv.out")"
 grep -qiE 'error|ERR' "$tmp/bench" && fail "redis-benchmark saw errors: $(grep -iE 'error|ERR' "$tmp/bench" | head -2)"

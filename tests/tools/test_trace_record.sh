@@ -83,9 +83,9 @@ for tid in 1 2; do
 		got=$(awk -v t=$tid -v o=$op '$2 == t && $4 == o' "$T/script.txt" | wc -l)
 		[ "$got" -eq "$n" ] || fail "tid $tid: $op $got, expected $n"
 	done
-	got=$(awk -v t=$tid '$2 == t && $4 == "free" && $5 != "id=0"' "$T/script.txt" | wc -l)
+	got=$(awk -v t=$tid '$2 == t && $4 == "free" && $5 != "id=NULL"' "$T/script.txt" | wc -l)
 	[ "$got" -eq 1650 ] || fail "tid $tid: free of objects $got, expected 1650"
-	got=$(awk -v t=$tid '$2 == t && $4 == "realloc" && $5 == "id=0"' "$T/script.txt" | wc -l)
+	got=$(awk -v t=$tid '$2 == t && $4 == "realloc" && $5 == "id=NULL"' "$T/script.txt" | wc -l)
 	[ "$got" -eq 0 ] || fail "tid $tid: $got realloc returned NULL"
 done
 grep -q "memalign .*align=4096" "$T/script.txt" || fail "memalign alignment lost"
@@ -105,11 +105,11 @@ grep -q "^threads: 3" "$T/report.txt" || fail "expected 3 threads in the report"
 # Every free names a live object; realloc's old id is live (trace promise).
 awk '
 $4 ~ /^(malloc|calloc|posix_memalign|aligned_alloc|memalign|valloc|pvalloc)$/ {
-	split($5, a, "="); if (a[2] != 0) { if (live[a[2]]) bad = bad "\nrealloc of live " a[2]; live[a[2]] = 1 } }
-$4 == "free" { split($5, a, "="); if (a[2] != 0) { if (!live[a[2]]) bad = bad "\nfree of dead " a[2] " at " NR; delete live[a[2]] } }
+	split($5, a, "="); if (a[2] != "NULL") { if (live[a[2]]) bad = bad "\nrealloc of live " a[2]; live[a[2]] = 1 } }
+$4 == "free" { split($5, a, "="); if (a[2] != "NULL") { if (!live[a[2]]) bad = bad "\nfree of dead " a[2] " at " NR; delete live[a[2]] } }
 $4 == "realloc" { split($5, a, "="); split($6, b, "=");
-	if (b[2] != 0) { if (!live[b[2]]) bad = bad "\nrealloc of dead " b[2]; delete live[b[2]] }
-	if (a[2] != 0) live[a[2]] = 1 }
+	if (b[2] != "NULL") { if (!live[b[2]]) bad = bad "\nrealloc of dead " b[2]; delete live[b[2]] }
+	if (a[2] != "NULL") live[a[2]] = 1 }
 END { if (bad != "") { print bad; exit 1 } }' "$T/script.txt" || fail "trace breaks alloc/free order"
 
 # The forked child is in the same trace, as a process of its own, with its
@@ -181,8 +181,8 @@ prod=$(awk '$4 == "malloc" && $6 ~ /^size=(32|48|64|80|96|112|128)$/ { n[$2]++ }
 remote=$(awk '/^  [0-9]+ / && $6 >= 20000 { print $1 }' "$T/pc-report.txt")
 [ -n "$remote" ] || fail "consumer: expected 20000 remote frees in the report"
 awk '
-$4 == "malloc" || $4 == "calloc" { split($5, a, "="); if (a[2] != 0) { if (live[a[2]]) { print "alloc of live " a[2] " line " NR; bad = 1 } live[a[2]] = 1 } }
-$4 == "free" { split($5, a, "="); if (a[2] != 0) { if (!live[a[2]]) { print "free of dead " a[2] " line " NR; bad = 1 } delete live[a[2]] } }
+$4 == "malloc" || $4 == "calloc" { split($5, a, "="); if (a[2] != "NULL") { if (live[a[2]]) { print "alloc of live " a[2] " line " NR; bad = 1 } live[a[2]] = 1 } }
+$4 == "free" { split($5, a, "="); if (a[2] != "NULL") { if (!live[a[2]]) { print "free of dead " a[2] " line " NR; bad = 1 } delete live[a[2]] } }
 END { exit bad }' "$T/pc.txt" || fail "producer/consumer trace breaks alloc/free order"
 grep -q "0 unmatched frees dropped, 0 lost frees added" "$T/rec.err" || fail "recorder lost events"
 

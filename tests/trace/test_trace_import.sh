@@ -41,7 +41,7 @@ if [ -e "$DEBUGLIB" ]; then
 		[ "$got" -eq "$n" ] || fail "mtrace: $op $got, expected $n"
 	done
 	# Each realloc moved a live object to a new id with its new size.
-	got=$(awk '$4 == "realloc" && $5 != "id=0" && $6 != "old=0" && $7 ~ /^size=3[0-9][0-9]$/' "$T/mt.txt" | wc -l)
+	got=$(awk '$4 == "realloc" && $5 != "id=NULL" && $6 != "old=NULL" && $7 ~ /^size=3[0-9][0-9]$/' "$T/mt.txt" | wc -l)
 	[ "$got" -eq 40 ] || fail "mtrace: $got reallocs of live objects, expected 40"
 	grep -q "malloc .*size=100$" "$T/mt.txt" || fail "mtrace: memalign size"
 	"$U" report "$T/mt.ustr" | grep -q "at exit    0 objects" || fail "mtrace: objects left live"
@@ -52,6 +52,11 @@ fi
 "$U" import perf tests/trace/data/perf-kmem.txt -o "$T/pk.ustr" 2> "$T/pk.err"
 cat "$T/pk.err"
 grep -q "2 lines skipped" "$T/pk.err" || fail "perf: the sched event and unknown kfree are skipped"
+# ... and it says which and why
+grep -q "^uslab import:   1 frees of objects allocated before the input began" "$T/pk.err" ||
+	fail "perf: the unknown kfree's reason is not said"
+grep -q "^uslab import:   1 sched:sched_switch events (not an allocator event)" "$T/pk.err" ||
+	fail "perf: the skipped event's name is not said"
 "$U" script --header "$T/pk.ustr" > "$T/pk.txt"
 for want in kmalloc:6 kfree:6 kmem_cache_alloc:4 kmem_cache_free:3; do
 	op=${want%%:*}; n=${want##*:}

@@ -17,7 +17,13 @@ $(obj)/tools/record/preload.pic.o: tools/record/preload.c $(autoconf_h) $(flags-
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(rec-cflags) -MMD -MP -c -o $@ $<
 
-$(record-lib): $(obj)/tools/record/preload.pic.o
+$(obj)/tools/record/got.pic.o: tools/record/got.c $(autoconf_h) $(flags-stamp) | $(obj)/.deps-tools
+	$(quiet) CC $@
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(rec-cflags) -MMD -MP -c -o $@ $<
+
+# got.pic.o: `record -p`'s GOT redirection (the recorder dlopen'd by gdb)
+$(record-lib): $(obj)/tools/record/preload.pic.o $(obj)/tools/record/got.pic.o
 	$(quiet) LD $@
 	$(Q)$(CC) -shared -pthread -Wl,-soname,libuslab-record.so -Wl,-z,defs \
 		-o $@ $^ -ldl -lunwind

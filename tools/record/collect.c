@@ -70,6 +70,7 @@ struct cursor {
 struct raw_meta {
 	uint64_t mono, real;
 	unsigned int pid, ppid;
+	bool attach;		/* `record -p`: recorded from a running process */
 	char comm[17];
 	char exe[PATH_MAX];
 	char cmdline[4096];
@@ -90,6 +91,12 @@ struct image {
 	uint32_t first_tid, threads;
 	uint32_t flags;
 	uint64_t events, allocs, dropped, fixups;
+	/* `record -p`: blocks allocated before attach, met freed: written as
+	 * allocated at time 0 (found by the counting pass) */
+	struct pre_block { uint64_t addr, size; } *pre;
+	uint64_t npre, pre_cap;
+	struct hmap pre_seen;	/* address -> 1 */
+	bool pre_init;
 };
 
 struct merge {
@@ -524,6 +531,71 @@ static int new_id(struct merge *m, struct trace_event *ev, uint64_t addr, uint64
 }
 
 /*
+ * `record -p`, the counting pass: a free (or realloc) of @addr the trace
+ * never saw allocated, in an attached image, is a block alive at attach
+ * (when the allocator told its size): kept, to be written as allocated at
+ * time 0 by the writing pass, so its free is matched.
+ */
+static int pre_block(struct merge *m, uint64_t addr, uint64_t size, bool is_free)
+{
+	struct image *im = m->im;
+	uint64_t n;
+	int rc;
+
+	if (m->w || !im->rm.attach || !addr || !size)
+		return 0;
+	if (!im->pre_init) {
+		if (hmap_init(&im->pre_seen))
+			return -ENOMEM;
+		im->pre_init = true;
+	}
+	if (hmap_find(&im->pre_seen, addr))
+		return 0;
+	rc = hmap_insert(&im->pre_seen, addr, 1);
+	if (rc)
+		return rc;
+	n = im->pre_cap;
+	if (im->npre == n) {
+		struct pre_block *p = realloc(im->pre, (n ? n * 2 : 256) * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		im->pre = p;
+		im->pre_cap = n ? n * 2 : 256;
+	}
+	im->pre[im->npre++] = (struct pre_block){ .addr = addr, .size = size };
+	/* as put() counts what the writing pass writes: the allocation, and
+	 * the free it then matches (a realloc is written either way) */
+	im->events += 1 + is_free;
+	im->allocs++;
+	return 0;
+}
+
+/* The writing pass: the blocks alive at attach, allocated at time 0. */
+static int put_pre_blocks(struct merge *m)
+{
+	for (size_t i = 0; i < m->nimg; i++) {
+		struct image *im = &m->img[i];
+
+		m->im = im;
+		for (uint64_t k = 0; k < im->npre; k++) {
+			struct trace_event ev = {
+				.op = TRACE_OP_MALLOC, .size = im->pre[k].size,
+				.tid = im->first_tid, .cpu = TRACE_CPU_UNKNOWN,
+			};
+			uint64_t k2 = key(m, im->pre[k].addr);
+			int rc = new_id(m, &ev, im->pre[k].addr, idmap_hash(m->ids, k2));
+
+			if (!rc)
+				rc = put(m, &ev);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/*
  * One raw record, in merged time order, to zero or more trace events. Frees
  * of addresses never seen allocated (before the recorder started, or in the
  * parent of a forked child) are dropped and counted.
@@ -535,9 +607,22 @@ static int translate(struct merge *m, struct cursor *c,
 	int rc;
 
 	if (r->op == REC_OP_REALLOC_OLD) {
-		if (idmap_detach_hashed(m->ids, key(m, r->addr), c->cur_hash, &c->pending_old))
+		if (idmap_detach_hashed(m->ids, key(m, r->addr), c->cur_hash, &c->pending_old)) {
 			c->pending_old = 0;
+			return pre_block(m, r->addr, r->size, false);
+		}
 		return 0;
+	}
+	if (r->op == REC_OP_FREE_USABLE) {	/* record -p: a free, sized */
+		ev->op = TRACE_OP_FREE;
+		ev->stack = 0;
+		ev->size = ev->align = 0;
+		ev->id = ev->old_id = 0;
+		if (r->addr && idmap_remove_hashed(m->ids, key(m, r->addr), c->cur_hash, &ev->id)) {
+			m->im->dropped++;
+			return pre_block(m, r->addr, r->size, true);
+		}
+		return put(m, ev);
 	}
 	if (r->op >= TRACE_OP_NR)
 		return -EPROTO;
@@ -632,6 +717,8 @@ static void read_meta(const char *raw, struct raw_meta *rm)
 			rm->pid = (unsigned int)strtoul(p + 4, NULL, 10);
 		else if (!strncmp(p, "ppid=", 5))
 			rm->ppid = (unsigned int)strtoul(p + 5, NULL, 10);
+		else if (!strncmp(p, "attach=1", 8))
+			rm->attach = true;
 		else if (!strncmp(p, "comm=", 5))
 			copy_field(rm->comm, sizeof(rm->comm), p + 5, nl);
 		else if (!strncmp(p, "exe=", 4))
@@ -911,6 +998,11 @@ static int merge_all(struct merge *m)
 				m->heap[m->nheap++] = &m->img[i].cur[t];
 	for (uint32_t i = m->nheap / 2; i-- > 0;)
 		sift_down(m, i);
+	if (m->w) {
+		rc = put_pre_blocks(m);
+		if (rc)
+			return rc;
+	}
 	while (m->nheap) {
 		struct cursor *c = m->heap[0];
 		const struct rec_event *r = &c->cur;
@@ -1023,6 +1115,16 @@ static int write_trace(struct merge *m, const char *dir, const char *out, char *
 			break;
 		}
 	}
+	/* `record -p`: a counting pass first finds the blocks alive at
+	 * attach, which the writing pass puts first (pre_block) */
+	for (size_t i = 0; i < m->nimg; i++)
+		if (m->img[i].rm.attach) {
+			m->w = NULL;
+			rc = merge_all(m);
+			if (rc)
+				return rc;
+			break;
+		}
 	snprintf(scratch, sizeof(scratch), "%s/events.ustr", dir);
 	rc = trace_writer_open(&m->w, scratch, &meta, level);
 	if (rc) {
@@ -1183,6 +1285,7 @@ int record_collect(const struct record_opts *o, struct record_result *res)
 		res->dropped += im->dropped;
 		res->fixups += im->fixups;
 		res->threads += im->threads;
+		res->alive_at_attach += im->npre;
 	}
 	res->nprocs = m.nimg;
 	if (!rc && o->run)
@@ -1201,6 +1304,9 @@ int record_collect(const struct record_opts *o, struct record_result *res)
 			free(im->cur[t].smap);
 		}
 		free(im->cur);
+		free(im->pre);
+		if (im->pre_init)
+			hmap_destroy(&im->pre_seen);
 		if (im->fd >= 0)
 			close(im->fd);
 	}

@@ -92,7 +92,10 @@ typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
 typedef long (*syscall_fn)(long, ...);
 
+typedef size_t (*usable_fn)(void *);
+
 static struct {
+	usable_fn usable;	/* record -p: the blocks' sizes at free */
 	malloc_fn malloc;
 	free_fn free;
 	calloc_fn calloc;
@@ -204,6 +207,9 @@ static pid_t owner_pid;
 static bool exiting;
 static pthread_key_t thread_key;
 static char rec_dir[512];
+/* `uslab record -p`: loaded into a running process (uslab_record_attach):
+ * frees say the block's size, for the blocks allocated before attach. */
+static bool attached;
 
 static void spin_lock(atomic_int *l)
 {
@@ -311,6 +317,8 @@ static void write_meta(const char *path, uint64_t mono)
 		      (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec);
 	pos = put_str(buf, pos, sizeof(buf), "\nrseq=");
 	pos = put_u64(buf, pos, sizeof(buf), __rseq_size >= 8);
+	if (attached)
+		pos = put_str(buf, pos, sizeof(buf), "\nattach=1");
 	pos = put_str(buf, pos, sizeof(buf), "\ncomm=");
 	cfd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
 	if (cfd >= 0) {
@@ -773,6 +781,7 @@ static __always_inline void emit(uint8_t op, uint64_t t, const void *addr,
 /* ---- Call stacks (record -g) ------------------------------------------- */
 
 static bool want_stacks;
+static uint32_t stack_depth = REC_STACK_DEPTH;	/* record -g --max-stack */
 static uintptr_t self_lo, self_hi;	/* this library's text: frames skipped */
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
@@ -869,15 +878,19 @@ static __slowpath uint32_t capture_stack(struct rec_event *def, uint64_t *frames
 {
 	void *raw[REC_STACK_MAX + 8];
 	struct stack_table *tab = self.stacks;
-	int n = unw_backtrace(raw, (int)ARRAY_SIZE(raw)), skip = 0;
+	/* one frame past the depth (and this library's own, at most 8) tells
+	 * a cut stack from one of exactly the depth */
+	int n = unw_backtrace(raw, (int)stack_depth + 9), skip = 0;
 	uint32_t nf, slot;
 	uint64_t h;
 
 	while (skip < n && (uintptr_t)raw[skip] >= self_lo && (uintptr_t)raw[skip] < self_hi)
 		skip++;
-	nf = (uint32_t)min_t(int, n - skip, (int)REC_STACK_MAX);
+	nf = (uint32_t)min_t(int, n - skip, (int)stack_depth);
 	for (uint32_t i = 0; i < nf; i++)
 		frames[i] = (uintptr_t)raw[skip + i];
+	if (n - skip > (int)stack_depth)	/* cut: marked (docs/trace-format.md) */
+		frames[nf++] = TRACE_FRAME_CUT;
 	def->op = 0;
 	if (!tab && !self.exited)
 		tab = self.stacks = table_new(STACK_SLOTS_MIN);
@@ -1255,9 +1268,12 @@ static __slowpath void record_init(void)
 	strcpy(rec_dir, dir);
 	owner_pid = getpid();
 	if (getenv(REC_ENV_STACKS)) {
+		unsigned long d = strtoul(getenv(REC_ENV_STACKS), NULL, 10);
 		Dl_info di;
 
 		want_stacks = true;
+		if (d >= 1 && d < REC_STACK_MAX)
+			stack_depth = (uint32_t)d;
 		if (dladdr((void *)record_init, &di))
 			dl_iterate_phdr(find_self, di.dli_fbase);
 		/* each thread its own unwind cache: no lock on the way (as
@@ -1347,7 +1363,11 @@ __visible void free(void *p)
 		return;
 	}
 	/* Stamped before the memory can be handed out again. */
-	emit(TRACE_OP_FREE, now_ns(), p, NULL, 0, 0);
+	if (unlikely(attached))
+		emit(REC_OP_FREE_USABLE, now_ns(), p, NULL,
+		     p && real.usable ? real.usable(p) : 0, 0);
+	else
+		emit(TRACE_OP_FREE, now_ns(), p, NULL, 0, 0);
 	real.free(p);
 	leave();
 }
@@ -1401,7 +1421,8 @@ __visible void *realloc(void *old, size_t size)
 	/* Two stamps: @old may be reused as soon as the call frees it, and the
 	 * result may be memory another thread freed during the call. */
 	if (old)
-		emit(REC_OP_REALLOC_OLD, now_ns(), old, NULL, 0, 0);
+		emit(REC_OP_REALLOC_OLD, now_ns(), old, NULL,
+		     unlikely(attached) && real.usable ? real.usable(old) : 0, 0);
 	p = real.realloc(old, size);
 	if (unlikely(want_stacks)) {
 		uint64_t frames[REC_STACK_MAX];
@@ -1892,4 +1913,154 @@ __visible void _exit(int status)
 __visible void _Exit(int status)
 {
 	exit_now(real._Exit, status);
+}
+
+/* ---- `uslab record -p`: attach to a running process --------------------- */
+
+/* The wrappers under local names: their own addresses, never the GOT's. */
+#define REC_LOCAL(name) \
+	extern __typeof__(name) rec_local_##name \
+	__attribute__((alias(#name), copy(name), visibility("hidden")))
+REC_LOCAL(malloc);
+REC_LOCAL(free);
+REC_LOCAL(calloc);
+REC_LOCAL(realloc);
+REC_LOCAL(reallocarray);
+REC_LOCAL(memalign);
+REC_LOCAL(aligned_alloc);
+REC_LOCAL(posix_memalign);
+REC_LOCAL(valloc);
+REC_LOCAL(pvalloc);
+
+/*
+ * The process's own @name, the one its calls reach: the first definition in
+ * the global scope. A non-PIE executable that takes a function's address
+ * "defines" it as its PLT entry (st_shndx undefined), which jumps through
+ * the GOT slot we redirect: then the next object that defines it.
+ */
+static void *real_sym(const char *name)
+{
+	void *p = dlsym(RTLD_DEFAULT, name), *h;
+	const ElfW(Sym) *sym = NULL;
+	struct link_map *lm = NULL;
+	Dl_info di;
+
+	if (!p || !dladdr1(p, &di, (void **)&sym, RTLD_DL_SYMENT) || !sym ||
+	    sym->st_shndx != SHN_UNDEF)
+		return p;
+	h = dlopen(NULL, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h || dlinfo(h, RTLD_DI_LINKMAP, &lm) || !lm)
+		return NULL;
+	for (lm = lm->l_next; lm; lm = lm->l_next) {
+		void *lh = dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD);
+		Dl_info d2;
+
+		if (!lh)
+			continue;
+		p = dlsym(lh, name);
+		dlclose(lh);
+		sym = NULL;
+		if (p && dladdr1(p, &d2, (void **)&sym, RTLD_DL_SYMENT) && sym &&
+		    sym->st_shndx != SHN_UNDEF && d2.dli_fbase == (void *)lm->l_addr)
+			return p;
+		if (p && sym && sym->st_shndx != SHN_UNDEF && d2.dli_fbase != di.dli_fbase)
+			return p;
+	}
+	return NULL;
+}
+
+/*
+ * uslab_record_attach - start recording this process into @dir (with call
+ * stacks of @depth frames when @depth is not 0), from its next malloc on.
+ * Called by `uslab record -p` through gdb, once this library is dlopen'd
+ * (RTLD_LOCAL: its malloc interposes nothing); the malloc it records is the
+ * one the process already uses, whichever it is (glibc's, jemalloc's...).
+ * Return: the GOT slots redirected (>= 0), or -errno.
+ */
+__visible long uslab_record_attach(const char *dir, unsigned int depth)
+{
+	static const char *const names[] = {
+		"malloc", "free", "calloc", "realloc", "reallocarray", "memalign",
+		"aligned_alloc", "posix_memalign", "valloc", "pvalloc",
+	};
+	void *const fns[] = {
+		(void *)rec_local_malloc, (void *)rec_local_free, (void *)rec_local_calloc,
+		(void *)rec_local_realloc, (void *)rec_local_reallocarray,
+		(void *)rec_local_memalign, (void *)rec_local_aligned_alloc,
+		(void *)rec_local_posix_memalign, (void *)rec_local_valloc,
+		(void *)rec_local_pvalloc,
+	};
+	uintptr_t skip[1] = { 0 };
+	Dl_info di;
+	long n;
+
+	if (atomic_load(&state) == 2)
+		return -EBUSY;		/* preloaded, or attached already */
+	if (!dir || !*dir || strlen(dir) >= sizeof(rec_dir))
+		return -EINVAL;
+	real.usable = (usable_fn)real_sym("malloc_usable_size");
+	real.malloc = (malloc_fn)real_sym("malloc");
+	real.free = (free_fn)real_sym("free");
+	real.calloc = (calloc_fn)real_sym("calloc");
+	real.realloc = (realloc_fn)real_sym("realloc");
+	real.memalign = (memalign_fn)real_sym("memalign");
+	real.posix_memalign = (posix_memalign_fn)real_sym("posix_memalign");
+	real.aligned_alloc = (memalign_fn)real_sym("aligned_alloc");
+	real.valloc = (malloc_fn)real_sym("valloc");
+	real.pvalloc = (malloc_fn)real_sym("pvalloc");
+	if (!real.malloc || !real.free || !real.calloc || !real.realloc)
+		return -ENOENT;
+	strcpy(rec_dir, dir);
+	owner_pid = getpid();
+	attached = true;
+	if (dladdr((void *)uslab_record_attach, &di))
+		skip[0] = (uintptr_t)di.dli_fbase;
+	if (depth) {
+		want_stacks = true;
+		if (depth < REC_STACK_MAX)
+			stack_depth = depth;
+		if (skip[0])
+			dl_iterate_phdr(find_self, di.dli_fbase);
+		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	}
+	/* no fork handlers, no fatal-signal handlers: the process's own stay
+	 * as they are (its forked children are not recorded) */
+	pthread_key_create(&thread_key, thread_exit);
+	spin_lock(&open_lock);
+	if (raw_fd < 0)
+		open_raw_locked();
+	spin_unlock(&open_lock);
+	if (raw_fd < 0)
+		return -errno;
+	dump_maps();
+	atomic_store(&state, 2);
+	n = rec_got_patch(names, fns, ARRAY_SIZE(names), skip, skip[0] ? 1 : 0);
+	return n < 0 ? -ENOMEM : n;
+}
+
+/*
+ * uslab_record_detach - stop: the GOT slots back, then every thread's
+ * buffer written and the raw file closed. Calls already inside a wrapper
+ * finish through the allocator's own functions; nothing is opened again
+ * (a thread that exits later writes nothing). The library stays loaded:
+ * a thread may still be returning through it.
+ */
+__visible int uslab_record_detach(void)
+{
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+	if (!attached || atomic_load(&state) != 2)
+		return -EINVAL;
+	rec_got_restore();
+	atomic_store(&state, 3);
+	nanosleep(&ts, NULL);	/* wrappers in flight finish their event */
+	flush_all();
+	dump_maps();
+	spin_lock(&open_lock);
+	owner_pid = -1;		/* raw_file() opens nothing any more */
+	if (raw_fd >= 0)
+		close(raw_fd);
+	raw_fd = -1;
+	spin_unlock(&open_lock);
+	return 0;
 }

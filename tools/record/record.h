@@ -24,8 +24,13 @@
 #define REC_BLOCK_BYTES		(32u << 10)
 #define REC_EVENT_MAX		64u		/* worst-case encoded event */
 #define REC_ENV_DIR		"USLAB_RECORD_DIR"
-/* The first half of a realloc: @addr (the old pointer) is given up. */
+/* The first half of a realloc: @addr (the old pointer) is given up; its
+ * size: the block's usable size under `record -p`, else 0. */
 #define REC_OP_REALLOC_OLD	31u
+/* `record -p`: a free with the block's usable size (the block may be one
+ * allocated before the recorder came: collect.c makes it "alive at
+ * attach"). Raw files only: the trace has TRACE_OP_FREE. */
+#define REC_OP_FREE_USABLE	29u
 /* `record -g`: a call stack the thread has not used before, defined before
  * the first event that refers to it: op byte, varint local id, varint frame
  * count, frames as zigzag deltas. Not an event: no time, no CPU. */
@@ -33,9 +38,10 @@
 #define REC_SAME_CPU		0x80u
 #define REC_HAS_STACK		0x40u	/* event: varint local stack id + 1 last */
 #define REC_OP_MASK		0x3fu
-#define REC_STACK_MAX		64u	/* frames kept per call stack */
+#define REC_STACK_MAX		256u	/* frames per stack, the cut mark included */
+#define REC_STACK_DEPTH		64u	/* record -g's default --max-stack */
 #define REC_STACK_BYTES		(16u + 10u * REC_STACK_MAX)
-#define REC_ENV_STACKS		"USLAB_RECORD_STACKS"
+#define REC_ENV_STACKS		"USLAB_RECORD_STACKS"	/* the depth, 1..255 */
 #define REC_MAPS_SUFFIX		".maps"	/* executable mappings at start, exit */
 
 struct rec_event {
@@ -68,7 +74,8 @@ struct rec_block {
 			 1u << TRACE_OP_POSIX_MEMALIGN | 1u << TRACE_OP_ALIGNED_ALLOC |	\
 			 1u << TRACE_OP_VALLOC | 1u << TRACE_OP_PVALLOC |		\
 			 1u << TRACE_OP_FREE_SIZED | 1u << TRACE_OP_FREE_ALIGNED_SIZED |	\
-			 1u << TRACE_OP_KMALLOC | 1u << TRACE_OP_CACHE_ALLOC)
+			 1u << TRACE_OP_KMALLOC | 1u << TRACE_OP_CACHE_ALLOC |		\
+			 1u << REC_OP_FREE_USABLE | 1u << REC_OP_REALLOC_OLD)
 #define REC_ALIGN_OPS	(1u << TRACE_OP_MEMALIGN | 1u << TRACE_OP_POSIX_MEMALIGN |	\
 			 1u << TRACE_OP_ALIGNED_ALLOC | 1u << TRACE_OP_VALLOC |		\
 			 1u << TRACE_OP_PVALLOC | 1u << TRACE_OP_FREE_ALIGNED_SIZED)
@@ -145,7 +152,7 @@ static inline int rec_decode(const uint8_t **pp, const uint8_t *end,
 	}
 	if ((*p & REC_SAME_CPU) && !st->started)
 		return -1;
-	if (e->op >= TRACE_OP_NR && e->op != REC_OP_REALLOC_OLD)
+	if (e->op >= TRACE_OP_NR && e->op != REC_OP_REALLOC_OLD && e->op != REC_OP_FREE_USABLE)
 		return -1;
 	has_stack = *p & REC_HAS_STACK;
 	v = *p++ & REC_SAME_CPU;
@@ -189,6 +196,17 @@ static inline int rec_decode(const uint8_t **pp, const uint8_t *end,
 	*pp = p;
 	return 0;
 }
+
+/* `uslab record -p`: libuslab-record.so's entry points, called through gdb
+ * once it is dlopen'd into the running process (tools/record/preload.c),
+ * and its GOT redirection (tools/record/got.c). */
+#define REC_ATTACH_FN		"uslab_record_attach"
+#define REC_DETACH_FN		"uslab_record_detach"
+long uslab_record_attach(const char *dir, unsigned int depth);
+int uslab_record_detach(void);
+long rec_got_patch(const char *const *names, void *const *fns, unsigned int n,
+		   const uintptr_t *skip, unsigned int nskip);
+void rec_got_restore(void);
 
 /* Written once per process image as raw.<pid>.<n>.meta (text, key=value). */
 #define REC_META_SUFFIX		".meta"
@@ -254,6 +272,7 @@ struct record_opts {
 
 struct record_result {
 	uint64_t events, dropped, fixups;
+	uint64_t alive_at_attach;	/* record -p: blocks from before attach */
 	uint32_t threads;
 	size_t nprocs;
 	char chosen[512];		/* the default process of the tools and

@@ -12,17 +12,18 @@
 sim-objs += tools/uslab/uslab.o tools/uslab/builtin-script.o \
             tools/uslab/builtin-report.o tools/uslab/builtin-import.o \
             tools/uslab/builtin-replay.o tools/uslab/builtin-gen.o \
-            tools/uslab/builtin-tune.o tools/uslab/builtin-record.o \
+            tools/uslab/builtin-tune.o tools/uslab/builtin-record.o tools/uslab/record-attach.o \
             tools/uslab/builtin-calibrate.o tools/uslab/builtin-sim.o \
-            tools/uslab/plot.o tools/uslab/report_callsite.o tools/uslab/symbolize.o \
+            tools/uslab/plot.o tools/uslab/report_callsite.o tools/uslab/report_stacks.o tools/uslab/report_timeline.o \
+            tools/uslab/symbolize.o \
             tools/uslab/replay-stats.o tools/uslab/replay-runs.o tools/uslab/tune-real.o tools/uslab/tune-verify.o tools/uslab/statseg.o \
             tools/uslab/builtin-slabinfo.o tools/uslab/builtin-top.o \
             tools/uslab/parse-options.o
 
 # uslab tune --png runs plot-frontier.py: installed in share/uslab/, found
 # beside the source when uslab runs from the build tree.
-install-data += tools/uslab/plot-frontier.py
-$(obj)/tools/uslab/builtin-tune.o: CPPFLAGS += -DUSLAB_SRCDIR='"$(srctree)"'
+install-data += tools/uslab/plot-frontier.py tools/uslab/plot-timeline.py
+$(obj)/tools/uslab/builtin-tune.o $(obj)/tools/uslab/report_timeline.o: CPPFLAGS += -DUSLAB_SRCDIR='"$(srctree)"'
 
 # A forged statistics segment for the readers' tests
 # (tests/tools/test_statseg_foreign_file.sh).
@@ -51,7 +52,7 @@ $(obj)/man/%: docs/man/%.scd | $(obj)/.deps-tools
 	$(Q)mkdir -p $(dir $@)
 	$(Q)scdoc < $< > $@
 
-# The version `uslab --version` prints: the git description of the tree.
-USLAB_VERSION := $(shell git -C $(srctree) describe --always --dirty 2>/dev/null || echo unknown)
+# The version `uslab --version` prints: the Makefile's USLAB_VERSION.
 $(obj)/tools/uslab/uslab.o: CPPFLAGS += -DUSLAB_VERSION='"$(USLAB_VERSION)"'
+$(obj)/tools/uslab/uslab.o: $(version-stamp)
 # --- end manual pages

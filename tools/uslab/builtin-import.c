@@ -90,9 +90,22 @@ int cmd_import(int argc, char **argv)
 	rc = trace_writer_close(w);
 	if (rc)
 		return 1;
-	if (!quiet)
+	if (!quiet) {
 		fprintf(stderr, "uslab import: %s: %" PRIu64 " lines, %" PRIu64
 			" events, %" PRIu64 " lines skipped -> %s\n", in_name,
 			res.lines, res.events, res.skipped, out);
+		/* which and why (a skipped line is never an error) */
+		if (res.skipped_early)
+			fprintf(stderr, "uslab import:   %" PRIu64 " frees of objects allocated "
+				"before the input began (no allocation to match)\n",
+				res.skipped_early);
+		for (uint32_t k = 0; k < res.nskipped_kinds; k++)
+			fprintf(stderr, "uslab import:   %" PRIu64 " %s events (not an "
+				"allocator event)\n", res.skipped_kinds[k].n,
+				res.skipped_kinds[k].name);
+		if (res.skipped_kinds_more)
+			fprintf(stderr, "uslab import:   %" PRIu64 " events of other kinds "
+				"(not allocator events)\n", res.skipped_kinds_more);
+	}
 	return 0;
 }

@@ -79,7 +79,7 @@ static void remove_raw_dir_fatal(void)
 	record_remove_dir(raw_dir);
 }
 
-static int run_child(char **argv, const char *lib, const char *dir, bool stacks_wanted,
+static int run_child(char **argv, const char *lib, const char *dir, unsigned int stacks_wanted,
 		     bool out_stdout, pid_t *pidp)
 {
 	pid_t parent = getpid();
@@ -123,8 +123,12 @@ static int run_child(char **argv, const char *lib, const char *dir, bool stacks_
 			_exit(127);
 		setenv("LD_PRELOAD", preload, 1);
 		setenv(REC_ENV_DIR, dir, 1);
-		if (stacks_wanted)
-			setenv(REC_ENV_STACKS, "1", 1);
+		if (stacks_wanted) {
+			char depth[16];
+
+			snprintf(depth, sizeof(depth), "%u", stacks_wanted);
+			setenv(REC_ENV_STACKS, depth, 1);
+		}
 		else
 			unsetenv(REC_ENV_STACKS);
 		execvp(argv[0], argv);
@@ -234,7 +238,8 @@ static bool cmd_is_static(const char *file)
 }
 
 static const char record_usage[] =
-	"uslab record [-g] [-o FILE] [-l LEVEL] [-q] -- CMD [ARGS]\n"
+	"uslab record [-g [--max-stack N]] [-o FILE] [-l LEVEL] [-q] -- CMD [ARGS]\n"
+	"       uslab record -p PID [--duration TIME] [-g [--max-stack N]] [-o FILE] [-l LEVEL] [-q]\n"
 	"  runs CMD with the recorder preloaded and writes one trace of every\n"
 	"  process it runs (forked, vforked, spawned or exec'd), with a process table\n"
 	"  report, script, replay, sim and tune read the program CMD ran as (the\n"
@@ -305,25 +310,44 @@ int cmd_record(int argc, char **argv)
 	size_t nrunning;
 	int first, level = 0, status = 0, rc, ret;
 	bool quiet = false, root_static, stacks_wanted = false;
+	unsigned int max_stack = REC_STACK_DEPTH;
+	int attach_pid = 0;
+	double duration = 0;
 	pid_t pid = -1;
 	struct timespec t_start, t_ran, t_end;
 	const struct cli_opt opts[] = {
 		OPT_BOOLEAN('g', NULL, &stacks_wanted,
 			    "record each allocation's call stack (libunwind), for\n"
 			    "'uslab report --sort callsite'"),
+		OPT_UINT(0, "max-stack", &max_stack, "N",
+			 "with -g: frames kept per stack, 1..255 (default 64);\n"
+			 "a deeper stack is kept cut and marked so", 1, REC_STACK_MAX - 1),
 		OPT_STRING('o', "output", &out, "FILE",
 			   "the trace (default uslab.ustr; - for standard output)",
 			   .flags = OPT_OUTPUT),
 		OPT_INTEGER('l', NULL, &level, "LEVEL", "zstd level 1..22 (default 3)", 1, 22),
 		OPT_BOOLEAN('q', NULL, &quiet, "no summary on stderr (warnings are still printed)"),
+		OPT_INTEGER('p', "pid", &attach_pid, "PID",
+			    "record the running process PID instead of a command\n"
+			    "(gdb loads the recorder into it), until --duration,\n"
+			    "Ctrl-C or its exit; it runs on afterwards", 1, 0x3fffffff),
+		OPT_CALLBACK(0, "duration", &duration, "TIME",
+			     "with -p: stop after TIME (5, 5s, 500ms, 2m, 1h)",
+			     record_opt_duration),
 		OPT_END(),
 	};
 
 	first = parse_options(argc, argv, opts, record_usage, PARSE_OPT_STOP_AT_NON_OPTION);
 	if (first <= 0)
 		return -first;
-	if (first >= argc)
+	if (duration > 0 && !attach_pid)
+		return usage_error(opts, record_usage, "--duration goes with -p");
+	if (attach_pid && first < argc)
+		return usage_error(opts, record_usage, "-p PID takes no command");
+	if (first >= argc && !attach_pid)
 		return usage_error(opts, record_usage, "no command given");
+	if (max_stack != REC_STACK_DEPTH && !stacks_wanted)
+		return usage_error(opts, record_usage, "--max-stack goes with -g");
 	if (strlen(out) > PATH_MAX - 64) {
 		fprintf(stderr, "uslab record: %s: name too long\n", out);
 		return 1;
@@ -334,6 +358,19 @@ int cmd_record(int argc, char **argv)
 	}
 	if (record_make_dir(out, dir, sizeof(dir)))
 		return 1;
+	if (attach_pid) {
+		struct record_attach_opts ao = {
+			.pid = attach_pid, .duration = duration,
+			.depth = stacks_wanted ? max_stack : 0, .out = out, .dir = dir,
+			.lib = lib, .level = level, .quiet = quiet,
+		};
+
+		snprintf(raw_dir, sizeof(raw_dir), "%s", dir);
+		out_catch_fatal(remove_raw_dir_fatal);
+		rc = record_attach(&ao);
+		record_remove_dir(dir);
+		return rc;
+	}
 	root_static = cmd_is_static(argv[first]);
 	if (root_static)
 		fprintf(stderr, "uslab record: warning: %s is statically linked: LD_PRELOAD "
@@ -351,7 +388,7 @@ int cmd_record(int argc, char **argv)
 	}
 	snprintf(raw_dir, sizeof(raw_dir), "%s", dir);
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
-	rc = run_child(argv + first, lib, dir, stacks_wanted, !strcmp(out, "-"), &pid);
+	rc = run_child(argv + first, lib, dir, stacks_wanted ? max_stack : 0, !strcmp(out, "-"), &pid);
 	if (rc) {
 		fprintf(stderr, "uslab record: fork: %s\n", strerror(-rc));
 		record_remove_dir(dir);

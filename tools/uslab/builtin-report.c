@@ -334,18 +334,41 @@ static void print_bytes(FILE *f, uint64_t b)
 		fprintf(f, "%" PRIu64 " B", b);
 }
 
-static void print_hist(FILE *f, const char *what, const struct hist *h)
+/* A duration with its unit: 812 ns, 12.5 us, 3.4 ms, 3.47 s. */
+static const char *fmt_ns(uint64_t v, char *buf, size_t len)
+{
+	if (v < 1000)
+		snprintf(buf, len, "%" PRIu64 " ns", v);
+	else if (v < 1000000)
+		snprintf(buf, len, "%.1f us", (double)v / 1e3);
+	else if (v < 1000000000)
+		snprintf(buf, len, "%.1f ms", (double)v / 1e6);
+	else
+		snprintf(buf, len, "%.2f s", (double)v / 1e9);
+	return buf;
+}
+
+/* @ns: the values are nanoseconds (printed with units), else counts. */
+static void print_hist(FILE *f, const char *what, const struct hist *h, bool ns)
 {
 	static const double p[] = { 50, 90, 99, 99.9 };
+	char v[32];
 
 	fprintf(f, "  %-10s", what);
 	if (!h->n) {
 		fprintf(f, " (no object freed)\n");
 		return;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(p); i++)
-		fprintf(f, "  p%-4g %-12" PRIu64, p[i], hist_pct(h, p[i]));
-	fprintf(f, "  max %" PRIu64 "\n", h->max);
+	for (size_t i = 0; i < ARRAY_SIZE(p); i++) {
+		if (ns)
+			fprintf(f, "  p%-4g %-12s", p[i], fmt_ns(hist_pct(h, p[i]), v, sizeof(v)));
+		else
+			fprintf(f, "  p%-4g %-12" PRIu64, p[i], hist_pct(h, p[i]));
+	}
+	if (ns)
+		fprintf(f, "  max %s\n", fmt_ns(h->max, v, sizeof(v)));
+	else
+		fprintf(f, "  max %" PRIu64 "\n", h->max);
 }
 
 /* Like perf report --sort comm: every process image of the recording. */
@@ -448,8 +471,8 @@ static void print_memory(FILE *f, const struct report *rp, bool no_clock)
 {
 	fprintf(f, "\nlifetimes (allocation to free):\n");
 	if (!no_clock)
-		print_hist(f, "ns", &rp->life_ns);
-	print_hist(f, "events", &rp->life_ev);
+		print_hist(f, "time", &rp->life_ns, true);
+	print_hist(f, "events", &rp->life_ev, false);
 
 	fprintf(f, "\nmemory:\n  peak live  ");
 	print_bytes(f, rp->peak_bytes);
@@ -528,16 +551,34 @@ static const char *report_sort(const struct cli_opt *opt, const char *arg)
 	return NULL;
 }
 
+/* --weight (opt->value: the int, enum report_weight) */
+static const char *report_weight(const struct cli_opt *opt, const char *arg)
+{
+	static const char *const names[] = { "allocations", "bytes", "peak", "leaked" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(arg, names[i])) {
+			*(int *)opt->value = (int)i;
+			return NULL;
+		}
+	return "allocations, bytes, peak or leaked";
+}
+
 static const char report_usage[] =
 	"uslab report [--threads N] [--sort callsite[,size] [--children] [--rows N]]\n"
 	"             [--pid PID | --comm NAME] TRACE\n"
+	"       uslab report {--folded | --flamegraph FILE} [--weight W] [--children] TRACE\n"
+	"       uslab report --callsite N [--children] TRACE\n"
+	"       uslab report --timeline FILE.svg|FILE.png TRACE\n"
 	"  the process table, then operations, sizes per kmalloc class, lifetimes,\n"
 	"  threads, peak live bytes and churn of one process, in one streaming pass";
 
 int cmd_report(int argc, char **argv)
 {
 	unsigned int max_threads = 32, rows = 40;
-	bool children = false;
+	struct report_stacks_opts so = { 0 };
+	bool children = false, weight_set = false;
+	const char *timeline = NULL;
 	int sort = 0;
 	const struct cli_opt opts[] = {
 		OPT_UINT('t', "threads", &max_threads, "N", "list at most N threads (default 32)",
@@ -552,6 +593,29 @@ int cmd_report(int argc, char **argv)
 			    "charge every function on the call stack (callers\n"
 			    "fold in their callees)"),
 		OPT_UINT(0, "rows", &rows, "N", "call-site rows shown (default 40)", 1, UINT32_MAX),
+		OPT_BOOLEAN(0, "folded", &so.folded,
+			    "one 'outer;...;call site WEIGHT' line per call stack\n"
+			    "(flamegraph.pl, speedscope, inferno read it)"),
+		OPT_STRING(0, "flamegraph", &so.flamegraph, "FILE",
+			   "the call stacks as an interactive flame graph (SVG:\n"
+			   "hover names a frame and its share, click zooms)",
+			   .flags = OPT_OUTPUT),
+		OPT_CALLBACK(0, "weight", &so.weight, "W",
+			     "what --folded and --flamegraph weigh: allocations\n"
+			     "(default), bytes, peak (each stack's live bytes at the\n"
+			     "trace's peak) or leaked (live at the end)", report_weight,
+			     .set = &weight_set),
+		OPT_UINT(0, "callsite", &so.callsite, "N",
+			 "the full call stacks behind row N of --sort callsite", 1, UINT32_MAX),
+		OPT_STRING(0, "timeline", &timeline, "FILE",
+			   "live bytes over time, the total and the five call\n"
+			   "sites with the highest peaks, the peak marked: FILE.svg\n"
+			   "or FILE.png (python3-matplotlib)", .flags = OPT_OUTPUT),
+		OPT_CALLBACK(0, "wrappers", NULL, "LIST",
+			     "frames in files whose names start so are charged to\n"
+			     "their caller (default libc.so,ld-linux,ld64.so,ld.so,\n"
+			     "libstdc++.so: strdup, getline, operator new...; none)",
+			     report_opt_wrappers),
 		OPT_END(),
 	};
 	struct report *rp;
@@ -564,11 +628,33 @@ int cmd_report(int argc, char **argv)
 	first = parse_options(argc, argv, opts, report_usage, PARSE_OPT_ONE_TRACE);
 	if (first <= 0)
 		return -first;
-	if (children && sort != 1)
-		return usage_error(opts, report_usage, "--children goes with --sort callsite");
+	if ((so.folded || so.flamegraph || so.callsite) && sort == 2)
+		return usage_error(opts, report_usage, "--sort callsite,size goes alone");
+	if (timeline) {
+		if (!report_timeline_format(timeline))
+			return usage_error(opts, report_usage, "--timeline: FILE.svg or FILE.png");
+		if (sort || so.folded || so.flamegraph || so.callsite || children)
+			return usage_error(opts, report_usage, "--timeline goes alone");
+		rc = report_timeline(argv[first], timeline);
+		return rc;
+	}
+	if (weight_set && !so.folded && !so.flamegraph)
+		return usage_error(opts, report_usage, "--weight goes with --folded or --flamegraph");
+	if (so.callsite && (so.folded || so.flamegraph))
+		return usage_error(opts, report_usage, "--callsite goes without --folded and --flamegraph");
+	if (children && sort != 1 && !so.folded && !so.flamegraph && !so.callsite)
+		return usage_error(opts, report_usage, "--children goes with --sort callsite, --folded, --flamegraph or --callsite");
 	r = cmd_open_trace_as("uslab report", argv[first]);
 	if (!r)
 		return 1;
+	if (so.folded || so.flamegraph || so.callsite) {
+		so.children = children;
+		rc = report_stacks(r, argv[first], &so);
+		trace_reader_close(r);
+		if (cmd_check_stdout("uslab report"))
+			rc = 1;
+		return rc;
+	}
 	if (sort) {
 		if (trace_reader_meta(r)->nprocs)
 			print_procs(stdout, trace_reader_meta(r));

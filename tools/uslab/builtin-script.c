@@ -24,9 +24,18 @@ static void print_event(FILE *out, const struct trace_event *ev, bool no_clock)
 	else
 		fprintf(out, "%6" PRIu64 ".%09" PRIu64, ev->time_ns / 1000000000u,
 			ev->time_ns % 1000000000u);
-	fprintf(out, " %5u %5s %-14s id=%" PRIu64, ev->tid, cpu, trace_op_name(ev->op), ev->id);
-	if (ev->op == TRACE_OP_REALLOC)
-		fprintf(out, " old=%" PRIu64, ev->old_id);
+	/* id 0 is NULL: free(NULL), realloc(NULL, n), a failed allocation */
+	fprintf(out, " %5u %5s %-14s ", ev->tid, cpu, trace_op_name(ev->op));
+	if (ev->id)
+		fprintf(out, "id=%" PRIu64, ev->id);
+	else
+		fputs("id=NULL", out);
+	if (ev->op == TRACE_OP_REALLOC) {
+		if (ev->old_id)
+			fprintf(out, " old=%" PRIu64, ev->old_id);
+		else
+			fputs(" old=NULL", out);
+	}
 	if (trace_op_has_size(ev->op))
 		fprintf(out, " size=%" PRIu64, ev->size);
 	if (trace_op_has_align(ev->op))
@@ -37,6 +46,7 @@ static void print_event(FILE *out, const struct trace_event *ev, bool no_clock)
 static const char script_usage[] =
 	"uslab script [--header] [-n COUNT] [--pid PID | --comm NAME] TRACE\n"
 	"  prints one line per event: TIME TID [CPU] OP id= [old=] [size=] [align=]\n"
+	"  (id=NULL: free(NULL), a failed allocation; old=NULL: realloc(NULL, n))\n"
 	"  (TIME is seconds, or the event index when the trace has no clock)";
 
 int cmd_script(int argc, char **argv)

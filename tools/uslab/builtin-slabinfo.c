@@ -20,8 +20,8 @@ static const char slabinfo_usage[] =
 	"uslab slabinfo -p PID [-w 'CACHE LIMIT BATCHCOUNT SHAREDFACTOR'] | --gc\n"
 	"  print /proc/slabinfo (2.1) of a running process on uslab (started with\n"
 	"  USLAB_OPTIONS=stats_shm); -w sets a cache's magazine size (limit) and\n"
-	"  batch count, as writing /proc/slabinfo does; --gc removes the segments\n"
-	"  no live process serves";
+	"  batch count, as writing /proc/slabinfo does (and prints nothing); --gc\n"
+	"  removes the segments no live process serves";
 
 /* --gc: the provably stale segments (lib/shmseg.h), whoever's pid they name. */
 static int slabinfo_gc(const char *cmd)
@@ -75,6 +75,14 @@ int cmd_slabinfo(int argc, char **argv)
 		fprintf(stderr, "%s: -w: line longer than %d bytes\n", cmd, USLAB_STATSEG_CMD - 1);
 		return 2;
 	}
+	if (write) {	/* the field and its range, before the process is asked */
+		char why[200];
+
+		if (slabinfo_check(write, why, sizeof(why))) {
+			fprintf(stderr, "%s: -w '%s': %s\n", cmd, write, why);
+			return 2;
+		}
+	}
 	snap = malloc(sizeof(*snap));
 	if (!snap) {
 		fprintf(stderr, "%s: out of memory\n", cmd);
@@ -97,6 +105,10 @@ int cmd_slabinfo(int argc, char **argv)
 					  "values the cache accepts" : strerror(-wres));
 		free(snap);
 		return 1;
+	}
+	if (write) {	/* applied: nothing else to say (as a write to /proc) */
+		free(snap);
+		return 0;
 	}
 	statseg_fput_text(stdout, snap->text);	/* what the process wrote, escaped */
 	if (ferror(stdout) || fflush(stdout)) {

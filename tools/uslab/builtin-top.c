@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -164,6 +165,23 @@ static int top_frame(FILE *out, pid_t pid, const struct uslab_statseg *prev,
 	return fflush(out) ? -1 : 0;
 }
 
+/*
+ * The cache rows that fit the terminal with the frame's other lines (the
+ * title, four or five summary lines, a blank, the column header, and the
+ * key line with its blank: 10), as slabtop trims to the window; read each
+ * frame, so a resize counts. At least one row.
+ */
+#define TOP_OTHER_LINES	10
+
+static int top_window_rows(void)
+{
+	struct winsize ws;
+
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || !ws.ws_row)
+		return 40;	/* a terminal that says no size: as before */
+	return ws.ws_row > TOP_OTHER_LINES + 1 ? ws.ws_row - TOP_OTHER_LINES : 1;
+}
+
 static const char top_usage[] =
 	"uslab top -p PID [-d SECONDS] [-o] [-n FRAMES] [-s KEY]\n"
 	"  slabtop for a running process on uslab (started with USLAB_OPTIONS=stats_shm)\n"
@@ -297,7 +315,7 @@ int cmd_top(int argc, char **argv)
 		else if (shown)
 			fputc('\n', stdout);
 		if (top_frame(stdout, pid, have_prev ? snap[cur ^ 1] : NULL, snap[cur], rows,
-			      tty ? 40 : 0)) {
+			      tty ? top_window_rows() : 0)) {
 			fprintf(stderr, "%s: write: %s\n", cmd, strerror(errno));
 			goto out_close;
 		}

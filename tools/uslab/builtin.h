@@ -29,6 +29,17 @@ int cmd_script(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 /* builtin-record.c */
 int cmd_record(int argc, char **argv);
+/* record-attach.c: `uslab record -p PID` */
+struct record_attach_opts {
+	pid_t pid;
+	double duration;		/* seconds; 0: until Ctrl-C or exit */
+	unsigned int depth;		/* -g: frames per stack; 0 no stacks */
+	const char *out, *dir, *lib;	/* the trace, the raw folder, the recorder */
+	int level;
+	bool quiet;
+};
+int record_attach(const struct record_attach_opts *o);
+const char *record_opt_duration(const struct cli_opt *opt, const char *arg);
 /* builtin-import.c */
 int cmd_import(int argc, char **argv);
 /* builtin-tune.c */
@@ -183,5 +194,29 @@ int symbolize(struct symbolizer *s, const char *path, uint64_t off, struct sym_i
 struct trace_reader;
 int report_callsites(struct trace_reader *r, const char *path, bool by_size,
 		     bool children, unsigned int rows);
+/* tools/uslab/report_stacks.c: `uslab report --folded | --flamegraph FILE |
+ * --callsite N`, and the allocation wrappers charged to their caller. */
+enum report_weight {
+	REPORT_WEIGHT_ALLOCS,
+	REPORT_WEIGHT_BYTES,
+	REPORT_WEIGHT_PEAK,		/* each stack's live bytes at the peak */
+	REPORT_WEIGHT_LEAKED,		/* each stack's live bytes at the end */
+};
+struct report_stacks_opts {
+	bool folded;
+	const char *flamegraph;		/* SVG path, or NULL */
+	unsigned int callsite;		/* row of --sort callsite, 1-based; 0 none */
+	bool children;
+	int weight;			/* enum report_weight */
+};
+int report_stacks(struct trace_reader *r, const char *path, const struct report_stacks_opts *o);
+/* --wrappers LIST: file-name prefixes of the objects whose frames are
+ * charged to their caller ("none": none). */
+const char *report_opt_wrappers(const struct cli_opt *opt, const char *arg);
+/* tools/uslab/report_timeline.c: `uslab report --timeline FILE.svg|.png` */
+const char *report_timeline_format(const char *path);	/* "svg", "png", NULL */
+int report_timeline(const char *trace, const char *out);
+/* The leading frames of @t inside the wrappers (0 when all are). */
+uint32_t report_wrapper_frames(const struct trace_meta *m, const struct trace_stack *t);
 
 #endif /* USLAB_TOOLS_BUILTIN_H */

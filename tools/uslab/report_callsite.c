@@ -142,13 +142,15 @@ static int stack_rows(struct cs *c, uint32_t sid, uint64_t size, struct stack_ro
 	struct stack_rows *sr = &c->st[sid - 1];
 	const struct trace_stack *t = &c->m->stacks[sid - 1];
 	char name[1024];
-	uint32_t row;
+	uint32_t row, k0;
 	int rc;
 
 	if (sr->done && !c->by_size) {
 		*out = sr;
 		return 0;
 	}
+	/* frames inside the allocation wrappers: charged to their caller */
+	k0 = report_wrapper_frames(c->m, t);
 	if (c->by_size) {	/* keyed by size too: one row, looked up each time */
 		if (!sr->rows) {
 			sr->rows = malloc(sizeof(*sr->rows));
@@ -156,7 +158,7 @@ static int stack_rows(struct cs *c, uint32_t sid, uint64_t size, struct stack_ro
 				return -ENOMEM;
 		}
 		if (t->nframes)
-			frame_name(c, t->proc, t->frames[0], false, name, sizeof(name));
+			frame_name(c, t->proc, t->frames[k0], false, name, sizeof(name));
 		else
 			snprintf(name, sizeof(name), "(empty stack)");
 		rc = row_of(c, name, size, &row);
@@ -170,7 +172,7 @@ static int stack_rows(struct cs *c, uint32_t sid, uint64_t size, struct stack_ro
 	sr->rows = malloc((t->nframes ? t->nframes : 1) * sizeof(*sr->rows));
 	if (!sr->rows)
 		return -ENOMEM;
-	for (uint32_t k = 0; k < (c->children ? t->nframes : min_t(uint32_t, t->nframes, 1)); k++) {
+	for (uint32_t k = k0; k < (c->children ? t->nframes : min_t(uint32_t, t->nframes, k0 + 1)); k++) {
 		bool dup = false;
 
 		frame_name(c, t->proc, t->frames[k], c->children, name, sizeof(name));
@@ -308,10 +310,8 @@ int report_callsites(struct trace_reader *r, const char *path, bool by_size,
 		if (rc)
 			goto out;
 	}
-	if (rc < 0) {
-		rc = cmd_read_error(r, rc);
+	if (rc < 0 && (rc = cmd_read_error(r, rc)))	/* truncated: what came before */
 		goto out_free;
-	}
 	qsort(c.rows, c.nrows, sizeof(*c.rows), cmp_rows);
 	printf("# %s, %" PRIu64 " allocations with a call stack%s\n",
 	       children ? "functions, each charged once for every allocation below it (--children)" :

@@ -149,8 +149,13 @@ int main(int argc, char **argv)
 		return help(argc == 3 ? argv[2] : NULL);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
-		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].fn(argc - 1, argv + 1);
+		if (!strcmp(argv[1], cmds[i].name)) {
+			int rc = cmds[i].fn(argc - 1, argv + 1);
+
+			/* a truncated trace read as far as it goes: said, and
+			 * told apart from a complete one (uslab(1)) */
+			return !rc && cmd_truncated ? CMD_EXIT_TRUNCATED : rc;
+		}
 	fprintf(stderr, "uslab: unknown command '%s'\n", argv[1]);
 	return usage(stderr);
 }

@@ -1,0 +1,55 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Draw `uslab report --timeline FILE.png`: live bytes over time (matplotlib).
+
+usage: plot-timeline.py SERIES.csv OUT.png TITLE
+
+SERIES.csv is what report_timeline.c writes: a header "time_s,total,"NAME"...",
+a line "#peak,SECONDS,BYTES", then one line per time bucket: the seconds,
+the total live bytes (the bucket's maximum) and each call site's.
+"""
+import csv
+import sys
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit("usage: plot-timeline.py SERIES.csv OUT.png TITLE")
+    path, out, title = sys.argv[1:]
+    with open(path) as f:
+        rows = list(csv.reader(f))
+    names, peak = rows[0][1:], rows[1]
+    if peak[0] != "#peak":
+        sys.exit(f"plot-timeline: {path}: no #peak line")
+    peak_t, peak_b = float(peak[1]), int(peak[2])
+    data = [[float(x) for x in r] for r in rows[2:]]
+    if not data:
+        sys.exit(f"plot-timeline: {path}: no samples")
+    unit, uname = (1 << 20, "MiB") if peak_b >= 10 << 20 else \
+        (1 << 10, "KiB") if peak_b >= 10 << 10 else (1, "bytes")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(10, 5.6), dpi=100)
+    t = [r[0] for r in data]
+    for i, name in enumerate(names):
+        ax.plot(t, [r[i + 1] / unit for r in data], label=name,
+                linewidth=2 if i == 0 else 1.2)
+    ax.axvline(peak_t, color="#d62728", linestyle="--", linewidth=1)
+    ax.plot([peak_t], [peak_b / unit], "o", color="#d62728")
+    right = peak_t > 0.7 * t[-1]
+    ax.annotate(f"peak {peak_b / unit:.1f} {uname} at {peak_t:.3f} s",
+                (peak_t, peak_b / unit), color="#d62728",
+                xytext=(-8 if right else 8, -14), textcoords="offset points",
+                ha="right" if right else "left")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(f"live {uname}")
+    ax.set_title(title, fontsize=11)
+    ax.grid(True, color="#eee")
+    ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out)
+
+
+if __name__ == "__main__":
+    main()

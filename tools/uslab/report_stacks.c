@@ -1,0 +1,937 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Whole call stacks of a `record -g` trace, for `uslab report`:
+ *   --folded            one "outer;...;call site WEIGHT" line per stack (the
+ *                       folded format of flamegraph.pl, speedscope, inferno)
+ *   --flamegraph FILE   the same drawn as an interactive SVG of our own
+ *   --callsite N        the full backtraces behind row N of --sort callsite
+ * and the rule the call-site table shares with them: leading frames inside
+ * the allocation wrappers of libc, the loader and libstdc++ (strdup,
+ * getline, operator new, dlopen...) are charged to their caller
+ * (--wrappers). Weights: allocations, bytes, the bytes each stack held at
+ * the moment of the trace's peak (they add up to the peak), the bytes still
+ * live at the end. One streaming pass; memory follows the distinct stacks
+ * and the live objects. No locks: one report, one thread.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "tools/uslab/builtin.h"
+
+/* ---- allocation wrappers: --wrappers ----------------------------------- */
+
+#define WRAPPERS_DEFAULT	"libc.so,ld-linux,ld64.so,ld.so,libstdc++.so"
+
+static char wrapper_list[1024] = WRAPPERS_DEFAULT;
+static const struct trace_meta *wrapper_meta;
+static int8_t *wrapper_obj;		/* per object: -1 unknown, 0 no, 1 yes */
+
+const char *report_opt_wrappers(const struct cli_opt *opt, const char *arg)
+{
+	(void)opt;
+	if (strlen(arg) >= sizeof(wrapper_list) || strchr(arg, ';'))
+		return "a comma-separated list of file-name prefixes, or none";
+	snprintf(wrapper_list, sizeof(wrapper_list), "%s", strcmp(arg, "none") ? arg : "");
+	return NULL;
+}
+
+/* Does the file name of @path start with one of the list's prefixes? */
+static bool is_wrapper_path(const char *path)
+{
+	const char *base = strrchr(path, '/'), *p = wrapper_list;
+
+	base = base ? base + 1 : path;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (n && !strncmp(base, p, n))
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
+static int object_of(const struct trace_meta *m, uint32_t proc, uint64_t addr)
+{
+	for (uint32_t i = 0; i < m->nobjects; i++)
+		if (m->objects[i].proc == proc && addr >= m->objects[i].start &&
+		    addr < m->objects[i].end)
+			return (int)i;
+	return -1;
+}
+
+static bool frame_is_wrapper(const struct trace_meta *m, uint32_t proc, uint64_t addr)
+{
+	int o = object_of(m, proc, addr);
+
+	if (o < 0)
+		return false;
+	if (wrapper_meta != m) {
+		free(wrapper_obj);
+		wrapper_obj = malloc(m->nobjects ? m->nobjects : 1);
+		if (!wrapper_obj) {
+			wrapper_meta = NULL;
+			return is_wrapper_path(m->objects[o].path);
+		}
+		memset(wrapper_obj, -1, m->nobjects);
+		wrapper_meta = m;
+	}
+	if (wrapper_obj[o] < 0)
+		wrapper_obj[o] = is_wrapper_path(m->objects[o].path);
+	return wrapper_obj[o];
+}
+
+uint32_t report_wrapper_frames(const struct trace_meta *m, const struct trace_stack *t)
+{
+	uint32_t k = 0;
+
+	while (k < t->nframes && frame_is_wrapper(m, t->proc, t->frames[k]))
+		k++;
+	/* all of it inside the wrappers (the loader at start): keep it all */
+	return k < t->nframes ? k : 0;
+}
+
+/* ---- frame names, cached by address ------------------------------------ */
+
+struct fname {
+	uint32_t proc;
+	char *func;			/* "func", or "object+0xoff", "?? [0x...]" */
+	char *full;			/* "func (file:line)" as --sort callsite */
+};
+
+struct names {
+	const struct trace_meta *m;
+	struct symbolizer *sym;
+	struct hmap byaddr;		/* address -> index in v[] */
+	struct fname *v;
+	uint64_t n, cap;
+};
+
+/* Names a terminal and a folded line can take: no control characters, no
+ * ';' (the folded separator). */
+static char *clean_dup(const char *s)
+{
+	char *d = strdup(s);
+
+	for (char *p = d; p && *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == ';')
+			*p = '?';
+	return d;
+}
+
+/* The same names report_callsite.c's frame_name() gives. */
+static int name_frame(struct names *nm, uint32_t proc, uint64_t addr, struct fname *out)
+{
+	int o = object_of(nm->m, proc, addr);
+	char func[1024], full[1024 + 600];
+	struct sym_info si;
+
+	if (o < 0) {
+		snprintf(func, sizeof(func), "?? [0x%" PRIx64 "]", addr);
+		snprintf(full, sizeof(full), "%s", func);
+	} else {
+		const struct trace_object *ob = &nm->m->objects[o];
+
+		if (symbolize(nm->sym, ob->path, addr - 1 - ob->start + ob->offset, &si) ||
+		    !si.func[0]) {
+			const char *b = strrchr(ob->path, '/');
+
+			snprintf(func, sizeof(func), "%s+0x%" PRIx64, b ? b + 1 : ob->path,
+				 addr - ob->start + ob->offset);
+			snprintf(full, sizeof(full), "%s", func);
+		} else {
+			snprintf(func, sizeof(func), "%s", si.func);
+			if (si.file[0])
+				snprintf(full, sizeof(full), "%s (%s:%d)", si.func, si.file, si.line);
+			else
+				snprintf(full, sizeof(full), "%s", si.func);
+		}
+	}
+	out->proc = proc;
+	out->func = clean_dup(func);
+	out->full = clean_dup(full);
+	if (!out->func || !out->full) {
+		free(out->func);
+		free(out->full);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static const struct fname *frame(struct names *nm, uint32_t proc, uint64_t addr)
+{
+	static struct fname miss;	/* another process's same address */
+	uint64_t *v = hmap_find(&nm->byaddr, addr);
+
+	if (v && nm->v[*v].proc == proc)
+		return &nm->v[*v];
+	if (v) {
+		free(miss.func);
+		free(miss.full);
+		if (name_frame(nm, proc, addr, &miss))
+			return NULL;
+		return &miss;
+	}
+	if (grow_array((void **)&nm->v, &nm->cap, nm->n + 1, sizeof(*nm->v), UINT32_MAX) ||
+	    name_frame(nm, proc, addr, &nm->v[nm->n]) ||
+	    hmap_insert(&nm->byaddr, addr, nm->n))
+		return NULL;
+	return &nm->v[nm->n++];
+}
+
+/* ---- strings -> dense indices ------------------------------------------ */
+
+struct strtab {
+	char **s;
+	uint32_t n;
+	uint64_t cap;
+	uint32_t *slots;		/* index + 1, open addressing */
+	uint32_t mask;
+};
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
+	return h;
+}
+
+/* The index of @s, added when new (*@added). 0 or -ENOMEM. */
+static int strtab_get(struct strtab *t, const char *s, uint32_t *idx, bool *added)
+{
+	uint32_t i;
+
+	if ((uint64_t)(t->n + 1) * 2 > t->mask) {
+		uint32_t cap = t->mask ? (t->mask + 1) * 2 : 1024, *sl = calloc(cap, sizeof(*sl));
+
+		if (!sl)
+			return -ENOMEM;
+		for (uint32_t k = 0; k < t->n; k++) {
+			for (i = (uint32_t)hash_str(t->s[k]) & (cap - 1); sl[i]; i = (i + 1) & (cap - 1))
+				;
+			sl[i] = k + 1;
+		}
+		free(t->slots);
+		t->slots = sl;
+		t->mask = cap - 1;
+	}
+	for (i = (uint32_t)hash_str(s) & t->mask; t->slots[i]; i = (i + 1) & t->mask)
+		if (!strcmp(t->s[t->slots[i] - 1], s)) {
+			*idx = t->slots[i] - 1;
+			if (added)
+				*added = false;
+			return 0;
+		}
+	if (grow_array((void **)&t->s, &t->cap, (uint64_t)t->n + 1, sizeof(*t->s), UINT32_MAX - 1))
+		return -ENOMEM;
+	t->s[t->n] = strdup(s);
+	if (!t->s[t->n])
+		return -ENOMEM;
+	t->slots[i] = ++t->n;
+	*idx = t->n - 1;
+	if (added)
+		*added = true;
+	return 0;
+}
+
+static void strtab_free(struct strtab *t)
+{
+	for (uint32_t i = 0; i < t->n; i++)
+		free(t->s[i]);
+	free(t->s);
+	free(t->slots);
+}
+
+/* ---- the pass ----------------------------------------------------------- */
+
+struct stk {
+	uint64_t allocs, bytes, live;
+	uint64_t at_peak, epoch;	/* live at the last peak, when epoch is old */
+	uint32_t *groups, ngroups;	/* --callsite: rows it charges */
+	bool grouped;
+};
+
+struct grp {				/* --callsite: a row of --sort callsite */
+	uint64_t allocs, bytes, live, peak;
+};
+
+struct stacks {
+	const struct trace_meta *m;
+	const struct report_stacks_opts *o;
+	struct names nm;
+	struct stk *st;
+	struct hmap ids;		/* live id -> index in obj[] */
+	struct { uint64_t size; uint32_t stack; } *obj;
+	uint64_t nobj, obj_cap;
+	uint64_t *free_obj, nfree, free_cap;
+	uint64_t live, peak, epoch;	/* epoch: peaks seen */
+	uint64_t with_stack, without;
+	struct strtab gnames;
+	struct grp *g;
+	uint64_t gcap;
+};
+
+/* --callsite: the rows of stack @sid as report_callsite.c makes them. */
+static int group_stack(struct stacks *s, uint32_t sid)
+{
+	struct stk *k = &s->st[sid - 1];
+	const struct trace_stack *t = &s->m->stacks[sid - 1];
+	uint32_t k0 = report_wrapper_frames(s->m, t), idx;
+	bool added;
+	int rc;
+
+	k->grouped = true;
+	k->groups = malloc((t->nframes ? t->nframes : 1) * sizeof(*k->groups));
+	if (!k->groups)
+		return -ENOMEM;
+	for (uint32_t f = k0; f < (s->o->children ? t->nframes : min_t(uint32_t, t->nframes, k0 + 1)); f++) {
+		const struct fname *fn = frame(&s->nm, t->proc, t->frames[f]);
+		bool dup = false;
+
+		if (!fn)
+			return -ENOMEM;
+		rc = strtab_get(&s->gnames, s->o->children ? fn->func : fn->full, &idx, &added);
+		if (rc)
+			return rc;
+		for (uint32_t j = 0; j < k->ngroups && !dup; j++)
+			dup = k->groups[j] == idx;
+		if (!dup)
+			k->groups[k->ngroups++] = idx;
+	}
+	if (!k->ngroups) {
+		rc = strtab_get(&s->gnames, "(empty stack)", &idx, &added);
+		if (rc)
+			return rc;
+		k->groups[k->ngroups++] = idx;
+	}
+	return grow_array((void **)&s->g, &s->gcap, s->gnames.n, sizeof(*s->g), UINT32_MAX);
+}
+
+/* Stack @sid's live bytes change by @delta (after a peak: first kept). */
+static void stack_live(struct stacks *s, uint32_t sid, int64_t delta)
+{
+	struct stk *k = &s->st[sid - 1];
+
+	if (k->epoch != s->epoch) {
+		k->at_peak = k->live;
+		k->epoch = s->epoch;
+	}
+	k->live += (uint64_t)delta;
+	for (uint32_t j = 0; j < k->ngroups; j++) {
+		struct grp *g = &s->g[k->groups[j]];
+
+		g->live += (uint64_t)delta;
+		if (g->live > g->peak)
+			g->peak = g->live;
+	}
+}
+
+static int on_alloc(struct stacks *s, const struct trace_event *ev)
+{
+	struct stk *k;
+	uint64_t i;
+	int rc;
+
+	if (!ev->stack) {
+		s->without++;
+		return 0;
+	}
+	s->with_stack++;
+	k = &s->st[ev->stack - 1];
+	if (s->o->callsite && !k->grouped) {
+		rc = group_stack(s, ev->stack);
+		if (rc)
+			return rc;
+	}
+	k->allocs++;
+	k->bytes += ev->size;
+	for (uint32_t j = 0; j < k->ngroups; j++) {
+		s->g[k->groups[j]].allocs++;
+		s->g[k->groups[j]].bytes += ev->size;
+	}
+	if (!ev->id)
+		return 0;
+	if (hmap_find(&s->ids, ev->id))		/* never freed: as report does */
+		return 0;
+	if (s->nfree) {
+		i = s->free_obj[--s->nfree];
+	} else {
+		rc = grow_array((void **)&s->obj, &s->obj_cap, s->nobj + 1, sizeof(*s->obj),
+				UINT64_MAX / sizeof(*s->obj));
+		if (rc)
+			return rc;
+		i = s->nobj++;
+	}
+	rc = hmap_insert(&s->ids, ev->id, i);
+	if (rc)
+		return rc;
+	s->obj[i].size = ev->size;
+	s->obj[i].stack = ev->stack;
+	stack_live(s, ev->stack, (int64_t)ev->size);
+	s->live += ev->size;
+	if (s->live > s->peak) {	/* every stack's value now is its at-peak */
+		s->peak = s->live;
+		s->epoch++;
+	}
+	return 0;
+}
+
+static int on_free(struct stacks *s, uint64_t id)
+{
+	uint64_t i;
+
+	if (!id || hmap_remove(&s->ids, id, &i))
+		return 0;
+	stack_live(s, s->obj[i].stack, -(int64_t)s->obj[i].size);
+	s->live -= s->obj[i].size;
+	if (grow_array((void **)&s->free_obj, &s->free_cap, s->nfree + 1, sizeof(uint64_t),
+		       UINT64_MAX / sizeof(uint64_t)))
+		return -ENOMEM;
+	s->free_obj[s->nfree++] = i;
+	return 0;
+}
+
+static uint64_t weight_of(const struct stacks *s, const struct stk *k)
+{
+	switch (s->o->weight) {
+	case REPORT_WEIGHT_BYTES:	return k->bytes;
+	case REPORT_WEIGHT_PEAK:	return k->epoch == s->epoch ? k->at_peak : k->live;
+	case REPORT_WEIGHT_LEAKED:	return k->live;
+	default:			return k->allocs;
+	}
+}
+
+/* ---- folded stacks ------------------------------------------------------ */
+
+struct folded {
+	char *line;			/* frames joined by ';' */
+	uint64_t w;
+};
+
+static int append(char **buf, size_t *len, size_t *cap, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (*len + n + 2 > *cap) {
+		size_t c = (*cap ? *cap * 2 : 1024) + n;
+		char *b = realloc(*buf, c);
+
+		if (!b)
+			return -ENOMEM;
+		*buf = b;
+		*cap = c;
+	}
+	if (*len)
+		(*buf)[(*len)++] = ';';
+	memcpy(*buf + *len, s, n + 1);
+	*len += n;
+	return 0;
+}
+
+/* Stack @sid as one folded line into @buf: outermost first, or with
+ * --children from the call site outwards. */
+static int fold_stack(struct stacks *s, uint32_t sid, char **buf, size_t *cap)
+{
+	const struct trace_stack *t = &s->m->stacks[sid - 1];
+	uint32_t k0 = report_wrapper_frames(s->m, t), n = t->nframes;
+	char cut[48];
+	size_t len = 0;
+	int rc = 0;
+
+	snprintf(cut, sizeof(cut), "[cut at %u frames]", n);
+	if (t->cut && !s->o->children)
+		rc = append(buf, &len, cap, cut);
+	for (uint32_t i = 0; !rc && i < n - k0; i++) {
+		uint32_t f = s->o->children ? k0 + i : n - 1 - i;
+		const struct fname *fn = frame(&s->nm, t->proc, t->frames[f]);
+
+		if (!fn)
+			return -ENOMEM;
+		rc = append(buf, &len, cap, fn->func);
+	}
+	if (!rc && t->cut && s->o->children)
+		rc = append(buf, &len, cap, cut);
+	if (!rc && !len)
+		rc = append(buf, &len, cap, "(empty stack)");
+	return rc;
+}
+
+/* Frame by frame: a stack sorts before its own callees' (';' and the end
+ * below every character), so a frame's lines are contiguous. */
+static int cmp_folded(const void *a, const void *b)
+{
+	const unsigned char *x = (const unsigned char *)((const struct folded *)a)->line;
+	const unsigned char *y = (const unsigned char *)((const struct folded *)b)->line;
+
+	for (;; x++, y++) {
+		unsigned int cx = *x == ';' ? 1 : *x ? *x + 1u : 0;
+		unsigned int cy = *y == ';' ? 1 : *y ? *y + 1u : 0;
+
+		if (cx != cy)
+			return cx < cy ? -1 : 1;
+		if (!cx)
+			return 0;
+	}
+}
+
+/* The distinct folded lines of the weighted stacks, sorted. */
+static int fold_all(struct stacks *s, struct folded **out, uint32_t *nout, uint64_t *total)
+{
+	struct strtab lines = { 0 };
+	uint64_t *w = NULL, wcap = 0;
+	struct folded *f = NULL;
+	size_t cap = 0;
+	char *buf = NULL;
+	uint32_t idx;
+	int rc = 0;
+
+	*total = 0;
+	for (uint32_t sid = 1; sid <= s->m->nstacks && !rc; sid++) {
+		uint64_t v = weight_of(s, &s->st[sid - 1]);
+
+		if (!v)
+			continue;
+		rc = fold_stack(s, sid, &buf, &cap);
+		if (!rc)
+			rc = strtab_get(&lines, buf, &idx, NULL);
+		if (!rc)
+			rc = grow_array((void **)&w, &wcap, (uint64_t)idx + 1, sizeof(*w), UINT32_MAX);
+		if (!rc) {
+			w[idx] += v;
+			*total += v;
+		}
+	}
+	free(buf);
+	if (!rc && lines.n) {
+		f = malloc(lines.n * sizeof(*f));
+		if (!f)
+			rc = -ENOMEM;
+	}
+	if (rc) {
+		strtab_free(&lines);
+		free(w);
+		return rc;
+	}
+	for (uint32_t i = 0; i < lines.n; i++) {
+		f[i].line = lines.s[i];		/* moved */
+		f[i].w = w[i];
+	}
+	free(lines.s);
+	free(lines.slots);
+	free(w);
+	if (lines.n)
+		qsort(f, lines.n, sizeof(*f), cmp_folded);
+	*out = f;
+	*nout = lines.n;
+	return 0;
+}
+
+/* ---- the flame graph ---------------------------------------------------- */
+
+struct fnode {
+	const char *name;		/* into a folded line, up to ';' or the end */
+	uint32_t len, depth;
+	uint64_t x, w;
+};
+
+static const char *weight_names[] = {
+	[REPORT_WEIGHT_ALLOCS] = "allocations",
+	[REPORT_WEIGHT_BYTES] = "bytes allocated",
+	[REPORT_WEIGHT_PEAK] = "bytes live at the peak",
+	[REPORT_WEIGHT_LEAKED] = "bytes leaked (live at the end)",
+};
+
+static void xml_put(FILE *f, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n && s[i]; i++) {
+		switch (s[i]) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(s[i], f);
+		}
+	}
+}
+
+/* A warm colour from the name, the same name the same colour; the cut
+ * marks and the unsymbolized grey-blue. */
+static void node_colour(const struct fnode *n, char *out, size_t len)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	if (n->name[0] == '[' || (n->len > 2 && !strncmp(n->name, "??", 2))) {
+		snprintf(out, len, "rgb(170,180,200)");
+		return;
+	}
+	for (uint32_t i = 0; i < n->len; i++)
+		h = (h ^ (uint8_t)n->name[i]) * 1099511628211ull;
+	snprintf(out, len, "rgb(%u,%u,%u)", 205 + (unsigned int)(h % 50),
+		 80 + (unsigned int)((h >> 8) % 140), 40 + (unsigned int)((h >> 16) % 50));
+}
+
+/* The script: hover names the frame and its share, click zooms into it,
+ * a click on the root (or "Reset zoom") zooms out, labels fit their box. */
+static const char flame_js[] =
+"<script type=\"text/ecmascript\"><![CDATA[\n"
+"var W, total, nodes, details, unit;\n"
+"function init(evt) {\n"
+"  var svg = document.getElementsByTagName('svg')[0];\n"
+"  W = +svg.getAttribute('data-width'); total = +svg.getAttribute('data-total');\n"
+"  unit = svg.getAttribute('data-unit');\n"
+"  details = document.getElementById('details');\n"
+"  nodes = Array.prototype.slice.call(document.querySelectorAll('g.f'));\n"
+"  nodes.forEach(function (g) {\n"
+"    g.fx = +g.getAttribute('data-x'); g.fw = +g.getAttribute('data-w');\n"
+"    g.fd = +g.getAttribute('data-d'); g.fn = g.querySelector('title').textContent;\n"
+"    g.onmouseover = function () { details.textContent = g.fn + ': ' + g.fw + ' ' + unit + ' (' + (100 * g.fw / total).toFixed(2) + '% of all)'; };\n"
+"    g.onmouseout = function () { details.textContent = ' '; };\n"
+"    g.onclick = function () { zoom(g); };\n"
+"  });\n"
+"  document.getElementById('reset').onclick = function () { zoom(nodes[0]); };\n"
+"  zoom(nodes[0]);\n"
+"}\n"
+"function zoom(z) {\n"
+"  var x0 = z.fx, w0 = z.fw, s = (W - 20) / w0;\n"
+"  nodes.forEach(function (g) {\n"
+"    var r = g.querySelector('rect'), t = g.querySelector('text');\n"
+"    var inside = g.fx >= x0 && g.fx + g.fw <= x0 + w0 && g.fd >= z.fd;\n"
+"    var above = g.fd < z.fd && g.fx <= x0 && g.fx + g.fw >= x0 + w0;\n"
+"    if (!inside && !above) { g.style.display = 'none'; return; }\n"
+"    g.style.display = '';\n"
+"    var x = above ? 10 : 10 + (g.fx - x0) * s, w = above ? W - 20 : g.fw * s;\n"
+"    r.setAttribute('x', x); r.setAttribute('width', Math.max(w - 0.5, 0.1));\n"
+"    r.setAttribute('fill-opacity', above ? 0.5 : 1);\n"
+"    t.setAttribute('x', x + 3);\n"
+"    var n = Math.floor((w - 6) / 7);\n"
+"    t.textContent = n < 3 ? '' : g.fn.length <= n ? g.fn : g.fn.substring(0, n - 2) + '..';\n"
+"  });\n"
+"  document.getElementById('reset').style.display = z === nodes[0] ? 'none' : '';\n"
+"}\n"
+"]]></script>\n";
+
+#define FG_WIDTH	1200
+#define FG_ROW		16
+#define FG_TOP		50
+#define FG_MIN_SHARE	1e-5	/* boxes narrower are left out (of 1200 px: 0.012 px) */
+
+static int write_flamegraph(struct stacks *s, const struct folded *fl, uint32_t n,
+			    uint64_t total, const char *path, const char *trace)
+{
+	struct fnode *nd = NULL;
+	uint64_t open[TRACE_STACK_MAX + 2];	/* the path, as indices in nd[] */
+	uint64_t nn = 0, ncap = 0, x = 0, kept = 0;
+	uint32_t maxd = 0, nopen = 0;
+	struct out_file o;
+	char err[4200], col[32];
+	FILE *f;
+	int rc;
+
+	/* the root, then one node per frame of each line not shared with the
+	 * line before (the lines are in frame order: depth-first) */
+	rc = grow_array((void **)&nd, &ncap, 1, sizeof(*nd), UINT32_MAX);
+	if (rc)
+		return rc;
+	nd[nn++] = (struct fnode){ .name = "all", .len = 3, .w = total };
+	open[nopen++] = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const char *p = fl[i].line;
+		uint32_t d = 1;
+
+		while (*p) {
+			uint32_t len = (uint32_t)strcspn(p, ";");
+
+			if (d < nopen && nd[open[d]].len == len && !memcmp(nd[open[d]].name, p, len)) {
+				nd[open[d]].w += fl[i].w;
+			} else {
+				nopen = d;
+				if (d > TRACE_STACK_MAX)
+					break;
+				rc = grow_array((void **)&nd, &ncap, nn + 1, sizeof(*nd), UINT32_MAX);
+				if (rc)
+					goto out;
+				nd[nn] = (struct fnode){ .name = p, .len = len, .depth = d, .x = x, .w = fl[i].w };
+				open[nopen++] = nn++;
+				if (d > maxd)
+					maxd = d;
+			}
+			d++;
+			p += len;
+			if (*p)
+				p++;
+		}
+		nopen = min_t(uint32_t, nopen, d);
+		x += fl[i].w;
+	}
+	rc = out_open(&o, path, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "uslab report: %s\n", err);
+		rc = 1;
+		goto out;
+	}
+	f = fdopen(dup(o.fd), "w");
+	if (!f) {
+		rc = -errno;
+		out_abort(&o);
+		goto out;
+	}
+	{
+		int h = FG_TOP + (int)(maxd + 1) * FG_ROW + 40;
+		const char *unit = s->o->weight == REPORT_WEIGHT_ALLOCS ? "allocations" : "bytes";
+
+		fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+			"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+			"viewBox=\"0 0 %d %d\" onload=\"init(evt)\" data-width=\"%d\" "
+			"data-total=\"%" PRIu64 "\" data-unit=\"%s\" "
+			"font-family=\"monospace\" font-size=\"11\">\n",
+			FG_WIDTH, h, FG_WIDTH, h, FG_WIDTH, total, unit);
+		fputs("<style>g.f:hover rect { stroke: black; stroke-width: 0.5; cursor: pointer; }"
+		      " #reset { cursor: pointer; }</style>\n", f);
+		fputs(flame_js, f);
+		fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"#fbf7ee\"/>\n"
+			"<text x=\"%d\" y=\"22\" text-anchor=\"middle\" font-size=\"15\" font-family=\"sans-serif\">",
+			FG_WIDTH / 2);
+		xml_put(f, s->o->children ? "Call sites and their callers (--children): " :
+			"Where memory is allocated: ", SIZE_MAX);
+		xml_put(f, weight_names[s->o->weight], SIZE_MAX);
+		fprintf(f, ", %" PRIu64 " in all</text>\n<text x=\"%d\" y=\"40\" text-anchor=\"middle\" fill=\"#555\">",
+			total, FG_WIDTH / 2);
+		xml_put(f, trace, SIZE_MAX);
+		fprintf(f, " (uslab report; hover: frame and share, click: zoom)</text>\n"
+			"<text id=\"reset\" x=\"10\" y=\"22\" fill=\"#06c\" style=\"display:none\">Reset zoom</text>\n"
+			"<text id=\"details\" x=\"10\" y=\"%d\"> </text>\n", h - 12);
+		for (uint64_t i = 0; i < nn; i++) {
+			const struct fnode *d = &nd[i];
+			double px = 10.0 + (double)d->x * (FG_WIDTH - 20) / (double)total;
+			double pw = (double)d->w * (FG_WIDTH - 20) / (double)total;
+			/* the root at the bottom, callees above their callers */
+			int y = FG_TOP + (int)(maxd - d->depth) * FG_ROW;
+
+			if ((double)d->w < FG_MIN_SHARE * (double)total)
+				continue;
+			kept++;
+			node_colour(d, col, sizeof(col));
+			fprintf(f, "<g class=\"f\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64
+				"\" data-d=\"%u\"><title>", d->x, d->w, d->depth);
+			xml_put(f, d->name, d->len);
+			fprintf(f, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
+				"fill=\"%s\" rx=\"2\"/><text x=\"%.2f\" y=\"%d\"></text></g>\n",
+				px, y, pw > 0.6 ? pw - 0.5 : 0.1, FG_ROW - 1, col, px + 3,
+				y + FG_ROW - 4);
+		}
+		fputs("</svg>\n", f);
+	}
+	rc = 0;
+	if (fflush(f) || ferror(f))
+		rc = -EIO;
+	if (fclose(f) && !rc)
+		rc = -errno;
+	if (rc) {
+		out_abort(&o);
+		goto out;
+	}
+	rc = out_commit(&o, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "uslab report: %s\n", err);
+		rc = 1;
+	} else if (!getenv("USLAB_QUIET")) {
+		fprintf(stderr, "uslab report: %s: %" PRIu64 " frames of %" PRIu64
+			" stacks drawn\n", path, kept, (uint64_t)n);
+	}
+out:
+	free(nd);
+	return rc;
+}
+
+/* ---- --callsite N -------------------------------------------------------- */
+
+struct rowref {
+	uint32_t g;
+	const struct grp *v;
+	const char *name;
+};
+
+/* report_callsite.c's cmp_rows: allocations, bytes, name. */
+static int cmp_groups(const void *a, const void *b)
+{
+	const struct rowref *x = a, *y = b;
+
+	if (x->v->allocs != y->v->allocs)
+		return x->v->allocs > y->v->allocs ? -1 : 1;
+	if (x->v->bytes != y->v->bytes)
+		return x->v->bytes > y->v->bytes ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static const struct stacks *sort_ctx;
+
+static int cmp_stack_allocs(const void *a, const void *b)
+{
+	const struct stk *x = &sort_ctx->st[*(const uint32_t *)a - 1];
+	const struct stk *y = &sort_ctx->st[*(const uint32_t *)b - 1];
+
+	if (x->allocs != y->allocs)
+		return x->allocs > y->allocs ? -1 : 1;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static int print_callsite(struct stacks *s, FILE *out)
+{
+	struct rowref *rows = malloc((s->gnames.n ? s->gnames.n : 1) * sizeof(*rows));
+	uint32_t *ids = NULL, nids = 0, want = s->o->callsite, g;
+	int rc = 0;
+
+	if (!rows)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < s->gnames.n; i++)
+		rows[i] = (struct rowref){ .g = i, .v = &s->g[i], .name = s->gnames.s[i] };
+	qsort(rows, s->gnames.n, sizeof(*rows), cmp_groups);
+	if (want > s->gnames.n) {
+		fprintf(stderr, "uslab report: --callsite %u: the table has %u rows\n", want,
+			s->gnames.n);
+		free(rows);
+		return 1;
+	}
+	g = rows[want - 1].g;
+	ids = malloc((s->m->nstacks ? s->m->nstacks : 1) * sizeof(*ids));
+	if (!ids) {
+		free(rows);
+		return -ENOMEM;
+	}
+	for (uint32_t sid = 1; sid <= s->m->nstacks; sid++) {
+		const struct stk *k = &s->st[sid - 1];
+
+		for (uint32_t j = 0; j < k->ngroups; j++)
+			if (k->groups[j] == g) {
+				ids[nids++] = sid;
+				break;
+			}
+	}
+	sort_ctx = s;
+	qsort(ids, nids, sizeof(*ids), cmp_stack_allocs);
+	fprintf(out, "# row %u of --sort callsite%s: %s\n", want, s->o->children ? " --children" : "",
+		s->gnames.s[g]);
+	fprintf(out, "# %" PRIu64 " allocations, %" PRIu64 " bytes, peak live %" PRIu64
+		", leaked %" PRIu64 ", from %u distinct call stacks\n",
+		s->g[g].allocs, s->g[g].bytes, s->g[g].peak, s->g[g].live, nids);
+	for (uint32_t i = 0; i < nids; i++) {
+		const struct trace_stack *t = &s->m->stacks[ids[i] - 1];
+		const struct stk *k = &s->st[ids[i] - 1];
+		uint32_t k0 = report_wrapper_frames(s->m, t);
+
+		fprintf(out, "\nstack %u of %u: %" PRIu64 " allocations (%.1f%%), %" PRIu64
+			" bytes, leaked %" PRIu64 "\n", i + 1, nids, k->allocs,
+			s->g[g].allocs ? 100.0 * (double)k->allocs / (double)s->g[g].allocs : 0.0,
+			k->bytes, k->live);
+		for (uint32_t f = 0; f < t->nframes; f++) {
+			const struct fname *fn = frame(&s->nm, t->proc, t->frames[f]);
+
+			if (!fn) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			fprintf(out, "  #%-3u %s%s\n", f, fn->full,
+				f < k0 ? "  [allocation wrapper: charged to its caller]" :
+				f == k0 ? "  <- call site" : "");
+		}
+		if (t->cut)
+			fprintf(out, "  ... cut at %u frames: the outer ones were not recorded "
+				"(record -g --max-stack)\n", t->nframes);
+	}
+out:
+	free(ids);
+	free(rows);
+	return rc;
+}
+
+int report_stacks(struct trace_reader *r, const char *path, const struct report_stacks_opts *o)
+{
+	struct stacks s = { .m = trace_reader_meta(r), .o = o };
+	struct trace_event ev;
+	struct folded *fl = NULL;
+	uint32_t nfl = 0;
+	uint64_t total;
+	int rc;
+
+	if (!s.m->nstacks) {
+		fprintf(stderr, "uslab report: %s: no call stacks in this trace (record it with 'uslab record -g')\n",
+			path);
+		return 1;
+	}
+	s.nm.m = s.m;
+	s.nm.sym = symbolizer_new();
+	s.st = calloc(s.m->nstacks, sizeof(*s.st));
+	if (!s.nm.sym || !s.st || hmap_init(&s.ids) || hmap_init(&s.nm.byaddr)) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	while ((rc = trace_reader_next(r, &ev)) > 0) {
+		if (trace_op_is_free(ev.op)) {
+			rc = on_free(&s, ev.id);
+		} else if (ev.op == TRACE_OP_REALLOC) {
+			rc = 0;
+			if (ev.old_id && (ev.id || !ev.size))
+				rc = on_free(&s, ev.old_id);
+			if (!rc && (ev.id || ev.size))
+				rc = on_alloc(&s, &ev);
+		} else {
+			rc = on_alloc(&s, &ev);
+		}
+		if (rc)
+			goto out;
+	}
+	if (rc < 0 && (rc = cmd_read_error(r, rc)))	/* truncated: what came before */
+		goto out_free;
+	if (o->callsite) {
+		rc = print_callsite(&s, stdout);
+		goto out;
+	}
+	rc = fold_all(&s, &fl, &nfl, &total);
+	if (rc)
+		goto out;
+	if (o->folded)
+		for (uint32_t i = 0; i < nfl; i++)
+			printf("%s %" PRIu64 "\n", fl[i].line, fl[i].w);
+	if (o->flamegraph) {
+		if (!total) {
+			fprintf(stderr, "uslab report: %s: no %s to draw\n", path,
+				weight_names[o->weight]);
+			rc = 1;
+			goto out;
+		}
+		rc = write_flamegraph(&s, fl, nfl, total, o->flamegraph, path);
+	}
+out:
+	if (rc < 0) {
+		fprintf(stderr, "uslab report: %s: %s\n", path,
+			rc == -E2BIG ? "too many objects" : strerror(-rc));
+		rc = 1;
+	}
+out_free:
+	for (uint32_t i = 0; i < nfl; i++)
+		free(fl[i].line);
+	free(fl);
+	for (uint32_t i = 0; s.st && i < s.m->nstacks; i++)
+		free(s.st[i].groups);
+	free(s.st);
+	for (uint64_t i = 0; i < s.nm.n; i++) {
+		free(s.nm.v[i].func);
+		free(s.nm.v[i].full);
+	}
+	free(s.nm.v);
+	hmap_destroy(&s.nm.byaddr);
+	hmap_destroy(&s.ids);
+	free(s.obj);
+	free(s.free_obj);
+	free(s.g);
+	strtab_free(&s.gnames);
+	symbolizer_free(s.nm.sym);
+	return rc;
+}

@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `uslab report --timeline FILE.svg|FILE.png TRACE`: live bytes over time,
+ * the total and the five call sites (a `record -g` trace) or kmalloc
+ * classes (any other) with the highest peaks, with the trace's peak
+ * marked; heaptrack_gui's consumed
+ * memory chart. The format comes from the name's extension (.svg drawn
+ * here, .png by plot-timeline.py with matplotlib); any other is refused.
+ *
+ * Two passes over the file (the trace is opened twice): the first finds
+ * the duration, the peak and each call site's own peak; the second samples
+ * the total (its maximum in each of TL_BUCKETS time buckets, so no peak is
+ * lost between samples) and the chosen sites (their value at each bucket's
+ * end). Memory: the live objects, the distinct stacks, the buckets.
+ * No locks: one thread.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "uslab/slab.h"
+#include "tools/uslab/builtin.h"
+
+#define TL_BUCKETS	800
+#define TL_SITES	5
+#define TL_SCRIPT	"plot-timeline.py"
+
+struct tl_obj {
+	uint64_t size;
+	uint32_t site;			/* index + 1 in sites, 0 none */
+};
+
+struct tl {
+	const struct trace_meta *m;
+	struct hmap ids;		/* live id -> index in obj[] */
+	struct tl_obj *obj;
+	uint64_t nobj, obj_cap, *free_obj, nfree, free_cap;
+	uint32_t *site_of_stack;	/* per stack: site index + 1 */
+	struct hmap site_by_addr;	/* call-site address (proc << 48 ^) -> index */
+	uint64_t *site_live, *site_peak, *site_addr;
+	uint32_t *site_proc, *site_stack;
+	uint64_t nsites, site_cap;
+	uint64_t live, peak, peak_time, last_time;
+	int chosen[TL_SITES];		/* pass 2: sites drawn, -1 none */
+	uint32_t nchosen;
+	uint64_t duration;
+	uint64_t total_max[TL_BUCKETS];
+	uint64_t site_at[TL_SITES][TL_BUCKETS];
+	bool seen[TL_BUCKETS];
+	bool pass2;
+	bool by_class;			/* no call stacks: series per kmalloc class */
+};
+
+/* Without stacks: the series are uslab's kmalloc classes (and one for
+ * what is larger), site index = class index. */
+static int class_sites(struct tl *t)
+{
+	uint64_t n = 0;
+	int rc = 0;
+
+	t->nsites = NR_KMALLOC_CLASSES + 1;
+	rc = rc ? rc : grow_array((void **)&t->site_live, &n, t->nsites, sizeof(uint64_t), UINT32_MAX);
+	n = 0;
+	rc = rc ? rc : grow_array((void **)&t->site_peak, &n, t->nsites, sizeof(uint64_t), UINT32_MAX);
+	t->site_cap = n;
+	t->by_class = true;
+	return rc;
+}
+
+static uint32_t class_site(uint64_t size)
+{
+	if (size > KMALLOC_MAX_CACHE_SIZE)
+		return NR_KMALLOC_CLASSES + 1;
+	return kmalloc_index(size ? size : 1) + 1;
+}
+
+static int site_of(struct tl *t, uint32_t sid, uint32_t *out)
+{
+	const struct trace_stack *st = &t->m->stacks[sid - 1];
+	uint64_t key, *v;
+	uint32_t k0;
+	int rc;
+
+	if (t->site_of_stack[sid - 1]) {
+		*out = t->site_of_stack[sid - 1];
+		return 0;
+	}
+	if (!st->nframes) {
+		*out = 0;
+		return 0;
+	}
+	k0 = report_wrapper_frames(t->m, st);
+	key = st->frames[k0] ^ ((uint64_t)st->proc << 48);
+	v = hmap_find(&t->site_by_addr, key);
+	if (!v) {
+		uint64_t n = t->site_cap;
+
+		rc = grow_array((void **)&t->site_live, &n, t->nsites + 1, sizeof(uint64_t), UINT32_MAX);
+		n = t->site_cap;
+		rc = rc ? rc : grow_array((void **)&t->site_peak, &n, t->nsites + 1, sizeof(uint64_t), UINT32_MAX);
+		n = t->site_cap;
+		rc = rc ? rc : grow_array((void **)&t->site_addr, &n, t->nsites + 1, sizeof(uint64_t), UINT32_MAX);
+		n = t->site_cap;
+		rc = rc ? rc : grow_array((void **)&t->site_proc, &n, t->nsites + 1, sizeof(uint32_t), UINT32_MAX);
+		n = t->site_cap;
+		rc = rc ? rc : grow_array((void **)&t->site_stack, &n, t->nsites + 1, sizeof(uint32_t), UINT32_MAX);
+		if (rc)
+			return rc;
+		t->site_cap = n;
+		t->site_addr[t->nsites] = st->frames[k0];
+		t->site_proc[t->nsites] = st->proc;
+		t->site_stack[t->nsites] = sid;
+		rc = hmap_insert(&t->site_by_addr, key, t->nsites);
+		if (rc)
+			return rc;
+		v = hmap_find(&t->site_by_addr, key);
+		t->nsites++;
+	}
+	*out = t->site_of_stack[sid - 1] = (uint32_t)*v + 1;
+	return 0;
+}
+
+static void sample(struct tl *t, uint64_t time)
+{
+	uint64_t b;
+
+	if (!t->pass2)
+		return;
+	/* in double: a hostile time near 2^64 must not wrap the product */
+	b = t->duration ? (uint64_t)((double)time / (double)t->duration * (TL_BUCKETS - 1)) : 0;
+	if (b >= TL_BUCKETS)
+		b = TL_BUCKETS - 1;
+	t->seen[b] = true;
+	if (t->live > t->total_max[b])
+		t->total_max[b] = t->live;
+	for (uint32_t k = 0; k < t->nchosen; k++)
+		t->site_at[k][b] = t->site_live[t->chosen[k]];
+}
+
+static int tl_alloc(struct tl *t, const struct trace_event *ev)
+{
+	uint32_t site = 0;
+	uint64_t i;
+	int rc;
+
+	if (!ev->id || hmap_find(&t->ids, ev->id))
+		return 0;
+	if (t->by_class) {
+		site = class_site(ev->size);
+	} else if (ev->stack && ev->stack <= t->m->nstacks) {
+		rc = site_of(t, ev->stack, &site);
+		if (rc)
+			return rc;
+	}
+	if (t->nfree) {
+		i = t->free_obj[--t->nfree];
+	} else {
+		rc = grow_array((void **)&t->obj, &t->obj_cap, t->nobj + 1, sizeof(*t->obj),
+				UINT64_MAX / sizeof(*t->obj));
+		if (rc)
+			return rc;
+		i = t->nobj++;
+	}
+	rc = hmap_insert(&t->ids, ev->id, i);
+	if (rc)
+		return rc;
+	t->obj[i] = (struct tl_obj){ .size = ev->size, .site = site };
+	t->live += ev->size;
+	if (site) {
+		t->site_live[site - 1] += ev->size;
+		if (t->site_live[site - 1] > t->site_peak[site - 1])
+			t->site_peak[site - 1] = t->site_live[site - 1];
+	}
+	if (t->live > t->peak) {
+		t->peak = t->live;
+		t->peak_time = ev->time_ns;
+	}
+	return 0;
+}
+
+static int tl_free(struct tl *t, uint64_t id)
+{
+	uint64_t i;
+
+	if (!id || hmap_remove(&t->ids, id, &i))
+		return 0;
+	t->live -= t->obj[i].size;
+	if (t->obj[i].site)
+		t->site_live[t->obj[i].site - 1] -= t->obj[i].size;
+	if (grow_array((void **)&t->free_obj, &t->free_cap, t->nfree + 1, sizeof(uint64_t),
+		       UINT64_MAX / sizeof(uint64_t)))
+		return -ENOMEM;
+	t->free_obj[t->nfree++] = i;
+	return 0;
+}
+
+static void tl_reset(struct tl *t)
+{
+	hmap_destroy(&t->ids);
+	t->nobj = t->nfree = 0;
+	t->live = 0;
+	for (uint64_t s = 0; s < t->nsites; s++)
+		t->site_live[s] = 0;
+}
+
+static int tl_pass(struct tl *t, struct trace_reader *r)
+{
+	struct trace_event ev;
+	int rc;
+
+	if (hmap_init(&t->ids))
+		return -ENOMEM;
+	while ((rc = trace_reader_next(r, &ev)) > 0) {
+		if (trace_op_is_free(ev.op)) {
+			rc = tl_free(t, ev.id);
+		} else if (ev.op == TRACE_OP_REALLOC) {
+			rc = 0;
+			if (ev.old_id && (ev.id || !ev.size))
+				rc = tl_free(t, ev.old_id);
+			if (!rc && (ev.id || ev.size))
+				rc = tl_alloc(t, &ev);
+		} else {
+			rc = tl_alloc(t, &ev);
+		}
+		if (rc)
+			return rc;
+		t->last_time = ev.time_ns;
+		sample(t, ev.time_ns);
+	}
+	return rc < 0 ? cmd_read_error(r, rc) : 0;
+}
+
+static void site_name(struct tl *t, struct symbolizer *sym, uint32_t s, char *buf, size_t len)
+{
+	const struct trace_meta *m = t->m;
+	uint64_t a;
+	struct sym_info si;
+
+	if (t->by_class) {
+		if (s < NR_KMALLOC_CLASSES)
+			snprintf(buf, len, "kmalloc-%u class", kmalloc_info[s].size);
+		else
+			snprintf(buf, len, "above kmalloc-%u", (unsigned int)KMALLOC_MAX_CACHE_SIZE);
+		return;
+	}
+	a = t->site_addr[s];
+
+	for (uint32_t i = 0; i < m->nobjects; i++) {
+		const struct trace_object *o = &m->objects[i];
+
+		if (o->proc != t->site_proc[s] || a < o->start || a >= o->end)
+			continue;
+		if (!symbolize(sym, o->path, a - 1 - o->start + o->offset, &si) && si.func[0]) {
+			if (si.file[0]) {
+				const char *b = strrchr(si.file, '/');
+
+				snprintf(buf, len, "%.200s (%.200s:%d)", si.func, b ? b + 1 : si.file, si.line);
+			} else {
+				snprintf(buf, len, "%.400s", si.func);
+			}
+		} else {
+			const char *b = strrchr(o->path, '/');
+
+			snprintf(buf, len, "%s+0x%" PRIx64, b ? b + 1 : o->path, a - o->start + o->offset);
+		}
+		cmd_printable(buf, buf, len);
+		return;
+	}
+	snprintf(buf, len, "?? [0x%" PRIx64 "]", a);
+}
+
+static void xml_text(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		default: fputc(*s, f);
+		}
+}
+
+static double nice_step(double range)
+{
+	double raw = range / 6, mag = 1, f;
+
+	if (raw <= 0)
+		return 1;
+	while (mag * 10 <= raw)
+		mag *= 10;
+	while (mag > raw)
+		mag /= 10;
+	f = raw / mag;
+	return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
+}
+
+static const char *const colours[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b" };
+
+#define SW 1000
+#define SH 560
+#define SL 90
+#define SR 20
+#define ST 50
+#define SB 60
+
+static int write_svg(struct tl *t, const char *path, const char *trace, char names[][512])
+{
+	double unit = t->peak >= (10ull << 20) ? 1 << 20 : t->peak >= (10ull << 10) ? 1 << 10 : 1;
+	const char *uname = unit == 1 << 20 ? "MiB" : unit == 1 << 10 ? "KiB" : "bytes";
+	double ymax = (double)t->peak / unit, xmax = (double)t->duration / 1e9, step;
+	double pw = SW - SL - SR, ph = SH - ST - SB;
+	struct out_file o;
+	char err[4200];
+	FILE *f;
+	int rc;
+
+	if (ymax <= 0)
+		ymax = 1;
+	if (xmax <= 0)
+		xmax = 1e-9;
+	rc = out_open(&o, path, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "uslab report: %s\n", err);
+		return 1;
+	}
+	f = fdopen(dup(o.fd), "w");
+	if (!f) {
+		out_abort(&o);
+		return -ENOMEM;
+	}
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
+		"width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
+		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+		"<text x=\"%d\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">Live bytes over time: ",
+		SW, SH, SW, SH, SW / 2);
+	xml_text(f, trace);
+	fputs("</text>\n", f);
+	/* axes and ticks */
+	step = nice_step(ymax);
+	for (double y = 0; y <= ymax * 1.0001; y += step) {
+		double py = ST + ph - y / ymax * ph;
+
+		fprintf(f, "<line x1=\"%d\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
+			"<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
+			SL, SL + pw, py, py, SL - 6, py + 4, y);
+	}
+	step = nice_step(xmax);
+	for (double x = 0; x <= xmax * 1.0001; x += step) {
+		double px = SL + x / xmax * pw;
+
+		fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/>"
+			"<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n",
+			px, px, ST, ST + ph, px, ST + ph + 16, x);
+	}
+	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#333\"/>\n"
+		"<text x=\"%.0f\" y=\"%d\" text-anchor=\"middle\">time (s)</text>\n"
+		"<text transform=\"translate(22,%.0f) rotate(-90)\" text-anchor=\"middle\">live %s</text>\n",
+		SL, ST, pw, ph, SL + pw / 2, SH - 16, ST + ph / 2, uname);
+	for (int k = -1; k < (int)t->nchosen; k++) {
+		double v = 0;
+
+		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" points=\"",
+			colours[k + 1], k < 0 ? "2" : "1.3");
+		for (uint32_t b = 0; b < TL_BUCKETS; b++) {
+			if (t->seen[b])
+				v = (double)(k < 0 ? t->total_max[b] : t->site_at[k][b]) / unit;
+			fprintf(f, "%.1f,%.1f ", SL + (double)b / (TL_BUCKETS - 1) * pw,
+				ST + ph - v / ymax * ph);
+		}
+		fputs("\"/>\n", f);
+		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"3\" fill=\"%s\"/>"
+			"<text x=\"%d\" y=\"%d\" font-size=\"11\">", SL + 12, ST + 14 + 15 * (k + 1),
+			colours[k + 1], SL + 30, ST + 18 + 15 * (k + 1));
+		xml_text(f, k < 0 ? "total" : names[k]);
+		fputs("</text>\n", f);
+	}
+	{
+		double px = SL + (double)t->peak_time / 1e9 / xmax * pw;
+
+		fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%.1f\" stroke=\"#d62728\" "
+			"stroke-dasharray=\"4,3\"/><circle cx=\"%.1f\" cy=\"%d\" r=\"4\" fill=\"#d62728\"/>"
+			"<text x=\"%.1f\" y=\"%d\" fill=\"#d62728\" text-anchor=\"%s\">peak %.1f %s at %.3f s</text>\n",
+			px, px, ST, ST + ph, px, ST, px + (px > SL + pw * 0.7 ? -6 : 6), ST - 6,
+			px > SL + pw * 0.7 ? "end" : "start", (double)t->peak / unit, uname,
+			(double)t->peak_time / 1e9);
+	}
+	fputs("</svg>\n", f);
+	rc = fclose(f) ? -errno : 0;
+	if (rc) {
+		out_abort(&o);
+		return rc;
+	}
+	if (out_commit(&o, err, sizeof(err))) {
+		fprintf(stderr, "uslab report: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
+/* plot-timeline.py beside the source (build tree) or in share/uslab/. */
+static int find_script(char *buf, size_t len)
+{
+	char exe[PATH_MAX];
+
+	if (!cmd_exe_dir(exe, sizeof(exe)) &&
+	    (size_t)snprintf(buf, len, "%s/../share/uslab/%s", exe, TL_SCRIPT) < len &&
+	    !access(buf, R_OK))
+		return 0;
+#ifdef USLAB_SRCDIR
+	if ((size_t)snprintf(buf, len, "%s/tools/uslab/%s", USLAB_SRCDIR, TL_SCRIPT) < len &&
+	    !access(buf, R_OK))
+		return 0;
+#endif
+	return -ENOENT;
+}
+
+/* The series as CSV for plot-timeline.py: a header of names, then
+ * "seconds,total,site..." per bucket; it writes the PNG. */
+static int write_png(struct tl *t, const char *png, const char *trace, char names[][512])
+{
+	char csv[] = "/tmp/uslab-timeline-XXXXXX", script[PATH_MAX + 64], title[1024];
+	int fd, rc, status;
+	pid_t pid;
+	FILE *f;
+
+	if (find_script(script, sizeof(script))) {
+		fprintf(stderr, "uslab report: %s not found (installed in share/uslab/)\n", TL_SCRIPT);
+		return 1;
+	}
+	fd = mkstemp(csv);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		fprintf(stderr, "uslab report: %s: %s\n", csv, strerror(errno));
+		return 1;
+	}
+	fprintf(f, "time_s,total");
+	for (uint32_t k = 0; k < t->nchosen; k++) {
+		fputs(",\"", f);
+		for (const char *p = names[k]; *p; p++)
+			fputc(*p == '"' ? '\'' : *p, f);
+		fputc('"', f);
+	}
+	fprintf(f, "\n#peak,%.9f,%" PRIu64 "\n", (double)t->peak_time / 1e9, t->peak);
+	{
+		uint64_t last[TL_SITES + 1] = { 0 };
+
+		for (uint32_t b = 0; b < TL_BUCKETS; b++) {
+			if (t->seen[b]) {
+				last[0] = t->total_max[b];
+				for (uint32_t k = 0; k < t->nchosen; k++)
+					last[k + 1] = t->site_at[k][b];
+			}
+			fprintf(f, "%.9f,%" PRIu64, (double)b / (TL_BUCKETS - 1) * (double)t->duration / 1e9,
+				last[0]);
+			for (uint32_t k = 0; k < t->nchosen; k++)
+				fprintf(f, ",%" PRIu64, last[k + 1]);
+			fputc('\n', f);
+		}
+	}
+	if (fclose(f)) {
+		unlink(csv);
+		return 1;
+	}
+	snprintf(title, sizeof(title), "Live bytes over time: %s", trace);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		unlink(csv);
+		return 1;
+	}
+	if (!pid) {
+		execl("/usr/bin/python3", "python3", script, csv, png, title, (char *)NULL);
+		fprintf(stderr, "uslab report: /usr/bin/python3: %s\n", strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	unlink(csv);
+	rc = WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : 1;
+	if (rc)
+		fprintf(stderr, "uslab report: %s: the PNG was not drawn (python3-matplotlib: "
+			"scripts/deps.sh plot)\n", png);
+	return rc;
+}
+
+const char *report_timeline_format(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+
+	if (dot && !strcmp(dot, ".svg"))
+		return "svg";
+	if (dot && !strcmp(dot, ".png"))
+		return "png";
+	return NULL;
+}
+
+int report_timeline(const char *trace, const char *out)
+{
+	struct tl *t = calloc(1, sizeof(*t));
+	struct symbolizer *sym = NULL;
+	struct trace_reader *r;
+	char (*names)[512] = NULL;
+	int rc = 1;
+
+	if (!t)
+		return 1;
+	if (!strcmp(trace, "-")) {
+		fprintf(stderr, "uslab report: --timeline reads the trace twice: a file, not standard input\n");
+		free(t);
+		return 2;
+	}
+	r = cmd_open_trace_as("uslab report", trace);
+	if (!r)
+		goto out;
+	t->m = trace_reader_meta(r);
+	t->site_of_stack = calloc(t->m->nstacks ? t->m->nstacks : 1, sizeof(uint32_t));
+	if (!t->site_of_stack || hmap_init(&t->site_by_addr) ||
+	    (!t->m->nstacks && class_sites(t)))
+		goto nomem;
+	rc = tl_pass(t, r);
+	if (rc)
+		goto close;
+	t->duration = t->last_time;
+	/* the sites with the highest own peaks */
+	for (t->nchosen = 0; t->nchosen < TL_SITES; t->nchosen++) {
+		int best = -1;
+
+		for (uint64_t s = 0; s < t->nsites; s++) {
+			bool taken = false;
+
+			for (uint32_t k = 0; k < t->nchosen; k++)
+				taken |= t->chosen[k] == (int)s;
+			if (!taken && t->site_peak[s] && (best < 0 || t->site_peak[s] > t->site_peak[best]))
+				best = (int)s;
+		}
+		if (best < 0)
+			break;
+		t->chosen[t->nchosen] = best;
+	}
+	names = calloc(TL_SITES, sizeof(*names));
+	sym = symbolizer_new();
+	if (!names || !sym)
+		goto nomem;
+	for (uint32_t k = 0; k < t->nchosen; k++)
+		site_name(t, sym, (uint32_t)t->chosen[k], names[k], sizeof(names[k]));
+	/* pass 2: the samples (the file again: the process table already said
+	 * which process this is) */
+	trace_reader_close(r);
+	r = cmd_open_trace_as("uslab report", trace);
+	if (!r)
+		goto out;
+	t->m = trace_reader_meta(r);
+	tl_reset(t);
+	t->pass2 = true;
+	rc = tl_pass(t, r);
+	if (rc)
+		goto close;
+	if (!strcmp(report_timeline_format(out), "svg"))
+		rc = write_svg(t, out, trace, names);
+	else
+		rc = write_png(t, out, trace, names);
+	if (rc < 0) {
+		fprintf(stderr, "uslab report: %s: %s\n", out, strerror(-rc));
+		rc = 1;
+	}
+	goto close;
+nomem:
+	fprintf(stderr, "uslab report: out of memory\n");
+	rc = 1;
+close:
+	trace_reader_close(r);
+out:
+	hmap_destroy(&t->ids);
+	hmap_destroy(&t->site_by_addr);
+	free(t->obj);
+	free(t->free_obj);
+	free(t->site_of_stack);
+	free(t->site_live);
+	free(t->site_peak);
+	free(t->site_addr);
+	free(t->site_proc);
+	free(t->site_stack);
+	free(names);
+	symbolizer_free(sym);
+	free(t);
+	return rc;
+}
