@@ -32,9 +32,10 @@ def main():
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(10, 5.6), dpi=100)
     t = [r[0] for r in data]
+    lines = []
     for i, name in enumerate(names):
-        ax.plot(t, [r[i + 1] / unit for r in data], label=name,
-                linewidth=2 if i == 0 else 1.2)
+        lines += ax.plot(t, [r[i + 1] / unit for r in data],
+                         linewidth=2 if i == 0 else 1.2)
     ax.axvline(peak_t, color="#d62728", linestyle="--", linewidth=1)
     ax.plot([peak_t], [peak_b / unit], "o", color="#d62728")
     right = peak_t > 0.7 * t[-1]
@@ -46,7 +47,13 @@ def main():
     ax.set_ylabel(f"live {uname}")
     ax.set_title(title, fontsize=11)
     ax.grid(True, color="#eee")
-    ax.legend(loc="upper left", fontsize=8)
+    # matplotlib leaves out of a legend every label that starts with "_",
+    # and C call sites often do (_PyObject_Malloc, _int_malloc): the legend
+    # is made with placeholders, then each entry gets its series' name.
+    legend = ax.legend(lines, [f"s{i}" for i in range(len(names))],
+                       loc="upper left", fontsize=8)
+    for text, name in zip(legend.get_texts(), names):
+        text.set_text(name)
     fig.tight_layout()
     fig.savefig(out)
 

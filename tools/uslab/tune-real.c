@@ -104,6 +104,22 @@ static int real_estimate(struct tune_real_point *x, const struct tune_real_point
 	return 0;
 }
 
+/*
+ * Why the other axis (@d: change against the defaults) rules @x out: its
+ * 95% CI lies above zero, or its upper end passes the tolerance.
+ */
+static void real_axis_worse(char *buf, size_t len, const char *pre, const char *axis,
+			    const struct stat_est *d)
+{
+	if (d->lo > 0)
+		snprintf(buf, len, "%s%s significantly worse (%+.1f%% [%+.1f, %+.1f])", pre,
+			 axis, 100 * d->median, 100 * d->lo, 100 * d->hi);
+	else
+		snprintf(buf, len, "%s%s may be worse by up to %+.1f%% (95%% CI %+.1f%% [%+.1f, %+.1f]; tolerance %+.0f%%)",
+			 pre, axis, 100 * d->hi, 100 * d->median, 100 * d->lo, 100 * d->hi,
+			 100 * TUNE_TOLERANCE);
+}
+
 /* Does @x beat the defaults for @goal? @why says what decided. */
 static bool real_accept(enum tune_goal goal, const struct tune_real_point *x, char *why,
 			size_t len)
@@ -117,22 +133,28 @@ static bool real_accept(enum tune_goal goal, const struct tune_real_point *x, ch
 	case TUNE_TIME:
 		if (cpu_gain && mem_ok)
 			return true;
-		snprintf(why, len, "%s", !cpu_gain ? "no significant gain in CPU time" :
-			 "resident memory significantly worse");
+		if (!cpu_gain)
+			snprintf(why, len, "no significant gain in CPU time");
+		else
+			real_axis_worse(why, len, "", "resident memory", &x->d_peak);
 		return false;
 	case TUNE_MEMORY:
 		if (mem_gain && cpu_ok)
 			return true;
-		snprintf(why, len, "%s", !mem_gain ? "no significant gain in peak resident memory" :
-			 "CPU time significantly worse or more than 3% worse");
+		if (!mem_gain)
+			snprintf(why, len, "no significant gain in peak resident memory");
+		else
+			real_axis_worse(why, len, "", "CPU time", &x->d_cpu);
 		return false;
 	case TUNE_BALANCED:
 		if ((mem_gain && cpu_ok) || (cpu_gain && mem_ok && x->d_peak.median <= 0))
 			return true;
-		snprintf(why, len, "%s", !mem_gain && !cpu_gain ?
-			 "no significant gain in resident memory or in CPU time" :
-			 mem_gain ? "less memory, but CPU time significantly worse or more than 3% worse" :
-			 "less CPU time, but more resident memory");
+		if (!mem_gain && !cpu_gain)
+			snprintf(why, len, "no significant gain in resident memory or in CPU time");
+		else if (mem_gain)
+			real_axis_worse(why, len, "less memory, but ", "CPU time", &x->d_cpu);
+		else
+			snprintf(why, len, "less CPU time, but more resident memory");
 		return false;
 	}
 	return false;
