@@ -23,6 +23,20 @@
  *     raw mode: u16 bytes (< 4096), u32 event count, the bytes
  *   trailer overrides: u64 events, u64 chunks, u64 id space, u64 time,
  *     u32 threads, each taken when a u8 selector says so
+ * With FORGE_TABLES, right after the command line, the extension records
+ * (format 1.1) a `record -g` trace opens with, each chosen by a u8 mode
+ * (0 none, 1 built from fields, 2 raw decoded bytes: u16 length < 4096,
+ * u32 entry count, the bytes):
+ *   process table: u8 entries (1..8), each u8 shape, then its fields
+ *     (pid, ppid, parent, exec_from, first_tid, nthreads, flags, start,
+ *     allocs, comm, exe, cmdline as the shape picks: mostly valid, any
+ *     value at times); the event counts are the forged events' own, so a
+ *     clean end is reachable, unless the shape asks for any value
+ *   stack table: u8 entries (< 16), each u8 process, u8 frame count (< 8)
+ *     or any, the frames
+ *   object table: u8 entries (< 8), each u8 process, start, size, offset,
+ *     u8 path length (< 16) and its bytes
+ * and the events then name stacks (op bit 7) when their shape says so.
  */
 #ifndef USLAB_FUZZ_FORGE_H
 #define USLAB_FUZZ_FORGE_H
@@ -37,6 +51,8 @@
 #define FORGE_CUT	0x04
 #define FORGE_JUNK	0x08
 #define FORGE_CHUNK_HDR	0x10
+#define FORGE_TABLES	0x20
+#define FORGE_PROCS_MAX	8
 
 struct forge_in {
 	const uint8_t *p;
@@ -103,6 +119,11 @@ struct forge_state {
 	uint64_t time, nevents, max_id;
 	uint32_t max_tid;
 	bool any;
+	uint32_t nstacks;		/* stack ids events may name, 0 none */
+	/* the process table built from fields: tid ranges, counts to fill */
+	uint32_t nprocs;
+	uint64_t first_tid[FORGE_PROCS_MAX], nthreads[FORGE_PROCS_MAX];
+	uint64_t events[FORGE_PROCS_MAX], allocs[FORGE_PROCS_MAX];
 };
 
 /* One event in the writer's encoding; its fields from the input. */
@@ -124,6 +145,8 @@ static uint8_t *forge_event(struct forge_in *in, uint8_t *p, struct forge_state 
 		b |= TRACE_EV_SAME_TID;
 	if (!first && cpu1 == *prev_cpu)
 		b |= TRACE_EV_SAME_CPU;
+	if (st->nstacks && (shape & 0x8000))
+		b |= TRACE_EV_STACK;
 	*p++ = b;
 	p = put_varint(p, dt);
 	if (!(b & TRACE_EV_SAME_TID))
@@ -138,6 +161,14 @@ static uint8_t *forge_event(struct forge_in *in, uint8_t *p, struct forge_state 
 	if (trace_op_has_align(op))	/* a power of two, or anything */
 		p = put_varint(p, shape & 0x400 ? forge_value(in, shape >> 12, 0) :
 			       (uint64_t)1 << (forge_take(in, 1) % 64));
+	if (b & TRACE_EV_STACK)		/* a stack of the table, or anything */
+		p = put_varint(p, shape & 0x4000 ? forge_take(in, 4) :
+			       1 + forge_take(in, 1) % st->nstacks);
+	for (uint32_t i = 0; i < st->nprocs; i++)
+		if (tid >= st->first_tid[i] && tid - st->first_tid[i] < st->nthreads[i]) {
+			st->events[i]++;
+			st->allocs[i] += trace_op_is_alloc(op) || op == TRACE_OP_REALLOC;
+		}
 	st->time += dt;
 	st->nevents++;
 	st->any = true;
@@ -153,12 +184,171 @@ static uint8_t *forge_event(struct forge_in *in, uint8_t *p, struct forge_state 
 	return p;
 }
 
+/* One extension record of @n entries over @raw (@len bytes) into @o. */
+static int forge_record(struct forge_buf *o, uint32_t magic, uint32_t n,
+			const uint8_t *raw, size_t len)
+{
+	static uint8_t comp[ZSTD_COMPRESSBOUND(8192)];
+	uint8_t h[TRACE_REC_HDR];
+	size_t clen = ZSTD_compress(comp, sizeof(comp), raw, len, 1);
+
+	if (ZSTD_isError(clen))
+		return -1;
+	put_le32(h, magic);
+	put_le32(h + 4, (uint32_t)clen);
+	put_le32(h + 8, (uint32_t)len);
+	put_le32(h + 12, n);
+	put_le32(h + 16, trace_crc32c(0, comp, clen));
+	put_le32(h + 20, trace_crc32c(0, h, 20));
+	return forge_put(o, h, sizeof(h)) || forge_put(o, comp, clen) ? -1 : 0;
+}
+
+/* A raw table: u16 length, u32 entries, the bytes. */
+static int forge_raw_table(struct forge_in *in, struct forge_buf *o, uint32_t magic,
+			   uint32_t *n)
+{
+	static uint8_t raw[4096];
+	size_t len = (size_t)forge_take(in, 2) % sizeof(raw);
+
+	*n = (uint32_t)forge_take(in, 4);
+	for (size_t i = 0; i < len; i++)
+		raw[i] = (uint8_t)forge_take(in, 1);
+	return forge_record(o, magic, *n, raw, len);
+}
+
+static uint8_t *forge_str(struct forge_in *in, uint8_t *p, unsigned int max)
+{
+	unsigned int n = (unsigned int)forge_take(in, 1) % max;
+
+	p = put_varint(p, n);
+	for (unsigned int i = 0; i < n; i++)
+		*p++ = (uint8_t)forge_take(in, 1);
+	return p;
+}
+
+/* The process table's fields from the input (counts filled in later). */
+static void forge_procs_layout(struct forge_in *in, struct forge_state *st, uint8_t *shape)
+{
+	uint64_t tid = 0;
+
+	st->nprocs = 1 + (uint32_t)forge_take(in, 1) % FORGE_PROCS_MAX;
+	for (uint32_t i = 0; i < st->nprocs; i++) {
+		shape[i] = (uint8_t)forge_take(in, 1);
+		st->first_tid[i] = shape[i] & 1 ? forge_value(in, 3, 0) : tid;
+		st->nthreads[i] = shape[i] & 2 ? forge_value(in, 3, 0) : forge_take(in, 1) % 4;
+		tid = st->first_tid[i] + st->nthreads[i];
+	}
+}
+
+/* The process table itself, once the events are known. */
+static int forge_procs(struct forge_in *in, struct forge_buf *o, struct forge_state *st,
+		       const uint8_t *shape)
+{
+	static uint8_t raw[FORGE_PROCS_MAX * (11 * 10 + 3 * 64)];
+	uint8_t *p = raw;
+
+	for (uint32_t i = 0; i < st->nprocs; i++) {
+		bool any = shape[i] & 4;
+
+		p = put_varint(p, 100 + i);				/* pid */
+		p = put_varint(p, 1);					/* ppid */
+		p = put_varint(p, any ? forge_value(in, 3, 0) : forge_take(in, 1) % (i + 1));
+		p = put_varint(p, any ? forge_value(in, 3, 0) : forge_take(in, 1) % (i + 1));
+		p = put_varint(p, st->first_tid[i]);
+		p = put_varint(p, st->nthreads[i]);
+		p = put_varint(p, any ? forge_value(in, 3, 0) : forge_take(in, 1) & 3);
+		p = put_varint(p, forge_value(in, 1, 0));		/* start */
+		p = put_varint(p, shape[i] & 8 ? forge_value(in, 3, 0) : st->events[i]);
+		p = put_varint(p, shape[i] & 16 ? forge_value(in, 3, 0) : st->allocs[i]);
+		p = forge_str(in, p, 20);				/* comm */
+		p = forge_str(in, p, 64);				/* exe */
+		p = forge_str(in, p, 64);				/* cmdline */
+	}
+	return forge_record(o, TRACE_PROCS_MAGIC, st->nprocs, raw, (size_t)(p - raw));
+}
+
+static int forge_stacks(struct forge_in *in, struct forge_buf *o, struct forge_state *st)
+{
+	static uint8_t raw[16 * (2 * 10 + 8 * 10)];
+	uint32_t n = (uint32_t)forge_take(in, 1) % 16;
+	uint8_t *p = raw;
+
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned int nf = (unsigned int)forge_take(in, 1);
+		uint64_t prev = 0;
+
+		p = put_varint(p, forge_take(in, 1) % (st->nprocs ? st->nprocs + 1 : 2));
+		p = put_varint(p, nf & 0x80 ? forge_value(in, 3, 0) : nf % 8);
+		for (unsigned int k = 0; k < (nf & 0x80 ? 1 : nf % 8); k++) {
+			uint64_t f = forge_value(in, (unsigned int)forge_take(in, 1), 0);
+
+			p = put_varint(p, zigzag((int64_t)(f - prev)));
+			prev = f;
+		}
+	}
+	st->nstacks = n;
+	return forge_record(o, TRACE_STACKS_MAGIC, n, raw, (size_t)(p - raw));
+}
+
+static int forge_objects(struct forge_in *in, struct forge_buf *o, struct forge_state *st)
+{
+	static uint8_t raw[8 * (5 * 10 + 16)];
+	uint32_t n = (uint32_t)forge_take(in, 1) % 8;
+	uint8_t *p = raw;
+
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned int shape = (unsigned int)forge_take(in, 1);
+
+		p = put_varint(p, forge_take(in, 1) % (st->nprocs ? st->nprocs + 1 : 2));
+		p = put_varint(p, forge_value(in, shape, 0));		/* start */
+		p = put_varint(p, forge_value(in, shape >> 2, 0));	/* size */
+		p = put_varint(p, forge_value(in, shape >> 4, 0));	/* offset */
+		p = forge_str(in, p, 16);				/* path */
+	}
+	return forge_record(o, TRACE_OBJECTS_MAGIC, n, raw, (size_t)(p - raw));
+}
+
+/* The records put between the header and the chunks (at @at in @o): the
+ * process table (built now that the events are counted) and the rest. */
+static int forge_tables_in(struct forge_buf *o, struct forge_in *in, struct forge_state *st,
+			   unsigned int procs_mode, const uint8_t *shape,
+			   struct forge_buf *tables, struct forge_buf *procs, size_t at)
+{
+	struct forge_buf n = { 0 };
+	int rc = 0;
+
+	if (procs_mode == 1)
+		rc = forge_procs(in, procs, st, shape);
+	if (!rc)
+		rc = forge_put(&n, o->b, at);
+	if (!rc && procs->len)
+		rc = forge_put(&n, procs->b, procs->len);
+	if (!rc && tables->len)
+		rc = forge_put(&n, tables->b, tables->len);
+	if (!rc && o->len > at)
+		rc = forge_put(&n, o->b + at, o->len - at);
+	free(tables->b);
+	free(procs->b);
+	tables->b = procs->b = NULL;
+	if (rc) {
+		free(n.b);
+		return -1;
+	}
+	free(o->b);
+	*o = n;
+	return 0;
+}
+
 /* The file the input describes, in @o (free o->b). Return: 0, -1 no memory. */
 static int forge_trace(const uint8_t *data, size_t size, struct forge_buf *o)
 {
 	static uint8_t raw[512 * TRACE_EVENT_MAX + 4096], comp[ZSTD_COMPRESSBOUND(sizeof(raw))];
 	struct forge_in in = { data, size };
 	struct forge_state st = { 0 };
+	struct forge_buf tables = { 0 }, procs = { 0 };
+	uint8_t shape[FORGE_PROCS_MAX];
+	unsigned int procs_mode = 0;
+	size_t chunks_at = 0;
 	unsigned int flags = (unsigned int)forge_take(&in, 1);
 	uint8_t h[TRACE_HDR_FIXED + 64 + 4], t[TRACE_TRAILER];
 	uint32_t clen, nchunks, c;
@@ -179,6 +369,32 @@ static int forge_trace(const uint8_t *data, size_t size, struct forge_buf *o)
 	put_le32(h + TRACE_HDR_FIXED + clen, trace_crc32c(0, h, TRACE_HDR_FIXED + clen));
 	if (forge_put(o, h, TRACE_HDR_FIXED + clen + 4))
 		return -1;
+
+	/* the tables before the events; the process table last of all, once
+	 * the events it counts are forged */
+	if (flags & FORGE_TABLES) {
+		unsigned int mode = (unsigned int)forge_take(&in, 1);
+		uint32_t n;
+		int rc = 0;
+
+		procs_mode = mode % 3;
+		if (procs_mode == 1)
+			forge_procs_layout(&in, &st, shape);
+		else if (procs_mode == 2)
+			rc = forge_raw_table(&in, &tables, TRACE_PROCS_MAGIC, &n);
+		if (!rc && (mode / 3) % 3 == 1)
+			rc = forge_stacks(&in, &tables, &st);
+		else if (!rc && (mode / 3) % 3 == 2)
+			rc = forge_raw_table(&in, &tables, TRACE_STACKS_MAGIC, &st.nstacks);
+		if (!rc && (mode / 9) % 3 == 1)
+			rc = forge_objects(&in, &tables, &st);
+		else if (!rc && (mode / 9) % 3 == 2)
+			rc = forge_raw_table(&in, &tables, TRACE_OBJECTS_MAGIC, &n);
+		if (rc)
+			goto fail;
+		st.nstacks = st.nstacks > 64 ? 64 : st.nstacks;
+		chunks_at = o->len;
+	}
 
 	nchunks = (uint32_t)forge_take(&in, 1) % 5;
 	for (c = 0; c < nchunks; c++) {
@@ -214,6 +430,9 @@ static int forge_trace(const uint8_t *data, size_t size, struct forge_buf *o)
 			return -1;
 	}
 
+	if ((flags & FORGE_TABLES) && forge_tables_in(o, &in, &st, procs_mode, shape, &tables,
+						     &procs, chunks_at))
+		goto fail;
 	if (flags & FORGE_CUT)
 		return 0;
 	memset(t, 0, sizeof(t));
@@ -243,6 +462,10 @@ static int forge_trace(const uint8_t *data, size_t size, struct forge_buf *o)
 	if ((flags & FORGE_JUNK) && forge_put(o, "", 1))
 		return -1;
 	return 0;
+fail:
+	free(tables.b);
+	free(procs.b);
+	return -1;
 }
 
 /* The forged file behind a path the path-taking tools can open. */

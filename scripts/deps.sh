@@ -20,8 +20,10 @@
 #   plot        matplotlib, for `uslab tune --png` and `make run`
 #   menuconfig  ncurses, for `make menuconfig`
 #
-# Missing ones are installed with apt-get when running as root; otherwise this
-# prints the exact command and fails, so nothing half-builds.
+# Missing ones are installed with apt-get when running as root (waiting up to
+# 5 minutes for a dpkg lock another apt holds; the output in a log of this
+# run's own, printed when it fails); otherwise this prints the exact command
+# and fails, so nothing half-builds.
 set -euo pipefail
 
 declare -A need=(
@@ -59,14 +61,20 @@ done
 if [ "$(id -u)" -eq 0 ]; then
 	echo "deps ($*): installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	if ! apt-get install -y -q --no-install-recommends "${missing[@]}" >/tmp/uslab-apt.log 2>&1; then
-		apt-get update -q >>/tmp/uslab-apt.log 2>&1
-		apt-get install -y -q --no-install-recommends "${missing[@]}" >>/tmp/uslab-apt.log 2>&1 || {
-			echo "deps: apt-get install failed, see /tmp/uslab-apt.log" >&2
-			tail -20 /tmp/uslab-apt.log >&2
+	# Another apt or dpkg (a second make check, unattended upgrades) may
+	# hold the lock: wait for it up to 5 minutes rather than fail at once.
+	# The log is this run's own, removed when all went well.
+	apt=(apt-get -o DPkg::Lock::Timeout=300 -q)
+	log=$(mktemp "${TMPDIR:-/tmp}/uslab-deps.XXXXXX")
+	if ! "${apt[@]}" install -y --no-install-recommends "${missing[@]}" >"$log" 2>&1; then
+		"${apt[@]}" update >>"$log" 2>&1 || true	# install says what failed
+		"${apt[@]}" install -y --no-install-recommends "${missing[@]}" >>"$log" 2>&1 || {
+			echo "deps: apt-get install failed, see $log" >&2
+			tail -20 "$log" >&2
 			exit 1
 		}
 	fi
+	rm -f "$log"
 else
 	echo "deps ($*): missing Debian packages; run as root:" >&2
 	echo "  apt-get install -y ${missing[*]}" >&2

@@ -26,7 +26,7 @@ die() {
 
 if ! command -v dpkg-source >/dev/null; then
 	[ "$(id -u)" -eq 0 ] || die "dpkg-dev missing; run as root: apt-get install -y dpkg-dev"
-	apt-get install -y -q --no-install-recommends dpkg-dev >>"$log" 2>&1 ||
+	apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends dpkg-dev >>"$log" 2>&1 ||
 		die "apt-get install dpkg-dev failed"
 fi
 
@@ -47,14 +47,14 @@ Suites: bookworm-security
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
-	apt-get update -q >>"$log" 2>&1 || die "apt-get update failed (network?)"
+	apt-get -o DPkg::Lock::Timeout=300 update -q >>"$log" 2>&1 || die "apt-get update failed (network?)"
 fi
 
 dl=$out/download
 rm -rf "$dl" "$out/src" "$out"/redis_*
 mkdir -p "$dl"
 (cd "$dl" && apt-get source --download-only redis) >>"$log" 2>&1 ||
-	{ [ "$(id -u)" -eq 0 ] && apt-get update -q >>"$log" 2>&1 &&
+	{ [ "$(id -u)" -eq 0 ] && apt-get -o DPkg::Lock::Timeout=300 update -q >>"$log" 2>&1 &&
 	  (cd "$dl" && apt-get source --download-only redis) >>"$log" 2>&1; } ||
 	die "apt-get source redis failed: cannot fetch Debian's redis source"
 dsc=$(ls "$dl"/redis_*.dsc | head -1)

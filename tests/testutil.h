@@ -37,6 +37,22 @@ static inline unsigned long test_seed_from_env(const char *env, const char *suit
 	return seed;
 }
 
+/*
+ * Rounds of a loop whose every round asserts the same thing: @n, or
+ * @light when USLAB_TEST_LIGHT is set. tests/percpu/test_percpu_valgrind.sh
+ * sets it: under valgrind a round costs 20 to 50 times more (and a thread
+ * handoff a scheduling round on a loaded machine), and the suite must stay
+ * within its time budget (tests/README.md) while asserting the same.
+ */
+static inline unsigned int test_iters(unsigned int n, unsigned int light)
+{
+	static int on = -1;
+
+	if (on < 0)
+		on = getenv("USLAB_TEST_LIGHT") != NULL;
+	return on ? light : n;
+}
+
 /* The resident set of this process in bytes (/proc/self/statm, through
  * stdio: the allocator under test serves it), 0 if unreadable. */
 static inline size_t test_rss_bytes(void)

@@ -565,7 +565,9 @@ int trace_procs_decode(const uint8_t *buf, size_t len, uint32_t n,
 		       v[2] > i ? "parent (an earlier entry)" :
 		       v[3] > i ? "exec_from (an earlier entry)" :
 		       (v[5] && v[4] < tid_end) ? "first_tid (after the previous entry's threads)" :
-		       v[4] + v[5] > TRACE_THREADS_MAX ? "nthreads" :
+		       v[4] > TRACE_THREADS_MAX ? "first_tid" :
+		       /* first_tid + nthreads must not wrap: bounded apart */
+		       v[5] > TRACE_THREADS_MAX - v[4] ? "nthreads" :
 		       (v[6] & ~(uint64_t)TRACE_PROC_FLAGS) ? "flags" :
 		       v[9] > v[8] ? "allocs (at most events)" : NULL;
 		if (what)

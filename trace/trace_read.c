@@ -50,9 +50,17 @@ struct trace_reader {
 	struct trace_proc *procs;	/* process table (1.1), meta.procs */
 	uint64_t *proc_events;		/* events seen per process */
 	uint32_t *ranges;		/* processes with threads, by first tid */
-	struct trace_stack *stacks;	/* meta.stacks */
+	struct trace_stack *stacks;	/* meta.stacks, once loaded */
 	uint64_t *frames;		/* their frames */
-	struct trace_object *objects;	/* meta.objects */
+	struct trace_object *objects;	/* meta.objects, once loaded */
+	/* The stack and object tables as stored (checked at open, decoded by
+	 * trace_reader_load_stacks()): their zstd payloads, the decoded
+	 * sizes, and the frames the stack table holds. */
+	struct lazy_table { uint8_t *comp; uint32_t comp_len, raw; bool seen; } lazy_stk, lazy_obj;
+	uint64_t nframes;
+	bool stacks_loaded, objects_loaded;
+	uint8_t *stk_raw;		/* trace_reader_stack(): the decoded table */
+	uint32_t *stk_off;		/* and where each entry starts in it */
 	uint32_t nranges;
 	int sel;			/* selected process, -1 all */
 	uint64_t sel_events;		/* events of it returned so far */
@@ -160,20 +168,27 @@ static int read_payload(struct trace_reader *r, uint64_t at, uint32_t comp, uint
 	return 0;
 }
 
-/* USTK: n x (varint proc, varint nframes, frames as zigzag deltas). Each
- * stack takes at least 2 bytes and each frame 1: bounds before allocating. */
+/*
+ * USTK: n x (varint proc, varint nframes, frames as zigzag deltas). Each
+ * stack takes at least 2 bytes and each frame 1: bounds before allocating.
+ * With @fill false the table is only checked and its frames counted
+ * (r->nframes), nothing allocated; with @fill true (a table checked at
+ * open) r->stacks and r->frames are filled, sized by that count.
+ */
 static int decode_stacks(struct trace_reader *r, const uint8_t *buf, size_t len,
-			 uint32_t n, uint64_t at)
+			 uint32_t n, uint64_t at, bool fill)
 {
 	const uint8_t *p = buf, *end = buf + len;
 	uint64_t used = 0;
 
 	if (n > TRACE_STACKS_MAX || n > len / 2)
 		return fail(r, at, "stack table of %u entries in %zu bytes", n, len);
-	r->stacks = calloc(n ? n : 1, sizeof(*r->stacks));
-	r->frames = malloc((len ? len : 1) * sizeof(*r->frames));
-	if (!r->stacks || !r->frames)
-		return nomem(r);
+	if (fill) {
+		r->stacks = calloc(n ? n : 1, sizeof(*r->stacks));
+		r->frames = malloc((r->nframes ? r->nframes : 1) * sizeof(*r->frames));
+		if (!r->stacks || !r->frames)
+			return nomem(r);
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t proc, nf, v, prev = 0;
 
@@ -181,41 +196,54 @@ static int decode_stacks(struct trace_reader *r, const uint8_t *buf, size_t len,
 		    get_varint(&p, end, &nf) || nf > TRACE_STACK_MAX || nf > (uint64_t)(end - p))
 			return fail(r, at, "stack table entry %u, decoded byte %td: expected a process index and a frame count <= %u",
 				    i, p - buf, TRACE_STACK_MAX);
-		r->stacks[i].proc = (uint32_t)proc;
-		r->stacks[i].nframes = (uint32_t)nf;
-		r->stacks[i].frames = r->frames + used;
+		if (fill) {
+			r->stacks[i].proc = (uint32_t)proc;
+			r->stacks[i].nframes = (uint32_t)nf;
+			r->stacks[i].frames = r->frames + used;
+		}
 		for (uint64_t k = 0; k < nf; k++) {
 			if (get_varint(&p, end, &v))
 				return fail(r, at, "stack table entry %u, decoded byte %td: expected a frame varint",
 					    i, p - buf);
 			prev += (uint64_t)unzigzag(v);
-			r->frames[used++] = prev;
+			if (fill)
+				r->frames[used] = prev;
+			used++;
 		}
 		/* the recorder's mark of a stack cut at its depth */
-		if (nf && r->frames[used - 1] == TRACE_FRAME_CUT) {
+		if (fill && nf && r->frames[used - 1] == TRACE_FRAME_CUT) {
 			r->stacks[i].nframes--;
 			r->stacks[i].cut = true;
 		}
 	}
 	if (p != end)
 		return fail(r, at, "stack table: %td bytes left over after %u entries", end - p, n);
-	r->meta.stacks = r->stacks;
+	if (fill && used != r->nframes)
+		return fail(r, at, "stack table: %" PRIu64 " frames, %" PRIu64 " when checked",
+			    used, r->nframes);
+	r->nframes = used;
+	if (fill)
+		r->meta.stacks = r->stacks;
 	r->meta.nstacks = n;
 	return 0;
 }
 
-/* UMAP: n x (varint proc, start, size, offset, path length, path bytes). */
+/* UMAP: n x (varint proc, start, size, offset, path length, path bytes).
+ * @fill as for decode_stacks(): false checks, true fills r->objects. */
 static int decode_objects(struct trace_reader *r, const uint8_t *buf, size_t len,
-			  uint32_t n, uint64_t at)
+			  uint32_t n, uint64_t at, bool fill)
 {
 	const uint8_t *p = buf, *end = buf + len;
 
 	if (n > TRACE_OBJECTS_MAX || n > len / 5)
 		return fail(r, at, "object table of %u entries in %zu bytes", n, len);
-	r->objects = calloc(n ? n : 1, sizeof(*r->objects));
-	if (!r->objects)
-		return nomem(r);
-	r->meta.objects = r->objects;
+	if (fill) {
+		r->objects = calloc(n ? n : 1, sizeof(*r->objects));
+		if (!r->objects)
+			return nomem(r);
+		r->meta.objects = r->objects;
+		r->meta.nobjects = 0;	/* the entries filled so far (freed at close) */
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t proc, start, size, off, l;
 		char *path;
@@ -226,18 +254,141 @@ static int decode_objects(struct trace_reader *r, const uint8_t *buf, size_t len
 		    get_varint(&p, end, &l) || l > TRACE_PROC_STR_MAX || l > (uint64_t)(end - p))
 			return fail(r, at, "object table entry %u, decoded byte %td: expected process, range, offset and path",
 				    i, p - buf);
-		path = malloc(l + 1);
-		if (!path)
-			return nomem(r);
-		memcpy(path, p, l);
-		path[l] = 0;
+		if (fill) {
+			path = malloc(l + 1);
+			if (!path)
+				return nomem(r);
+			memcpy(path, p, l);
+			path[l] = 0;
+			r->objects[i] = (struct trace_object){ .proc = (uint32_t)proc,
+				.start = start, .end = start + size, .offset = off, .path = path };
+			r->meta.nobjects = i + 1;
+		}
 		p += l;
-		r->objects[i] = (struct trace_object){ .proc = (uint32_t)proc, .start = start,
-			.end = start + size, .offset = off, .path = path };
-		r->meta.nobjects = i + 1;
 	}
 	if (p != end)
 		return fail(r, at, "object table: %td bytes left over after %u entries", end - p, n);
+	r->meta.nobjects = n;
+	return 0;
+}
+
+/*
+ * A stack or object table just read and checked at open (in r->raw): its
+ * payload (@comp bytes in r->comp) kept as stored for
+ * trace_reader_load_stacks(), which only the readers that symbolize call.
+ * Decoded, a table of a few KiB on disk can take hundreds of MiB.
+ */
+static int keep_table(struct trace_reader *r, struct lazy_table *t, uint32_t comp,
+		      uint32_t raw)
+{
+	t->comp = malloc(comp);
+	if (!t->comp)
+		return nomem(r);
+	memcpy(t->comp, r->comp, comp);
+	t->comp_len = comp;
+	t->raw = raw;
+	return 0;
+}
+
+/* The stored table @t decoded into a new buffer, *@out (free it). */
+static int unpack_table(struct trace_reader *r, const struct lazy_table *t,
+			const char *what, uint8_t **out)
+{
+	uint8_t *raw = malloc(t->raw ? t->raw : 1);
+	size_t got;
+
+	if (!raw)
+		return nomem(r);
+	got = ZSTD_decompressDCtx(r->dctx, raw, t->raw, t->comp, t->comp_len);
+	if (ZSTD_isError(got) || got != t->raw) {	/* it decoded at open */
+		free(raw);
+		return fail(r, 0, "%s table: decodes differently than at open", what);
+	}
+	*out = raw;
+	return 0;
+}
+
+int trace_reader_load_objects(struct trace_reader *r)
+{
+	uint8_t *raw;
+	int rc;
+
+	if (r->error)
+		return r->error;
+	if (r->objects_loaded || !r->lazy_obj.seen)
+		return 0;
+	rc = unpack_table(r, &r->lazy_obj, "object", &raw);
+	if (rc)
+		return rc;
+	rc = decode_objects(r, raw, r->lazy_obj.raw, r->meta.nobjects, 0, true);
+	free(raw);
+	r->objects_loaded = !rc;
+	return rc;
+}
+
+int trace_reader_load_stacks(struct trace_reader *r)
+{
+	uint8_t *raw;
+	int rc = trace_reader_load_objects(r);
+
+	if (rc || r->stacks_loaded || !r->lazy_stk.seen)
+		return rc;
+	rc = unpack_table(r, &r->lazy_stk, "stack", &raw);
+	if (rc)
+		return rc;
+	rc = decode_stacks(r, raw, r->lazy_stk.raw, r->meta.nstacks, 0, true);
+	free(raw);
+	r->stacks_loaded = !rc;
+	return rc;
+}
+
+int trace_reader_stack(struct trace_reader *r, uint32_t id, struct trace_stack *out,
+		       uint64_t *frames)
+{
+	const uint8_t *p, *end;
+	uint64_t proc, nf, v, prev = 0;
+
+	if (r->error)
+		return r->error;
+	if (!id || id > r->meta.nstacks)
+		return -EINVAL;
+	if (!r->stk_raw) {	/* the table's bytes, and where each entry starts */
+		int rc = unpack_table(r, &r->lazy_stk, "stack", &r->stk_raw);
+
+		if (rc)
+			return rc;
+		r->stk_off = malloc(r->meta.nstacks * sizeof(*r->stk_off));
+		if (!r->stk_off)
+			return nomem(r);
+		p = r->stk_raw;
+		end = p + r->lazy_stk.raw;
+		for (uint32_t i = 0; i < r->meta.nstacks; i++) {
+			r->stk_off[i] = (uint32_t)(p - r->stk_raw);
+			/* checked at open: these cannot fail */
+			if (get_varint(&p, end, &proc) || get_varint(&p, end, &nf))
+				return fail(r, 0, "stack table: entry %u unreadable", i);
+			for (uint64_t k = 0; k < nf; k++)
+				if (get_varint(&p, end, &v))
+					return fail(r, 0, "stack table: entry %u unreadable", i);
+		}
+	}
+	p = r->stk_raw + r->stk_off[id - 1];
+	end = r->stk_raw + r->lazy_stk.raw;
+	if (get_varint(&p, end, &proc) || get_varint(&p, end, &nf) || nf > TRACE_STACK_MAX)
+		return fail(r, 0, "stack table: entry %u unreadable", id - 1);
+	for (uint64_t k = 0; k < nf; k++) {
+		if (get_varint(&p, end, &v))
+			return fail(r, 0, "stack table: entry %u unreadable", id - 1);
+		prev += (uint64_t)unzigzag(v);
+		frames[k] = prev;
+	}
+	*out = (struct trace_stack){ .proc = (uint32_t)proc, .nframes = (uint32_t)nf,
+				     .frames = frames };
+	/* the recorder's mark of a stack cut at its depth, as decode_stacks() */
+	if (nf && frames[nf - 1] == TRACE_FRAME_CUT) {
+		out->nframes--;
+		out->cut = true;
+	}
 	return 0;
 }
 
@@ -346,21 +497,36 @@ static int load_record(struct trace_reader *r, const uint8_t *h4, uint64_t at)
 		return skip_payload(r, comp);
 	if (r->nchunks)
 		return fail(r, at, "expected records before the first chunk");
-	if (magic == TRACE_PROCS_MAGIC && (r->procs || r->stacks || r->objects))
+	if (magic == TRACE_PROCS_MAGIC && (r->procs || r->lazy_stk.seen || r->lazy_obj.seen))
 		return fail(r, at, "expected one process table, before the stacks and objects");
-	if (magic == TRACE_STACKS_MAGIC && r->stacks)
+	if (magic == TRACE_STACKS_MAGIC && r->lazy_stk.seen)
 		return fail(r, at, "expected one stack table, found a second");
-	if (magic == TRACE_OBJECTS_MAGIC && r->objects)
+	if (magic == TRACE_OBJECTS_MAGIC && r->lazy_obj.seen)
 		return fail(r, at, "expected one object table, found a second");
 	rc = read_payload(r, at + TRACE_REC_HDR, comp, raw, get_le32(h + 16), "record",
 			  "record payload");
 	if (rc)
 		return rc;
-	if (magic == TRACE_STACKS_MAGIC)
-		return decode_stacks(r, r->raw, raw, n, at + TRACE_REC_HDR);
-	if (magic == TRACE_OBJECTS_MAGIC)
-		return decode_objects(r, r->raw, raw, n, at + TRACE_REC_HDR);
-	return decode_procs(r, r->raw, raw, n, at + TRACE_REC_HDR);
+	if (magic == TRACE_STACKS_MAGIC) {
+		r->lazy_stk.seen = true;
+		rc = decode_stacks(r, r->raw, raw, n, at + TRACE_REC_HDR, false);
+		if (!rc)
+			rc = keep_table(r, &r->lazy_stk, comp, raw);
+	} else if (magic == TRACE_OBJECTS_MAGIC) {
+		r->lazy_obj.seen = true;
+		rc = decode_objects(r, r->raw, raw, n, at + TRACE_REC_HDR, false);
+		if (!rc)
+			rc = keep_table(r, &r->lazy_obj, comp, raw);
+	} else {
+		rc = decode_procs(r, r->raw, raw, n, at + TRACE_REC_HDR);
+	}
+	/* a record's decoded bytes may be 8 times a chunk's: not kept */
+	if (r->raw_cap > TRACE_CHUNK_RAW_MAX) {
+		free(r->raw);
+		r->raw = NULL;
+		r->raw_cap = 0;
+	}
+	return rc;
 }
 
 /* Records between the header and the first chunk, so that trace_meta has
@@ -593,7 +759,11 @@ void trace_reader_close(struct trace_reader *r)
 	free(r->ranges);
 	free(r->stacks);
 	free(r->frames);
-	for (uint32_t i = 0; i < r->meta.nobjects; i++)
+	free(r->lazy_stk.comp);
+	free(r->lazy_obj.comp);
+	free(r->stk_raw);
+	free(r->stk_off);
+	for (uint32_t i = 0; r->objects && i < r->meta.nobjects; i++)
 		free((char *)r->objects[i].path);
 	free(r->objects);
 	free(r->name);

@@ -16,6 +16,15 @@
  * Threads: T workers, each with its own listening socket on the same port
  * (SO_REUSEPORT: the kernel spreads connections) and its own epoll.
  *
+ * Hostile clients: a request's length fields are parsed within the bytes
+ * received (never as C strings); replies waiting to be sent are bounded
+ * per client (--client-output-limit) and for all clients together
+ * (--output-limit), as redis's client-output-buffer-limit and
+ * maxmemory-clients do: a client whose reply would pass either is
+ * disconnected; and when accept4() finds no descriptor left (EMFILE), a
+ * reserved one is given up to accept and close the waiting connection, so
+ * the listening socket does not stay readable and spin the worker.
+ *
  * The table: a fixed array of buckets, singly linked chains. Readers (GET,
  * EXISTS) walk a chain under rcu_read_lock() with no lock; writers (SET,
  * DEL, INCR, FLUSHALL) take the bucket's stripe lock, publish with
@@ -40,6 +49,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef KV_USLAB
@@ -55,6 +65,11 @@
 #define KV_MAX_QUERY	(64u << 20)	/* one request's bytes, at most */
 #define KV_MAX_ARGS	1024		/* arguments of one command */
 #define KV_WBUF_HIGH	(1u << 20)	/* stop parsing while this much is unsent */
+/* Reply buffers: one client's (a GET of the largest value fits), and all
+ * clients' together; --client-output-limit and --output-limit. */
+static size_t client_out_limit = KV_MAX_QUERY + (8u << 20);
+static size_t out_limit = 256u << 20;
+static size_t out_total;		/* atomic: every client's wcap */
 
 /* ------------------------------------------------------------------------ */
 /* Objects                                                                  */
@@ -83,6 +98,7 @@ struct kv_req {
 struct kv_conn {
 	int fd;
 	bool want_out, closing;
+	bool dropped;			/* over an output limit: nothing more sent */
 	char *rbuf;			/* kmalloc, grows to the largest request */
 	size_t rcap, rlen, rpos;
 	char *wbuf;			/* kept across connections (constructor) */
@@ -386,27 +402,56 @@ static void kv_flush(void)
 /* ------------------------------------------------------------------------ */
 /* Replies                                                                  */
 
+/* Room for @n more reply bytes: within the client's and the total limit.
+ * Return: 0, or -1 (the client is then dropped: over a limit, or memory). */
 static int wreserve(struct kv_conn *c, size_t n)
 {
-	size_t need = c->wlen + n, cap = c->wcap ? c->wcap : 4096;
+	size_t need = c->wlen + n, cap = c->wcap ? c->wcap : 4096, total;
 	char *p;
 
 	if (need <= c->wcap)
 		return 0;
+	if (n > client_out_limit || need > client_out_limit)
+		return -1;
 	while (cap < need)
 		cap *= 2;
-	p = buf_realloc(c->wbuf, cap);
-	if (!p)
+	if (cap > client_out_limit)	/* the last doubling: just what it needs */
+		cap = client_out_limit;
+	total = __atomic_add_fetch(&out_total, cap - c->wcap, __ATOMIC_RELAXED);
+	if (total > out_limit) {
+		__atomic_sub_fetch(&out_total, cap - c->wcap, __ATOMIC_RELAXED);
 		return -1;
+	}
+	p = buf_realloc(c->wbuf, cap);
+	if (!p) {
+		__atomic_sub_fetch(&out_total, cap - c->wcap, __ATOMIC_RELAXED);
+		return -1;
+	}
 	c->wbuf = p;
 	c->wcap = cap;
 	return 0;
 }
 
+/* A drained reply buffer larger than KV_WBUF_KEEP is given back. */
+static void wshrink(struct kv_conn *c)
+{
+	if (c->wcap <= KV_WBUF_KEEP || c->wlen)
+		return;
+	__atomic_sub_fetch(&out_total, c->wcap, __ATOMIC_RELAXED);
+	buf_free(c->wbuf);
+	c->wbuf = NULL;
+	c->wcap = 0;
+}
+
 static void wput(struct kv_conn *c, const void *s, size_t n)
 {
+	if (c->dropped)
+		return;
 	if (wreserve(c, n)) {
-		c->closing = true;	/* out of memory: drop the client */
+		/* over its output limit, or out of memory: drop the client
+		 * without the rest of its replies (a cut reply would read as
+		 * another) */
+		c->closing = c->dropped = true;
 		return;
 	}
 	memcpy(c->wbuf + c->wlen, s, n);
@@ -571,6 +616,30 @@ static void execute(struct kv_conn *c, const struct kv_req *r)
 /* ------------------------------------------------------------------------ */
 /* Parsing (RESP arrays of bulk strings, and inline commands)               */
 
+/*
+ * The decimal length of a "*N" or "$N" line: the digits between @p and
+ * @nl (the line's '\n', an optional '\r' before it), read within those
+ * bytes (the buffer is what was received: no terminating NUL). Return: 0
+ * with *@v at most @max, or -1 (empty, a non-digit, or past @max).
+ */
+static int parse_len(const char *p, const char *nl, long long max, long long *v)
+{
+	const char *e = nl > p && nl[-1] == '\r' ? nl - 1 : nl;
+	long long n = 0;
+
+	if (p == e)
+		return -1;
+	for (; p < e; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		n = n * 10 + (*p - '0');
+		if (n > max)
+			return -1;
+	}
+	*v = n;
+	return 0;
+}
+
 /* Return: bytes of one complete request at @p, 0 if incomplete, -1 if bad. */
 static long parse_one(const char *p, size_t len, struct kv_req *r)
 {
@@ -600,8 +669,7 @@ static long parse_one(const char *p, size_t len, struct kv_req *r)
 	nl = memchr(p, '\n', len);
 	if (!nl)
 		return len > 64 ? -1 : 0;
-	n = strtoll(p + 1, NULL, 10);
-	if (n < 0 || n > KV_MAX_ARGS)
+	if (parse_len(p + 1, nl, KV_MAX_ARGS, &n))
 		return -1;
 	q = nl + 1;
 	for (long long i = 0; i < n; i++) {
@@ -614,8 +682,7 @@ static long parse_one(const char *p, size_t len, struct kv_req *r)
 		nl = memchr(q, '\n', (size_t)(end - q));
 		if (!nl)
 			return end - q > 64 ? -1 : 0;
-		bl = strtoll(q + 1, NULL, 10);
-		if (bl < 0 || bl > KV_MAX_QUERY)
+		if (parse_len(q + 1, nl, KV_MAX_QUERY, &bl))
 			return -1;
 		q = nl + 1;
 		if ((size_t)(end - q) < (size_t)bl + 2)
@@ -679,7 +746,7 @@ static struct kv_conn *conn_open(int fd)
 		return NULL;
 	}
 	c->fd = fd;
-	c->want_out = c->closing = false;
+	c->want_out = c->closing = c->dropped = false;
 	c->rcap = KV_RBUF_INIT;
 	c->rlen = c->rpos = c->wlen = c->wpos = 0;
 	c->nr_cmds = 0;
@@ -691,12 +758,10 @@ static void conn_close(int ep, struct kv_conn *c)
 	epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	buf_free(c->rbuf);
-#ifdef KV_USLAB
-	if (c->wcap > KV_WBUF_KEEP) {	/* keep a small one for the next user */
-		buf_free(c->wbuf);
-		c->wbuf = NULL;
-		c->wcap = 0;
-	}
+	c->wlen = c->wpos = 0;
+	wshrink(c);		/* a small one is kept for the next user */
+#ifndef KV_USLAB
+	__atomic_sub_fetch(&out_total, c->wcap, __ATOMIC_RELAXED);	/* conn_put frees it */
 #endif
 	conn_put(c);
 }
@@ -704,6 +769,8 @@ static void conn_close(int ep, struct kv_conn *c)
 /* Return: -1 when the connection is to be closed. */
 static int conn_flush(int ep, struct kv_conn *c)
 {
+	if (c->dropped)		/* over a limit: not even the replies before */
+		return -1;
 	while (c->wpos < c->wlen) {
 		ssize_t n = send(c->fd, c->wbuf + c->wpos, c->wlen - c->wpos, MSG_NOSIGNAL);
 
@@ -715,8 +782,10 @@ static int conn_flush(int ep, struct kv_conn *c)
 			return -1;
 		c->wpos += (size_t)n;
 	}
-	if (c->wpos == c->wlen)
+	if (c->wpos == c->wlen) {
 		c->wpos = c->wlen = 0;
+		wshrink(c);
+	}
 	if ((c->wlen > 0) != c->want_out) {
 		struct epoll_event ev = {
 			.events = EPOLLIN | (c->wlen ? EPOLLOUT : 0), .data.ptr = c,
@@ -785,10 +854,78 @@ static int listen_socket(void)
 	return fd;
 }
 
+/*
+ * accept4() found no descriptor (EMFILE, ENFILE): the waiting connection
+ * stays in the backlog and the listening socket readable, so the worker
+ * would spin. Give the reserved descriptor up to accept it and close it
+ * (the client sees the connection closed), then take the reserve back.
+ * Return: true when one was shed.
+ */
+static bool shed_one(int lfd, int *reserve)
+{
+	int fd;
+
+	if (*reserve < 0)
+		return false;
+	close(*reserve);
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	*reserve = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return fd >= 0;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Every connection waiting on @lfd accepted. Return: false when out of
+ * descriptors with no reserve to shed one: the caller stops listening a
+ * while. */
+static bool accept_all(int ep, int lfd, int *reserve)
+{
+	static bool said;
+	int fd, one = 1;
+
+	for (;;) {
+		struct epoll_event cev = { .events = EPOLLIN };
+		struct kv_conn *c;
+
+		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EMFILE && errno != ENFILE)
+				return true;	/* EAGAIN: none left */
+			if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+				fprintf(stderr, "uslab-kv: out of file descriptors (%s): new connections are closed until some are\n",
+					strerror(errno));
+			if (!shed_one(lfd, reserve))
+				return false;
+			continue;
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		c = conn_open(fd);
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		cev.data.ptr = c;
+		if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &cev))
+			conn_close(ep, c);
+	}
+}
+
 static void *worker(void *arg)
 {
 	int lfd = (int)(intptr_t)arg, ep = epoll_create1(EPOLL_CLOEXEC);
+	int reserve = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL }, evs[256];
+	uint64_t paused_until = 0;	/* listening again at (ms), 0: listening */
 
 	rcu_register_thread();
 	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev)) {
@@ -796,27 +933,22 @@ static void *worker(void *arg)
 		exit(1);
 	}
 	while (!stopping) {
-		int n = epoll_wait(ep, evs, 256, 200);
+		int n = epoll_wait(ep, evs, 256, paused_until ? 50 : 200);
 
+		if (paused_until && now_ms() >= paused_until) {
+			if (reserve < 0)
+				reserve = open("/dev/null", O_RDONLY | O_CLOEXEC);
+			if (epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev) == 0)
+				paused_until = 0;
+		}
 		for (int i = 0; i < n; i++) {
 			struct kv_conn *c = evs[i].data.ptr;
 
 			if (!c) {
-				int fd, one = 1;
-
-				while ((fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
-					struct epoll_event cev = { .events = EPOLLIN };
-
-					setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-					c = conn_open(fd);
-					if (!c) {
-						close(fd);
-						continue;
-					}
-					cev.data.ptr = c;
-					if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &cev))
-						conn_close(ep, c);
-				}
+				/* no descriptor and no reserve: stop listening 100 ms */
+				if (!accept_all(ep, lfd, &reserve) &&
+				    !epoll_ctl(ep, EPOLL_CTL_DEL, lfd, NULL))
+					paused_until = now_ms() + 100;
 				continue;
 			}
 			if (evs[i].events & (EPOLLERR | EPOLLHUP) && !(evs[i].events & EPOLLIN)) {
@@ -838,6 +970,8 @@ static void *worker(void *arg)
 				conn_close(ep, c);	/* a last reply was sent above */
 		}
 	}
+	if (reserve >= 0)
+		close(reserve);
 	rcu_unregister_thread();
 	return NULL;
 }
@@ -851,8 +985,13 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: uslab-kv [--port N] [--threads T] [--buckets N]\n"
+		   "                [--client-output-limit BYTES] [--output-limit BYTES]\n"
 		   "  a Redis-protocol key-value server on 127.0.0.1 (KV_BIND_ANY=1: all addresses)\n"
-		   "  objects from %s; SIGINT/SIGTERM stop it\n", KV_ALLOCATOR);
+		   "  objects from %s; SIGINT/SIGTERM stop it\n"
+		   "  replies waiting to be sent: at most --client-output-limit a client\n"
+		   "  (default %zu) and --output-limit for all (default %zu); a client\n"
+		   "  whose reply would pass either is disconnected\n",
+		KV_ALLOCATOR, client_out_limit, out_limit);
 }
 
 static long arg_num(const char *opt, const char *s, long lo, long hi)
@@ -883,6 +1022,10 @@ int main(int argc, char **argv)
 			nr_threads = (int)arg_num(argv[i], argv[i + 1], 1, 1024), i++;
 		else if (!strcmp(argv[i], "--buckets"))
 			buckets = arg_num(argv[i], argv[i + 1], 1, 1L << 30), i++;
+		else if (!strcmp(argv[i], "--client-output-limit"))
+			client_out_limit = (size_t)arg_num(argv[i], argv[i + 1], 4096, 1L << 40), i++;
+		else if (!strcmp(argv[i], "--output-limit"))
+			out_limit = (size_t)arg_num(argv[i], argv[i + 1], 4096, 1L << 40), i++;
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			return usage(stdout), 0;
 		else

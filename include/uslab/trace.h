@@ -148,6 +148,9 @@ struct trace_object {
  *            @nevents describe that process.
  * @nstacks, @stacks: the call stacks events refer to (`record -g`).
  * @nobjects, @objects: the mapped files the stacks' frames fall in.
+ *     The counts are known at open (the tables are checked there); @stacks
+ *     and @objects stay NULL until trace_reader_load_stacks() decodes them,
+ *     which only a reader that symbolizes needs to pay for.
  */
 struct trace_meta {
 	uint16_t version_major;
@@ -325,6 +328,37 @@ const struct trace_meta *trace_reader_meta(const struct trace_reader *r);
  *         -ENOMEM. After an error every later call returns the same error.
  */
 int trace_reader_next(struct trace_reader *r, struct trace_event *ev);
+
+/**
+ * trace_reader_load_stacks - decode the stack and object tables (checked at
+ * open) into trace_meta.stacks and trace_meta.objects.
+ * @r: the reader; any time after open. A second call does nothing.
+ * Context: allocates 16 bytes a stack, 8 a frame, and the objects' paths:
+ *          up to ~600 MiB for the largest table the format allows. A
+ *          reader that looks stacks up one at a time uses
+ *          trace_reader_stack() instead.
+ * Return: 0, -ENOMEM (trace_reader_error() says so), or a reader's error.
+ */
+int trace_reader_load_stacks(struct trace_reader *r);
+
+/**
+ * trace_reader_load_objects - the object table alone into
+ * trace_meta.objects (as trace_reader_load_stacks() does).
+ */
+int trace_reader_load_objects(struct trace_reader *r);
+
+/**
+ * trace_reader_stack - one call stack, decoded on demand.
+ * @r: the reader.
+ * @id: the stack id, 1 to trace_meta.nstacks.
+ * @out: filled; out->frames points at @frames.
+ * @frames: room for TRACE_STACK_MAX frames.
+ * Context: the first call keeps the table's decoded bytes (at least one a
+ *          frame) and 4 bytes a stack; nothing more a call.
+ * Return: 0, -EINVAL for a bad id, -ENOMEM or a reader's error.
+ */
+int trace_reader_stack(struct trace_reader *r, uint32_t id, struct trace_stack *out,
+		       uint64_t *frames);
 
 /**
  * trace_reader_select - return only the events of one process image.

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include "uslab/percpu.h"
 #include "percpu/fastpath.h"	/* inline pcp_alloc/pcp_free */
+#include "tests/testutil.h"
 #include "tests/suite.h"
 
 #define POOL_N	20000
@@ -452,9 +453,10 @@ END_TEST
  */
 TEST_LOOP(core, test_model_random, 0, 4)
 {
-	enum { N = 3000, STEPS = 20000 };
+	enum { N = 3000 };
 	static struct tobj *live[N];
 	unsigned int seed = 12345 + (unsigned int)_i, nlive = 0, step;
+	const unsigned int STEPS = test_iters(20000, 4000);
 	struct pcp_cache *pc = t_create(1 + _i * 7, 1 + _i * 3);
 
 	for (step = 0; step < STEPS; step++) {
@@ -497,9 +499,9 @@ static pthread_barrier_t xbar;
 static void *cross_thread(void *arg)
 {
 	struct xarg *a = arg;
-	int round, i, peer = (a->id + 1) % 4;
+	int round, i, peer = (a->id + 1) % 4, rounds = (int)test_iters(50, 5);
 
-	for (round = 0; round < 50; round++) {
+	for (round = 0; round < rounds; round++) {
 		for (i = 0; i < 4096; i++)
 			xfer[a->id][i] = t_alloc(a->pc);
 		pthread_barrier_wait(&xbar);

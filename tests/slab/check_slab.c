@@ -190,7 +190,8 @@ static const unsigned int test_aligns[] = { 0, 8, 16, 64, 256, 4096 };
 
 TEST(core, test_sizes_alignments)
 {
-	unsigned int si, ai, f, i, nobj = 150;
+	/* fewer objects a cache under valgrind: the same checks (test_iters) */
+	unsigned int si, ai, f, i, nobj = test_iters(150, 40);
 	uintptr_t addrs[150];
 
 	for (si = 0; si < ARRAY_SIZE(test_sizes); si++)
@@ -623,7 +624,7 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* threads: producers hand objects to consumers */
 
-#define XT_PER_PRODUCER	40000
+#define XT_PER_PRODUCER	test_iters(40000, 4000)
 #define XT_PRODUCERS	3
 #define XT_CONSUMERS	3
 
@@ -717,9 +718,13 @@ TEST(core, test_random_model)
 {
 	uint64_t st = test_seed() * 2654435761UL + 1;
 	struct kmem_cache *s;
-	enum { CAP = 3000, STEPS = 30000, SZ = 40 };
-	static unsigned char *live[CAP];
-	static unsigned long tag[CAP];
+	enum { CAP_MAX = 3000, SZ = 40 };
+	/* under valgrind 6000 steps (still two fill-and-drain periods) over
+	 * at most 600 live objects (6 slabs): every invariant is checked every
+	 * step, over fewer objects */
+	const unsigned int STEPS = test_iters(30000, 6000), CAP = test_iters(CAP_MAX, 600);
+	static unsigned char *live[CAP_MAX];
+	static unsigned long tag[CAP_MAX];
 	unsigned int nlive = 0, step, i;
 	unsigned long next_tag = 1;
 
@@ -764,7 +769,7 @@ TEST(core, test_random_model)
 		ck_assert_uint_eq(check_cache_invariants(s), nlive);
 		ck_assert_uint_ge(s->nr_slabs * s->objects, nlive);
 		if (step % 500 == 0) {
-			uintptr_t addrs[CAP];
+			uintptr_t addrs[CAP_MAX];
 
 			for (i = 0; i < nlive; i++) {
 				unsigned long t;

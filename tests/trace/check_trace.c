@@ -386,6 +386,25 @@ TEST(format, procs_stacks_roundtrip)
 	ck_assert_int_eq(m->procs[2].parent, 1);
 	ck_assert_uint_eq(m->procs[2].flags, TRACE_PROC_UNRECORDED);
 	ck_assert_uint_eq(m->nstacks, 2);
+	/* the tables are checked at open, decoded on demand */
+	ck_assert_ptr_null(m->stacks);
+	ck_assert_ptr_null(m->objects);
+	{	/* one at a time, before and alike after the whole table */
+		uint64_t frames[TRACE_STACK_MAX];
+		struct trace_stack one;
+
+		ck_assert_int_eq(trace_reader_stack(r, 1, &one, frames), 0);
+		ck_assert_uint_eq(one.nframes, 3);
+		ck_assert_uint_eq(one.frames[2], 0x7f0000001000);
+		ck_assert_int_eq(trace_reader_stack(r, 0, &one, frames), -EINVAL);
+		ck_assert_int_eq(trace_reader_stack(r, 3, &one, frames), -EINVAL);
+		ck_assert_int_eq(trace_reader_load_stacks(r), 0);
+		ck_assert_int_eq(trace_reader_stack(r, 2, &one, frames), 0);
+		ck_assert_uint_eq(one.proc, m->stacks[1].proc);
+		ck_assert_uint_eq(one.nframes, m->stacks[1].nframes);
+		for (uint32_t k = 0; k < one.nframes; k++)
+			ck_assert_uint_eq(one.frames[k], m->stacks[1].frames[k]);
+	}
 	ck_assert_uint_eq(m->stacks[0].nframes, 3);
 	ck_assert_uint_eq(m->stacks[0].frames[2], 0x7f0000001000);
 	ck_assert_uint_eq(m->nobjects, 1);

@@ -8,8 +8,14 @@
  * row: allocations, bytes, peak live bytes (the row's own peak over time),
  * bytes leaked (still live at the end), and temporary allocations
  * (heaptrack's definition: freed by the same thread before it allocated
- * anything else). One streaming pass; memory follows the live objects and
- * the distinct stacks. No locks.
+ * anything else). One streaming pass; memory follows the live objects (a
+ * keyed table from id to a pool, never an array indexed by id) and the
+ * distinct stacks. Each distinct frame of a process is symbolized once
+ * (a table per process from address to name), each stack's rows found once
+ * (--sort callsite,size: its call site's name, then the row of the size),
+ * and a frame's mapping is found by binary search: time follows the events
+ * and the distinct frames, not their product with the mappings. Names are
+ * printed escaped (a path or a symbol is the file's text). No locks.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,8 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tools/uslab/builtin.h"
-
-#define MAX_IDS		((uint64_t)1 << 30)
 
 struct row {
 	char *name;			/* "func (file:line)" or "object+0xoff" */
@@ -30,9 +34,17 @@ struct stack_rows {
 	bool done;
 	uint32_t n;			/* rows it charges */
 	uint32_t *rows;
+	const char *site;		/* --sort callsite,size: its call site */
+};
+
+struct live {
+	uint64_t size;
+	uint32_t stack;
+	uint32_t next_free;		/* index + 1 of the next free slot */
 };
 
 struct cs {
+	struct trace_reader *r;
 	const struct trace_meta *m;
 	struct symbolizer *sym;
 	bool by_size, children;
@@ -41,11 +53,23 @@ struct cs {
 	/* name (+ size) -> row, open addressing */
 	uint32_t *slots;
 	uint32_t mask;
-	struct stack_rows *st;		/* per stack */
-	struct { uint64_t size; uint32_t stack; bool used; } *live;
-	uint64_t nlive;
-	uint64_t *last_alloc;		/* per thread: id of its last allocation */
-	uint32_t nthreads;
+	/* per stack met: stack id -> index in st[] (a table the size of the
+	 * stacks the events name, not of the stack table) */
+	struct hmap st_ids;
+	struct stack_rows *st;
+	uint64_t nst, st_cap;
+	uint64_t frames_buf[TRACE_STACK_MAX];	/* trace_reader_stack()'s */
+	struct hmap ids;		/* live id -> slot in live[] */
+	struct live *live;
+	uint64_t live_cap, nlive, free_slot;	/* free_slot: index + 1 */
+	struct hmap last_alloc;		/* thread -> id + 1 of its last allocation */
+	/* frame names: per process, address -> index in names[] */
+	struct hmap *frames;
+	uint32_t nframe_maps;
+	char **names;
+	uint64_t nnames, names_cap;
+	/* objects by (process, start): indexes into m->objects */
+	uint32_t *by_start;
 	uint64_t with_stack, without;
 };
 
@@ -105,19 +129,61 @@ static int row_of(struct cs *c, const char *name, uint64_t size, uint32_t *out)
 	return 0;
 }
 
-/* "func (file:line)" for one frame of process @proc. */
-static void frame_name(struct cs *c, uint32_t proc, uint64_t addr, bool func_only,
-		       char *buf, size_t len)
+static int cmp_obj(const void *a, const void *b, void *arg)
 {
-	const struct trace_object *o = NULL;
+	const struct trace_object *o = arg, *x = &o[*(const uint32_t *)a],
+		*y = &o[*(const uint32_t *)b];
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* The mapping of process @proc holding @addr: of its mappings that start
+ * at or below it, the one that starts last (the earliest entry on a tie). */
+static const struct trace_object *object_of(struct cs *c, uint32_t proc, uint64_t addr)
+{
+	const struct trace_object *o = c->m->objects;
+	uint32_t lo = 0, hi = c->m->nobjects;
+	uint64_t start;
+
+	while (lo < hi) {	/* the first entry past (proc, addr) */
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct trace_object *x = &o[c->by_start[mid]];
+
+		if (x->proc < proc || (x->proc == proc && x->start <= addr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || o[c->by_start[lo - 1]].proc != proc)
+		return NULL;
+	/* ties on start: the earliest entry, the first of them (a second
+	 * search, not a walk: a table may hold a million equal starts) */
+	start = o[c->by_start[lo - 1]].start;
+	hi = lo - 1;
+	lo = 0;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct trace_object *x = &o[c->by_start[mid]];
+
+		if (x->proc < proc || (x->proc == proc && x->start < start))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return addr < o[c->by_start[lo]].end ? &o[c->by_start[lo]] : NULL;
+}
+
+/* "func (file:line)" for one frame of process @proc, into @buf. */
+static void symbolize_frame(struct cs *c, uint32_t proc, uint64_t addr, bool func_only,
+			    char *buf, size_t len)
+{
+	const struct trace_object *o = object_of(c, proc, addr);
 	struct sym_info si;
 
-	for (uint32_t i = 0; i < c->m->nobjects; i++)
-		if (c->m->objects[i].proc == proc && addr >= c->m->objects[i].start &&
-		    addr < c->m->objects[i].end) {
-			o = &c->m->objects[i];
-			break;
-		}
 	if (!o) {
 		snprintf(buf, len, "?? [0x%" PRIx64 "]", addr);
 		return;
@@ -136,32 +202,78 @@ static void frame_name(struct cs *c, uint32_t proc, uint64_t addr, bool func_onl
 		snprintf(buf, len, "%s (%s:%d)", si.func, si.file, si.line);
 }
 
-/* The rows a stack charges: its call site, or each function once. */
+/* The name of one frame of process @proc, symbolized once per address
+ * (one kind of name a run: c->children's). Return: it, or NULL (memory). */
+static const char *frame_name(struct cs *c, uint32_t proc, uint64_t addr)
+{
+	struct hmap *h = proc < c->nframe_maps ? &c->frames[proc] : NULL;
+	uint64_t *v = h && h->slots && addr != UINT64_MAX ? hmap_find(h, addr) : NULL;
+	char buf[1024], *name;
+
+	if (v)
+		return c->names[*v];
+	symbolize_frame(c, proc, addr, c->children, buf, sizeof(buf));
+	if (grow_array((void **)&c->names, &c->names_cap, c->nnames + 1, sizeof(*c->names),
+		       UINT32_MAX))
+		return NULL;
+	name = strdup(buf);
+	if (!name)
+		return NULL;
+	if (h && addr != UINT64_MAX) {
+		if (!h->slots && hmap_init(h)) {
+			free(name);
+			return NULL;
+		}
+		if (hmap_insert(h, addr, c->nnames)) {
+			free(name);
+			return NULL;
+		}
+	}
+	c->names[c->nnames++] = name;
+	return name;
+}
+
+/* The rows a stack charges: its call site, or each function once; with
+ * --sort callsite,size the call site's row of @size. */
 static int stack_rows(struct cs *c, uint32_t sid, uint64_t size, struct stack_rows **out)
 {
-	struct stack_rows *sr = &c->st[sid - 1];
-	const struct trace_stack *t = &c->m->stacks[sid - 1];
-	char name[1024];
-	uint32_t row, k0;
+	uint64_t *slot = hmap_find(&c->st_ids, sid);
+	struct stack_rows *sr;
+	struct trace_stack stack, *t = &stack;
+	const char *name;
+	uint32_t row, k0 = 0;
 	int rc;
 
+	if (!slot) {
+		rc = grow_array((void **)&c->st, &c->st_cap, c->nst + 1, sizeof(*c->st),
+				UINT32_MAX);
+		if (!rc)
+			rc = hmap_insert(&c->st_ids, sid, c->nst);
+		if (rc)
+			return rc;
+		sr = &c->st[c->nst++];
+	} else {
+		sr = &c->st[*slot];
+	}
 	if (sr->done && !c->by_size) {
 		*out = sr;
 		return 0;
 	}
-	/* frames inside the allocation wrappers: charged to their caller */
-	k0 = report_wrapper_frames(c->m, t);
-	if (c->by_size) {	/* keyed by size too: one row, looked up each time */
+	if (!(c->by_size && sr->rows)) {
+		rc = trace_reader_stack(c->r, sid, t, c->frames_buf);
+		if (rc)
+			return rc;
+		/* frames inside the allocation wrappers: charged to their caller */
+		k0 = report_wrapper_frames(c->m, t);
+	}
+	if (c->by_size) {	/* keyed by size too: the name once, the row each time */
 		if (!sr->rows) {
 			sr->rows = malloc(sizeof(*sr->rows));
-			if (!sr->rows)
+			sr->site = t->nframes ? frame_name(c, t->proc, t->frames[k0]) : "(empty stack)";
+			if (!sr->rows || !sr->site)
 				return -ENOMEM;
 		}
-		if (t->nframes)
-			frame_name(c, t->proc, t->frames[k0], false, name, sizeof(name));
-		else
-			snprintf(name, sizeof(name), "(empty stack)");
-		rc = row_of(c, name, size, &row);
+		rc = row_of(c, sr->site, size, &row);
 		if (rc)
 			return rc;
 		sr->rows[0] = row;
@@ -175,7 +287,9 @@ static int stack_rows(struct cs *c, uint32_t sid, uint64_t size, struct stack_ro
 	for (uint32_t k = k0; k < (c->children ? t->nframes : min_t(uint32_t, t->nframes, k0 + 1)); k++) {
 		bool dup = false;
 
-		frame_name(c, t->proc, t->frames[k], c->children, name, sizeof(name));
+		name = frame_name(c, t->proc, t->frames[k]);
+		if (!name)
+			return -ENOMEM;
 		rc = row_of(c, name, 0, &row);
 		if (rc)
 			return rc;
@@ -193,6 +307,41 @@ static int stack_rows(struct cs *c, uint32_t sid, uint64_t size, struct stack_ro
 	sr->done = true;
 	*out = sr;
 	return 0;
+}
+
+/* Object @ev->id is live, charged to @ev->stack: a slot of the pool
+ * (reused once freed), found by id in c->ids; the thread's last. */
+static int live_add(struct cs *c, const struct trace_event *ev)
+{
+	uint64_t slot, *last;
+	int rc;
+
+	/* allocated again while live (a damaged trace): the later one counts,
+	 * the earlier one's bytes stay live */
+	if (!hmap_remove(&c->ids, ev->id, &slot)) {
+		c->live[slot].next_free = (uint32_t)c->free_slot;
+		c->free_slot = slot + 1;
+	}
+	if (c->free_slot) {
+		slot = c->free_slot - 1;
+		c->free_slot = c->live[slot].next_free;
+	} else {
+		rc = grow_array((void **)&c->live, &c->live_cap, c->nlive + 1, sizeof(*c->live),
+				UINT32_MAX);
+		if (rc)
+			return rc;
+		slot = c->nlive++;
+	}
+	c->live[slot] = (struct live){ .size = ev->size, .stack = ev->stack };
+	rc = hmap_insert(&c->ids, ev->id, slot);
+	if (rc)
+		return rc;
+	last = hmap_find(&c->last_alloc, ev->tid);
+	if (last)
+		*last = ev->id + 1;
+	else
+		rc = hmap_insert(&c->last_alloc, ev->tid, ev->id + 1);
+	return rc;
 }
 
 static int on_alloc(struct cs *c, const struct trace_event *ev)
@@ -221,35 +370,33 @@ static int on_alloc(struct cs *c, const struct trace_event *ev)
 	}
 	if (!ev->id)
 		return 0;
-	rc = grow_array((void **)&c->live, &c->nlive, ev->id + 1, sizeof(*c->live), MAX_IDS);
-	if (rc)
-		return rc;
-	c->live[ev->id].size = ev->size;
-	c->live[ev->id].stack = ev->stack;
-	c->live[ev->id].used = true;
-	c->last_alloc[ev->tid] = ev->id;
-	return 0;
+	return live_add(c, ev);
 }
 
 static int on_free(struct cs *c, const struct trace_event *ev, uint64_t id)
 {
 	struct stack_rows *sr;
+	uint64_t slot, *last;
+	struct live *l;
 	bool temporary;
 	int rc;
 
-	if (!id || id >= c->nlive || !c->live[id].used)
+	if (!id || hmap_remove(&c->ids, id, &slot))
 		return 0;
-	temporary = c->last_alloc[ev->tid] == id;
-	c->live[id].used = false;
-	rc = stack_rows(c, c->live[id].stack, c->live[id].size, &sr);
+	l = &c->live[slot];
+	last = hmap_find(&c->last_alloc, ev->tid);
+	temporary = last && *last == id + 1;
+	rc = stack_rows(c, l->stack, l->size, &sr);
 	if (rc)
 		return rc;
 	for (uint32_t k = 0; k < sr->n; k++) {
 		struct row *r = &c->rows[sr->rows[k]];
 
-		r->live -= c->live[id].size;
+		r->live -= l->size;
 		r->temporary += temporary;
 	}
+	l->next_free = (uint32_t)c->free_slot;
+	c->free_slot = slot + 1;
 	return 0;
 }
 
@@ -269,7 +416,6 @@ int report_callsites(struct trace_reader *r, const char *path, bool by_size,
 {
 	struct cs c = { .m = trace_reader_meta(r), .by_size = by_size, .children = children };
 	struct trace_event ev;
-	uint64_t tids;
 	int rc;
 
 	if (!c.m->nstacks) {
@@ -277,25 +423,24 @@ int report_callsites(struct trace_reader *r, const char *path, bool by_size,
 			path);
 		return 1;
 	}
+	c.r = r;
+	rc = trace_reader_load_objects(r);
+	if (rc)
+		return cmd_read_error(r, rc);
 	c.sym = symbolizer_new();
-	c.st = calloc(c.m->nstacks, sizeof(*c.st));
-	tids = c.m->nthreads ? c.m->nthreads : 1;
-	c.last_alloc = calloc(tids, sizeof(*c.last_alloc));
-	c.nthreads = (uint32_t)tids;
-	if (!c.sym || !c.st || !c.last_alloc) {
+	c.nframe_maps = c.m->nprocs ? c.m->nprocs : 1;
+	c.frames = calloc(c.nframe_maps, sizeof(*c.frames));
+	c.by_start = malloc((c.m->nobjects ? c.m->nobjects : 1) * sizeof(*c.by_start));
+	if (!c.sym || !c.frames || !c.by_start || hmap_init(&c.ids) ||
+	    hmap_init(&c.last_alloc) || hmap_init(&c.st_ids)) {
 		rc = -ENOMEM;
 		goto out;
 	}
+	for (uint32_t i = 0; i < c.m->nobjects; i++)
+		c.by_start[i] = i;
+	qsort_r(c.by_start, c.m->nobjects, sizeof(*c.by_start), cmp_obj,
+		(void *)c.m->objects);
 	while ((rc = trace_reader_next(r, &ev)) > 0) {
-		if (ev.tid >= c.nthreads) {
-			uint64_t n = c.nthreads;
-
-			rc = grow_array((void **)&c.last_alloc, &n, (uint64_t)ev.tid + 1,
-				  sizeof(*c.last_alloc), 1u << 20);
-			if (rc)
-				goto out;
-			c.nthreads = (uint32_t)n;
-		}
 		if (trace_op_is_free(ev.op)) {
 			rc = on_free(&c, &ev, ev.id);
 		} else if (ev.op == TRACE_OP_REALLOC) {
@@ -312,7 +457,8 @@ int report_callsites(struct trace_reader *r, const char *path, bool by_size,
 	}
 	if (rc < 0 && (rc = cmd_read_error(r, rc)))	/* truncated: what came before */
 		goto out_free;
-	qsort(c.rows, c.nrows, sizeof(*c.rows), cmp_rows);
+	if (c.nrows)
+		qsort(c.rows, c.nrows, sizeof(*c.rows), cmp_rows);
 	printf("# %s, %" PRIu64 " allocations with a call stack%s\n",
 	       children ? "functions, each charged once for every allocation below it (--children)" :
 	       by_size ? "call sites by size" : "call sites (the allocator's callers)",
@@ -326,7 +472,8 @@ int report_callsites(struct trace_reader *r, const char *path, bool by_size,
 		       w->allocs, w->bytes, w->peak, w->live, w->temporary);
 		if (by_size)
 			printf("%-6" PRIu64 " ", w->size);
-		printf("%s\n", w->name);
+		cmd_fput_printable(stdout, w->name);
+		putchar('\n');
 	}
 	if (c.nrows > nrows_max)
 		printf("  ... %u more rows (--rows N)\n", c.nrows - nrows_max);
@@ -336,17 +483,32 @@ out:
 		fprintf(stderr, "uslab report: %s: %s\n", path,
 			rc == -E2BIG ? "object id too large" : strerror(-rc));
 		rc = 1;
+	} else if (rc < 0) {	/* the reader's, while a stack was read */
+		rc = cmd_read_error(r, rc);
 	}
 out_free:
 	for (uint32_t i = 0; i < c.nrows; i++)
 		free(c.rows[i].name);
 	free(c.rows);
 	free(c.slots);
-	for (uint32_t i = 0; c.st && i < c.m->nstacks; i++)
+	for (uint64_t i = 0; i < c.nst; i++)
 		free(c.st[i].rows);
 	free(c.st);
+	if (c.st_ids.slots)
+		hmap_destroy(&c.st_ids);
 	free(c.live);
-	free(c.last_alloc);
+	if (c.ids.slots)
+		hmap_destroy(&c.ids);
+	if (c.last_alloc.slots)
+		hmap_destroy(&c.last_alloc);
+	for (uint32_t i = 0; c.frames && i < c.nframe_maps; i++)
+		if (c.frames[i].slots)
+			hmap_destroy(&c.frames[i]);
+	free(c.frames);
+	for (uint64_t i = 0; i < c.nnames; i++)
+		free(c.names[i]);
+	free(c.names);
+	free(c.by_start);
 	symbolizer_free(c.sym);
 	return rc;
 }

@@ -865,6 +865,12 @@ int report_stacks(struct trace_reader *r, const char *path, const struct report_
 			path);
 		return 1;
 	}
+	/* the tables are checked at open, decoded on demand (trace.h) */
+	rc = trace_reader_load_stacks(r);
+	if (rc) {
+		cmd_read_error(r, rc);
+		return 1;
+	}
 	s.nm.m = s.m;
 	s.nm.sym = symbolizer_new();
 	s.st = calloc(s.m->nstacks, sizeof(*s.st));

@@ -516,6 +516,12 @@ int report_timeline(const char *trace, const char *out)
 	if (!r)
 		goto out;
 	t->m = trace_reader_meta(r);
+	rc = trace_reader_load_stacks(r);	/* the tables, decoded on demand */
+	if (rc) {
+		rc = cmd_read_error(r, rc);
+		goto close;
+	}
+	rc = 1;
 	t->site_of_stack = calloc(t->m->nstacks ? t->m->nstacks : 1, sizeof(uint32_t));
 	if (!t->site_of_stack || hmap_init(&t->site_by_addr) ||
 	    (!t->m->nstacks && class_sites(t)))
@@ -553,6 +559,11 @@ int report_timeline(const char *trace, const char *out)
 	if (!r)
 		goto out;
 	t->m = trace_reader_meta(r);
+	rc = trace_reader_load_stacks(r);
+	if (rc) {
+		rc = cmd_read_error(r, rc);
+		goto close;
+	}
 	tl_reset(t);
 	t->pass2 = true;
 	rc = tl_pass(t, r);
