@@ -38,8 +38,9 @@
 extern long pcp_rseq_off __attribute__((visibility("hidden")));
 
 /*
- * A magazine: @count objects in objs[0..count), room for @size. The fast
- * paths address it with the PCP_MAG_* offsets (static_assert below).
+ * A magazine: @count objects in objs[0..count), room for @size. While a
+ * CPU has it loaded, its count lives in that CPU's struct pcp_hdr (@cur)
+ * and @count is stale; the slow path writes it back when it unloads it.
  */
 struct pcp_mag {
 	uint64_t count;
@@ -49,25 +50,50 @@ struct pcp_mag {
 	void *objs[];
 };
 
-#define PCP_MAG_COUNT_OFFSET	0
-#define PCP_MAG_SIZE_OFFSET	8
-#define PCP_MAG_OBJS_OFFSET	32
-static_assert(__builtin_offsetof(struct pcp_mag, count) == PCP_MAG_COUNT_OFFSET &&
-	      __builtin_offsetof(struct pcp_mag, size) == PCP_MAG_SIZE_OFFSET &&
-	      __builtin_offsetof(struct pcp_mag, objs) == PCP_MAG_OBJS_OFFSET,
-	      "the fast paths address the magazine with these offsets");
+/*
+ * What the fast paths of one CPU read and write for one cache: the loaded
+ * magazine as three pointers, tcmalloc's begin/current/end. Objects are
+ * [@begin, @cur); room up to @end. Alloc misses when cur <= begin, free
+ * when cur >= end (unsigned), so an all-zero header (never used, the
+ * guards) and a closed one (begin = ~0, end = 0: stopped for a swap or a
+ * drain) miss both ways with no extra test. One cache line per CPU.
+ * @aborts and @hits are written by this CPU's sections only (plain
+ * increments; the hit counts only with CONFIG_PERCPU_HIT_STATS).
+ */
+struct pcp_hdr {
+	void **cur;
+	void **begin;
+	void **end;
+	uint64_t aborts;		/* rseq aborts (the abort handler counts) */
+	uint64_t hits[2];		/* alloc, free; CONFIG_PERCPU_HIT_STATS */
+	uint64_t pad[2];
+} __attribute__((aligned(64)));
+
+#define PCP_HDR_SHIFT		6	/* sizeof(struct pcp_hdr) == 1 << 6 */
+#define PCP_HDR_CUR		0
+#define PCP_HDR_BEGIN		8
+#define PCP_HDR_END		16
+#define PCP_HDR_ABORTS		24
+#define PCP_HDR_HITS		32
+static_assert(sizeof(struct pcp_hdr) == 1 << PCP_HDR_SHIFT &&
+	      __builtin_offsetof(struct pcp_hdr, cur) == PCP_HDR_CUR &&
+	      __builtin_offsetof(struct pcp_hdr, begin) == PCP_HDR_BEGIN &&
+	      __builtin_offsetof(struct pcp_hdr, end) == PCP_HDR_END &&
+	      __builtin_offsetof(struct pcp_hdr, aborts) == PCP_HDR_ABORTS &&
+	      __builtin_offsetof(struct pcp_hdr, hits) == PCP_HDR_HITS,
+	      "the fast paths address the header with these offsets");
 
 struct pcp_cpu;
 
 /*
- * One per cache. Only @cpus is read by the inline fast paths: cpus[cpu] is
- * the CPU's struct pcp_cpu while its fast path may run, and otherwise (not
- * yet allocated, stopped by a remote drain) the shared idle pcp_cpu, whose
- * magazine has size 0: both fast paths miss on it with no extra test.
- * cpus[-1] and cpus[-2] (@cpu_guard) exist for an unregistered rseq area
- * (cpu_id -1 or -2) and always hold the idle pcp_cpu.
+ * One per cache. Only @hdr is read by the inline fast paths: hdr[cpu] is
+ * the CPU's loaded magazine while its fast paths may run, closed or zero
+ * otherwise (not yet set up, stopped by a swap or a remote drain).
+ * hdr[-1] and hdr[-2] (@hdr_guard) exist for an unregistered rseq area
+ * (cpu_id -1 or -2, and fallback mode's never-registered area) and stay
+ * zero.
  *
- * A bypass cache (pcp_cache_bypass()) has the idle pcp_cpu everywhere and
+ * A bypass cache (pcp_cache_bypass()) has zero headers everywhere and
  * never allocates: the layer above uses it for caches that must not be
  * cached (debug caches), so that its fast path needs no NULL test.
  */
@@ -84,42 +110,52 @@ struct pcp_cache {
 	unsigned long nr_direct;	/* ops that bypassed magazines */
 	bool bypass;
 	/* read by the fast paths */
-	struct pcp_cpu *cpu_guard[2];	/* cpus[-2], cpus[-1] */
-	struct pcp_cpu *cpus[];		/* pcp_nr_cpu_ids() entries */
+	struct pcp_hdr hdr_guard[2];	/* hdr[-2], hdr[-1] */
+	struct pcp_hdr hdr[];		/* pcp_nr_cpu_ids() entries */
 };
 
-#define PCP_CACHE_CPUS_OFFSET	__builtin_offsetof(struct pcp_cache, cpus)
+#define PCP_CACHE_HDR_OFFSET	__builtin_offsetof(struct pcp_cache, hdr)
+#define PCP_MAX_CPU_IDS	8192u	/* more possible CPUs: fallback mode */
 
 /*
- * struct pcp_cpu (percpu/internal.h) starts with the loaded magazine and
- * then its counters; the fast paths rely on both offsets.
+ * The bypass cache (pcp_cache_bypass()): zero headers for every CPU id,
+ * so that both fast paths always miss on it. Static, so that a table of
+ * pcp_cache pointers can start out pointing at it (no NULL test on a
+ * fast path); its pages are only ever read (the zero page).
  */
-#define PCP_CPU_MAG_OFFSET	0
-#define PCP_CPU_STAT_OFFSET	8
+struct pcp_bypass_store {
+	struct pcp_cache pc;
+	struct pcp_hdr hdr[PCP_MAX_CPU_IDS];	/* behind pc.hdr[] */
+};
+extern struct pcp_bypass_store pcp_bypass_store
+	__attribute__((visibility("hidden")));
+#define PCP_BYPASS	(&pcp_bypass_store.pc)
+
+static inline struct pcp_hdr *pcp_hdr(struct pcp_cache *pc, int cpu)
+{
+	return &pc->hdr[cpu];
+}
 
 /*
- * percpu/magazine.c: the slow paths behind the inline fast paths.
- * pcp_alloc_miss/pcp_free_miss take the fast path's result: a miss, or an
- * aborted section (counted, then retried).
+ * percpu/magazine.c: the slow paths behind the inline fast paths (the
+ * only miss entries): under the CPU's lock, from the spare, the depot or
+ * a refill of the layer above; back to them on free.
  */
-#define PCP_MISS	((void *)0)
-#define PCP_ABORTED	((void *)1)
-void *pcp_alloc_miss(struct pcp_cache *pc, void *why);
-void pcp_free_miss(struct pcp_cache *pc, void *obj, int why);
-void pcp_count_abort(struct pcp_cache *pc);
-
+void *pcp_alloc_slow(struct pcp_cache *pc);
+void pcp_free_slow(struct pcp_cache *pc, void *obj);
 
 /*
- * Hit counters: one `incq` on the pcp_cpu just committed to, after the
- * section (one instruction, so only a migration between the commit and
- * the increment, racing with the old CPU's own increment, can lose one).
+ * Hit counters (CONFIG_PERCPU_HIT_STATS, off by default): one `incq` in
+ * the header line just committed to, after the section (a migration
+ * between the commit and the increment can lose one).
  */
-#if IS_ENABLED(CONFIG_PERCPU_STATS)
-#define PCP_ASM_STAT	"incq %c[stat](%%rdx)\n\t"
+#if IS_ENABLED(CONFIG_PERCPU_HIT_STATS)
+#define PCP_ASM_HIT(dir)						\
+	"incq %c[hdr] + " __stringify(PCP_HDR_HITS) " + 8 * " #dir	\
+	"(%[pc], %%rdx)\n\t"
 #else
-#define PCP_ASM_STAT	""
+#define PCP_ASM_HIT(dir)	""
 #endif
-#define PCP_STAT_OFF(item)	(PCP_CPU_STAT_OFFSET + 8 * (item))
 
 #if defined(__x86_64__) && !USLAB_VCPU
 /*
@@ -152,10 +188,13 @@ void pcp_count_abort(struct pcp_cache *pc);
 	"4:\n\t"							\
 	handler
 
-/* Arm the section: rseq_cs = descriptor 3 (%[off]: the area's TLS offset). */
+/*
+ * Arm the section: rseq_cs = descriptor 3 (%[off]: the area's TLS offset;
+ * %rcx is scratch).
+ */
 #define PCP_RSEQ_ARM							\
-	"leaq 3b(%%rip), %%rax\n\t"					\
-	"movq %%rax, %%fs:%c[rseq_cs](%[off])\n\t"
+	"leaq 3b(%%rip), %%rcx\n\t"					\
+	"movq %%rcx, %%fs:%c[rseq_cs](%[off])\n\t"
 
 /*
  * Every section opens so: its descriptor, armed, then label 1 (the start).
@@ -172,119 +211,126 @@ void pcp_count_abort(struct pcp_cache *pc);
 	[cpu_id] "i" (PCP_RSEQ_CPU_ID_OFFSET)
 
 /*
- * The fast paths' first loads: this CPU's loaded magazine in %rcx, its
- * count in %rax, the pcp_cpu in %rdx (for the hit counter). Operands:
- * PCP_MAG_OPERANDS besides PCP_RSEQ_OPERANDS.
+ * The fast paths: label 9 re-arms and starts again (an aborted section
+ * is retried here, in percpu, after its count); the header of this CPU
+ * is at hdr + (cpu << 6) from the cache, %rdx holding cpu << 6.
  */
-#define PCP_RSEQ_LOAD_MAG						\
-	"movslq %%fs:%c[cpu_id](%[off]), %%rax\n\t"			\
-	"movq %c[cpus](%[pc], %%rax, 8), %%rdx\n\t"			\
-	"movq %c[mag](%%rdx), %%rcx\n\t"				\
-	"movq %c[count](%%rcx), %%rax\n\t"
-#define PCP_MAG_OPERANDS						\
+#define PCP_FAST_BEGIN(exit_label)					\
+	PCP_RSEQ_CS(exit_label)						\
+	"9:\n\t"							\
+	PCP_RSEQ_ARM							\
+	"1:\n\t"							\
+	"movslq %%fs:%c[cpu_id](%[off]), %%rdx\n\t"			\
+	"shlq $" __stringify(PCP_HDR_SHIFT) ", %%rdx\n\t"
+#define PCP_FAST_ABORT							\
+	PCP_RSEQ_ABORT_STUB(						\
+		"movslq %%fs:%c[cpu_id](%[off]), %%rdx\n\t"		\
+		"shlq $" __stringify(PCP_HDR_SHIFT) ", %%rdx\n\t"	\
+		"incq %c[hdr] + " __stringify(PCP_HDR_ABORTS)		\
+		"(%[pc], %%rdx)\n\t"					\
+		"jmp 9b\n\t")
+#define PCP_FAST_OPERANDS						\
 	[pc] "r" (pc),							\
-	[cpus] "i" (PCP_CACHE_CPUS_OFFSET),				\
-	[mag] "i" (PCP_CPU_MAG_OFFSET),					\
-	[count] "i" (PCP_MAG_COUNT_OFFSET)
+	[hdr] "i" (PCP_CACHE_HDR_OFFSET)
 
 /**
  * pcp_alloc_fast - pop an object from this CPU's loaded magazine, one rseq
- * critical section.
+ * critical section (retried here when it aborts).
  * Context: any thread; lock-free, no atomic instruction, no syscall.
- * Return: the object, PCP_MISS (loaded magazine empty, CPU stopped or not
- * set up, thread without rseq) or PCP_ABORTED (preempted, migrated or
- * signalled inside the section).
+ * Return: the object, or NULL: a miss (loaded magazine empty, CPU stopped
+ * or not set up, thread without rseq, fallback mode).
  *
- * Cost on a hit: load the rseq offset, arm the section (lea + store), then
- * cpu id, cpus[cpu], magazine, count: 4 loads, 1 test; 1 load of the
- * object, the committing store of count - 1; the hit counter.
+ * Cost on a hit: load the rseq offset, arm the section (lea + store),
+ * cpu id, shift; two dependent loads (the header's cur, compared with
+ * begin; the slot below cur), the committing store of cur - 1.
  *
  * Plain asm with an output, not asm goto: gcc 12 merges asm goto labels
  * with the fall-through when the asm has outputs. A magazine never holds
- * NULL or 1, so the object itself tells a miss (0) and an abort (1).
+ * NULL, so NULL tells the miss.
  */
 static __always_inline void *pcp_alloc_fast(struct pcp_cache *pc)
 {
 	void *obj;
+	bool hit;
 	long off = pcp_rseq_off;
 
+	/*
+	 * The hit is the flags of `cmp cur, begin` (above), carried out of
+	 * the asm (a flag output): the caller's test of the result is the
+	 * branch on them, with no test instruction (the load, lea and commit
+	 * keep them; the hit counter's inc keeps CF and clears ZF).
+	 */
 	__asm__ __volatile__ (
-		PCP_RSEQ_BEGIN("5f")
-		PCP_RSEQ_LOAD_MAG
-		"testq %%rax, %%rax\n\t"
-		"jz 5f\n\t"
-		"movq %c[top](%%rcx, %%rax, 8), %[obj]\n\t"
-		"decq %%rax\n\t"
-		"movq %%rax, %c[count](%%rcx)\n\t"	/* commit */
+		PCP_FAST_BEGIN("6f")
+		"movq %c[hdr] + %c[cur](%[pc], %%rdx), %%rcx\n\t"
+		"cmpq %c[hdr] + %c[begin](%[pc], %%rdx), %%rcx\n\t"
+		"jbe 6f\n\t"
+		"movq -8(%%rcx), %%rax\n\t"
+		"leaq -8(%%rcx), %%rcx\n\t"		/* keeps the flags */
+		"movq %%rcx, %c[hdr] + %c[cur](%[pc], %%rdx)\n\t"	/* commit */
 		"2:\n\t"
-		PCP_ASM_STAT
+		PCP_ASM_HIT(0)
 		".pushsection __rseq_failure, \"ax\"\n\t"
-		"5:\n\t"
-		"xorl %k[obj], %k[obj]\n\t"
-		"jmp 6f\n\t"
-		PCP_RSEQ_ABORT_STUB("movl $1, %k[obj]\n\t" "jmp 6f\n\t")
+		PCP_FAST_ABORT
 		".popsection\n\t"
 		"6:\n\t"
-		: [obj] "=&r" (obj)
-		: PCP_RSEQ_OPERANDS, PCP_MAG_OPERANDS,
-		  /* objs[count - 1] */
-		  [top] "i" (PCP_MAG_OBJS_OFFSET - 8),
-		  [stat] "i" (PCP_STAT_OFF(PCP_STAT_ALLOC_HIT))
-		: "rax", "rcx", "rdx", "memory", "cc");
+		: "=@cca" (hit), "=&a" (obj)
+		: PCP_RSEQ_OPERANDS, PCP_FAST_OPERANDS,
+		  [cur] "i" (PCP_HDR_CUR), [begin] "i" (PCP_HDR_BEGIN)
+		: "rcx", "rdx", "memory");
+	if (!hit)
+		return NULL;
+	if (!obj)
+		__builtin_unreachable();	/* a magazine never holds NULL */
 	return obj;
 }
 
 /**
  * pcp_free_fast - push @obj on this CPU's loaded magazine, one rseq
- * critical section.
+ * critical section (retried here when it aborts).
  * Context: any thread; lock-free, no atomic instruction, no syscall.
- * Return: 0 when stored, 1 on a miss (magazine full, CPU stopped or not
- * set up), 2 when the section aborted.
+ * Return: true when stored, false on a miss (magazine full, CPU stopped
+ * or not set up, fallback mode).
  *
- * Cost on a hit: as pcp_alloc_fast, with a compare against the magazine's
- * size instead of the test, the store of @obj and the commit of count + 1.
- * (asm goto is fine here: no outputs.)
+ * Cost on a hit: as pcp_alloc_fast, comparing cur with end, the store of
+ * @obj at cur and the commit of cur + 1. (asm goto is fine: no outputs.)
  */
-static __always_inline int pcp_free_fast(struct pcp_cache *pc, void *obj)
+static __always_inline bool pcp_free_fast(struct pcp_cache *pc, void *obj)
 {
 	long off = pcp_rseq_off;
 
 	__asm__ __volatile__ goto (
-		PCP_RSEQ_BEGIN("%l[miss]")
-		PCP_RSEQ_LOAD_MAG
-		"cmpq %c[size](%%rcx), %%rax\n\t"
+		PCP_FAST_BEGIN("%l[miss]")
+		"movq %c[hdr] + %c[cur](%[pc], %%rdx), %%rcx\n\t"
+		"cmpq %c[hdr] + %c[end](%[pc], %%rdx), %%rcx\n\t"
 		"jae %l[miss]\n\t"
-		"movq %[obj], %c[objs](%%rcx, %%rax, 8)\n\t"
-		"incq %%rax\n\t"
-		"movq %%rax, %c[count](%%rcx)\n\t"	/* commit */
+		"movq %[obj], (%%rcx)\n\t"
+		"addq $8, %%rcx\n\t"
+		"movq %%rcx, %c[hdr] + %c[cur](%[pc], %%rdx)\n\t"	/* commit */
 		"2:\n\t"
-		PCP_ASM_STAT
+		PCP_ASM_HIT(1)
 		".pushsection __rseq_failure, \"ax\"\n\t"
-		PCP_RSEQ_ABORT_STUB("jmp %l[aborted]\n\t")
+		PCP_FAST_ABORT
 		".popsection\n\t"
 		:
-		: PCP_RSEQ_OPERANDS, PCP_MAG_OPERANDS, [obj] "r" (obj),
-		  [size] "i" (PCP_MAG_SIZE_OFFSET),
-		  [objs] "i" (PCP_MAG_OBJS_OFFSET),
-		  [stat] "i" (PCP_STAT_OFF(PCP_STAT_FREE_HIT))
-		: "rax", "rcx", "rdx", "memory", "cc"
-		: miss, aborted);
-	return 0;
+		: PCP_RSEQ_OPERANDS, PCP_FAST_OPERANDS, [obj] "r" (obj),
+		  [cur] "i" (PCP_HDR_CUR), [end] "i" (PCP_HDR_END)
+		: "rcx", "rdx", "memory", "cc"
+		: miss);
+	return true;
 miss:
-	return 1;
-aborted:
-	return 2;
+	return false;
 }
 #else
 /* Virtual CPUs (simulator) and other architectures: always the locked path. */
 static __always_inline void *pcp_alloc_fast(struct pcp_cache *pc)
 {
-	return PCP_MISS;
+	return NULL;
 }
 
-static __always_inline int pcp_free_fast(struct pcp_cache *pc, void *obj)
+static __always_inline bool pcp_free_fast(struct pcp_cache *pc, void *obj)
 {
-	return 1;
+	return false;
 }
 #endif
 
@@ -298,9 +344,9 @@ static __always_inline void *pcp_alloc(struct pcp_cache *pc)
 {
 	void *obj = pcp_alloc_fast(pc);
 
-	if (likely((uintptr_t)obj > (uintptr_t)PCP_ABORTED))
+	if (likely(obj))
 		return obj;
-	return pcp_alloc_miss(pc, obj);
+	return pcp_alloc_slow(pc);
 }
 
 /**
@@ -310,10 +356,8 @@ static __always_inline void *pcp_alloc(struct pcp_cache *pc)
  */
 static __always_inline void pcp_free(struct pcp_cache *pc, void *obj)
 {
-	int r = pcp_free_fast(pc, obj);
-
-	if (unlikely(r))
-		pcp_free_miss(pc, obj, r);
+	if (unlikely(!pcp_free_fast(pc, obj)))
+		pcp_free_slow(pc, obj);
 }
 
 

@@ -23,24 +23,19 @@
 
 /*
  * One per cache per CPU, allocated the first time that CPU takes a slow
- * path for the cache. @mag and @stat are read and written by the fast paths
- * of the CPU without a lock; every other field, and every change of the
- * @mag pointer, is made under @lock.
+ * path for the cache. Everything here is the slow path's, under @lock:
+ * @mag is the magazine the CPU's header (pc->hdr[cpu]) points into, whose
+ * count lives in the header while it is loaded.
  */
 struct pcp_cpu {
 	struct pcp_mag *mag;		/* loaded magazine (never NULL) */
-	uint64_t stat[NR_PCP_STATS];
 	struct pcp_mag *spare;		/* NULL or a real magazine */
+	uint64_t stat[NR_PCP_STATS];
 	struct owned_mutex lock;	/* slow paths and drains of this CPU */
 	int cpu;
 	uint64_t slow_ops;		/* slow paths taken (idle detection) */
 	uint64_t idle_snap;		/* state at the last reaper pass */
 } __cacheline_aligned;
-
-static_assert(offsetof(struct pcp_cpu, mag) == PCP_CPU_MAG_OFFSET,
-	      "fast paths load the magazine at this offset");
-static_assert(offsetof(struct pcp_cpu, stat) == PCP_CPU_STAT_OFFSET,
-	      "fast paths count hits at this offset");
 
 /* Full and empty magazines of one cache, behind every CPU. */
 struct pcp_depot {
@@ -51,10 +46,9 @@ struct pcp_depot {
 	unsigned long min_full, min_empty;
 };
 
-/* Size 0, count 0: fails both fast paths, so the slow path takes over. */
+/* Size 0, count 0: what a CPU has loaded before its first magazine and
+ * after a drain; a header pointing into it misses both ways. */
 extern struct pcp_mag pcp_empty_mag;
-/* Loaded with pcp_empty_mag; in cpus[] wherever no CPU may hit. */
-extern struct pcp_cpu pcp_cpu_idle;
 
 static inline bool mag_is_real(const struct pcp_mag *m)
 {
@@ -75,7 +69,6 @@ static inline bool mag_is_real(const struct pcp_mag *m)
 #endif
 
 #define PCP_MAX_LIMIT	4096u
-#define PCP_MAX_CPU_IDS	8192u	/* more possible CPUs: fallback mode */
 #define PCP_CHUNK	64u	/* objects moved per refill/flush call */
 
 /* percpu/cpu.c */
@@ -95,14 +88,15 @@ void pcp_mem_fork_parent(void);
 void pcp_mem_fork_child(void);
 
 /*
- * percpu/rseq.c: slow-path primitives on the loaded magazine @m of CPU
- * @cpu, each one rseq critical section. Return: objects moved (or 0 for
- * swap), -1 when the caller is not on @cpu, -2 when the section aborted.
+ * percpu/rseq.c: slow-path primitives on the header @h of CPU @cpu, each
+ * one rseq critical section. Return: objects moved (pop, push) or the
+ * header's cur (close), -1 when the caller is not on @cpu, -2 when the
+ * section aborted.
  */
-long pcp_rseq_pop(struct pcp_mag *m, int cpu, void **out, unsigned long n);
-long pcp_rseq_push(struct pcp_mag *m, int cpu, void *const *in,
+long pcp_rseq_pop(struct pcp_hdr *h, int cpu, void **out, unsigned long n);
+long pcp_rseq_push(struct pcp_hdr *h, int cpu, void *const *in,
 		   unsigned long n);
-long pcp_rseq_swap(struct pcp_mag **slot, int cpu, struct pcp_mag *new_mag);
+long pcp_rseq_close(struct pcp_hdr *h, int cpu);
 
 /* percpu/reaper.c */
 /* lib/thread.h's states, and one of its own */

@@ -25,16 +25,16 @@
  *                       made from a flush inside a walk that holds it
  *   pcp_cache->lock     lazy pcp_cpu allocation, tunables, drain of all CPUs
  *   pcp_cpu->lock       the CPU's slow paths and remote drains; the spare;
- *                       changes of the loaded magazine pointer; the cpus[]
- *                       entry (unpublished while a remote drain works)
+ *                       the loaded magazine; the header's begin and end
+ *                       (closed while a swap or a remote drain works)
  *   pcp_depot->lock     the depot's lists and working-set marks
  *   (layer above)       ops->refill and ops->flush take the slab lock
  *   pcp_mem_lock        magazine memory; page_alloc's lock inside it
  *
- * The fast paths take no lock: they only move the loaded magazine's count
- * inside an rseq section on their CPU. Whoever changes the loaded pointer
- * does it in an rseq section on that CPU (slow path), or after
- * unpublishing cpus[cpu] and fencing the CPU with membarrier (remote).
+ * The fast paths take no lock: they only move the header's cur inside an
+ * rseq section on their CPU. Whoever loads another magazine first closes
+ * the header in an rseq section on that CPU (slow path), or closes it and
+ * fences the CPU with membarrier (remote), then opens it on the new one.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -46,8 +46,6 @@
 #include "percpu/internal.h"
 
 struct pcp_mag pcp_empty_mag = { .count = 0, .size = 0 };
-/* What cpus[] holds where no CPU may hit: its magazine misses both ways. */
-struct pcp_cpu pcp_cpu_idle = { .mag = &pcp_empty_mag, .cpu = -1 };
 
 pthread_mutex_t pcp_registry_lock = PTHREAD_MUTEX_INITIALIZER;
 struct pcp_cache *pcp_registry;
@@ -194,34 +192,9 @@ static struct pcp_mag *depot_get(struct pcp_cache *pc, bool full)
 	return m;
 }
 
-static struct pcp_mag *depot_get_full(struct pcp_cache *pc)
-{
-	return depot_get(pc, true);
-}
-
 static struct pcp_mag *depot_get_empty(struct pcp_cache *pc)
 {
 	return depot_get(pc, false);
-}
-
-/*
- * Full magazine into the depot. Return: false when the depot is at its
- * limit or @m has a size the cache no longer uses; @m stays the caller's.
- */
-static bool depot_put_full(struct pcp_cache *pc, struct pcp_mag *m)
-{
-	struct pcp_depot *d = pc->depot;
-	bool ok;
-
-	depot_lock(d);
-	ok = m->size == pc->limit && d->nr_full < pc->depot_limit;
-	if (ok) {
-		m->next = d->full;
-		d->full = m;
-		d->nr_full++;
-	}
-	depot_unlock(d);
-	return ok;
 }
 
 /* A private magazine is no longer needed: keep it empty in the depot. */
@@ -246,6 +219,72 @@ static void mag_release(struct pcp_cache *pc, struct pcp_mag *m)
 	depot_unlock(d);
 	if (!kept)
 		mag_free(m);
+}
+
+/*
+ * Bonwick's exchange, under one depot lock: take a magazine of the kind
+ * @full asks for and, when there was one, leave @give (NULL, or a private
+ * magazine of the other kind: empty when taking a full one, full when
+ * taking an empty one) in its place. A full @give goes in only below the
+ * depot's limit (else nothing is exchanged and *@taken_give stays false);
+ * an empty one beyond the empties' cap is freed after the lock is dropped.
+ * Return: the magazine taken, or NULL (then @give stays the caller's,
+ * except a full @give, which the depot took when *@taken_give).
+ */
+static struct pcp_mag *depot_exchange(struct pcp_cache *pc, bool full,
+				      struct pcp_mag *give, bool *taken_give)
+{
+	struct pcp_depot *d = pc->depot;
+	struct pcp_mag *m, *drop = NULL;
+	unsigned int cap;
+
+	*taken_give = false;
+	depot_lock(d);
+	if (!full && give) {
+		/* a full magazine in, then an empty one (if any) out */
+		if (give->size != pc->limit || d->nr_full >= pc->depot_limit) {
+			depot_unlock(d);
+			return NULL;
+		}
+		give->next = d->full;
+		d->full = give;
+		d->nr_full++;
+		*taken_give = true;
+		m = d->empty;
+		if (m) {
+			d->empty = m->next;
+			if (--d->nr_empty < d->min_empty)
+				d->min_empty = d->nr_empty;
+		}
+		depot_unlock(d);
+		return m;
+	}
+	m = full ? d->full : d->empty;
+	if (m) {
+		if (full) {
+			d->full = m->next;
+			if (--d->nr_full < d->min_full)
+				d->min_full = d->nr_full;
+		} else {
+			d->empty = m->next;
+			if (--d->nr_empty < d->min_empty)
+				d->min_empty = d->nr_empty;
+		}
+		if (give) {	/* an empty magazine for the full one */
+			cap = pc->depot_limit > ~0u - 2 ? ~0u : pc->depot_limit + 2;
+			if (give->size == pc->limit && d->nr_empty < cap) {
+				give->next = d->empty;
+				d->empty = give;
+				d->nr_empty++;
+			} else {
+				drop = give;
+			}
+			*taken_give = true;
+		}
+	}
+	depot_unlock(d);
+	mag_free(drop);
+	return m;
 }
 
 /* Free a list of private magazines (flushing their objects). */
@@ -345,9 +384,9 @@ static struct pcp_cpu *pcp_get_cpu(struct pcp_cache *pc, int cpu)
 			c->mag = &pcp_empty_mag;
 			c->cpu = cpu;
 			owned_init(&c->lock);
+			/* the header stays zero (both fast paths miss) until
+			 * the first slow path loads a magazine */
 			__atomic_store_n(&pc->slow[cpu], c, __ATOMIC_RELEASE);
-			/* from here on the CPU's fast paths use it */
-			__atomic_store_n(&pc->cpus[cpu], c, __ATOMIC_RELEASE);
 		}
 	}
 	pthread_mutex_unlock(&pc->lock);
@@ -355,84 +394,120 @@ static struct pcp_cpu *pcp_get_cpu(struct pcp_cache *pc, int cpu)
 	return c;
 }
 
+/* ------------------------------------------------------------------ */
+/* The header and the three primitives: rseq sections, or plain C under
+ * the CPU lock (fallback and vcpu modes, whose fast paths never read a
+ * real CPU's header). */
+
+static struct pcp_hdr *cpu_hdr(struct pcp_cache *pc, const struct pcp_cpu *c)
+{
+	return pcp_hdr(pc, c->cpu);
+}
+
+/* Objects in the loaded magazine: its count lives in the header. */
+static uint64_t loaded_count(struct pcp_cache *pc, const struct pcp_cpu *c)
+{
+	if (!mag_is_real(c->mag))
+		return 0;
+	return (uint64_t)(READ_ONCE(cpu_hdr(pc, c)->cur) - c->mag->objs);
+}
+
 /*
- * Stop the CPU's fast paths: unpublish, then fence the CPU, so that no
- * section that saw the old entry can still commit. Fast paths that start
- * now fall into the slow path and wait for c->lock.
+ * Point a closed (or never used) header at @m: cur first, then end
+ * (frees may push from here on), then begin (allocs may pop). Each state
+ * on the way misses or serves correctly, so plain stores do, from any CPU.
+ */
+static void hdr_open(struct pcp_hdr *h, struct pcp_mag *m)
+{
+	WRITE_ONCE(h->cur, m->objs + m->count);
+	__atomic_store_n(&h->end, m->objs + m->size, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->begin, m->objs, __ATOMIC_RELEASE);
+}
+
+/* Close a header from anywhere (the caller then fences the CPU). */
+static void hdr_close_remote(struct pcp_hdr *h)
+{
+	__atomic_store_n(&h->end, NULL, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&h->begin, (void **)~0UL, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Stop the CPU's fast paths: close its header, then fence the CPU, so
+ * that no section that read the open header can still commit. Fast paths
+ * that start now miss and wait for c->lock in the slow path.
  */
 static void pcp_stop_cpu_locked(struct pcp_cache *pc, struct pcp_cpu *c)
 {
 	pcp_assert_cpu_locked(c);
-	__atomic_store_n(&pc->cpus[c->cpu], &pcp_cpu_idle, __ATOMIC_SEQ_CST);
+	hdr_close_remote(cpu_hdr(pc, c));
 	pcp_fence_cpu(c->cpu);
 }
 
-static void pcp_start_cpu_locked(struct pcp_cache *pc, struct pcp_cpu *c)
+static long prim_pop(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
+		     void **out, unsigned long n)
 {
-	pcp_assert_cpu_locked(c);
-	__atomic_store_n(&pc->cpus[c->cpu], c, __ATOMIC_RELEASE);
-}
-
-/* ------------------------------------------------------------------ */
-/* The three primitives: rseq sections, or plain C under the CPU lock. */
-
-static long prim_pop(struct pcp_cpu *c, int cpu, void **out, unsigned long n)
-{
-	struct pcp_mag *m = c->mag;
+	struct pcp_hdr *h = cpu_hdr(pc, c);
 	long k;
 
 	if (pcp_mode_cur != PCP_MODE_RSEQ) {
-		if (n == 1) {	/* every fallback operation: no memcpy */
-			if (!m->count)
-				return 0;
-			out[0] = m->objs[--m->count];
-			return 1;
-		}
-		k = (long)min_t(uint64_t, n, m->count);
-		m->count -= (uint64_t)k;
-		memcpy(out, &m->objs[m->count], (size_t)k * sizeof(void *));
+		if (h->cur <= h->begin)
+			return 0;
+		k = (long)min_t(uint64_t, n, (uint64_t)(h->cur - h->begin));
+		h->cur -= k;
+		memcpy(out, h->cur, (size_t)k * sizeof(void *));
 		return k;
 	}
-	while ((k = pcp_rseq_pop(m, cpu, out, n)) == -2)
+	while ((k = pcp_rseq_pop(h, cpu, out, n)) == -2)
 		pcp_stat(c, PCP_STAT_RSEQ_ABORT);
 	return k;
 }
 
-static long prim_push(struct pcp_cpu *c, int cpu, void *const *in,
-		      unsigned long n)
+static long prim_push(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
+		      void *const *in, unsigned long n)
 {
-	struct pcp_mag *m = c->mag;
+	struct pcp_hdr *h = cpu_hdr(pc, c);
 	long k;
 
 	if (pcp_mode_cur != PCP_MODE_RSEQ) {
-		if (n == 1) {
-			if (m->count >= m->size)
-				return 0;
-			m->objs[m->count++] = in[0];
-			return 1;
-		}
-		k = (long)min_t(uint64_t, n, m->size - m->count);
-		memcpy(&m->objs[m->count], in, (size_t)k * sizeof(void *));
-		m->count += (uint64_t)k;
+		if (h->cur >= h->end)
+			return 0;
+		k = (long)min_t(uint64_t, n, (uint64_t)(h->end - h->cur));
+		memcpy(h->cur, in, (size_t)k * sizeof(void *));
+		h->cur += k;
 		return k;
 	}
-	while ((k = pcp_rseq_push(m, cpu, in, n)) == -2)
+	while ((k = pcp_rseq_push(h, cpu, in, n)) == -2)
 		pcp_stat(c, PCP_STAT_RSEQ_ABORT);
 	return k;
 }
 
-/* Load @m on the CPU. Return: 0, or -1 when no longer on @cpu. */
-static long prim_swap(struct pcp_cpu *c, int cpu, struct pcp_mag *m)
+/*
+ * Load @m on the CPU: close the header on the CPU (rseq) or under the
+ * lock, write the old magazine's count back, open the header on @m.
+ * Return: 0, or -1 when no longer on @cpu (nothing changed but a header
+ * left refusing frees, which the next slow path of that CPU reopens).
+ */
+static long prim_swap(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
+		      struct pcp_mag *m)
 {
-	long r;
+	struct pcp_hdr *h = cpu_hdr(pc, c);
+	long cur;
 
 	if (pcp_mode_cur != PCP_MODE_RSEQ) {
-		c->mag = m;
-		return 0;
+		h->end = NULL;
+		cur = (long)h->cur;
+		h->begin = (void **)~0UL;
+	} else {
+		while ((cur = pcp_rseq_close(h, cpu)) == -2)
+			pcp_stat(c, PCP_STAT_RSEQ_ABORT);
+		if (cur == -1)
+			return -1;
 	}
-	while ((r = pcp_rseq_swap(&c->mag, cpu, m)) == -2)
-		pcp_stat(c, PCP_STAT_RSEQ_ABORT);
-	return r;
+	if (mag_is_real(c->mag))
+		c->mag->count = (uint64_t)((void **)cur - c->mag->objs);
+	c->mag = m;
+	hdr_open(h, m);
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -459,7 +534,7 @@ static int pcp_load_empty_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 	struct pcp_mag *nm = c->spare;
 
 	if (nm && nm->count == 0) {
-		if (prim_swap(c, cpu, nm))
+		if (prim_swap(pc, c, cpu, nm))
 			return -EAGAIN;
 		c->spare = NULL;
 		return 0;
@@ -469,45 +544,51 @@ static int pcp_load_empty_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 		nm = mag_new(READ_ONCE(pc->limit));
 	if (!nm)
 		return -ENOMEM;
-	if (prim_swap(c, cpu, nm)) {
+	if (prim_swap(pc, c, cpu, nm)) {
 		mag_release(pc, nm);
 		return -EAGAIN;
 	}
 	return 0;
 }
 
-/* Refill the (empty) loaded magazine from the layer above; one for us. */
+/*
+ * The loaded magazine @m is empty, the spare empty or absent, the depot
+ * has no full one: fill a private magazine (the spare, an empty one from
+ * the depot, or a new one) with one batch from the layer above, in one
+ * call (one hold of the slab lock: slab_alloc_bulk()), keep one object
+ * for us and load the rest; @m becomes the spare.
+ * Return: 0 with *objp set (NULL: out of memory), -EAGAIN to retry.
+ */
 static int pcp_refill_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
-			     void **objp)
+			     struct pcp_mag *m, void **objp)
 {
-	void *buf[PCP_CHUNK];
-	unsigned long want = min_t(uint64_t, READ_ONCE(pc->batchcount),
-				   c->mag->size);
-	unsigned int n, got, pushed;
-	long k;
+	struct pcp_mag *nm = c->spare;
+	unsigned int want, got;
 
 	*objp = NULL;
+	if (!nm)
+		nm = depot_get_empty(pc);
+	if (!nm)
+		nm = mag_new(READ_ONCE(pc->limit));
+	if (!nm)
+		return 0;	/* no memory for a magazine: the slab layer serves */
+	c->spare = NULL;
+	want = (unsigned int)min_t(uint64_t, READ_ONCE(pc->batchcount), nm->size);
 	pcp_stat(c, PCP_STAT_REFILL);
 	pcp_probe(pcp_refill, pc->name, cpu, want);
-	while (want) {
-		n = (unsigned int)min_t(unsigned long, want, PCP_CHUNK);
-		got = pc->ops->refill(pc->owner, buf, n);
-		if (!got)
-			break;
-		want = got < n ? 0 : want - got;
-		if (!*objp)
-			*objp = buf[--got];
-		for (pushed = 0; pushed < got; pushed += (unsigned int)k) {
-			k = prim_push(c, cpu, buf + pushed, got - pushed);
-			if (k <= 0)
-				break;
-		}
-		if (pushed < got) {
-			/* migrated, or frees on this CPU filled it meanwhile */
-			pc->ops->flush(pc->owner, buf + pushed, got - pushed);
-			break;
-		}
+	got = pc->ops->refill(pc->owner, nm->objs, want);
+	if (!got) {
+		c->spare = nm;
+		return 0;
 	}
+	*objp = nm->objs[--got];
+	nm->count = got;
+	if (prim_swap(pc, c, cpu, nm)) {
+		/* migrated: the batch stays this CPU's spare, the object ours */
+		c->spare = nm;
+		return 0;
+	}
+	c->spare = m;
 	return 0;
 }
 
@@ -519,7 +600,7 @@ static int pcp_refill_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 			    void **objp)
 {
-	bool first = true;
+	bool first = true, gave;
 	struct pcp_mag *m, *full, *old;
 	long k;
 	int r;
@@ -527,7 +608,7 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 	pcp_assert_cpu_locked(c);
 	for (;;) {
 		m = c->mag;
-		k = prim_pop(c, cpu, objp, 1);
+		k = prim_pop(pc, c, cpu, objp, 1);
 		if (k < 0)
 			return -EAGAIN;
 		if (k == 1) {
@@ -540,21 +621,25 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 		first = false;
 
 		if (c->spare && c->spare->count) {
-			if (prim_swap(c, cpu, c->spare))
+			if (prim_swap(pc, c, cpu, c->spare))
 				return -EAGAIN;
 			c->spare = mag_is_real(m) ? m : NULL;
 			pcp_stat(c, PCP_STAT_SWAP);
 			continue;
 		}
-		full = depot_get_full(pc);
+		/* a full magazine from the depot for the empty spare, one lock */
+		full = depot_exchange(pc, true, c->spare, &gave);
 		if (full) {
-			if (prim_swap(c, cpu, full)) {
-				if (!depot_put_full(pc, full))
-					mag_release(pc, full);
+			if (gave)
+				c->spare = NULL;
+			pcp_stat(c, PCP_STAT_DEPOT_GET);
+			if (prim_swap(pc, c, cpu, full)) {
+				/* migrated: it is this CPU's spare now */
+				old = c->spare;
+				c->spare = full;
+				mag_release(pc, old);
 				return -EAGAIN;
 			}
-			pcp_stat(c, PCP_STAT_DEPOT_GET);
-			/* the spare was empty (else we had swapped it in) */
 			old = c->spare;
 			c->spare = mag_is_real(m) ? m : NULL;
 			mag_release(pc, old);
@@ -570,22 +655,35 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 			}
 			continue;
 		}
-		return pcp_refill_locked(pc, c, cpu, objp);
+		return pcp_refill_locked(pc, c, cpu, m, objp);
 	}
 }
 
-/* Flush a batch of the loaded magazine. Return: 0 or -EAGAIN. */
+/*
+ * The depot is at its limit: a batch goes back to the layer above, in one
+ * call (one hold of the slab lock: slab_free_bulk()), from the top of the
+ * full spare, which is private (the loop then loads it). Without a spare
+ * (no memory for magazines) the batch is taken from the loaded magazine.
+ * Return: 0 or -EAGAIN.
+ */
 static int pcp_flush_batch_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 				  int cpu)
 {
-	void *buf[PCP_CHUNK];
+	struct pcp_mag *sp = c->spare;
 	unsigned long left = READ_ONCE(pc->batchcount);
+	void *buf[PCP_CHUNK];
 	long k;
 
 	pcp_stat(c, PCP_STAT_FLUSH);
 	pcp_probe(pcp_flush, pc->name, cpu, left);
+	if (sp) {
+		k = (long)min_t(uint64_t, left, sp->count);
+		sp->count -= (uint64_t)k;
+		pc->ops->flush(pc->owner, &sp->objs[sp->count], (unsigned int)k);
+		return 0;
+	}
 	while (left) {
-		k = prim_pop(c, cpu, buf, min_t(unsigned long, left, PCP_CHUNK));
+		k = prim_pop(pc, c, cpu, buf, min_t(unsigned long, left, PCP_CHUNK));
 		if (k < 0)
 			return -EAGAIN;
 		if (k == 0)
@@ -604,15 +702,15 @@ static int pcp_flush_batch_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 static int pcp_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 			   void *obj)
 {
-	bool first = true;
-	struct pcp_mag *m, *sp;
+	bool first = true, gave;
+	struct pcp_mag *m, *sp, *em;
 	long k;
 	int r;
 
 	pcp_assert_cpu_locked(c);
 	for (;;) {
 		m = c->mag;
-		k = prim_push(c, cpu, &obj, 1);
+		k = prim_push(pc, c, cpu, &obj, 1);
 		if (k < 0)
 			return -EAGAIN;
 		if (k == 1) {
@@ -626,7 +724,7 @@ static int pcp_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 
 		sp = c->spare;
 		if (sp && sp->count < sp->size) {
-			if (prim_swap(c, cpu, sp))
+			if (prim_swap(pc, c, cpu, sp))
 				return -EAGAIN;
 			c->spare = mag_is_real(m) ? m : NULL;
 			pcp_stat(c, PCP_STAT_SWAP);
@@ -647,10 +745,21 @@ static int pcp_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 				c->spare = m;
 			continue;
 		}
-		/* loaded and spare are full: the spare goes to the depot */
-		if (depot_put_full(pc, sp)) {
+		/* loaded and spare are full: the spare goes to the depot for an
+		 * empty magazine, one lock */
+		em = depot_exchange(pc, false, sp, &gave);
+		if (gave) {
 			c->spare = NULL;
 			pcp_stat(c, PCP_STAT_DEPOT_PUT);
+			if (!em)
+				em = mag_new(READ_ONCE(pc->limit));
+			if (!em)
+				continue;	/* no memory: the next round flushes */
+			if (prim_swap(pc, c, cpu, em)) {
+				c->spare = em;
+				return -EAGAIN;
+			}
+			c->spare = m;
 			continue;
 		}
 flush:
@@ -714,48 +823,6 @@ void pcp_free_slow(struct pcp_cache *pc, void *obj)
 	pcp_reaper_kick();
 }
 
-/*
- * Behind pcp_alloc(): an aborted section is counted and tried again (it
- * aborts only when preempted, migrated or signalled, so this ends); a miss
- * goes to the slow path.
- */
-void *pcp_alloc_miss(struct pcp_cache *pc, void *why)
-{
-	void *obj;
-
-	while (why == PCP_ABORTED) {
-		pcp_count_abort(pc);
-		obj = pcp_alloc_fast(pc);
-		if ((uintptr_t)obj > (uintptr_t)PCP_ABORTED)
-			return obj;
-		why = obj;
-	}
-	return pcp_alloc_slow(pc);
-}
-
-void pcp_free_miss(struct pcp_cache *pc, void *obj, int why)
-{
-	while (why == 2) {
-		pcp_count_abort(pc);
-		why = pcp_free_fast(pc, obj);
-	}
-	if (why)
-		pcp_free_slow(pc, obj);
-}
-
-/* Abort path of the inline fast paths: count on the CPU we are on now. */
-void pcp_count_abort(struct pcp_cache *pc)
-{
-	int cpu = pcp_current_cpu();
-	struct pcp_cpu *c;
-
-	if (cpu < 0)
-		return;
-	c = __atomic_load_n(&pc->slow[cpu], __ATOMIC_RELAXED);
-	if (c)
-		pcp_stat(c, PCP_STAT_RSEQ_ABORT);
-}
-
 /* ------------------------------------------------------------------ */
 /* Drains */
 
@@ -769,10 +836,12 @@ static void pcp_drain_cpu_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 {
 	pcp_stop_cpu_locked(pc, c);
 	*m = c->mag;
+	if (mag_is_real(*m))
+		(*m)->count = loaded_count(pc, c);
 	*sp = c->spare;
 	c->mag = &pcp_empty_mag;
 	c->spare = NULL;
-	pcp_start_cpu_locked(pc, c);
+	hdr_open(cpu_hdr(pc, c), &pcp_empty_mag);
 	if ((*m)->count || (*sp && (*sp)->count)) {
 		pcp_stat(c, PCP_STAT_DRAIN);
 		pcp_probe(pcp_drain, pc->name, c->cpu,
@@ -903,10 +972,11 @@ void pcp_cache_get_tunables(const struct pcp_cache *pc, unsigned int *limit,
 /* ------------------------------------------------------------------ */
 /* Reaper pass */
 
-static uint64_t pcp_cpu_snapshot_locked(struct pcp_cpu *c)
+static uint64_t pcp_cpu_snapshot_locked(struct pcp_cache *pc,
+					struct pcp_cpu *c)
 {
 	return c->slow_ops * 1000003u + (uint64_t)(uintptr_t)c->mag +
-	       READ_ONCE(c->mag->count) * 7919u;
+	       loaded_count(pc, c) * 7919u;
 }
 
 /* Drain every CPU whose state did not change since the last pass. */
@@ -922,11 +992,11 @@ static void pcp_reap_idle_cpus(struct pcp_cache *pc)
 		if (!c)
 			continue;
 		pcp_cpu_lock(c);
-		snap = pcp_cpu_snapshot_locked(c);
+		snap = pcp_cpu_snapshot_locked(pc, c);
 		if (snap == c->idle_snap &&
-		    (c->mag->count || (c->spare && c->spare->count))) {
+		    (loaded_count(pc, c) || (c->spare && c->spare->count))) {
 			pcp_drain_cpu_locked(pc, c, &m, &sp);
-			snap = pcp_cpu_snapshot_locked(c);
+			snap = pcp_cpu_snapshot_locked(pc, c);
 		}
 		c->idle_snap = snap;
 		pcp_cpu_unlock(c);
@@ -970,7 +1040,7 @@ static size_t pcp_array_bytes(void)
 
 static size_t pcp_cache_bytes(void)
 {
-	return sizeof(struct pcp_cache) + pcp_array_bytes();
+	return sizeof(struct pcp_cache) + pcp_nr_cpus * sizeof(struct pcp_hdr);
 }
 
 /* Order of the block holding a pcp_cache, its depot and slow[]. */
@@ -985,27 +1055,10 @@ static unsigned int pcp_cache_order(void)
 	return order;
 }
 
-static void pcp_cache_init_cpus(struct pcp_cache *pc)
-{
-	unsigned int cpu;
-
-	pc->cpu_guard[0] = pc->cpu_guard[1] = &pcp_cpu_idle;
-	for (cpu = 0; cpu < pcp_nr_cpus; cpu++)
-		pc->cpus[cpu] = &pcp_cpu_idle;
-}
-
-static struct {
-	struct pcp_cache pc;
-	struct pcp_cpu *cpus[PCP_MAX_CPU_IDS];	/* behind pc.cpus[] */
-} pcp_bypass_store;
-static pthread_once_t pcp_bypass_once = PTHREAD_ONCE_INIT;
-
-static void pcp_bypass_init(void)
-{
-	pcp_bypass_store.pc.bypass = true;
-	strcpy(pcp_bypass_store.pc.name, "bypass");
-	pcp_cache_init_cpus(&pcp_bypass_store.pc);
-}
+/* Zero headers: both fast paths miss on them (percpu/fastpath.h). */
+struct pcp_bypass_store pcp_bypass_store = {
+	.pc = { .name = "bypass", .bypass = true },
+};
 
 bool pcp_cache_is_bypass(const struct pcp_cache *pc)
 {
@@ -1017,8 +1070,7 @@ struct pcp_cache *pcp_cache_bypass(void)
 	pcp_init();
 	if (pcp_mode_cur == PCP_MODE_OFF)
 		return NULL;
-	pthread_once(&pcp_bypass_once, pcp_bypass_init);
-	return &pcp_bypass_store.pc;
+	return PCP_BYPASS;
 }
 
 struct pcp_cache *pcp_cache_create(const char *name, void *owner,
@@ -1052,7 +1104,6 @@ struct pcp_cache *pcp_cache_create(const char *name, void *owner,
 	d = (void *)((char *)pc + ALIGN_UP(pcp_cache_bytes(), 64));
 	slow = (void *)((char *)d + ALIGN_UP(sizeof(*d), 64));
 
-	pcp_cache_init_cpus(pc);
 	pc->slow = slow;
 	pc->ops = ops;
 	pc->owner = owner;
@@ -1131,6 +1182,10 @@ void pcp_cache_stats(struct pcp_cache *pc, int cpu, struct pcp_stats *st)
 			continue;
 		for (i = 0; i < NR_PCP_STATS; i++)
 			st->v[i] += READ_ONCE(pcpu->stat[i]);
+		/* what the fast paths count in their header line */
+		st->v[PCP_STAT_RSEQ_ABORT] += READ_ONCE(pc->hdr[c].aborts);
+		st->v[PCP_STAT_ALLOC_HIT] += READ_ONCE(pc->hdr[c].hits[0]);
+		st->v[PCP_STAT_FREE_HIT] += READ_ONCE(pc->hdr[c].hits[1]);
 	}
 	if (cpu < 0)
 		st->v[PCP_STAT_DIRECT] += __atomic_load_n(&pc->nr_direct,
@@ -1153,7 +1208,7 @@ unsigned long pcp_cache_objects(struct pcp_cache *pc, unsigned long *depot_full)
 		if (!c)
 			continue;
 		pcp_cpu_lock(c);
-		n += READ_ONCE(c->mag->count);
+		n += loaded_count(pc, c);
 		if (c->spare)
 			n += c->spare->count;
 		pcp_cpu_unlock(c);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * rseq critical sections of the slow paths (x86-64): batch pop and push on
- * a loaded magazine, and the swap of the loaded magazine pointer. The
- * caller holds the CPU's lock, so the magazine pointer is stable and only
- * the fast paths of the same CPU move its count; each section checks that
+ * a CPU's header (its loaded magazine), and closing the header before the
+ * magazine is swapped. The caller holds the CPU's lock, so begin and end
+ * are stable and only the fast paths of the same CPU move cur; each
+ * section checks that
  * the thread still runs on that CPU and ends in one committing store, so
  * no fast path of the CPU can interleave with it.
  *
@@ -34,53 +35,61 @@
 	".popsection\n\t"
 
 /*
- * pcp_rseq_pop - move min(@n, count) objects from the top of @m to @out.
+ * pcp_rseq_pop - move min(@n, objects) from below @h's cur to @out.
  * Mirrored on purpose by pcp_rseq_push below (the same operands, abort
  * stubs and commit; one asm block with a direction would read worse).
- * Return: objects moved, -1 not on @cpu, -2 aborted.
+ * Return: objects moved (0 when the header is empty or closed), -1 not
+ * on @cpu, -2 aborted.
  */
-long pcp_rseq_pop(struct pcp_mag *m, int cpu, void **out, unsigned long n)
+long pcp_rseq_pop(struct pcp_hdr *h, int cpu, void **out, unsigned long n)
 {
 	long off = pcp_rseq_off;
 	long k;
 
 	__asm__ __volatile__ (
 		PCP_RSEQ_BEGIN_ON_CPU
-		"movq %c[count](%[m]), %%rcx\n\t"	/* count */
-		"movq %[n], %[k]\n\t"
-		"cmpq %%rcx, %[k]\n\t"
-		"cmovaq %%rcx, %[k]\n\t"		/* k = min(n, count) */
+		"movq %c[cur](%[h]), %%rcx\n\t"		/* cur */
 		"movq %%rcx, %%r8\n\t"
-		"subq %[k], %%r8\n\t"			/* new count */
+		"subq %c[begin](%[h]), %%r8\n\t"	/* bytes held */
+		"xorl %k[k], %k[k]\n\t"
+		"cmpq %c[begin](%[h]), %%rcx\n\t"
+		"jbe 8f\n\t"				/* empty or closed */
+		"shrq $3, %%r8\n\t"
+		"movq %[n], %[k]\n\t"
+		"cmpq %%r8, %[k]\n\t"
+		"cmovaq %%r8, %[k]\n\t"			/* k = min(n, held) */
+		"8:\n\t"
+		"leaq (, %[k], 8), %%r8\n\t"
+		"negq %%r8\n\t"
+		"addq %%rcx, %%r8\n\t"			/* new cur */
 		"xorl %%eax, %%eax\n\t"
 		"5:\n\t"
 		"cmpq %[k], %%rax\n\t"
 		"je 6f\n\t"
-		"leaq (%%r8, %%rax), %%r9\n\t"
-		"movq %c[objs](%[m], %%r9, 8), %%r9\n\t"
+		"movq (%%r8, %%rax, 8), %%r9\n\t"
 		"movq %%r9, (%[out], %%rax, 8)\n\t"
 		"incq %%rax\n\t"
 		"jmp 5b\n\t"
 		"6:\n\t"
-		"movq %%r8, %c[count](%[m])\n\t"		/* commit */
+		"movq %%r8, %c[cur](%[h])\n\t"		/* commit */
 		"2:\n\t"
 		PCP_RSEQ_FAIL_STUBS("%[k]")
 		"6:\n\t"
 		: [k] "=&r" (k)
-		: PCP_RSEQ_OPERANDS, [cpu] "r" (cpu), [m] "r" (m),
+		: PCP_RSEQ_OPERANDS, [cpu] "r" (cpu), [h] "r" (h),
 		  [out] "r" (out), [n] "r" (n),
-		  [count] "i" (PCP_MAG_COUNT_OFFSET),
-		  [objs] "i" (PCP_MAG_OBJS_OFFSET)
+		  [cur] "i" (PCP_HDR_CUR), [begin] "i" (PCP_HDR_BEGIN)
 		: "rax", "rcx", "r8", "r9", "memory", "cc");
 	return k;
 }
 
 /*
- * pcp_rseq_push - copy min(@n, room) objects of @in on top of @m. A
+ * pcp_rseq_push - copy min(@n, room) objects of @in at @h's cur. A
  * deliberate mirror of pcp_rseq_pop (its operands and commit).
- * Return: objects moved, -1 not on @cpu, -2 aborted.
+ * Return: objects moved (0 when full or closed), -1 not on @cpu, -2
+ * aborted.
  */
-long pcp_rseq_push(struct pcp_mag *m, int cpu, void *const *in,
+long pcp_rseq_push(struct pcp_hdr *h, int cpu, void *const *in,
 		   unsigned long n)
 {
 	long off = pcp_rseq_off;
@@ -88,73 +97,81 @@ long pcp_rseq_push(struct pcp_mag *m, int cpu, void *const *in,
 
 	__asm__ __volatile__ (
 		PCP_RSEQ_BEGIN_ON_CPU
-		"movq %c[count](%[m]), %%rcx\n\t"	/* count */
-		"movq %c[size](%[m]), %[k]\n\t"
-		"subq %%rcx, %[k]\n\t"			/* room */
-		"cmpq %[n], %[k]\n\t"
-		"cmovaq %[n], %[k]\n\t"			/* k = min(n, room) */
+		"movq %c[cur](%[h]), %%rcx\n\t"		/* cur */
+		"movq %c[end](%[h]), %%r8\n\t"
+		"xorl %k[k], %k[k]\n\t"
+		"cmpq %%r8, %%rcx\n\t"
+		"jae 8f\n\t"				/* full or closed */
+		"subq %%rcx, %%r8\n\t"
+		"shrq $3, %%r8\n\t"			/* room */
+		"movq %[n], %[k]\n\t"
+		"cmpq %%r8, %[k]\n\t"
+		"cmovaq %%r8, %[k]\n\t"			/* k = min(n, room) */
+		"8:\n\t"
 		"xorl %%eax, %%eax\n\t"
 		"5:\n\t"
 		"cmpq %[k], %%rax\n\t"
 		"je 6f\n\t"
 		"movq (%[in], %%rax, 8), %%r9\n\t"
-		"leaq (%%rcx, %%rax), %%r8\n\t"
-		"movq %%r9, %c[objs](%[m], %%r8, 8)\n\t"
+		"movq %%r9, (%%rcx, %%rax, 8)\n\t"
 		"incq %%rax\n\t"
 		"jmp 5b\n\t"
 		"6:\n\t"
-		"addq %[k], %%rcx\n\t"
-		"movq %%rcx, %c[count](%[m])\n\t"	/* commit */
+		"leaq (%%rcx, %[k], 8), %%rcx\n\t"
+		"movq %%rcx, %c[cur](%[h])\n\t"		/* commit */
 		"2:\n\t"
 		PCP_RSEQ_FAIL_STUBS("%[k]")
 		"6:\n\t"
 		: [k] "=&r" (k)
-		: PCP_RSEQ_OPERANDS, [cpu] "r" (cpu), [m] "r" (m),
+		: PCP_RSEQ_OPERANDS, [cpu] "r" (cpu), [h] "r" (h),
 		  [in] "r" (in), [n] "r" (n),
-		  [count] "i" (PCP_MAG_COUNT_OFFSET),
-		  [size] "i" (PCP_MAG_SIZE_OFFSET),
-		  [objs] "i" (PCP_MAG_OBJS_OFFSET)
+		  [cur] "i" (PCP_HDR_CUR), [end] "i" (PCP_HDR_END)
 		: "rax", "rcx", "r8", "r9", "memory", "cc");
 	return k;
 }
 
 /*
- * pcp_rseq_swap - *@slot = @new_mag, committed on @cpu.
- * Return: 0, -1 not on @cpu, -2 aborted.
+ * pcp_rseq_close - close @h on @cpu: end = 0 (frees miss from here on,
+ * allocs may still pop), then begin = ~0 (commit: both miss). Every state
+ * on the way is one the fast paths read correctly, so an abort between
+ * the two stores leaves nothing to undo.
+ * Return: cur at the commit (>= 0, a pointer), -1 not on @cpu, -2 aborted.
  */
-long pcp_rseq_swap(struct pcp_mag **slot, int cpu, struct pcp_mag *new_mag)
+long pcp_rseq_close(struct pcp_hdr *h, int cpu)
 {
 	long off = pcp_rseq_off;
 	long k;
 
 	__asm__ __volatile__ (
 		PCP_RSEQ_BEGIN_ON_CPU
-		"movq %[new_mag], (%[slot])\n\t"	/* commit */
+		"movq $0, %c[end](%[h])\n\t"
+		"movq %c[cur](%[h]), %[k]\n\t"
+		"movq $-1, %c[begin](%[h])\n\t"		/* commit */
 		"2:\n\t"
-		"xorl %k[k], %k[k]\n\t"
 		PCP_RSEQ_FAIL_STUBS("%[k]")
 		"6:\n\t"
 		: [k] "=&r" (k)
-		: PCP_RSEQ_OPERANDS, [cpu] "r" (cpu), [slot] "r" (slot),
-		  [new_mag] "r" (new_mag)
-		: "rax", "memory", "cc");
+		: PCP_RSEQ_OPERANDS, [cpu] "r" (cpu), [h] "r" (h),
+		  [cur] "i" (PCP_HDR_CUR), [begin] "i" (PCP_HDR_BEGIN),
+		  [end] "i" (PCP_HDR_END)
+		: "rax", "rcx", "memory", "cc");
 	return k;
 }
 
 #else /* no rseq primitive: the mode is never rseq, these are never called */
 
-long pcp_rseq_pop(struct pcp_mag *m, int cpu, void **out, unsigned long n)
+long pcp_rseq_pop(struct pcp_hdr *h, int cpu, void **out, unsigned long n)
 {
 	return -1;
 }
 
-long pcp_rseq_push(struct pcp_mag *m, int cpu, void *const *in,
+long pcp_rseq_push(struct pcp_hdr *h, int cpu, void *const *in,
 		   unsigned long n)
 {
 	return -1;
 }
 
-long pcp_rseq_swap(struct pcp_mag **slot, int cpu, struct pcp_mag *new_mag)
+long pcp_rseq_close(struct pcp_hdr *h, int cpu)
 {
 	return -1;
 }

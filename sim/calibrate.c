@@ -194,6 +194,8 @@ static int run_wl(struct kmem_cache *s, struct wl *w, void **objs)
 		for (i = 0; i < rounds; i++) {
 			for (ph = 0; ph < 2; ph++) {
 				uint64_t p0, t0, t1;
+				uint64_t nops = !w->burst ? (ph == 0 ? w->ops / 2 * 2 : 0) :
+						w->burst;
 
 				pcp_cache_stats(pc, -1, &st0);
 				p0 = page_ops();
@@ -216,7 +218,12 @@ static int run_wl(struct kmem_cache *s, struct wl *w, void **objs)
 				ns[ph] += (double)(t1 - t0);
 				pg[ph] += (double)(page_ops() - p0);
 #define D(item) ((double)(st1.v[PCP_STAT_##item] - st0.v[PCP_STAT_##item]))
-				x[ph][0] += D(ALLOC_HIT) + D(FREE_HIT);
+				/*
+				 * hits: the operations the phase made, less those
+				 * that took a slow path (rseq mode counts no hit by
+				 * default: CONFIG_PERCPU_HIT_STATS, docs/percpu.md)
+				 */
+				x[ph][0] += (double)nops - D(ALLOC_SLOW) - D(FREE_SLOW);
 				x[ph][1] += D(REFILL);
 				x[ph][2] += D(FLUSH);
 				x[ph][3] += D(DEPOT_GET) + D(DEPOT_PUT);

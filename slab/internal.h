@@ -175,8 +175,12 @@ static inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp)
 {
 	return __slab_alloc(s, gfp, 0);
 }
+extern unsigned long slab_free_key __attribute__((visibility("hidden")));
+/* The slab layer's own frees (no API free marked @obj): marked here. */
 static inline void slab_free(struct kmem_cache *s, void *obj)
 {
+	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+		*(unsigned long *)((char *)obj + s->mark_off) = slab_free_key;
 	__slab_free(s, obj, 0);
 }
 int slab_calculate_layout(struct kmem_cache *s);
@@ -283,78 +287,89 @@ slab_flags_t slab_settings_debug_flags(const char *name, slab_flags_t flags);
 extern const struct pcp_ops slab_pcp_ops;
 
 /*
- * The fast paths of every cache: the CPU's magazine (percpu/), the slab
- * layer only on a miss. Debug caches (and a cache whose magazines could
- * not be set up) have the bypass pcp_cache, on which every fast path
- * misses, so that no NULL test is needed here. Cost on a hit, beyond
- * pcp_alloc_fast(): the load of s->pcp, the __GFP_ZERO test, the test of
- * the result; for free, the load of s->pcp and the test of the result.
+ * The slab layer's miss entries (the only ones; docs/percpu.md, "One
+ * protocol"): behind slab_alloc_fast()/slab_free_fast() and kmalloc's
+ * fast paths when the CPU's magazine missed, __GFP_ZERO, a bypass cache.
+ * Allocation returns an object already taken (slab_obj_take()); free
+ * takes an object already marked (slab_free_test()). @addr: the API
+ * call's site for SLAB_STORE_USER caches and reports, 0 from malloc.
  */
-void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, void *why);
-void *slab_alloc_miss_caller(struct kmem_cache *s, gfp_t gfp, void *why,
-			     unsigned long addr);
-void slab_free_miss(struct kmem_cache *s, void *obj, int why);
-void slab_free_miss_caller(struct kmem_cache *s, void *obj, int why,
-			   unsigned long addr);
+void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, unsigned long addr);
+void slab_free_miss(struct kmem_cache *s, void *obj, unsigned long addr);
 void slab_drain_deferred(void);
 
 /*
- * Free marks (CONFIG_SLAB_FREE_HARDENED). slab_obj_live: @obj is handed
- * out, clear its mark (one store). slab_free_check: before @obj (whose own
- * struct page is @page, a page of a slab of @s) is given back: it must
- * sit at an object boundary (its offset in the slab from the page
- * arithmetic, one multiply and one compare) and must not hold the mark
- * (one load and compare); then it gets the mark (one store). Either
- * failure reports and aborts, so no object reaches a magazine or a
- * freelist twice. @mark_off is s->mark_off.
+ * Free marks (CONFIG_SLAB_FREE_HARDENED; docs/slab.md, "Hardened frees").
+ * A free object holds one of two per-process random words at @mark_off:
  *
- * The call site in the reports: these, slab_alloc_fast() and
- * slab_free_fast() are always inlined into the exported functions (kfree,
- * kfree_fast, kmem_cache_free, kmem_cache_alloc...), where _RET_IP_ is the
- * API call's site; they read it inside the unlikely branches, so that no
- * hit path loads it (an argument of the inline function would be
- * evaluated before the branch: one more load on every free).
- * Return: true when @obj may be given back (false only if a report
- * returned, which it does not).
+ *   slab_free_key    in a magazine or the depot: every free stores it
+ *                    (a store, no load: the freed block is not read)
+ *   ~slab_free_key   on a slab's freelist: slab_free_bulk() checks that
+ *                    an object arriving holds slab_free_key and swaps it;
+ *                    slab_alloc_bulk() checks and swaps it back
+ *
+ * Every allocation checks slab_free_key and clears it (slab_obj_take())
+ * before the block is handed out, so an object freed twice is reported
+ * at the latest when its second copy would be handed out or would reach
+ * the slab, never given to two owners. The interior-pointer test stays
+ * on the free (arithmetic, slab_free_test()).
  */
-static __always_inline void slab_obj_live(void *obj, unsigned int mark_off)
+static __always_inline unsigned long slab_mark_slab(void)
 {
-	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-		*(unsigned long *)((char *)obj + mark_off) = 0;
+	return ~slab_free_key;
 }
 
 /*
- * Does @obj hold the free mark (a free object, in a magazine or on a
- * freelist)? For the checks of other calls than a free (ksize_checked():
+ * @obj is about to be handed out: it must hold the magazine mark (else it
+ * was handed out already since its last free, or written after it: a
+ * double free, reported naming the cache and the object). Clears it.
+ */
+__slowpath void slab_take_bad(struct kmem_cache *s, void *obj);
+static __always_inline void *slab_obj_take(struct kmem_cache *s, void *obj,
+					   unsigned int mark_off)
+{
+	unsigned long *mark = (unsigned long *)((char *)obj + mark_off);
+
+	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
+		if (unlikely(*mark != slab_free_key))
+			slab_take_bad(s, obj);
+		*mark = 0;
+	}
+	return obj;
+}
+
+/*
+ * Does @obj hold a free mark (a free object: the magazine's or the
+ * slab's)? For the checks of other calls than a free (ksize_checked():
  * realloc, malloc_usable_size); false without CONFIG_SLAB_FREE_HARDENED.
  */
 static __always_inline bool slab_obj_marked_free(const void *obj,
 						 unsigned int mark_off)
 {
+	unsigned long mark = *(const unsigned long *)((const char *)obj + mark_off);
+
 	return IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) &&
-	       *(const unsigned long *)((const char *)obj + mark_off) == slab_free_key;
+	       (mark == slab_free_key || mark == slab_mark_slab());
 }
 
-enum slab_free_fault { SLAB_FREE_OK, SLAB_FREE_UNALIGNED, SLAB_FREE_DOUBLE };
+enum slab_free_fault { SLAB_FREE_OK, SLAB_FREE_UNALIGNED };
 
 /*
- * The test and the mark alone, no report (kfree_fast() hands a failure to
- * kfree(), which runs slab_free_check()). @n: @obj's offset from the start
- * of its slab. Return: SLAB_FREE_OK (and @obj marked free), else the fault.
+ * The free side, no report (kfree_fast() hands a failure to kfree(), which
+ * runs slab_free_check()). @n: @obj's offset from the start of its slab:
+ * @obj must sit at an object boundary (one multiply, one compare); then it
+ * gets the magazine mark (one store, no load).
+ * Return: SLAB_FREE_OK (and @obj marked), else the fault.
  */
 static __always_inline enum slab_free_fault
 slab_free_test(struct kmem_cache *s, void *obj, uint64_t n,
 	       unsigned int mark_off)
 {
-	unsigned long *mark = (unsigned long *)((char *)obj + mark_off);
-
 	if (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
 		return SLAB_FREE_OK;
 	if (unlikely(n * s->obj_magic >= s->obj_limit))
 		return SLAB_FREE_UNALIGNED;
-	if (unlikely(*mark == slab_free_key))
-		return SLAB_FREE_DOUBLE;
-	*mark = slab_free_key;
+	*(unsigned long *)((char *)obj + mark_off) = slab_free_key;
 	return SLAB_FREE_OK;
 }
 
@@ -363,16 +378,9 @@ static __always_inline bool slab_free_check_at(const char *caller,
 					       struct kmem_cache *s, void *obj,
 					       uint64_t n, unsigned int mark_off)
 {
-	switch (slab_free_test(s, obj, n, mark_off)) {
-	case SLAB_FREE_OK:
+	if (likely(slab_free_test(s, obj, n, mark_off) == SLAB_FREE_OK))
 		return true;
-	case SLAB_FREE_UNALIGNED:
-		slab_free_unaligned(caller, s, obj, _RET_IP_);
-		return false;
-	case SLAB_FREE_DOUBLE:
-		slab_report_double_free(caller, s, obj, _RET_IP_);
-		return false;
-	}
+	slab_free_unaligned(caller, s, obj, _RET_IP_);
 	return false;
 }
 
@@ -390,47 +398,34 @@ static __always_inline bool slab_free_check(const char *caller,
 }
 
 /*
- * kmem_cache_alloc()'s fast path. The API call's site (which
- * SLAB_STORE_USER caches record) is an argument of the miss only: _RET_IP_
- * of the exported function this is inlined into.
+ * kmem_cache_alloc()'s fast path: the CPU's magazine (percpu/), the slab
+ * layer only on a miss. Debug caches (and a cache whose magazines could
+ * not be set up) have the bypass pcp_cache, on which every fast path
+ * misses, so that no NULL test is needed here. The API call's site (which
+ * SLAB_STORE_USER caches record) is an argument of the miss only:
+ * _RET_IP_ of the exported function this is inlined into.
  */
 static __always_inline void *slab_alloc_fast(struct kmem_cache *s, gfp_t gfp)
 {
-	void *obj = PCP_MISS;
+	void *obj;
 
-	if (!IS_ENABLED(CONFIG_PERCPU_CACHE)) {
-		obj = __slab_alloc(s, gfp, _RET_IP_);
-		if (likely(obj))
-			slab_obj_live(obj, s->mark_off);
-		return obj;
-	}
-	if (likely(!(gfp & __GFP_ZERO))) {
+	if (IS_ENABLED(CONFIG_PERCPU_CACHE) && likely(!(gfp & __GFP_ZERO))) {
 		obj = pcp_alloc_fast(s->pcp);
-		if (likely((uintptr_t)obj > (uintptr_t)PCP_ABORTED)) {
-			slab_obj_live(obj, s->mark_off);
-			return obj;
-		}
+		if (likely(obj))
+			return slab_obj_take(s, obj, s->mark_off);
 	}
-	return slab_alloc_miss_caller(s, gfp, obj, _RET_IP_);
+	return slab_alloc_miss(s, gfp, _RET_IP_);
 }
 
 /*
- * Give @obj back, unchecked (the caller ran slab_free_check()). The API
- * call's site that a SLAB_STORE_USER cache records is an argument of the
- * miss only (slab_free_miss_caller()): _RET_IP_ of the exported function this is
- * inlined into.
+ * Give @obj back, checked and marked (the caller ran slab_free_check()).
+ * The API call's site is an argument of the miss only.
  */
 static __always_inline void slab_free_fast(struct kmem_cache *s, void *obj)
 {
-	int r;
-
-	if (!IS_ENABLED(CONFIG_PERCPU_CACHE)) {
-		__slab_free(s, obj, _RET_IP_);
+	if (IS_ENABLED(CONFIG_PERCPU_CACHE) && likely(pcp_free_fast(s->pcp, obj)))
 		return;
-	}
-	r = pcp_free_fast(s->pcp, obj);
-	if (unlikely(r))
-		slab_free_miss_caller(s, obj, r, _RET_IP_);
+	slab_free_miss(s, obj, _RET_IP_);
 }
 
 #endif /* USLAB_SLAB_INTERNAL_H */

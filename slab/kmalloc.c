@@ -102,8 +102,42 @@ const unsigned char kmalloc_size_index[KMALLOC_SMALL_MAX / 8] = {
 };
 
 static struct kmem_cache *kmalloc_caches[NR_KMALLOC_CLASSES];
-/* Each class's magazines, for __kmalloc_index(): no cache -> pcp load. */
+/*
+ * Each class's magazines, for __kmalloc_index(): NULL until the class has
+ * a cache (the fast path must not run before pcp_init(), which sets the
+ * rseq area it reads), then that cache's (the bypass cache for a debug
+ * class, on which every fast path misses).
+ */
 static struct pcp_cache *kmalloc_pcp[NR_KMALLOC_CLASSES];
+
+/*
+ * What kfree_fast() needs of a class, by page tag (class + 1): the
+ * magazines and the object-boundary test's constants (struct kmem_cache's
+ * slab_mask, obj_magic, obj_limit), one array each so that one base
+ * register and the tag address all four. Entry 0 (pages of other caches,
+ * large blocks, free pages) and debug classes have obj_limit 0: every
+ * test fails there, and kfree() takes over, so the tag needs no test of
+ * its own.
+ */
+#define NR_KMALLOC_TAGS	(NR_KMALLOC_CLASSES + 1)
+static struct {
+	struct pcp_cache *pc[NR_KMALLOC_TAGS];
+	uintptr_t slab_mask[NR_KMALLOC_TAGS];
+	uint64_t obj_magic[NR_KMALLOC_TAGS];
+	uint64_t obj_limit[NR_KMALLOC_TAGS];
+} kmalloc_free_tab;
+
+static void kmalloc_free_info_set(unsigned int idx, struct kmem_cache *s)
+{
+	unsigned int tag = idx + 1;
+
+	WRITE_ONCE(kmalloc_free_tab.pc[tag],
+		   IS_ENABLED(CONFIG_PERCPU_CACHE) ? s->pcp : NULL);
+	WRITE_ONCE(kmalloc_free_tab.slab_mask[tag], s->slab_mask);
+	WRITE_ONCE(kmalloc_free_tab.obj_magic[tag], s->obj_magic);
+	__atomic_store_n(&kmalloc_free_tab.obj_limit[tag], s->obj_limit,
+			 __ATOMIC_RELEASE);
+}
 /* kmalloc() sizes 1 .. this go straight to __kmalloc_index(); 0 once a
  * kmalloc cache may be a debug cache (kmalloc_debug_route()), and from
  * the start in the debug preset, where every cache is one. */
@@ -182,6 +216,7 @@ static __slowpath struct kmem_cache *create_kmalloc_cache(unsigned int idx)
 	/* before any slab: kfree_fast() finds the class by the page's tag */
 	_Static_assert(NR_KMALLOC_CLASSES <= 255, "a page tag is one byte");
 	s->page_tag = (unsigned char)(idx + 1);
+	kmalloc_free_info_set(idx, s);
 	cds_list_add_tail_rcu(&s->list, &slab_caches);
 	__atomic_store_n(&kmalloc_caches[idx], s, __ATOMIC_RELEASE);
 out_unlock:
@@ -264,6 +299,7 @@ int kmalloc_cache_remake(struct kmem_cache *old)
 	 */
 	slab_untag(old);
 	fresh->page_tag = (unsigned char)(idx + 1);
+	kmalloc_free_info_set(idx, fresh);
 	/*
 	 * "kmalloc-64" -> "kmalloc-64-old": the suffix first, then the byte
 	 * that joins it, so that a lockless reader sees either name.
@@ -285,18 +321,16 @@ out_mask:
 }
 
 /*
- * Behind __kmalloc_index(): first use of the class, an empty magazine, an
- * abort, a nocache build, a debug cache. @why is what the rseq section said
- * (PCP_MISS when it did not run); slab_alloc_miss() refills from it and
- * never runs the section a second time for a plain miss. No call site
- * for SLAB_STORE_USER: malloc's route pays nothing for it; kmalloc() and
- * malloc reach debug classes through kmalloc_slow(), which knows it.
+ * Behind __kmalloc_index(): first use of the class, an empty magazine, a
+ * nocache build, a debug class (its magazines are the bypass cache). No
+ * call site for SLAB_STORE_USER: malloc's route pays nothing for it;
+ * kmalloc() and malloc reach debug classes through kmalloc_slow(), which
+ * knows it. Return: an object taken (slab_obj_take()), or NULL.
  */
-static __slowpath void *kmalloc_miss(unsigned long idx, gfp_t gfp, void *why)
+static __slowpath void *kmalloc_miss(unsigned long idx, gfp_t gfp)
 {
 	struct kmem_cache *s = __atomic_load_n(&kmalloc_caches[idx], __ATOMIC_ACQUIRE);
 	struct pcp_cache *none = NULL;
-	void *obj;
 
 	if (unlikely(!s)) {
 		/*
@@ -314,19 +348,13 @@ static __slowpath void *kmalloc_miss(unsigned long idx, gfp_t gfp, void *why)
 		if (unlikely(!s))
 			return NULL;
 	}
-	if (!IS_ENABLED(CONFIG_PERCPU_CACHE)) {
-		obj = slab_alloc(s, gfp);
-	} else {
-		/* only from NULL: a re-made class's entry is not taken back */
-		if (unlikely(!__atomic_load_n(&kmalloc_pcp[idx], __ATOMIC_RELAXED)))
-			__atomic_compare_exchange_n(&kmalloc_pcp[idx], &none, s->pcp,
-						    false, __ATOMIC_RELEASE,
-						    __ATOMIC_RELAXED);
-		obj = slab_alloc_miss(s, gfp, why);
-	}
-	if (likely(obj))
-		slab_obj_live(obj, s->mark_off);
-	return obj;
+	/* only from NULL: a re-made class's entry is not taken back */
+	if (IS_ENABLED(CONFIG_PERCPU_CACHE) &&
+	    unlikely(!__atomic_load_n(&kmalloc_pcp[idx], __ATOMIC_RELAXED)))
+		__atomic_compare_exchange_n(&kmalloc_pcp[idx], &none, s->pcp,
+					    false, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED);
+	return slab_alloc_miss(s, gfp, 0);
 }
 
 /**
@@ -336,8 +364,9 @@ static __slowpath void *kmalloc_miss(unsigned long idx, gfp_t gfp, void *why)
  *        zero extension on the hit path).
  * @gfp: for the slow path; must not hold __GFP_ZERO (callers clear).
  *
- * Cost on a hit: one load of the class's pcp_cache, its NULL test, the
- * rseq pop (pcp_alloc_fast), the test of the result.
+ * Cost on a hit: one load of the class's pcp_cache and its NULL test, the rseq
+ * pop (pcp_alloc_fast), the test of the result, the free mark's check
+ * and clear (word 0 on every kmalloc cache with magazines).
  * Context: any thread; lock-free on a hit.
  * Return: the object, or NULL with errno ENOMEM.
  */
@@ -347,16 +376,14 @@ __fastpath void *__kmalloc_index(unsigned long idx, gfp_t gfp)
 	void *obj;
 
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
-		return kmalloc_miss(idx, gfp, PCP_MISS);
+		return kmalloc_miss(idx, gfp);
 	pc = __atomic_load_n(&kmalloc_pcp[idx], __ATOMIC_ACQUIRE);
 	if (unlikely(!pc))
-		return kmalloc_miss(idx, gfp, PCP_MISS);
+		return kmalloc_miss(idx, gfp);
 	obj = pcp_alloc_fast(pc);
-	if (unlikely((uintptr_t)obj <= (uintptr_t)PCP_ABORTED))
-		return kmalloc_miss(idx, gfp, obj);
-	/* the free mark: word 0 on every kmalloc cache with magazines */
-	slab_obj_live(obj, 0);
-	return obj;
+	if (unlikely(!obj))
+		return kmalloc_miss(idx, gfp);
+	return slab_obj_take(NULL, obj, 0);
 }
 
 /* __kmalloc_index() of @size, zeroed for __GFP_ZERO. */
@@ -452,10 +479,8 @@ static __slowpath void *kmalloc_slow(size_t size, gfp_t flags,
 	if (!slab_debug(s))
 		return kmalloc_class(size, idx, flags);
 	p = __slab_alloc(s, flags, addr);
-	if (likely(p)) {
-		slab_obj_live(p, s->mark_off);
+	if (likely(p))
 		slab_debug_set_orig_size(s, p, size);
-	}
 	return p;
 }
 
@@ -616,25 +641,33 @@ void kfree(const void *p)
  * (no debug cache gets that far).
  * Context: any thread; lock-free on a hit (per-CPU rseq push).
  */
+static __slowpath void kfree_fast_miss(void *p)
+{
+	slab_free_miss(kmalloc_caches[page_tag(p) - 1], p, 0);
+}
+
 __fastpath void kfree_fast(void *p)
 {
-	unsigned int tag = page_tag(p);
-	struct kmem_cache *s;
-	int r;
+	unsigned long tag = page_tag(p);
 
-	if (!IS_ENABLED(CONFIG_PERCPU_CACHE) || unlikely(!tag)) {
+	if (!IS_ENABLED(CONFIG_PERCPU_CACHE) ||
+	    (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) && unlikely(!tag))) {
 		kfree(p);
 		return;
 	}
-	s = kmalloc_caches[tag - 1];
-	if (unlikely(slab_free_test(s, p, (uintptr_t)p & s->slab_mask,
-				    s->mark_off) != SLAB_FREE_OK)) {
-		kfree(p);
-		return;
+	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
+		/* slab_free_test() with the class's constants; tag 0 fails */
+		if (unlikely(((uintptr_t)p & kmalloc_free_tab.slab_mask[tag]) *
+			     kmalloc_free_tab.obj_magic[tag] >=
+			     kmalloc_free_tab.obj_limit[tag])) {
+			kfree(p);
+			return;
+		}
+		*(unsigned long *)p = slab_free_key;	/* mark_off 0 */
 	}
-	r = pcp_free_fast(s->pcp, p);
-	if (unlikely(r))
-		slab_free_miss(s, p, r);
+	if (likely(pcp_free_fast(kmalloc_free_tab.pc[tag], p)))
+		return;
+	kfree_fast_miss(p);
 }
 
 /**

@@ -290,7 +290,7 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp)
 			s->ctor(obj);
 		set_freepointer(s, obj, next);
 		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-			*(unsigned long *)(obj + s->mark_off) = slab_free_key;
+			*(unsigned long *)(obj + s->mark_off) = slab_mark_slab();
 	}
 	SetPageFlag(slab, PG_slab);
 	slab_mark_pages(slab, s, true);
@@ -393,6 +393,40 @@ void slab_untag(struct kmem_cache *s)
 }
 
 /* Unlink every empty slab beyond @keep onto @discard. */
+/* The free's name in reports: kfree for kmalloc caches. */
+static const char *slab_free_name(const struct kmem_cache *s)
+{
+	return (s->flags & __SLAB_KMALLOC) ? "kfree" : "kmem_cache_free";
+}
+
+/*
+ * An empty slab about to go back to page_alloc: every object must be on
+ * its freelist exactly once. A double free whose second copy reached the
+ * slab before the first was handed out again (both copies held the
+ * magazine mark) is on it twice and leaves the slab "empty" with an
+ * object still in use: found here, before its pages can be reused, by a
+ * walk that marks each object it meets (at most objects + 1 steps, cycles
+ * included). An empty slab that is kept needs no walk: a refill meets the
+ * second copy with the wrong mark (take_object_locked()).
+ * Context: the cache lock; hardened, non-debug caches.
+ */
+static void slab_check_empty_locked(struct kmem_cache *s, struct page *slab)
+{
+	unsigned long visit = slab_mark_slab() ^ 1, *mark;
+	unsigned int n = 0;
+	void *obj;
+
+	for (obj = slab->freelist; obj && n <= s->objects;
+	     obj = get_freepointer(s, obj), n++) {
+		mark = (unsigned long *)((char *)obj + s->mark_off);
+		if (*mark == visit)
+			slab_report_double_free(slab_free_name(s), s, obj, 0);
+		*mark = visit;
+	}
+	for (obj = slab->freelist; obj && n--; obj = get_freepointer(s, obj))
+		*(unsigned long *)((char *)obj + s->mark_off) = slab_mark_slab();
+}
+
 static void take_empty_locked(struct kmem_cache *s, unsigned long keep,
 			      struct list_head *discard)
 {
@@ -401,6 +435,8 @@ static void take_empty_locked(struct kmem_cache *s, unsigned long keep,
 		struct page *slab = list_first_entry(&s->empty, struct page,
 						     slab_list);
 
+		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) && !slab_debug(s))
+			slab_check_empty_locked(s, slab);
 		list_move(&slab->slab_list, discard);
 		s->nr_empty--;
 		s->nr_slabs--;
@@ -408,12 +444,38 @@ static void take_empty_locked(struct kmem_cache *s, unsigned long keep,
 	}
 }
 
-/* One load and one store to pop; the slab is ours under the cache lock. */
+/**
+ * slab_take_bad - @obj, about to be handed out, lacks the magazine mark
+ * (slab_obj_take()): it was handed out since it was last freed, so it was
+ * freed twice (or written after its free). Reported as the double free it
+ * is, naming the cache and the object, before anyone else gets it.
+ */
+__slowpath void slab_take_bad(struct kmem_cache *s, void *obj)
+{
+	struct page *slab = virt_to_slab(obj);
+
+	if (slab)
+		s = slab->slab_cache;
+	slab_report_double_free(slab_free_name(s), s, obj, 0);
+}
+
+/*
+ * One load and one store to pop; the slab is ours under the cache lock.
+ * The object leaves with the magazine mark: it must come with the slab's
+ * (else it reached this freelist twice: a double free whose second copy
+ * was flushed before the first was handed out again).
+ */
 static void *take_object_locked(struct kmem_cache *s, struct page *slab,
 				unsigned long addr)
 {
 	void *obj = slab->freelist;
+	unsigned long *mark = (unsigned long *)((char *)obj + s->mark_off);
 
+	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
+		if (unlikely(*mark != slab_mark_slab()) && !slab_debug(s))
+			slab_report_double_free(slab_free_name(s), s, obj, 0);
+		*mark = slab_free_key;
+	}
 	slab->freelist = get_freepointer(s, obj);
 	slab->inuse++;
 	if (slab_debug(s))
@@ -491,8 +553,13 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 
 	slab_probe(slab_refill, s->name, n, i);
 	if (gfp & __GFP_ZERO)
-		for (k = 0; k < i; k++)
+		for (k = 0; k < i; k++) {
 			memset(objs[k], 0, s->object_size);
+			/* the mark may sit in the object: its taker checks it */
+			if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+				*(unsigned long *)((char *)objs[k] + s->mark_off) =
+					slab_free_key;
+		}
 	if (unlikely(i < n))
 		errno = ENOMEM;
 	return i;
@@ -503,7 +570,9 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
  * path of the per-CPU layer). Slabs that become empty beyond min_partial
  * go back to page_alloc (after a grace period for SLAB_TYPESAFE_BY_RCU).
  * Context: thread-safe; takes the cache lock once. Debug caches check each
- * object and abort with a report on a double free or a bad pointer.
+ * object and abort with a report on a double free or a bad pointer; the
+ * others check the free mark (each object was marked by its free: a
+ * second copy of one finds the slab's mark).
  */
 void slab_free_bulk(struct kmem_cache *s, void **objs, int n,
 		    unsigned long addr)
@@ -523,13 +592,19 @@ void slab_free_bulk(struct kmem_cache *s, void **objs, int n,
 					"kmem_cache_free", addr);
 		else
 			slab = compound_head(virt_to_page(obj));
+		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
+			unsigned long *mark = (unsigned long *)((char *)obj +
+								s->mark_off);
+
+			if (unlikely(*mark != slab_free_key) && !slab_debug(s))
+				slab_report_double_free(slab_free_name(s), s,
+							obj, addr);
+			*mark = slab_mark_slab();
+		}
 		before = slab_state(slab);
 		set_freepointer(s, obj, slab->freelist);
 		slab->freelist = obj;
 		slab->inuse--;
-		/* checked and marked by the caller; internal frees mark here */
-		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-			*(unsigned long *)((char *)obj + s->mark_off) = slab_free_key;
 		relist_locked(s, slab, before);
 	}
 	s->nr_inuse -= (unsigned long)n;
@@ -578,11 +653,10 @@ static __slowpath void *slab_alloc_reentrant(struct kmem_cache *s, gfp_t gfp)
 {
 	void *obj;
 
-	if (IS_ENABLED(CONFIG_PERCPU_CACHE) && !pcp_cache_is_bypass(s->pcp)) {
-		do {
-			obj = pcp_alloc_fast(s->pcp);
-		} while (obj == PCP_ABORTED);
-		if (obj != PCP_MISS) {
+	if (IS_ENABLED(CONFIG_PERCPU_CACHE)) {
+		obj = pcp_alloc_fast(s->pcp);	/* the bypass cache misses */
+		if (obj) {
+			slab_obj_take(s, obj, s->mark_off);
 			if (gfp & __GFP_ZERO)
 				memset(obj, 0, s->object_size);
 			return obj;
@@ -628,7 +702,8 @@ __slowpath void slab_drain_deferred(void)
  * per-CPU magazines, and the whole of kmem_cache_alloc() on debug caches.
  * @addr: the call site SLAB_STORE_USER records (slab_alloc(): 0).
  * Context: thread-safe.
- * Return: the object, or NULL with errno ENOMEM (never with __GFP_NOFAIL).
+ * Return: the object, taken (slab_obj_take()), or NULL with errno ENOMEM
+ * (never with __GFP_NOFAIL).
  */
 void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long addr)
 {
@@ -645,7 +720,7 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long addr)
 			/* no lock of ours held here: may start page_alloc's
 			 * decay thread (pthread_create may call malloc) */
 			page_alloc_decayd_poll();
-			return obj;
+			return slab_obj_take(s, obj, s->mark_off);
 		}
 		if (!(gfp & __GFP_NOFAIL))
 			break;
@@ -661,15 +736,8 @@ void __slab_free(struct kmem_cache *s, void *obj, unsigned long addr)
 {
 	if (sigsafe_reentered()) {
 		/* a handler inside the allocator: lock-free, or later */
-		if (IS_ENABLED(CONFIG_PERCPU_CACHE) && !pcp_cache_is_bypass(s->pcp)) {
-			int r;
-
-			do {
-				r = pcp_free_fast(s->pcp, obj);
-			} while (r == 2);
-			if (!r)
-				return;
-		}
+		if (IS_ENABLED(CONFIG_PERCPU_CACHE) && pcp_free_fast(s->pcp, obj))
+			return;
 		sigsafe_defer(obj);
 		return;
 	}
@@ -725,78 +793,50 @@ static void slab_pcp_attach(struct kmem_cache *s)
 }
 
 /**
- * slab_alloc_miss - behind slab_alloc_fast(): __GFP_ZERO, an empty
- * magazine or an aborted section (@why), a bypass cache, out of memory.
+ * slab_alloc_miss - behind slab_alloc_fast() and kmalloc's fast path: an
+ * empty magazine, __GFP_ZERO (the fast path was not tried), a bypass
+ * cache, a signal handler inside the allocator, out of memory. Goes only
+ * down: the CPU's slow path (percpu, which refills through the slab
+ * layer's callbacks), else the slab layer itself.
  * Context: thread-safe; may take the per-CPU and the cache locks.
+ * Return: the object, taken (slab_obj_take()), zeroed for __GFP_ZERO; or
+ * NULL with errno ENOMEM.
  */
-static __always_inline void *__slab_alloc_miss(struct kmem_cache *s, gfp_t gfp,
-						void *why, unsigned long addr)
+void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, unsigned long addr)
 {
 	struct pcp_cache *pcp = s->pcp;
 	void *obj;
 
-	if (pcp_cache_is_bypass(pcp))
+	if (!IS_ENABLED(CONFIG_PERCPU_CACHE) || pcp_cache_is_bypass(pcp))
 		return __slab_alloc(s, gfp, addr);
 	if (sigsafe_busy()) {
 		if (sigsafe_reentered())
 			return slab_alloc_reentrant(s, gfp);
 		slab_drain_deferred();
 	}
-	obj = gfp & __GFP_ZERO ? pcp_alloc(pcp) : pcp_alloc_miss(pcp, why);
+	obj = gfp & __GFP_ZERO ? pcp_alloc(pcp) : pcp_alloc_slow(pcp);
 	if (unlikely(!obj))
 		return __slab_alloc(s, gfp, addr);	/* __GFP_NOFAIL, the warning */
+	slab_obj_take(s, obj, s->mark_off);
 	if (gfp & __GFP_ZERO)
 		memset(obj, 0, s->object_size);
 	return obj;
 }
 
-/* kmalloc's miss: malloc's route pays no call-site argument (kmalloc()
- * passes the site to debug caches through kmalloc_slow() instead) */
-void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, void *why)
-{
-	return __slab_alloc_miss(s, gfp, why, 0);
-}
-
-/*
- * kmem_cache_alloc()'s miss (slab_alloc_fast()); @addr: the API call's
- * site. Clears the free mark of what it returns.
+/**
+ * slab_free_miss - behind slab_free_fast() and kfree_fast(): a full
+ * magazine, a bypass cache, a signal handler's free (or deferred frees to
+ * give back first). @obj is checked and marked already.
  */
-void *slab_alloc_miss_caller(struct kmem_cache *s, gfp_t gfp, void *why,
-			     unsigned long addr)
+void slab_free_miss(struct kmem_cache *s, void *obj, unsigned long addr)
 {
-	void *obj = __slab_alloc_miss(s, gfp, why, addr);
-
-	if (likely(obj))
-		slab_obj_live(obj, s->mark_off);
-	return obj;
-}
-
-/*
- * Behind slab_free_fast() and kfree_fast()'s push: full magazine, abort,
- * bypass. @addr: the API call's site (_RET_IP_ of the exported free).
- */
-static inline void __slab_free_miss(struct kmem_cache *s, void *obj, int why,
-				    unsigned long addr)
-{
-	if (pcp_cache_is_bypass(s->pcp) || sigsafe_busy()) {
+	if (!IS_ENABLED(CONFIG_PERCPU_CACHE) || pcp_cache_is_bypass(s->pcp) ||
+	    sigsafe_busy()) {
 		/* a handler's free, or the list first */
 		__slab_free(s, obj, addr);
 		return;
 	}
-	pcp_free_miss(s->pcp, obj, why);
-}
-
-/* kfree_fast()'s miss: no call site (no debug cache gets there) */
-void slab_free_miss(struct kmem_cache *s, void *obj, int why)
-{
-	__slab_free_miss(s, obj, why, 0);
-}
-
-/* slab_free_fast()'s miss, with the API call's site */
-void slab_free_miss_caller(struct kmem_cache *s, void *obj, int why,
-			   unsigned long addr)
-{
-	__slab_free_miss(s, obj, why, addr);
+	pcp_free_slow(s->pcp, obj);
 }
 
 
@@ -1079,7 +1119,7 @@ int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t flags, size_t nr, void **p
 		int got = slab_alloc_bulk(s, flags, p + done, want, _RET_IP_), k;
 
 		for (k = 0; k < got; k++)
-			slab_obj_live(p[done + (size_t)k], s->mark_off);
+			slab_obj_take(s, p[done + (size_t)k], s->mark_off);
 		done += (size_t)got;
 		if (got < want) {
 			/* All or nothing, as the kernel. */

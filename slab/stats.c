@@ -74,7 +74,10 @@ __visible void kmem_cache_get_stats(struct kmem_cache *s, struct kmem_cache_stat
 #undef COPY
 		st->allocs = st->alloc_hits + st->alloc_slow;
 		st->frees = st->free_hits + st->free_slow;
-		if (IS_ENABLED(CONFIG_PERCPU_STATS))
+		/* rseq-mode hits: only with CONFIG_PERCPU_HIT_STATS */
+		if (IS_ENABLED(CONFIG_PERCPU_STATS) &&
+		    (IS_ENABLED(CONFIG_PERCPU_HIT_STATS) ||
+		     pcp_mode_id() != PCP_MODE_RSEQ))
 			st->flags |= KMEM_CACHE_STATS_COUNTED;
 	}
 	slab_lock(s);
@@ -184,6 +187,18 @@ __visible size_t kmem_cache_stats_row(const struct kmem_cache_stats *st, char *b
 	uint64_t ops = st->allocs + st->frees;
 	size_t pos = 0;
 
+	if (!(st->flags & KMEM_CACHE_STATS_COUNTED)) {
+		/* rseq-mode hits are not counted (CONFIG_PERCPU_HIT_STATS) */
+		uslab_bufprintf(buf, len, &pos,
+				"  %-16s %7u %6u %11s %11s %7s %9llu %9llu %9llu %9llu %10.1f\n",
+				st->name, st->object_size, st->limit, "-", "-", "-",
+				(unsigned long long)st->refills,
+				(unsigned long long)st->flushes,
+				(unsigned long long)st->depot_gets,
+				(unsigned long long)st->depot_puts,
+				(double)st->slab_bytes_peak / 1024.0);
+		return pos;
+	}
 	uslab_bufprintf(buf, len, &pos,
 			"  %-16s %7u %6u %11llu %11llu %7.2f %9llu %9llu %9llu %9llu %10.1f\n",
 			st->name, st->object_size, st->limit,

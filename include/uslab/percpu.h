@@ -46,7 +46,10 @@ enum pcp_mode_id {
 
 /*
  * Statistics, declared once (X-macro). Per cache per CPU, plain
- * non-atomic increments; compiled away without CONFIG_PERCPU_STATS.
+ * non-atomic increments; compiled away without CONFIG_PERCPU_STATS. The
+ * hits are counted by the locked path (fallback mode, the simulator) and,
+ * in rseq mode, only with CONFIG_PERCPU_HIT_STATS (docs/percpu.md,
+ * "Statistics"); everything else on slow paths.
  */
 #define PCP_STAT_LIST(X)						\
 	X(ALLOC_HIT,	"alloc_hit")	/* served by the loaded magazine */ \

@@ -8,10 +8,12 @@
  *
  * Hardened frees (tests/malloc/test_malloc_hardened.sh), default build, no option;
  * each prints "object 0x..." on stdout first:
- *   misuse double-next	free twice, then two mallocs: must stop at the
- *			second free (exit 3 if both mallocs return one block)
+ *   misuse double-next	free twice, then two mallocs: must stop before
+ *			the second malloc returns (exit 3 if both return one
+ *			block; a free only stores the mark)
  *   misuse double-late	free, 2000 other frees of the class (the block
- *			reaches the slab freelist), free again
+ *			reaches the slab freelist), free again, mallocs:
+ *			must stop before the block is handed out twice
  *   misuse interior	free(p + 16)
  *   misuse double-large	a 1 MiB block (the page allocator's) freed twice
  *   misuse interior-large	free(p + 4096) of a 1 MiB block
@@ -87,6 +89,11 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 2000; i++)
 			free(many[i]);
 		free(p);
+		/* p is in a magazine and on its slab's freelist: the second
+		 * hand-out must stop (exit 3 if p comes back twice) */
+		for (int i = 0, seen = 0; i < 4000; i++)
+			if (malloc(24) == p && ++seen == 2)
+				return 3;
 	} else if (!strcmp(mode, "interior")) {
 		printf("object %p\n", (void *)(p + 16));
 		fflush(stdout);

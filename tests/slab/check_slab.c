@@ -903,7 +903,8 @@ static void dbg_not_slab(int fd)
 /*
  * Hardened frees (CONFIG_SLAB_FREE_HARDENED, issue 11 finding 3): caches
  * without debug flags stop a double free and an interior free with one
- * line before the object could be handed out twice.
+ * line before the object could be handed out twice (a double free when
+ * the second copy would be handed out or reach the slab).
  */
 static void hard_double_free_magazine(int fd)
 {
@@ -913,7 +914,9 @@ static void hard_double_free_magazine(int fd)
 	kmem_cache_free(s, o);
 	expect_line(fd, "kmem_cache_free(hard-dbl): double free of object 0x%lx",
 		    (unsigned long)o);
-	kmem_cache_free(s, o);
+	kmem_cache_free(s, o);	/* a store only: found when handed out */
+	if (kmem_cache_alloc(s, GFP_KERNEL) == o)
+		kmem_cache_alloc(s, GFP_KERNEL);	/* must stop here */
 }
 
 /*
@@ -948,7 +951,46 @@ static void hard_double_free_slab(int fd)
 	expect_line(fd, "kmem_cache_free(hard-slab): double free of object 0x%lx",
 		    (unsigned long)o);
 	kmem_cache_free(s, o);
+	/* o is in the magazine and on the freelist: the second one stops */
+	for (i = 0; i < 256; i++)
+		kmem_cache_alloc(s, GFP_KERNEL);
 	kmem_cache_free(s, keep);
+}
+
+/*
+ * Both copies of a double free reach the slab before either is handed out
+ * again (the second free only stores the mark, the flush finds it): the
+ * slab looks empty while @live is still in use; caught before the slab
+ * can be reused.
+ */
+static void hard_double_free_both_flushed(int fd)
+{
+	struct kmem_cache *s = kmem_cache_create("hard-both", 48, 0, 0, NULL);
+	void *o = kmem_cache_alloc(s, GFP_KERNEL);
+	void *live = NULL, *other[1024];
+	unsigned int i, n = 0;
+
+	/* a live object of o's slab (as hard_double_free_slab) */
+	while (!live && n < ARRAY_SIZE(other)) {
+		void *k = kmem_cache_alloc(s, GFP_KERNEL);
+
+		ck_assert_ptr_nonnull(k);
+		if (virt_to_slab(k) == virt_to_slab(o))
+			live = k;
+		else
+			other[n++] = k;
+	}
+	ck_assert_ptr_nonnull(live);
+	for (i = 0; i < n; i++)
+		kmem_cache_free(s, other[i]);
+	kmem_cache_free(s, o);
+	kmem_cache_shrink(s);
+	ck_assert_ptr_eq(virt_to_slab(o), virt_to_slab(live));
+	expect_line(fd, "kmem_cache_free(hard-both): double free of object 0x%lx",
+		    (unsigned long)o);
+	kmem_cache_free(s, o);
+	kmem_cache_shrink(s);	/* must stop here */
+	kmem_cache_free(s, live);
 }
 
 /*
@@ -991,6 +1033,8 @@ static void hard_ctor_double(int fd)
 	expect_line(fd, "kmem_cache_free(hard-ctor): double free of object 0x%lx",
 		    (unsigned long)o);
 	kmem_cache_free(s, o);
+	if (kmem_cache_alloc(s, GFP_KERNEL) == o)
+		kmem_cache_alloc(s, GFP_KERNEL);	/* must stop here */
 }
 
 static void hard_kfree_double(int fd)
@@ -1001,6 +1045,8 @@ static void hard_kfree_double(int fd)
 	expect_line(fd, "kfree(kmalloc-64): double free of object 0x%lx",
 		    (unsigned long)o);
 	kfree(o);
+	if (kmalloc(64, GFP_KERNEL) == o)
+		kmalloc(64, GFP_KERNEL);	/* must stop here */
 }
 
 static void hard_kfree_fast_interior(int fd)
@@ -1032,6 +1078,7 @@ TEST(hardened, test_hardened_reports)
 		return;
 	expect_report(hard_double_free_magazine);
 	expect_report(hard_double_free_slab);
+	expect_report(hard_double_free_both_flushed);
 	expect_report(hard_double_free_released_slab);
 	expect_report(hard_interior);
 	expect_report(hard_ctor_double);

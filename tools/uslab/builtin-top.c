@@ -97,7 +97,7 @@ static int top_frame(FILE *out, pid_t pid, const struct uslab_statseg *prev,
 	double dt = prev ? (double)(cur->snap_ns - prev->snap_ns) / 1e9 : 0;
 	uint64_t act_objs = 0, objs = 0, act_bytes = 0, bytes = 0, slabs = 0;
 	uint64_t hits = 0, ops = 0;
-	bool counted = cur->flags & USLAB_STATSEG_F_COUNTED;
+	bool counted = cur->flags & USLAB_STATSEG_F_COUNTED, any = false;
 	char s1[32], s2[32], mode[sizeof(cur->mode) * 4 + 1];
 	uint32_t n = cur->nr_caches;
 
@@ -113,6 +113,11 @@ static int top_frame(FILE *out, pid_t pid, const struct uslab_statseg *prev,
 			f = top_delta(f, p->flushes);
 		}
 		rows[i].st = st;
+		/* rseq-mode hits are counted only with CONFIG_PERCPU_HIT_STATS */
+		if (!(st->flags & KMEM_CACHE_STATS_COUNTED))
+			h = o = 0;
+		else
+			any = true;
 		rows[i].hit = counted && o ? 100.0 * (double)h / (double)o : NAN;
 		rows[i].refills = p && dt > 0 ? (double)r / dt : 0;
 		rows[i].flushes = p && dt > 0 ? (double)f / dt : 0;
@@ -139,12 +144,14 @@ static int top_frame(FILE *out, pid_t pid, const struct uslab_statseg *prev,
 	top_size(s2, sizeof(s2), (double)bytes);
 	fprintf(out, " Active / Total Size (%% used)       : %s / %s (%.1f%%)\n", s1, s2,
 		bytes ? 100.0 * (double)act_bytes / (double)bytes : 0.0);
-	if (counted && ops)
+	if (counted && any && ops)
 		fprintf(out, " Magazine hit rate                  : %.2f%% of %llu operations\n",
 			100.0 * (double)hits / (double)ops, (unsigned long long)ops);
 	else
 		fprintf(out, " Magazine hit rate                  : %s\n",
-			counted ? "- (no operations)" : "- (counters not compiled in: CONFIG_PERCPU_STATS)");
+			!counted ? "- (counters not compiled in: CONFIG_PERCPU_STATS)" :
+			!any ? "- (rseq-mode hits not counted: CONFIG_PERCPU_HIT_STATS)" :
+			"- (no operations)");
 	fprintf(out, "\n%9s %9s %4s %8s %5s %7s %10s %10s %10s %s\n", "OBJS", "ACTIVE", "USE",
 		"OBJ SIZE", "MAG", "HIT%", "REFILL/s", "FLUSH/s", "CACHE SIZE", "NAME");
 	for (uint32_t i = 0; i < n && (max_rows <= 0 || (int)i < max_rows); i++) {
