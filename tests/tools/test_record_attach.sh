@@ -37,7 +37,7 @@ while True:
 PY
 "$PY" "$T/serve.py" "$T/hb" > "$T/py.out" &
 pid=$!
-trap 'kill $pid 2>/dev/null; rm -rf "$T"' EXIT
+trap 'kill $pid 2>/dev/null || true; rm -rf "$T"' EXIT
 for _ in $(seq 100); do grep -q ready "$T/py.out" 2>/dev/null && break; sleep 0.1; done
 grep -q ready "$T/py.out" || fail "python3 did not start"
 
