@@ -214,7 +214,6 @@ int report_stacks(struct trace_reader *r, const char *path, const struct report_
  * charged to their caller ("none": none). */
 const char *report_opt_wrappers(const struct cli_opt *opt, const char *arg);
 /* tools/uslab/report_timeline.c: `uslab report --timeline FILE.svg|.png` */
-const char *report_timeline_format(const char *path);	/* "svg", "png", NULL */
 int report_timeline(const char *trace, const char *out);
 /* The leading frames of @t inside the wrappers (0 when all are). */
 uint32_t report_wrapper_frames(const struct trace_meta *m, const struct trace_stack *t);

@@ -486,17 +486,6 @@ static int write_png(struct tl *t, const char *png, const char *trace, char name
 	return rc;
 }
 
-const char *report_timeline_format(const char *path)
-{
-	const char *dot = strrchr(path, '.');
-
-	if (dot && !strcmp(dot, ".svg"))
-		return "svg";
-	if (dot && !strcmp(dot, ".png"))
-		return "png";
-	return NULL;
-}
-
 int report_timeline(const char *trace, const char *out)
 {
 	struct tl *t = calloc(1, sizeof(*t));
@@ -569,7 +558,7 @@ int report_timeline(const char *trace, const char *out)
 	rc = tl_pass(t, r);
 	if (rc)
 		goto close;
-	if (!strcmp(report_timeline_format(out), "svg"))
+	if (!strcmp(output_format(out, "svg,png"), "svg"))
 		rc = write_svg(t, out, trace, names);
 	else
 		rc = write_png(t, out, trace, names);
