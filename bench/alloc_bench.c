@@ -14,9 +14,10 @@
  *   alloc_bench study T [LOOPS]  the seeds' thread-cache study: see
  *                              wl_study in bench/workloads.c
  *
- * and the workloads of bench/workloads.c and bench/programs.c (study, mt,
- * gmalloc, larson, rptest, xmalloc, alloc_test, glibc_thread,
- * malloc_large, manythreads, rss_decay, cfrac, espresso): see there.
+ * and the workloads of bench/workloads.c, bench/shapes.c and
+ * bench/programs.c (study, mt, gmalloc, larson, larson_sized, rptest,
+ * xmalloc, alloc_test, glibc_thread, malloc_large, manythreads, rss_decay,
+ * sh6bench, sh8bench, mleak, gmfill, rss_tax, cfrac, espresso): see there.
  *
  * Times come from CLOCK_MONOTONIC; peak RSS from getrusage(ru_maxrss).
  */
@@ -286,6 +287,7 @@ static const struct {
 	{ "mt", wl_mt },
 	{ "gmalloc", wl_gmalloc },
 	{ "larson", wl_larson },
+	{ "larson_sized", wl_larson },
 	{ "rptest", wl_rptest },
 	{ "xmalloc", wl_xmalloc },
 	{ "alloc_test", wl_alloc_test },
@@ -296,6 +298,11 @@ static const struct {
 	{ "small_rss", wl_small_rss },
 	{ "cfrac", wl_cfrac },
 	{ "espresso", wl_espresso },
+	{ "sh6bench", wl_sh6bench },
+	{ "sh8bench", wl_sh8bench },
+	{ "mleak", wl_mleak },
+	{ "gmfill", wl_gmfill },
+	{ "rss_tax", wl_rss_tax },
 };
 
 int main(int argc, char **argv)

@@ -9,6 +9,7 @@
 #ifndef USLAB_BENCH_H
 #define USLAB_BENCH_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,12 @@ static inline void bench_escape(void *p)
 /* argv[i] as a number, or @def when absent */
 long bench_arg(int argc, char **argv, int i, long def);
 
+/* bench/workloads.c: the threaded workloads' helpers (every workload file) */
+void *thread_args(int n, size_t size);
+pthread_t *spawn(int n, void *(*fn)(void *), void *args, size_t argsz);
+void join(pthread_t *t, int n);
+double timed_threads(int n, void *(*fn)(void *), void *args, size_t argsz);
+
 /* bench/workloads.c */
 int wl_study(int argc, char **argv);
 int wl_mt(int argc, char **argv);
@@ -57,6 +64,13 @@ int wl_malloc_large(int argc, char **argv);
 int wl_manythreads(int argc, char **argv);
 int wl_rss_decay(int argc, char **argv);
 int wl_small_rss(int argc, char **argv);
+
+/* bench/shapes.c */
+int wl_sh6bench(int argc, char **argv);
+int wl_sh8bench(int argc, char **argv);
+int wl_mleak(int argc, char **argv);
+int wl_gmfill(int argc, char **argv);
+int wl_rss_tax(int argc, char **argv);
 
 /* bench/programs.c */
 int wl_cfrac(int argc, char **argv);

@@ -1,8 +1,15 @@
 """bench/report.py OUTDIR: turns bench/run.sh's samples (case, allocator,
-key, value per line of OUTDIR/samples.tsv) into OUTDIR/results.json,
-OUTDIR/results.md and PNG plots. Medians per allocator; the ratio compares
-uslab with the best peer so that above 1 uslab wins (peer/uslab for
-times, uslab/peer for rates); RSS is uslab's peak over the lowest peer's.
+key, value, round per line of OUTDIR/samples.tsv) into OUTDIR/results.json,
+OUTDIR/results.md and PNG plots.
+
+Ratios compare uslab with each peer so that above 1 uslab wins (peer/uslab
+for times, uslab/peer for rates). The figure a case is judged by is its CPU
+time (perf stat's task-clock for a fixed amount of work; operations per
+CPU-second for the cases that run a fixed time), which a loaded machine
+moves less than wall time. Allocators run interleaved, so every round gives
+one ratio per peer: the table shows the median of those and their range
+(min..max over the rounds). RSS is uslab's median peak over the lowest
+peer's median peak.
 """
 import json
 import os
@@ -17,11 +24,16 @@ ORDER = ["uslab"] + PRESETS + PEERS
 # The figure each case is judged by, and whether higher is better.
 PRIMARY = [
     ("pair", "pair_ns", False, "64-byte malloc/free pair, ns"),
+    ("sh6bench", "sh6_s", False, "sh6bench-shaped (mimalloc-bench), s"),
+    ("sh8bench", "sh8_s", False, "sh8bench-shaped (mimalloc-bench), s"),
+    ("mleak", "mleak_s", False, "mleak-shaped (mimalloc-bench), s"),
+    ("gmalloc_t", "gmfill_s", False, "gmalloc shape (seed 003: 16..512 B, touched, freed), s"),
+    ("larson_sized", "larson_mops", True, "larson-sized (mimalloc-bench), Mops/s"),
     ("study_t", "study_mops_cpu", True, "thread-cache study (seed 000), Mops per CPU-second"),
-    ("mt_", "mt_ns", False, "mtmalloc table (seed 001), ns per iteration"),
-    ("gmalloc_seq", "gm_seq_s", False, "gmalloc sequential (seed 002), s"),
-    ("gmalloc_mt", "gm_mt_s", False, "gmalloc multi-threaded (seed 002), s"),
-    ("gmalloc_mix", "gm_mix_s", False, "gmalloc mixed (seed 002), s"),
+    ("mt_", "mt_ns", False, "mtmalloc table (seed 002), ns per iteration"),
+    ("gmalloc_seq", "gm_seq_s", False, "gmalloc sequential (seed 003, 16..4096 B), s"),
+    ("gmalloc_mt", "gm_mt_s", False, "gmalloc multi-threaded (seed 003), s"),
+    ("gmalloc_mix", "gm_mix_s", False, "gmalloc mixed (seed 003), s"),
     ("larson", "larson_mops", True, "larson (mimalloc-bench), Mops/s"),
     ("rptest", "rptest_mops", True, "rptest (mimalloc-bench), Mops/s"),
     ("xmalloc", "xmalloc_mops", True, "xmalloc-test (mimalloc-bench), M frees/s"),
@@ -37,8 +49,13 @@ PRIMARY = [
 ]
 
 
-# Cases that run for a fixed time: their task-clock says nothing.
+# Cases that run for a fixed time: their task-clock says nothing; they
+# report operations per CPU-second (KEY_cpu) instead.
 TIMED = ("larson", "xmalloc", "glibc_thread", "rss_decay")
+# Cases whose figure is not time at all.
+NOT_TIME = ("threads_rss", "study_t", "small_rss")
+# The issue's bar (issue 18): at least this of the best Debian peer.
+BAR = 0.95
 
 
 def primary(case):
@@ -50,13 +67,14 @@ def primary(case):
 
 def load(outdir):
     data = defaultdict(list)
+    rounds = defaultdict(dict)
     cases = []
     with open(os.path.join(outdir, "samples.tsv")) as f:
         for line in f:
             parts = line.rstrip("\n").split("\t")
-            if len(parts) != 4:
+            if len(parts) not in (4, 5):
                 continue
-            case, alloc, key, value = parts
+            case, alloc, key, value = parts[:4]
             try:
                 v = float(value.replace(",", ""))
             except ValueError:
@@ -64,13 +82,15 @@ def load(outdir):
             if case not in cases:
                 cases.append(case)
             data[(case, alloc, key)].append(v)
+            if len(parts) == 5:
+                rounds[(case, alloc, key)][parts[4]] = v
     machine = {}
     path = os.path.join(outdir, "machine.tsv")
     if os.path.exists(path):
         for line in open(path):
             k, _, v = line.rstrip("\n").partition("\t")
             machine[k] = v
-    return data, cases, machine
+    return data, rounds, cases, machine
 
 
 def med(data, case, alloc, key):
@@ -84,7 +104,40 @@ def uslab_name(data, case):
         else "uslab-performance"
 
 
-def summary_rows(data, cases):
+def judged_by(case, key, higher):
+    """The CPU figure of a case: (key, higher is better)."""
+    if case.startswith(TIMED):
+        return key + "_cpu", True
+    if case.startswith(NOT_TIME):
+        return key, higher
+    return "task-clock", False
+
+
+def paired(rounds, case, u, a, key, higher):
+    """Per-round ratios uslab against peer a (above 1: uslab wins)."""
+    ru, ra = rounds.get((case, u, key), {}), rounds.get((case, a, key), {})
+    out = []
+    for r in sorted(set(ru) & set(ra)):
+        x, y = ru[r], ra[r]
+        if x > 0 and y > 0:
+            out.append(x / y if higher else y / x)
+    return out
+
+
+def ratio_of(data, rounds, case, u, a, key, higher):
+    """(median, min, max, n) of the per-round ratios, or of the medians
+    when the samples carry no rounds."""
+    rs = paired(rounds, case, u, a, key, higher)
+    if rs:
+        return statistics.median(rs), min(rs), max(rs), len(rs)
+    x, y = med(data, case, u, key), med(data, case, a, key)
+    if not x or not y:
+        return None
+    r = x / y if higher else y / x
+    return r, r, r, 1
+
+
+def summary_rows(data, rounds, cases):
     rows = []
     for case in cases:
         p = primary(case)
@@ -92,36 +145,62 @@ def summary_rows(data, cases):
             continue
         key, higher, label = p
         u = uslab_name(data, case)
-        uv = med(data, case, u, key)
-        peer_vals = {a: med(data, case, a, key) for a in PEERS}
-        peer_vals = {a: v for a, v in peer_vals.items() if v is not None}
-        if uv is None or not peer_vals:
+        ckey, chigher = judged_by(case, key, higher)
+        if med(data, case, u, ckey) is None:	# no perf stat: the case's own figure
+            ckey, chigher = key, higher
+        per_peer = {}
+        for a in PEERS:
+            r = ratio_of(data, rounds, case, u, a, ckey, chigher)
+            if r:
+                per_peer[a] = r
+        if not per_peer:
             continue
-        best = (max if higher else min)(peer_vals, key=peer_vals.get)
-        bv = peer_vals[best]
-        ratio = (uv / bv if higher else bv / uv) if uv and bv else None
-        # CPU time of the same work: robust to a loaded machine (not for
-        # the cases that run for a fixed time)
-        cpu_ratio = None
-        if not case.startswith(TIMED):
-            cu = med(data, case, u, "task-clock")
-            cp = [med(data, case, a, "task-clock") for a in PEERS]
-            cp = [c for c in cp if c]
-            if cu and cp:
-                cpu_ratio = min(cp) / cu
+        best = min(per_peer, key=lambda a: per_peer[a][0])
+        wall = {}
+        for a in PEERS:
+            r = ratio_of(data, rounds, case, u, a, key, higher)
+            if r:
+                wall[a] = r
+        wall_best = min(wall, key=lambda a: wall[a][0]) if wall else None
         rss_u = med(data, case, u, "peak_rss_kb")
-        rss_peers = [med(data, case, a, "peak_rss_kb") for a in PEERS]
-        rss_peers = [r for r in rss_peers if r]
-        rss_ratio = rss_u / min(rss_peers) if rss_u and rss_peers else None
+        rss_peers = {a: med(data, case, a, "peak_rss_kb") for a in PEERS}
+        rss_peers = {a: r for a, r in rss_peers.items() if r}
+        low = min(rss_peers, key=rss_peers.get) if rss_peers else None
         rows.append({
-            "case": case, "metric": key, "label": label, "higher_is_better": higher,
-            "uslab": uv, "uslab_build": u, "best_peer": best, "best_peer_value": bv,
-            "ratio": ratio, "rss_ratio": rss_ratio, "cpu_ratio": cpu_ratio,
-            "n": len(data.get((case, u, key), [])),
+            "case": case, "metric": key, "judged_by": ckey, "label": label,
+            "uslab_build": u, "uslab": med(data, case, u, key),
+            "uslab_cpu": med(data, case, u, ckey),
+            "best_peer": best, "ratio": per_peer[best][0],
+            "ratio_min": per_peer[best][1], "ratio_max": per_peer[best][2],
+            "rounds": per_peer[best][3],
+            "per_peer": {a: per_peer[a][0] for a in per_peer},
+            "per_peer_range": {a: [per_peer[a][1], per_peer[a][2]] for a in per_peer},
+            "wall_best_peer": wall_best,
+            "wall_ratio": wall[wall_best][0] if wall_best else None,
+            "rss_ratio": rss_u / rss_peers[low] if rss_u and low else None,
+            "rss_lowest_peer": low,
             "all": {a: med(data, case, a, key) for a in ORDER
                     if med(data, case, a, key) is not None},
         })
     return rows
+
+
+def special_rows(data):
+    """The rows that are not a ratio of times: the hit path and the tax."""
+    out = {}
+    n = med(data, "hitpath", "uslab", "hitpath_insns")
+    if n is not None:
+        out["hitpath"] = {"insns": n, "malloc": med(data, "hitpath", "uslab", "malloc"),
+                          "free": med(data, "hitpath", "uslab", "free"),
+                          "verified": {None: "not checked", 0: "no, the walk may be off the path",
+                                       1: "yes"}[med(data, "hitpath", "uslab", "verified")],
+                          "peers": {a: med(data, "hitpath", a, "hitpath_insns") for a in PEERS
+                                    if med(data, "hitpath", a, "hitpath_insns") is not None}}
+    tax = {a: med(data, "rss_tax", a, "rss_kb") for a in ["uslab"] + PEERS}
+    if tax.get("uslab") and tax.get("glibc"):
+        out["rss_tax"] = {"uslab_minus_glibc_kb": tax["uslab"] - tax["glibc"],
+                          "rss_kb": {a: v for a, v in tax.items() if v}}
+    return out
 
 
 def fmt(v):
@@ -134,18 +213,44 @@ def fmt(v):
     return "%.3g" % v
 
 
+def fr(v):
+    return "-" if v is None else "%.2f" % v
+
+
 def md_summary(rows):
-    out = ["| case | metric | best peer | uslab | ratio | CPU-time ratio | uslab RSS / lowest peer |",
-           "|---|---|---|---|---|---|---|"]
+    out = ["| case | figure | ratio vs best peer (median, range over rounds) | best peer | "
+           "vs glibc | vs jemalloc | vs tcmalloc | vs mimalloc | wall-time ratio | "
+           "uslab RSS / lowest peer |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        ratio = "-" if r["ratio"] is None else "%.2f" % r["ratio"]
-        if r["ratio"] is not None and r["ratio"] < 0.9:
+        ratio = "%.2f (%.2f..%.2f, %d)" % (r["ratio"], r["ratio_min"], r["ratio_max"], r["rounds"])
+        if r["ratio"] < BAR:
             ratio = "**%s**" % ratio
-        rss = "-" if r["rss_ratio"] is None else "%.2f" % r["rss_ratio"]
-        cpu = "-" if r["cpu_ratio"] is None else "%.2f" % r["cpu_ratio"]
-        out.append("| %s | %s | %s %s | %s | %s | %s | %s |" % (
-            r["case"], r["label"], r["best_peer"], fmt(r["best_peer_value"]),
-            fmt(r["uslab"]), ratio, cpu, rss))
+        fig = {"task-clock": "CPU time"}.get(r["judged_by"], r["judged_by"])
+        out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            r["case"], fig, ratio, r["best_peer"],
+            " | ".join(fr(r["per_peer"].get(a)) for a in PEERS),
+            fr(r["wall_ratio"]), fr(r["rss_ratio"])))
+    return out
+
+
+def md_special(sp):
+    out = []
+    h = sp.get("hitpath")
+    if h:
+        out.append("* hit path: **%d instructions** per malloc+free pair on a hit "
+                   "(malloc %d + free %d, entry to ret of malloc(64) and free; "
+                   "bench/hitpath.py, listing in hitpath.txt; checked against the running "
+                   "code by bench/hitprobe: %s; issue 18's bar: 30)%s" % (
+                       h["insns"], h["malloc"], h["free"], h["verified"],
+                       "; the peers' by the same walk, checked: " + ", ".join(
+                           "%s %d" % (a, n) for a, n in h["peers"].items()) if h["peers"] else ""))
+    t = sp.get("rss_tax")
+    if t:
+        out.append("* small-program RSS tax (rss_tax: a process holding 1 MiB): uslab RSS - "
+                   "glibc RSS = **%d KiB** (bar: 1024); RSS KiB: %s" % (
+                       t["uslab_minus_glibc_kb"],
+                       ", ".join("%s %d" % (a, v) for a, v in t["rss_kb"].items())))
     return out
 
 
@@ -158,26 +263,37 @@ def md_all_allocs(rows):
     return out
 
 
-def md_study(data, cases):
+def spread(data, case, alloc, key, scale=1.0):
+    vals = data.get((case, alloc, key))
+    if not vals:
+        return "-"
+    if len(vals) == 1:
+        return fmt(vals[0] / scale)
+    return "%s (%s..%s)" % (fmt(statistics.median(vals) / scale), fmt(min(vals) / scale),
+                            fmt(max(vals) / scale))
+
+
+OVERHEAD = ("memory overhead, %: (RSS - RSS at start - live bytes) / live bytes, "
+            "at the sampled moment of highest RSS (all threads stopped, live bytes "
+            "counted at that moment)")
+
+
+def md_study(data, cases, quick):
     allocs = PRESETS + PEERS
     ts = sorted(int(c[len("study_t"):]) for c in cases if c.startswith("study_t"))
     out = []
     for key, title in (("study_mops_cpu", "Mops per CPU-second"),
                        ("study_mops", "Mops per second (wall)"),
-                       ("overhead_pct", "memory overhead, % of the peak requested bytes"),
+                       ("overhead_pct", OVERHEAD),
                        ("peak_rss_kb", "peak RSS, MiB")):
         out.append("")
-        out.append("%s:" % title)
+        out.append("%s%s, median (min..max):" % (quick, title))
         out.append("")
         out.append("| threads | " + " | ".join(allocs) + " |")
         out.append("|---|" + "---|" * len(allocs))
         for t in ts:
-            vals = []
-            for a in allocs:
-                v = med(data, "study_t%d" % t, a, key)
-                if v is not None and key == "peak_rss_kb":
-                    v /= 1024
-                vals.append(fmt(v))
+            vals = [spread(data, "study_t%d" % t, a, key,
+                           1024.0 if key == "peak_rss_kb" else 1.0) for a in allocs]
             out.append("| %d | " % t + " | ".join(vals) + " |")
     return out
 
@@ -202,7 +318,7 @@ def md_gmalloc(data, cases):
     for c in cases:
         if not c.startswith("gmalloc_"):
             continue
-        key = "gm_%s_s" % c.split("_")[1]
+        key = "gmfill_s" if c.startswith("gmalloc_t") else "gm_%s_s" % c.split("_")[1]
         out.append("")
         out.append("%s:" % c)
         out.append("")
@@ -215,6 +331,21 @@ def md_gmalloc(data, cases):
                 fmt(med(data, c, a, "task-clock")), fmt(med(data, c, a, "page-faults")),
                 fmt(med(data, c, a, "context-switches")), fmt(med(data, c, a, "cpu-migrations"))))
     return out
+
+
+def md_cost(data, cases):
+    costs = []
+    for c in cases:
+        t = sum(sum(v) for (cc, a, k), v in data.items() if cc == c and k == "run_s")
+        if t:
+            costs.append((t, c))
+    if not costs:
+        return []
+    total = sum(t for t, _ in costs)
+    costs.sort(reverse=True)
+    return ["| case | s | share |", "|---|---|---|"] + \
+        ["| %s | %.0f | %.0f%% |" % (c, t, 100 * t / total) for t, c in costs] + \
+        ["| all | %.0f | |" % total]
 
 
 def decay_series(data, alloc):
@@ -252,7 +383,7 @@ def md_redis(data):
     return out
 
 
-def plots(data, cases, outdir):
+def plots(data, cases, outdir, quick):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -261,20 +392,31 @@ def plots(data, cases, outdir):
         print("report: no matplotlib (python3-matplotlib): plots skipped", file=sys.stderr)
         return []
     made = []
+    # a plot's title has less room: the mark on a line of its own
+    quick = "QUICK RUN (smaller counts, not comparable with full runs)\n" if quick else ""
     ts = sorted(int(c[len("study_t"):]) for c in cases if c.startswith("study_t"))
     if ts:
         for key, ylabel, name in (("study_mops_cpu", "Mops per CPU-second", "study_ops.png"),
-                                  ("overhead_pct", "memory overhead, % of requested", "study_overhead.png")):
+                                  ("overhead_pct", "memory overhead, % of the live bytes at peak RSS",
+                                   "study_overhead.png")):
             fig, ax = plt.subplots(figsize=(7, 4.5))
             for a in PRESETS + PEERS:
-                ys = [med(data, "study_t%d" % t, a, key) for t in ts]
-                if any(y is not None for y in ys):
-                    ax.plot(ts, [y if y is not None else float("nan") for y in ys],
-                            marker="o", label=a, linestyle="-" if a.startswith("uslab") else "--")
+                ys, lo, hi = [], [], []
+                for t in ts:
+                    v = data.get(("study_t%d" % t, a, key)) or [float("nan")]
+                    m = statistics.median(v)
+                    ys.append(m)
+                    lo.append(m - min(v))
+                    hi.append(max(v) - m)
+                if any(y == y for y in ys):
+                    # the bars: min..max of the runs
+                    ax.errorbar(ts, ys, yerr=[lo, hi], marker="o", capsize=3, label=a,
+                                linestyle="-" if a.startswith("uslab") else "--")
             ax.set_xlabel("threads")
             ax.set_ylabel(ylabel)
             ax.set_xticks(ts)
-            ax.set_title("thread-cache study: 150000 blocks of 16..16000 B per thread")
+            ax.set_title("%sthread-cache study (seed 000), median and min..max of the runs" % quick,
+                         fontsize=10)
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=8)
             fig.tight_layout()
@@ -290,7 +432,7 @@ def plots(data, cases, outdir):
                         linestyle="-" if a.startswith("uslab") else "--")
         ax.set_xlabel("seconds after freeing 150000 blocks (idle)")
         ax.set_ylabel("RSS, MiB")
-        ax.set_title("RSS over time after a burst of frees")
+        ax.set_title("%sRSS over time after a burst of frees (one run each)" % quick)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
         fig.tight_layout()
@@ -302,36 +444,60 @@ def plots(data, cases, outdir):
 
 def main():
     outdir = sys.argv[1]
-    data, cases, machine = load(outdir)
-    rows = summary_rows(data, cases)
-    pngs = plots(data, cases, outdir)
-    md = ["# uslab benchmark results", ""]
-    md.append("Machine: %s, %s, %s; %s runs per case (medians), started at load %s, ended at %s; "
-              "%s s; commit %s; %s." % (
+    data, rounds, cases, machine = load(outdir)
+    quick = "QUICK RUN (smaller counts, not comparable with full runs): " \
+        if machine.get("quick") == "1" else ""
+    rows = summary_rows(data, rounds, cases)
+    sp = special_rows(data)
+    pngs = plots(data, cases, outdir, quick)
+    md = ["# %suslab benchmark results" % quick, ""]
+    md.append("Machine: %s, %s, %s; %s runs per case (allocators interleaved, order "
+              "rotated each round), started at load %s, ended at %s; %s s; commit %s; %s." % (
                   machine.get("machine", "?"), machine.get("cpu", "?"), machine.get("memory", "?"),
                   machine.get("runs", "?"), machine.get("loadavg_start", "?"),
                   machine.get("loadavg_end", "?"), machine.get("seconds", "?"),
                   machine.get("commit", "?"), machine.get("date", "?")))
+    loads = [machine[k] for k in sorted(machine) if k.startswith("loadavg_round")]
+    if loads:
+        md.append("Load average after each round: %s." % "; ".join(loads))
     md.append("Peers (Debian packages, preloaded): " + ", ".join(
         machine[k] for k in ("peer_glibc", "peer_jemalloc", "peer_tcmalloc", "peer_mimalloc")
         if k in machine) + ".")
-    if machine.get("quick") == "1":
-        md.append("QUICK MODE: smaller counts, one run; not for comparison with full runs.")
-    md += ["", "## Summary (ratio above 1: uslab wins; bold: below 0.9)", "",
-           "ratio: the case's metric, uslab against the best peer. CPU-time ratio: the "
-           "lowest peer task-clock over uslab's for the same work (perf stat), which a "
-           "loaded machine disturbs less than wall time; '-' for cases that run a fixed "
-           "time.", ""] + md_summary(rows)
-    md += ["", "## Every allocator (medians of the case's metric)", ""] + md_all_allocs(rows)
-    md += ["", "## Thread-cache study (seed 000), presets and peers"] + md_study(data, cases)
-    md += ["", "## mtmalloc's table (seed 001), ns per iteration", ""] + md_mt(data, cases)
-    md += ["", "## gmalloc's three runs (seed 002), perf stat software counters"] + md_gmalloc(data, cases)
+    if quick:
+        md.append("")
+        md.append("**QUICK RUN**: smaller counts, %s run(s); every table below is of this "
+                  "quick run and not for comparison with full runs." % machine.get("runs", "?"))
+    md += ["", "## %sSummary" % quick, "",
+           "Ratio above 1: uslab wins. The ratio is the case's CPU time (task-clock "
+           "of the same work; operations per CPU-second for the cases that run a fixed "
+           "time; the study's Mops per CPU-second), uslab against each peer in the same "
+           "round, median over the rounds and its range; bold: below %.2f of the best "
+           "Debian peer (issue 18's bar). Wall-time ratio: the case's own figure against "
+           "the best peer by that figure. RSS: uslab's median peak over the lowest "
+           "peer's." % BAR, ""] + md_summary(rows)
+    spec = md_special(sp)
+    if spec:
+        md += [""] + spec
+    md += ["", "## %sEvery allocator (medians of the case's own figure)" % quick, ""] + \
+        md_all_allocs(rows)
+    md += ["", "## %sThread-cache study (seed 000), presets and peers" % quick] + \
+        md_study(data, cases, quick)
+    mt = md_mt(data, cases)
+    if len(mt) > 2:
+        md += ["", "## %smtmalloc's table (seed 002), ns per iteration" % quick, ""] + mt
+    gm = md_gmalloc(data, cases)
+    if gm:
+        md += ["", "## %sgmalloc's runs (seed 003), perf stat software counters" % quick] + gm
     dec = md_decay(data)
     if dec:
-        md += ["", "## RSS (MiB) over time after a burst of frees (rss_decay)", ""] + dec
+        md += ["", "## %sRSS (MiB) over time after a burst of frees (rss_decay)" % quick, ""] + dec
+    cost = md_cost(data, cases)
+    if cost:
+        md += ["", "## %sWhat each case cost in wall time (s, all allocators and rounds)" % quick,
+               ""] + cost
     red = md_redis(data)
     if red:
-        md += ["", "## redis-server slot", ""] + red
+        md += ["", "## %sredis-server slot" % quick, ""] + red
     if pngs:
         md += ["", "Plots: " + ", ".join(pngs)]
     with open(os.path.join(outdir, "results.md"), "w") as f:
@@ -339,7 +505,9 @@ def main():
     with open(os.path.join(outdir, "results.json"), "w") as f:
         json.dump({
             "machine": machine,
+            "quick": bool(quick),
             "summary": rows,
+            "special": sp,
             "medians": [{"case": c, "alloc": a, "key": k, "median": statistics.median(v), "n": len(v),
                          "samples": v} for (c, a, k), v in sorted(data.items())],
             "plots": pngs,

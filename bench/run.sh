@@ -71,21 +71,22 @@ events=task-clock,page-faults,context-switches,cpu-migrations
 	done
 } >"$out/machine.tsv"
 
-# sample CASE ALLOC KEY VALUE
-sample() { printf '%s\t%s\t%s\t%s\n' "$@" >>"$samples"; }
+# sample CASE ALLOC KEY VALUE: one figure of round $round
+round=0
+sample() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" "$round" >>"$samples"; }
 
 # run_case CASE ALLOC ARGS...: one run of alloc_bench, its key=value
 # results and perf stat's software counters into the samples.
 run_case() {
 	local c=$1 a=$2; shift 2
-	local pf=$out/perf.$$ line kv
+	local pf=$out/perf.$$ line kv t0=$EPOCHREALTIME
 	if [ "$perf_ok" = 1 ]; then
 		# (perf execs its command: `on`, a shell function, cannot be it)
 		line=$(perf stat -x, -e "$events" -o "$pf" \
 			env ${lib[$a]:+LD_PRELOAD=${lib[$a]}} "$bench" "$@") || {
 			echo "bench: $c on $a failed: $bench $*" >&2; return 1; }
-		awk -F, -v c="$c" -v a="$a" '$3 ~ /^(task-clock|page-faults|context-switches|cpu-migrations)/ {
-			printf "%s\t%s\t%s\t%s\n", c, a, $3, $1 }' "$pf" >>"$samples"
+		awk -F, -v c="$c" -v a="$a" -v r="$round" '$3 ~ /^(task-clock|page-faults|context-switches|cpu-migrations)/ {
+			printf "%s\t%s\t%s\t%s\t%s\n", c, a, $3, $1, r }' "$pf" >>"$samples"
 		rm -f "$pf"
 	else
 		line=$(on "$a" "$bench" "$@") || {
@@ -94,6 +95,8 @@ run_case() {
 	for kv in $line; do
 		sample "$c" "$a" "${kv%%=*}" "${kv#*=}"
 	done
+	# what the run cost in time, for bounding make bench (report: run time)
+	sample "$c" "$a" run_s "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')"
 }
 
 # Counts: the seeds' parameters where a run stays within seconds, scaled
@@ -106,11 +109,11 @@ run_case() {
 if [ "$quick" = 1 ]; then
 	S_BLOCKS=20000 S_LOOPS=1 PAIR_N=5000000 MT_ITERS=50000 GM_MB=128 SECS=1
 	RP_LOOPS=100 AT_ITERS=500000 CFRAC=3000 ESPRESSO=60 LARGE=40
-	MANY_N=20000 DECAY_S=3
+	MANY_N=20000 DECAY_S=3 SH6_REP=250 SH8_ITERS=14000 GMF_MB=256 MLEAK="5"
 else
 	S_BLOCKS=30000 S_LOOPS=2 PAIR_N=10000000 MT_ITERS=50000 GM_MB=256 SECS=1
 	RP_LOOPS=200 AT_ITERS=1000000 CFRAC=10000 ESPRESSO=150 LARGE=100
-	MANY_N=50000 DECAY_S=5
+	MANY_N=50000 DECAY_S=5 SH6_REP=1000 SH8_ITERS=70000 GMF_MB=1024 MLEAK="5 50"
 fi
 
 # Cases: name, allocators (study: presets + peers), alloc_bench arguments.
@@ -129,6 +132,7 @@ add "gmalloc_seq|all|gmalloc seq $GM_MB"
 add "gmalloc_mt|all|gmalloc mt $GM_MB 4"
 add "gmalloc_mix|all|gmalloc mix $GM_MB"
 add "larson_t2|all|larson 2 $SECS"
+add "larson_sized_t2|all|larson_sized 2 $SECS"
 add "rptest_t2|all|rptest 2 $RP_LOOPS"
 add "xmalloc_t2|all|xmalloc 2 $SECS"
 add "alloc_test_t1|all|alloc_test 1 $AT_ITERS"
@@ -143,6 +147,20 @@ add "many_t64|all|manythreads 64 $MANY_N"
 add "prodcons|all|prodcons 2000000"
 add "threads_rss|all|threads 64"
 add "small_rss|all|small_rss 1048576 64"
+# mimalloc-bench runs sh6bench and sh8bench on 2x the CPUs (4 here)
+for t in 2 4; do
+	add "sh6bench_t$t|all|sh6bench $t 10000 $SH6_REP"
+	add "sh8bench_t$t|all|sh8bench $t $SH8_ITERS"
+done
+for m in $MLEAK; do
+	add "mleak$((m * 2))|all|mleak $m"
+done
+add "gmalloc_t1|all|gmfill 1 $GMF_MB"
+add "gmalloc_t2|all|gmfill 2 $GMF_MB"
+add "rss_tax|all|rss_tax 1024"
+
+# the arguments of this run's cases, for bench/profile.sh
+printf '%s\n' "${cases[@]}" >"$out/cases.tsv"
 
 selected=()
 for c in "${cases[@]}"; do
@@ -151,16 +169,47 @@ done
 echo "bench: ${#selected[@]} cases x $RUNS runs on ${allocs[*]} (study: ${study_allocs[*]})"
 t_start=$(date +%s)
 for r in $(seq 1 "$RUNS"); do
+	round=$r
 	for c in "${selected[@]}"; do
 		IFS='|' read -r name which args <<<"$c"
 		if [ "$which" = study ]; then set -- "${study_allocs[@]}"; else set -- "${allocs[@]}"; fi
+		# rotate the order each round: no allocator always runs first
+		k=$(( (r - 1) % $# ))
+		set -- "${@:k+1}" "${@:1:k}"
 		for a in "$@"; do
 			# shellcheck disable=SC2086
 			run_case "$name" "$a" $args
 		done
 	done
-	echo "  round $r done ($(( $(date +%s) - t_start )) s)"
+	echo "loadavg_round$r	$(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.tsv"
+	echo "  round $r done ($(( $(date +%s) - t_start )) s, load $(cut -d' ' -f1 /proc/loadavg))"
 done
+
+# The hit path's instructions (malloc + free, entry to ret), from the
+# disassembly of the library under test, checked against the running code
+# by hitprobe where ptrace is allowed: one figure per run, not timed.
+if [[ hitpath =~ $filter ]]; then
+	round=0
+	hp=(--probe "$(realpath "$O/bench/hitprobe")")
+	/usr/bin/python3 "$src/bench/hitpath.py" "${lib[uslab]}" --list "${hp[@]}" >"$out/hitpath.txt" ||
+		/usr/bin/python3 "$src/bench/hitpath.py" "${lib[uslab]}" --list >"$out/hitpath.txt" ||
+		echo "bench: no hit path count (above)" >&2
+	for kv in $(head -1 "$out/hitpath.txt"); do
+		case $kv in
+		verified=yes) sample hitpath uslab verified 1 ;;
+		verified=*) sample hitpath uslab verified 0 ;;
+		*) sample hitpath uslab "${kv%%=*}" "${kv#*=}" ;;
+		esac
+	done
+	# the peers' own, by the same walk (glibc's malloc is libc's)
+	for a in "${peers[@]}"; do
+		l=${lib[$a]:-$(ldd "$bench" | awk '$1 ~ /^libc\.so/ { print $3 }')}
+		line=$(/usr/bin/python3 "$src/bench/hitpath.py" "$l" "${hp[@]}" 2>/dev/null) || continue
+		case $line in *verified=yes*) ;; *) continue ;; esac
+		kv=${line%% *}
+		sample hitpath "$a" "${kv%%=*}" "${kv#*=}"
+	done
+fi
 
 # RSS over time after a burst (issue 13 item 5): one run per allocator,
 # the presets included, sampled every 250 ms while the program idles.

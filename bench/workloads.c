@@ -11,6 +11,7 @@
  * argument slot per thread (thread_args), timed_threads around the run.
  * What differs, each one's parameters and loop, is the benchmark it mirrors.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -22,8 +23,9 @@
 #include "bench.h"
 
 /* Zeroed room for @n threads' arguments (or handles), @size bytes each;
- * exit 1 without it: there is nothing to measure. */
-static void *thread_args(int n, size_t size)
+ * exit 1 without it: there is nothing to measure. (bench/shapes.c's
+ * arrays use it too.) */
+void *thread_args(int n, size_t size)
 {
 	void *a = calloc((size_t)n, size);
 
@@ -32,7 +34,7 @@ static void *thread_args(int n, size_t size)
 	return a;
 }
 
-static pthread_t *spawn(int n, void *(*fn)(void *), void *args, size_t argsz)
+pthread_t *spawn(int n, void *(*fn)(void *), void *args, size_t argsz)
 {
 	pthread_t *t = thread_args(n, sizeof(*t));
 
@@ -44,7 +46,7 @@ static pthread_t *spawn(int n, void *(*fn)(void *), void *args, size_t argsz)
 	return t;
 }
 
-static void join(pthread_t *t, int n)
+void join(pthread_t *t, int n)
 {
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
@@ -53,7 +55,7 @@ static void join(pthread_t *t, int n)
 
 /* Wall seconds from starting @n threads of @fn (each given its @argsz
  * slice of @args) to joining the last. */
-static double timed_threads(int n, void *(*fn)(void *), void *args, size_t argsz)
+double timed_threads(int n, void *(*fn)(void *), void *args, size_t argsz)
 {
 	double t0 = bench_now();
 
@@ -76,7 +78,45 @@ struct study_arg {
 	int id;
 	size_t peak_req;
 	long nops;
+	size_t live;			/* requested bytes live now */
+	struct study_sync *sync;	/* NULL: no samples (rss_decay) */
 };
+
+/*
+ * The study's memory overhead is RSS against the bytes live at the same
+ * moment: after the fill and after every loop's allocations, all threads
+ * stop at a barrier, one of them adds up what every thread has live and
+ * reads the RSS, and they go on. The sample with the highest RSS gives
+ * the overhead: (RSS - RSS before the threads started - live) / live.
+ */
+struct study_sync {
+	pthread_barrier_t stop, go;
+	struct study_arg *args;
+	int nthreads;
+	long base_kb, rss_kb;
+	size_t live;
+};
+
+static void study_sample(struct study_arg *a)
+{
+	struct study_sync *y = a->sync;
+
+	if (!y)
+		return;
+	pthread_barrier_wait(&y->stop);
+	if (a->id == 0) {
+		long rss = bench_rss_kb();
+		size_t live = 0;
+
+		for (int i = 0; i < y->nthreads; i++)
+			live += y->args[i].live;
+		if (rss > y->rss_kb) {
+			y->rss_kb = rss;
+			y->live = live;
+		}
+	}
+	pthread_barrier_wait(&y->go);
+}
 
 static void *study_thread(void *p)
 {
@@ -97,6 +137,8 @@ static void *study_thread(void *p)
 	}
 	nops += a->blocks;
 	peak = live;
+	a->live = live;
+	study_sample(a);
 	for (long l = 0; l < a->loops; l++) {
 		long start = (long)(bench_rng(&s) % (uint64_t)a->blocks);
 
@@ -117,6 +159,8 @@ static void *study_thread(void *p)
 		}
 		if (live > peak)
 			peak = live;
+		a->live = live;
+		study_sample(a);
 		nops += 2 * a->ops;
 	}
 	for (long i = 0; i < a->blocks; i++)
@@ -133,10 +177,13 @@ int wl_study(int argc, char **argv)
 {
 	int t = (int)bench_arg(argc, argv, 2, 1);
 	struct study_arg *a = thread_args(t, sizeof(*a));
+	struct study_sync y = { .args = a, .nthreads = t };
 	size_t req = 0;
 	long nops = 0;
 	double c0, wall, cpu;
 
+	pthread_barrier_init(&y.stop, NULL, (unsigned int)t);
+	pthread_barrier_init(&y.go, NULL, (unsigned int)t);
 	for (int i = 0; i < t; i++) {
 		a[i].loops = bench_arg(argc, argv, 3, 1000);
 		a[i].blocks = bench_arg(argc, argv, 4, 150000);
@@ -144,7 +191,9 @@ int wl_study(int argc, char **argv)
 		a[i].min = (size_t)bench_arg(argc, argv, 6, 16);
 		a[i].max = (size_t)bench_arg(argc, argv, 7, 16000);
 		a[i].id = i;
+		a[i].sync = &y;
 	}
+	y.base_kb = bench_rss_kb();
 	c0 = bench_cpu_s();
 	wall = timed_threads(t, study_thread, a, sizeof(*a));
 	cpu = bench_cpu_s() - c0;
@@ -152,11 +201,15 @@ int wl_study(int argc, char **argv)
 		req += a[i].peak_req;
 		nops += a[i].nops;
 	}
+	/* overhead_pct: at the sampled moment of highest RSS (see study_sync);
+	 * req_kb, the sum of each thread's own peak, is kept for reference */
 	printf("study_mops_cpu=%.3f study_mops=%.3f study_s=%.4f peak_rss_kb=%ld "
-	       "req_kb=%zu overhead_pct=%.1f threads=%d\n",
+	       "req_kb=%zu live_kb=%zu rss_at_live_kb=%ld base_rss_kb=%ld overhead_pct=%.1f threads=%d\n",
 	       (double)nops / cpu / 1e6, (double)nops / wall / 1e6, wall,
-	       bench_peak_rss_kb(), req >> 10,
-	       100.0 * ((double)bench_peak_rss_kb() * 1024 - (double)req) / (double)req, t);
+	       bench_peak_rss_kb(), req >> 10, y.live >> 10, y.rss_kb, y.base_kb,
+	       100.0 * ((double)(y.rss_kb - y.base_kb) * 1024 - (double)y.live) / (double)y.live, t);
+	pthread_barrier_destroy(&y.stop);
+	pthread_barrier_destroy(&y.go);
 	free(a);
 	return 0;
 }
@@ -314,9 +367,55 @@ int wl_gmalloc(int argc, char **argv)
  * new blocks; after ROUNDS x CHUNKS replacements it hands its array to a
  * new thread and exits, so blocks are freed by threads that did not
  * allocate them (a server's worker threads coming and going).
+ *
+ * larson_sized, same arguments: mimalloc-bench's larson-sized (the same
+ * program built with sized delete): every free passes the block's size,
+ * through the allocator's own sized free when it exports one (free_sized,
+ * sdallocx, tc_free_sized, mi_free_size; glibc has none: free).
  */
+typedef void (*sized_free_fn)(void *p, size_t size);
+
+static sized_free_fn sized_free;
+
+static void sdallocx_free(void *p, size_t size)
+{
+	static void (*fn)(void *, size_t, int);
+
+	if (!fn)
+		*(void **)&fn = dlsym(RTLD_DEFAULT, "sdallocx");
+	fn(p, size, 0);
+}
+
+static void plain_free(void *p, size_t size)
+{
+	(void)size;
+	free(p);
+}
+
+/* The preloaded allocator's sized free, its name in *@name. */
+static sized_free_fn find_sized_free(const char **name)
+{
+	static const char *const names[] = { "free_sized", "tc_free_sized", "mi_free_size" };
+	void *fn;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		fn = dlsym(RTLD_DEFAULT, names[i]);
+		if (fn) {
+			*name = names[i];
+			return *(sized_free_fn *)&fn;
+		}
+	}
+	if (dlsym(RTLD_DEFAULT, "sdallocx")) {
+		*name = "sdallocx";
+		return sdallocx_free;
+	}
+	*name = "free";
+	return plain_free;
+}
+
 struct larson_slot {
 	void **blk;
+	size_t *size;		/* each block's size: larson_sized only */
 	long chunks, rounds;
 	size_t min, max;
 	uint64_t seed;
@@ -335,7 +434,12 @@ static void *larson_thread(void *p)
 			long v = (long)(bench_rng(&s) % (uint64_t)sl->chunks);
 			size_t sz = bench_uniform(&s, sl->min, sl->max);
 
-			free(sl->blk[v]);
+			if (sl->size) {
+				sized_free(sl->blk[v], sl->size[v]);
+				sl->size[v] = sz;
+			} else {
+				free(sl->blk[v]);
+			}
 			sl->blk[v] = malloc(sz);
 			*(char *)sl->blk[v] = 1;
 		}
@@ -362,6 +466,8 @@ static void *larson_slot_runner(void *p)
 
 int wl_larson(int argc, char **argv)
 {
+	int sized = !strcmp(argv[1], "larson_sized");
+	const char *how = "free";
 	int t = (int)bench_arg(argc, argv, 2, 2);
 	double secs = (double)bench_arg(argc, argv, 3, 5);
 	long chunks = bench_arg(argc, argv, 6, 5000);
@@ -369,9 +475,11 @@ int wl_larson(int argc, char **argv)
 	atomic_long ops = 0;
 	atomic_int stop = 0;
 	struct timespec ts = { (time_t)secs, 0 };
-	double t0, wall;
+	double t0, wall, c0;
 	pthread_t *th;
 
+	if (sized)
+		sized_free = find_sized_free(&how);
 	for (int i = 0; i < t; i++) {
 		uint64_t s = 4141ULL + (uint64_t)i;
 
@@ -382,23 +490,33 @@ int wl_larson(int argc, char **argv)
 		sl[i].ops = &ops;
 		sl[i].stop = &stop;
 		sl[i].blk = malloc((size_t)chunks * sizeof(void *));
-		for (long c = 0; c < chunks; c++)
-			sl[i].blk[c] = malloc(bench_uniform(&s, sl[i].min, sl[i].max));
+		sl[i].size = sized ? malloc((size_t)chunks * sizeof(size_t)) : NULL;
+		for (long c = 0; c < chunks; c++) {
+			size_t sz = bench_uniform(&s, sl[i].min, sl[i].max);
+
+			sl[i].blk[c] = malloc(sz);
+			if (sized)
+				sl[i].size[c] = sz;
+		}
 		sl[i].seed = s;
 	}
+	c0 = bench_cpu_s();
 	t0 = bench_now();
 	th = spawn(t, larson_slot_runner, sl, sizeof(*sl));
 	nanosleep(&ts, NULL);
 	atomic_store(&stop, 1);
 	join(th, t);
 	wall = bench_now() - t0;
+	c0 = bench_cpu_s() - c0;
 	for (int i = 0; i < t; i++) {
 		for (long c = 0; c < chunks; c++)
 			free(sl[i].blk[c]);
 		free(sl[i].blk);
+		free(sl[i].size);
 	}
-	printf("larson_mops=%.3f peak_rss_kb=%ld threads=%d\n",
-	       (double)atomic_load(&ops) / wall / 1e6, bench_peak_rss_kb(), t);
+	printf("larson_mops=%.3f larson_mops_cpu=%.3f sized_free=%s peak_rss_kb=%ld threads=%d\n",
+	       (double)atomic_load(&ops) / wall / 1e6, (double)atomic_load(&ops) / c0 / 1e6,
+	       sized ? how : "-", bench_peak_rss_kb(), t);
 	free(sl);
 	return 0;
 }
@@ -601,7 +719,7 @@ int wl_xmalloc(int argc, char **argv)
 	atomic_int stop = 0;
 	pthread_t *pt, *ct;
 	long frees = 0;
-	double t0, wall;
+	double t0, wall, c0 = bench_cpu_s();
 
 	for (int i = 0; i < t; i++) {
 		pthread_mutex_init(&q[i].lock, NULL);
@@ -629,8 +747,9 @@ int wl_xmalloc(int argc, char **argv)
 	wall = bench_now() - t0;
 	for (int i = 0; i < t; i++)
 		frees += ca[i].frees;
-	printf("xmalloc_mops=%.3f peak_rss_kb=%ld threads=%d\n",
-	       (double)frees / wall / 1e6, bench_peak_rss_kb(), t);
+	printf("xmalloc_mops=%.3f xmalloc_mops_cpu=%.3f peak_rss_kb=%ld threads=%d\n",
+	       (double)frees / wall / 1e6, (double)frees / (bench_cpu_s() - c0) / 1e6,
+	       bench_peak_rss_kb(), t);
 	free(q);
 	free(pa);
 	free(ca);
@@ -745,7 +864,7 @@ int wl_glibc_thread(int argc, char **argv)
 	struct timespec ts = { (time_t)secs, 0 };
 	atomic_int stop = 0;
 	long iters = 0;
-	double t0, wall;
+	double t0, wall, c0 = bench_cpu_s();
 	pthread_t *th;
 
 	for (int i = 0; i < t; i++)
@@ -758,8 +877,9 @@ int wl_glibc_thread(int argc, char **argv)
 	wall = bench_now() - t0;
 	for (int i = 0; i < t; i++)
 		iters += a[i].iters;
-	printf("glibc_thread_mops=%.3f peak_rss_kb=%ld threads=%d\n",
-	       (double)iters / wall / 1e6, bench_peak_rss_kb(), t);
+	printf("glibc_thread_mops=%.3f glibc_thread_mops_cpu=%.3f peak_rss_kb=%ld threads=%d\n",
+	       (double)iters / wall / 1e6, (double)iters / (bench_cpu_s() - c0) / 1e6,
+	       bench_peak_rss_kb(), t);
 	free(a);
 	return 0;
 }
@@ -767,12 +887,12 @@ int wl_glibc_thread(int argc, char **argv)
 /* ------------------------------------------------------------------ */
 /*
  * malloc_large ITERS: mimalloc-bench's malloc-large: 20 buffers; ITERS
- * times (500) a random one is replaced by a new buffer of 5..25 MiB,
+ * times (2000) a random one is replaced by a new buffer of 5..25 MiB,
  * value-initialised (zeroed by the program, as make_unique<char[]> does).
  */
 int wl_malloc_large(int argc, char **argv)
 {
-	long iters = bench_arg(argc, argv, 2, 500);
+	long iters = bench_arg(argc, argv, 2, 2000);
 	void *buf[20] = { 0 };
 	uint64_t s = 42;
 	double t0, wall;

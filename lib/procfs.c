@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Reads of /proc/<pid>/ shared by the library (the statistics segment it
- * writes) and the tools (the reader that checks the segment's owner).
+ * writes), the tools (the reader that checks the segment's owner; replay's
+ * memory figures) and the simulator (its resident peak).
  *
  * No locks.
  */
@@ -52,4 +53,17 @@ uint64_t proc_rss_bytes(void)
 		return 0;
 	p = strchr(buf, ' ');		/* size, then resident, in pages */
 	return p ? strtoull(p + 1, NULL, 10) * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
+int64_t proc_hwm_bytes(void)
+{
+	char buf[4096], *p;
+	long long kib;
+
+	if (!read_proc("/proc/self/status", buf, sizeof(buf)))
+		return -1;
+	p = strstr(buf, "\nVmHWM:");
+	if (!p || sscanf(p + 7, " %lld kB", &kib) != 1 || kib < 0)
+		return -1;
+	return (int64_t)kib * 1024;
 }

@@ -20,5 +20,7 @@ uint64_t proc_start_time(pid_t pid);
 /* The resident set of this process in bytes (/proc/self/statm), 0 if
  * unreadable. Context: any thread; no locks, no allocation. */
 uint64_t proc_rss_bytes(void);
+/* VmHWM of /proc/self/status (the peak resident set), in bytes; -1 if unknown. */
+int64_t proc_hwm_bytes(void);
 
 #endif /* USLAB_LIB_PROCFS_H */

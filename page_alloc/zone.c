@@ -259,6 +259,24 @@ static size_t pa_base_align(size_t size)
 }
 
 /*
+ * The heap's layout for a range of @size at @base: the struct page map
+ * (@mapsz bytes) just below it, the tags (@tagsz) below the map; nothing
+ * of either reserved yet (pa_meta_grow_locked() does that).
+ */
+static void pa_set_layout(char *base, size_t size, size_t mapsz, size_t tagsz)
+{
+	page_alloc_base = base;
+	page_alloc_end = base;
+	pa_space_end = base + size;
+	pa_map_start = (struct page *)(base - mapsz);
+	pa_map_top = (char *)pa_map_start;
+	pa_map_end = base;
+	page_alloc_tags = (unsigned char *)pa_map_start - tagsz;
+	pa_tags_top = page_alloc_tags;
+	pa_tags_end = (unsigned char *)pa_map_start;
+}
+
+/*
  * The fallback of pa_reserve_locked (pa_upfront): reserve tags, map and
  * heap in one PROT_NONE mapping, halving the heap's size while refused
  * (valgrind), down to PA_MIN_RESERVE. Return: the heap's base, or NULL.
@@ -281,15 +299,7 @@ static char *pa_reserve_upfront_locked(void)
 			continue;
 		base = (char *)ALIGN_UP((unsigned long)(raw + tagsz + mapsz), align);
 		pa_upfront = true;
-		page_alloc_base = base;
-		page_alloc_end = base;
-		pa_space_end = base + size;
-		pa_map_start = (struct page *)(base - mapsz);
-		pa_map_top = (char *)pa_map_start;
-		pa_map_end = base;
-		page_alloc_tags = (unsigned char *)pa_map_start - tagsz;
-		pa_tags_top = page_alloc_tags;
-		pa_tags_end = (unsigned char *)pa_map_start;
+		pa_set_layout(base, size, mapsz, tagsz);
 		if (!pa_meta_grow_locked(base + SECTION_SIZE))
 			return base;
 		pa_upfront = false;
@@ -333,15 +343,7 @@ static int pa_reserve_locked(void)
 		if ((unsigned long)top < size + mapsz + tagsz + align + (1UL << 32))
 			continue;	/* stay clear of the low 4 GiB */
 		base = (char *)ALIGN_DOWN((unsigned long)(top - size), align);
-		page_alloc_base = base;
-		page_alloc_end = base;
-		pa_space_end = base + size;
-		pa_map_start = (struct page *)(base - mapsz);
-		pa_map_top = (char *)pa_map_start;
-		pa_map_end = base;
-		page_alloc_tags = (unsigned char *)pa_map_start - tagsz;
-		pa_tags_top = page_alloc_tags;
-		pa_tags_end = (unsigned char *)pa_map_start;
+		pa_set_layout(base, size, mapsz, tagsz);
 		if (!pa_meta_grow_locked(base + SECTION_SIZE))
 			break;
 		/* undo what was reserved: only ours, in this range */

@@ -27,6 +27,7 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#include "lib/procfs.h"
 #include "lib/compiler.h"
 #include "uslab/malloc.h"
 #include "uslab/page_alloc.h"
@@ -147,21 +148,6 @@ static bool sim_reset_hwm(void)
 	ok = write(fd, "5", 1) == 1;
 	close(fd);
 	return ok;
-}
-
-static int64_t sim_hwm_bytes(void)
-{
-	char line[256];
-	long v = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmHWM: %ld kB", &v) == 1)
-			break;
-	fclose(f);
-	return v < 0 ? -1 : (int64_t)v * 1024;
 }
 
 /* Stack the run may use below here (sampling formats slabinfo text), made
@@ -571,7 +557,7 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	/* In memory, one segment: nothing of ours grew, and the kernel's
 	 * high-water mark is the heap's exact peak (samples may miss it). */
 	if (!t->r && st.hwm) {
-		int64_t hwm = sim_hwm_bytes() - st.total_base;
+		int64_t hwm = proc_hwm_bytes() - st.total_base;
 
 		if (hwm > 0 && (uint64_t)hwm > res->res_peak)
 			res->res_peak = (uint64_t)hwm;

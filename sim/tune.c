@@ -46,8 +46,8 @@ static void tune_progress(struct tune *tu)
 	if (!tu->progress || !tu->total)
 		return;
 	fill = (unsigned int)(tu->done * w / tu->total);
-	/* Fixed-width counts: a shorter line must not leave the last one's tail. */
-	fprintf(stderr, "\r  [%.*s%*s] %6zu/%-6zu configurations", (int)fill,
+	/* Shown on a terminal only: ESC [K clears what a longer line left. */
+	fprintf(stderr, "\r  [%.*s%*s] %zu/%zu configurations\033[K", (int)fill,
 		"########################################", (int)(w - fill), "",
 		tu->done, tu->total);
 	if (tu->done == tu->total)

@@ -767,22 +767,6 @@ static long rp_rss_kib(int fd)
 	return sp ? (long)(strtoull(sp + 1, NULL, 10) * ((uint64_t)sysconf(_SC_PAGESIZE) / 1024)) : -1;
 }
 
-/* VmHWM of /proc/self/status in KiB, or -1. */
-static long rp_hwm_kib(void)
-{
-	char line[256];
-	long v = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmHWM: %ld kB", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
 /* Restart the kernel's high-water mark of the resident set (Linux 4.0:
  * "5" to clear_refs), so the peak is the run's, not the decoding's.
  * Return: true when it took. */
@@ -857,7 +841,9 @@ static int rp_run(struct replay *rp, struct rp_measure *me)
 	c1 = rdtsc();
 	t1 = mono_ns();
 	getrusage(RUSAGE_SELF, &me->ru1);
-	me->hwm = hwm ? rp_hwm_kib() : -1;
+	me->hwm = hwm ? proc_hwm_bytes() : -1;
+	if (me->hwm > 0)
+		me->hwm /= 1024;
 	me->wall = (double)(t1 - t0) / 1e9;
 	me->cyc_per_ns = t1 > t0 ? (double)(c1 - c0) / (double)(t1 - t0) : 1.0;
 

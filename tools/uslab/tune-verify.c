@@ -30,25 +30,6 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static double median(double *v, unsigned int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* The first CPU this process may run on, to pin one-CPU replays to. */
-static int first_allowed_cpu(void)
-{
-	cpu_set_t set;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return -1;
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &set))
-			return c;
-	return -1;
-}
-
 /*
  * One real replay of @trace with USLAB_OPTIONS=@opts; with @cpu >= 0, one
  * thread pinned to CPU @cpu.
@@ -143,7 +124,7 @@ static double median_of(const double *v, unsigned int n, unsigned int first,
 
 	for (unsigned int i = first; i < n; i += step)
 		tmp[k++] = v[i];
-	return k ? median(tmp, k) : 0;
+	return k ? stat_median(tmp, k) : 0;
 }
 
 /**
@@ -154,7 +135,7 @@ static double median_of(const double *v, unsigned int n, unsigned int first,
 int tune_verify(const char *trace, struct tune_verify_point *pts, unsigned int npts,
 		unsigned int runs, bool one_cpu, FILE *out)
 {
-	int cpu = one_cpu ? first_allowed_cpu() : -1;
+	int cpu = one_cpu ? replay_first_cpu() : -1;
 	unsigned int r, p;
 
 	if (one_cpu && cpu < 0) {
@@ -262,7 +243,7 @@ static double pooled_cpu(const unsigned int *same, unsigned int k)
 	for (unsigned int i = 0; i < k; i++)
 		for (unsigned int r = 0; r < verify_runs; r++)
 			v[n++] = verify_cpu[same[i]][r];
-	return n ? median(v, n) * 1e3 : 0;
+	return n ? stat_median(v, n) * 1e3 : 0;
 }
 
 /**
@@ -321,7 +302,7 @@ void tune_verify_grid_report(const struct tune_verify_point *pts, unsigned int n
 		fprintf(out, "  noise: the medians of the even runs rank the points against those "
 			"of the odd runs at %.3f (the measurement against itself); CPU time spread "
 			"per point: median %.1f%%\n", tune_spearman(even, odd, npts),
-			median(spread, npts));
+			stat_median(spread, npts));
 	if (nd < npts && nd >= 2)
 		fprintf(out, "  %u distinct configurations (the others simulate to the same "
 			"counts): Spearman %.3f, runs of the same configuration pooled\n",
