@@ -122,7 +122,7 @@ done <<'EOF'
 script -H --header -n --pid --comm -h --help
 report -t --threads --pid --comm --sort --children --rows --folded --flamegraph --weight --callsite --timeline --wrappers -h --help
 import -o --output -q -h --help
-replay -a --allocator --threads-as-recorded -t --threads --touch --no-touch --runs --pid --comm -h --help
+replay -a --allocator --threads-as-recorded -t --threads --touch --no-touch --runs --timeline --pid --comm -h --help
 gen -t --threads -o --output -s --seed -c --cpus -b --blocks -l --loops -p --percent -w --window --min --max --step-ns -h --help
 sim --cpus --mag-size --batch --depot-limit --sample --rows --timeline --no-reaper --result --calibration --pid --comm -h --help
 tune -j --workers --jobs --merge --svg --png --cpus --mag-sizes --depot-limits --batch --goal --model-only --runs --candidates --calibration --peak --mean --no-compose --all --verify --verify-grid --pid --comm -h --help
@@ -254,7 +254,8 @@ pipe_rc "$U" --help
 expect 1 "sim --timeline bad" -- "$U" sim --timeline /nonexistent/dir/t.csv "$T/t.ustr"
 grep -q -- "--timeline: /nonexistent/dir: cannot create files" "$T/err" || fail "sim --timeline: $(cat "$T/err")"
 [ ! -s "$T/out" ] || fail "sim ran before checking --timeline"
-expect 1 "tune --svg dir" -- "$U" tune --svg "$T" "$T/t.ustr"
+mkdir "$T/d.svg"
+expect 1 "tune --svg dir" -- "$U" tune --svg "$T/d.svg" "$T/t.ustr"
 grep -q -- "--svg: .*: Is a directory" "$T/err" || fail "tune --svg: $(cat "$T/err")"
 [ ! -s "$T/out" ] || fail "tune ran before checking --svg"
 expect 1 "record -o dir" -- "$U" record -o "$T" -- touch "$T/ran"

@@ -73,6 +73,9 @@ struct rp_thread {
 	size_t nlat;
 	uint64_t waits;			/* cross-thread waits that spun */
 	struct replay *rp;
+	int64_t *live;			/* --timeline: live bytes this thread's
+					 * events 0..i changed, summed (by record) */
+	_Atomic size_t pos;		/* --timeline: records done (every 8th) */
 };
 
 enum rp_touch { RP_TOUCH_NONE, RP_TOUCH_FIRST, RP_TOUCH_ALL };
@@ -125,6 +128,7 @@ struct replay {
 	uint64_t ops[TRACE_OP_NR];
 	uint64_t events;
 	uint64_t records;		/* struct rp_ev held, all threads */
+	bool timeline;			/* --timeline: live bytes kept by record */
 };
 
 static inline uint64_t rdtsc(void)
@@ -187,8 +191,17 @@ static int rp_push(struct replay *rp, struct rp_thread *t, const struct rp_ev *e
 		if (!n)
 			return -ENOMEM;
 		t->ev = n;
+		if (rp->timeline) {
+			int64_t *l = rp_remap(t->live, t->cap * sizeof(*l), cap * sizeof(*l));
+
+			if (!l)
+				return -ENOMEM;
+			t->live = l;
+		}
 		t->cap = cap;
 	}
+	if (rp->timeline)	/* the thread's running sum; the delta is added below */
+		t->live[t->n] = t->n ? t->live[t->n - 1] : 0;
 	t->ev[t->n++] = *e;
 	rp->records++;
 	return 0;
@@ -302,6 +315,7 @@ static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 	struct trace_event ev;
 	struct hmap map = { 0 }, tids = { 0 };	/* trace id -> slot; tid -> thread */
 	uint32_t *seq = NULL;			/* by slot */
+	uint64_t *ssize = NULL, ssize_cap = 0;	/* --timeline: bytes by slot */
 	uint64_t seq_cap = 0, budget = rp_event_budget();
 	int rc;
 
@@ -352,6 +366,36 @@ static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 			e.seq_id = seq[e.id]++;
 		if (rp_push(rp, &rp->t[tid], &e))
 			goto out_nomem;
+		if (rp->timeline) {
+			/* live bytes in the trace's own order: a free takes back
+			 * what its slot holds, wherever it was allocated */
+			struct rp_thread *t = &rp->t[tid];
+			int64_t d = 0;
+
+			while (rp->nslots >= ssize_cap) {
+				uint64_t nc = ssize_cap ? 2 * ssize_cap : 4096;
+				uint64_t *n = rp_remap(ssize, ssize_cap * sizeof(*n), nc * sizeof(*n));
+
+				if (!n)
+					goto out_nomem;
+				ssize = n;
+				ssize_cap = nc;
+			}
+			if (trace_op_is_free(ev.op)) {
+				d = -(int64_t)ssize[e.id];
+				ssize[e.id] = 0;
+			} else {
+				if (ev.op == TRACE_OP_REALLOC && e.old_id) {
+					d -= (int64_t)ssize[e.old_id];
+					ssize[e.old_id] = 0;
+				}
+				if (e.id) {
+					ssize[e.id] = ev.size;
+					d += (int64_t)ev.size;
+				}
+			}
+			t->live[t->n - 1] += d;
+		}
 		if (ev.op < TRACE_OP_NR)
 			rp->ops[ev.op]++;
 		rp->events++;
@@ -369,6 +413,7 @@ out_nomem:
 	rc = -ENOMEM;
 out:
 	rp_unmap(seq, seq_cap * sizeof(*seq));
+	rp_unmap(ssize, ssize_cap * sizeof(*ssize));
 	hmap_destroy(&map);
 	hmap_destroy(&tids);
 	if (r)
@@ -382,6 +427,7 @@ static void rp_free(struct replay *rp)
 	if (rp->t)
 		for (unsigned int i = 0; i < rp->nthreads; i++) {
 			rp_unmap(rp->t[i].ev, rp->t[i].cap * sizeof(*rp->t[i].ev));
+			rp_unmap(rp->t[i].live, rp->t[i].cap * sizeof(*rp->t[i].live));
 			if (rp->t[i].lat)
 				rp_unmap(rp->t[i].lat, ((rp->t[i].n >> RP_SAMPLE_SHIFT) + 1) *
 					 sizeof(*rp->t[i].lat));
@@ -507,7 +553,12 @@ static void *rp_thread_fn(void *arg)
 		if (e->id)
 			rp_wait(rp, t, e->id, e->seq_id);
 		if (unlikely(!(i & ((1u << RP_SAMPLE_SHIFT) - 1)))) {
-			uint64_t t0 = rdtsc(), d;
+			uint64_t t0, d;
+
+			/* records done, for --timeline's sampler (a store to
+			 * this thread's own line, as nlat's below) */
+			atomic_store_explicit(&t->pos, i, memory_order_relaxed);
+			t0 = rdtsc();
 
 			rp_do(rp, e);
 			d = rdtsc() - t0;
@@ -524,6 +575,7 @@ static void *rp_thread_fn(void *arg)
 			atomic_store_explicit(&rp->done[e->id], e->seq_id + 1,
 					      memory_order_release);
 	}
+	atomic_store_explicit(&t->pos, t->n, memory_order_relaxed);
 	atomic_fetch_add_explicit(&rp->finished, 1, memory_order_release);
 	return NULL;
 }
@@ -624,7 +676,50 @@ struct rp_measure {
 	uint64_t waits;			/* cross-thread waits, all threads */
 	uint64_t nlat;
 	uint32_t *lat;			/* every thread's samples, sorted */
+	uint64_t t0;			/* ns: the run's start */
+	struct rp_point {		/* --timeline: one per RSS sample */
+		double s;
+		uint64_t rss, live;	/* bytes: RSS above the start, live */
+	} *pts;
+	size_t npts, cap_pts;
 };
+
+/* --timeline: the live bytes of the records the threads have done. */
+static uint64_t rp_live_now(const struct replay *rp)
+{
+	int64_t sum = 0;
+
+	for (unsigned int i = 0; i < rp->nthreads; i++) {
+		const struct rp_thread *t = &rp->t[i];
+		size_t pos = atomic_load_explicit(&((struct rp_thread *)t)->pos, memory_order_relaxed);
+
+		if (pos)
+			sum += t->live[pos - 1];
+	}
+	return sum > 0 ? (uint64_t)sum : 0;
+}
+
+/* One RSS sample (KiB, @r) kept with the live bytes; the replayer's own
+ * mapping (never the allocator under test). */
+static void rp_keep_point(const struct replay *rp, struct rp_measure *me, long r)
+{
+	if (!rp->timeline)
+		return;
+	if (me->npts == me->cap_pts) {
+		size_t cap = me->cap_pts ? 2 * me->cap_pts : 1024;
+		struct rp_point *n = rp_remap(me->pts, me->cap_pts * sizeof(*n), cap * sizeof(*n));
+
+		if (!n)
+			return;		/* the chart ends here; the run goes on */
+		me->pts = n;
+		me->cap_pts = cap;
+	}
+	me->pts[me->npts++] = (struct rp_point){
+		.s = (double)(mono_ns() - me->t0) / 1e9,
+		.rss = (uint64_t)(r > me->rss0 ? r - me->rss0 : 0) * 1024,
+		.live = rp_live_now(rp),
+	};
+}
 
 /* Bookkeeping allocated and touched, threads started (waiting on the
  * barrier), all before the clock starts. Return: 0, or -ENOMEM. */
@@ -698,18 +793,21 @@ static void rp_sample_until_done(struct replay *rp, struct rp_measure *me)
 	struct timespec nap = { 0, 2000000 };
 	long r;
 
+	rp_keep_point(rp, me, me->rss0);	/* the start: nothing above it */
 	while (atomic_load_explicit(&rp->finished, memory_order_acquire) < rp->nthreads) {
 		nanosleep(&nap, NULL);
 		r = rp_rss_kib(fd);
 		if (r >= 0) {
 			me->rss_sum += (double)(r > me->rss0 ? r - me->rss0 : 0);
 			me->rss_samples++;
+			rp_keep_point(rp, me, r);
 		}
 	}
 	r = rp_rss_kib(fd);
 	if (r >= 0) {
 		me->rss_sum += (double)(r > me->rss0 ? r - me->rss0 : 0);
 		me->rss_samples++;
+		rp_keep_point(rp, me, r);
 	}
 	if (fd >= 0)
 		close(fd);
@@ -733,6 +831,7 @@ static int rp_run(struct replay *rp, struct rp_measure *me)
 	getrusage(RUSAGE_SELF, &me->ru0);
 	rp_stats_begin();	/* uslab with stats: counters before the run */
 	t0 = mono_ns();
+	me->t0 = t0;
 	c0 = rdtsc();
 	pthread_barrier_wait(&rp->start);
 	rp_sample_until_done(rp, me);
@@ -892,11 +991,53 @@ out:
 	return rc;
 }
 
+/* --timeline: RSS above the start and live bytes over the run, with
+ * report --timeline's chart; the RSS peak of the samples marked.
+ * Return: 0, or 1 after saying why. */
+static int rp_draw(const struct rp_measure *me, const char *out, const char *path,
+		   const char *alloc)
+{
+	size_t n = me->npts ? me->npts : 1;
+	double *x = calloc(n, sizeof(double));
+	uint64_t *y = calloc(2 * n, sizeof(uint64_t)), *ys[2];
+	const char *names[2] = { "RSS above the start", "live (requested)" };
+	char title[1024];
+	struct timeline_plot p = {
+		.who = "uslab replay", .title = title, .xlabel = "time (s)", .xunit = "s",
+		.ylabel = "memory", .npts = (uint32_t)me->npts, .x = x, .nseries = 2,
+		.names = names, .y = ys,
+	};
+	int rc;
+
+	if (!x || !y) {
+		fprintf(stderr, "uslab replay: %s: out of memory\n", out);
+		free(x);
+		free(y);
+		return 1;
+	}
+	snprintf(title, sizeof(title), "Memory over the replay on %s: %s", alloc, path);
+	ys[0] = y;
+	ys[1] = y + n;
+	for (size_t i = 0; i < me->npts; i++) {
+		x[i] = me->pts[i].s;
+		ys[0][i] = me->pts[i].rss;
+		ys[1][i] = me->pts[i].live;
+		if (!i || me->pts[i].rss > p.peak_y) {
+			p.peak_y = me->pts[i].rss;
+			p.peak_x = x[i];
+		}
+	}
+	rc = timeline_draw(&p, out);
+	free(x);
+	free(y);
+	return rc;
+}
+
 int cmd_replay(int argc, char **argv)
 {
 	struct replay rp = { .touch = RP_TOUCH_FIRST };
 	struct rp_measure me = { .lat = NULL };
-	const char *alloc = "glibc", *child = getenv(RP_ENV_CHILD);
+	const char *alloc = "glibc", *child = getenv(RP_ENV_CHILD), *timeline = NULL;
 	unsigned long fold = 0, runs = 1;
 	const struct cli_opt opts[] = {
 		OPT_STRING('a', "allocator", &alloc, "NAME|PATH",
@@ -916,6 +1057,10 @@ int cmd_replay(int argc, char **argv)
 		OPT_ULONG(0, "runs", &runs, "N",
 			  "replay N times, each in a fresh process: medians with\n"
 			  "bootstrap 95% confidence intervals", 1, 1000),
+		OPT_STRING(0, "timeline", &timeline, "FILE",
+			   "draw RSS and live bytes over the run: FILE.svg or\n"
+			   "FILE.png (python3-matplotlib)", .flags = OPT_OUTPUT,
+			   .formats = "svg,png"),
 		OPT_PROC_SELECT(),
 		OPT_END(),
 	};
@@ -933,6 +1078,8 @@ int cmd_replay(int argc, char **argv)
 	else if (i == ARRAY_SIZE(rp_allocators))
 		return usage_error(opts, rp_usage, "-a: unknown allocator '%s' (a library is "
 				   "named by its path, with a '/')", alloc);
+	if (timeline && runs > 1)
+		return usage_error(opts, rp_usage, "--timeline draws one run: not with --runs");
 	if (runs > 1 && !child)
 		return rp_runs(argc, argv, runs);
 	if (!child || strcmp(child, alloc))
@@ -940,6 +1087,7 @@ int cmd_replay(int argc, char **argv)
 	unsetenv(RP_ENV_CHILD);
 	unsetenv("LD_PRELOAD");		/* not for anything we might start */
 
+	rp.timeline = timeline;
 	if (rp_load(&rp, argv[first], (unsigned int)fold))
 		goto out;
 	if (rp_prepare(&rp) || rp_run(&rp, &me)) {
@@ -947,8 +1095,9 @@ int cmd_replay(int argc, char **argv)
 		goto out;
 	}
 	rp_print(&rp, &me, argv[first], alloc, fold);
-	err = 0;
+	err = timeline ? rp_draw(&me, timeline, argv[first], alloc) : 0;
 out:
+	rp_unmap(me.pts, me.cap_pts * sizeof(*me.pts));
 	if (me.lat)
 		rp_unmap(me.lat, (me.nlat ? me.nlat : 1) * sizeof(*me.lat));
 	rp_free(&rp);

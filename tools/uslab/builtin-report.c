@@ -599,7 +599,7 @@ int cmd_report(int argc, char **argv)
 		OPT_STRING(0, "flamegraph", &so.flamegraph, "FILE",
 			   "the call stacks as an interactive flame graph (SVG:\n"
 			   "hover names a frame and its share, click zooms)",
-			   .flags = OPT_OUTPUT),
+			   .flags = OPT_OUTPUT, .formats = "svg,-"),
 		OPT_CALLBACK(0, "weight", &so.weight, "W",
 			     "what --folded and --flamegraph weigh: allocations\n"
 			     "(default), bytes, peak (each stack's live bytes at the\n"
@@ -610,7 +610,8 @@ int cmd_report(int argc, char **argv)
 		OPT_STRING(0, "timeline", &timeline, "FILE",
 			   "live bytes over time, the total and the five call\n"
 			   "sites with the highest peaks, the peak marked: FILE.svg\n"
-			   "or FILE.png (python3-matplotlib)", .flags = OPT_OUTPUT),
+			   "or FILE.png (python3-matplotlib)", .flags = OPT_OUTPUT,
+			   .formats = "svg,png"),
 		OPT_CALLBACK(0, "wrappers", NULL, "LIST",
 			     "frames in files whose names start so are charged to\n"
 			     "their caller (default libc.so,ld-linux,ld64.so,ld.so,\n"
@@ -631,8 +632,6 @@ int cmd_report(int argc, char **argv)
 	if ((so.folded || so.flamegraph || so.callsite) && sort == 2)
 		return usage_error(opts, report_usage, "--sort callsite,size goes alone");
 	if (timeline) {
-		if (!report_timeline_format(timeline))
-			return usage_error(opts, report_usage, "--timeline: FILE.svg or FILE.png");
 		if (sort || so.folded || so.flamegraph || so.callsite || children)
 			return usage_error(opts, report_usage, "--timeline goes alone");
 		rc = report_timeline(argv[first], timeline);

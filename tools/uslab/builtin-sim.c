@@ -186,14 +186,65 @@ static void sim_print_result(FILE *f, const struct sim_config *cfg,
 		sim_mean_overhead(res), res->ovh_peak, m->calibrated ? "calibrated" : "built-in");
 }
 
-/* Every sample as CSV. Return: 0, or -1 after saying why (nothing left). */
-static int write_timeline(const char *path, const struct sim_result *res, bool no_clock)
+/* Every sample drawn (report --timeline's chart): held, resident (when
+ * measured) and live, the held peak marked. Return: 0, or -1 after saying
+ * why (nothing left). */
+static int draw_timeline(const char *path, const char *trace, const struct sim_result *res,
+			 bool no_clock)
+{
+	size_t n = res->nr_samples ? res->nr_samples : 1;
+	double *x = calloc(n, sizeof(double));
+	uint64_t *y = calloc(n * 3, sizeof(uint64_t)), *ys[3];
+	const char *names[3] = { "held by page_alloc", "live (requested)", "resident (heap)" };
+	char title[1024];
+	struct timeline_plot p = {
+		.who = "uslab sim", .title = title, .ylabel = "memory",
+		.xlabel = no_clock ? "event" : "time (s)", .xunit = no_clock ? "" : "s",
+		.npts = (uint32_t)res->nr_samples, .x = x, .names = names, .y = ys,
+		.nseries = res->res_known ? 3 : 2,
+	};
+	int rc;
+
+	if (!x || !y || res->nr_samples > UINT32_MAX) {
+		fprintf(stderr, "uslab sim: %s: out of memory\n", path);
+		free(x);
+		free(y);
+		return -1;
+	}
+	snprintf(title, sizeof(title), "Memory over time (simulated): %s", trace);
+	for (int k = 0; k < 3; k++)
+		ys[k] = y + (size_t)k * n;
+	for (size_t i = 0; i < res->nr_samples; i++) {
+		const struct sim_sample *s = &res->samples[i];
+
+		x[i] = no_clock ? (double)s->time_ns : (double)s->time_ns / 1e9;
+		ys[0][i] = s->held;
+		ys[1][i] = s->live;
+		ys[2][i] = s->resident;
+		if (s->held > p.peak_y || !i) {
+			p.peak_y = s->held;
+			p.peak_x = x[i];
+		}
+	}
+	rc = timeline_draw(&p, path);
+	free(x);
+	free(y);
+	return rc ? -1 : 0;
+}
+
+/* Every sample as CSV (FILE.csv or -), or drawn (FILE.svg, FILE.png).
+ * Return: 0, or -1 after saying why (nothing left). */
+static int write_timeline(const char *path, const char *trace, const struct sim_result *res,
+			  bool no_clock)
 {
 	struct out_file o;
 	char err[PATH_MAX + 128];
 	FILE *f;
 	size_t i;
 
+	if (strcmp(output_format(path, "csv,svg,png,-"), "csv") &&
+	    strcmp(output_format(path, "csv,svg,png,-"), "-"))
+		return draw_timeline(path, trace, res, no_clock);
 	/* never clobbers: temporary renamed over a file, FIFOs in place */
 	if (out_open(&o, path, err, sizeof(err))) {
 		fprintf(stderr, "uslab sim: %s\n", err);
@@ -270,8 +321,9 @@ static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_c
 			"1000 samples over the trace)", 1, UINT64_MAX),
 		OPT_ULONG(0, "rows", &o->rows, "N", "rows of the over-time table (default 20, 0 = none)",
 			  0, ULONG_MAX),
-		OPT_STRING(0, "timeline", &o->timeline, "FILE", "every sample as CSV",
-			   .flags = OPT_OUTPUT),
+		OPT_STRING(0, "timeline", &o->timeline, "FILE", "every sample as CSV (FILE.csv or -), or drawn:\n"
+			   "held, resident, live over time (FILE.svg, FILE.png)",
+			   .flags = OPT_OUTPUT, .formats = "csv,svg,png,-"),
 		OPT_BOOLEAN(0, "no-reaper", &cfg->no_reaper,
 			    "no reaper passes (a real run: USLAB_OPTIONS=reaper_ms=0)"),
 		OPT_BOOLEAN(0, "result", &o->result,
@@ -347,7 +399,7 @@ int cmd_sim(int argc, char **argv)
 		"%.2f million events/s on one core\n",
 		res.events, res.cpu_seconds, res.seconds,
 		res.cpu_seconds > 0 ? (double)res.events / res.cpu_seconds / 1e6 : 0.0);
-	err = o.timeline ? write_timeline(o.timeline, &res, t.no_clock) : 0;
+	err = o.timeline ? write_timeline(o.timeline, path, &res, t.no_clock) : 0;
 	sim_result_free(&res);
 	sim_trace_free(&t);
 	return err ? 1 : 0;

@@ -101,9 +101,9 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 			   "the results of those command lines (- for standard\n"
 			   "input): the frontier and the verdict from them"),
 		OPT_STRING(0, "svg", &o->svg, "FILE", "draw the frontier as SVG (our own writer)",
-			   .flags = OPT_OUTPUT),
+			   .flags = OPT_OUTPUT, .formats = "svg"),
 		OPT_STRING(0, "png", &o->png, "FILE", "draw it as PNG (python3-matplotlib)",
-			   .flags = OPT_OUTPUT),
+			   .flags = OPT_OUTPUT, .formats = "png"),
 		OPT_ULONG(0, "cpus", &o->cpus, "N", "virtual CPUs (default: the trace's)",
 			  1, TRACE_MAX_CPUS),
 		OPT_CALLBACK(0, "mag-sizes", &o->sp, "LIST",

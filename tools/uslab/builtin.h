@@ -214,7 +214,24 @@ int report_stacks(struct trace_reader *r, const char *path, const struct report_
  * charged to their caller ("none": none). */
 const char *report_opt_wrappers(const struct cli_opt *opt, const char *arg);
 /* tools/uslab/report_timeline.c: `uslab report --timeline FILE.svg|.png` */
-const char *report_timeline_format(const char *path);	/* "svg", "png", NULL */
+/*
+ * A chart of memory over time, drawn by timeline_draw() as @path's
+ * extension says: .svg by uslab, .png by plot-timeline.py (matplotlib).
+ * report --timeline, sim --timeline and (the figures each has) share it.
+ * @y[k][i]: series k at @x[i] (in @xunit); the first series is drawn
+ * thickest; the peak is marked at (@peak_x, @peak_y).
+ */
+struct timeline_plot {
+	const char *who, *title, *xlabel, *xunit, *ylabel;
+	uint32_t npts, nseries;
+	const double *x;
+	const char *const *names;
+	uint64_t *const *y;
+	double peak_x;
+	uint64_t peak_y;
+};
+/* Return: 0, or 1 after saying why (nothing left at @path). */
+int timeline_draw(const struct timeline_plot *p, const char *path);
 int report_timeline(const char *trace, const char *out);
 /* tools/uslab/report_maps.c: what the call-stack reports share. */
 struct report_maps {

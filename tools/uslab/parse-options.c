@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tools/uslab/builtin.h"
@@ -182,6 +183,51 @@ int parse_number(const char *s, uint64_t *v)
 	return errno || *end || end == s ? -1 : 0;
 }
 
+const char *output_format(const char *path, const char *formats)
+{
+	static char fmt[16];
+	const char *dot = strrchr(path, '.'), *p = formats;
+
+	if (strchr(path, '/') && dot && dot < strrchr(path, '/'))
+		dot = NULL;		/* a dot of a directory's name */
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		bool match = !strcmp(path, "-") ? n == 1 && *p == '-' :
+			     dot && n < sizeof(fmt) && strlen(dot + 1) == n &&
+			     !strncasecmp(dot + 1, p, n);
+
+		if (match) {
+			memcpy(fmt, p, n);
+			fmt[n] = 0;
+			return fmt;
+		}
+		p += n + !!p[n];
+	}
+	return NULL;
+}
+
+/* @o's formats as "FILE.svg or FILE.png" (and "- (standard output)"). */
+static void formats_text(const char *formats, char *buf, size_t len)
+{
+	const char *p = formats;
+	size_t used = 0;
+	int k = 0, all = 0;
+
+	for (const char *q = formats; *q; q++)
+		all += *q == ',';
+	buf[0] = 0;
+	while (*p && used < len) {
+		size_t n = strcspn(p, ",");
+
+		used += (size_t)snprintf(buf + used, len - used, "%s%s%.*s%s",
+					 !k ? "" : k == all ? " or " : ", ",
+					 n == 1 && *p == '-' ? "" : "FILE.", (int)n, p,
+					 n == 1 && *p == '-' ? " (standard output)" : "");
+		p += n + !!p[n];
+		k++;
+	}
+}
+
 /* One option's value (@arg; NULL when given without one). Return: 0 or 2. */
 static int take_value(const struct cli_opt *opts, const char *usage,
 		      const struct cli_opt *o, const char *arg)
@@ -198,6 +244,15 @@ static int take_value(const struct cli_opt *opts, const char *usage,
 		*(bool *)o->value = o->data;
 		return 0;
 	case OPTION_STRING:
+		if (o->formats && arg && !output_format(arg, o->formats)) {
+			char want[256];
+
+			/* refused before anything is read or written: the
+			 * format is the extension's, never a surprise */
+			formats_text(o->formats, want, sizeof(want));
+			return usage_error(opts, usage, "%s: expected %s (the format comes from "
+					   "the extension), found '%s'", name, want, arg);
+		}
 		*(const char **)o->value = arg;
 		return 0;
 	case OPTION_CALLBACK:

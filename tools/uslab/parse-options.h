@@ -86,6 +86,10 @@ struct cli_opt {
 	cli_opt_cb cb;
 	bool *set;			/* when non-NULL: set true when given */
 	unsigned int flags;		/* OPT_REQUIRED, OPT_OPTARG, OPT_NOARG */
+	const char *formats;		/* OPT_OUTPUT: the extensions the file may
+					 * have, "svg,png" (one format each; the
+					 * extension chooses); "-" (standard
+					 * output) only when listed. NULL: any */
 };
 
 /* A compile-time check that @v points to @type (a warning otherwise). */
@@ -152,6 +156,14 @@ struct cli_opt {
 #define PARSE_OPT_NO_OPERAND		(1u << 2)
 int parse_options(int argc, char **argv, const struct cli_opt *opts,
 		  const char *usage, unsigned int flags);
+
+/*
+ * output_format - the format @path names among @formats ("csv,svg,png"):
+ * its extension, compared without case, or "-" for standard output when
+ * "-" is listed. Return: the entry of @formats as a static string
+ * ("svg"), or NULL when @path names none of them.
+ */
+const char *output_format(const char *path, const char *formats);
 
 /* The usage, then every option of @opts with its help, on @f. */
 void usage_with_options(FILE *f, const struct cli_opt *opts, const char *usage);

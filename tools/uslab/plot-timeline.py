@@ -1,21 +1,22 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Draw `uslab report --timeline FILE.png`: live bytes over time (matplotlib).
+"""Draw `uslab report|sim --timeline FILE.png`: memory over time (matplotlib).
 
-usage: plot-timeline.py SERIES.csv OUT.png TITLE
+usage: plot-timeline.py SERIES.csv OUT.png TITLE [XLABEL YLABEL XUNIT]
 
-SERIES.csv is what report_timeline.c writes: a header "time_s,total,"NAME"...",
-a line "#peak,SECONDS,BYTES", then one line per time bucket: the seconds,
-the total live bytes (the bucket's maximum) and each call site's.
+SERIES.csv is what report_timeline.c's timeline_draw writes: a header
+"x,"NAME"...", a line "#peak,X,BYTES", then one line per point: x (seconds,
+or events) and each series' bytes. The first series is drawn thickest.
 """
 import csv
 import sys
 
 
 def main():
-    if len(sys.argv) != 4:
-        sys.exit("usage: plot-timeline.py SERIES.csv OUT.png TITLE")
-    path, out, title = sys.argv[1:]
+    if len(sys.argv) not in (4, 7):
+        sys.exit("usage: plot-timeline.py SERIES.csv OUT.png TITLE [XLABEL YLABEL XUNIT]")
+    path, out, title = sys.argv[1:4]
+    xlabel, ylabel, xunit = sys.argv[4:7] if len(sys.argv) == 7 else ("time (s)", "live", "s")
     with open(path) as f:
         rows = list(csv.reader(f))
     names, peak = rows[0][1:], rows[1]
@@ -39,12 +40,12 @@ def main():
     ax.axvline(peak_t, color="#d62728", linestyle="--", linewidth=1)
     ax.plot([peak_t], [peak_b / unit], "o", color="#d62728")
     right = peak_t > 0.7 * t[-1]
-    ax.annotate(f"peak {peak_b / unit:.1f} {uname} at {peak_t:.3f} s",
+    ax.annotate(f"peak {peak_b / unit:.1f} {uname} at {peak_t:.3f} {xunit}",
                 (peak_t, peak_b / unit), color="#d62728",
                 xytext=(-8 if right else 8, -14), textcoords="offset points",
                 ha="right" if right else "left")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel(f"live {uname}")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(f"{ylabel} {uname}")
     ax.set_title(title, fontsize=11)
     ax.grid(True, color="#eee")
     # matplotlib leaves out of a legend every label that starts with "_",

@@ -322,24 +322,28 @@ static const char *const colours[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd
 #define ST 50
 #define SB 60
 
-static int write_svg(struct tl *t, const char *path, const char *trace, char names[][512])
+static int write_svg(const struct timeline_plot *p, const char *path)
 {
-	double unit = t->peak >= (10ull << 20) ? 1 << 20 : t->peak >= (10ull << 10) ? 1 << 10 : 1;
+	double unit = p->peak_y >= (10ull << 20) ? 1 << 20 : p->peak_y >= (10ull << 10) ? 1 << 10 : 1;
 	const char *uname = unit == 1 << 20 ? "MiB" : unit == 1 << 10 ? "KiB" : "bytes";
-	double ymax = (double)t->peak / unit, xmax = (double)t->duration / 1e9, step;
+	double ymax = 0, xmax = p->npts ? p->x[p->npts - 1] : 0, step;
 	double pw = SW - SL - SR, ph = SH - ST - SB;
 	struct out_file o;
 	char err[4200];
 	FILE *f;
 	int rc;
 
+	for (uint32_t k = 0; k < p->nseries; k++)
+		for (uint32_t i = 0; i < p->npts; i++)
+			if ((double)p->y[k][i] / unit > ymax)
+				ymax = (double)p->y[k][i] / unit;
 	if (ymax <= 0)
 		ymax = 1;
 	if (xmax <= 0)
 		xmax = 1e-9;
 	rc = out_open(&o, path, err, sizeof(err));
 	if (rc) {
-		fprintf(stderr, "uslab report: %s\n", err);
+		fprintf(stderr, "%s: %s\n", p->who, err);
 		return 1;
 	}
 	f = fdopen(dup(o.fd), "w");
@@ -350,9 +354,9 @@ static int write_svg(struct tl *t, const char *path, const char *trace, char nam
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
 		"width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
 		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-		"<text x=\"%d\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">Live bytes over time: ",
+		"<text x=\"%d\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">",
 		SW, SH, SW, SH, SW / 2);
-	xml_text(f, trace);
+	xml_text(f, p->title);
 	fputs("</text>\n", f);
 	/* axes and ticks */
 	step = nice_step(ymax);
@@ -372,36 +376,37 @@ static int write_svg(struct tl *t, const char *path, const char *trace, char nam
 			px, px, ST, ST + ph, px, ST + ph + 16, x);
 	}
 	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#333\"/>\n"
-		"<text x=\"%.0f\" y=\"%d\" text-anchor=\"middle\">time (s)</text>\n"
-		"<text transform=\"translate(22,%.0f) rotate(-90)\" text-anchor=\"middle\">live %s</text>\n",
-		SL, ST, pw, ph, SL + pw / 2, SH - 16, ST + ph / 2, uname);
-	for (int k = -1; k < (int)t->nchosen; k++) {
-		double v = 0;
-
+		"<text x=\"%.0f\" y=\"%d\" text-anchor=\"middle\">",
+		SL, ST, pw, ph, SL + pw / 2, SH - 16);
+	xml_text(f, p->xlabel);
+	fprintf(f, "</text>\n<text transform=\"translate(22,%.0f) rotate(-90)\" text-anchor=\"middle\">",
+		ST + ph / 2);
+	xml_text(f, p->ylabel);
+	fprintf(f, " %s</text>\n", uname);
+	for (uint32_t k = 0; k < p->nseries; k++) {
 		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" points=\"",
-			colours[k + 1], k < 0 ? "2" : "1.3");
-		for (uint32_t b = 0; b < TL_BUCKETS; b++) {
-			if (t->seen[b])
-				v = (double)(k < 0 ? t->total_max[b] : t->site_at[k][b]) / unit;
-			fprintf(f, "%.1f,%.1f ", SL + (double)b / (TL_BUCKETS - 1) * pw,
-				ST + ph - v / ymax * ph);
-		}
+			colours[k % 6], k ? "1.3" : "2");
+		for (uint32_t i = 0; i < p->npts; i++)
+			fprintf(f, "%.1f,%.1f ", SL + p->x[i] / xmax * pw,
+				ST + ph - (double)p->y[k][i] / unit / ymax * ph);
 		fputs("\"/>\n", f);
 		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"3\" fill=\"%s\"/>"
-			"<text x=\"%d\" y=\"%d\" font-size=\"11\">", SL + 12, ST + 14 + 15 * (k + 1),
-			colours[k + 1], SL + 30, ST + 18 + 15 * (k + 1));
-		xml_text(f, k < 0 ? "total" : names[k]);
+			"<text x=\"%d\" y=\"%d\" font-size=\"11\">", SL + 12, ST + 14 + 15 * k,
+			colours[k % 6], SL + 30, ST + 18 + 15 * k);
+		xml_text(f, p->names[k]);
 		fputs("</text>\n", f);
 	}
 	{
-		double px = SL + (double)t->peak_time / 1e9 / xmax * pw;
+		double px = SL + p->peak_x / xmax * pw;
+		double py = ST + ph - (double)p->peak_y / unit / ymax * ph;
 
+		/* the mark on the peak's series; its label above it */
 		fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%.1f\" stroke=\"#d62728\" "
-			"stroke-dasharray=\"4,3\"/><circle cx=\"%.1f\" cy=\"%d\" r=\"4\" fill=\"#d62728\"/>"
-			"<text x=\"%.1f\" y=\"%d\" fill=\"#d62728\" text-anchor=\"%s\">peak %.1f %s at %.3f s</text>\n",
-			px, px, ST, ST + ph, px, ST, px + (px > SL + pw * 0.7 ? -6 : 6), ST - 6,
-			px > SL + pw * 0.7 ? "end" : "start", (double)t->peak / unit, uname,
-			(double)t->peak_time / 1e9);
+			"stroke-dasharray=\"4,3\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#d62728\"/>"
+			"<text x=\"%.1f\" y=\"%.1f\" fill=\"#d62728\" text-anchor=\"%s\">peak %.1f %s at %.3f %s</text>\n",
+			px, px, ST, ST + ph, px, py, px + (px > SL + pw * 0.7 ? -6 : 6), py - 6,
+			px > SL + pw * 0.7 ? "end" : "start", (double)p->peak_y / unit, uname,
+			p->peak_x, p->xunit);
 	}
 	fputs("</svg>\n", f);
 	rc = fclose(f) ? -errno : 0;
@@ -410,7 +415,7 @@ static int write_svg(struct tl *t, const char *path, const char *trace, char nam
 		return rc;
 	}
 	if (out_commit(&o, err, sizeof(err))) {
-		fprintf(stderr, "uslab report: %s\n", err);
+		fprintf(stderr, "%s: %s\n", p->who, err);
 		return 1;
 	}
 	return 0;
@@ -433,53 +438,42 @@ static int find_script(char *buf, size_t len)
 	return -ENOENT;
 }
 
-/* The series as CSV for plot-timeline.py: a header of names, then
- * "seconds,total,site..." per bucket; it writes the PNG. */
-static int write_png(struct tl *t, const char *png, const char *trace, char names[][512])
+/* The series as CSV for plot-timeline.py: a header of names, a #peak
+ * line, then "x,series..." per point; it writes the PNG. */
+static int write_png(const struct timeline_plot *p, const char *png)
 {
-	char csv[] = "/tmp/uslab-timeline-XXXXXX", script[PATH_MAX + 64], title[1024];
+	char csv[] = "/tmp/uslab-timeline-XXXXXX", script[PATH_MAX + 64];
 	int fd, rc, status;
 	pid_t pid;
 	FILE *f;
 
 	if (find_script(script, sizeof(script))) {
-		fprintf(stderr, "uslab report: %s not found (installed in share/uslab/)\n", TL_SCRIPT);
+		fprintf(stderr, "%s: %s not found (installed in share/uslab/)\n", p->who, TL_SCRIPT);
 		return 1;
 	}
 	fd = mkstemp(csv);
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		fprintf(stderr, "uslab report: %s: %s\n", csv, strerror(errno));
+		fprintf(stderr, "%s: %s: %s\n", p->who, csv, strerror(errno));
 		return 1;
 	}
-	fprintf(f, "time_s,total");
-	for (uint32_t k = 0; k < t->nchosen; k++) {
+	fprintf(f, "x");
+	for (uint32_t k = 0; k < p->nseries; k++) {
 		fputs(",\"", f);
-		for (const char *p = names[k]; *p; p++)
-			fputc(*p == '"' ? '\'' : *p, f);
+		for (const char *c = p->names[k]; *c; c++)
+			fputc(*c == '"' ? '\'' : *c, f);
 		fputc('"', f);
 	}
-	fprintf(f, "\n#peak,%.9f,%" PRIu64 "\n", (double)t->peak_time / 1e9, t->peak);
-	{
-		uint64_t last[TL_SITES + 1] = { 0 };
-
-		for (uint32_t b = 0; b < TL_BUCKETS; b++) {
-			if (t->seen[b]) {
-				last[0] = t->total_max[b];
-				for (uint32_t k = 0; k < t->nchosen; k++)
-					last[k + 1] = t->site_at[k][b];
-			}
-			fprintf(f, "%.9f,%" PRIu64, (double)b / (TL_BUCKETS - 1) * (double)t->duration / 1e9,
-				last[0]);
-			for (uint32_t k = 0; k < t->nchosen; k++)
-				fprintf(f, ",%" PRIu64, last[k + 1]);
-			fputc('\n', f);
-		}
+	fprintf(f, "\n#peak,%.9f,%" PRIu64 "\n", p->peak_x, p->peak_y);
+	for (uint32_t i = 0; i < p->npts; i++) {
+		fprintf(f, "%.9f", p->x[i]);
+		for (uint32_t k = 0; k < p->nseries; k++)
+			fprintf(f, ",%" PRIu64, p->y[k][i]);
+		fputc('\n', f);
 	}
 	if (fclose(f)) {
 		unlink(csv);
 		return 1;
 	}
-	snprintf(title, sizeof(title), "Live bytes over time: %s", trace);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -487,8 +481,9 @@ static int write_png(struct tl *t, const char *png, const char *trace, char name
 		return 1;
 	}
 	if (!pid) {
-		execl("/usr/bin/python3", "python3", script, csv, png, title, (char *)NULL);
-		fprintf(stderr, "uslab report: /usr/bin/python3: %s\n", strerror(errno));
+		execl("/usr/bin/python3", "python3", script, csv, png, p->title, p->xlabel,
+		      p->ylabel, p->xunit, (char *)NULL);
+		fprintf(stderr, "%s: /usr/bin/python3: %s\n", p->who, strerror(errno));
 		_exit(127);
 	}
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -496,20 +491,61 @@ static int write_png(struct tl *t, const char *png, const char *trace, char name
 	unlink(csv);
 	rc = WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : 1;
 	if (rc)
-		fprintf(stderr, "uslab report: %s: the PNG was not drawn (python3-matplotlib: "
-			"scripts/deps.sh plot)\n", png);
+		fprintf(stderr, "%s: %s: the PNG was not drawn (python3-matplotlib: "
+			"scripts/deps.sh plot)\n", p->who, png);
 	return rc;
 }
 
-const char *report_timeline_format(const char *path)
+int timeline_draw(const struct timeline_plot *p, const char *path)
 {
-	const char *dot = strrchr(path, '.');
+	int rc;
 
-	if (dot && !strcmp(dot, ".svg"))
-		return "svg";
-	if (dot && !strcmp(dot, ".png"))
-		return "png";
-	return NULL;
+	if (!strcmp(output_format(path, "svg,png"), "svg"))
+		rc = write_svg(p, path);
+	else
+		rc = write_png(p, path);
+	if (rc < 0) {
+		fprintf(stderr, "%s: %s: %s\n", p->who, path, strerror(-rc));
+		rc = 1;
+	}
+	return rc;
+}
+
+/* report's series: the buckets, each value carried over empty ones. */
+static int report_draw(struct tl *t, const char *out, const char *trace, char names[][512])
+{
+	uint64_t *ys[TL_SITES + 1];
+	const char *nm[TL_SITES + 1];
+	double *x = calloc(TL_BUCKETS, sizeof(double));
+	uint64_t *y = calloc((size_t)TL_BUCKETS * (TL_SITES + 1), sizeof(uint64_t));
+	char title[1024];
+	struct timeline_plot p = {
+		.who = "uslab report", .title = title, .xlabel = "time (s)", .xunit = "s",
+		.ylabel = "live", .npts = TL_BUCKETS, .x = x, .nseries = t->nchosen + 1,
+		.names = nm, .y = ys, .peak_x = (double)t->peak_time / 1e9, .peak_y = t->peak,
+	};
+	int rc;
+
+	if (!x || !y) {
+		free(x);
+		free(y);
+		return -ENOMEM;
+	}
+	snprintf(title, sizeof(title), "Live bytes over time: %s", trace);
+	for (uint32_t k = 0; k <= t->nchosen; k++) {
+		ys[k] = y + (size_t)k * TL_BUCKETS;
+		nm[k] = k ? names[k - 1] : "total";
+	}
+	for (uint32_t b = 0; b < TL_BUCKETS; b++) {
+		x[b] = (double)b / (TL_BUCKETS - 1) * (double)t->duration / 1e9;
+		for (uint32_t k = 0; k <= t->nchosen; k++)
+			ys[k][b] = !t->seen[b] ? (b ? ys[k][b - 1] : 0) :
+				   k ? t->site_at[k - 1][b] : t->total_max[b];
+	}
+	rc = timeline_draw(&p, out);
+	free(x);
+	free(y);
+	return rc;
 }
 
 int report_timeline(const char *trace, const char *out)
@@ -591,10 +627,7 @@ int report_timeline(const char *trace, const char *out)
 		rc = tl_error(t, rc);
 		goto close;
 	}
-	if (!strcmp(report_timeline_format(out), "svg"))
-		rc = write_svg(t, out, trace, names);
-	else
-		rc = write_png(t, out, trace, names);
+	rc = report_draw(t, out, trace, names);
 	if (rc < 0) {
 		fprintf(stderr, "uslab report: %s: %s\n", out, strerror(-rc));
 		rc = 1;
