@@ -47,20 +47,20 @@ $(obj)/fuzz/fuzz_trace_struct: fuzz/fuzz_trace_struct.c $(fuzz-trace) $(fuzz-dep
 # libuslab-core-vcpu.a, as the loaders below.
 .SECONDEXPANSION:
 fuzz-report-src := tools/uslab/builtin-report.c tools/uslab/builtin-script.c \
-                   tools/uslab/report_callsite.c tools/uslab/report_stacks.c \
-                   tools/uslab/report_timeline.c tools/uslab/symbolize.c \
+                   tools/uslab/report_callsite.c tools/uslab/report_maps.c tools/uslab/report_stacks.c \
+                   tools/uslab/report_timeline.c tools/uslab/timeline_draw.c tools/uslab/symbolize.c \
                    tools/uslab/parse-options.c
 $(obj)/fuzz/fuzz_report: fuzz/fuzz_report.c $(fuzz-trace) $(fuzz-report-src) $(fuzz-deps) $$(vcpu-lib)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) $(fuzz-report-src) $(vcpu-lib) -lzstd -ldw -lelf $(LDLIBS) -lm
 
-# builtin-replay.c calls replay-stats.c (whose table formatter is slab's) and
-# replay-runs.c (--runs)
+# builtin-replay.c calls replay-stats.c (whose table formatter is slab's),
+# replay-runs.c (--runs) and timeline_draw.c (--timeline)
 # (libuslab-core-vcpu.a, percpu/Build.mk: secondary expansion below).
 .SECONDEXPANSION:
 fuzz-loaders-src := sim/simulate_load.c tools/uslab/replay-stats.c tools/uslab/replay-runs.c \
-                    tools/uslab/parse-options.c
+                    tools/uslab/parse-options.c tools/uslab/timeline_draw.c
 $(obj)/fuzz/fuzz_loaders: fuzz/fuzz_loaders.c $(fuzz-trace) $(fuzz-loaders-src) tools/uslab/builtin-replay.c $(fuzz-deps) $$(vcpu-lib)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)

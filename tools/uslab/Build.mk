@@ -15,6 +15,7 @@ sim-objs += tools/uslab/uslab.o tools/uslab/builtin-script.o \
             tools/uslab/builtin-tune.o tools/uslab/builtin-record.o tools/uslab/record-attach.o \
             tools/uslab/builtin-calibrate.o tools/uslab/builtin-sim.o \
             tools/uslab/plot.o tools/uslab/report_callsite.o tools/uslab/report_maps.o tools/uslab/report_stacks.o tools/uslab/report_timeline.o \
+            tools/uslab/timeline_draw.o \
             tools/uslab/symbolize.o \
             tools/uslab/replay-stats.o tools/uslab/replay-runs.o tools/uslab/tune-real.o tools/uslab/tune-verify.o tools/uslab/statseg.o \
             tools/uslab/builtin-slabinfo.o tools/uslab/builtin-top.o \
@@ -23,7 +24,7 @@ sim-objs += tools/uslab/uslab.o tools/uslab/builtin-script.o \
 # uslab tune --png runs plot-frontier.py: installed in share/uslab/, found
 # beside the source when uslab runs from the build tree.
 install-data += tools/uslab/plot-frontier.py tools/uslab/plot-timeline.py
-$(obj)/tools/uslab/builtin-tune.o $(obj)/tools/uslab/report_timeline.o: CPPFLAGS += -DUSLAB_SRCDIR='"$(srctree)"'
+$(obj)/tools/uslab/builtin-tune.o $(obj)/tools/uslab/timeline_draw.o: CPPFLAGS += -DUSLAB_SRCDIR='"$(srctree)"'
 
 # A forged statistics segment for the readers' tests
 # (tests/tools/test_statseg_foreign_file.sh).
