@@ -106,18 +106,17 @@ static int real_estimate(struct tune_real_point *x, const struct tune_real_point
 
 /*
  * Why the other axis (@d: change against the defaults) rules @x out: its
- * 95% CI lies above zero, or its upper end passes the tolerance.
+ * 95% CI lies above zero, or its upper end passes the tolerance (the
+ * verdict line prints the figures after it).
  */
 static void real_axis_worse(char *buf, size_t len, const char *pre, const char *axis,
 			    const struct stat_est *d)
 {
 	if (d->lo > 0)
-		snprintf(buf, len, "%s%s significantly worse (%+.1f%% [%+.1f, %+.1f])", pre,
-			 axis, 100 * d->median, 100 * d->lo, 100 * d->hi);
+		snprintf(buf, len, "%s%s significantly worse", pre, axis);
 	else
-		snprintf(buf, len, "%s%s may be worse by up to %+.1f%% (95%% CI %+.1f%% [%+.1f, %+.1f]; tolerance %+.0f%%)",
-			 pre, axis, 100 * d->hi, 100 * d->median, 100 * d->lo, 100 * d->hi,
-			 100 * TUNE_TOLERANCE);
+		snprintf(buf, len, "%s%s may be worse by up to %+.1f%% (tolerance %+.0f%%)",
+			 pre, axis, 100 * d->hi, 100 * TUNE_TOLERANCE);
 }
 
 /* Does @x beat the defaults for @goal? @why says what decided. */
