@@ -859,19 +859,27 @@ static int listen_socket(void)
  * stays in the backlog and the listening socket readable, so the worker
  * would spin. Give the reserved descriptor up to accept it and close it
  * (the client sees the connection closed), then take the reserve back.
+ * One reserve for all workers, and accept_lock held around every accept4():
+ * a worker whose accept took the slot another had just freed left both
+ * without a reserve, and the waiting connections hung (seen under load).
  * Return: true when one was shed.
  */
-static bool shed_one(int lfd, int *reserve)
+static pthread_mutex_t accept_lock = PTHREAD_MUTEX_INITIALIZER;
+static int accept_reserve = -1;		/* under accept_lock */
+
+static bool shed_one(int lfd)
 {
 	int fd;
 
-	if (*reserve < 0)
+	if (accept_reserve < 0)
+		accept_reserve = open("/dev/null", O_RDONLY | O_CLOEXEC);	/* freed since */
+	if (accept_reserve < 0)
 		return false;
-	close(*reserve);
+	close(accept_reserve);
 	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd >= 0)
 		close(fd);
-	*reserve = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	accept_reserve = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	return fd >= 0;
 }
 
@@ -883,10 +891,10 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Every connection waiting on @lfd accepted. Return: false when out of
- * descriptors with no reserve to shed one: the caller stops listening a
- * while. */
-static bool accept_all(int ep, int lfd, int *reserve)
+/* Every connection waiting on @lfd accepted, under accept_lock. Return:
+ * false when out of descriptors with no reserve to shed one: the caller
+ * stops listening a while. */
+static bool accept_all_locked(int ep, int lfd)
 {
 	static bool said;
 	int fd, one = 1;
@@ -904,7 +912,7 @@ static bool accept_all(int ep, int lfd, int *reserve)
 			if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
 				fprintf(stderr, "uslab-kv: out of file descriptors (%s): new connections are closed until some are\n",
 					strerror(errno));
-			if (!shed_one(lfd, reserve))
+			if (!shed_one(lfd))
 				return false;
 			continue;
 		}
@@ -920,10 +928,19 @@ static bool accept_all(int ep, int lfd, int *reserve)
 	}
 }
 
+static bool accept_all(int ep, int lfd)
+{
+	bool ok;
+
+	pthread_mutex_lock(&accept_lock);
+	ok = accept_all_locked(ep, lfd);
+	pthread_mutex_unlock(&accept_lock);
+	return ok;
+}
+
 static void *worker(void *arg)
 {
 	int lfd = (int)(intptr_t)arg, ep = epoll_create1(EPOLL_CLOEXEC);
-	int reserve = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL }, evs[256];
 	uint64_t paused_until = 0;	/* listening again at (ms), 0: listening */
 
@@ -936,8 +953,6 @@ static void *worker(void *arg)
 		int n = epoll_wait(ep, evs, 256, paused_until ? 50 : 200);
 
 		if (paused_until && now_ms() >= paused_until) {
-			if (reserve < 0)
-				reserve = open("/dev/null", O_RDONLY | O_CLOEXEC);
 			if (epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev) == 0)
 				paused_until = 0;
 		}
@@ -946,7 +961,7 @@ static void *worker(void *arg)
 
 			if (!c) {
 				/* no descriptor and no reserve: stop listening 100 ms */
-				if (!accept_all(ep, lfd, &reserve) &&
+				if (!accept_all(ep, lfd) &&
 				    !epoll_ctl(ep, EPOLL_CTL_DEL, lfd, NULL))
 					paused_until = now_ms() + 100;
 				continue;
@@ -970,8 +985,6 @@ static void *worker(void *arg)
 				conn_close(ep, c);	/* a last reply was sent above */
 		}
 	}
-	if (reserve >= 0)
-		close(reserve);
 	rcu_unregister_thread();
 	return NULL;
 }
@@ -1056,6 +1069,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	/* the descriptor shed_one() gives up when none is left (taken now) */
+	accept_reserve = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	for (int i = 0; i < nr_threads; i++)
 		if (pthread_create(&tids[i], NULL, worker, (void *)(intptr_t)lfds[i])) {
 			fprintf(stderr, "uslab-kv: cannot start thread %d\n", i);
