@@ -7,6 +7,7 @@
  * No locks.
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -66,4 +67,16 @@ int64_t proc_hwm_bytes(void)
 	if (!p || sscanf(p + 7, " %lld kB", &kib) != 1 || kib < 0)
 		return -1;
 	return (int64_t)kib * 1024;
+}
+
+bool proc_reset_hwm(void)
+{
+	int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = write(fd, "5", 1) == 1;
+	close(fd);
+	return ok;
 }

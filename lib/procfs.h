@@ -6,6 +6,7 @@
 #ifndef USLAB_LIB_PROCFS_H
 #define USLAB_LIB_PROCFS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -22,5 +23,8 @@ uint64_t proc_start_time(pid_t pid);
 uint64_t proc_rss_bytes(void);
 /* VmHWM of /proc/self/status (the peak resident set), in bytes; -1 if unknown. */
 int64_t proc_hwm_bytes(void);
+/* Restart that peak (Linux 4.0: "5" to clear_refs), so a later reading is
+ * a run's own. Return: true when it took. */
+bool proc_reset_hwm(void);
 
 #endif /* USLAB_LIB_PROCFS_H */

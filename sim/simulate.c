@@ -137,19 +137,6 @@ static uint64_t sim_minflt(void)
 	return getrusage(RUSAGE_SELF, &ru) ? 0 : (uint64_t)ru.ru_minflt;
 }
 
-/* Restart the kernel's resident high-water mark ("5" to clear_refs). */
-static bool sim_reset_hwm(void)
-{
-	int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
-	bool ok;
-
-	if (fd < 0)
-		return false;
-	ok = write(fd, "5", 1) == 1;
-	close(fd);
-	return ok;
-}
-
 /* Stack the run may use below here (sampling formats slabinfo text), made
  * resident before the first segment: where the stack starts within its page
  * varies from run to run, and so would the faults it takes. */
@@ -188,7 +175,7 @@ static void sim_segment_begin(struct sim_state *st)
 		st->res->res_known = true;
 		st->anon_base = anon;
 		st->total_base = total;
-		st->hwm = sim_reset_hwm();
+		st->hwm = proc_reset_hwm();
 	} else {
 		st->own += anon - st->anon_end;
 	}

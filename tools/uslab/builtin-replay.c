@@ -767,21 +767,6 @@ static long rp_rss_kib(int fd)
 	return sp ? (long)(strtoull(sp + 1, NULL, 10) * ((uint64_t)sysconf(_SC_PAGESIZE) / 1024)) : -1;
 }
 
-/* Restart the kernel's high-water mark of the resident set (Linux 4.0:
- * "5" to clear_refs), so the peak is the run's, not the decoding's.
- * Return: true when it took. */
-static bool rp_reset_hwm(void)
-{
-	int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
-	bool ok;
-
-	if (fd < 0)
-		return false;
-	ok = write(fd, "5", 1) == 1;
-	close(fd);
-	return ok;
-}
-
 /*
  * While the workers run, the main thread samples the resident set every
  * 2 ms (the mean RSS over the run; one sample at the end as well), then
@@ -827,7 +812,7 @@ static int rp_run(struct replay *rp, struct rp_measure *me)
 	 * are its own, as a program's are from its start. */
 	malloc_trim(0);
 	me->rss0 = (long)(proc_rss_bytes() / 1024);
-	hwm = rp_reset_hwm();
+	hwm = proc_reset_hwm();
 	getrusage(RUSAGE_SELF, &me->ru0);
 	rp_stats_begin();	/* uslab with stats: counters before the run */
 	t0 = mono_ns();
