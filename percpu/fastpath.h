@@ -251,38 +251,36 @@ void pcp_free_slow(struct pcp_cache *pc, void *obj);
 static __always_inline void *pcp_alloc_fast(struct pcp_cache *pc)
 {
 	void *obj;
-	bool hit;
 	long off = pcp_rseq_off;
 
 	/*
-	 * The hit is the flags of `cmp cur, begin` (above), carried out of
-	 * the asm (a flag output): the caller's test of the result is the
-	 * branch on them, with no test instruction (the load, lea and commit
-	 * keep them; the hit counter's inc keeps CF and clears ZF).
+	 * asm goto with an output (gcc 11 and later): the miss jumps straight
+	 * to the caller's slow path; the output is valid on the fall-through
+	 * only, which is the only place it is read.
 	 */
-	__asm__ __volatile__ (
-		PCP_FAST_BEGIN("6f")
+	__asm__ __volatile__ goto (
+		PCP_FAST_BEGIN("%l[miss]")
 		"movq %c[hdr] + %c[cur](%[pc], %%rdx), %%rcx\n\t"
 		"cmpq %c[hdr] + %c[begin](%[pc], %%rdx), %%rcx\n\t"
-		"jbe 6f\n\t"
-		"movq -8(%%rcx), %%rax\n\t"
-		"leaq -8(%%rcx), %%rcx\n\t"		/* keeps the flags */
+		"jbe %l[miss]\n\t"
+		"movq -8(%%rcx), %[obj]\n\t"
+		"subq $8, %%rcx\n\t"
 		"movq %%rcx, %c[hdr] + %c[cur](%[pc], %%rdx)\n\t"	/* commit */
 		"2:\n\t"
 		PCP_ASM_HIT(0)
 		".pushsection __rseq_failure, \"ax\"\n\t"
 		PCP_FAST_ABORT
 		".popsection\n\t"
-		"6:\n\t"
-		: "=@cca" (hit), "=&a" (obj)
+		: [obj] "=&r" (obj)
 		: PCP_RSEQ_OPERANDS, PCP_FAST_OPERANDS,
 		  [cur] "i" (PCP_HDR_CUR), [begin] "i" (PCP_HDR_BEGIN)
-		: "rcx", "rdx", "memory");
-	if (!hit)
-		return NULL;
+		: "rcx", "rdx", "memory", "cc"
+		: miss);
 	if (!obj)
 		__builtin_unreachable();	/* a magazine never holds NULL */
 	return obj;
+miss:
+	return NULL;
 }
 
 /**
