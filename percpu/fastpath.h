@@ -136,13 +136,8 @@ static inline struct pcp_hdr *pcp_hdr(struct pcp_cache *pc, int cpu)
 	return &pc->hdr[cpu];
 }
 
-/*
- * percpu/magazine.c: the slow paths behind the inline fast paths (the
- * only miss entries): under the CPU's lock, from the spare, the depot or
- * a refill of the layer above; back to them on free.
- */
-void *pcp_alloc_slow(struct pcp_cache *pc);
-void pcp_free_slow(struct pcp_cache *pc, void *obj);
+/* The miss entries behind the fast paths: pcp_alloc_slow() and
+ * pcp_free_slow() (include/uslab/percpu.h). */
 
 /*
  * Hit counters (CONFIG_PERCPU_HIT_STATS, off by default): one `incq` in
@@ -271,7 +266,7 @@ static __always_inline void *pcp_alloc_fast(struct pcp_cache *pc)
 		".pushsection __rseq_failure, \"ax\"\n\t"
 		PCP_FAST_ABORT
 		".popsection\n\t"
-		: [obj] "=&r" (obj)
+		: [obj] "=&a" (obj)	/* the return register */
 		: PCP_RSEQ_OPERANDS, PCP_FAST_OPERANDS,
 		  [cur] "i" (PCP_HDR_CUR), [begin] "i" (PCP_HDR_BEGIN)
 		: "rcx", "rdx", "memory", "cc"
@@ -331,32 +326,5 @@ static __always_inline bool pcp_free_fast(struct pcp_cache *pc, void *obj)
 	return false;
 }
 #endif
-
-/**
- * pcp_alloc - an object from this CPU's magazines, else from the depot or
- * a refill of the layer above.
- * Context: any thread; lock-free on a hit. Not on a bypass cache.
- * Return: the object, or NULL when the layer above is out of memory.
- */
-static __always_inline void *pcp_alloc(struct pcp_cache *pc)
-{
-	void *obj = pcp_alloc_fast(pc);
-
-	if (likely(obj))
-		return obj;
-	return pcp_alloc_slow(pc);
-}
-
-/**
- * pcp_free - give @obj to this CPU's magazines (the depot or the layer
- * above when they are full).
- * Context: any thread; lock-free on a hit. Not on a bypass cache.
- */
-static __always_inline void pcp_free(struct pcp_cache *pc, void *obj)
-{
-	if (unlikely(!pcp_free_fast(pc, obj)))
-		pcp_free_slow(pc, obj);
-}
-
 
 #endif /* USLAB_PERCPU_FASTPATH_H */

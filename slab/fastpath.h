@@ -52,8 +52,8 @@ struct kmalloc_free_tab {
 extern struct kmalloc_free_tab kmalloc_free_tab __slab_hidden;
 
 /* slab/kmalloc.c: the cold sides (never on a hit) */
-void *kmalloc_small_miss(size_t size, gfp_t gfp) __slab_hidden;
-void kmalloc_small_bad(void *obj) __slab_hidden;
+void *kmalloc_miss(size_t size, gfp_t gfp) __slab_hidden;
+void *kmalloc_small_bad(void *obj) __slab_hidden;
 void kfree_small_miss(void *p) __slab_hidden;
 bool kmalloc_small_ready(void) __slab_hidden;
 
@@ -73,13 +73,13 @@ static __always_inline void *kmalloc_small_fast(size_t size, gfp_t gfp)
 	unsigned long *obj;
 
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
-		return kmalloc_small_miss(size, gfp);
+		return kmalloc_miss(size, gfp);
 	obj = pcp_alloc_fast(kmalloc_small_pcp[(size - 1) >> 3]);
 	if (unlikely(!obj))
-		return kmalloc_small_miss(size, gfp);
+		return kmalloc_miss(size, gfp);
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
 		if (unlikely(*obj != slab_free_key))
-			kmalloc_small_bad(obj);
+			return kmalloc_small_bad(obj);	/* a tail call */
 		*obj = 0;
 	}
 	return obj;

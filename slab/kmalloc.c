@@ -344,14 +344,18 @@ out_mask:
 }
 
 /*
- * Behind __kmalloc_index(): first use of the class, an empty magazine, a
- * nocache build, a debug class (its magazines are the bypass cache). No
+ * Behind __kmalloc_index() and kmalloc_small_fast() (slab/fastpath.h):
+ * first use of the class, an empty magazine, a nocache build, a debug
+ * class (its magazines are the bypass cache). @size: 1 ..
+ * KMALLOC_MAX_CACHE_SIZE, any size of the class (the miss finds the class
+ * again: kept off the hit paths, which have the size or the class). No
  * call site for SLAB_STORE_USER: malloc's route pays nothing for it;
  * kmalloc() and malloc reach debug classes through kmalloc_slow(), which
  * knows it. Return: an object taken (slab_obj_take()), or NULL.
  */
-static __slowpath void *kmalloc_miss(unsigned long idx, gfp_t gfp)
+__slowpath void *kmalloc_miss(size_t size, gfp_t gfp)
 {
+	unsigned int idx = kmalloc_index(size);
 	struct kmem_cache *s = __atomic_load_n(&kmalloc_caches[idx], __ATOMIC_ACQUIRE);
 	struct pcp_cache *none = NULL;
 
@@ -383,16 +387,14 @@ static __slowpath void *kmalloc_miss(unsigned long idx, gfp_t gfp)
 	return slab_alloc_miss(s, gfp, 0);
 }
 
-/* kmalloc_small_fast()'s miss (slab/fastpath.h) */
-__slowpath void *kmalloc_small_miss(size_t size, gfp_t gfp)
+/*
+ * kmalloc_small_fast()'s object lacked the free mark: a double free,
+ * reported (slab_obj_take()'s report); the object as slab_obj_take()
+ * leaves it when the report returns.
+ */
+__slowpath void *kmalloc_small_bad(void *obj)
 {
-	return kmalloc_miss(kmalloc_index_small(size), gfp);
-}
-
-/* kmalloc_small_fast()'s object lacked the free mark: a double free */
-__slowpath void kmalloc_small_bad(void *obj)
-{
-	slab_take_bad(NULL, obj);
+	return slab_obj_take(NULL, obj, 0);
 }
 
 /*
@@ -426,13 +428,13 @@ __fastpath void *__kmalloc_index(unsigned long idx, gfp_t gfp)
 	void *obj;
 
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
-		return kmalloc_miss(idx, gfp);
+		return kmalloc_miss(kmalloc_info[idx].size, gfp);
 	pc = __atomic_load_n(&kmalloc_pcp[idx], __ATOMIC_ACQUIRE);
 	if (unlikely(!pc))
-		return kmalloc_miss(idx, gfp);
+		return kmalloc_miss(kmalloc_info[idx].size, gfp);
 	obj = pcp_alloc_fast(pc);
 	if (unlikely(!obj))
-		return kmalloc_miss(idx, gfp);
+		return kmalloc_miss(kmalloc_info[idx].size, gfp);
 	return slab_obj_take(NULL, obj, 0);
 }
 
