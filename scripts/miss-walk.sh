@@ -36,19 +36,29 @@ gdb -q -batch -nx \
 	-ex 'break walk_marker' -ex run \
 	-ex 'break alloc_pages' -ex continue \
 	-ex "bt" "$tmp/loop" 2>/dev/null | tee "${MISS_WALK_RAW:-/dev/null}" |
-awk '/^#[0-9]+ / {
-	inl = ($0 ~ / in / || $0 ~ /^#0 /) ? "" : " (inlined)"
+awk -v src="$(cd "$(dirname "$0")/.." && pwd)/" '/^#[0-9]+ / {
+	# a frame is a real call when the frame above it (its caller) was
+	# entered by a call: gdb prints that caller with its return address
+	addr[++k] = ($0 ~ /^#[0-9]+ +0x[0-9a-f]+ in /)
 	fn = $0; sub(/ \(.*/, "", fn); n = split(fn, w, " "); fn = w[n]
 	at = $0; if (!sub(/.* at /, "", at)) at = "?"; sub(/:[0-9]+$/, "", at)
-	line[++k] = at ":" fn inl
+	if (index(at, src) == 1) at = substr(at, length(src) + 1)
+	name[k] = at ":" fn
 }
 END {
 	if (!k) { print "miss-walk: no backtrace (gdb, or no alloc_pages hit)" > "/dev/stderr"; exit 1 }
 	calls = 0
 	for (i = k; i >= 1; i--) {
-		if (line[i] ~ /loop\.c|libc|start/ && line[i] !~ /malloc/) continue
-		print line[i]
-		if (line[i] !~ /inlined/) calls++
+		if (name[i] ~ /loop\.c|libc|start/) continue
+		inl = (i < k && !addr[i + 1]) ? " (inlined)" : ""
+		# the frame of malloc is gone: its miss branch is a tail jump,
+		# and gdb names the site of the jump by the inlined function
+		if (name[i] ~ /^slab\/fastpath\.h:/) {
+			print "malloc/malloc.c:malloc"
+			inl = " (inlined; its miss is a tail jump)"
+		}
+		print name[i] inl
+		if (inl == "") calls++
 	}
-	printf "%d functions (inlined frames not counted)\n", calls
+	printf "%d calls from malloc (inlined frames not counted)\n", calls
 }'
