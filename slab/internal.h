@@ -409,14 +409,10 @@ static __always_inline void *slab_alloc_fast(struct kmem_cache *s, gfp_t gfp)
 {
 	void *obj;
 
-	if (IS_ENABLED(CONFIG_PERCPU_CACHE)) {
+	if (IS_ENABLED(CONFIG_PERCPU_CACHE) && likely(!(gfp & __GFP_ZERO))) {
 		obj = pcp_alloc_fast(s->pcp);
-		if (likely(obj)) {
-			slab_obj_take(s, obj, s->mark_off);
-			if (gfp & __GFP_ZERO)
-				memset(obj, 0, s->object_size);
-			return obj;
-		}
+		if (likely(obj))
+			return slab_obj_take(s, obj, s->mark_off);
 	}
 	return slab_alloc_miss(s, gfp, _RET_IP_);
 }

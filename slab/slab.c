@@ -808,7 +808,7 @@ static void slab_pcp_attach(struct kmem_cache *s)
 
 /**
  * slab_alloc_miss - behind slab_alloc_fast() and kmalloc's fast paths: an
- * empty magazine, a bypass cache, a signal handler inside the allocator,
+ * empty magazine, __GFP_ZERO (tried here), a bypass cache, a signal handler inside the allocator,
  * out of memory. Goes only down: the CPU's slow path (percpu, which asks
  * slab_pcp_may_lock() and refills through slab_pcp_refill()), else the
  * slab layer itself (__slab_alloc(): a handler's object, __GFP_NOFAIL,
@@ -817,14 +817,17 @@ static void slab_pcp_attach(struct kmem_cache *s)
  * Return: the object, taken (slab_obj_take()), zeroed for __GFP_ZERO; or
  * NULL with errno ENOMEM.
  */
-void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, unsigned long addr)
+noinline void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, unsigned long addr)
 {
 	struct pcp_cache *pcp = s->pcp;
 	void *obj;
 
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE) || pcp_cache_is_bypass(pcp))
 		return __slab_alloc(s, gfp, addr);
-	obj = pcp_alloc_slow(pcp);
+	/* __GFP_ZERO: the hit path leaves the memset here */
+	obj = gfp & __GFP_ZERO ? pcp_alloc_fast(pcp) : NULL;
+	if (!obj)
+		obj = pcp_alloc_slow(pcp);
 	if (unlikely(!obj))
 		return __slab_alloc(s, gfp, addr);
 	slab_obj_take(s, obj, s->mark_off);
@@ -839,7 +842,7 @@ void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, unsigned long addr)
  * path refused it: __slab_free() defers it). @obj is checked and marked
  * already.
  */
-void slab_free_miss(struct kmem_cache *s, void *obj, unsigned long addr)
+noinline void slab_free_miss(struct kmem_cache *s, void *obj, unsigned long addr)
 {
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE) || pcp_cache_is_bypass(s->pcp) ||
 	    !pcp_free_slow(s->pcp, obj))
