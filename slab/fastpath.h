@@ -74,7 +74,9 @@ static __always_inline void *kmalloc_small_fast(size_t size, gfp_t gfp)
 
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
 		return kmalloc_miss(size, gfp);
-	obj = pcp_alloc_fast(kmalloc_small_pcp[(size - 1) >> 3]);
+	/* acquire (a plain load on x86): kmalloc_small_publish() releases */
+	obj = pcp_alloc_fast(__atomic_load_n(&kmalloc_small_pcp[(size - 1) >> 3],
+					     __ATOMIC_ACQUIRE));
 	if (unlikely(!obj))
 		return kmalloc_miss(size, gfp);
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
