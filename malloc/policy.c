@@ -52,7 +52,7 @@ __slowpath void *malloc_slow(size_t size, gfp_t gfp)
 /*
  * Sizes above KMALLOC_SMALL_MAX, and small ones until malloc_small_max is
  * open (below): kmalloc() finds their class by fls and
- * takes the same route (__kmalloc_index) as malloc(); the rest goes to
+ * takes the route of its other sizes (__kmalloc_index); the rest goes to
  * malloc_slow. @gfp may hold __GFP_ZERO.
  */
 static __slowpath void malloc_small_open(void)

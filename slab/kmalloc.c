@@ -2,14 +2,16 @@
 /*
  * kmalloc: the size classes (the one table, kmalloc_info[]), the kmalloc-N
  * caches serving them (created lazily on first use, from the boot cache,
- * never through malloc), and the one route from a size to a cache:
+ * never through malloc), and the routes from a size to a cache:
  *
  *   kmalloc(size)  ---- kmalloc_index(size) ----.
- *   malloc(size)   -- kmalloc_index_small() ----+--> __kmalloc_index(idx)
- *   kmalloc_aligned(size, align) ---------------'      |
+ *   kmalloc_aligned(size, align) ---------------+--> __kmalloc_index(idx)
  *        kmalloc_pcp[idx] -> pcp_alloc_fast() (one rseq section) -> hit
- *        miss: kmalloc_miss() -> slab_alloc_miss(), which refills from the
- *        slabs without entering the section again (an abort retries it)
+ *   malloc(size <= 1 KiB) -- kmalloc_small_fast(size) (slab/fastpath.h,
+ *        inline): kmalloc_small_pcp[size] -> pcp_alloc_fast() -> hit
+ *   either miss: kmalloc_miss(size) -> slab_alloc_miss(), which refills
+ *        from the slabs without entering the section again (percpu
+ *        retries an aborted section itself)
  *
  * Larger requests go to page_alloc: a buddy block up to MAX_PAGE_ORDER, a
  * mapping of its own above. Power-of-two classes are naturally aligned,
