@@ -15,7 +15,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 struct check {
 	uint8_t live[4096];
 	uint64_t last;
+	uint64_t events;
 	uint32_t ntasks;
+	uint32_t ncaches;
 };
 
 static int check_event(void *ctx, const struct trace_event *ev)
@@ -26,6 +28,9 @@ static int check_event(void *ctx, const struct trace_event *ev)
 	    (ev->cache && ev->op != TRACE_OP_CACHE_ALLOC))
 		__builtin_trap();
 	c->last = ev->time_ns;
+	c->events++;
+	if (ev->cache > c->ncaches)
+		__builtin_trap();
 	if (ev->id >= sizeof(c->live) || ev->old_id >= sizeof(c->live))
 		return 0;	/* only small id spaces are tracked */
 	if (trace_op_is_free(ev->op) && ev->id) {
@@ -49,12 +54,23 @@ static int check_event(void *ctx, const struct trace_event *ev)
 /* Named caches: each new one valid, ids handed out in order. */
 static int check_cache(void *ctx, const char *name, uint64_t size, uint32_t *id)
 {
-	static uint32_t n;
+	struct check *c = ctx;
 	size_t l = strlen(name);
 
 	if (!l || l > TRACE_CACHE_NAME_MAX || !size)
 		__builtin_trap();
-	*id = ++n;
+	*id = ++c->ncaches;
+	return 0;
+}
+
+/* A free names an earlier kmem_cache_alloc's cache: an event emitted, a
+ * cache handed out. */
+static int check_cache_of(void *ctx, uint64_t event, uint32_t cache)
+{
+	struct check *c = ctx;
+
+	if (event >= c->events || !cache || cache > c->ncaches)
+		__builtin_trap();
 	return 0;
 }
 
@@ -72,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct import_result res;
 	struct import_sink sink = { .emit = check_event, .cache = check_cache,
-				    .task = check_task };
+				    .cache_of = check_cache_of, .task = check_task };
 	struct check *c;
 	FILE *f;
 
