@@ -425,7 +425,9 @@ int trace_reader_select(struct trace_reader *r, int proc);
  *         own process (the header's pid) ended in, following its execs;
  *         when the table has none, or it made no allocation or was not
  *         recorded, the image with the most allocation events (the earliest
- *         on a tie). docs/trace-format.md, "Which process", is the rule.
+ *         on a tie); -1 for a trace whose processes share one heap
+ *         (TRACE_HDR_ONE_HEAP: every event, @why says so).
+ *         docs/trace-format.md, "Which process", is the rule.
  */
 int trace_pick_proc(const struct trace_meta *m, uint32_t pid, const char *comm,
 		    char *why, size_t len);
