@@ -79,8 +79,19 @@ grep -Eq "^  kmalloc-192 +[0-9]+ +[0-9]+ +1 +0 " "$T/sim.txt" ||
 "$U" replay "$T/pk.ustr" 2>/dev/null | grep -q "named caches: 3 in the trace" ||
 	fail "replay: the named caches not said"
 
-# an old trace (format 1.0) reads as before
+# older traces read as before: 1.0 (traces/), and 1.1 (data/record-1.1.ustr:
+# `uslab record -g -- sh -c 'echo hi | tr a-z A-Z > /dev/null'` by main at
+# f82f435, a process table and call stacks)
 "$U" report traces/default.ustr > /dev/null 2>&1 || fail "a 1.0 trace no longer reads"
+old=tests/trace/data/record-1.1.ustr
+"$U" script -H "$old" > "$T/old.txt" 2> "$T/old.err" || fail "a 1.1 trace no longer reads: $(cat "$T/old.err")"
+grep -q "^# format: 1.1" "$T/old.txt" || fail "1.1: the version"
+[ "$(grep -c '^# process:' "$T/old.txt")" -eq 4 ] || fail "1.1: not 4 processes"
+grep -q "^# one heap" "$T/old.txt" && fail "1.1: a recording read as one heap"
+grep -q "process 2536 (sh): the program the command ran as" "$T/old.err" || fail "1.1: the default process"
+[ "$(grep -vc '^#' "$T/old.txt")" -eq 53 ] || fail "1.1: expected sh's 53 events"
+"$U" report --sort callsite "$old" > /dev/null 2>&1 || fail "1.1: report --sort callsite"
+"$U" sim "$old" 2>/dev/null | grep -q "^events: 53 " || fail "1.1: sim"
 
 # hostile cache records: refused by byte offset, nothing else
 ev='kmem_cache_alloc 0 0 1 0 100 0'
