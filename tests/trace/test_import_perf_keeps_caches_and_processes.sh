@@ -67,6 +67,7 @@ grep -q "named caches (kmem_cache_alloc's name=: 3 of the 10 allocations above)"
 	fail "report: no named-cache section"
 grep -Eq "^  filp +232 +1 .* 232 +232 +0$" "$T/rep.txt" || fail "report: filp row"
 grep -q "of unknown ids 0" "$T/rep.txt" || fail "report: unknown frees in the whole heap"
+grep -q "^# processes: 4 sharing one heap (this report: all of them" "$T/rep.txt" || fail "report: the process table does not say all are read"
 
 # sim: a cache of its own each (before: folded into kmalloc-256/-192)
 "$U" sim "$T/pk.ustr" > "$T/sim.txt" 2>/dev/null || fail "sim failed: $(cat "$T/sim.txt")"

@@ -412,7 +412,12 @@ static void print_procs(FILE *f, const struct trace_meta *m)
 
 	for (uint32_t i = 0; i < m->nprocs; i++)
 		total += m->procs[i].events;
-	fprintf(f, "# processes: %u (* = this report; --pid or --comm for another)\n", m->nprocs);
+	if (m->selected < 0 && (m->flags & TRACE_HDR_ONE_HEAP))
+		fprintf(f, "# processes: %u sharing one heap (this report: all of them; --pid or "
+			"--comm for one)\n", m->nprocs);
+	else
+		fprintf(f, "# processes: %u (* = this report; --pid or --comm for another)\n",
+			m->nprocs);
 	fprintf(f, "#   %7s %7s %7s %12s %6s %12s  %-16s %s\n", "pid", "ppid", "events",
 		"allocs", "share", "threads", "comm", "command");
 	for (uint32_t i = 0; i < m->nprocs; i++) {
