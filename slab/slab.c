@@ -406,9 +406,11 @@ static const char *slab_free_name(const struct kmem_cache *s)
  * magazine mark) is on it twice and leaves the slab "empty" with an
  * object still in use: found here, before its pages can be reused, by a
  * walk that marks each object it meets (at most objects + 1 steps, cycles
- * included). An empty slab that is kept needs no walk: a refill meets the
- * second copy with the wrong mark (take_object_locked()).
- * Context: the cache lock; hardened, non-debug caches.
+ * included). One pass: the slab goes back to page_alloc right after, so
+ * the marks it leaves need not be restored (allocate_slab() writes every
+ * object's again). An empty slab that is kept needs no walk: a refill
+ * meets the second copy with the wrong mark (take_object_locked()).
+ * Context: the cache lock; hardened, non-debug caches; @slab is discarded.
  */
 static void slab_check_empty_locked(struct kmem_cache *s, struct page *slab)
 {
@@ -423,8 +425,6 @@ static void slab_check_empty_locked(struct kmem_cache *s, struct page *slab)
 			slab_report_double_free(slab_free_name(s), s, obj, 0);
 		*mark = visit;
 	}
-	for (obj = slab->freelist; obj && n--; obj = get_freepointer(s, obj))
-		*(unsigned long *)((char *)obj + s->mark_off) = slab_mark_slab();
 }
 
 static void take_empty_locked(struct kmem_cache *s, unsigned long keep,
@@ -574,17 +574,27 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
  * others check the free mark (each object was marked by its free: a
  * second copy of one finds the slab's mark).
  */
+/* objects ahead whose struct page a flush prefetches */
+#define SLAB_FREE_PREFETCH	4
+
 void slab_free_bulk(struct kmem_cache *s, void **objs, int n,
 		    unsigned long addr)
 {
 	LIST_HEAD(discard);
 	int k;
 
+	/* the struct pages of a flush are cold in a large heap: ask for
+	 * the first ones before the lock, then a few objects ahead */
+	for (k = 0; k < n && k < SLAB_FREE_PREFETCH; k++)
+		__builtin_prefetch(virt_to_page(objs[k]));
 	slab_lock(s);
 	for (k = 0; k < n; k++) {
 		void *obj = objs[k];
 		struct page *slab;
 		enum slab_state before;
+
+		if (k + SLAB_FREE_PREFETCH < n)
+			__builtin_prefetch(virt_to_page(objs[k + SLAB_FREE_PREFETCH]));
 
 		if (slab_debug(s))
 			slab = slab_debug_free_locked(s, obj,
@@ -601,11 +611,14 @@ void slab_free_bulk(struct kmem_cache *s, void **objs, int n,
 							obj, addr);
 			*mark = slab_mark_slab();
 		}
-		before = slab_state(slab);
 		set_freepointer(s, obj, slab->freelist);
 		slab->freelist = obj;
+		/* only a full slab (now partial) and a last object (now
+		 * empty) change lists: no call for the others */
+		before = slab_state(slab);
 		slab->inuse--;
-		relist_locked(s, slab, before);
+		if (unlikely(before == SLAB_FULL || !slab->inuse))
+			relist_locked(s, slab, before);
 	}
 	s->nr_inuse -= (unsigned long)n;
 	s->free_calls++;
