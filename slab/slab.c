@@ -279,18 +279,30 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp)
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) &&
 	    unlikely(!READ_ONCE(slab_free_key)))
 		slab_free_key_init();
-	obj = base + s->red_left_pad;
-	slab->freelist = obj;
-	for (i = 0; i < s->objects; i++, obj = next) {
-		next = i + 1 < s->objects ? obj + s->size : NULL;
-		if (slab_debug(s))
-			slab_debug_init_object(s, obj);
-		/* The constructor runs once per object, here and never again. */
-		if (s->ctor)
-			s->ctor(obj);
-		set_freepointer(s, obj, next);
-		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-			*(unsigned long *)(obj + s->mark_off) = slab_mark_slab();
+	/*
+	 * Plain caches write nothing here: objects are handed out from
+	 * @fresh on in address order (take_fresh_locked()), so a slab's
+	 * pages are touched only as its objects are used, and a new slab
+	 * costs no pass over its objects. Debug caches (poison, red zones)
+	 * and caches with a constructor prepare every object now.
+	 */
+	slab->freelist = NULL;
+	slab->fresh = 0;
+	if (slab_debug(s) || s->ctor) {
+		obj = base + s->red_left_pad;
+		slab->freelist = obj;
+		for (i = 0; i < s->objects; i++, obj = next) {
+			next = i + 1 < s->objects ? obj + s->size : NULL;
+			if (slab_debug(s))
+				slab_debug_init_object(s, obj);
+			/* The constructor runs once per object, here and never again. */
+			if (s->ctor)
+				s->ctor(obj);
+			set_freepointer(s, obj, next);
+			if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+				*(unsigned long *)(obj + s->mark_off) = slab_mark_slab();
+		}
+		slab->fresh = (unsigned short)s->objects;
 	}
 	SetPageFlag(slab, PG_slab);
 	slab_mark_pages(slab, s, true);
@@ -483,6 +495,36 @@ static void *take_object_locked(struct kmem_cache *s, struct page *slab,
 	return obj;
 }
 
+/* The first object @slab never handed out: one multiply, no load of it. */
+static inline char *slab_fresh_obj(const struct kmem_cache *s,
+				   const struct page *slab)
+{
+	return (char *)slab_base(slab) + s->red_left_pad +
+	       (size_t)slab->fresh * s->size;
+}
+
+/*
+ * Hand out @slab's objects from @fresh on, at most @n, into @objs: they
+ * were never written, so there is no freelist to follow and no mark to
+ * check; each leaves with the magazine mark, as take_object_locked()'s.
+ * Return: objects taken.
+ */
+static int take_fresh_locked(struct kmem_cache *s, struct page *slab,
+			     void **objs, int n)
+{
+	char *obj = slab_fresh_obj(s, slab);
+	int k, nr = min_t(int, n, slab->objects - slab->fresh);
+
+	for (k = 0; k < nr; k++, obj += s->size) {
+		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+			*(unsigned long *)(obj + s->mark_off) = slab_free_key;
+		objs[k] = obj;
+	}
+	slab->fresh += (unsigned short)nr;
+	slab->inuse += (unsigned short)nr;
+	return nr;
+}
+
 /**
  * slab_alloc_bulk - take up to @n objects from the slabs of @s (the refill
  * path of the per-CPU layer). Partial slabs first, then kept empty ones,
@@ -542,6 +584,8 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 		before = slab_state(slab);
 		while (i < n && slab->freelist)
 			objs[i++] = take_object_locked(s, slab, addr);
+		if (i < n && slab->fresh < slab->objects)
+			i += take_fresh_locked(s, slab, objs + i, n - i);
 		relist_locked(s, slab, before);
 	}
 	/* Others refilled the lists while we grew: keep the new slab. */
@@ -611,6 +655,9 @@ void slab_free_bulk(struct kmem_cache *s, void **objs, int n,
 							obj, addr);
 			*mark = slab_mark_slab();
 		}
+		/* never handed out: freed without an allocation */
+		if (unlikely((char *)obj >= slab_fresh_obj(s, slab)))
+			slab_report_double_free(slab_free_name(s), s, obj, addr);
 		set_freepointer(s, obj, slab->freelist);
 		slab->freelist = obj;
 		/* only a full slab (now partial) and a last object (now
