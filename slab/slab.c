@@ -310,8 +310,13 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp)
 	return slab;
 }
 
+static void slab_check_empty(struct kmem_cache *s, struct page *slab);
+
 static void discard_slab(struct kmem_cache *s, struct page *slab)
 {
+	/* off every list: nobody else reaches it, the walk needs no lock */
+	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) && !slab_debug(s))
+		slab_check_empty(s, slab);
 	slab_probe(slab_discard, s->name, slab_base(slab), slab->slab_order);
 	/* Empty: no free of one of its objects can look at its pages. */
 	slab_mark_pages(slab, s, false);
@@ -419,12 +424,15 @@ static const char *slab_free_name(const struct kmem_cache *s)
  * object still in use: found here, before its pages can be reused, by a
  * walk that marks each object it meets (at most objects + 1 steps, cycles
  * included). One pass: the slab goes back to page_alloc right after, so
- * the marks it leaves need not be restored (allocate_slab() writes every
- * object's again). An empty slab that is kept needs no walk: a refill
- * meets the second copy with the wrong mark (take_object_locked()).
- * Context: the cache lock; hardened, non-debug caches; @slab is discarded.
+ * the marks it leaves need not be restored. An empty slab that is kept
+ * needs no walk: a refill meets the second copy with the wrong mark
+ * (take_object_locked()).
+ * Context: hardened, non-debug caches; @slab was taken off the cache's
+ * lists (take_empty_locked()) and is being discarded: no lock, so the
+ * walk over its cold objects does not hold up the other CPUs' refills
+ * and flushes.
  */
-static void slab_check_empty_locked(struct kmem_cache *s, struct page *slab)
+static void slab_check_empty(struct kmem_cache *s, struct page *slab)
 {
 	unsigned long visit = slab_mark_slab() ^ 1, *mark;
 	unsigned int n = 0;
@@ -447,8 +455,7 @@ static void take_empty_locked(struct kmem_cache *s, unsigned long keep,
 		struct page *slab = list_first_entry(&s->empty, struct page,
 						     slab_list);
 
-		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) && !slab_debug(s))
-			slab_check_empty_locked(s, slab);
+		/* checked by discard_slab(), after the lock */
 		list_move(&slab->slab_list, discard);
 		s->nr_empty--;
 		s->nr_slabs--;
