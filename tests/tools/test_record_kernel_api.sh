@@ -3,7 +3,8 @@
 # linked to libuslab.so, with exact counts: kmalloc, kzalloc, kcalloc ->
 # kmalloc events; krealloc -> realloc; kfree and kfree_rcu -> kfree (at
 # the kfree_rcu call: the RCU worker's kfree after the grace period is the
-# library's own and is not recorded again); kmem_cache_alloc/zalloc ->
+# library's own and is not recorded again); kmalloc(0)'s ZERO_SIZE_PTR and
+# its kfree are no memory and no events; kmem_cache_alloc/zalloc ->
 # kmem_cache_alloc naming its cache (format 1.2's table: name and object
 # size), a cache made again after kmem_cache_destroy named anew; the
 # library's malloc (built on kmalloc) is one malloc event, not two. report
@@ -49,6 +50,8 @@ int main(void)
 	c = kcalloc(3, 70, GFP_KERNEL);
 	kfree(z);
 	kfree(c);
+	q = kmalloc(0, GFP_KERNEL);	/* ZERO_SIZE_PTR: no memory, no event */
+	kfree(q);
 	q = kmem_cache_zalloc(s, GFP_KERNEL);
 	kmem_cache_free(s, q);
 	v = malloc(777);	/* volatile: gcc drops free(malloc(n)) */
@@ -91,6 +94,7 @@ expect kfree "" 78
 # libuslab.so's malloc calls kmalloc through its own PLT: one event
 expect malloc "size=777$" 1
 expect kmalloc "size=777$" 0
+expect kmalloc "size=0$" 0
 
 "$U" report "$T/k.ustr" > "$T/report" || fail "report"
 grep -q "of unknown ids 0)" "$T/report" || bad "report: frees of unknown ids: $(grep 'unknown ids' "$T/report")"

@@ -1761,16 +1761,24 @@ static void krecord_kfree(const void *p)
 
 static void krecord_cache_free(struct kmem_cache *s, const void *p)
 {
-	if (unlikely(attached))
-		emit(REC_OP_CFREE_USABLE, now_ns(), p, s,
-		     p && kreal.kmem_cache_size ? kreal.kmem_cache_size(s) : 0, 0);
-	else
+	if (unlikely(attached)) {
+		/* a cache whose objects all predate the attach: named here */
+		unsigned int size = kreal.kmem_cache_size ? kreal.kmem_cache_size(s) : 0;
+
+		kcache_meet(s, size);
+		emit(REC_OP_CFREE_USABLE, now_ns(), p, s, size, 0);
+	} else
 		emit(TRACE_OP_CACHE_FREE, now_ns(), p, NULL, 0, 0);
 }
 
+/* kmalloc(0)'s ZERO_SIZE_PTR (16) and its kfree hold no memory: not
+ * recorded (NULL, a failure, is) */
+#define K_ZERO(p)	((uintptr_t)(p) - 1 < 16)
+
 static void *kalloc_common(void *p, size_t size)
 {
-	krecord_alloc(TRACE_OP_KMALLOC, p, size, NULL);
+	if (!K_ZERO(p))
+		krecord_alloc(TRACE_OP_KMALLOC, p, size, NULL);
 	leave();
 	return p;
 }
@@ -1830,10 +1838,12 @@ __visible void *krealloc(const void *old, size_t size, rec_gfp_t flags)
 		return NULL;
 	if (!kenter(__builtin_return_address(0)))
 		return fn(old, size, flags);
-	if (old)
+	if (old && !K_ZERO(old))
 		emit(REC_OP_REALLOC_OLD, now_ns(), old, NULL,
 		     unlikely(attached) && kreal.ksize ? kreal.ksize(old) : 0, 0);
 	p = fn(old, size, flags);
+	if (K_ZERO(old))
+		old = NULL;
 	/* krealloc(p, 0) frees p and returns ZERO_SIZE_PTR or NULL: a realloc
 	 * to size 0 says the same */
 	if (unlikely(want_stacks)) {
@@ -1841,10 +1851,10 @@ __visible void *krealloc(const void *old, size_t size, rec_gfp_t flags)
 		struct rec_event def;
 		uint32_t sid = capture_stack(&def, frames);
 
-		emit_stack(TRACE_OP_REALLOC, now_ns(), size ? p : NULL, old, size, 0, sid,
-			   def.op ? &def : NULL);
+		emit_stack(TRACE_OP_REALLOC, now_ns(), K_ZERO(p) ? NULL : p, old, size, 0,
+			   sid, def.op ? &def : NULL);
 	} else {
-		emit(TRACE_OP_REALLOC, now_ns(), size ? p : NULL, old, size, 0);
+		emit(TRACE_OP_REALLOC, now_ns(), K_ZERO(p) ? NULL : p, old, size, 0);
 	}
 	leave();
 	return p;
@@ -1858,7 +1868,7 @@ static void kfree_common(void (*fn)(const void *), const void *p, const void *re
 		fn(p);
 		return;
 	}
-	if (p)
+	if (!K_ZERO(p) && p)
 		krecord_kfree(p);
 	fn(p);
 	leave();
