@@ -75,7 +75,7 @@ uint64_t sim_trace_id(const struct sim_trace *t, uint32_t id);
 
 #define SIM_MAX_CLASSES		NR_KMALLOC_CLASSES	/* slab's kmalloc_info[] */
 #define SIM_CLASS_NONE		0xff
-#define SIM_DEFAULT		(-2L)	/* depot_limit: the library's default */
+#define SIM_DEFAULT		USLAB_DEPOT_BY_SIZE	/* depot_limit: the library's default */
 
 struct sim_config {
 	unsigned int cpus;

@@ -595,50 +595,29 @@ void sim_fixed_layout(char **argv)
 /* ---- The configuration (uslab sim and the tuner parse into it). */
 
 /*
- * One option as the item USLAB_OPTIONS would carry, checked by slab/'s
- * parser (the one every front end uses). A build without magazines takes
- * the option and has nothing to apply it to.
- */
-static int sim_check_setting(const char *what, const char *arg, long *value,
-			     struct kmem_cache_setting *set)
-{
-	char item[160];
-	int err;
-
-	snprintf(item, sizeof(item), "%s%s%s", what, strchr(arg, '=') ? "." : "=", arg);
-	err = kmem_cache_setting_parse(item, set);
-	if (err == -EOPNOTSUPP) {
-		const char *eq = strchr(arg, '=');
-
-		return kmem_cache_parse_long(eq ? eq + 1 : arg, -1, 65536, value);
-	}
-	if (!err)
-		*value = set->value;
-	return err;
-}
-
-/*
  * sim_parse_mag_size - "N" for every class, "CLASS=N" for one, where CLASS
  * is a cache name (kmalloc-64) or a byte size (64), checked here
- * (sim_class_named). Return: 0, -ENOENT for a CLASS that is no kmalloc
- * class, -EINVAL for anything else.
+ * (sim_class_named); N is read by mag_size's row of <uslab/tunables.h>.
+ * Return: 0, -ENOENT for a CLASS that is no kmalloc class, -EINVAL for
+ * anything else.
  */
 int sim_parse_mag_size(struct sim_config *cfg, const char *arg)
 {
-	struct kmem_cache_setting set;
 	const char *eq = strchr(arg, '=');
+	size_t nlen = eq ? (size_t)(eq - arg) : 0;
 	long v;
 
-	if (sim_check_setting("mag_size", arg, &v, &set) || v < 0)
+	if (uslab_tunable_parse(&uslab_tunables[USLAB_OPT_MAG_SIZE], eq ? eq + 1 : arg, &v))
 		return -EINVAL;
 	if (!eq) {
 		cfg->mag_size = (int)v;
 		return 0;
 	}
-	if (cfg->nr_class_mag == SIM_MAX_CLASSES || (size_t)(eq - arg) >= sizeof(cfg->class_mag[0].name))
+	if (cfg->nr_class_mag == SIM_MAX_CLASSES || !nlen ||
+	    nlen >= sizeof(cfg->class_mag[0].name))
 		return -EINVAL;
-	memcpy(cfg->class_mag[cfg->nr_class_mag].name, arg, (size_t)(eq - arg));
-	cfg->class_mag[cfg->nr_class_mag].name[eq - arg] = '\0';
+	memcpy(cfg->class_mag[cfg->nr_class_mag].name, arg, nlen);
+	cfg->class_mag[cfg->nr_class_mag].name[nlen] = '\0';
 	if (!sim_class_named(cfg->class_mag[cfg->nr_class_mag].name))
 		return -ENOENT;		/* refused with the options, not at run time */
 	cfg->class_mag[cfg->nr_class_mag].mag = (int)v;
@@ -669,7 +648,6 @@ double sim_mean_resident(const struct sim_result *res)
 
 int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg)
 {
-	struct kmem_cache_setting set;
 	long v;
 
 	if (opt == 'm')
@@ -678,12 +656,12 @@ int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg)
 		return -EINVAL;		/* one value for every kmalloc cache */
 	switch (opt) {
 	case 'b':
-		if (sim_check_setting("batch", arg, &v, &set) || v < 0)
+		if (uslab_tunable_parse(&uslab_tunables[USLAB_OPT_BATCH], arg, &v))
 			return -EINVAL;
 		cfg->batch = (int)v;
 		return 0;
 	case 'd':
-		if (sim_check_setting("depot_limit", arg, &v, &set))
+		if (uslab_tunable_parse(&uslab_tunables[USLAB_OPT_DEPOT_LIMIT], arg, &v))
 			return -EINVAL;
 		cfg->depot_limit = v;
 		return 0;

@@ -55,23 +55,21 @@ int sim_pcp_init(unsigned int cpus, bool no_reaper)
 }
 
 /*
- * One setting for slab/, as the item USLAB_OPTIONS would carry: the same
- * parser and the same resolution at cache creation as the library.
+ * One setting for slab/, made from the parsed value: the same settings and
+ * the same resolution at cache creation as the library's USLAB_OPTIONS.
  * A build without magazines has nothing to set (-EOPNOTSUPP): not an error.
  */
-static int sim_setting(const char *what, const char *name, long v)
+static int sim_setting(enum kmem_cache_tunable what, const char *name, long v)
 {
 	struct kmem_cache_setting set;
-	char item[128];
 	int err;
 
-	snprintf(item, sizeof(item), "%s%s%s=%ld", what, name ? "." : "",
-		 name ? name : "", v);
-	err = kmem_cache_setting_parse(item, &set);
+	err = kmem_cache_setting_make(&set, what, name, name ? strlen(name) : 0, v);
 	if (err == -EOPNOTSUPP)
 		return 0;
 	if (err) {
-		fprintf(stderr, "uslab sim: bad setting '%s'\n", item);
+		fprintf(stderr, "uslab sim: bad setting %s%s%s=%ld\n",
+			uslab_tunables[what].name, name ? "." : "", name ? name : "", v);
 		return err;
 	}
 	return kmem_cache_setting_add(&set);
@@ -88,14 +86,14 @@ int sim_pcp_settings(const struct sim_config *cfg)
 
 	kmem_cache_settings_clear();
 	if (cfg->mag_size >= 0)
-		err = sim_setting("mag_size", NULL, cfg->mag_size);
+		err = sim_setting(KMEM_TUNE_MAG_SIZE, NULL, cfg->mag_size);
 	for (i = 0; !err && i < cfg->nr_class_mag; i++)
-		err = sim_setting("mag_size", cfg->class_mag[i].name,
+		err = sim_setting(KMEM_TUNE_MAG_SIZE, cfg->class_mag[i].name,
 				  cfg->class_mag[i].mag);
 	if (!err && cfg->batch >= 0)
-		err = sim_setting("batch", NULL, cfg->batch);
+		err = sim_setting(KMEM_TUNE_BATCH, NULL, cfg->batch);
 	if (!err && cfg->depot_limit != SIM_DEFAULT)
-		err = sim_setting("depot_limit", NULL, cfg->depot_limit);
+		err = sim_setting(KMEM_TUNE_DEPOT_LIMIT, NULL, cfg->depot_limit);
 	return err;
 }
 

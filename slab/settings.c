@@ -47,8 +47,6 @@
 #include "slab/internal.h"
 
 #define SLAB_MAX_SETTINGS	256
-#define SLAB_SETTING_MAX_MAG	4096
-#define SLAB_SETTING_MAX_DEPOT	65536
 
 struct slab_setting_entry {
 	struct kmem_cache_setting set;
@@ -60,12 +58,14 @@ static struct slab_setting_entry settings[SLAB_MAX_SETTINGS];
 static unsigned int nr_settings;
 static unsigned int settings_gen;
 
-static const char *const tunable_names[] = {
-	[KMEM_TUNE_MAG_SIZE] = "mag_size",
-	[KMEM_TUNE_BATCH] = "batch",
-	[KMEM_TUNE_DEPOT_LIMIT] = "depot_limit",
-	[KMEM_TUNE_DEBUG] = "slab_debug",
+#define USLAB_TUNABLE_ROW(id, nm, k, sc, lo, hi, dflt, text)	\
+	[USLAB_OPT_##id] = { .name = #nm, .kind = USLAB_TK_##k,		\
+			     .scope = USLAB_TS_##sc, .min = lo, .max = hi,	\
+			     .def = dflt, .help = text },
+__visible const struct uslab_tunable uslab_tunables[USLAB_NR_TUNABLES] = {
+	USLAB_TUNABLES(USLAB_TUNABLE_ROW)
 };
+#undef USLAB_TUNABLE_ROW
 
 /* slab_debug letters, the kernel's (mm/slub.c parse_slub_debug_flags). */
 static const struct {
@@ -149,67 +149,95 @@ __visible int kmem_cache_parse_long(const char *val, long min, long max, long *o
 	return 0;
 }
 
-static void tunable_range(enum kmem_cache_tunable what, long *min, long *max)
+/** uslab_tunable_find - see include/uslab/tunables.h. */
+__visible const struct uslab_tunable *uslab_tunable_find(const char *name, size_t len)
 {
-	if (what == KMEM_TUNE_DEPOT_LIMIT) {
-		*min = -1;
-		*max = SLAB_SETTING_MAX_DEPOT;
-	} else {
-		*min = 0;			/* 0: the default */
-		*max = SLAB_SETTING_MAX_MAG;
-	}
+	for (size_t i = 0; i < ARRAY_SIZE(uslab_tunables); i++)
+		if (strlen(uslab_tunables[i].name) == len &&
+		    !strncmp(name, uslab_tunables[i].name, len))
+			return &uslab_tunables[i];
+	return NULL;
 }
 
-/**
- * kmem_cache_setting_parse - "mag_size[.CACHE]=N", "batch[.CACHE]=N",
- * "depot_limit[.CACHE]=N" or "slab_debug[.CACHE][=FZPU]" into @set;
- * nothing is applied.
- * Return: 0; -ENOENT when the item is not one of these (the caller may
- * know it); -EINVAL malformed; -ERANGE value or size out of range;
- * -EOPNOTSUPP when this build has no per-CPU magazines at all (no slab
- * debugging, for slab_debug).
- */
-__visible int kmem_cache_setting_parse(const char *item, struct kmem_cache_setting *set)
+/* "1", "y", "yes", "on", "true" and their opposites. */
+static int flag_parse(const char *val, long *out)
 {
-	const char *eq, *dot, *name = NULL;
-	size_t klen, nlen = 0;
-	long min, max, size;
-	int what, err;
+	static const char *const yes[] = { "1", "y", "yes", "on", "true" };
+	static const char *const no[] = { "0", "n", "no", "off", "false" };
 
-	if (!item)
-		return -EINVAL;
-	eq = strchr(item, '=');
-	dot = strchr(item, '.');
-	if (dot && eq && dot > eq)
-		dot = NULL;
-	klen = dot ? (size_t)(dot - item) : eq ? (size_t)(eq - item) : strlen(item);
-	for (what = 0; what < (int)ARRAY_SIZE(tunable_names); what++)
-		if (strlen(tunable_names[what]) == klen &&
-		    !strncmp(item, tunable_names[what], klen))
-			break;
-	if (what == (int)ARRAY_SIZE(tunable_names))
-		return -ENOENT;
-	memset(set, 0, sizeof(*set));
-	set->what = (enum kmem_cache_tunable)what;
-	if (set->what == KMEM_TUNE_DEBUG) {
-		/* "slab_debug" alone: full debugging, as the kernel */
-		err = eq ? debug_letters_parse(eq + 1, strlen(eq + 1), &set->value) :
-			   debug_letters_parse("", 0, &set->value);
-	} else if (!eq) {
-		return -EINVAL;
-	} else {
-		tunable_range(set->what, &min, &max);
-		err = kmem_cache_parse_long(eq + 1, min, max, &set->value);
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (!strcmp(val, yes[i]) || !strcmp(val, no[i])) {
+			*out = !strcmp(val, yes[i]);
+			return 0;
+		}
 	}
-	if (err)
-		return err;
-	if (dot) {
-		name = dot + 1;
-		nlen = eq ? (size_t)(eq - name) : strlen(name);
-		if (!nlen || nlen >= sizeof(set->key))
+	return -EINVAL;
+}
+
+/** uslab_tunable_parse - see include/uslab/tunables.h. */
+__visible int uslab_tunable_parse(const struct uslab_tunable *t, const char *val, long *out)
+{
+	switch (t->kind) {
+	case USLAB_TK_FLAG:
+		if (!val) {
+			*out = 1;
+			return 0;
+		}
+		return flag_parse(val, out);
+	case USLAB_TK_DEBUG:
+		/* "slab_debug" alone: full debugging, as the kernel */
+		return debug_letters_parse(val ? val : "", val ? strlen(val) : 0, out);
+	case USLAB_TK_OFF_OR_NUM:
+		if (val && !strcmp(val, "0")) {
+			*out = 0;
+			return 0;
+		}
+		/* fall through */
+	case USLAB_TK_NUM:
+		return kmem_cache_parse_long(val, t->min, t->max, out);
+	case USLAB_TK_FAULT:
+		break;
+	}
+	return -EINVAL;
+}
+
+/** uslab_tunable_split - see include/uslab/tunables.h. */
+__visible void uslab_tunable_split(char *item, char **name, char **cache, char **val)
+{
+	char *eq = strchr(item, '=');
+	char *dot;
+
+	if (eq)
+		*eq++ = '\0';
+	dot = strchr(item, '.');
+	if (dot)
+		*dot++ = '\0';
+	*name = item;
+	*cache = dot;
+	*val = eq;
+}
+
+/** kmem_cache_setting_make - see include/uslab/slab.h. */
+__visible int kmem_cache_setting_make(struct kmem_cache_setting *set,
+				      enum kmem_cache_tunable what,
+				      const char *cache, size_t len, long value)
+{
+	const struct uslab_tunable *t;
+	long size;
+
+	memset(set, 0, sizeof(*set));
+	set->what = what;
+	set->value = value;
+	if ((unsigned int)what > KMEM_TUNE_DEBUG)
+		return -EINVAL;
+	t = &uslab_tunables[what];
+	if (t->kind == USLAB_TK_NUM && (value < t->min || value > t->max))
+		return -ERANGE;
+	if (cache) {
+		if (!len || len >= sizeof(set->key))
 			return -EINVAL;
-		memcpy(set->key, name, nlen);
-		set->key[nlen] = '\0';
+		memcpy(set->key, cache, len);
+		set->key[len] = '\0';
 		if (!kmem_cache_parse_long(set->key, LONG_MIN + 1, LONG_MAX, &size)) {
 			const char *kname;
 
@@ -219,10 +247,10 @@ __visible int kmem_cache_setting_parse(const char *item, struct kmem_cache_setti
 			kname = kmalloc_info[kmalloc_index((size_t)size)].name;
 			memcpy(set->cache, kname, strlen(kname) + 1);
 		} else {
-			memcpy(set->cache, set->key, nlen + 1);
+			memcpy(set->cache, set->key, len + 1);
 		}
 	}
-	if (set->what == KMEM_TUNE_DEBUG)
+	if (what == KMEM_TUNE_DEBUG)
 		return IS_ENABLED(CONFIG_SLAB_DEBUG) ? 0 : -EOPNOTSUPP;
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE) || IS_ENABLED(CONFIG_SLAB_DEBUG_ON))
 		return -EOPNOTSUPP;
@@ -230,11 +258,42 @@ __visible int kmem_cache_setting_parse(const char *item, struct kmem_cache_setti
 }
 
 /**
+ * kmem_cache_setting_parse - "mag_size[.CACHE]=N", "batch[.CACHE]=N",
+ * "depot_limit[.CACHE]=N" or "slab_debug[.CACHE][=FZPU]" into @set: split
+ * once, then the row's parser and kmem_cache_setting_make(); nothing is
+ * applied.
+ * Return: 0; -ENOENT when the item is not one of these (the caller may
+ * know it); -EINVAL malformed; -ERANGE value or size out of range;
+ * -EOPNOTSUPP when this build has no per-CPU magazines at all (no slab
+ * debugging, for slab_debug).
+ */
+__visible int kmem_cache_setting_parse(const char *item, struct kmem_cache_setting *set)
+{
+	const struct uslab_tunable *t;
+	char buf[160], *name, *cache, *val;
+	long v;
+	int err;
+
+	if (!item || strlen(item) >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, item, strlen(item) + 1);
+	uslab_tunable_split(buf, &name, &cache, &val);
+	t = uslab_tunable_find(name, strlen(name));
+	if (!t || t->scope != USLAB_TS_CACHE)
+		return -ENOENT;
+	err = uslab_tunable_parse(t, val, &v);
+	if (err)
+		return err;
+	return kmem_cache_setting_make(set, (enum kmem_cache_tunable)(t - uslab_tunables),
+				       cache, cache ? strlen(cache) : 0, v);
+}
+
+/**
  * kmem_cache_debug_parse - slab_debug's value in the kernel's syntax into
- * settings ("slab_debug.NAME=FLAGS" each, through
- * kmem_cache_setting_parse()): blocks separated by ';', each "FLAGS" (every
- * cache) or "FLAGS,name,name..." (those caches; "kmalloc-*" a prefix);
- * empty FLAGS = FZPU, '-' = none. NULL or "" = FZPU for every cache.
+ * settings: blocks separated by ';', each "FLAGS" (every cache) or
+ * "FLAGS,name,name..." (those caches; "kmalloc-*" a prefix); empty FLAGS =
+ * FZPU, '-' = none. NULL or "" = FZPU for every cache. Each block's flags
+ * are read once; each name becomes one setting (kmem_cache_setting_make()).
  * Return: settings stored in @sets, or -EINVAL, -ENOSPC, -EOPNOTSUPP.
  */
 __visible int kmem_cache_debug_parse(const char *val, struct kmem_cache_setting *sets,
@@ -242,52 +301,31 @@ __visible int kmem_cache_debug_parse(const char *val, struct kmem_cache_setting 
 {
 	const char *p = val ? val : "";
 	unsigned int n = 0;
-	char item[160];
 	int err;
 
 	for (;;) {
 		const char *end = strchrnul(p, ';');
 		const char *comma = memchr(p, ',', (size_t)(end - p));
 		const char *fend = comma ? comma : end;
-		size_t flen = (size_t)(fend - p);
+		const char *nm = comma ? comma + 1 : NULL;
+		long flags;
 
-		if (flen > 16)
+		if (fend - p > 16 || debug_letters_parse(p, (size_t)(fend - p), &flags))
 			return -EINVAL;
-		if (!comma) {
-			size_t pos = 0;
+		do {
+			const char *ne = nm ? memchr(nm, ',', (size_t)(end - nm)) : NULL;
 
+			if (nm && !ne)
+				ne = end;
 			if (n == max)
 				return -ENOSPC;
-			uslab_bufprintf(item, sizeof(item), &pos, "slab_debug=%.*s",
-					(int)flen, p);
-			err = kmem_cache_setting_parse(item, &sets[n]);
+			err = kmem_cache_setting_make(&sets[n], KMEM_TUNE_DEBUG, nm,
+						      nm ? (size_t)(ne - nm) : 0, flags);
 			if (err)
 				return err;
 			n++;
-		} else {
-			const char *nm = comma + 1;
-
-			while (nm <= end) {
-				const char *ne = memchr(nm, ',', (size_t)(end - nm));
-				size_t nlen, pos = 0;
-
-				if (!ne)
-					ne = end;
-				nlen = (size_t)(ne - nm);
-				if (!nlen || nlen >= sizeof(sets->key))
-					return -EINVAL;
-				if (n == max)
-					return -ENOSPC;
-				uslab_bufprintf(item, sizeof(item), &pos,
-						"slab_debug.%.*s=%.*s", (int)nlen, nm,
-						(int)flen, p);
-				err = kmem_cache_setting_parse(item, &sets[n]);
-				if (err)
-					return err;
-				n++;
-				nm = ne + 1;
-			}
-		}
+			nm = nm && ne < end ? ne + 1 : NULL;
+		} while (nm);
 		if (!*end)
 			break;
 		p = end + 1;
@@ -601,11 +639,11 @@ __visible char *kmem_cache_setting_str(const struct kmem_cache_setting *set, cha
 		if (!n)
 			letters[n++] = '-';
 		letters[n] = '\0';
-		uslab_bufprintf(buf, len, &pos, "%s%s%s=%s", tunable_names[set->what],
+		uslab_bufprintf(buf, len, &pos, "%s%s%s=%s", uslab_tunables[set->what].name,
 				set->key[0] ? "." : "", set->key, letters);
 		return buf;
 	}
-	uslab_bufprintf(buf, len, &pos, "%s%s%s=%ld", tunable_names[set->what],
+	uslab_bufprintf(buf, len, &pos, "%s%s%s=%ld", uslab_tunables[set->what].name,
 			set->key[0] ? "." : "", set->key, set->value);
 	return buf;
 }

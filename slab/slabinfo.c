@@ -19,7 +19,8 @@
 #include "lib/log.h"
 #include "slab/internal.h"
 
-#define SLABINFO_MAX_LIMIT	4096
+/* LIMIT and BATCHCOUNT are mag_size and batch: their rows' bounds */
+#define SLABINFO_MAX_LIMIT	(uslab_tunables[USLAB_OPT_MAG_SIZE].max)
 #define SLABINFO_MAX_SHARED	4096
 
 /**
@@ -235,20 +236,20 @@ int slabinfo_check(const char *line, char *why, size_t len)
  */
 int slabinfo_write(const char *line)
 {
-	struct kmem_cache_setting mag = { .what = KMEM_TUNE_MAG_SIZE };
-	struct kmem_cache_setting bat = { .what = KMEM_TUNE_BATCH };
+	struct kmem_cache_setting mag, bat;
+	char cache[SLAB_NAME_LEN];
 	long limit, batch, shared;
 	struct kmem_cache *s, *found = NULL;
 	int err;
 
-	if (slabinfo_parse(line, mag.cache, sizeof(mag.cache), &limit, &batch, &shared,
-			   NULL, 0))
+	if (slabinfo_parse(line, cache, sizeof(cache), &limit, &batch, &shared, NULL, 0))
 		return -EINVAL;
-	memcpy(mag.key, mag.cache, sizeof(mag.key));
-	memcpy(bat.cache, mag.cache, sizeof(bat.cache));
-	memcpy(bat.key, mag.cache, sizeof(bat.key));
-	mag.value = limit;
-	bat.value = batch;
+	/* -EOPNOTSUPP (no magazines) is the !kmem_cache_pcp() case below */
+	err = kmem_cache_setting_make(&mag, KMEM_TUNE_MAG_SIZE, cache, strlen(cache), limit);
+	if (!err)
+		err = kmem_cache_setting_make(&bat, KMEM_TUNE_BATCH, cache, strlen(cache), batch);
+	if (err && err != -EOPNOTSUPP)
+		return -EINVAL;
 
 	/*
 	 * Under RCU, not slab_mutex: resizing drains magazines, which may free
@@ -258,7 +259,7 @@ int slabinfo_write(const char *line)
 	 */
 	slab_rcu_read_lock();
 	cds_list_for_each_entry_rcu(s, &slab_caches, list) {
-		if (!strcmp(s->name, mag.cache)) {
+		if (!strcmp(s->name, cache)) {
 			found = s;
 			break;
 		}

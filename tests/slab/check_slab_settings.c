@@ -12,6 +12,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lib/compiler.h"
@@ -131,6 +132,55 @@ TEST(settings, test_parse_errors)
 	ck_assert_int_eq(kmem_cache_setting_parse("mag_size.65=32", &set), 0);
 	ck_assert_str_eq(set.cache, kmalloc_info[kmalloc_index(65)].name);
 	ck_assert_str_ne(set.cache, "kmalloc-64");
+}
+END_TEST
+
+/*
+ * One table of tunables (issue 21, item 2): the cache rows are
+ * enum kmem_cache_tunable's, their bounds are the ones the text parser and
+ * the parts parser apply, and a setting made from parsed parts equals the
+ * one parsed from its text.
+ */
+TEST(settings, test_tunables_table_is_the_parsers_bounds)
+{
+	const struct uslab_tunable *mag = &uslab_tunables[KMEM_TUNE_MAG_SIZE];
+	struct kmem_cache_setting a, b;
+	char item[64], name[] = "mag_size.kmalloc-64=32", *nm, *cache, *val;
+	long v;
+
+	ck_assert_str_eq(uslab_tunables[KMEM_TUNE_MAG_SIZE].name, "mag_size");
+	ck_assert_str_eq(uslab_tunables[KMEM_TUNE_BATCH].name, "batch");
+	ck_assert_str_eq(uslab_tunables[KMEM_TUNE_DEPOT_LIMIT].name, "depot_limit");
+	ck_assert_str_eq(uslab_tunables[KMEM_TUNE_DEBUG].name, "slab_debug");
+	ck_assert_ptr_eq(uslab_tunable_find("batch", 5), &uslab_tunables[KMEM_TUNE_BATCH]);
+	ck_assert_ptr_null(uslab_tunable_find("batc", 4));
+	ck_assert_int_eq(uslab_tunable_parse(mag, "4096", &v), 0);
+	ck_assert_int_eq(v, mag->max);
+	snprintf(item, sizeof(item), "%ld", mag->max + 1);
+	ck_assert_int_eq(uslab_tunable_parse(mag, item, &v), -ERANGE);
+	ck_assert_int_eq(uslab_tunable_parse(mag, NULL, &v), -EINVAL);
+	ck_assert_int_eq(uslab_tunable_parse(&uslab_tunables[USLAB_OPT_STATS], NULL, &v), 0);
+	ck_assert_int_eq(v, 1);
+	ck_assert_int_eq(uslab_tunable_parse(&uslab_tunables[USLAB_OPT_STATS], "off", &v), 0);
+	ck_assert_int_eq(v, 0);
+	ck_assert_int_eq(uslab_tunable_parse(&uslab_tunables[USLAB_OPT_REAPER_MS], "0", &v), 0);
+	ck_assert_int_eq(uslab_tunable_parse(&uslab_tunables[USLAB_OPT_REAPER_MS], "5", &v),
+			 -ERANGE);
+	ck_assert_int_eq(uslab_tunables[USLAB_OPT_REAPER_MS].def, PCP_REAPER_PERIOD_MS);
+	uslab_tunable_split(name, &nm, &cache, &val);
+	ck_assert_str_eq(nm, "mag_size");
+	ck_assert_str_eq(cache, "kmalloc-64");
+	ck_assert_str_eq(val, "32");
+	if (!have_magazines())
+		return;
+	ck_assert_int_eq(kmem_cache_setting_make(&a, KMEM_TUNE_MAG_SIZE, "64", 2, 32), 0);
+	ck_assert_int_eq(kmem_cache_setting_parse("mag_size.64=32", &b), 0);
+	ck_assert_mem_eq(&a, &b, sizeof(a));
+	ck_assert_int_eq(kmem_cache_setting_make(&a, KMEM_TUNE_MAG_SIZE, NULL, 0, mag->max + 1),
+			 -ERANGE);
+	ck_assert_int_eq(kmem_cache_setting_make(&a, KMEM_TUNE_DEPOT_LIMIT, NULL, 0, -1), 0);
+	ck_assert_int_eq(kmem_cache_setting_make(&a, KMEM_TUNE_DEPOT_LIMIT, NULL, 0,
+						 USLAB_DEPOT_BY_SIZE), -ERANGE);
 }
 END_TEST
 

@@ -289,6 +289,8 @@ static const char sim_usage[] =
 static const char *sim_tunable(const struct cli_opt *opt, const char *arg)
 {
 	static char cls[128];
+	const struct uslab_tunable *t = &uslab_tunables[opt->data == 'b' ? USLAB_OPT_BATCH :
+				opt->data == 'd' ? USLAB_OPT_DEPOT_LIMIT : USLAB_OPT_MAG_SIZE];
 	int err = sim_parse_tunable(opt->value, (int)opt->data, arg);
 
 	if (!err)
@@ -299,9 +301,10 @@ static const char *sim_tunable(const struct cli_opt *opt, const char *arg)
 			 kmalloc_info[NR_KMALLOC_CLASSES - 1].name, KMALLOC_MAX_CACHE_SIZE);
 		return cls;
 	}
-	return opt->data == 'm' ? "N or CLASS=N (kmalloc-64=32 or 64=32) the cache accepts" :
-	       opt->data == 'b' ? "a batch count the caches accept" :
-	       "a depot limit the caches accept (-1 unlimited)";
+	snprintf(cls, sizeof(cls), "%s%ld..%ld%s", opt->data == 'm' ?
+		 "N or CLASS=N (kmalloc-64=32 or 64=32), N " : "", t->min, t->max,
+		 opt->data == 'd' ? " (-1 unlimited)" : "");
+	return cls;
 }
 
 /* Return: as parse_options() (the trace at the index returned). */

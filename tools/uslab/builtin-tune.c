@@ -59,29 +59,41 @@ static const char *tune_goal_opt(const struct cli_opt *opt, const char *arg)
 	return "time, memory or balanced";
 }
 
-/* --mag-sizes ('m' in opt->data) and --depot-limits ('d'): up to
- * TUNE_MAX_VALUES numbers into the struct tune_space at opt->value.
- * Mirrors builtin-sim.c's sim_usage and sim_tunable on purpose. */
+/*
+ * --mag-sizes ('m' in opt->data) and --depot-limits ('d'): up to
+ * TUNE_MAX_VALUES numbers, each read by its row of <uslab/tunables.h>
+ * (a swept magazine size is at least 1: 0 means the default), into the
+ * struct tune_space at opt->value.
+ */
 static const char *tune_list(const struct cli_opt *opt, const char *arg)
 {
-	static char expect[64];
+	static char expect[96];
 	struct tune_space *sp = opt->value;
 	bool mags = opt->data == 'm';
-	long *v = mags ? sp->mags : sp->depots, lo = mags ? 1 : -1, hi = mags ? 4096 : 65536;
+	const struct uslab_tunable *t =
+		&uslab_tunables[mags ? USLAB_OPT_MAG_SIZE : USLAB_OPT_DEPOT_LIMIT];
+	long *v = mags ? sp->mags : sp->depots, lo = mags ? 1 : t->min;
 	unsigned int *n = mags ? &sp->nm : &sp->nd;
-	const char *s = arg;
-	char *end;
+	char buf[256], *item, *save = NULL;
+	size_t len = strlen(arg);
+	bool ok = len && len < sizeof(buf) && arg[0] != ',' && arg[len - 1] != ',' &&
+		  !strstr(arg, ",,");
 
-	for (*n = 0; *s && *n < TUNE_MAX_VALUES; s = *end ? end + 1 : end) {
-		v[*n] = strtol(s, &end, 10);
-		if (end == s || v[*n] < lo || v[*n] > hi || (*end && *end != ','))
+	if (ok)
+		strcpy(buf, arg);
+	for (*n = 0, item = ok ? strtok_r(buf, ",", &save) : NULL; item;
+	     item = strtok_r(NULL, ",", &save)) {
+		if (*n == TUNE_MAX_VALUES || uslab_tunable_parse(t, item, &v[*n]) ||
+		    v[*n] < lo) {
+			ok = false;
 			break;
+		}
 		(*n)++;
 	}
-	if (!*s && *n)
+	if (ok && *n)
 		return NULL;
 	snprintf(expect, sizeof(expect), "up to %d numbers %ld..%ld, comma-separated",
-		 TUNE_MAX_VALUES, lo, hi);
+		 TUNE_MAX_VALUES, lo, t->max);
 	return expect;
 }
 
@@ -112,7 +124,8 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 		OPT_CALLBACK(0, "depot-limits", &o->sp, "LIST",
 			     "depot limits swept (default 0,2,8,32,-1)", tune_list, .data = 'd'),
 		OPT_INTEGER(0, "batch", &tu->batch, "N",
-			    "batch count for every run (default: half a magazine)", 1, 4096),
+			    "batch count for every run (default: half a magazine)", 1,
+			    uslab_tunables[USLAB_OPT_BATCH].max),
 		OPT_CALLBACK(0, "goal", &o->goal, "GOAL",
 			     "time (less CPU time), memory (less resident memory)\n"
 			     "or balanced (default: less memory at no measurable\n"
@@ -789,7 +802,8 @@ static int merge_results(struct tune *tu, const char *path)
 			   "ovh_mean=%lf ovh_peak=%lld model=%15s", &mag, depot, &batch,
 			   &j.out.cost_ns, &peak, &j.out.res_mean, &faults, &j.out.hit_rate,
 			   &pops, &j.out.ovh_mean, &ovh_peak, model) != 12 ||
-		    (mag < 1 && mag != -1) || mag > 4096 || !(j.out.cost_ns >= 0)) {
+		    (mag < 1 && mag != -1) || mag > uslab_tunables[USLAB_OPT_MAG_SIZE].max ||
+		    !(j.out.cost_ns >= 0)) {
 			fprintf(stderr, "uslab tune: --merge %s:%u: not a result line of this "
 				"version (uslab sim --result)\n", path, lineno);
 			goto bad;
