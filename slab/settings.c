@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Per-cache settings (magazine size, batch, depot limit) and the one place
- * that computes a cache's tunables.
+ * Per-cache settings (magazine size, batch, depot limit, slab_debug) and
+ * the one place that computes a cache's tunables: the table of tunables
+ * (<uslab/tunables.h>) and its parsers, the kept settings, the resolution.
+ * A leaf of slab/: it calls nothing of the folder (it reads kmalloc's name
+ * table to turn a byte size into a cache name); putting settings into live
+ * caches is slab.c's (kmem_cache_setting_add(), slab_settings_recheck()),
+ * re-making a kmalloc cache kmalloc.c's.
  *
  * A setting may name a cache that does not exist yet: the kmalloc-N caches
  * are created on first use, after the malloc layer has read USLAB_OPTIONS,
@@ -9,10 +14,10 @@
  * kept here, in the order given, and every cache resolves its tunables from
  * them when it is created (slab_settings_resolve(), called by
  * __kmem_cache_create()); a setting added later is applied at once to the
- * caches it names that already exist. Three front ends share this parser
- * and this resolution: USLAB_OPTIONS (malloc/options.c), `uslab sim
- * --mag-size/--batch/--depot-limit` (sim/), and, for the numbers and their
- * ranges, slabinfo writes (slabinfo.c).
+ * caches it names that already exist (slab.c). The front ends share the
+ * rows, these parsers and this resolution: USLAB_OPTIONS
+ * (malloc/options.c), `uslab sim --mag-size/--batch/--depot-limit` (sim/),
+ * slabinfo writes (slabinfo.c).
  *
  * Names: "kmalloc-64" or any kmem_cache_create() name, or a byte size
  * ("64", "100"), which means the kmalloc cache serving that size; a name
@@ -27,7 +32,7 @@
  * (slab_settings_debug_flags()), as the kernel's kmem_cache_flags(): the
  * first setting that names the cache wins, else the last one without a
  * name (every cache), else none (FZP everywhere under SLAB_DEBUG_ON).
- * A kmalloc cache that exists already is re-made (slab/kmalloc.c).
+ * A kmalloc cache that exists already is re-made (slab.c asks kmalloc.c).
  *
  * Defaults, when no setting names a cache: percpu's table by object size
  * (pcp_default_limit(), Kconfig PERCPU_MAG_SIZE) and pcp_default_batchcount()
@@ -335,7 +340,7 @@ __visible int kmem_cache_debug_parse(const char *val, struct kmem_cache_setting 
 
 /* Does @set speak about @s? (no name: every kmalloc cache; slab_debug:
  * every cache) */
-static bool setting_matches(const struct kmem_cache_setting *set,
+bool slab_setting_matches(const struct kmem_cache_setting *set,
 			    const struct kmem_cache *s)
 {
 	if (!set->cache[0])
@@ -344,7 +349,7 @@ static bool setting_matches(const struct kmem_cache_setting *set,
 }
 
 /* Could @set make a kmalloc cache a debug cache? */
-static bool debug_may_kmalloc(const struct kmem_cache_setting *set)
+bool slab_setting_debug_may_kmalloc(const struct kmem_cache_setting *set)
 {
 	const char *glob = strchr(set->cache, '*');
 	size_t n = glob ? (size_t)(glob - set->cache) : strlen(set->cache);
@@ -404,17 +409,19 @@ __visible bool kmem_cache_debug_kmalloc(void)
 
 	pthread_mutex_lock(&settings_lock);
 	for (i = 0; i < nr_settings && !any; i++)
-		any = debug_may_kmalloc(&settings[i].set);
+		any = slab_setting_debug_may_kmalloc(&settings[i].set);
 	pthread_mutex_unlock(&settings_lock);
 	return any;
 }
 
-/*
- * The tunables @s gets from the settings and the defaults; marks the
- * settings that matched. @depot is -2 when no setting names a depot limit.
+/**
+ * slab_settings_tunables - the tunables @s gets from the settings and the
+ * defaults; marks the settings that matched. @depot is -2 when no setting
+ * names a depot limit; @gen the table's generation they come from.
+ * Context: thread-safe; may be called under slab_mutex.
  */
-static void resolve_tunables(struct kmem_cache *s, unsigned int *limit,
-			     unsigned int *batch, long *depot, unsigned int *gen)
+void slab_settings_tunables(struct kmem_cache *s, unsigned int *limit,
+			    unsigned int *batch, long *depot, unsigned int *gen)
 {
 	long mag = 0, bat = 0;
 	unsigned int i, pass;
@@ -428,7 +435,7 @@ static void resolve_tunables(struct kmem_cache *s, unsigned int *limit,
 
 			if (e->set.what == KMEM_TUNE_DEBUG)
 				continue;	/* slab_settings_debug_flags() */
-			if (!e->set.cache[0] != !pass || !setting_matches(&e->set, s))
+			if (!e->set.cache[0] != !pass || !slab_setting_matches(&e->set, s))
 				continue;
 			e->matched = true;
 			switch (e->set.what) {
@@ -467,7 +474,7 @@ void slab_settings_resolve(struct kmem_cache *s)
 	unsigned int limit, batch, gen;
 	long depot;
 
-	resolve_tunables(s, &limit, &batch, &depot, &gen);
+	slab_settings_tunables(s, &limit, &batch, &depot, &gen);
 	s->settings_gen = gen;
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE) || slab_debug(s)) {
 		s->limit = s->batchcount = s->shared = 0;
@@ -480,40 +487,10 @@ void slab_settings_resolve(struct kmem_cache *s)
 	s->depot_limit = depot;
 }
 
-/* Put the resolved tunables of a live cache into force. */
-static int settings_apply(struct kmem_cache *s)
+/** slab_settings_gen - the table's generation: one more at each change. */
+unsigned int slab_settings_gen(void)
 {
-	struct pcp_cache *pc;
-	unsigned int limit, batch, gen, now_limit, now_batch;
-	long depot;
-	int err = 0;
-
-	/* debug flags changed: a kmalloc cache is re-made, with its tunables */
-	if (IS_ENABLED(CONFIG_SLAB_DEBUG) && (s->flags & __SLAB_KMALLOC))
-		kmalloc_cache_remake(s);
-	pc = kmem_cache_pcp(s);
-	if (!pc)
-		return -EOPNOTSUPP;
-	resolve_tunables(s, &limit, &batch, &depot, &gen);
-	pcp_cache_get_tunables(pc, &now_limit, &now_batch);
-	if (limit != now_limit || batch != now_batch)
-		err = kmem_cache_set_tunables(s, limit, batch, READ_ONCE(s->shared));
-	if (!err && depot != -2)
-		err = pcp_cache_set_depot_limit(pc, depot < 0 ? PCP_DEPOT_UNLIMITED :
-						(unsigned int)depot);
-	WRITE_ONCE(s->settings_gen, gen);
-	return err;
-}
-
-/**
- * slab_settings_recheck - after @s is on slab_caches: apply settings added
- * since it resolved its tunables.
- * Context: not under slab_mutex (resizing drains magazines).
- */
-void slab_settings_recheck(struct kmem_cache *s)
-{
-	if (__atomic_load_n(&settings_gen, __ATOMIC_ACQUIRE) != READ_ONCE(s->settings_gen))
-		settings_apply(s);
+	return __atomic_load_n(&settings_gen, __ATOMIC_ACQUIRE);
 }
 
 /**
@@ -546,74 +523,6 @@ int slab_settings_store(const struct kmem_cache_setting *set)
 	__atomic_store_n(&settings_gen, settings_gen + 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&settings_lock);
 	return 0;
-}
-
-/**
- * slab_settings_apply - put the tunables that the settings and defaults
- * give @s into force (it exists, it is on slab_caches).
- * Context: an RCU reader or holding a reference; may drain magazines.
- * Return: 0, -EOPNOTSUPP for a cache without magazines, or the error of
- * kmem_cache_set_tunables().
- */
-int slab_settings_apply(struct kmem_cache *s)
-{
-	return settings_apply(s);
-}
-
-/**
- * kmem_cache_setting_add - keep @set for caches created from now on and
- * apply it to the existing caches it names.
- * Context: thread-safe; an RCU reader; may drain magazines.
- * Return: 0; -ENOSPC when SLAB_MAX_SETTINGS are kept already; the first
- * error of kmem_cache_set_tunables() on an existing cache.
- */
-__visible int kmem_cache_setting_add(const struct kmem_cache_setting *set)
-{
-	struct kmem_cache *s;
-	int err;
-
-	slab_init();
-	err = slab_settings_store(set);
-	if (err)
-		return err;
-	if (debug_may_kmalloc(set))
-		kmalloc_debug_route();
-	slab_rcu_read_lock();
-	cds_list_for_each_entry_rcu(s, &slab_caches, list) {
-		int e;
-
-		if (!setting_matches(set, s))
-			continue;
-		if (set->what == KMEM_TUNE_DEBUG) {
-			/*
-			 * Only a kmalloc cache can be re-made; another cache
-			 * keeps the layout it was created with.
-			 */
-			if (s->flags & __SLAB_KMALLOC)
-				e = kmalloc_cache_remake(s);
-			else
-				e = set->cache[0] && s != &kmem_cache_boot &&
-				    ((slab_settings_debug_flags(s->name, 0) ^ s->flags) &
-				     SLAB_DEBUG_FLAGS) ? -EBUSY : 0;
-			err = err ? err : e;
-			continue;
-		}
-		e = settings_apply(s);
-		if (e == -EOPNOTSUPP)
-			continue;	/* a debug cache among the kmalloc ones */
-		err = err ? err : e;
-	}
-	slab_rcu_read_unlock();
-	return err;
-}
-
-/** kmem_cache_setting - kmem_cache_setting_parse() then _add(). */
-__visible int kmem_cache_setting(const char *item)
-{
-	struct kmem_cache_setting set;
-	int err = kmem_cache_setting_parse(item, &set);
-
-	return err ? err : kmem_cache_setting_add(&set);
 }
 
 /**
