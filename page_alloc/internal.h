@@ -170,21 +170,12 @@ void pa_space_shrink_locked(char *addr);
 bool pa_as_limited(void);
 void pa_section_set_locked(const char *sec);
 size_t pa_release_sections_locked(void);
-size_t buddy_reclaim(size_t max_resident, unsigned int max_blocks);
-size_t pa_free_resident_locked(void);
 
 /* page_alloc/buddy.c */
-size_t resident_allowance_locked(void);
-void pa_large_allocated_locked(void);
-size_t pa_large_cache_allowance_locked(void);
-size_t pa_free_counted_locked(size_t max);
-void pa_add_allocated_locked(size_t bytes);
 struct page *rmqueue_buddy_locked(unsigned int order, unsigned int *resident);
 void pa_free_one_locked(struct page *page, unsigned int order,
 			unsigned int resident);
 void prep_block(struct page *page, unsigned int order);
-bool pa_over_allowance_locked(size_t *max);
-void pa_reclaim_after_free(size_t max);
 int buddy_grow_locked(void);
 void buddy_del_free_locked(struct page *page, unsigned int order);
 void buddy_free_block_locked(struct page *page, unsigned int order,
@@ -194,7 +185,7 @@ void buddy_free_block_locked(struct page *page, unsigned int order,
 char *pa_space_get_locked(size_t bytes, size_t align, bool section,
 			  bool *fresh);
 void large_range_put_locked(struct page *page, size_t npages, bool dirty);
-size_t large_reclaim(size_t max_resident, unsigned int max_ranges);
+void large_range_del_locked(struct page *head);
 
 /* page_alloc/pcp.c */
 struct page *rmqueue_pcplist(unsigned int order, unsigned int *resident);
@@ -205,7 +196,18 @@ void pcplist_stats(unsigned long *allocs, unsigned long *frees, unsigned long *f
 void pcplist_fork_prepare(void);
 void pcplist_fork_release(void);
 
-/* page_alloc/decay.c */
+/* page_alloc/reclaim.c: giving memory back (allowance, decay, trim) */
+size_t resident_allowance_locked(void);
+void pa_large_allocated_locked(void);
+size_t pa_large_cache_allowance_locked(void);
+size_t pa_free_counted_locked(size_t max);
+void pa_add_allocated_locked(size_t bytes);
+bool pa_over_allowance_locked(size_t *max);
+void pa_reclaim_after_free(size_t max);
+size_t pa_free_resident_locked(void);
+size_t buddy_reclaim(size_t max_resident, unsigned int max_blocks);
+size_t large_reclaim(size_t max_resident, unsigned int max_ranges);
+void large_unmap_range(struct page *head, size_t npages);
 void pa_decayd_kick(void);
 void pa_decayd_fork_child(void);
 size_t pa_decay_tick(void);

@@ -197,7 +197,7 @@ void page_alloc_set_resident_free_pct(unsigned int pct);
 size_t page_alloc_decay(void);
 
 /*
- * The decay thread (page_alloc/decay.c): a free that finds more free
+ * The decay thread (page_alloc/reclaim.c): a free that finds more free
  * memory resident than the fixed watermark asks for it; the layers above
  * start it by calling page_alloc_decayd_poll() where they hold none of
  * their locks (pthread_create may call malloc). One load when there is
