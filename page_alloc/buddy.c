@@ -226,7 +226,7 @@ static void pa_count_handout_locked(unsigned int order, unsigned int resident)
  *       debug message on failure.
  * @order: 0..MAX_PAGE_ORDER.
  *
- * Orders up to PCP_MAX_ORDER come from this CPU's page list when it has
+ * Orders up to PAGELIST_MAX_ORDER come from this CPU's page list when it has
  * one (no zone lock; the list refills a batch at a time); the rest, and
  * every call that finds its CPU's list busy, from the buddy lists under
  * the zone lock. The head page gets PG_head and @order; every page's
@@ -253,8 +253,8 @@ struct page *alloc_pages(gfp_t gfp, unsigned int order)
 	if (!pa_alloc_allowed(gfp, bytes))
 		return NULL;
 
-	if (order <= PCP_MAX_ORDER) {
-		page = rmqueue_pcplist(order, &resident);
+	if (order <= PAGELIST_MAX_ORDER) {
+		page = pagelist_alloc(order, &resident);
 		if (likely(page))
 			goto out_prep;
 	}
@@ -263,7 +263,7 @@ struct page *alloc_pages(gfp_t gfp, unsigned int order)
 	if (page)
 		pa_count_handout_locked(order, resident);
 	pa_unlock_irqrestore();
-	if (unlikely(!page) && order <= PCP_MAX_ORDER && drain_all_pages(false)) {
+	if (unlikely(!page) && order <= PAGELIST_MAX_ORDER && drain_all_pages(false)) {
 		/* Blocks on other CPUs' lists count against the cap and
 		 * the address space: give them back and try once more
 		 * (the kernel's drain_all_pages on a failed allocation). */
@@ -319,7 +319,7 @@ static void pa_check_free(struct page *page, unsigned int order)
  * @page: its head page.
  * @order: the order it was allocated with.
  *
- * Orders up to PCP_MAX_ORDER go to this CPU's page list (no zone lock;
+ * Orders up to PAGELIST_MAX_ORDER go to this CPU's page list (no zone lock;
  * above its high mark a batch goes back to the buddy lists at once).
  * Otherwise the block merges with free buddies; if more free memory is then
  * resident than the policy allows, the largest free blocks go back to the
@@ -339,7 +339,7 @@ void __free_pages(struct page *page, unsigned int order)
 	if (IS_ENABLED(CONFIG_PAGE_ALLOC_DEBUG))
 		pa_check_free(page, order);
 
-	if (order <= PCP_MAX_ORDER && free_pcppages(page, order))
+	if (order <= PAGELIST_MAX_ORDER && pagelist_free(page, order))
 		return;
 	pa_lock_irqsave();
 	if (IS_ENABLED(CONFIG_PAGE_ALLOC_DEBUG) && !PageFlag(page, PG_head))

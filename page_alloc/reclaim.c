@@ -7,7 +7,7 @@
  * blocks given back (buddy_reclaim, largest first, madvise outside the
  * lock), decay (page_alloc_decay, the decay thread's ticks), trim
  * (page_alloc_trim) and the watermark's setters. The entry points call in:
- * a free over the allowance (buddy.c, large.c, pcp.c: pa_over_allowance_
+ * a free over the allowance (buddy.c, large.c, pagelist.c: pa_over_allowance_
  * locked then pa_reclaim_after_free), an own mapping handed out (large.c:
  * pa_large_allocated_locked), every hand-out (pa_add_allocated_locked).
  *

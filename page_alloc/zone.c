@@ -16,7 +16,7 @@
  *   It is only ever held inside a sigsafe section (pa_lock_irqsave,
  *   lib/sigsafe.h), so a signal handler that allocates never waits on its
  *   own thread: it sees the depth and takes no allocator lock. The
- *   per-CPU page lists' try-lock flags (pcp.c) nest outside it; nothing
+ *   per-CPU page lists' try-lock flags (pagelist.c) nest outside it; nothing
  *   holding it takes a flag. The allocator never calls up into slab or
  *   malloc while holding it, and never calls malloc at all (the decay
  *   thread is created from page_alloc_decayd_start(), which the layers
@@ -442,21 +442,21 @@ size_t page_alloc_set_limit(size_t bytes)
 __visible void page_alloc_get_stats(struct page_alloc_stats *st)
 {
 	unsigned int o;
-	size_t pcp;
+	size_t lists;
 
 	memset(st, 0, sizeof(*st));
 	if (pa_init_once())
 		return;
-	pcp = pcplist_bytes();
-	pcplist_stats(st->allocs, st->frees, &st->pages_fresh);
+	lists = pagelist_bytes();
+	pagelist_stats(st->allocs, st->frees, &st->pages_fresh);
 	pa_lock_irqsave();
 	/* blocks on per-CPU lists are free memory to the caller */
-	st->bytes_pcp = pcp;
+	st->bytes_pagelists = lists;
 	st->bytes_allocated_peak = pa_zone.bytes_allocated_peak;
-	st->bytes_allocated = pa_zone.bytes_allocated - min_t(size_t, pcp, pa_zone.bytes_allocated);
+	st->bytes_allocated = pa_zone.bytes_allocated - min_t(size_t, lists, pa_zone.bytes_allocated);
 	st->bytes_large_cached = pa_zone.bytes_large_dirty;
 	st->bytes_free_resident = pa_zone.bytes_free_resident +
-				  pa_zone.bytes_large_dirty + pcp;
+				  pa_zone.bytes_large_dirty + lists;
 	/* a block being returned right now counts as returned */
 	st->bytes_free_returned = pa_zone.bytes_free + pa_zone.bytes_isolated -
 				  pa_zone.bytes_free_resident;
@@ -518,7 +518,7 @@ size_t page_alloc_buddyinfo(char *buf, size_t len)
 	uslab_bufprintf(buf, len, &pos, "free_resident %zu kB\n", st.bytes_free_resident >> 10);
 	uslab_bufprintf(buf, len, &pos, "free_returned %zu kB\n", st.bytes_free_returned >> 10);
 	uslab_bufprintf(buf, len, &pos, "limit %zu kB\n", st.limit >> 10);
-	uslab_bufprintf(buf, len, &pos, "pcp %zu kB\n", st.bytes_pcp >> 10);
+	uslab_bufprintf(buf, len, &pos, "pagelists %zu kB\n", st.bytes_pagelists >> 10);
 	uslab_bufprintf(buf, len, &pos, "large_cached %zu kB\n",
 			st.bytes_large_cached >> 10);
 	uslab_bufprintf(buf, len, &pos,
@@ -544,7 +544,7 @@ void page_alloc_fork_prepare(void)
 {
 	page_alloc_init();
 	pa_fork_depth = sigsafe.depth;
-	pcplist_fork_prepare();
+	pagelist_fork_prepare();
 	pa_lock_irqsave();
 }
 
@@ -552,7 +552,7 @@ void page_alloc_fork_prepare(void)
 void page_alloc_fork_parent(void)
 {
 	pa_unlock_irqrestore();
-	pcplist_fork_release();
+	pagelist_fork_release();
 }
 
 /**
@@ -564,6 +564,6 @@ void page_alloc_fork_child(void)
 {
 	owned_init(&pa_zone.lock);
 	sigsafe.depth = pa_fork_depth;	/* prepare's section is not left */
-	pcplist_fork_release();
+	pagelist_fork_release();
 	pa_decayd_fork_child();
 }

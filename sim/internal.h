@@ -174,19 +174,19 @@ void sim_fixed_layout(char **argv);
 /* Mean resident bytes of the heap over the samples. */
 double sim_mean_resident(const struct sim_result *res);
 
-/* sim/simulate_pcp.c: the simulator's view of the slab and percpu layers. */
-const char *sim_pcp_engine(void);
+/* sim/simulate_layers.c: the simulator's view of the slab and percpu layers. */
+const char *sim_layers_engine(void);
 /* Before anything allocates: @cpus virtual CPUs. Return: 0 or -errno. */
-int sim_pcp_init(unsigned int cpus, bool no_reaper);
+int sim_layers_init(unsigned int cpus, bool no_reaper);
 /* Before the caches exist: @cfg's tunables as slab/ settings. */
-int sim_pcp_settings(const struct sim_config *cfg);
+int sim_layers_settings(const struct sim_config *cfg);
 /* Whether @n is a kmalloc class (a size it serves or a cache name). */
 bool sim_class_named(const char *n);
 /* After: fails (-ENOENT, said) when a per-class name matched no cache. */
-int sim_pcp_apply(const struct sim_config *cfg, struct sim_result *res);
-void sim_pcp_set_cpu(unsigned int cpu, uint64_t time_ns);
-void sim_pcp_collect(struct sim_result *res);
-void sim_pcp_mark_start(struct sim_result *res);
+int sim_layers_apply(const struct sim_config *cfg, struct sim_result *res);
+void sim_layers_set_cpu(unsigned int cpu, uint64_t time_ns);
+void sim_layers_collect(struct sim_result *res);
+void sim_layers_mark_start(struct sim_result *res);
 /* Bytes of slabs per class (slabinfo's num_slabs * pagesperslab). */
 void sim_slab_bytes(struct sim_result *res, uint64_t *bytes);
 

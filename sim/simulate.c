@@ -317,7 +317,7 @@ static __always_inline int sim_event(struct sim_state *st, const struct sim_ev *
 	struct sim_result *res = st->res;
 	void *p;
 
-	sim_pcp_set_cpu(e->cpu, e->time_ns);
+	sim_layers_set_cpu(e->cpu, e->time_ns);
 	switch (e->op) {
 	case TRACE_OP_MALLOC:
 	case TRACE_OP_CALLOC:
@@ -457,14 +457,14 @@ static int sim_setup(const struct sim_config *cfg, struct sim_result *res)
 	int err;
 
 	/* The CPU count must be set before the first cache exists. */
-	err = sim_pcp_init(cfg->cpus, cfg->no_reaper);
+	err = sim_layers_init(cfg->cpus, cfg->no_reaper);
 	/* Settings first: each cache takes them when it is created. */
 	if (!err)
-		err = sim_pcp_settings(cfg);
+		err = sim_layers_settings(cfg);
 	if (!err)
 		err = sim_classes_init(res);
 	if (!err)
-		err = sim_pcp_apply(cfg, res);
+		err = sim_layers_apply(cfg, res);
 	return err;
 }
 
@@ -525,7 +525,7 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	err = sim_setup(cfg, res);
 	if (err)
 		return err;
-	sim_pcp_mark_start(res);
+	sim_layers_mark_start(res);
 	err = sim_state_grow(&st, t->id_space ? t->id_space : 1);
 	if (err)
 		goto out_free;
@@ -549,7 +549,7 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 		if (hwm > 0 && (uint64_t)hwm > res->res_peak)
 			res->res_peak = (uint64_t)hwm;
 	}
-	sim_pcp_collect(res);
+	sim_layers_collect(res);
 	res->live_end = st.live;
 out_free:
 	if (st.statm_fd >= 0)

@@ -244,7 +244,7 @@ struct page_alloc_stats {
 					 * the last page_alloc_reset_peak() */
 	size_t bytes_free_resident;	/* free but still resident (buddy,
 					   per-CPU lists, cached mappings) */
-	size_t bytes_pcp;		/* of which on per-CPU page lists */
+	size_t bytes_pagelists;		/* of which on per-CPU page lists */
 	size_t bytes_large_cached;	/* of which cached own mappings */
 	size_t bytes_free_returned;	/* free and given back to the OS */
 	size_t bytes_large;		/* in own mappings */

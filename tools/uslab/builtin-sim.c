@@ -146,7 +146,7 @@ static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_confi
 		fputc('\n', f);
 	}
 	print_config(f, cfg, t->cpus);
-	fprintf(f, "engine: %s\n", sim_pcp_engine());
+	fprintf(f, "engine: %s\n", sim_layers_engine());
 	fprintf(f, "events: %" PRIu64 " (allocations %" PRIu64 ", frees %" PRIu64
 		", reallocs %" PRIu64 ", failed in the trace %" PRIu64
 		", ENOMEM here %" PRIu64 ")\n",

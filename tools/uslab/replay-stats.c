@@ -141,7 +141,7 @@ void rp_stats_end(FILE *f)
 	pa.merges -= rp_pa0.merges;
 	pa.pages_fresh -= rp_pa0.pages_fresh;
 	/* the peak counts blocks on per-CPU page lists; bytes_allocated not */
-	pa.bytes_allocated_peak -= rp_pa0.bytes_allocated + rp_pa0.bytes_pcp;
+	pa.bytes_allocated_peak -= rp_pa0.bytes_allocated + rp_pa0.bytes_pagelists;
 	fputc('\n', f);
 	kmem_cache_stats_page_line(&pa, line, sizeof(line));
 	fputs(line, f);

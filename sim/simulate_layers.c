@@ -21,7 +21,7 @@
 #include "uslab/slab.h"
 #include "sim/internal.h"
 
-const char *sim_pcp_engine(void)
+const char *sim_layers_engine(void)
 {
 	switch (pcp_mode_id()) {
 	case PCP_MODE_VCPU:
@@ -34,13 +34,13 @@ const char *sim_pcp_engine(void)
 	}
 }
 
-void sim_pcp_set_cpu(unsigned int cpu, uint64_t time_ns)
+void sim_layers_set_cpu(unsigned int cpu, uint64_t time_ns)
 {
 	pcp_vcpu_set((int)cpu);
 	pcp_vclock_set(time_ns);
 }
 
-int sim_pcp_init(unsigned int cpus, bool no_reaper)
+int sim_layers_init(unsigned int cpus, bool no_reaper)
 {
 	int err;
 
@@ -76,10 +76,10 @@ static int sim_setting(enum kmem_cache_tunable what, const char *name, long v)
 }
 
 /**
- * sim_pcp_settings - hand @cfg's tunables to slab/ before any cache exists,
+ * sim_layers_settings - hand @cfg's tunables to slab/ before any cache exists,
  * so that each cache gets them at creation as the preloaded library's do.
  */
-int sim_pcp_settings(const struct sim_config *cfg)
+int sim_layers_settings(const struct sim_config *cfg)
 {
 	unsigned int i;
 	int err = 0;
@@ -118,7 +118,7 @@ bool sim_class_named(const char *n)
 
 /* Every per-class name must name a kmalloc class (typos fail loudly; the
  * command line has refused them already, this guards other callers). */
-int sim_pcp_apply(const struct sim_config *cfg, struct sim_result *res)
+int sim_layers_apply(const struct sim_config *cfg, struct sim_result *res)
 {
 	unsigned int i;
 
@@ -143,7 +143,7 @@ static struct kmem_cache *sim_class_cache(struct sim_class_result *cr)
 }
 
 /* The library's counters of every class (slab/'s statistics call). */
-void sim_pcp_collect(struct sim_result *res)
+void sim_layers_collect(struct sim_result *res)
 {
 	struct page_alloc_stats ps;
 	unsigned int c, o;
@@ -190,18 +190,18 @@ void sim_pcp_collect(struct sim_result *res)
 	ps.pages_fresh -= res->pages_start.pages_fresh;
 	/* the peak counts blocks on per-CPU page lists; bytes_allocated not */
 	ps.bytes_allocated_peak -= res->pages_start.bytes_allocated +
-				   res->pages_start.bytes_pcp;
+				   res->pages_start.bytes_pagelists;
 	res->splits = ps.splits;
 	res->merges = ps.merges;
 	res->pages = ps;
 }
 
 /*
- * sim_pcp_mark_start - page_alloc's counters when the run starts (caches
+ * sim_layers_mark_start - page_alloc's counters when the run starts (caches
  * created, nothing allocated), so that the page line counts the run only,
  * as `uslab replay` with stats does; the peak restarts from here.
  */
-void sim_pcp_mark_start(struct sim_result *res)
+void sim_layers_mark_start(struct sim_result *res)
 {
 	page_alloc_get_stats(&res->pages_start);
 	page_alloc_reset_peak();
