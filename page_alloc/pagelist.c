@@ -5,7 +5,7 @@
  * allocated from a list of the current CPU, and the zone lock is taken
  * once per batch (rmqueue_bulk, pagelist_free_bulk) instead of once per
  * block. The slab layer's slabs and the percpu layer's arrays are such
- * blocks: a cache that grows and shrinks slab by slab no longer pays the
+ * blocks: a cache that grows and shrinks slab by slab does not pay the
  * zone lock per slab.
  *
  * Marks, in pages (CONFIG_PAGE_ALLOC_PCP_BATCH and _HIGH): a refill takes

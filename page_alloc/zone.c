@@ -69,7 +69,7 @@ static unsigned char *pa_tags_end;
  * Set when the place could not be chosen by a probe (valgrind puts new
  * mappings at the lowest free address, so a probe says nothing about the
  * room below it): the whole logical range, map and tags included, is then
- * reserved PROT_NONE up front as before, and growing only maps inside it
+ * reserved PROT_NONE up front, and growing only maps inside it
  * (MAP_FIXED on our own reservation). RLIMIT_AS is not followed there.
  */
 static bool pa_upfront;

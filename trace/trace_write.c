@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Streaming trace writer: buffers one chunk of encoded events, compresses it
- * with zstd and appends it to the output (sim/outfile.c: a temporary renamed
+ * with zstd and appends it to the output (trace/outfile.c: a temporary renamed
  * over a regular file at close, or a FIFO, device, socket or standard
  * output written in place). No locks: one writer, one thread.
  */

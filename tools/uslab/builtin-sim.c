@@ -282,10 +282,8 @@ static const char sim_usage[] =
 	"  runs the trace through uslab on virtual CPUs and prints what each layer\n"
 	"  counted; the same trace and options print the same bytes";
 
-/* --mag-size, --batch, --depot-limit: the simulator's own parser, which
- * knows the library's ranges (opt->value: the sim_config). Its usage text
- * and callback mirror builtin-tune.c's (tune_usage, tune_list) on purpose:
- * each command's synopsis, then a callback that parses into its config. */
+/* --mag-size, --batch, --depot-limit into the sim_config at opt->value,
+ * each value read by its row of <uslab/tunables.h> (sim_parse_tunable). */
 static const char *sim_tunable(const struct cli_opt *opt, const char *arg)
 {
 	static char cls[128];
@@ -367,8 +365,7 @@ int cmd_sim(int argc, char **argv)
 
 	sim_fixed_layout(argv - 1);	/* argv[-1] is "uslab" */
 	sim_config_init(&cfg);
-	/* mirrors cmd_tune (builtin-tune.c): the options, then the trace
-	 * loaded for the engine (streamed here, whole there) */
+	/* a trace reader's opening: its options, then its one TRACE */
 	err = sim_parse(argc, argv, &cfg, &o);
 	if (err <= 0)
 		return -err;

@@ -871,8 +871,7 @@ int cmd_tune(int argc, char **argv)
 	size_t rec = SIZE_MAX;
 	int rc;
 
-	/* mirrors cmd_sim (builtin-sim.c): the options, then the trace
-	 * loaded for the engine (whole here, streamed there) */
+	/* a trace reader's opening: its options, then its one TRACE */
 	rc = tune_parse(argc, argv, &tu, &o);
 	if (rc <= 0)
 		return -rc;
