@@ -287,6 +287,9 @@ bool slab_setting_matches(const struct kmem_cache_setting *set,
 			  const struct kmem_cache *s);
 bool slab_setting_debug_may_kmalloc(const struct kmem_cache_setting *set);
 slab_flags_t slab_settings_debug_flags(const char *name, slab_flags_t flags);
+void slab_settings_fork_prepare(void);
+void slab_settings_fork_parent(void);
+void slab_settings_fork_child(void);
 
 /* slab/slab.c: the settings put into live caches */
 #define SLAB_MAX_SHARED		4096	/* slabinfo's SHAREDFACTOR */

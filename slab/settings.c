@@ -487,6 +487,26 @@ void slab_settings_resolve(struct kmem_cache *s)
 	s->depot_limit = depot;
 }
 
+/*
+ * fork(): slab_fork_prepare() takes settings_lock last of slab's locks,
+ * the parent releases it, the child re-makes it (a child forked while
+ * another thread stored a setting would otherwise find it held forever).
+ */
+void slab_settings_fork_prepare(void)
+{
+	pthread_mutex_lock(&settings_lock);
+}
+
+void slab_settings_fork_parent(void)
+{
+	pthread_mutex_unlock(&settings_lock);
+}
+
+void slab_settings_fork_child(void)
+{
+	pthread_mutex_init(&settings_lock, NULL);
+}
+
 /** slab_settings_gen - the table's generation: one more at each change. */
 unsigned int slab_settings_gen(void)
 {

@@ -1214,12 +1214,14 @@ void slab_fork_prepare(void)
 	pcp_fork_prepare();
 	cds_list_for_each_entry(s, &slab_caches, list)
 		slab_lock(s);
+	slab_settings_fork_prepare();	/* a leaf: last */
 }
 
 void slab_fork_parent(void)
 {
 	struct kmem_cache *s;
 
+	slab_settings_fork_parent();
 	cds_list_for_each_entry(s, &slab_caches, list)
 		slab_unlock(s);
 	pcp_fork_parent();
@@ -1232,6 +1234,7 @@ void slab_fork_child(void)
 	struct kmem_cache *s;
 
 	/* The forking thread holds every lock; re-making them is simplest. */
+	slab_settings_fork_child();
 	cds_list_for_each_entry(s, &slab_caches, list) {
 		owned_init(&s->lock);
 	}

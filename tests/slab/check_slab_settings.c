@@ -12,9 +12,13 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "lib/compiler.h"
 #include "uslab/page_alloc.h"
 #include "uslab/percpu.h"
@@ -181,6 +185,58 @@ TEST(settings, test_tunables_table_is_the_parsers_bounds)
 	ck_assert_int_eq(kmem_cache_setting_make(&a, KMEM_TUNE_DEPOT_LIMIT, NULL, 0, -1), 0);
 	ck_assert_int_eq(kmem_cache_setting_make(&a, KMEM_TUNE_DEPOT_LIMIT, NULL, 0,
 						 USLAB_DEPOT_BY_SIZE), -ERANGE);
+}
+END_TEST
+
+static volatile int storing;
+
+static void *store_settings(void *arg)
+{
+	struct kmem_cache_setting set;
+
+	(void)arg;
+	memset(&set, 0, sizeof(set));
+	set.what = KMEM_TUNE_DEBUG;	/* kept in order: every store takes the lock */
+	strcpy(set.cache, "fork_store");
+	while (storing) {
+		kmem_cache_settings_clear();
+		kmem_cache_setting_add(&set);
+	}
+	return NULL;
+}
+
+/*
+ * settings_lock across fork(): a child forked while another thread holds
+ * it must still store a setting (the fork handlers take it and the child
+ * re-makes it). Before, the child could find it held forever.
+ */
+TEST(settings, test_settings_lock_survives_fork)
+{
+	pthread_t th;
+	int hung = 0;
+
+	storing = 1;
+	ck_assert_int_eq(pthread_create(&th, NULL, store_settings, NULL), 0);
+	for (int i = 0; i < 200 && !hung; i++) {
+		int st;
+		pid_t pid;
+
+		slab_fork_prepare();	/* malloc/init.c's atfork handlers */
+		pid = fork();
+		if (!pid) {
+			slab_fork_child();
+			alarm(2);	/* a held lock: killed by SIGALRM */
+			kmem_cache_settings_unmatched(NULL, 0);
+			_exit(0);
+		}
+		slab_fork_parent();
+		ck_assert_int_gt(pid, 0);
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		hung = !WIFEXITED(st) || WEXITSTATUS(st);
+	}
+	storing = 0;
+	pthread_join(th, NULL);
+	ck_assert_msg(!hung, "a fork child found settings_lock held");
 }
 END_TEST
 
