@@ -194,12 +194,7 @@ static int forge_record(struct forge_buf *o, uint32_t magic, uint32_t n,
 
 	if (ZSTD_isError(clen))
 		return -1;
-	put_le32(h, magic);
-	put_le32(h + 4, (uint32_t)clen);
-	put_le32(h + 8, (uint32_t)len);
-	put_le32(h + 12, n);
-	put_le32(h + 16, trace_crc32c(0, comp, clen));
-	put_le32(h + 20, trace_crc32c(0, h, 20));
+	put_rec_hdr(h, magic, comp, clen, len, n);
 	return forge_put(o, h, sizeof(h)) || forge_put(o, comp, clen) ? -1 : 0;
 }
 

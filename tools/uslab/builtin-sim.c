@@ -330,9 +330,7 @@ static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_c
 		OPT_BOOLEAN(0, "result", &o->result,
 			    "print only the one line `uslab tune --merge` reads\n"
 			    "(what `uslab tune --jobs` asks for)"),
-		OPT_STRING(0, "calibration", &o->calibration, "FILE",
-			   "the cost model of `uslab calibrate -o FILE` (default:\n"
-			   "the built-in one; a calibration is used only when named)"),
+		OPT_CALIBRATION(&o->calibration),
 		OPT_PROC_SELECT(),
 		OPT_END(),
 	};

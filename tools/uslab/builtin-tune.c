@@ -140,9 +140,7 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 		OPT_ULONG(0, "candidates", &o->candidates, "N",
 			  "configurations the model picks for real replays\n"
 			  "(default 3)", 1, TUNE_MAX_CANDIDATES),
-		OPT_STRING(0, "calibration", &o->calibration, "FILE",
-			   "the cost model of `uslab calibrate -o FILE` (default:\n"
-			   "the built-in one; a calibration is used only when named)"),
+		OPT_CALIBRATION(&o->calibration),
 		OPT_BOOLEAN(0, "peak", &tu->peak, "frontier on peak resident memory (the default)"),
 		OPT_BOOLEAN(0, "mean", &o->mean, "frontier on mean resident memory"),
 		OPT_BOOLEAN_OFF(0, "no-compose", &o->sp.compose,

@@ -307,16 +307,8 @@ static int on_alloc(struct stacks *s, const struct trace_event *ev)
 		return 0;
 	if (hmap_find(&s->ids, ev->id))		/* never freed: as report does */
 		return 0;
-	if (s->nfree) {
-		i = s->free_obj[--s->nfree];
-	} else {
-		rc = grow_array((void **)&s->obj, &s->obj_cap, s->nobj + 1, sizeof(*s->obj),
-				UINT64_MAX / sizeof(*s->obj));
-		if (rc)
-			return rc;
-		i = s->nobj++;
-	}
-	rc = hmap_insert(&s->ids, ev->id, i);
+	rc = obj_slot_take((void **)&s->obj, &s->nobj, &s->obj_cap, sizeof(*s->obj),
+			   s->free_obj, &s->nfree, &s->ids, ev->id, &i);
 	if (rc)
 		return rc;
 	s->obj[i].size = ev->size;
@@ -338,11 +330,7 @@ static int on_free(struct stacks *s, uint64_t id)
 		return 0;
 	stack_live(s, s->obj[i].stack, -(int64_t)s->obj[i].size);
 	s->live -= s->obj[i].size;
-	if (grow_array((void **)&s->free_obj, &s->free_cap, s->nfree + 1, sizeof(uint64_t),
-		       UINT64_MAX / sizeof(uint64_t)))
-		return -ENOMEM;
-	s->free_obj[s->nfree++] = i;
-	return 0;
+	return obj_slot_put(&s->free_obj, &s->nfree, &s->free_cap, i);
 }
 
 static uint64_t weight_of(const struct stacks *s, const struct stk *k)

@@ -163,16 +163,8 @@ static int tl_alloc(struct tl *t, const struct trace_event *ev)
 		if (rc)
 			return rc;
 	}
-	if (t->nfree) {
-		i = t->free_obj[--t->nfree];
-	} else {
-		rc = grow_array((void **)&t->obj, &t->obj_cap, t->nobj + 1, sizeof(*t->obj),
-				UINT64_MAX / sizeof(*t->obj));
-		if (rc)
-			return rc;
-		i = t->nobj++;
-	}
-	rc = hmap_insert(&t->ids, ev->id, i);
+	rc = obj_slot_take((void **)&t->obj, &t->nobj, &t->obj_cap, sizeof(*t->obj),
+			   t->free_obj, &t->nfree, &t->ids, ev->id, &i);
 	if (rc)
 		return rc;
 	t->obj[i] = (struct tl_obj){ .size = ev->size, .site = site };
@@ -198,11 +190,7 @@ static int tl_free(struct tl *t, uint64_t id)
 	t->live -= t->obj[i].size;
 	if (t->obj[i].site)
 		t->site_live[t->obj[i].site - 1] -= t->obj[i].size;
-	if (grow_array((void **)&t->free_obj, &t->free_cap, t->nfree + 1, sizeof(uint64_t),
-		       UINT64_MAX / sizeof(uint64_t)))
-		return -ENOMEM;
-	t->free_obj[t->nfree++] = i;
-	return 0;
+	return obj_slot_put(&t->free_obj, &t->nfree, &t->free_cap, i);
 }
 
 static void tl_reset(struct tl *t)

@@ -59,17 +59,8 @@ static int verify_once(const char *trace, const char *opts, int cpu, double *wal
 		dup2(fds[1], 1);
 		close(fds[0]);
 		close(fds[1]);
-		if (*opts)
-			setenv("USLAB_OPTIONS", opts, 1);
-		else
-			unsetenv("USLAB_OPTIONS");
+		replay_child_setup(opts, cpu);
 		if (cpu >= 0) {
-			cpu_set_t set;
-
-			CPU_ZERO(&set);
-			CPU_SET(cpu, &set);
-			if (sched_setaffinity(0, sizeof(set), &set))
-				_exit(127);
 			execl(self, "uslab", "replay", trace, "--allocator", "uslab",
 			      "--threads", "1", (char *)NULL);
 		} else {
