@@ -268,6 +268,12 @@ struct tune {
 /* Round 1: the uniform grid and the defaults. Return: 0, -ENOMEM, -EIO when
  * a simulation failed (the others still ran), -errno of fork/pipe/wait. */
 int tune_grid(struct tune *tu, const struct tune_space *sp);
+/* A job ranked by @key (time, memory, a frontier's overhead). */
+struct tune_rank {
+	double key;
+	size_t job;
+};
+int tune_rank_cmp(const void *a, const void *b);
 /* Round 2 (after tune_grid): per-class settings. Return: as tune_grid,
  * -ENOENT when no simulation of round 1 succeeded. */
 int tune_compose(struct tune *tu, const struct tune_space *sp);

@@ -22,7 +22,6 @@
 
 /* Where `make install` puts plot-frontier.py, relative to bin/uslab. */
 #define PLOT_SCRIPT		"plot-frontier.py"
-#define PLOT_SCRIPT_INSTALLED	"/../share/uslab/" PLOT_SCRIPT
 
 struct tune_cli {
 	struct tune_space sp;
@@ -261,20 +260,6 @@ static void describe(char *buf, size_t len, const struct tune_job *j)
 	}
 }
 
-struct fr_row {
-	double ovh;
-	size_t job;
-};
-
-static int cmp_fr_row(const void *a, const void *b)
-{
-	const struct fr_row *x = a, *y = b;
-
-	if (x->ovh != y->ovh)
-		return x->ovh < y->ovh ? -1 : 1;
-	return x->job < y->job ? -1 : x->job > y->job;
-}
-
 static void print_row(const struct tune *tu, size_t job, const char *tail)
 {
 	const struct tune_job *x = &tu->jobs[job];
@@ -290,7 +275,7 @@ static void print_row(const struct tune *tu, size_t job, const char *tail)
  * point, the pick and the defaults. Return: 0 or -ENOMEM. */
 static int print_frontier(const struct tune *tu, bool all_rows)
 {
-	struct fr_row *rows = calloc(tu->nr_jobs ? tu->nr_jobs : 1, sizeof(*rows));
+	struct tune_rank *rows = calloc(tu->nr_jobs ? tu->nr_jobs : 1, sizeof(*rows));
 	size_t nfr = 0, step, j;
 
 	if (!rows)
@@ -302,10 +287,10 @@ static int print_frontier(const struct tune *tu, bool all_rows)
 	       "hit%", "faults", "configuration");
 	for (j = 0; j < tu->nr_jobs; j++)
 		if (tu->jobs[j].frontier) {
-			rows[nfr].ovh = tune_job_ovh(tu, &tu->jobs[j]);
+			rows[nfr].key = tune_job_ovh(tu, &tu->jobs[j]);
 			rows[nfr++].job = j;
 		}
-	qsort(rows, nfr, sizeof(*rows), cmp_fr_row);
+	qsort(rows, nfr, sizeof(*rows), tune_rank_cmp);
 	step = all_rows || nfr <= 16 ? 1 : (nfr + 13) / 14;
 	for (j = 0; j < nfr; j++) {
 		if (j % step && j != nfr - 1 && rows[j].job != tu->rec &&
@@ -415,24 +400,6 @@ static size_t plot_points(const struct tune *tu, struct plot_point *pts)
 	return n;
 }
 
-/*
- * plot-frontier.py: beside the source (build tree), else where `make
- * install` puts it relative to this binary. Return: 0 or -ENOENT.
- */
-static int find_plot_script(char *buf, size_t len)
-{
-	char exe[PATH_MAX];
-
-	if (!cmd_exe_dir(exe, sizeof(exe)) &&
-	    (size_t)snprintf(buf, len, "%s%s", exe, PLOT_SCRIPT_INSTALLED) < len &&
-	    !access(buf, R_OK))
-		return 0;
-	if ((size_t)snprintf(buf, len, "%s/tools/uslab/%s", USLAB_SRCDIR, PLOT_SCRIPT) < len &&
-	    !access(buf, R_OK))
-		return 0;
-	return -ENOENT;
-}
-
 /* Runs /usr/bin/python3 SCRIPT CSV PNG TITLE XLABEL. Return: 0 or -EIO. */
 static int run_plot_script(const char *script, const char *csv, const char *png,
 			   const char *title, const char *xlabel)
@@ -465,7 +432,7 @@ static int write_png(const char *png, const char *title, const char *xlabel,
 	int fd, rc;
 	FILE *f;
 
-	if (find_plot_script(script, sizeof(script))) {
+	if (cmd_find_script(PLOT_SCRIPT, script, sizeof(script))) {
 		fprintf(stderr, "uslab tune: %s not found (installed in share/uslab/)\n",
 			PLOT_SCRIPT);
 		return -ENOENT;

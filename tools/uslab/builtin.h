@@ -122,6 +122,8 @@ int cmd_gen(int argc, char **argv);
 /* uslab.c: the folder of this binary (/proc/self/exe), where the build
  * tree and `make install` put what uslab finds beside it. Return: 0 or -1. */
 int cmd_exe_dir(char *dir, size_t len);
+/* timeline_draw.c: a plot script, installed or in the source tree */
+int cmd_find_script(const char *name, char *buf, size_t len);
 /* builtin-report.c: grow *@p (*@n elements of @elem bytes, the new ones
  * zeroed) to hold @need, doubling from 1024, never beyond @limit.
  * Return: 0, -E2BIG past @limit, -ENOMEM. */
