@@ -250,7 +250,8 @@ int record_attach(const struct record_attach_opts *o)
 		return 1;
 	}
 	if (!o->quiet)
-		fprintf(stderr, "uslab record: attached to %d (%lld malloc calls redirected); "
+		fprintf(stderr, "uslab record: attached to %d (%lld calls redirected: the malloc family, "
+			"uslab's kernel API); "
 			"%s\n", (int)o->pid, v, o->duration > 0 ? "recording for the duration, Ctrl-C to stop early" :
 			"Ctrl-C to stop");
 	{
@@ -304,13 +305,6 @@ int record_attach(const struct record_attach_opts *o)
 			fprintf(stderr, "uslab record: -p %d: nothing was recorded\n", (int)o->pid);
 		return 1;
 	}
-	if (!res.events && statseg_maps_libuslab(o->pid))
-		fprintf(stderr, "uslab record: note: %d made no malloc-family call while recorded; "
-			"it runs on libuslab.so, whose kernel API (kmem_cache_alloc, kmalloc, kfree, "
-			"kfree_rcu) it may allocate through, and the recorder sees the malloc family "
-			"only. Its caches: uslab top -p %d, uslab slabinfo -p %d (when it was "
-			"started with USLAB_OPTIONS=stats_shm)\n", (int)o->pid, (int)o->pid,
-			(int)o->pid);
 	if (!o->quiet) {
 		fprintf(stderr, "uslab record: %s: %" PRIu64 " events, %" PRIu64 " blocks alive at "
 			"attach (allocated before it, freed during it: written as allocated at "
