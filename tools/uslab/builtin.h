@@ -149,7 +149,6 @@ int cmd_slabinfo(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 
 /* statseg.c: the reader's side of a process's statistics segment */
-bool statseg_maps_libuslab(pid_t pid);
 struct statseg_handle {
 	void *map;			/* its first page: the futex words' address, never touched */
 	int fd;

@@ -42,7 +42,7 @@ static const struct shmseg_id statseg_id = {
 };
 
 /* Does /proc/<pid>/maps show libuslab.so (the library, not the recorder)? */
-bool statseg_maps_libuslab(pid_t pid)
+static bool statseg_maps_libuslab(pid_t pid)
 {
 	char path[64], line[4096];
 	bool found = false;
