@@ -66,24 +66,33 @@ static int name_frame(struct names *nm, uint32_t proc, uint64_t addr, struct fna
 	return 0;
 }
 
+/* The names of frame @addr of process @proc; NULL: no memory. The map
+ * keeps one process's names an address; another process's same address,
+ * and the address no map can key (UINT64_MAX, a frame as any other in a
+ * trace), are named again each time, valid until the next such frame. */
 static const struct fname *frame(struct names *nm, uint32_t proc, uint64_t addr)
 {
-	static struct fname miss;	/* another process's same address */
+	static struct fname miss;
 	uint64_t *v = hmap_find(&nm->byaddr, addr);
 
 	if (v && nm->v[*v].proc == proc)
 		return &nm->v[*v];
-	if (v) {
+	if (v || addr == UINT64_MAX) {
 		free(miss.func);
 		free(miss.full);
+		miss.func = miss.full = NULL;
 		if (name_frame(nm, proc, addr, &miss))
 			return NULL;
 		return &miss;
 	}
 	if (grow_array((void **)&nm->v, &nm->cap, nm->n + 1, sizeof(*nm->v), UINT32_MAX) ||
-	    name_frame(nm, proc, addr, &nm->v[nm->n]) ||
-	    hmap_insert(&nm->byaddr, addr, nm->n))
+	    name_frame(nm, proc, addr, &nm->v[nm->n]))
 		return NULL;
+	if (hmap_insert(&nm->byaddr, addr, nm->n)) {
+		free(nm->v[nm->n].func);
+		free(nm->v[nm->n].full);
+		return NULL;
+	}
 	return &nm->v[nm->n++];
 }
 
