@@ -86,7 +86,7 @@ static uint32_t class_site(uint64_t size)
 static int site_of(struct tl *t, uint32_t sid, uint32_t *out)
 {
 	const struct trace_stack *st = &t->st;
-	uint64_t key, *v = hmap_find(&t->site_of_stack, sid);
+	uint64_t key, unkeyed, *v = hmap_find(&t->site_of_stack, sid);
 	uint32_t k0;
 	int rc;
 
@@ -104,9 +104,8 @@ static int site_of(struct tl *t, uint32_t sid, uint32_t *out)
 	k0 = report_wrapper_frames(&t->maps, st);
 	key = st->frames[k0] ^ ((uint64_t)st->proc << 48);
 	if (key == UINT64_MAX) {	/* a frame as any other in a trace */
-		uint64_t u = t->site_unkeyed - 1;
-
-		v = t->site_unkeyed ? &u : NULL;
+		unkeyed = t->site_unkeyed - 1;
+		v = t->site_unkeyed ? &unkeyed : NULL;
 	} else {
 		v = hmap_find(&t->site_by_addr, key);
 	}
