@@ -21,7 +21,9 @@
 #include <unistd.h>
 #include "tools/uslab/builtin.h"
 
-/* ---- frame names, cached by address ------------------------------------ */
+/* ---- frame names, cached by process and address --------------------------
+ * Two process images may map different files at one address, so each
+ * has its own table (as report_callsite.c's frame_name()). */
 
 struct fname {
 	uint32_t proc;
@@ -32,7 +34,8 @@ struct fname {
 struct names {
 	struct report_maps *maps;
 	struct symbolizer *sym;
-	struct hmap byaddr;		/* address -> index in v[] */
+	struct hmap *byaddr;		/* by process: address -> index in v[] */
+	uint32_t nmaps;			/* processes (1 without a table) */
 	struct fname *v;
 	uint64_t n, cap;
 };
@@ -66,29 +69,34 @@ static int name_frame(struct names *nm, uint32_t proc, uint64_t addr, struct fna
 	return 0;
 }
 
-/* The names of frame @addr of process @proc; NULL: no memory. The map
- * keeps one process's names an address; another process's same address,
- * and the address no map can key (UINT64_MAX, a frame as any other in a
- * trace), are named again each time, valid until the next such frame. */
+/* The names of frame @addr of process @proc; NULL: no memory. Each
+ * process image has its map; the address no map can key (UINT64_MAX, a
+ * frame as any other in a trace) is named again each time, valid until
+ * the next such frame. */
 static const struct fname *frame(struct names *nm, uint32_t proc, uint64_t addr)
 {
-	static struct fname miss;
-	uint64_t *v = hmap_find(&nm->byaddr, addr);
+	static struct fname unkeyed;
+	struct hmap *h;
+	uint64_t *v;
 
-	if (v && nm->v[*v].proc == proc)
-		return &nm->v[*v];
-	if (v || addr == UINT64_MAX) {
-		free(miss.func);
-		free(miss.full);
-		miss.func = miss.full = NULL;
-		if (name_frame(nm, proc, addr, &miss))
-			return NULL;
-		return &miss;
+	if (proc >= nm->nmaps)		/* the reader bounds it by the table */
+		return NULL;
+	if (addr == UINT64_MAX) {
+		free(unkeyed.func);
+		free(unkeyed.full);
+		unkeyed.func = unkeyed.full = NULL;
+		return name_frame(nm, proc, addr, &unkeyed) ? NULL : &unkeyed;
 	}
+	h = &nm->byaddr[proc];
+	if (!h->slots && hmap_init(h))
+		return NULL;
+	v = hmap_find(h, addr);
+	if (v)
+		return &nm->v[*v];
 	if (grow_array((void **)&nm->v, &nm->cap, nm->n + 1, sizeof(*nm->v), UINT32_MAX) ||
 	    name_frame(nm, proc, addr, &nm->v[nm->n]))
 		return NULL;
-	if (hmap_insert(&nm->byaddr, addr, nm->n)) {
+	if (hmap_insert(h, addr, nm->n)) {
 		free(nm->v[nm->n].func);
 		free(nm->v[nm->n].full);
 		return NULL;
@@ -840,7 +848,9 @@ int report_stacks(struct trace_reader *r, const char *path, const struct report_
 		return cmd_read_error(r, rc);
 	s.nm.maps = &s.maps;
 	s.nm.sym = symbolizer_new();
-	if (!s.nm.sym || hmap_init(&s.ids) || hmap_init(&s.nm.byaddr) || hmap_init(&s.st_ids)) {
+	s.nm.nmaps = trace_reader_meta(r)->nprocs ? trace_reader_meta(r)->nprocs : 1;
+	s.nm.byaddr = calloc(s.nm.nmaps, sizeof(*s.nm.byaddr));	/* each made at first use */
+	if (!s.nm.sym || !s.nm.byaddr || hmap_init(&s.ids) || hmap_init(&s.st_ids)) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -902,7 +912,9 @@ out_free:
 		free(s.nm.v[i].full);
 	}
 	free(s.nm.v);
-	hmap_destroy(&s.nm.byaddr);
+	for (uint32_t i = 0; s.nm.byaddr && i < s.nm.nmaps; i++)
+		hmap_destroy(&s.nm.byaddr[i]);
+	free(s.nm.byaddr);
 	hmap_destroy(&s.ids);
 	free(s.obj);
 	free(s.free_obj);
