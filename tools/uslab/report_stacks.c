@@ -69,13 +69,24 @@ static int name_frame(struct names *nm, uint32_t proc, uint64_t addr, struct fna
 	return 0;
 }
 
+/* The names of frame @addr of process @proc; NULL: no memory. Each
+ * process image has its map; the address no map can key (UINT64_MAX, a
+ * frame as any other in a trace) is named again each time, valid until
+ * the next such frame. */
 static const struct fname *frame(struct names *nm, uint32_t proc, uint64_t addr)
 {
+	static struct fname unkeyed;
 	struct hmap *h;
 	uint64_t *v;
 
 	if (proc >= nm->nmaps)		/* the reader bounds it by the table */
 		return NULL;
+	if (addr == UINT64_MAX) {
+		free(unkeyed.func);
+		free(unkeyed.full);
+		unkeyed.func = unkeyed.full = NULL;
+		return name_frame(nm, proc, addr, &unkeyed) ? NULL : &unkeyed;
+	}
 	h = &nm->byaddr[proc];
 	if (!h->slots && hmap_init(h))
 		return NULL;

@@ -45,6 +45,7 @@ struct tl {
 	 * size of the stacks the events name, not of the stack table */
 	struct hmap site_of_stack;
 	struct hmap site_by_addr;	/* call-site address (proc << 48 ^) -> index */
+	uint64_t site_unkeyed;		/* the key no map holds (UINT64_MAX): index + 1 */
 	uint64_t *site_live, *site_peak, *site_addr;
 	uint32_t *site_proc, *site_stack;
 	uint64_t nsites, site_cap;
@@ -85,7 +86,7 @@ static uint32_t class_site(uint64_t size)
 static int site_of(struct tl *t, uint32_t sid, uint32_t *out)
 {
 	const struct trace_stack *st = &t->st;
-	uint64_t key, *v = hmap_find(&t->site_of_stack, sid);
+	uint64_t key, unkeyed, *v = hmap_find(&t->site_of_stack, sid);
 	uint32_t k0;
 	int rc;
 
@@ -102,7 +103,12 @@ static int site_of(struct tl *t, uint32_t sid, uint32_t *out)
 	}
 	k0 = report_wrapper_frames(&t->maps, st);
 	key = st->frames[k0] ^ ((uint64_t)st->proc << 48);
-	v = hmap_find(&t->site_by_addr, key);
+	if (key == UINT64_MAX) {	/* a frame as any other in a trace */
+		unkeyed = t->site_unkeyed - 1;
+		v = t->site_unkeyed ? &unkeyed : NULL;
+	} else {
+		v = hmap_find(&t->site_by_addr, key);
+	}
 	if (!v) {
 		uint64_t n = t->site_cap;
 
@@ -121,13 +127,18 @@ static int site_of(struct tl *t, uint32_t sid, uint32_t *out)
 		t->site_addr[t->nsites] = st->frames[k0];
 		t->site_proc[t->nsites] = st->proc;
 		t->site_stack[t->nsites] = sid;
-		rc = hmap_insert(&t->site_by_addr, key, t->nsites);
-		if (rc)
-			return rc;
-		v = hmap_find(&t->site_by_addr, key);
+		if (key == UINT64_MAX) {
+			t->site_unkeyed = t->nsites + 1;
+		} else {
+			rc = hmap_insert(&t->site_by_addr, key, t->nsites);
+			if (rc)
+				return rc;
+		}
+		*out = (uint32_t)t->nsites + 1;
 		t->nsites++;
+	} else {
+		*out = (uint32_t)*v + 1;
 	}
-	*out = (uint32_t)*v + 1;
 	return hmap_insert(&t->site_of_stack, sid, *out);
 }
 
