@@ -66,7 +66,7 @@ $(obj)/fuzz/fuzz_loaders: fuzz/fuzz_loaders.c $(fuzz-trace) $(fuzz-loaders-src) 
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) $(fuzz-loaders-src) $(vcpu-lib) -lzstd $(LDLIBS) -lm
 
-fuzz-sim-src := sim/simulate_load.c sim/simulate.c sim/simulate_pcp.c sim/calibrate_model.c
+fuzz-sim-src := sim/simulate_load.c sim/simulate.c sim/simulate_layers.c sim/calibrate_model.c
 # libuslab-core-vcpu.a comes from percpu/Build.mk: secondary expansion, so
 # the order the fragments are read in does not matter.
 .SECONDEXPANSION:

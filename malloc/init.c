@@ -114,11 +114,11 @@ __attribute__((constructor(101))) static void malloc_init(void)
 	page_alloc_init();
 	malloc_parse_options(getenv(CONFIG_MALLOC_OPTIONS_ENV));
 	malloc_apply_options();
-	if (malloc_opts.stats)
+	if (malloc_opt(STATS) > 0)
 		stats_fd = fcntl(2, F_DUPFD_CLOEXEC, 64);
 	pthread_atfork(malloc_fork_prepare, malloc_fork_parent,
 		       malloc_fork_child);
-	if (malloc_opts.stats_shm)
+	if (malloc_opt(STATS_SHM) > 0)
 		malloc_statseg_start();
 }
 

@@ -19,21 +19,21 @@
 /* Cache settings (mag_size, batch, depot_limit) kept until applied. */
 #define MALLOC_MAX_SETTINGS	128
 
-/* Parsed options; -1 (false for flags) means "keep the built-in default". */
+/*
+ * Parsed options: one value per row of <uslab/tunables.h> (flags 0 or 1),
+ * MALLOC_OPT_UNSET where the item was not given (the default stands); the
+ * cache rows' items as slab/ settings.
+ */
+#define MALLOC_OPT_UNSET	(-1L)
 struct malloc_opts {
-	long trim_kb;
-	long reaper_ms;
-	long limit_mb;
-	bool stats;
-	bool stats_shm;
-	bool debug;
-	bool help;
+	long val[USLAB_NR_TUNABLES];
 	unsigned int nr_settings;
 	struct kmem_cache_setting settings[MALLOC_MAX_SETTINGS];
 };
 
 /* malloc/options.c */
 extern struct malloc_opts malloc_opts;
+#define malloc_opt(id)		(malloc_opts.val[USLAB_OPT_##id])
 int malloc_parse_options(const char *str);
 void malloc_print_help(int fd);
 void malloc_apply_options(void);

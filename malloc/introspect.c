@@ -279,11 +279,11 @@ static void print_json(struct sink *s, const struct figures *f, bool caches, boo
 		    __atomic_load_n(&malloc_foreign_frees, __ATOMIC_RELAXED));
 	if (pages)
 		sink_printf(s, ", \"pages\": {\"allocated\": %zu, \"allocated_peak\": %zu, "
-			    "\"free_resident\": %zu, \"pcp\": %zu, \"large_cached\": %zu, "
+			    "\"free_resident\": %zu, \"pagelists\": %zu, \"large_cached\": %zu, "
 			    "\"returned\": %zu, \"limit\": %zu, \"splits\": %lu, \"merges\": %lu, "
 			    "\"trims\": %lu, \"enomem\": %lu, \"fresh\": %lu}",
 			    f->pa.bytes_allocated, f->pa.bytes_allocated_peak,
-			    f->pa.bytes_free_resident, f->pa.bytes_pcp, f->pa.bytes_large_cached,
+			    f->pa.bytes_free_resident, f->pa.bytes_pagelists, f->pa.bytes_large_cached,
 			    f->pa.bytes_free_returned, f->pa.limit, f->pa.splits, f->pa.merges,
 			    f->pa.trims, f->pa.enomem, f->pa.pages_fresh);
 	if (caches) {

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * Runtime options: one environment variable (CONFIG_MALLOC_OPTIONS_ENV,
- * USLAB_OPTIONS by default) holding "name=value" items separated by commas,
- * described by ONE table below (name, default, description, parser).
+ * USLAB_OPTIONS by default) holding "name=value" items separated by commas.
+ * The options are the rows of <uslab/tunables.h> (name, parser, bounds,
+ * default, where it applies, help): this file splits each item once into
+ * name, cache and value (uslab_tunable_split()), parses the value with its
+ * row's parser and keeps the value, or the cache setting, until applied.
  *
  *   USLAB_OPTIONS=mag_size=64,mag_size.kmalloc-256=16,trim=1024,stats
  *   USLAB_OPTIONS=slab_debug=FZPU,kmalloc-64,conn_cache,stats
@@ -13,11 +16,11 @@
  * stderr naming it and is ignored, so its default stands; the other items
  * still apply.
  *
- * The cache settings (mag_size, batch, depot_limit, for every kmalloc cache
- * or .<cache>) are slab/'s: parsed by kmem_cache_setting_parse() and kept
- * by slab/ until the cache they name is created (kmalloc-N caches are
- * created on first use, a service's whenever it calls kmem_cache_create).
- * One that names no cache by exit is reported then, under `stats`.
+ * The cache settings (mag_size, batch, depot_limit, slab_debug; for every
+ * kmalloc cache or .<cache>) are kept by slab/ until the cache they name is
+ * created (kmalloc-N caches are created on first use, a service's whenever
+ * it calls kmem_cache_create). One that names no cache by exit is reported
+ * then, under `stats`.
  *
  * slab_debug takes the kernel's syntax, whose cache list is separated by
  * commas too: the items after "slab_debug=FLAGS" that hold no '=' and are
@@ -32,198 +35,53 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "uslab/malloc.h"
 #include "uslab/page_alloc.h"
 #include "uslab/percpu.h"
 #include "uslab/slab.h"
+#include "uslab/tunables.h"
 #include "lib/log.h"
 #include "malloc/internal.h"
 
-/* Symbols that depend on the reaper; 0 shows "none" in the help table. */
-#ifndef CONFIG_PERCPU_REAPER_PERIOD_MS
-#define CONFIG_PERCPU_REAPER_PERIOD_MS	0
-#endif
+struct malloc_opts malloc_opts;
 
-#define __stringify_1(x)	#x
-#define __stringify(x)		__stringify_1(x)
-
-struct malloc_opts malloc_opts = {
-	.trim_kb = -1,
-	.reaper_ms = -1,
-	.limit_mb = -1,
-};
-
-struct malloc_option;
-typedef int (*malloc_option_parser)(const struct malloc_option *o,
-				    const char *suffix, const char *val);
-
-struct malloc_option {
-	const char *name;
-	const char *def;
-	const char *desc;
-	malloc_option_parser parse;
-	long *field;		/* for the numeric parsers */
-	bool *flag;		/* for parse_flag */
-	long min, max;
-};
-
-/* A decimal number in [min, max]: slab/'s parser, shared by every option. */
-static int parse_long(const char *val, long min, long max, long *out)
+/* Every option unset: its default stands. */
+static void malloc_opts_reset(void)
 {
-	return kmem_cache_parse_long(val, min, max, out);
+	for (size_t i = 0; i < USLAB_NR_TUNABLES; i++)
+		malloc_opts.val[i] = MALLOC_OPT_UNSET;
+	malloc_opts.nr_settings = 0;
 }
 
-static int parse_num(const struct malloc_option *o, const char *suffix,
-		     const char *val)
-{
-	if (suffix)
-		return -EINVAL;
-	return parse_long(val, o->min, o->max, o->field);
-}
-
-/* "stats", "stats=1", "stats=0", also yes/no/on/off/true/false. */
-static int parse_flag(const struct malloc_option *o, const char *suffix,
-		      const char *val)
-{
-	static const char *const yes[] = { "1", "y", "yes", "on", "true" };
-	static const char *const no[] = { "0", "n", "no", "off", "false" };
-
-	if (suffix)
-		return -EINVAL;
-	if (!val) {
-		*o->flag = true;
-		return 0;
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
-		if (!strcmp(val, yes[i])) {
-			*o->flag = true;
-			return 0;
-		}
-		if (!strcmp(val, no[i])) {
-			*o->flag = false;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-/* fail_slab=P[:I[:T[:S]]], fail_page=...: fault injection per layer. */
-static int parse_fault(const struct malloc_option *o, const char *suffix,
-		       const char *val)
-{
-	if (suffix || !val)
-		return -EINVAL;
-	return !strcmp(o->name, "fail_slab") ? kmem_cache_set_fault(val) :
-				   page_alloc_set_fault(val);
-}
-
-/* reaper_ms: 0 (off) or a period in [min, max]. */
-static int parse_reaper(const struct malloc_option *o, const char *suffix,
-			const char *val)
-{
-	if (!suffix && val && !strcmp(val, "0")) {
-		*o->field = 0;
-		return 0;
-	}
-	return parse_num(o, suffix, val);
-}
-
-/*
- * mag_size, batch, depot_limit (optionally .<cache>): slab/ parses the item
- * (the same parser as `uslab sim` and slabinfo writes) and malloc_apply_
- * options() hands it over.
- */
-static int parse_cache_setting(const struct malloc_option *o, const char *suffix,
+/* A cache setting, its value parsed by its row, kept for slab/. */
+static int parse_cache_setting(const struct uslab_tunable *t, const char *cache,
 			       const char *val)
 {
-	char item[160];
-	size_t pos = 0;
-	int err;
+	enum kmem_cache_tunable what = (enum kmem_cache_tunable)(t - uslab_tunables);
+	long v;
+	int n;
 
 	if (malloc_opts.nr_settings == MALLOC_MAX_SETTINGS)
 		return -ENOSPC;
-	uslab_bufprintf(item, sizeof(item), &pos, "%s%s%s=%s", o->name,
-			suffix ? "." : "", suffix ? suffix : "", val);
-	err = kmem_cache_setting_parse(item,
-				       &malloc_opts.settings[malloc_opts.nr_settings]);
-	if (err)
-		return err;
+	if (what == KMEM_TUNE_DEBUG && !cache) {
+		/* slab_debug[=FLAGS[,cache...][;FLAGS,cache...]] */
+		n = kmem_cache_debug_parse(val,
+					   &malloc_opts.settings[malloc_opts.nr_settings],
+					   MALLOC_MAX_SETTINGS - malloc_opts.nr_settings);
+		if (n < 0)
+			return n;
+		malloc_opts.nr_settings += (unsigned int)n;
+		return 0;
+	}
+	n = uslab_tunable_parse(t, val, &v);
+	if (!n)
+		n = kmem_cache_setting_make(&malloc_opts.settings[malloc_opts.nr_settings],
+					    what, cache, cache ? strlen(cache) : 0, v);
+	if (n)
+		return n;
 	malloc_opts.nr_settings++;
 	return 0;
 }
-
-/*
- * slab_debug[=FLAGS[,cache...][;FLAGS,cache...]] or slab_debug.<cache>=FLAGS
- * (malloc_parse_options() has joined the list's items again).
- */
-static int parse_slab_debug(const struct malloc_option *o, const char *suffix,
-			    const char *val)
-{
-	int n;
-
-	if (suffix)
-		return parse_cache_setting(o, suffix, val ? val : "");
-	n = kmem_cache_debug_parse(val, &malloc_opts.settings[malloc_opts.nr_settings],
-				   MALLOC_MAX_SETTINGS - malloc_opts.nr_settings);
-	if (n < 0)
-		return n;
-	malloc_opts.nr_settings += (unsigned int)n;
-	return 0;
-}
-
-/* One row per option, every row the same shape on purpose: name, default,
- * help (USLAB_OPTIONS=help prints them), parser and its bounds. */
-static const struct malloc_option malloc_options[] = {
-	{ "mag_size", "Kconfig (" __stringify(CONFIG_PERCPU_MAG_SIZE) ")",
-	  "objects per per-CPU magazine of every kmalloc cache (0 = by object "
-	  "size); mag_size.<cache>=N for one cache, named before or after it "
-	  "exists: mag_size.kmalloc-64=32, by size mag_size.64=32, or a "
-	  "kmem_cache_create name mag_size.conn_cache=64",
-	  parse_cache_setting, NULL, NULL, 0, 0 },
-	{ "batch", "Kconfig (" __stringify(CONFIG_PERCPU_BATCHCOUNT) ")",
-	  "objects moved per refill or flush (0 = half a magazine); "
-	  "batch.<cache>=N for one cache",
-	  parse_cache_setting, NULL, NULL, 0, 0 },
-	{ "depot_limit", "by size (Kconfig " __stringify(CONFIG_PERCPU_DEPOT_LIMIT) " x " __stringify(CONFIG_PERCPU_MAG_BYTES) " B, 1-4x the count)",
-	  "full magazines each kmalloc cache's depot keeps (-1 = unlimited); "
-	  "depot_limit.<cache>=N for one cache",
-	  parse_cache_setting, NULL, NULL, 0, 0 },
-	{ "reaper_ms", "Kconfig (" __stringify(CONFIG_PERCPU_REAPER_PERIOD_MS) ")",
-	  "period of the background reaper that trims depots and idle CPUs "
-	  "(10 .. 600000; 0 = no reaper and no page decay thread, as `uslab sim --no-reaper`)",
-	  parse_reaper, &malloc_opts.reaper_ms, NULL, 10, 600000 },
-	{ "trim", __stringify(CONFIG_PAGE_ALLOC_RESIDENT_FREE_KB),
-	  "KiB of free pages kept resident before the rest goes back to the OS",
-	  parse_num, &malloc_opts.trim_kb, NULL, 0, 1L << 40 },
-	{ "limit_mb", __stringify(CONFIG_PAGE_ALLOC_LIMIT_MB),
-	  "cap on memory held, MiB (0 = none); beyond it malloc fails with ENOMEM",
-	  parse_num, &malloc_opts.limit_mb, NULL, 0, 1L << 30 },
-	{ "stats", "0",
-	  "print slabinfo, buddyinfo and malloc counters on stderr at exit",
-	  parse_flag, NULL, &malloc_opts.stats, 0, 0 },
-	{ "stats_shm", "0",
-	  "serve live statistics to `uslab slabinfo -p PID` and `uslab top -p PID` "
-	  "(/dev/shm/uslab.PID and one sleeping thread)",
-	  parse_flag, NULL, &malloc_opts.stats_shm, 0, 0 },
-	{ "debug", "0",
-	  "poison, red zones (from the size asked) and free checks on every "
-	  "malloc size class: slab_debug=FZP,kmalloc-*",
-	  parse_flag, NULL, &malloc_opts.debug, 0, 0 },
-	{ "slab_debug", "none",
-	  "the kernel's slab_debug: F checks, Z red zones, P poisoning, U call "
-	  "sites, - off; alone = FZPU for every cache; slab_debug=FZPU,kmalloc-64,"
-	  "conn_cache for those caches (kmalloc-* a prefix), blocks separated by "
-	  "';' (slab_debug='P,kmalloc-*;-,kmalloc-8'), or slab_debug.<cache>=FZ; "
-	  "debug caches have no magazines (docs/slab.md)",
-	  parse_slab_debug, NULL, NULL, 0, 0 },
-	{ "fail_slab", "0 (off)",
-	  "failslab: probability%[:interval[:times[:space]]] of slab allocations to fail with ENOMEM",
-	  parse_fault, NULL, NULL, 0, 0 },
-	{ "fail_page", "0 (off)",
-	  "fail_page_alloc: probability%[:interval[:times[:space]]] of page allocations to fail with ENOMEM",
-	  parse_fault, NULL, NULL, 0, 0 },
-	{ "help", "", "print this table on stderr",
-	  parse_flag, NULL, &malloc_opts.help, 0, 0 },
-};
 
 /* Writes @s to @fd in full; never allocates. */
 void malloc_write_str(int fd, const char *s)
@@ -246,24 +104,25 @@ static void option_warn(const char *item, const char *why)
 
 static int parse_item(char *item)
 {
-	char *val = strchr(item, '=');
-	char *suffix;
+	const struct uslab_tunable *t;
+	char *name, *cache, *val;
 
-	if (val)
-		*val++ = '\0';
-	suffix = strchr(item, '.');
-	if (suffix)
-		*suffix++ = '\0';
-	for (size_t i = 0; i < ARRAY_SIZE(malloc_options); i++) {
-		const struct malloc_option *o = &malloc_options[i];
-
-		if (strcmp(item, o->name))
-			continue;
-		if (!val && o->parse != parse_flag && o->parse != parse_slab_debug)
+	uslab_tunable_split(item, &name, &cache, &val);
+	t = uslab_tunable_find(name, strlen(name));
+	if (!t)
+		return -ENOENT;
+	if (t->scope == USLAB_TS_CACHE)
+		return parse_cache_setting(t, cache, val);
+	if (cache)
+		return -EINVAL;
+	if (t->kind == USLAB_TK_FAULT) {
+		/* fail_slab=P[:I[:T[:S]]], fail_page=...: the layer's parser */
+		if (!val)
 			return -EINVAL;
-		return o->parse(o, suffix, val);
+		return t->scope == USLAB_TS_SLAB ? kmem_cache_set_fault(val) :
+						   page_alloc_set_fault(val);
 	}
-	return -ENOENT;
+	return uslab_tunable_parse(t, val, &malloc_opts.val[t - uslab_tunables]);
 }
 
 /* Is the item of @len bytes at @item (up to a '.') the name of an option? */
@@ -273,11 +132,7 @@ static bool is_option_name(const char *item, size_t len)
 
 	if (n > len)
 		n = len;
-	for (size_t i = 0; i < ARRAY_SIZE(malloc_options); i++)
-		if (strlen(malloc_options[i].name) == n &&
-		    !strncmp(item, malloc_options[i].name, n))
-			return true;
-	return false;
+	return uslab_tunable_find(item, n) != NULL;
 }
 
 /**
@@ -293,6 +148,7 @@ int malloc_parse_options(const char *str)
 	int bad = 0;
 	size_t len;
 
+	malloc_opts_reset();
 	if (!str)
 		return 0;
 	len = strlen(str);
@@ -342,24 +198,58 @@ int malloc_parse_options(const char *str)
 	return bad;
 }
 
+/* A row's default as the help table shows it. */
+static void default_str(const struct uslab_tunable *t, char *buf, size_t len)
+{
+	size_t pos = 0;
+
+	if (t->kind == USLAB_TK_FAULT || t->kind == USLAB_TK_DEBUG)
+		uslab_bufprintf(buf, len, &pos, "none");
+	else if (t - uslab_tunables == USLAB_OPT_BATCH && !t->def)
+		uslab_bufprintf(buf, len, &pos, "half a mag");
+	else if (t->scope == USLAB_TS_CACHE && (!t->def || t->def == USLAB_DEPOT_BY_SIZE))
+		uslab_bufprintf(buf, len, &pos, "by size");
+	else if (t->scope == USLAB_TS_PERCPU && !IS_ENABLED(CONFIG_PERCPU_REAPER))
+		uslab_bufprintf(buf, len, &pos, "none");
+	else if (t - uslab_tunables == USLAB_OPT_HELP)
+		uslab_bufprintf(buf, len, &pos, "-");
+	else
+		uslab_bufprintf(buf, len, &pos, "%ld", t->def);
+}
+
 /** malloc_print_help - the option table, one option a line, to @fd. */
 void malloc_print_help(int fd)
 {
-	char buf[512];
+	char buf[768], def[32];
 	size_t pos = 0;
 
 	uslab_bufprintf(buf, sizeof(buf), &pos,
 			"uslab options: %s=name=value,name=value...\n",
 			CONFIG_MALLOC_OPTIONS_ENV);
 	malloc_write_str(fd, buf);
-	for (size_t i = 0; i < ARRAY_SIZE(malloc_options); i++) {
-		const struct malloc_option *o = &malloc_options[i];
+	for (size_t i = 0; i < USLAB_NR_TUNABLES; i++) {
+		const struct uslab_tunable *t = &uslab_tunables[i];
 
+		default_str(t, def, sizeof(def));
 		pos = 0;
-		uslab_bufprintf(buf, sizeof(buf), &pos, "  %-12s default %-12s %s\n",
-				o->name, *o->def ? o->def : "-", o->desc);
+		uslab_bufprintf(buf, sizeof(buf), &pos, "  %-12s default %-12s ", t->name, def);
+		if (t->kind == USLAB_TK_NUM || t->kind == USLAB_TK_OFF_OR_NUM)
+			uslab_bufprintf(buf, sizeof(buf), &pos, "%s%ld .. %ld: ",
+					t->kind == USLAB_TK_OFF_OR_NUM ? "0 or " : "",
+					t->min, t->max);
+		uslab_bufprintf(buf, sizeof(buf), &pos, "%s\n", t->help);
 		malloc_write_str(fd, buf);
 	}
+}
+
+/** uslab_option - see include/uslab/malloc.h. */
+__visible long uslab_option(const char *name)
+{
+	const struct uslab_tunable *t = uslab_tunable_find(name, strlen(name));
+
+	if (!t || t->scope == USLAB_TS_CACHE || t->kind == USLAB_TK_FAULT)
+		return MALLOC_OPT_UNSET;
+	return malloc_opts.val[t - uslab_tunables];
 }
 
 static void setting_warn(const struct kmem_cache_setting *set, int err)
@@ -382,9 +272,10 @@ static void setting_warn(const struct kmem_cache_setting *set, int err)
 static void malloc_debug_enable(void)
 {
 	struct kmem_cache_setting set;
-	int err = kmem_cache_debug_parse("FZP,kmalloc-*", &set, 1);
+	int err = kmem_cache_setting_make(&set, KMEM_TUNE_DEBUG, "kmalloc-*", 9,
+					  SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON);
 
-	if (err >= 0)
+	if (!err)
 		err = kmem_cache_setting_add(&set);
 	if (err == -EOPNOTSUPP)
 		option_warn("debug", "no slab debugging in this build");
@@ -399,32 +290,33 @@ static void malloc_debug_enable(void)
  */
 void malloc_apply_options(void)
 {
-	if (malloc_opts.help)
+	long reaper_ms = malloc_opt(REAPER_MS);
+
+	if (malloc_opt(HELP) > 0)
 		malloc_print_help(2);
-	if (malloc_opts.limit_mb >= 0)
-		page_alloc_set_limit((size_t)malloc_opts.limit_mb << 20);
-	if (malloc_opts.trim_kb >= 0)
-		page_alloc_set_resident_free((size_t)malloc_opts.trim_kb << 10);
+	if (malloc_opt(LIMIT_MB) >= 0)
+		page_alloc_set_limit((size_t)malloc_opt(LIMIT_MB) << 20);
+	if (malloc_opt(TRIM) >= 0)
+		page_alloc_set_resident_free((size_t)malloc_opt(TRIM) << 10);
 	for (unsigned int i = 0; i < malloc_opts.nr_settings; i++) {
 		int err = kmem_cache_setting_add(&malloc_opts.settings[i]);
 
 		if (err)
 			setting_warn(&malloc_opts.settings[i], err);
 	}
-	if (malloc_opts.reaper_ms == 0)
+	if (reaper_ms == 0)
 		page_alloc_decayd_disable();	/* no background thread at all */
-	if (malloc_opts.reaper_ms >= 0) {
-		int err = pcp_reaper_set_period((unsigned long)malloc_opts.reaper_ms);
+	if (reaper_ms >= 0) {
+		int err = pcp_reaper_set_period((unsigned long)reaper_ms);
 		char item[64];
 		size_t pos = 0;
 
-		uslab_bufprintf(item, sizeof(item), &pos, "reaper_ms=%ld",
-				malloc_opts.reaper_ms);
+		uslab_bufprintf(item, sizeof(item), &pos, "reaper_ms=%ld", reaper_ms);
 		if (err)
 			option_warn(item, err == -EOPNOTSUPP ?
 				    "no reaper in this build" : "rejected");
 	}
-	if (malloc_opts.debug)
+	if (malloc_opt(DEBUG) > 0)
 		malloc_debug_enable();
 	/*
 	 * slab_debug on a kmalloc cache: every size through kmalloc(), which

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The buddy allocator proper: free lists per order, split on allocation,
- * merge on free, sections grown on demand.
+ * merge on free, sections grown on demand. Giving memory back to the OS
+ * (the allowance, decay, trim) is reclaim.c's.
  *
  * Locking: everything here runs under pa_zone.lock (see the comment at the
  * top of zone.c), except the preparation of tail pages and the zeroing of
@@ -12,156 +13,6 @@
 #include <sys/mman.h>
 #include "lib/fault_inject.h"
 #include "page_alloc/internal.h"
-
-/*
- * The return policy's allowance grows with the heap (the kernel's
- * watermarks grow with the zone): pa_resident_free_pct percent of the
- * memory handed out may stay free and resident, plus whatever was freed
- * since the peak of the recent past (pa_alloc_high), so that memory a
- * program frees and takes again within the decay period (a loop that
- * frees half its live set and builds it again) is not paid for with a
- * madvise per block and a page fault per page when it comes back.
- * pa_alloc_high is the highest bytes_allocated of the last
- * PA_HIGH_WINDOWS decay ticks (a sliding maximum: pa_high_win[] holds the
- * maxima of the previous ticks, pa_high_cur the current one's), so memory
- * goes back once it has stayed unused for a whole period. All under the
- * zone lock.
- */
-#define PA_HIGH_WINDOWS	4
-static unsigned int pa_resident_free_pct = CONFIG_PAGE_ALLOC_RESIDENT_FREE_PCT;
-static size_t pa_alloc_high;
-static size_t pa_high_cur;
-static size_t pa_high_win[PA_HIGH_WINDOWS];
-static unsigned int pa_high_next;
-/*
- * The cache of freed own mappings has an allowance of its own (tcmalloc's
- * and jemalloc's extent caches): pa_large_cache_pct percent of the highest
- * bytes_large reached *by an allocation* in the last PA_HIGH_WINDOWS decay
- * ticks. A window in which no own mapping was allocated counts 0, so once
- * a program stops allocating large blocks for a whole period the cache
- * has no allowance left and the decay thread gives it back.
- */
-static unsigned int pa_large_cache_pct = CONFIG_PAGE_ALLOC_LARGE_CACHE_PCT;
-static size_t pa_large_high;
-static size_t pa_large_cur;
-static size_t pa_large_win[PA_HIGH_WINDOWS];
-/*
- * Set while something calls page_alloc_decay() periodically (the reaper
- * thread, the simulator's virtual reaper): without it the share of the
- * heap is not kept, since nothing would ever give it back (a debug build
- * whose caches bypass the magazines never starts the reaper; a fork child
- * has none). Atomic: the fork child clears it before taking any lock.
- */
-static bool pa_decay_agent;
-
-/*
- * A decay tick closes the current window: the burst part of the allowance
- * becomes what was freed since the highest point of the last
- * PA_HIGH_WINDOWS windows. Memory freed in a burst and not taken again
- * goes back one period later, at once (jemalloc's decay is a smooth curve
- * over ten seconds; one period of a second is the promise here); memory
- * that a workload takes again within the period never leaves.
- * page_alloc_decay() (@whole) forgets every window.
- */
-static void decay_high_locked(bool whole)
-{
-	size_t used = pa_zone.bytes_allocated;
-	size_t high = used;
-
-	size_t large_high = 0;
-
-	pa_assert_locked();
-	if (whole) {
-		memset(pa_high_win, 0, sizeof(pa_high_win));
-		memset(pa_large_win, 0, sizeof(pa_large_win));
-	} else {
-		pa_high_win[pa_high_next] = pa_high_cur;
-		pa_large_win[pa_high_next] = pa_large_cur;
-		pa_high_next = (pa_high_next + 1) % PA_HIGH_WINDOWS;
-		for (unsigned int i = 0; i < PA_HIGH_WINDOWS; i++) {
-			high = max_t(size_t, high, pa_high_win[i]);
-			large_high = max_t(size_t, large_high, pa_large_win[i]);
-		}
-	}
-	pa_high_cur = used;
-	pa_alloc_high = high;
-	pa_large_cur = 0;
-	pa_large_high = large_high;
-}
-
-/* An own mapping was handed out: bytes_large moves the cache's peak. */
-void pa_large_allocated_locked(void)
-{
-	pa_assert_locked();
-	if (pa_zone.bytes_large > pa_large_cur)
-		pa_large_cur = pa_zone.bytes_large;
-	if (pa_zone.bytes_large > pa_large_high)
-		pa_large_high = pa_zone.bytes_large;
-}
-
-/*
- * Cached own mappings kept regardless of the allowance: the cache's own
- * share, while a decay agent runs (nothing else would give it back).
- */
-size_t pa_large_cache_allowance_locked(void)
-{
-	pa_assert_locked();
-	if (!__atomic_load_n(&pa_decay_agent, __ATOMIC_RELAXED))
-		return 0;
-	return pa_large_high / 100 * pa_large_cache_pct;
-}
-
-/*
- * Free resident memory that counts against an allowance of @max bytes:
- * free buddy blocks, and cached own mappings beyond the cache's share.
- * @max 0 (a trim, a watermark of 0) keeps no share: everything counts.
- */
-size_t pa_free_counted_locked(size_t max)
-{
-	size_t keep = max ? pa_large_cache_allowance_locked() : 0;
-	size_t large = pa_zone.bytes_large_dirty;
-
-	pa_assert_locked();
-	return pa_zone.bytes_free_resident + (large > keep ? large - keep : 0);
-}
-
-/*
- * @bytes more are handed out (a buddy block or an own mapping): the peaks
- * follow, the sliding one included, so that memory freed and taken again
- * within the decay period stays resident whichever path it takes
- * (malloc-large's 5..25 MiB blocks refaulted every page while only buddy
- * allocations moved the peak).
- */
-void pa_add_allocated_locked(size_t bytes)
-{
-	pa_assert_locked();
-	pa_zone.bytes_allocated += bytes;
-	if (pa_zone.bytes_allocated > pa_zone.bytes_allocated_peak)
-		pa_zone.bytes_allocated_peak = pa_zone.bytes_allocated;
-	if (pa_zone.bytes_allocated > pa_high_cur)
-		pa_high_cur = pa_zone.bytes_allocated;
-	if (pa_zone.bytes_allocated > pa_alloc_high)
-		pa_alloc_high = pa_zone.bytes_allocated;
-}
-
-/*
- * The return policy's allowance: free memory that may stay resident now,
- * the larger of the fixed watermark and pa_resident_free_pct percent of
- * the memory handed out plus what was freed since the recent peak.
- */
-size_t resident_allowance_locked(void)
-{
-	size_t used = pa_zone.bytes_allocated;
-	size_t burst = pa_alloc_high > used ? pa_alloc_high - used : 0;
-
-	pa_assert_locked();
-	/* no agent to give it back, or a preset that keeps no share (nocache) */
-	if (!__atomic_load_n(&pa_decay_agent, __ATOMIC_RELAXED) ||
-	    !pa_resident_free_pct)
-		return pa_zone.resident_free_max;
-	return max_t(size_t, pa_zone.resident_free_max,
-		     used * pa_resident_free_pct / 100 + burst);
-}
 
 static void add_free_locked(struct page *page, unsigned int order,
 			    unsigned int resident)
@@ -375,7 +226,7 @@ static void pa_count_handout_locked(unsigned int order, unsigned int resident)
  *       debug message on failure.
  * @order: 0..MAX_PAGE_ORDER.
  *
- * Orders up to PCP_MAX_ORDER come from this CPU's page list when it has
+ * Orders up to PAGELIST_MAX_ORDER come from this CPU's page list when it has
  * one (no zone lock; the list refills a batch at a time); the rest, and
  * every call that finds its CPU's list busy, from the buddy lists under
  * the zone lock. The head page gets PG_head and @order; every page's
@@ -402,8 +253,8 @@ struct page *alloc_pages(gfp_t gfp, unsigned int order)
 	if (!pa_alloc_allowed(gfp, bytes))
 		return NULL;
 
-	if (order <= PCP_MAX_ORDER) {
-		page = rmqueue_pcplist(order, &resident);
+	if (order <= PAGELIST_MAX_ORDER) {
+		page = pagelist_alloc(order, &resident);
 		if (likely(page))
 			goto out_prep;
 	}
@@ -412,7 +263,7 @@ struct page *alloc_pages(gfp_t gfp, unsigned int order)
 	if (page)
 		pa_count_handout_locked(order, resident);
 	pa_unlock_irqrestore();
-	if (unlikely(!page) && order <= PCP_MAX_ORDER && drain_all_pages(false)) {
+	if (unlikely(!page) && order <= PAGELIST_MAX_ORDER && drain_all_pages(false)) {
 		/* Blocks on other CPUs' lists count against the cap and
 		 * the address space: give them back and try once more
 		 * (the kernel's drain_all_pages on a failed allocation). */
@@ -468,7 +319,7 @@ static void pa_check_free(struct page *page, unsigned int order)
  * @page: its head page.
  * @order: the order it was allocated with.
  *
- * Orders up to PCP_MAX_ORDER go to this CPU's page list (no zone lock;
+ * Orders up to PAGELIST_MAX_ORDER go to this CPU's page list (no zone lock;
  * above its high mark a batch goes back to the buddy lists at once).
  * Otherwise the block merges with free buddies; if more free memory is then
  * resident than the policy allows, the largest free blocks go back to the
@@ -488,7 +339,7 @@ void __free_pages(struct page *page, unsigned int order)
 	if (IS_ENABLED(CONFIG_PAGE_ALLOC_DEBUG))
 		pa_check_free(page, order);
 
-	if (order <= PCP_MAX_ORDER && free_pcppages(page, order))
+	if (order <= PAGELIST_MAX_ORDER && pagelist_free(page, order))
 		return;
 	pa_lock_irqsave();
 	if (IS_ENABLED(CONFIG_PAGE_ALLOC_DEBUG) && !PageFlag(page, PG_head))
@@ -516,30 +367,6 @@ void pa_free_one_locked(struct page *page, unsigned int order,
 	buddy_free_block_locked(page, order, resident);
 }
 
-/*
- * After a free, under the zone lock: is more free memory possibly
- * resident than the policy allows? @max gets the allowance.
- */
-bool pa_over_allowance_locked(size_t *max)
-{
-	pa_assert_locked();
-	*max = resident_allowance_locked();
-	return pa_free_counted_locked(*max) > *max;
-}
-
-/*
- * Then, with no lock held: give back a bounded amount (a few blocks,
- * largest first, down to three quarters of the allowance, so that a heap
- * hovering at the allowance does not pay a madvise and the page faults
- * after it on every free). The first time there is something to decay,
- * the decay thread is started.
- */
-void pa_reclaim_after_free(size_t max)
-{
-	pa_decayd_kick();
-	buddy_reclaim(max - max / 4, 4);
-}
-
 /**
  * __get_free_pages - alloc_pages() returning the address.
  * Context: as alloc_pages().
@@ -560,85 +387,4 @@ void free_pages(unsigned long addr, unsigned int order)
 {
 	if (addr)
 		__free_pages(virt_to_page((void *)addr), order);
-}
-
-/**
- * page_alloc_set_resident_free_pct - let free resident memory grow with
- * the memory in use.
- * @pct: percent of the recent peak of bytes handed out that may stay free
- *       and resident (the allowance is the larger of this and
- *       page_alloc_set_resident_free()'s watermark); 0 leaves only the
- *       watermark. Values above 100 are taken as 100.
- *
- * Context: thread-safe; takes the zone lock, may call madvise (outside
- * it) when the allowance shrinks.
- */
-void page_alloc_set_resident_free_pct(unsigned int pct)
-{
-
-	if (pa_init_once())
-		return;
-	pa_lock_irqsave();
-	pa_resident_free_pct = min_t(unsigned int, pct, 100);
-	pa_unlock_irqrestore();
-	page_alloc_decay();
-}
-
-/**
- * page_alloc_set_decay_agent - say whether page_alloc_decay() will be
- * called periodically from now on.
- * @on: true once a periodic caller runs (the reaper thread started);
- *      false where none does (a fork child): the allowance falls back to
- *      the fixed watermark, applied from the next free.
- *
- * Context: any thread, also a fork child before any lock is re-made; an
- * atomic store, no lock.
- */
-void page_alloc_set_decay_agent(bool on)
-{
-	__atomic_store_n(&pa_decay_agent, on, __ATOMIC_RELAXED);
-}
-
-/*
- * Idle per-CPU lists drained, the recent peak decayed (@whole: forgotten),
- * free memory beyond the allowance given back. Return: bytes given back.
- */
-static size_t decay_step(bool whole)
-{
-	size_t max;
-
-	drain_all_pages(true);
-	pa_lock_irqsave();
-	decay_high_locked(whole);
-	max = resident_allowance_locked();
-	pa_unlock_irqrestore();
-	return buddy_reclaim(max, 0);
-}
-
-/**
- * page_alloc_decay - forget the peak: the allowance falls to what the
- * memory in use now gives, and free memory beyond it (buddy blocks, the
- * per-CPU lists, cached own mappings) goes back to the OS.
- *
- * The decay thread (decay.c) takes smaller steps (pa_decay_tick); this is
- * the whole step, for the simulator's virtual reaper and explicit callers.
- *
- * Context: thread-safe; takes the zone lock per block, madvise outside it.
- * Return: bytes given back.
- */
-size_t page_alloc_decay(void)
-{
-	if (pa_init_once())
-		return 0;
-	return decay_step(true);
-}
-
-/*
- * One step of the decay thread: per-CPU lists that saw no traffic since
- * the last tick are drained, the recent peak moves on by one window (decay_high_locked), and
- * free memory beyond the allowance goes back.
- */
-size_t pa_decay_tick(void)
-{
-	return decay_step(false);
 }

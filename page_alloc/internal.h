@@ -138,7 +138,7 @@ static inline size_t order_bytes(unsigned int order)
 }
 
 /*
- * Per-CPU page lists (pcp.c): free blocks of orders 0..PCP_MAX_ORDER kept
+ * Per-CPU page lists (pagelist.c): free blocks of orders 0..PAGELIST_MAX_ORDER kept
  * per CPU in front of the buddy lists, as mm/page_alloc.c's
  * per_cpu_pages. A list is taken with a try-lock only (a flag, never
  * waited on): a thread that finds its CPU's list busy (another thread on
@@ -146,23 +146,23 @@ static inline size_t order_bytes(unsigned int order)
  * goes to the zone instead. @count is in pages; above @high, @batch pages
  * go back to the buddy lists under one zone lock.
  */
-#define PCP_MAX_ORDER		CONFIG_PAGE_ALLOC_PCP_MAX_ORDER
-#define PCP_NR_ORDERS		(PCP_MAX_ORDER + 1)
-#define PA_NR_PCP		256	/* CPU ids beyond share lists (mod) */
+#define PAGELIST_MAX_ORDER		CONFIG_PAGE_ALLOC_PCP_MAX_ORDER
+#define PAGELIST_NR_ORDERS		(PAGELIST_MAX_ORDER + 1)
+#define PA_NR_PAGELISTS		256	/* CPU ids beyond share lists (mod) */
 
-struct pa_pcp {
+struct pa_pagelist {
 	int locked;			/* try-lock flag, see above */
 	unsigned int count;		/* pages on the lists */
 	unsigned long events;		/* allocs + frees, for the decay */
 	unsigned long events_seen;	/* events at the last decay tick */
-	struct list_head lists[PCP_NR_ORDERS];
-	unsigned long allocs[PCP_NR_ORDERS];	/* CONFIG_STATS */
-	unsigned long frees[PCP_NR_ORDERS];
+	struct list_head lists[PAGELIST_NR_ORDERS];
+	unsigned long allocs[PAGELIST_NR_ORDERS];	/* CONFIG_STATS */
+	unsigned long frees[PAGELIST_NR_ORDERS];
 	unsigned long refills, drains;
 	unsigned long fresh;		/* pages handed out not resident */
 } __attribute__((aligned(64)));
 
-extern struct pa_pcp pa_pcp[PA_NR_PCP];
+extern struct pa_pagelist pa_pagelists[PA_NR_PAGELISTS];
 
 /* page_alloc/zone.c */
 int pa_space_grow_locked(size_t bytes);
@@ -170,21 +170,12 @@ void pa_space_shrink_locked(char *addr);
 bool pa_as_limited(void);
 void pa_section_set_locked(const char *sec);
 size_t pa_release_sections_locked(void);
-size_t buddy_reclaim(size_t max_resident, unsigned int max_blocks);
-size_t pa_free_resident_locked(void);
 
 /* page_alloc/buddy.c */
-size_t resident_allowance_locked(void);
-void pa_large_allocated_locked(void);
-size_t pa_large_cache_allowance_locked(void);
-size_t pa_free_counted_locked(size_t max);
-void pa_add_allocated_locked(size_t bytes);
 struct page *rmqueue_buddy_locked(unsigned int order, unsigned int *resident);
 void pa_free_one_locked(struct page *page, unsigned int order,
 			unsigned int resident);
 void prep_block(struct page *page, unsigned int order);
-bool pa_over_allowance_locked(size_t *max);
-void pa_reclaim_after_free(size_t max);
 int buddy_grow_locked(void);
 void buddy_del_free_locked(struct page *page, unsigned int order);
 void buddy_free_block_locked(struct page *page, unsigned int order,
@@ -194,18 +185,29 @@ void buddy_free_block_locked(struct page *page, unsigned int order,
 char *pa_space_get_locked(size_t bytes, size_t align, bool section,
 			  bool *fresh);
 void large_range_put_locked(struct page *page, size_t npages, bool dirty);
-size_t large_reclaim(size_t max_resident, unsigned int max_ranges);
+void large_range_del_locked(struct page *head);
 
-/* page_alloc/pcp.c */
-struct page *rmqueue_pcplist(unsigned int order, unsigned int *resident);
-bool free_pcppages(struct page *page, unsigned int order);
+/* page_alloc/pagelist.c */
+struct page *pagelist_alloc(unsigned int order, unsigned int *resident);
+bool pagelist_free(struct page *page, unsigned int order);
 size_t drain_all_pages(bool idle_only);
-size_t pcplist_bytes(void);
-void pcplist_stats(unsigned long *allocs, unsigned long *frees, unsigned long *fresh);
-void pcplist_fork_prepare(void);
-void pcplist_fork_release(void);
+size_t pagelist_bytes(void);
+void pagelist_stats(unsigned long *allocs, unsigned long *frees, unsigned long *fresh);
+void pagelist_fork_prepare(void);
+void pagelist_fork_release(void);
 
-/* page_alloc/decay.c */
+/* page_alloc/reclaim.c: giving memory back (allowance, decay, trim) */
+size_t resident_allowance_locked(void);
+void pa_large_allocated_locked(void);
+size_t pa_large_cache_allowance_locked(void);
+size_t pa_free_counted_locked(size_t max);
+void pa_add_allocated_locked(size_t bytes);
+bool pa_over_allowance_locked(size_t *max);
+void pa_reclaim_after_free(size_t max);
+size_t pa_free_resident_locked(void);
+size_t buddy_reclaim(size_t max_resident, unsigned int max_blocks);
+size_t large_reclaim(size_t max_resident, unsigned int max_ranges);
+void large_unmap_range(struct page *head, size_t npages);
 void pa_decayd_kick(void);
 void pa_decayd_fork_child(void);
 size_t pa_decay_tick(void);

@@ -41,7 +41,7 @@ static inline bool range_dirty(const struct page *head)
 	return PageFlag(head, PG_resident);
 }
 
-static void range_del_locked(struct page *head)
+void large_range_del_locked(struct page *head)
 {
 	list_del(&head->range_list);
 	if (range_dirty(head))
@@ -80,7 +80,7 @@ void large_range_put_locked(struct page *page, size_t npages, bool dirty)
 	if (next < end_page && PageFlag(next, PG_reserved) &&
 	    range_dirty(next) == dirty) {
 		npages += next->range_pages;
-		range_del_locked(next);
+		large_range_del_locked(next);
 	}
 	if (page > page_alloc_map) {
 		struct page *ph = page[-1].compound_head;
@@ -88,7 +88,7 @@ void large_range_put_locked(struct page *page, size_t npages, bool dirty)
 		if (ph && PageFlag(ph, PG_reserved) && range_dirty(ph) == dirty &&
 		    ph + ph->range_pages == page) {
 			npages += ph->range_pages;
-			range_del_locked(ph);
+			large_range_del_locked(ph);
 			page->flags = 0;
 			page = ph;
 		}
@@ -137,7 +137,7 @@ static char *space_from_ranges_locked(size_t bytes, size_t align)
 		hi = lo + (r->range_pages << PAGE_SHIFT);
 		addr = range_fit(lo, hi, bytes, align);
 		if (addr) {
-			range_del_locked(r);
+			large_range_del_locked(r);
 			/* the joined neighbour's last page would point here */
 			if (addr + bytes < hi)
 				virt_to_page(addr + bytes - PAGE_SIZE)->compound_head = NULL;
@@ -231,7 +231,7 @@ static struct page *large_range_get_locked(size_t npages, size_t align,
 		lo = page_address(best);
 		hi = lo + (best->range_pages << PAGE_SHIFT);
 		addr = range_fit(lo, hi, bytes, align);
-		range_del_locked(best);
+		large_range_del_locked(best);
 		pa_stat_inc(large_reuse);
 	} else {
 		addr = pa_space_get_locked(bytes, align, false, &fresh);
@@ -250,86 +250,6 @@ static struct page *large_range_get_locked(size_t npages, size_t align,
 	if (best)
 		range_put_leftovers(lo, hi, addr, bytes, true);
 	return head;
-}
-
-/*
- * The struct pages of a big mapping cost 1/64 of it; give back the map pages
- * wholly inside its tail pages, so that a program freeing big buffers does
- * not keep their map resident. The first and last struct page are kept:
- * they carry the free range. Called before the range is back on the free
- * list, while nobody else can touch these struct pages.
- */
-static void large_release_map(struct page *head, size_t npages)
-{
-	unsigned long lo = ALIGN_UP((unsigned long)(head + 1), PAGE_SIZE);
-	unsigned long hi = ALIGN_DOWN((unsigned long)(head + npages - 1), PAGE_SIZE);
-
-	if (hi > lo)
-		madvise((void *)lo, hi - lo, MADV_DONTNEED);
-}
-
-/*
- * Return the cached mapping at @head (isolated from the lists) to the OS:
- * back to a PROT_NONE reservation, its struct page map released, then a
- * PROT_NONE free range. Called with no lock held.
- */
-static void large_unmap_range(struct page *head, size_t npages)
-{
-	void *addr = page_address(head);
-	size_t bytes = npages << PAGE_SHIFT;
-
-	/*
-	 * Back to a PROT_NONE reservation: frees the memory, and the
-	 * address range can only be touched again once handed out anew.
-	 */
-	if (mmap(addr, bytes, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
-		 -1, 0) == MAP_FAILED)
-		madvise(addr, bytes, MADV_DONTNEED);
-	pa_probe(large_unmap, addr, bytes);
-	large_release_map(head, npages);
-
-	pa_lock_irqsave();
-	large_range_put_locked(head, npages, false);
-	pa_unlock_irqrestore();
-}
-
-/*
- * Give cached mappings back to the OS, the least recently freed first,
- * while free resident memory (buddy and cache) is above @max_resident, at
- * most @max_ranges of them (0: no bound).
- * Context: takes and drops the zone lock; the caller must not hold it.
- * Return: bytes given back.
- */
-size_t large_reclaim(size_t max_resident, unsigned int max_ranges)
-{
-	size_t returned = 0;
-	unsigned int n = 0;
-
-	for (;;) {
-		struct page *head = NULL;
-		size_t npages = 0;
-
-		pa_lock_irqsave();
-		if (!list_empty(&pa_zone.large_dirty) &&
-		    pa_zone.bytes_large_dirty > (max_resident ?
-				pa_large_cache_allowance_locked() : 0) &&
-		    pa_free_counted_locked(max_resident) > max_resident &&
-		    (!max_ranges || n < max_ranges)) {
-			head = list_last_entry(&pa_zone.large_dirty, struct page,
-					       range_list);
-			npages = head->range_pages;
-			range_del_locked(head);
-			pa_stat_inc(trims);
-		}
-		pa_unlock_irqrestore();
-		if (!head)
-			break;
-		large_unmap_range(head, npages);
-		returned += npages << PAGE_SHIFT;
-		n++;
-	}
-	return returned;
 }
 
 /**

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The zone: the reserved range, its struct page map, the zone lock, the
- * return-to-OS policy, limits, statistics and buddyinfo.
+ * The zone: the reserved range, its struct page map, the zone lock,
+ * limits, statistics and buddyinfo (the return-to-OS policy: reclaim.c).
  *
  * Locking:
  *   pa_zone.lock (a pthread mutex, statically initialised, so it works
@@ -16,7 +16,7 @@
  *   It is only ever held inside a sigsafe section (pa_lock_irqsave,
  *   lib/sigsafe.h), so a signal handler that allocates never waits on its
  *   own thread: it sees the depth and takes no allocator lock. The
- *   per-CPU page lists' try-lock flags (pcp.c) nest outside it; nothing
+ *   per-CPU page lists' try-lock flags (pagelist.c) nest outside it; nothing
  *   holding it takes a flag. The allocator never calls up into slab or
  *   malloc while holding it, and never calls malloc at all (the decay
  *   thread is created from page_alloc_decayd_start(), which the layers
@@ -70,7 +70,7 @@ static unsigned char *pa_tags_end;
  * Set when the place could not be chosen by a probe (valgrind puts new
  * mappings at the lowest free address, so a probe says nothing about the
  * room below it): the whole logical range, map and tags included, is then
- * reserved PROT_NONE up front as before, and growing only maps inside it
+ * reserved PROT_NONE up front, and growing only maps inside it
  * (MAP_FIXED on our own reservation). RLIMIT_AS is not followed there.
  */
 static bool pa_upfront;
@@ -403,13 +403,6 @@ int page_alloc_init(void)
 	return ret;
 }
 
-/* Free memory that may be resident: buddy blocks and cached own mappings. */
-size_t pa_free_resident_locked(void)
-{
-	pa_assert_locked();
-	return pa_zone.bytes_free_resident + pa_zone.bytes_large_dirty;
-}
-
 bool pa_page_in_buddy(const struct page *page)
 {
 	size_t i;
@@ -419,117 +412,6 @@ bool pa_page_in_buddy(const struct page *page)
 		return false;
 	i = (size_t)(page - page_alloc_map) / SECTION_PAGES;
 	return pa_section_bits[i / 64] & (1UL << (i % 64));
-}
-
-/*
- * Take the largest possibly-resident free block off its free list, so that
- * it can be given back to the OS without the lock held. Possibly-resident
- * blocks sit at the front of each list: the candidate of an order is its
- * first block.
- * Return: the block (@order and @resident filled in), or NULL if no free
- * block may be resident.
- */
-static struct page *isolate_resident_locked(unsigned int *order,
-					    unsigned int *resident)
-{
-	int o;
-
-	pa_assert_locked();
-	for (o = MAX_PAGE_ORDER; o >= 0; o--) {
-		struct list_head *h = &pa_zone.free_area[o];
-		struct page *page;
-
-		if (list_empty(h))
-			continue;
-		page = list_first_entry(h, struct page, buddy_list);
-		if (!page->buddy_resident)
-			continue;
-		*order = (unsigned int)o;
-		*resident = page->buddy_resident;
-		buddy_del_free_locked(page, (unsigned int)o);
-		pa_zone.bytes_isolated += order_bytes((unsigned int)o);
-		return page;
-	}
-	return NULL;
-}
-
-/*
- * The return policy: while more than @max_resident bytes of free memory may
- * be resident, give cached own mappings back (large_reclaim), then the
- * largest possibly-resident free block with
- * MADV_DONTNEED, at most @max_blocks of them (0: no bound). Each block is
- * isolated under the zone lock, returned without it (the madvise of a large
- * resident block takes long enough to stall every other thread), then freed
- * again as known-zero, merging as usual.
- *
- * Context: takes and drops the zone lock; the caller must not hold it.
- * Return: bytes given back (resident upper bounds of the blocks).
- */
-size_t buddy_reclaim(size_t max_resident, unsigned int max_blocks)
-{
-	size_t returned;
-	unsigned int n = 0;
-
-	/* Cached own mappings first: the largest, and the least warm. */
-	returned = large_reclaim(max_resident, max_blocks);
-	for (;;) {
-		unsigned int order, resident;
-		struct page *page = NULL;
-		void *addr;
-		int ret;
-
-		pa_lock_irqsave();
-		if (pa_free_counted_locked(max_resident) > max_resident &&
-		    (!max_blocks || n < max_blocks))
-			page = isolate_resident_locked(&order, &resident);
-		pa_unlock_irqrestore();
-		if (!page)
-			break;
-
-		/*
-		 * DONTNEED on private anonymous memory: the pages are freed
-		 * and read back as zeros, so the block is known-zero now.
-		 */
-		addr = page_address(page);
-		ret = madvise(addr, order_bytes(order), MADV_DONTNEED);
-		pa_probe(page_return, addr, order_bytes(order));
-
-		pa_lock_irqsave();
-		pa_zone.bytes_isolated -= order_bytes(order);
-		buddy_free_block_locked(page, order, ret ? resident : 0);
-		if (!ret)
-			pa_stat_inc(trims);
-		pa_unlock_irqrestore();
-		if (ret)
-			break;
-		returned += (size_t)resident << PAGE_SHIFT;
-		n++;
-	}
-	return returned;
-}
-
-/**
- * page_alloc_trim - give every free, possibly resident page back to the OS.
- *
- * Context: thread-safe; takes the zone lock per block, madvise outside it.
- * Return: bytes given back (an upper bound: pages that were never touched
- * are counted when they share a block with touched ones).
- */
-size_t page_alloc_trim(void)
-{
-	size_t ret;
-
-	if (pa_init_once())
-		return 0;
-	drain_all_pages(false);
-	ret = buddy_reclaim(0, 0);
-	if (pa_as_limited()) {
-		pa_lock_irqsave();
-		pa_release_sections_locked();
-		pa_unlock_irqrestore();
-	}
-	pa_probe(trim, ret);
-	return ret;
 }
 
 /**
@@ -557,24 +439,6 @@ size_t page_alloc_set_limit(size_t bytes)
 }
 
 /**
- * page_alloc_set_resident_free - set the watermark of the return policy.
- * @bytes: free memory that may stay resident; beyond it, the largest free
- *         blocks are given back at once.
- *
- * Context: thread-safe; takes the zone lock, may call madvise (outside it).
- */
-void page_alloc_set_resident_free(size_t bytes)
-{
-
-	if (pa_init_once())
-		return;
-	pa_lock_irqsave();
-	pa_zone.resident_free_max = bytes;
-	pa_unlock_irqrestore();
-	buddy_reclaim(bytes, 0);
-}
-
-/**
  * page_alloc_get_stats - a consistent snapshot of the zone's counters.
  * @st: filled in.
  *
@@ -583,21 +447,21 @@ void page_alloc_set_resident_free(size_t bytes)
 __visible void page_alloc_get_stats(struct page_alloc_stats *st)
 {
 	unsigned int o;
-	size_t pcp;
+	size_t lists;
 
 	memset(st, 0, sizeof(*st));
 	if (pa_init_once())
 		return;
-	pcp = pcplist_bytes();
-	pcplist_stats(st->allocs, st->frees, &st->pages_fresh);
+	lists = pagelist_bytes();
+	pagelist_stats(st->allocs, st->frees, &st->pages_fresh);
 	pa_lock_irqsave();
 	/* blocks on per-CPU lists are free memory to the caller */
-	st->bytes_pcp = pcp;
+	st->bytes_pagelists = lists;
 	st->bytes_allocated_peak = pa_zone.bytes_allocated_peak;
-	st->bytes_allocated = pa_zone.bytes_allocated - min_t(size_t, pcp, pa_zone.bytes_allocated);
+	st->bytes_allocated = pa_zone.bytes_allocated - min_t(size_t, lists, pa_zone.bytes_allocated);
 	st->bytes_large_cached = pa_zone.bytes_large_dirty;
 	st->bytes_free_resident = pa_zone.bytes_free_resident +
-				  pa_zone.bytes_large_dirty + pcp;
+				  pa_zone.bytes_large_dirty + lists;
 	/* a block being returned right now counts as returned */
 	st->bytes_free_returned = pa_zone.bytes_free + pa_zone.bytes_isolated -
 				  pa_zone.bytes_free_resident;
@@ -659,7 +523,7 @@ size_t page_alloc_buddyinfo(char *buf, size_t len)
 	uslab_bufprintf(buf, len, &pos, "free_resident %zu kB\n", st.bytes_free_resident >> 10);
 	uslab_bufprintf(buf, len, &pos, "free_returned %zu kB\n", st.bytes_free_returned >> 10);
 	uslab_bufprintf(buf, len, &pos, "limit %zu kB\n", st.limit >> 10);
-	uslab_bufprintf(buf, len, &pos, "pcp %zu kB\n", st.bytes_pcp >> 10);
+	uslab_bufprintf(buf, len, &pos, "pagelists %zu kB\n", st.bytes_pagelists >> 10);
 	uslab_bufprintf(buf, len, &pos, "large_cached %zu kB\n",
 			st.bytes_large_cached >> 10);
 	uslab_bufprintf(buf, len, &pos,
@@ -685,7 +549,7 @@ void page_alloc_fork_prepare(void)
 {
 	page_alloc_init();
 	pa_fork_depth = sigsafe.depth;
-	pcplist_fork_prepare();
+	pagelist_fork_prepare();
 	pa_lock_irqsave();
 }
 
@@ -693,7 +557,7 @@ void page_alloc_fork_prepare(void)
 void page_alloc_fork_parent(void)
 {
 	pa_unlock_irqrestore();
-	pcplist_fork_release();
+	pagelist_fork_release();
 }
 
 /**
@@ -705,6 +569,6 @@ void page_alloc_fork_child(void)
 {
 	owned_init(&pa_zone.lock);
 	sigsafe.depth = pa_fork_depth;	/* prepare's section is not left */
-	pcplist_fork_release();
+	pagelist_fork_release();
 	pa_decayd_fork_child();
 }

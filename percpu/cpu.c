@@ -395,7 +395,7 @@ int pcp_vcpu_set_nr(unsigned int nr)
 int pcp_vclock_set(uint64_t ns)
 {
 	static uint64_t next_reap;
-	const uint64_t period = (uint64_t)CONFIG_PERCPU_REAPER_PERIOD_MS * 1000000u;
+	const uint64_t period = (uint64_t)PCP_REAPER_PERIOD_MS * 1000000u;
 
 	if (!USLAB_VCPU)
 		return -EOPNOTSUPP;

@@ -17,10 +17,6 @@
 #include "lib/lock.h"
 #include "lib/thread.h"
 
-#ifndef CONFIG_PERCPU_REAPER_PERIOD_MS
-#define CONFIG_PERCPU_REAPER_PERIOD_MS	2000	/* reaper off: the vcpu clock's period */
-#endif
-
 /*
  * One per cache per CPU, allocated the first time that CPU takes a slow
  * path for the cache. Everything here is the slow path's, under @lock:

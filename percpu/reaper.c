@@ -27,7 +27,7 @@ static pthread_mutex_t reaper_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t reaper_cond;
 static bool reaper_stop;
 /* Read by the reaper each period; pcp_reaper_set_period() changes it. */
-static long reaper_period_ms = CONFIG_PERCPU_REAPER_PERIOD_MS;
+static long reaper_period_ms = PCP_REAPER_PERIOD_MS;
 
 static void *pcp_reaper_main(void *arg)
 {

@@ -23,7 +23,7 @@ hdr_layer() {
 	case "$1" in
 	uslab/page_alloc.h|uslab/mm_types.h|uslab/gfp.h) echo page_alloc ;;
 	uslab/percpu.h) echo percpu ;;
-	uslab/slab.h|uslab/kernel/*) echo slab ;;
+	uslab/slab.h|uslab/tunables.h|uslab/kernel/*) echo slab ;;
 	uslab/malloc.h) echo malloc ;;
 	uslab/trace.h) echo trace ;;
 	uslab/sim.h) echo sim ;;

@@ -5,7 +5,7 @@
 # with libuslab-core-vcpu.a from percpu/Build.mk); uslab-calibrate times the
 # real (rseq) paths and is linked with libuslab-core.a.
 
-sim-objs += sim/simulate_load.o sim/simulate.o sim/simulate_pcp.o sim/tune.o \
+sim-objs += sim/simulate_load.o sim/simulate.o sim/simulate_layers.o sim/tune.o \
             sim/calibrate_model.o
 
 calibrate-prog := $(obj)/uslab-calibrate

@@ -95,7 +95,7 @@ uint64_t sim_trace_id(const struct sim_trace *t, uint32_t id);
 
 #define SIM_MAX_CLASSES		NR_KMALLOC_CLASSES	/* slab's kmalloc_info[] */
 #define SIM_CLASS_NONE		0xff
-#define SIM_DEFAULT		(-2L)	/* depot_limit: the library's default */
+#define SIM_DEFAULT		USLAB_DEPOT_BY_SIZE	/* depot_limit: the library's default */
 
 struct sim_config {
 	unsigned int cpus;
@@ -198,19 +198,19 @@ void sim_fixed_layout(char **argv);
 /* Mean resident bytes of the heap over the samples. */
 double sim_mean_resident(const struct sim_result *res);
 
-/* sim/simulate_pcp.c: the simulator's view of the slab and percpu layers. */
-const char *sim_pcp_engine(void);
+/* sim/simulate_layers.c: the simulator's view of the slab and percpu layers. */
+const char *sim_layers_engine(void);
 /* Before anything allocates: @cpus virtual CPUs. Return: 0 or -errno. */
-int sim_pcp_init(unsigned int cpus, bool no_reaper);
+int sim_layers_init(unsigned int cpus, bool no_reaper);
 /* Before the caches exist: @cfg's tunables as slab/ settings. */
-int sim_pcp_settings(const struct sim_config *cfg);
+int sim_layers_settings(const struct sim_config *cfg);
 /* Whether @n is a kmalloc class (a size it serves or a cache name). */
 bool sim_class_named(const char *n);
 /* After: fails (-ENOENT, said) when a per-class name matched no cache. */
-int sim_pcp_apply(const struct sim_config *cfg, struct sim_result *res);
-void sim_pcp_set_cpu(unsigned int cpu, uint64_t time_ns);
-void sim_pcp_collect(struct sim_result *res);
-void sim_pcp_mark_start(struct sim_result *res);
+int sim_layers_apply(const struct sim_config *cfg, struct sim_result *res);
+void sim_layers_set_cpu(unsigned int cpu, uint64_t time_ns);
+void sim_layers_collect(struct sim_result *res);
+void sim_layers_mark_start(struct sim_result *res);
 /* Bytes of slabs per class (slabinfo's num_slabs * pagesperslab). */
 void sim_slab_bytes(struct sim_result *res, uint64_t *bytes);
 
@@ -292,6 +292,12 @@ struct tune {
 /* Round 1: the uniform grid and the defaults. Return: 0, -ENOMEM, -EIO when
  * a simulation failed (the others still ran), -errno of fork/pipe/wait. */
 int tune_grid(struct tune *tu, const struct tune_space *sp);
+/* A job ranked by @key (time, memory, a frontier's overhead). */
+struct tune_rank {
+	double key;
+	size_t job;
+};
+int tune_rank_cmp(const void *a, const void *b);
 /* Round 2 (after tune_grid): per-class settings. Return: as tune_grid,
  * -ENOENT when no simulation of round 1 succeeded. */
 int tune_compose(struct tune *tu, const struct tune_space *sp);

@@ -345,7 +345,7 @@ static __always_inline int sim_event(struct sim_state *st, const struct sim_ev *
 	struct sim_result *res = st->res;
 	void *p;
 
-	sim_pcp_set_cpu(e->cpu, e->time_ns);
+	sim_layers_set_cpu(e->cpu, e->time_ns);
 	switch (e->op) {
 	case TRACE_OP_MALLOC:
 	case TRACE_OP_CALLOC:
@@ -498,14 +498,14 @@ static int sim_setup(const struct sim_config *cfg, struct sim_result *res)
 	int err;
 
 	/* The CPU count must be set before the first cache exists. */
-	err = sim_pcp_init(cfg->cpus, cfg->no_reaper);
+	err = sim_layers_init(cfg->cpus, cfg->no_reaper);
 	/* Settings first: each cache takes them when it is created. */
 	if (!err)
-		err = sim_pcp_settings(cfg);
+		err = sim_layers_settings(cfg);
 	if (!err)
 		err = sim_classes_init(res);
 	if (!err)
-		err = sim_pcp_apply(cfg, res);
+		err = sim_layers_apply(cfg, res);
 	return err;
 }
 
@@ -572,7 +572,7 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	err = sim_setup(cfg, res);
 	if (err)
 		return err;
-	sim_pcp_mark_start(res);
+	sim_layers_mark_start(res);
 	err = sim_state_grow(&st, t->id_space ? t->id_space : 1);
 	if (err)
 		goto out_free;
@@ -596,7 +596,7 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 		if (hwm > 0 && (uint64_t)hwm > res->res_peak)
 			res->res_peak = (uint64_t)hwm;
 	}
-	sim_pcp_collect(res);
+	sim_layers_collect(res);
 	res->live_end = st.live;
 out_free:
 	if (st.statm_fd >= 0)
@@ -644,50 +644,29 @@ void sim_fixed_layout(char **argv)
 /* ---- The configuration (uslab sim and the tuner parse into it). */
 
 /*
- * One option as the item USLAB_OPTIONS would carry, checked by slab/'s
- * parser (the one every front end uses). A build without magazines takes
- * the option and has nothing to apply it to.
- */
-static int sim_check_setting(const char *what, const char *arg, long *value,
-			     struct kmem_cache_setting *set)
-{
-	char item[160];
-	int err;
-
-	snprintf(item, sizeof(item), "%s%s%s", what, strchr(arg, '=') ? "." : "=", arg);
-	err = kmem_cache_setting_parse(item, set);
-	if (err == -EOPNOTSUPP) {
-		const char *eq = strchr(arg, '=');
-
-		return kmem_cache_parse_long(eq ? eq + 1 : arg, -1, 65536, value);
-	}
-	if (!err)
-		*value = set->value;
-	return err;
-}
-
-/*
  * sim_parse_mag_size - "N" for every class, "CLASS=N" for one, where CLASS
  * is a cache name (kmalloc-64) or a byte size (64), checked here
- * (sim_class_named). Return: 0, -ENOENT for a CLASS that is no kmalloc
- * class, -EINVAL for anything else.
+ * (sim_class_named); N is read by mag_size's row of <uslab/tunables.h>.
+ * Return: 0, -ENOENT for a CLASS that is no kmalloc class, -EINVAL for
+ * anything else.
  */
 int sim_parse_mag_size(struct sim_config *cfg, const char *arg)
 {
-	struct kmem_cache_setting set;
 	const char *eq = strchr(arg, '=');
+	size_t nlen = eq ? (size_t)(eq - arg) : 0;
 	long v;
 
-	if (sim_check_setting("mag_size", arg, &v, &set) || v < 0)
+	if (uslab_tunable_parse(&uslab_tunables[USLAB_OPT_MAG_SIZE], eq ? eq + 1 : arg, &v))
 		return -EINVAL;
 	if (!eq) {
 		cfg->mag_size = (int)v;
 		return 0;
 	}
-	if (cfg->nr_class_mag == SIM_MAX_CLASSES || (size_t)(eq - arg) >= sizeof(cfg->class_mag[0].name))
+	if (cfg->nr_class_mag == SIM_MAX_CLASSES || !nlen ||
+	    nlen >= sizeof(cfg->class_mag[0].name))
 		return -EINVAL;
-	memcpy(cfg->class_mag[cfg->nr_class_mag].name, arg, (size_t)(eq - arg));
-	cfg->class_mag[cfg->nr_class_mag].name[eq - arg] = '\0';
+	memcpy(cfg->class_mag[cfg->nr_class_mag].name, arg, nlen);
+	cfg->class_mag[cfg->nr_class_mag].name[nlen] = '\0';
 	if (!sim_class_named(cfg->class_mag[cfg->nr_class_mag].name))
 		return -ENOENT;		/* refused with the options, not at run time */
 	cfg->class_mag[cfg->nr_class_mag].mag = (int)v;
@@ -718,7 +697,6 @@ double sim_mean_resident(const struct sim_result *res)
 
 int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg)
 {
-	struct kmem_cache_setting set;
 	long v;
 
 	if (opt == 'm')
@@ -727,12 +705,12 @@ int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg)
 		return -EINVAL;		/* one value for every kmalloc cache */
 	switch (opt) {
 	case 'b':
-		if (sim_check_setting("batch", arg, &v, &set) || v < 0)
+		if (uslab_tunable_parse(&uslab_tunables[USLAB_OPT_BATCH], arg, &v))
 			return -EINVAL;
 		cfg->batch = (int)v;
 		return 0;
 	case 'd':
-		if (sim_check_setting("depot_limit", arg, &v, &set))
+		if (uslab_tunable_parse(&uslab_tunables[USLAB_OPT_DEPOT_LIMIT], arg, &v))
 			return -EINVAL;
 		cfg->depot_limit = v;
 		return 0;

@@ -20,7 +20,8 @@
 #include "uslab/trace.h"
 #include "sim/internal.h"
 
-#define SIM_LOAD_CHUNK	(1u << 20)	/* events per allocation step */
+#define SIM_LOAD_CHUNK	(1u << 20)	/* the first step at most: the trailer's claim */
+#define SIM_LOAD_FIRST	4096u		/* the first step without a claim */
 
 /*
  * sim_dense_id - the dense id of trace id @id, given at first sight (0, NULL,
@@ -247,7 +248,10 @@ int sim_trace_load(struct sim_trace *t, const char *path, unsigned int cpus,
 			break;
 		}
 		if (unlikely(t->n == t->cap)) {
-			size_t cap = t->cap < SIM_LOAD_CHUNK ? SIM_LOAD_CHUNK : 2 * t->cap;
+			/* doubling from what is held: a trace without a claim
+			 * (cut, or a forged trailer) of a few events is not
+			 * given 32 MiB */
+			size_t cap = t->cap ? 2 * t->cap : SIM_LOAD_FIRST;
 
 			if (cap > budget)
 				cap = (size_t)budget;	/* never ask beyond the budget */

@@ -413,12 +413,8 @@ static bool tune_listed(const size_t *out, unsigned int n, size_t i)
 	return false;
 }
 
-struct tune_rank {
-	double key;
-	size_t job;
-};
-
-static int cmp_rank(const void *a, const void *b)
+/** tune_rank_cmp - qsort order of struct tune_rank: by key, ties by job. */
+int tune_rank_cmp(const void *a, const void *b)
 {
 	const struct tune_rank *x = a, *y = b;
 
@@ -448,7 +444,7 @@ static size_t tune_rank_by(const struct tune *tu, bool by_time, double slack,
 		r[n].key = by_time ? j->out.cost_ns : tune_job_ovh(tu, j);
 		r[n++].job = i;
 	}
-	qsort(r, n, sizeof(*r), cmp_rank);
+	qsort(r, n, sizeof(*r), tune_rank_cmp);
 	return n;
 }
 

@@ -276,12 +276,25 @@ void slab_rcu_fork_prepare(void);
 void slab_rcu_fork_parent(void);
 void slab_rcu_fork_child(void);
 
-/* slab/settings.c */
+/* slab/settings.c: parse, keep, resolve (calls nothing of slab/ but
+ * kmalloc's name table) */
 void slab_settings_resolve(struct kmem_cache *s);
-void slab_settings_recheck(struct kmem_cache *s);
+void slab_settings_tunables(struct kmem_cache *s, unsigned int *limit,
+			    unsigned int *batch, long *depot, unsigned int *gen);
+unsigned int slab_settings_gen(void);
 int slab_settings_store(const struct kmem_cache_setting *set);
-int slab_settings_apply(struct kmem_cache *s);
+bool slab_setting_matches(const struct kmem_cache_setting *set,
+			  const struct kmem_cache *s);
+bool slab_setting_debug_may_kmalloc(const struct kmem_cache_setting *set);
 slab_flags_t slab_settings_debug_flags(const char *name, slab_flags_t flags);
+void slab_settings_fork_prepare(void);
+void slab_settings_fork_parent(void);
+void slab_settings_fork_child(void);
+
+/* slab/slab.c: the settings put into live caches */
+#define SLAB_MAX_SHARED		4096	/* slabinfo's SHAREDFACTOR */
+void slab_settings_recheck(struct kmem_cache *s);
+int slab_settings_apply(struct kmem_cache *s);
 
 /* slab/slab.c: the per-CPU layer's callbacks */
 extern const struct pcp_ops slab_pcp_ops;

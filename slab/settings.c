@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Per-cache settings (magazine size, batch, depot limit) and the one place
- * that computes a cache's tunables.
+ * Per-cache settings (magazine size, batch, depot limit, slab_debug) and
+ * the one place that computes a cache's tunables: the table of tunables
+ * (<uslab/tunables.h>) and its parsers, the kept settings, the resolution.
+ * A leaf of slab/: it calls nothing of the folder (it reads kmalloc's name
+ * table to turn a byte size into a cache name); putting settings into live
+ * caches is slab.c's (kmem_cache_setting_add(), slab_settings_recheck()),
+ * re-making a kmalloc cache kmalloc.c's.
  *
  * A setting may name a cache that does not exist yet: the kmalloc-N caches
  * are created on first use, after the malloc layer has read USLAB_OPTIONS,
@@ -9,10 +14,10 @@
  * kept here, in the order given, and every cache resolves its tunables from
  * them when it is created (slab_settings_resolve(), called by
  * __kmem_cache_create()); a setting added later is applied at once to the
- * caches it names that already exist. Three front ends share this parser
- * and this resolution: USLAB_OPTIONS (malloc/options.c), `uslab sim
- * --mag-size/--batch/--depot-limit` (sim/), and, for the numbers and their
- * ranges, slabinfo writes (slabinfo.c).
+ * caches it names that already exist (slab.c). The front ends share the
+ * rows, these parsers and this resolution: USLAB_OPTIONS
+ * (malloc/options.c), `uslab sim --mag-size/--batch/--depot-limit` (sim/),
+ * slabinfo writes (slabinfo.c).
  *
  * Names: "kmalloc-64" or any kmem_cache_create() name, or a byte size
  * ("64", "100"), which means the kmalloc cache serving that size; a name
@@ -27,7 +32,7 @@
  * (slab_settings_debug_flags()), as the kernel's kmem_cache_flags(): the
  * first setting that names the cache wins, else the last one without a
  * name (every cache), else none (FZP everywhere under SLAB_DEBUG_ON).
- * A kmalloc cache that exists already is re-made (slab/kmalloc.c).
+ * A kmalloc cache that exists already is re-made (slab.c asks kmalloc.c).
  *
  * Defaults, when no setting names a cache: percpu's table by object size
  * (pcp_default_limit(), Kconfig PERCPU_MAG_SIZE) and pcp_default_batchcount()
@@ -47,8 +52,6 @@
 #include "slab/internal.h"
 
 #define SLAB_MAX_SETTINGS	256
-#define SLAB_SETTING_MAX_MAG	4096
-#define SLAB_SETTING_MAX_DEPOT	65536
 
 struct slab_setting_entry {
 	struct kmem_cache_setting set;
@@ -60,12 +63,14 @@ static struct slab_setting_entry settings[SLAB_MAX_SETTINGS];
 static unsigned int nr_settings;
 static unsigned int settings_gen;
 
-static const char *const tunable_names[] = {
-	[KMEM_TUNE_MAG_SIZE] = "mag_size",
-	[KMEM_TUNE_BATCH] = "batch",
-	[KMEM_TUNE_DEPOT_LIMIT] = "depot_limit",
-	[KMEM_TUNE_DEBUG] = "slab_debug",
+#define USLAB_TUNABLE_ROW(id, nm, k, sc, lo, hi, dflt, text)	\
+	[USLAB_OPT_##id] = { .name = #nm, .kind = USLAB_TK_##k,		\
+			     .scope = USLAB_TS_##sc, .min = lo, .max = hi,	\
+			     .def = dflt, .help = text },
+__visible const struct uslab_tunable uslab_tunables[USLAB_NR_TUNABLES] = {
+	USLAB_TUNABLES(USLAB_TUNABLE_ROW)
 };
+#undef USLAB_TUNABLE_ROW
 
 /* slab_debug letters, the kernel's (mm/slub.c parse_slub_debug_flags). */
 static const struct {
@@ -149,67 +154,95 @@ __visible int kmem_cache_parse_long(const char *val, long min, long max, long *o
 	return 0;
 }
 
-static void tunable_range(enum kmem_cache_tunable what, long *min, long *max)
+/** uslab_tunable_find - see include/uslab/tunables.h. */
+__visible const struct uslab_tunable *uslab_tunable_find(const char *name, size_t len)
 {
-	if (what == KMEM_TUNE_DEPOT_LIMIT) {
-		*min = -1;
-		*max = SLAB_SETTING_MAX_DEPOT;
-	} else {
-		*min = 0;			/* 0: the default */
-		*max = SLAB_SETTING_MAX_MAG;
-	}
+	for (size_t i = 0; i < ARRAY_SIZE(uslab_tunables); i++)
+		if (strlen(uslab_tunables[i].name) == len &&
+		    !strncmp(name, uslab_tunables[i].name, len))
+			return &uslab_tunables[i];
+	return NULL;
 }
 
-/**
- * kmem_cache_setting_parse - "mag_size[.CACHE]=N", "batch[.CACHE]=N",
- * "depot_limit[.CACHE]=N" or "slab_debug[.CACHE][=FZPU]" into @set;
- * nothing is applied.
- * Return: 0; -ENOENT when the item is not one of these (the caller may
- * know it); -EINVAL malformed; -ERANGE value or size out of range;
- * -EOPNOTSUPP when this build has no per-CPU magazines at all (no slab
- * debugging, for slab_debug).
- */
-__visible int kmem_cache_setting_parse(const char *item, struct kmem_cache_setting *set)
+/* "1", "y", "yes", "on", "true" and their opposites. */
+static int flag_parse(const char *val, long *out)
 {
-	const char *eq, *dot, *name = NULL;
-	size_t klen, nlen = 0;
-	long min, max, size;
-	int what, err;
+	static const char *const yes[] = { "1", "y", "yes", "on", "true" };
+	static const char *const no[] = { "0", "n", "no", "off", "false" };
 
-	if (!item)
-		return -EINVAL;
-	eq = strchr(item, '=');
-	dot = strchr(item, '.');
-	if (dot && eq && dot > eq)
-		dot = NULL;
-	klen = dot ? (size_t)(dot - item) : eq ? (size_t)(eq - item) : strlen(item);
-	for (what = 0; what < (int)ARRAY_SIZE(tunable_names); what++)
-		if (strlen(tunable_names[what]) == klen &&
-		    !strncmp(item, tunable_names[what], klen))
-			break;
-	if (what == (int)ARRAY_SIZE(tunable_names))
-		return -ENOENT;
-	memset(set, 0, sizeof(*set));
-	set->what = (enum kmem_cache_tunable)what;
-	if (set->what == KMEM_TUNE_DEBUG) {
-		/* "slab_debug" alone: full debugging, as the kernel */
-		err = eq ? debug_letters_parse(eq + 1, strlen(eq + 1), &set->value) :
-			   debug_letters_parse("", 0, &set->value);
-	} else if (!eq) {
-		return -EINVAL;
-	} else {
-		tunable_range(set->what, &min, &max);
-		err = kmem_cache_parse_long(eq + 1, min, max, &set->value);
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (!strcmp(val, yes[i]) || !strcmp(val, no[i])) {
+			*out = !strcmp(val, yes[i]);
+			return 0;
+		}
 	}
-	if (err)
-		return err;
-	if (dot) {
-		name = dot + 1;
-		nlen = eq ? (size_t)(eq - name) : strlen(name);
-		if (!nlen || nlen >= sizeof(set->key))
+	return -EINVAL;
+}
+
+/** uslab_tunable_parse - see include/uslab/tunables.h. */
+__visible int uslab_tunable_parse(const struct uslab_tunable *t, const char *val, long *out)
+{
+	switch (t->kind) {
+	case USLAB_TK_FLAG:
+		if (!val) {
+			*out = 1;
+			return 0;
+		}
+		return flag_parse(val, out);
+	case USLAB_TK_DEBUG:
+		/* "slab_debug" alone: full debugging, as the kernel */
+		return debug_letters_parse(val ? val : "", val ? strlen(val) : 0, out);
+	case USLAB_TK_OFF_OR_NUM:
+		if (val && !strcmp(val, "0")) {
+			*out = 0;
+			return 0;
+		}
+		/* fall through */
+	case USLAB_TK_NUM:
+		return kmem_cache_parse_long(val, t->min, t->max, out);
+	case USLAB_TK_FAULT:
+		break;
+	}
+	return -EINVAL;
+}
+
+/** uslab_tunable_split - see include/uslab/tunables.h. */
+__visible void uslab_tunable_split(char *item, char **name, char **cache, char **val)
+{
+	char *eq = strchr(item, '=');
+	char *dot;
+
+	if (eq)
+		*eq++ = '\0';
+	dot = strchr(item, '.');
+	if (dot)
+		*dot++ = '\0';
+	*name = item;
+	*cache = dot;
+	*val = eq;
+}
+
+/** kmem_cache_setting_make - see include/uslab/slab.h. */
+__visible int kmem_cache_setting_make(struct kmem_cache_setting *set,
+				      enum kmem_cache_tunable what,
+				      const char *cache, size_t len, long value)
+{
+	const struct uslab_tunable *t;
+	long size;
+
+	memset(set, 0, sizeof(*set));
+	set->what = what;
+	set->value = value;
+	if ((unsigned int)what > KMEM_TUNE_DEBUG)
+		return -EINVAL;
+	t = &uslab_tunables[what];
+	if (t->kind == USLAB_TK_NUM && (value < t->min || value > t->max))
+		return -ERANGE;
+	if (cache) {
+		if (!len || len >= sizeof(set->key))
 			return -EINVAL;
-		memcpy(set->key, name, nlen);
-		set->key[nlen] = '\0';
+		memcpy(set->key, cache, len);
+		set->key[len] = '\0';
 		if (!kmem_cache_parse_long(set->key, LONG_MIN + 1, LONG_MAX, &size)) {
 			const char *kname;
 
@@ -219,10 +252,10 @@ __visible int kmem_cache_setting_parse(const char *item, struct kmem_cache_setti
 			kname = kmalloc_info[kmalloc_index((size_t)size)].name;
 			memcpy(set->cache, kname, strlen(kname) + 1);
 		} else {
-			memcpy(set->cache, set->key, nlen + 1);
+			memcpy(set->cache, set->key, len + 1);
 		}
 	}
-	if (set->what == KMEM_TUNE_DEBUG)
+	if (what == KMEM_TUNE_DEBUG)
 		return IS_ENABLED(CONFIG_SLAB_DEBUG) ? 0 : -EOPNOTSUPP;
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE) || IS_ENABLED(CONFIG_SLAB_DEBUG_ON))
 		return -EOPNOTSUPP;
@@ -230,11 +263,42 @@ __visible int kmem_cache_setting_parse(const char *item, struct kmem_cache_setti
 }
 
 /**
+ * kmem_cache_setting_parse - "mag_size[.CACHE]=N", "batch[.CACHE]=N",
+ * "depot_limit[.CACHE]=N" or "slab_debug[.CACHE][=FZPU]" into @set: split
+ * once, then the row's parser and kmem_cache_setting_make(); nothing is
+ * applied.
+ * Return: 0; -ENOENT when the item is not one of these (the caller may
+ * know it); -EINVAL malformed; -ERANGE value or size out of range;
+ * -EOPNOTSUPP when this build has no per-CPU magazines at all (no slab
+ * debugging, for slab_debug).
+ */
+__visible int kmem_cache_setting_parse(const char *item, struct kmem_cache_setting *set)
+{
+	const struct uslab_tunable *t;
+	char buf[160], *name, *cache, *val;
+	long v;
+	int err;
+
+	if (!item || strlen(item) >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, item, strlen(item) + 1);
+	uslab_tunable_split(buf, &name, &cache, &val);
+	t = uslab_tunable_find(name, strlen(name));
+	if (!t || t->scope != USLAB_TS_CACHE)
+		return -ENOENT;
+	err = uslab_tunable_parse(t, val, &v);
+	if (err)
+		return err;
+	return kmem_cache_setting_make(set, (enum kmem_cache_tunable)(t - uslab_tunables),
+				       cache, cache ? strlen(cache) : 0, v);
+}
+
+/**
  * kmem_cache_debug_parse - slab_debug's value in the kernel's syntax into
- * settings ("slab_debug.NAME=FLAGS" each, through
- * kmem_cache_setting_parse()): blocks separated by ';', each "FLAGS" (every
- * cache) or "FLAGS,name,name..." (those caches; "kmalloc-*" a prefix);
- * empty FLAGS = FZPU, '-' = none. NULL or "" = FZPU for every cache.
+ * settings: blocks separated by ';', each "FLAGS" (every cache) or
+ * "FLAGS,name,name..." (those caches; "kmalloc-*" a prefix); empty FLAGS =
+ * FZPU, '-' = none. NULL or "" = FZPU for every cache. Each block's flags
+ * are read once; each name becomes one setting (kmem_cache_setting_make()).
  * Return: settings stored in @sets, or -EINVAL, -ENOSPC, -EOPNOTSUPP.
  */
 __visible int kmem_cache_debug_parse(const char *val, struct kmem_cache_setting *sets,
@@ -242,52 +306,31 @@ __visible int kmem_cache_debug_parse(const char *val, struct kmem_cache_setting 
 {
 	const char *p = val ? val : "";
 	unsigned int n = 0;
-	char item[160];
 	int err;
 
 	for (;;) {
 		const char *end = strchrnul(p, ';');
 		const char *comma = memchr(p, ',', (size_t)(end - p));
 		const char *fend = comma ? comma : end;
-		size_t flen = (size_t)(fend - p);
+		const char *nm = comma ? comma + 1 : NULL;
+		long flags;
 
-		if (flen > 16)
+		if (fend - p > 16 || debug_letters_parse(p, (size_t)(fend - p), &flags))
 			return -EINVAL;
-		if (!comma) {
-			size_t pos = 0;
+		do {
+			const char *ne = nm ? memchr(nm, ',', (size_t)(end - nm)) : NULL;
 
+			if (nm && !ne)
+				ne = end;
 			if (n == max)
 				return -ENOSPC;
-			uslab_bufprintf(item, sizeof(item), &pos, "slab_debug=%.*s",
-					(int)flen, p);
-			err = kmem_cache_setting_parse(item, &sets[n]);
+			err = kmem_cache_setting_make(&sets[n], KMEM_TUNE_DEBUG, nm,
+						      nm ? (size_t)(ne - nm) : 0, flags);
 			if (err)
 				return err;
 			n++;
-		} else {
-			const char *nm = comma + 1;
-
-			while (nm <= end) {
-				const char *ne = memchr(nm, ',', (size_t)(end - nm));
-				size_t nlen, pos = 0;
-
-				if (!ne)
-					ne = end;
-				nlen = (size_t)(ne - nm);
-				if (!nlen || nlen >= sizeof(sets->key))
-					return -EINVAL;
-				if (n == max)
-					return -ENOSPC;
-				uslab_bufprintf(item, sizeof(item), &pos,
-						"slab_debug.%.*s=%.*s", (int)nlen, nm,
-						(int)flen, p);
-				err = kmem_cache_setting_parse(item, &sets[n]);
-				if (err)
-					return err;
-				n++;
-				nm = ne + 1;
-			}
-		}
+			nm = nm && ne < end ? ne + 1 : NULL;
+		} while (nm);
 		if (!*end)
 			break;
 		p = end + 1;
@@ -297,7 +340,7 @@ __visible int kmem_cache_debug_parse(const char *val, struct kmem_cache_setting 
 
 /* Does @set speak about @s? (no name: every kmalloc cache; slab_debug:
  * every cache) */
-static bool setting_matches(const struct kmem_cache_setting *set,
+bool slab_setting_matches(const struct kmem_cache_setting *set,
 			    const struct kmem_cache *s)
 {
 	if (!set->cache[0])
@@ -306,7 +349,7 @@ static bool setting_matches(const struct kmem_cache_setting *set,
 }
 
 /* Could @set make a kmalloc cache a debug cache? */
-static bool debug_may_kmalloc(const struct kmem_cache_setting *set)
+bool slab_setting_debug_may_kmalloc(const struct kmem_cache_setting *set)
 {
 	const char *glob = strchr(set->cache, '*');
 	size_t n = glob ? (size_t)(glob - set->cache) : strlen(set->cache);
@@ -366,17 +409,19 @@ __visible bool kmem_cache_debug_kmalloc(void)
 
 	pthread_mutex_lock(&settings_lock);
 	for (i = 0; i < nr_settings && !any; i++)
-		any = debug_may_kmalloc(&settings[i].set);
+		any = slab_setting_debug_may_kmalloc(&settings[i].set);
 	pthread_mutex_unlock(&settings_lock);
 	return any;
 }
 
-/*
- * The tunables @s gets from the settings and the defaults; marks the
- * settings that matched. @depot is -2 when no setting names a depot limit.
+/**
+ * slab_settings_tunables - the tunables @s gets from the settings and the
+ * defaults; marks the settings that matched. @depot is -2 when no setting
+ * names a depot limit; @gen the table's generation they come from.
+ * Context: thread-safe; may be called under slab_mutex.
  */
-static void resolve_tunables(struct kmem_cache *s, unsigned int *limit,
-			     unsigned int *batch, long *depot, unsigned int *gen)
+void slab_settings_tunables(struct kmem_cache *s, unsigned int *limit,
+			    unsigned int *batch, long *depot, unsigned int *gen)
 {
 	long mag = 0, bat = 0;
 	unsigned int i, pass;
@@ -390,7 +435,7 @@ static void resolve_tunables(struct kmem_cache *s, unsigned int *limit,
 
 			if (e->set.what == KMEM_TUNE_DEBUG)
 				continue;	/* slab_settings_debug_flags() */
-			if (!e->set.cache[0] != !pass || !setting_matches(&e->set, s))
+			if (!e->set.cache[0] != !pass || !slab_setting_matches(&e->set, s))
 				continue;
 			e->matched = true;
 			switch (e->set.what) {
@@ -429,7 +474,7 @@ void slab_settings_resolve(struct kmem_cache *s)
 	unsigned int limit, batch, gen;
 	long depot;
 
-	resolve_tunables(s, &limit, &batch, &depot, &gen);
+	slab_settings_tunables(s, &limit, &batch, &depot, &gen);
 	s->settings_gen = gen;
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE) || slab_debug(s)) {
 		s->limit = s->batchcount = s->shared = 0;
@@ -442,40 +487,30 @@ void slab_settings_resolve(struct kmem_cache *s)
 	s->depot_limit = depot;
 }
 
-/* Put the resolved tunables of a live cache into force. */
-static int settings_apply(struct kmem_cache *s)
+/*
+ * fork(): slab_fork_prepare() takes settings_lock last of slab's locks,
+ * the parent releases it, the child re-makes it (a child forked while
+ * another thread stored a setting would otherwise find it held forever).
+ */
+void slab_settings_fork_prepare(void)
 {
-	struct pcp_cache *pc;
-	unsigned int limit, batch, gen, now_limit, now_batch;
-	long depot;
-	int err = 0;
-
-	/* debug flags changed: a kmalloc cache is re-made, with its tunables */
-	if (IS_ENABLED(CONFIG_SLAB_DEBUG) && (s->flags & __SLAB_KMALLOC))
-		kmalloc_cache_remake(s);
-	pc = kmem_cache_pcp(s);
-	if (!pc)
-		return -EOPNOTSUPP;
-	resolve_tunables(s, &limit, &batch, &depot, &gen);
-	pcp_cache_get_tunables(pc, &now_limit, &now_batch);
-	if (limit != now_limit || batch != now_batch)
-		err = kmem_cache_set_tunables(s, limit, batch, READ_ONCE(s->shared));
-	if (!err && depot != -2)
-		err = pcp_cache_set_depot_limit(pc, depot < 0 ? PCP_DEPOT_UNLIMITED :
-						(unsigned int)depot);
-	WRITE_ONCE(s->settings_gen, gen);
-	return err;
+	pthread_mutex_lock(&settings_lock);
 }
 
-/**
- * slab_settings_recheck - after @s is on slab_caches: apply settings added
- * since it resolved its tunables.
- * Context: not under slab_mutex (resizing drains magazines).
- */
-void slab_settings_recheck(struct kmem_cache *s)
+void slab_settings_fork_parent(void)
 {
-	if (__atomic_load_n(&settings_gen, __ATOMIC_ACQUIRE) != READ_ONCE(s->settings_gen))
-		settings_apply(s);
+	pthread_mutex_unlock(&settings_lock);
+}
+
+void slab_settings_fork_child(void)
+{
+	pthread_mutex_init(&settings_lock, NULL);
+}
+
+/** slab_settings_gen - the table's generation: one more at each change. */
+unsigned int slab_settings_gen(void)
+{
+	return __atomic_load_n(&settings_gen, __ATOMIC_ACQUIRE);
 }
 
 /**
@@ -511,74 +546,6 @@ int slab_settings_store(const struct kmem_cache_setting *set)
 }
 
 /**
- * slab_settings_apply - put the tunables that the settings and defaults
- * give @s into force (it exists, it is on slab_caches).
- * Context: an RCU reader or holding a reference; may drain magazines.
- * Return: 0, -EOPNOTSUPP for a cache without magazines, or the error of
- * kmem_cache_set_tunables().
- */
-int slab_settings_apply(struct kmem_cache *s)
-{
-	return settings_apply(s);
-}
-
-/**
- * kmem_cache_setting_add - keep @set for caches created from now on and
- * apply it to the existing caches it names.
- * Context: thread-safe; an RCU reader; may drain magazines.
- * Return: 0; -ENOSPC when SLAB_MAX_SETTINGS are kept already; the first
- * error of kmem_cache_set_tunables() on an existing cache.
- */
-__visible int kmem_cache_setting_add(const struct kmem_cache_setting *set)
-{
-	struct kmem_cache *s;
-	int err;
-
-	slab_init();
-	err = slab_settings_store(set);
-	if (err)
-		return err;
-	if (debug_may_kmalloc(set))
-		kmalloc_debug_route();
-	slab_rcu_read_lock();
-	cds_list_for_each_entry_rcu(s, &slab_caches, list) {
-		int e;
-
-		if (!setting_matches(set, s))
-			continue;
-		if (set->what == KMEM_TUNE_DEBUG) {
-			/*
-			 * Only a kmalloc cache can be re-made; another cache
-			 * keeps the layout it was created with.
-			 */
-			if (s->flags & __SLAB_KMALLOC)
-				e = kmalloc_cache_remake(s);
-			else
-				e = set->cache[0] && s != &kmem_cache_boot &&
-				    ((slab_settings_debug_flags(s->name, 0) ^ s->flags) &
-				     SLAB_DEBUG_FLAGS) ? -EBUSY : 0;
-			err = err ? err : e;
-			continue;
-		}
-		e = settings_apply(s);
-		if (e == -EOPNOTSUPP)
-			continue;	/* a debug cache among the kmalloc ones */
-		err = err ? err : e;
-	}
-	slab_rcu_read_unlock();
-	return err;
-}
-
-/** kmem_cache_setting - kmem_cache_setting_parse() then _add(). */
-__visible int kmem_cache_setting(const char *item)
-{
-	struct kmem_cache_setting set;
-	int err = kmem_cache_setting_parse(item, &set);
-
-	return err ? err : kmem_cache_setting_add(&set);
-}
-
-/**
  * kmem_cache_setting_str - @set as the item it came from
  * ("mag_size.kmalloc-64=32", "batch=8") into @buf.
  * Return: @buf.
@@ -601,11 +568,11 @@ __visible char *kmem_cache_setting_str(const struct kmem_cache_setting *set, cha
 		if (!n)
 			letters[n++] = '-';
 		letters[n] = '\0';
-		uslab_bufprintf(buf, len, &pos, "%s%s%s=%s", tunable_names[set->what],
+		uslab_bufprintf(buf, len, &pos, "%s%s%s=%s", uslab_tunables[set->what].name,
 				set->key[0] ? "." : "", set->key, letters);
 		return buf;
 	}
-	uslab_bufprintf(buf, len, &pos, "%s%s%s=%ld", tunable_names[set->what],
+	uslab_bufprintf(buf, len, &pos, "%s%s%s=%ld", uslab_tunables[set->what].name,
 			set->key[0] ? "." : "", set->key, set->value);
 	return buf;
 }

@@ -1326,12 +1326,14 @@ void slab_fork_prepare(void)
 	pcp_fork_prepare();
 	cds_list_for_each_entry(s, &slab_caches, list)
 		slab_lock(s);
+	slab_settings_fork_prepare();	/* a leaf: last */
 }
 
 void slab_fork_parent(void)
 {
 	struct kmem_cache *s;
 
+	slab_settings_fork_parent();
 	cds_list_for_each_entry(s, &slab_caches, list)
 		slab_unlock(s);
 	pcp_fork_parent();
@@ -1344,6 +1346,7 @@ void slab_fork_child(void)
 	struct kmem_cache *s;
 
 	/* The forking thread holds every lock; re-making them is simplest. */
+	slab_settings_fork_child();
 	cds_list_for_each_entry(s, &slab_caches, list) {
 		owned_init(&s->lock);
 	}
@@ -1351,4 +1354,140 @@ void slab_fork_child(void)
 	pthread_mutex_init(&slab_mutex, NULL);
 	slab_rcu_fork_child();
 	sigsafe.depth = slab_fork_depth;	/* the locks were re-made, not left */
+}
+
+/*
+ * ---- Tunables in force: the settings (slab/settings.c, which parses,
+ * keeps and resolves them) put into live caches. A kmalloc cache whose
+ * debug flags change is re-made by kmalloc.c (kmalloc_cache_remake()).
+ */
+
+/**
+ * kmem_cache_set_tunables - set the magazine size (@limit), the refill and
+ * flush batch (@batchcount) and @shared of @s.
+ * The magazines of every CPU are drained and come back at the new size
+ * (debug caches have none: the values are only stored).
+ * Context: thread-safe, also while other threads use @s; takes the cache
+ * lock, then the per-CPU layer's locks (never both at once).
+ * Return: 0, or -EINVAL unless 1 <= @limit <= 4096,
+ * 1 <= @batchcount <= @limit and @shared <= 4096.
+ */
+int kmem_cache_set_tunables(struct kmem_cache *s, unsigned int limit,
+			    unsigned int batchcount, unsigned int shared)
+{
+	if (!s || limit < 1 || limit > (unsigned int)uslab_tunables[USLAB_OPT_MAG_SIZE].max || batchcount < 1 ||
+	    batchcount > limit || shared > SLAB_MAX_SHARED)
+		return -EINVAL;
+	slab_lock(s);
+	WRITE_ONCE(s->limit, limit);
+	WRITE_ONCE(s->batchcount, batchcount);
+	WRITE_ONCE(s->shared, shared);
+	slab_unlock(s);
+	if (s->pcp)
+		return pcp_cache_set_tunables(s->pcp, limit, batchcount);
+	return 0;
+}
+
+/* Put the resolved tunables of a live cache into force. */
+static int settings_apply(struct kmem_cache *s)
+{
+	struct pcp_cache *pc;
+	unsigned int limit, batch, gen, now_limit, now_batch;
+	long depot;
+	int err = 0;
+
+	/* debug flags changed: a kmalloc cache is re-made, with its tunables */
+	if (IS_ENABLED(CONFIG_SLAB_DEBUG) && (s->flags & __SLAB_KMALLOC))
+		kmalloc_cache_remake(s);
+	pc = kmem_cache_pcp(s);
+	if (!pc)
+		return -EOPNOTSUPP;
+	slab_settings_tunables(s, &limit, &batch, &depot, &gen);
+	pcp_cache_get_tunables(pc, &now_limit, &now_batch);
+	if (limit != now_limit || batch != now_batch)
+		err = kmem_cache_set_tunables(s, limit, batch, READ_ONCE(s->shared));
+	if (!err && depot != -2)
+		err = pcp_cache_set_depot_limit(pc, depot < 0 ? PCP_DEPOT_UNLIMITED :
+						(unsigned int)depot);
+	WRITE_ONCE(s->settings_gen, gen);
+	return err;
+}
+
+/**
+ * slab_settings_recheck - after @s is on slab_caches: apply settings added
+ * since it resolved its tunables.
+ * Context: not under slab_mutex (resizing drains magazines).
+ */
+void slab_settings_recheck(struct kmem_cache *s)
+{
+	if (slab_settings_gen() != READ_ONCE(s->settings_gen))
+		settings_apply(s);
+}
+
+/**
+ * slab_settings_apply - put the tunables that the settings and defaults
+ * give @s into force (it exists, it is on slab_caches).
+ * Context: an RCU reader or holding a reference; may drain magazines.
+ * Return: 0, -EOPNOTSUPP for a cache without magazines, or the error of
+ * kmem_cache_set_tunables().
+ */
+int slab_settings_apply(struct kmem_cache *s)
+{
+	return settings_apply(s);
+}
+
+/**
+ * kmem_cache_setting_add - keep @set for caches created from now on and
+ * apply it to the existing caches it names.
+ * Context: thread-safe; an RCU reader; may drain magazines.
+ * Return: 0; -ENOSPC when SLAB_MAX_SETTINGS are kept already; the first
+ * error of kmem_cache_set_tunables() on an existing cache.
+ */
+__visible int kmem_cache_setting_add(const struct kmem_cache_setting *set)
+{
+	struct kmem_cache *s;
+	int err;
+
+	slab_init();
+	err = slab_settings_store(set);
+	if (err)
+		return err;
+	if (slab_setting_debug_may_kmalloc(set))
+		kmalloc_debug_route();
+	slab_rcu_read_lock();
+	cds_list_for_each_entry_rcu(s, &slab_caches, list) {
+		int e;
+
+		if (!slab_setting_matches(set, s))
+			continue;
+		if (set->what == KMEM_TUNE_DEBUG) {
+			/*
+			 * Only a kmalloc cache can be re-made; another cache
+			 * keeps the layout it was created with.
+			 */
+			if (s->flags & __SLAB_KMALLOC)
+				e = kmalloc_cache_remake(s);
+			else
+				e = set->cache[0] && s != &kmem_cache_boot &&
+				    ((slab_settings_debug_flags(s->name, 0) ^ s->flags) &
+				     SLAB_DEBUG_FLAGS) ? -EBUSY : 0;
+			err = err ? err : e;
+			continue;
+		}
+		e = settings_apply(s);
+		if (e == -EOPNOTSUPP)
+			continue;	/* a debug cache among the kmalloc ones */
+		err = err ? err : e;
+	}
+	slab_rcu_read_unlock();
+	return err;
+}
+
+/** kmem_cache_setting - kmem_cache_setting_parse() then _add(). */
+__visible int kmem_cache_setting(const char *item)
+{
+	struct kmem_cache_setting set;
+	int err = kmem_cache_setting_parse(item, &set);
+
+	return err ? err : kmem_cache_setting_add(&set);
 }

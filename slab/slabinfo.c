@@ -19,34 +19,8 @@
 #include "lib/log.h"
 #include "slab/internal.h"
 
-#define SLABINFO_MAX_LIMIT	4096
-#define SLABINFO_MAX_SHARED	4096
-
-/**
- * kmem_cache_set_tunables - set the magazine size (@limit), the refill and
- * flush batch (@batchcount) and @shared of @s.
- * The magazines of every CPU are drained and come back at the new size
- * (debug caches have none: the values are only stored).
- * Context: thread-safe, also while other threads use @s; takes the cache
- * lock, then the per-CPU layer's locks (never both at once).
- * Return: 0, or -EINVAL unless 1 <= @limit <= 4096,
- * 1 <= @batchcount <= @limit and @shared <= 4096.
- */
-int kmem_cache_set_tunables(struct kmem_cache *s, unsigned int limit,
-			    unsigned int batchcount, unsigned int shared)
-{
-	if (!s || limit < 1 || limit > SLABINFO_MAX_LIMIT || batchcount < 1 ||
-	    batchcount > limit || shared > SLABINFO_MAX_SHARED)
-		return -EINVAL;
-	slab_lock(s);
-	WRITE_ONCE(s->limit, limit);
-	WRITE_ONCE(s->batchcount, batchcount);
-	WRITE_ONCE(s->shared, shared);
-	slab_unlock(s);
-	if (s->pcp)
-		return pcp_cache_set_tunables(s->pcp, limit, batchcount);
-	return 0;
-}
+/* LIMIT and BATCHCOUNT are mag_size and batch: their rows' bounds */
+#define SLABINFO_MAX_LIMIT	(uslab_tunables[USLAB_OPT_MAG_SIZE].max)
 
 static const char slabinfo_header[] =
 	"# name            <active_objs> <num_objs> <objsize> <objperslab> "
@@ -202,7 +176,7 @@ static int slabinfo_parse(const char *line, char *cache, size_t cache_len, long 
 	if (parse_field(&p, "LIMIT", 1, SLABINFO_MAX_LIMIT, "", limit, why, len))
 		return -EINVAL;
 	if (parse_field(&p, "BATCHCOUNT", 1, *limit, " (the LIMIT)", batch, why, len) ||
-	    parse_field(&p, "SHAREDFACTOR", 0, SLABINFO_MAX_SHARED, "", shared, why, len))
+	    parse_field(&p, "SHAREDFACTOR", 0, SLAB_MAX_SHARED, "", shared, why, len))
 		return -EINVAL;
 	p = skip_space(p);
 	if (*p == '\n')
@@ -235,20 +209,20 @@ int slabinfo_check(const char *line, char *why, size_t len)
  */
 int slabinfo_write(const char *line)
 {
-	struct kmem_cache_setting mag = { .what = KMEM_TUNE_MAG_SIZE };
-	struct kmem_cache_setting bat = { .what = KMEM_TUNE_BATCH };
+	struct kmem_cache_setting mag, bat;
+	char cache[SLAB_NAME_LEN];
 	long limit, batch, shared;
 	struct kmem_cache *s, *found = NULL;
 	int err;
 
-	if (slabinfo_parse(line, mag.cache, sizeof(mag.cache), &limit, &batch, &shared,
-			   NULL, 0))
+	if (slabinfo_parse(line, cache, sizeof(cache), &limit, &batch, &shared, NULL, 0))
 		return -EINVAL;
-	memcpy(mag.key, mag.cache, sizeof(mag.key));
-	memcpy(bat.cache, mag.cache, sizeof(bat.cache));
-	memcpy(bat.key, mag.cache, sizeof(bat.key));
-	mag.value = limit;
-	bat.value = batch;
+	/* -EOPNOTSUPP (no magazines) is the !kmem_cache_pcp() case below */
+	err = kmem_cache_setting_make(&mag, KMEM_TUNE_MAG_SIZE, cache, strlen(cache), limit);
+	if (!err)
+		err = kmem_cache_setting_make(&bat, KMEM_TUNE_BATCH, cache, strlen(cache), batch);
+	if (err && err != -EOPNOTSUPP)
+		return -EINVAL;
 
 	/*
 	 * Under RCU, not slab_mutex: resizing drains magazines, which may free
@@ -258,7 +232,7 @@ int slabinfo_write(const char *line)
 	 */
 	slab_rcu_read_lock();
 	cds_list_for_each_entry_rcu(s, &slab_caches, list) {
-		if (!strcmp(s->name, mag.cache)) {
+		if (!strcmp(s->name, cache)) {
 			found = s;
 			break;
 		}

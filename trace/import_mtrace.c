@@ -157,8 +157,7 @@ static int parse_line(void *state, char *line_text, uint64_t line)
 	return 0;
 }
 
-/* Each importer opens alike on purpose (mirrored by import_perf.c): one
- * format table for import_lines(), one entry with the CLI's signature. */
+/* An importer is its format table for import_lines() and its entry (import_perf.c too). */
 static const struct import_format mtrace_format = {
 	.cap = LINE_MAX_LEN,
 	.too_long = "line too long for an mtrace log",

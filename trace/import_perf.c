@@ -445,7 +445,7 @@ static int parse_line(void *state, char *s, uint64_t line)
 		      tok[0]);
 }
 
-/* Mirrors import_mtrace.c's opening on purpose: the format table, the entry. */
+/* An importer is its format table for import_lines() and its entry (import_mtrace.c too). */
 static const struct import_format perf_format = {
 	.cap = LINE_MAX_LEN,
 	.too_long = "line too long for perf script output",

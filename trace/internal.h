@@ -246,6 +246,22 @@ static inline int64_t unzigzag(uint64_t v)
 }
 
 /*
+ * A record's header, TRACE_REC_HDR bytes at @h: @magic, the compressed
+ * size @clen of @comp, the raw size @len, @entries, the payload's CRC32C
+ * and then the header's own (the writer's, and the fuzzers' forger's).
+ */
+static inline void put_rec_hdr(uint8_t *h, uint32_t magic, const uint8_t *comp,
+			       size_t clen, size_t len, uint32_t entries)
+{
+	put_le32(h, magic);
+	put_le32(h + 4, (uint32_t)clen);
+	put_le32(h + 8, (uint32_t)len);
+	put_le32(h + 12, entries);
+	put_le32(h + 16, trace_crc32c(0, comp, clen));
+	put_le32(h + 20, trace_crc32c(0, h, 20));
+}
+
+/*
  * A call stack as written in a trace's stack table and in the recorder's
  * spool: @n, then each frame as the zigzag delta from the one before (the
  * first from 0). At most 10 + 10 x @n bytes.

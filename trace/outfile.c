@@ -52,8 +52,7 @@ static const int out_fatal_sigs[] = {
 /* The caller's own cleanup at a fatal signal (out_catch_fatal). */
 static void (*volatile fatal_hook)(void);
 
-/* mirrors fatal_flush in tools/record/preload.c (its end: SIG_DFL, raise,
- * unblock): the recorder library may link nothing of uslab */
+/* Ends as preload.c's fatal_flush (which links nothing of uslab): SIG_DFL, raise, unblock. */
 static void out_fatal(int sig)
 {
 	void (*hook)(void) = fatal_hook;

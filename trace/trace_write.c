@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Streaming trace writer: buffers one chunk of encoded events, compresses it
- * with zstd and appends it to the output (sim/outfile.c: a temporary renamed
+ * with zstd and appends it to the output (trace/outfile.c: a temporary renamed
  * over a regular file at close, or a FIFO, device, socket or standard
  * output written in place). No locks: one writer, one thread.
  */
@@ -306,12 +306,7 @@ static int write_record(struct trace_writer *w, uint32_t magic, uint32_t entries
 			 ZSTD_getErrorName(n));
 		return w->failed = -EIO;
 	}
-	put_le32(h, magic);
-	put_le32(h + 4, (uint32_t)n);
-	put_le32(h + 8, (uint32_t)len);
-	put_le32(h + 12, entries);
-	put_le32(h + 16, trace_crc32c(0, comp, n));
-	put_le32(h + 20, trace_crc32c(0, h, 20));
+	put_rec_hdr(h, magic, comp, n, len, entries);
 	rc = write_all(w, h, sizeof(h));
 	if (!rc)
 		rc = write_all(w, comp, n);

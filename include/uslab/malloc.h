@@ -46,6 +46,16 @@ void uslab_stats_print(void (*write_cb)(void *opaque, const char *text), void *o
 /** uslab_version - "RELEASE (git DESCRIPTION)", as `uslab --version` says. */
 const char *uslab_version(void);
 
+/**
+ * uslab_option - the value USLAB_OPTIONS gave option @name (a row of
+ * <uslab/tunables.h> that is not a cache setting or a fault spec), as the
+ * library parsed it at start: flags 0 or 1.
+ * Context: any thread, after the library's constructor.
+ * Return: the value, or -1 when the option was not given (its default
+ * stands) or @name is no such option.
+ */
+long uslab_option(const char *name);
+
 /*
  * The same malloc under uslab's own names (malloc/policy.c): what malloc(),
  * free(), ... do, callable where the C library's names belong to another

@@ -200,7 +200,7 @@ void page_alloc_set_resident_free_pct(unsigned int pct);
 size_t page_alloc_decay(void);
 
 /*
- * The decay thread (page_alloc/decay.c): a free that finds more free
+ * The decay thread (page_alloc/reclaim.c): a free that finds more free
  * memory resident than the fixed watermark asks for it; the layers above
  * start it by calling page_alloc_decayd_poll() where they hold none of
  * their locks (pthread_create may call malloc). One load when there is
@@ -247,7 +247,7 @@ struct page_alloc_stats {
 					 * the last page_alloc_reset_peak() */
 	size_t bytes_free_resident;	/* free but still resident (buddy,
 					   per-CPU lists, cached mappings) */
-	size_t bytes_pcp;		/* of which on per-CPU page lists */
+	size_t bytes_pagelists;		/* of which on per-CPU page lists */
 	size_t bytes_large_cached;	/* of which cached own mappings */
 	size_t bytes_free_returned;	/* free and given back to the OS */
 	size_t bytes_large;		/* in own mappings */

@@ -201,6 +201,17 @@ void pcp_cache_get_tunables(const struct pcp_cache *pc, unsigned int *limit,
  * Return: 0.
  */
 #define PCP_DEPOT_UNLIMITED	(~0u)
+
+/*
+ * The reaper's period (ms): Kconfig's, or Kconfig's default where no
+ * reaper is built (the simulator's virtual clock still ticks at it). The
+ * one fallback: percpu/, the reaper_ms row of <uslab/tunables.h>.
+ */
+#ifdef CONFIG_PERCPU_REAPER_PERIOD_MS
+#define PCP_REAPER_PERIOD_MS	CONFIG_PERCPU_REAPER_PERIOD_MS
+#else
+#define PCP_REAPER_PERIOD_MS	2000
+#endif
 int pcp_cache_set_depot_limit(struct pcp_cache *pc, unsigned int limit);
 unsigned int pcp_cache_get_depot_limit(const struct pcp_cache *pc);
 

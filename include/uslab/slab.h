@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include "uslab/api.h"
 #include "uslab/gfp.h"
+#include "uslab/tunables.h"
 
 typedef unsigned int slab_flags_t;
 
@@ -250,11 +251,11 @@ unsigned long kmem_cache_faults_injected(void);
  * caches that exist. USLAB_OPTIONS, `uslab sim` and slabinfo writes all
  * come through here (slab/settings.c).
  */
-enum kmem_cache_tunable {
-	KMEM_TUNE_MAG_SIZE,		/* objects per magazine; 0 = default */
-	KMEM_TUNE_BATCH,		/* objects per refill/flush; 0 = default */
-	KMEM_TUNE_DEPOT_LIMIT,		/* full magazines kept; -1 = unlimited */
-	KMEM_TUNE_DEBUG,		/* slab_debug: SLAB_* debug flags, 0 = off */
+enum kmem_cache_tunable {	/* the cache rows of <uslab/tunables.h> */
+	KMEM_TUNE_MAG_SIZE = USLAB_OPT_MAG_SIZE,	/* objects per magazine; 0 = default */
+	KMEM_TUNE_BATCH = USLAB_OPT_BATCH,		/* objects per refill/flush; 0 = default */
+	KMEM_TUNE_DEPOT_LIMIT = USLAB_OPT_DEPOT_LIMIT,	/* full magazines kept; -1 = unlimited */
+	KMEM_TUNE_DEBUG = USLAB_OPT_SLAB_DEBUG,		/* SLAB_* debug flags, 0 = off */
 };
 
 struct kmem_cache_setting {
@@ -267,7 +268,19 @@ struct kmem_cache_setting {
 
 /* A decimal in [@min, @max], nothing else. Return: 0, -EINVAL, -ERANGE. */
 int kmem_cache_parse_long(const char *val, long min, long max, long *out);
-/* Return: 0, -ENOENT (not a cache setting), -EINVAL, -ERANGE, -EOPNOTSUPP. */
+/*
+ * A setting from its parts, parsed already: @value within the row's
+ * bounds, @cache (@len bytes; NULL or 0: every kmalloc cache) a cache
+ * name, a prefix ending in '*' or a byte size. Nothing is applied.
+ * Return: 0, -EINVAL (bad name), -ERANGE, -EOPNOTSUPP (nothing to set in
+ * this build: no magazines, no slab debugging for slab_debug).
+ */
+int kmem_cache_setting_make(struct kmem_cache_setting *set, enum kmem_cache_tunable what,
+			    const char *cache, size_t len, long value);
+/*
+ * "name[.cache]=value" as text (split once, then as above).
+ * Return: 0, -ENOENT (not a cache setting), -EINVAL, -ERANGE, -EOPNOTSUPP.
+ */
 int kmem_cache_setting_parse(const char *item, struct kmem_cache_setting *set);
 /* Return: 0, -ENOSPC, or an existing cache's refusal (-EINVAL). */
 int kmem_cache_setting_add(const struct kmem_cache_setting *set);

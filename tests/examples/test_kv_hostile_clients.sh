@@ -26,15 +26,20 @@ command -v python3 >/dev/null || { echo "FAIL: python3 missing (scripts/deps.sh 
 rss_kib() { awk '/^VmRSS:/ { print $2 }' /proc/$1/status; }
 cpu_ticks() { awk '{ print $14 + $15 }' /proc/$1/stat; }
 stop() { kill -TERM $pid 2>/dev/null; wait $pid 2>/dev/null; pid=; }
+# serve N WHAT ERR CMD...: the server under CMD (stderr in ERR), its pid in
+# $pid; one that does not start is case N's failure (false).
+serve() {
+	local n=$1 what=$2 err=$3
+	shift 3
+	kv_start "$T/out" "$err" "$@"
+	pid=$kvpid
+	[ -n "$pid" ] || { fail "$n: $what did not start: $(cat "$err")"; return 1; }
+}
 
 # --- 18. 16 clients send "GET big" (8 MiB: more than the kernel's socket
 # buffers take) and never read. Limits: 12 MiB a client, 32 MiB in all.
 # Unbounded, each held a 16 MiB reply buffer: 256 MiB.
-kv_start "$T/out" "$T/err" "$kv" --threads 2 --client-output-limit 12582912 --output-limit 33554432
-pid=$kvpid
-if [ -z "$pid" ]; then
-	fail "18: the server did not start with output limits: $(cat "$T/err")"
-else
+if serve 18 "the server with output limits" "$T/err" "$kv" --threads 2 --client-output-limit 12582912 --output-limit 33554432; then
 	python3 - "$port" "$pid" <<'PY' || fail "18: output limits (see above)"
 import socket, sys, time
 port, pid = int(sys.argv[1]), sys.argv[2]
@@ -132,22 +137,14 @@ if got != b"+PONG\r\n$3\r\nabc\r\n":
 sys.exit(rc)
 PY
 }
-kv_start "$T/out" "$T/err" "$kv" --threads 1
-pid=$kvpid
-if [ -z "$pid" ]; then
-	fail "19: the server did not start: $(cat "$T/err")"
-else
+if serve 19 "the server" "$T/err" "$kv" --threads 1; then
 	check_lengths $port || fail "19: length lines (see above)"
 	stop
 fi
 # the same lines through the malloc build under AddressSanitizer
 if gcc -std=gnu11 -O1 -g -fsanitize=address -fno-omit-frame-pointer -pthread \
 	-o "$T/kv-asan" examples/kv/kv.c $(pkg-config --cflags --libs liburcu-memb) 2>"$T/cc"; then
-	kv_start "$T/out" "$T/asan" env ASAN_OPTIONS=detect_leaks=0 "$T/kv-asan" --threads 1
-	pid=$kvpid
-	if [ -z "$pid" ]; then
-		fail "19: the AddressSanitizer build did not start: $(cat "$T/asan")"
-	else
+	if serve 19 "the AddressSanitizer build" "$T/asan" env ASAN_OPTIONS=detect_leaks=0 "$T/kv-asan" --threads 1; then
 		check_lengths $port || fail "19: length lines, AddressSanitizer build"
 		stop
 		grep -q AddressSanitizer "$T/asan" && fail "19: $(grep -A8 AddressSanitizer "$T/asan" | head -12)"
@@ -160,11 +157,7 @@ fi
 # (none left hanging), the server's CPU time stays that of an idle one
 # (0.00 s of 3; spinning took 66% of a CPU, and still 0.3 s of 2 on a
 # loaded machine), and it serves again after.
-kv_start "$T/out" "$T/err" bash -c 'ulimit -n 40 && exec "$0" "$@"' "$kv" --threads 2
-pid=$kvpid
-if [ -z "$pid" ]; then
-	fail "20: the server did not start under ulimit -n 40: $(cat "$T/err")"
-else
+if serve 20 "the server under ulimit -n 40" "$T/err" bash -c 'ulimit -n 40 && exec "$0" "$@"' "$kv" --threads 2; then
 	python3 - "$port" "$pid" <<'PY' || fail "20: descriptors exhausted (see above)"
 import os, socket, sys, time
 port, pid = int(sys.argv[1]), sys.argv[2]

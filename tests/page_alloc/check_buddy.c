@@ -64,30 +64,30 @@ static void t_unlock(void)
  * callers. Checked like free blocks (aligned, inside the sections, not
  * PG_buddy, counts agree) and added to @spans as free.
  */
-static unsigned long verify_pcp(struct span *spans, size_t *n, size_t max)
+static unsigned long verify_pagelists(struct span *spans, size_t *n, size_t max)
 {
 	unsigned long pages = 0;
 	unsigned int i, o;
 
-	for (i = 0; i < PA_NR_PCP; i++) {
+	for (i = 0; i < PA_NR_PAGELISTS; i++) {
 		unsigned long cpu_pages = 0;
 
-		for (o = 0; o < PCP_NR_ORDERS; o++) {
+		for (o = 0; o < PAGELIST_NR_ORDERS; o++) {
 			struct page *p;
 
-			if (!pa_pcp[i].lists[o].next) {	/* never used: made at first use */
-				ck_assert_uint_eq(pa_pcp[i].count, 0);
+			if (!pa_pagelists[i].lists[o].next) {	/* never used: made at first use */
+				ck_assert_uint_eq(pa_pagelists[i].count, 0);
 				continue;
 			}
-			list_for_each_entry(p, &pa_pcp[i].lists[o], buddy_list) {
+			list_for_each_entry(p, &pa_pagelists[i].lists[o], buddy_list) {
 				unsigned long pfn = page_to_pfn(p);
 
 				ck_assert_msg(!PageFlag(p, PG_buddy) && !PageFlag(p, PG_head),
-					      "pcp block with flags %#lx at pfn %lu", p->flags, pfn);
+					      "page list block with flags %#lx at pfn %lu", p->flags, pfn);
 				ck_assert_uint_eq(p->order, o);
-				ck_assert_msg((pfn & ((1UL << o) - 1)) == 0, "pcp pfn %lu not aligned", pfn);
+				ck_assert_msg((pfn & ((1UL << o) - 1)) == 0, "page list pfn %lu not aligned", pfn);
 				ck_assert_msg(pa_page_in_buddy(p) && pa_page_in_buddy(p + (1UL << o) - 1),
-					      "pcp block outside the sections");
+					      "page list block outside the sections");
 				ck_assert_uint_le(p->buddy_resident, 1U << o);
 				if (spans) {
 					ck_assert(*n < max);
@@ -96,7 +96,7 @@ static unsigned long verify_pcp(struct span *spans, size_t *n, size_t max)
 				cpu_pages += 1UL << o;
 			}
 		}
-		ck_assert_uint_eq(cpu_pages, pa_pcp[i].count);
+		ck_assert_uint_eq(cpu_pages, pa_pagelists[i].count);
 		ck_assert_uint_le(cpu_pages, CONFIG_PAGE_ALLOC_PCP_HIGH);
 		pages += cpu_pages;
 	}
@@ -116,7 +116,7 @@ static unsigned long verify_zone(const struct span *live, size_t nlive)
 	static struct span spans[1 << 16];
 	size_t n = 0, i;
 	unsigned long total_pages, free_pages = 0, live_pages = 0, nblocks = 0;
-	unsigned long pcp_pages;
+	unsigned long list_pages;
 	size_t resident = 0;
 	unsigned int o;
 
@@ -162,7 +162,7 @@ static unsigned long verify_zone(const struct span *live, size_t nlive)
 	}
 	ck_assert_uint_eq((size_t)free_pages << PAGE_SHIFT, pa_zone.bytes_free);
 	ck_assert_uint_eq(resident, pa_zone.bytes_free_resident);
-	pcp_pages = verify_pcp(live ? spans : NULL, &n, ARRAY_SIZE(spans));
+	list_pages = verify_pagelists(live ? spans : NULL, &n, ARRAY_SIZE(spans));
 	if (live) {
 		for (i = 0; i < nlive; i++) {
 			ck_assert(n < ARRAY_SIZE(spans));
@@ -176,10 +176,10 @@ static unsigned long verify_zone(const struct span *live, size_t nlive)
 				      spans[i - 1].free ? "free" : "live", spans[i - 1].pfn,
 				      spans[i - 1].npages, spans[i].free ? "free" : "live",
 				      spans[i].pfn);
-		ck_assert_msg(free_pages + pcp_pages + live_pages == total_pages,
-			      "pages not conserved: free %lu + pcp %lu + live %lu != total %lu",
-			      free_pages, pcp_pages, live_pages, total_pages);
-		ck_assert_uint_eq((size_t)(live_pages + pcp_pages) << PAGE_SHIFT,
+		ck_assert_msg(free_pages + list_pages + live_pages == total_pages,
+			      "pages not conserved: free %lu + page lists %lu + live %lu != total %lu",
+			      free_pages, list_pages, live_pages, total_pages);
+		ck_assert_uint_eq((size_t)(live_pages + list_pages) << PAGE_SHIFT,
 				  pa_zone.bytes_allocated - pa_zone.bytes_large);
 	}
 	t_unlock();
@@ -765,7 +765,7 @@ TEST(core, test_threads)
 	drain_all_pages(false);
 	verify_zone(NULL, 0);
 	page_alloc_get_stats(&st);
-	ck_assert_uint_eq(st.bytes_pcp, 0);
+	ck_assert_uint_eq(st.bytes_pagelists, 0);
 	for (i = 0; i < MAX_PAGE_ORDER; i++)
 		ck_assert_uint_eq(st.nr_free[i], 0);
 }
@@ -816,7 +816,7 @@ TEST(core, test_buddyinfo)
 	ck_assert_int_eq(page_alloc_init(), 0);
 	/* Above the per-CPU lists' orders: splits a section, one free block
 	 * per order from @ord up. */
-	const unsigned int ord = PCP_MAX_ORDER < MAX_PAGE_ORDER ? PCP_MAX_ORDER + 1 : 0;
+	const unsigned int ord = PAGELIST_MAX_ORDER < MAX_PAGE_ORDER ? PAGELIST_MAX_ORDER + 1 : 0;
 
 	p = alloc_pages(0, ord);
 	ck_assert_ptr_nonnull(p);
@@ -851,12 +851,12 @@ TEST(core, test_buddyinfo)
 	ck_assert_int_eq(sscanf(line, "free_returned %zu kB", &kb), 1);
 	ck_assert_uint_eq(kb, st.bytes_free_returned >> 10);
 	ck_assert_uint_ge(kb, (order_bytes(MAX_PAGE_ORDER) - order_bytes(ord) -
-			       st.bytes_pcp) >> 10);
+			       st.bytes_pagelists) >> 10);
 	line = strtok_r(NULL, "\n", &save);
 	ck_assert_int_eq(sscanf(line, "limit %zu kB", &kb), 1);
 	line = strtok_r(NULL, "\n", &save);
-	ck_assert_int_eq(sscanf(line, "pcp %zu kB", &kb), 1);
-	ck_assert_uint_eq(kb, st.bytes_pcp >> 10);
+	ck_assert_int_eq(sscanf(line, "pagelists %zu kB", &kb), 1);
+	ck_assert_uint_eq(kb, st.bytes_pagelists >> 10);
 	line = strtok_r(NULL, "\n", &save);
 	ck_assert_int_eq(sscanf(line, "large_cached %zu kB", &kb), 1);
 	ck_assert_uint_eq(kb, st.bytes_large_cached >> 10);

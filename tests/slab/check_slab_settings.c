@@ -12,8 +12,13 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "lib/compiler.h"
 #include "uslab/page_alloc.h"
 #include "uslab/percpu.h"
@@ -134,6 +139,107 @@ TEST(settings, test_parse_errors)
 }
 END_TEST
 
+/*
+ * One table of tunables (issue 21, item 2): the cache rows are
+ * enum kmem_cache_tunable's, their bounds are the ones the text parser and
+ * the parts parser apply, and a setting made from parsed parts equals the
+ * one parsed from its text.
+ */
+TEST(settings, test_tunables_table_is_the_parsers_bounds)
+{
+	const struct uslab_tunable *mag = &uslab_tunables[KMEM_TUNE_MAG_SIZE];
+	struct kmem_cache_setting a, b;
+	char item[64], name[] = "mag_size.kmalloc-64=32", *nm, *cache, *val;
+	long v;
+
+	ck_assert_str_eq(uslab_tunables[KMEM_TUNE_MAG_SIZE].name, "mag_size");
+	ck_assert_str_eq(uslab_tunables[KMEM_TUNE_BATCH].name, "batch");
+	ck_assert_str_eq(uslab_tunables[KMEM_TUNE_DEPOT_LIMIT].name, "depot_limit");
+	ck_assert_str_eq(uslab_tunables[KMEM_TUNE_DEBUG].name, "slab_debug");
+	ck_assert_ptr_eq(uslab_tunable_find("batch", 5), &uslab_tunables[KMEM_TUNE_BATCH]);
+	ck_assert_ptr_null(uslab_tunable_find("batc", 4));
+	ck_assert_int_eq(uslab_tunable_parse(mag, "4096", &v), 0);
+	ck_assert_int_eq(v, mag->max);
+	snprintf(item, sizeof(item), "%ld", mag->max + 1);
+	ck_assert_int_eq(uslab_tunable_parse(mag, item, &v), -ERANGE);
+	ck_assert_int_eq(uslab_tunable_parse(mag, NULL, &v), -EINVAL);
+	ck_assert_int_eq(uslab_tunable_parse(&uslab_tunables[USLAB_OPT_STATS], NULL, &v), 0);
+	ck_assert_int_eq(v, 1);
+	ck_assert_int_eq(uslab_tunable_parse(&uslab_tunables[USLAB_OPT_STATS], "off", &v), 0);
+	ck_assert_int_eq(v, 0);
+	ck_assert_int_eq(uslab_tunable_parse(&uslab_tunables[USLAB_OPT_REAPER_MS], "0", &v), 0);
+	ck_assert_int_eq(uslab_tunable_parse(&uslab_tunables[USLAB_OPT_REAPER_MS], "5", &v),
+			 -ERANGE);
+	ck_assert_int_eq(uslab_tunables[USLAB_OPT_REAPER_MS].def, PCP_REAPER_PERIOD_MS);
+	uslab_tunable_split(name, &nm, &cache, &val);
+	ck_assert_str_eq(nm, "mag_size");
+	ck_assert_str_eq(cache, "kmalloc-64");
+	ck_assert_str_eq(val, "32");
+	if (!have_magazines())
+		return;
+	ck_assert_int_eq(kmem_cache_setting_make(&a, KMEM_TUNE_MAG_SIZE, "64", 2, 32), 0);
+	ck_assert_int_eq(kmem_cache_setting_parse("mag_size.64=32", &b), 0);
+	ck_assert_mem_eq(&a, &b, sizeof(a));
+	ck_assert_int_eq(kmem_cache_setting_make(&a, KMEM_TUNE_MAG_SIZE, NULL, 0, mag->max + 1),
+			 -ERANGE);
+	ck_assert_int_eq(kmem_cache_setting_make(&a, KMEM_TUNE_DEPOT_LIMIT, NULL, 0, -1), 0);
+	ck_assert_int_eq(kmem_cache_setting_make(&a, KMEM_TUNE_DEPOT_LIMIT, NULL, 0,
+						 USLAB_DEPOT_BY_SIZE), -ERANGE);
+}
+END_TEST
+
+static volatile int storing;
+
+static void *store_settings(void *arg)
+{
+	struct kmem_cache_setting set;
+
+	(void)arg;
+	memset(&set, 0, sizeof(set));
+	set.what = KMEM_TUNE_DEBUG;	/* kept in order: every store takes the lock */
+	strcpy(set.cache, "fork_store");
+	while (storing) {
+		kmem_cache_settings_clear();
+		kmem_cache_setting_add(&set);
+	}
+	return NULL;
+}
+
+/*
+ * settings_lock across fork(): a child forked while another thread holds
+ * it must still store a setting (the fork handlers take it and the child
+ * re-makes it). Before, the child could find it held forever.
+ */
+TEST(settings, test_settings_lock_survives_fork)
+{
+	pthread_t th;
+	int hung = 0;
+
+	storing = 1;
+	ck_assert_int_eq(pthread_create(&th, NULL, store_settings, NULL), 0);
+	for (int i = 0; i < 200 && !hung; i++) {
+		int st;
+		pid_t pid;
+
+		slab_fork_prepare();	/* malloc/init.c's atfork handlers */
+		pid = fork();
+		if (!pid) {
+			slab_fork_child();
+			alarm(2);	/* a held lock: killed by SIGALRM */
+			kmem_cache_settings_unmatched(NULL, 0);
+			_exit(0);
+		}
+		slab_fork_parent();
+		ck_assert_int_gt(pid, 0);
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		hung = !WIFEXITED(st) || WEXITSTATUS(st);
+	}
+	storing = 0;
+	pthread_join(th, NULL);
+	ck_assert_msg(!hung, "a fork child found settings_lock held");
+}
+END_TEST
+
 TEST(settings, test_unmatched_report)
 {
 	char buf[256];
@@ -222,7 +328,7 @@ TEST(settings, test_stats_count_operations)
 	page_alloc_get_stats(&ps);
 	/* the peak counts blocks on per-CPU page lists, bytes_allocated not */
 	ck_assert_uint_ge(ps.bytes_allocated_peak, ps.bytes_allocated);
-	ck_assert_uint_le(ps.bytes_allocated_peak, ps.bytes_allocated + ps.bytes_pcp);
+	ck_assert_uint_le(ps.bytes_allocated_peak, ps.bytes_allocated + ps.bytes_pagelists);
 	kmem_cache_destroy(s);
 }
 END_TEST

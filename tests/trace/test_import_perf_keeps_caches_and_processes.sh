@@ -11,14 +11,7 @@
 # - The summary says what was skipped, why, and the first line of each.
 # - Hostile cache records (UCAC table, UCID ids) are refused by byte
 #   offset; 1.0 traces read as before.
-set -u
-O=${O:-build}
-U=${U:-$O/uslab}
-F=$O/tests/trace/trace_forge
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-nfail=0
-fail() { echo "FAIL: $*"; nfail=$((nfail + 1)); }
+. "$(dirname "$0")/hostile.sh"	# the prologue: $O $U $F $T, fail
 
 "$U" import perf tests/trace/data/perf-kmem.txt -o "$T/pk.ustr" 2> "$T/imp.err" ||
 	{ cat "$T/imp.err"; fail "import failed"; }

@@ -5,43 +5,7 @@
 # hang, gigabytes, misleading message) before its fix; now each tool either
 # runs in memory that follows what the file holds, or fails with the byte
 # offset of the field it refuses.
-set -u
-O=${O:-build}
-U=${U:-$O/uslab}
-F=$O/tests/trace/trace_forge
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-nfail=0
-fail() { echo "FAIL: $*"; nfail=$((nfail + 1)); }
-[ -x "$F" ] || { echo "FAIL: $F not built"; exit 1; }
-
-# run NAME LIMIT_KIB CMD...: run under a time and address-space limit; the
-# exit status lands in $rc, stdout in $T/out, stderr in $T/err.
-run() {
-	local name=$1 kib=$2
-	shift 2
-	( ulimit -v "$kib"; exec timeout -s KILL 60 "$@" ) > "$T/out" 2> "$T/err"
-	rc=$?
-	[ $rc -ge 124 ] && fail "$name: killed or crashed (exit $rc): $(tail -c 300 "$T/err")"
-}
-# expect_ok NAME LIMIT_KIB CMD...: exit 0.
-expect_ok() {
-	local name=$1
-	run "$@"
-	[ $rc -eq 0 ] || fail "$name: exit $rc, expected 0: $(tail -c 300 "$T/err")"
-}
-# expect_refused NAME PATTERN LIMIT_KIB CMD...: exit 1, stderr matches.
-expect_refused() {
-	local name=$1 pat=$2
-	shift 2
-	run "$name" "$@"
-	if [ $rc -ne 1 ]; then
-		[ $rc -lt 124 ] && fail "$name: exit $rc, expected 1: $(tail -c 300 "$T/err")"
-	elif ! grep -q -- "$pat" "$T/err"; then
-		fail "$name: said '$(cat "$T/err")', expected '$pat'"
-	fi
-}
-MEM=400000	# KiB of address space for the consumers (they need ~60 MiB)
+. "$(dirname "$0")/hostile.sh"
 trailer() { echo $(($(stat -c %s "$1") - 48)); }
 
 # --- 5. replay: an id near 2^62 wrapped `cap * 4` to 0 and wrote before the

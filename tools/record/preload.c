@@ -1041,8 +1041,7 @@ static const int fatal_sigs[] = {
  * it): buffers are never unmapped and are pushed with next_all set first;
  * a buffer another thread is filling yields the events committed to fill.
  */
-/* mirrors out_fatal in trace/outfile.c (its end: SIG_DFL, raise,
- * unblock): this library may link nothing of uslab */
+/* Ends as trace/outfile.c's out_fatal, not shared: this library links nothing of uslab. */
 static void fatal_flush(int sig)
 {
 	struct sigaction dfl = { .sa_handler = SIG_DFL };

@@ -153,6 +153,32 @@ int grow_array(void **p, uint64_t *n, uint64_t need, size_t elem, uint64_t limit
 	return 0;
 }
 
+int obj_slot_take(void **obj, uint64_t *nobj, uint64_t *cap, size_t elem,
+		  const uint64_t *free_obj, uint64_t *nfree, struct hmap *ids, uint64_t id,
+		  uint64_t *slot)
+{
+	int rc;
+
+	if (*nfree) {
+		*slot = free_obj[--*nfree];
+	} else {
+		rc = grow_array(obj, cap, *nobj + 1, elem, UINT64_MAX / elem);
+		if (rc)
+			return rc;
+		*slot = (*nobj)++;
+	}
+	return hmap_insert(ids, id, *slot);
+}
+
+int obj_slot_put(uint64_t **free_obj, uint64_t *nfree, uint64_t *free_cap, uint64_t slot)
+{
+	if (grow_array((void **)free_obj, free_cap, *nfree + 1, sizeof(uint64_t),
+		       UINT64_MAX / sizeof(uint64_t)))
+		return -ENOMEM;
+	(*free_obj)[(*nfree)++] = slot;
+	return 0;
+}
+
 /* A record for live object @id: its own if it is live, else a new one. */
 static int live_get(struct report *rp, uint64_t id, struct live **lp)
 {
@@ -720,8 +746,7 @@ int cmd_report(int argc, char **argv)
 	struct trace_event ev;
 	int first, rc;
 
-	/* mirrors cmd_script (builtin-script.c): every trace reader opens
-	 * alike, its table through the parser, then its one TRACE */
+	/* a trace reader's opening: its options, then its one TRACE */
 	first = parse_options(argc, argv, opts, report_usage, PARSE_OPT_ONE_TRACE);
 	if (first <= 0)
 		return -first;

@@ -69,8 +69,7 @@ int cmd_script(int argc, char **argv)
 	struct trace_event ev;
 	int first, rc;
 
-	/* mirrors cmd_report (builtin-report.c): every trace reader opens
-	 * alike, its table through the parser, then its one TRACE */
+	/* a trace reader's opening: its options, then its one TRACE */
 	first = parse_options(argc, argv, opts, script_usage, PARSE_OPT_ONE_TRACE);
 	if (first <= 0)
 		return -first;

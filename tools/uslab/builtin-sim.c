@@ -160,7 +160,7 @@ static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_confi
 		fputc('\n', f);
 	}
 	print_config(f, cfg, t->cpus);
-	fprintf(f, "engine: %s\n", sim_pcp_engine());
+	fprintf(f, "engine: %s\n", sim_layers_engine());
 	fprintf(f, "events: %" PRIu64 " (allocations %" PRIu64 ", frees %" PRIu64
 		", reallocs %" PRIu64 ", failed in the trace %" PRIu64
 		", ENOMEM here %" PRIu64 ")\n",
@@ -296,13 +296,13 @@ static const char sim_usage[] =
 	"  runs the trace through uslab on virtual CPUs and prints what each layer\n"
 	"  counted; the same trace and options print the same bytes";
 
-/* --mag-size, --batch, --depot-limit: the simulator's own parser, which
- * knows the library's ranges (opt->value: the sim_config). Its usage text
- * and callback mirror builtin-tune.c's (tune_usage, tune_list) on purpose:
- * each command's synopsis, then a callback that parses into its config. */
+/* --mag-size, --batch, --depot-limit into the sim_config at opt->value,
+ * each value read by its row of <uslab/tunables.h> (sim_parse_tunable). */
 static const char *sim_tunable(const struct cli_opt *opt, const char *arg)
 {
 	static char cls[128];
+	const struct uslab_tunable *t = &uslab_tunables[opt->data == 'b' ? USLAB_OPT_BATCH :
+				opt->data == 'd' ? USLAB_OPT_DEPOT_LIMIT : USLAB_OPT_MAG_SIZE];
 	int err = sim_parse_tunable(opt->value, (int)opt->data, arg);
 
 	if (!err)
@@ -313,9 +313,10 @@ static const char *sim_tunable(const struct cli_opt *opt, const char *arg)
 			 kmalloc_info[NR_KMALLOC_CLASSES - 1].name, KMALLOC_MAX_CACHE_SIZE);
 		return cls;
 	}
-	return opt->data == 'm' ? "N or CLASS=N (kmalloc-64=32 or 64=32) the cache accepts" :
-	       opt->data == 'b' ? "a batch count the caches accept" :
-	       "a depot limit the caches accept (-1 unlimited)";
+	snprintf(cls, sizeof(cls), "%s%ld..%ld%s", opt->data == 'm' ?
+		 "N or CLASS=N (kmalloc-64=32 or 64=32), N " : "", t->min, t->max,
+		 opt->data == 'd' ? " (-1 unlimited)" : "");
+	return cls;
 }
 
 /* Return: as parse_options() (the trace at the index returned). */
@@ -343,9 +344,7 @@ static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_c
 		OPT_BOOLEAN(0, "result", &o->result,
 			    "print only the one line `uslab tune --merge` reads\n"
 			    "(what `uslab tune --jobs` asks for)"),
-		OPT_STRING(0, "calibration", &o->calibration, "FILE",
-			   "the cost model of `uslab calibrate -o FILE` (default:\n"
-			   "the built-in one; a calibration is used only when named)"),
+		OPT_CALIBRATION(&o->calibration),
 		OPT_PROC_SELECT(),
 		OPT_END(),
 	};
@@ -378,8 +377,7 @@ int cmd_sim(int argc, char **argv)
 
 	sim_fixed_layout(argv - 1);	/* argv[-1] is "uslab" */
 	sim_config_init(&cfg);
-	/* mirrors cmd_tune (builtin-tune.c): the options, then the trace
-	 * loaded for the engine (streamed here, whole there) */
+	/* a trace reader's opening: its options, then its one TRACE */
 	err = sim_parse(argc, argv, &cfg, &o);
 	if (err <= 0)
 		return -err;

@@ -22,7 +22,6 @@
 
 /* Where `make install` puts plot-frontier.py, relative to bin/uslab. */
 #define PLOT_SCRIPT		"plot-frontier.py"
-#define PLOT_SCRIPT_INSTALLED	"/../share/uslab/" PLOT_SCRIPT
 
 struct tune_cli {
 	struct tune_space sp;
@@ -59,29 +58,41 @@ static const char *tune_goal_opt(const struct cli_opt *opt, const char *arg)
 	return "time, memory or balanced";
 }
 
-/* --mag-sizes ('m' in opt->data) and --depot-limits ('d'): up to
- * TUNE_MAX_VALUES numbers into the struct tune_space at opt->value.
- * Mirrors builtin-sim.c's sim_usage and sim_tunable on purpose. */
+/*
+ * --mag-sizes ('m' in opt->data) and --depot-limits ('d'): up to
+ * TUNE_MAX_VALUES numbers, each read by its row of <uslab/tunables.h>
+ * (a swept magazine size is at least 1: 0 means the default), into the
+ * struct tune_space at opt->value.
+ */
 static const char *tune_list(const struct cli_opt *opt, const char *arg)
 {
-	static char expect[64];
+	static char expect[96];
 	struct tune_space *sp = opt->value;
 	bool mags = opt->data == 'm';
-	long *v = mags ? sp->mags : sp->depots, lo = mags ? 1 : -1, hi = mags ? 4096 : 65536;
+	const struct uslab_tunable *t =
+		&uslab_tunables[mags ? USLAB_OPT_MAG_SIZE : USLAB_OPT_DEPOT_LIMIT];
+	long *v = mags ? sp->mags : sp->depots, lo = mags ? 1 : t->min;
 	unsigned int *n = mags ? &sp->nm : &sp->nd;
-	const char *s = arg;
-	char *end;
+	char buf[256], *item, *save = NULL;
+	size_t len = strlen(arg);
+	bool ok = len && len < sizeof(buf) && arg[0] != ',' && arg[len - 1] != ',' &&
+		  !strstr(arg, ",,");
 
-	for (*n = 0; *s && *n < TUNE_MAX_VALUES; s = *end ? end + 1 : end) {
-		v[*n] = strtol(s, &end, 10);
-		if (end == s || v[*n] < lo || v[*n] > hi || (*end && *end != ','))
+	if (ok)
+		strcpy(buf, arg);
+	for (*n = 0, item = ok ? strtok_r(buf, ",", &save) : NULL; item;
+	     item = strtok_r(NULL, ",", &save)) {
+		if (*n == TUNE_MAX_VALUES || uslab_tunable_parse(t, item, &v[*n]) ||
+		    v[*n] < lo) {
+			ok = false;
 			break;
+		}
 		(*n)++;
 	}
-	if (!*s && *n)
+	if (ok && *n)
 		return NULL;
 	snprintf(expect, sizeof(expect), "up to %d numbers %ld..%ld, comma-separated",
-		 TUNE_MAX_VALUES, lo, hi);
+		 TUNE_MAX_VALUES, lo, t->max);
 	return expect;
 }
 
@@ -112,7 +123,8 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 		OPT_CALLBACK(0, "depot-limits", &o->sp, "LIST",
 			     "depot limits swept (default 0,2,8,32,-1)", tune_list, .data = 'd'),
 		OPT_INTEGER(0, "batch", &tu->batch, "N",
-			    "batch count for every run (default: half a magazine)", 1, 4096),
+			    "batch count for every run (default: half a magazine)", 1,
+			    uslab_tunables[USLAB_OPT_BATCH].max),
 		OPT_CALLBACK(0, "goal", &o->goal, "GOAL",
 			     "time (less CPU time), memory (less resident memory)\n"
 			     "or balanced (default: less memory at no measurable\n"
@@ -127,9 +139,7 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 		OPT_ULONG(0, "candidates", &o->candidates, "N",
 			  "configurations the model picks for real replays\n"
 			  "(default 3)", 1, TUNE_MAX_CANDIDATES),
-		OPT_STRING(0, "calibration", &o->calibration, "FILE",
-			   "the cost model of `uslab calibrate -o FILE` (default:\n"
-			   "the built-in one; a calibration is used only when named)"),
+		OPT_CALIBRATION(&o->calibration),
 		OPT_BOOLEAN(0, "peak", &tu->peak, "frontier on peak resident memory (the default)"),
 		OPT_BOOLEAN(0, "mean", &o->mean, "frontier on mean resident memory"),
 		OPT_BOOLEAN_OFF(0, "no-compose", &o->sp.compose,
@@ -250,20 +260,6 @@ static void describe(char *buf, size_t len, const struct tune_job *j)
 	}
 }
 
-struct fr_row {
-	double ovh;
-	size_t job;
-};
-
-static int cmp_fr_row(const void *a, const void *b)
-{
-	const struct fr_row *x = a, *y = b;
-
-	if (x->ovh != y->ovh)
-		return x->ovh < y->ovh ? -1 : 1;
-	return x->job < y->job ? -1 : x->job > y->job;
-}
-
 static void print_row(const struct tune *tu, size_t job, const char *tail)
 {
 	const struct tune_job *x = &tu->jobs[job];
@@ -279,7 +275,7 @@ static void print_row(const struct tune *tu, size_t job, const char *tail)
  * point, the pick and the defaults. Return: 0 or -ENOMEM. */
 static int print_frontier(const struct tune *tu, bool all_rows)
 {
-	struct fr_row *rows = calloc(tu->nr_jobs ? tu->nr_jobs : 1, sizeof(*rows));
+	struct tune_rank *rows = calloc(tu->nr_jobs ? tu->nr_jobs : 1, sizeof(*rows));
 	size_t nfr = 0, step, j;
 
 	if (!rows)
@@ -291,10 +287,10 @@ static int print_frontier(const struct tune *tu, bool all_rows)
 	       "hit%", "faults", "configuration");
 	for (j = 0; j < tu->nr_jobs; j++)
 		if (tu->jobs[j].frontier) {
-			rows[nfr].ovh = tune_job_ovh(tu, &tu->jobs[j]);
+			rows[nfr].key = tune_job_ovh(tu, &tu->jobs[j]);
 			rows[nfr++].job = j;
 		}
-	qsort(rows, nfr, sizeof(*rows), cmp_fr_row);
+	qsort(rows, nfr, sizeof(*rows), tune_rank_cmp);
 	step = all_rows || nfr <= 16 ? 1 : (nfr + 13) / 14;
 	for (j = 0; j < nfr; j++) {
 		if (j % step && j != nfr - 1 && rows[j].job != tu->rec &&
@@ -404,24 +400,6 @@ static size_t plot_points(const struct tune *tu, struct plot_point *pts)
 	return n;
 }
 
-/*
- * plot-frontier.py: beside the source (build tree), else where `make
- * install` puts it relative to this binary. Return: 0 or -ENOENT.
- */
-static int find_plot_script(char *buf, size_t len)
-{
-	char exe[PATH_MAX];
-
-	if (!cmd_exe_dir(exe, sizeof(exe)) &&
-	    (size_t)snprintf(buf, len, "%s%s", exe, PLOT_SCRIPT_INSTALLED) < len &&
-	    !access(buf, R_OK))
-		return 0;
-	if ((size_t)snprintf(buf, len, "%s/tools/uslab/%s", USLAB_SRCDIR, PLOT_SCRIPT) < len &&
-	    !access(buf, R_OK))
-		return 0;
-	return -ENOENT;
-}
-
 /* Runs /usr/bin/python3 SCRIPT CSV PNG TITLE XLABEL. Return: 0 or -EIO. */
 static int run_plot_script(const char *script, const char *csv, const char *png,
 			   const char *title, const char *xlabel)
@@ -454,7 +432,7 @@ static int write_png(const char *png, const char *title, const char *xlabel,
 	int fd, rc;
 	FILE *f;
 
-	if (find_plot_script(script, sizeof(script))) {
+	if (cmd_find_script(PLOT_SCRIPT, script, sizeof(script))) {
 		fprintf(stderr, "uslab tune: %s not found (installed in share/uslab/)\n",
 			PLOT_SCRIPT);
 		return -ENOENT;
@@ -789,7 +767,8 @@ static int merge_results(struct tune *tu, const char *path)
 			   "ovh_mean=%lf ovh_peak=%lld model=%15s", &mag, depot, &batch,
 			   &j.out.cost_ns, &peak, &j.out.res_mean, &faults, &j.out.hit_rate,
 			   &pops, &j.out.ovh_mean, &ovh_peak, model) != 12 ||
-		    (mag < 1 && mag != -1) || mag > 4096 || !(j.out.cost_ns >= 0)) {
+		    (mag < 1 && mag != -1) || mag > uslab_tunables[USLAB_OPT_MAG_SIZE].max ||
+		    !(j.out.cost_ns >= 0)) {
 			fprintf(stderr, "uslab tune: --merge %s:%u: not a result line of this "
 				"version (uslab sim --result)\n", path, lineno);
 			goto bad;
@@ -857,8 +836,7 @@ int cmd_tune(int argc, char **argv)
 	size_t rec = SIZE_MAX;
 	int rc;
 
-	/* mirrors cmd_sim (builtin-sim.c): the options, then the trace
-	 * loaded for the engine (whole here, streamed there) */
+	/* a trace reader's opening: its options, then its one TRACE */
 	rc = tune_parse(argc, argv, &tu, &o);
 	if (rc <= 0)
 		return -rc;

@@ -23,6 +23,12 @@ const char *opt_select_comm(const struct cli_opt *opt, const char *arg);
 		     "program the command ran as: uslab record -h)", opt_select_pid),	\
 	OPT_CALLBACK(0, "comm", NULL, "NAME", "the process with this name", opt_select_comm)
 
+/* --calibration FILE of the commands that run the cost model (sim, tune). */
+#define OPT_CALIBRATION(path)							\
+	OPT_STRING(0, "calibration", path, "FILE",				\
+		   "the cost model of `uslab calibrate -o FILE` (default:\n"	\
+		   "the built-in one; a calibration is used only when named)")
+
 /* builtin-script.c */
 int cmd_script(int argc, char **argv);
 /* builtin-report.c */
@@ -66,6 +72,7 @@ int stat_ci(const double *v, unsigned int n, const double *base, unsigned int nb
 void stat_print(FILE *out, const struct stat_est *e, double scale, int prec,
 		const char *unit);
 int replay_first_cpu(void);
+void replay_child_setup(const char *opts, int cpu);
 int replay_run_once(char *const args[], const char *opts, int cpu, struct replay_fig *f,
 		    char *opt_line, size_t len, bool quiet, const char *who);
 /* tune-real.c: tune's real replays and its verdict. */
@@ -115,10 +122,22 @@ int cmd_gen(int argc, char **argv);
 /* uslab.c: the folder of this binary (/proc/self/exe), where the build
  * tree and `make install` put what uslab finds beside it. Return: 0 or -1. */
 int cmd_exe_dir(char *dir, size_t len);
+/* timeline_draw.c: a plot script, installed or in the source tree */
+int cmd_find_script(const char *name, char *buf, size_t len);
 /* builtin-report.c: grow *@p (*@n elements of @elem bytes, the new ones
  * zeroed) to hold @need, doubling from 1024, never beyond @limit.
  * Return: 0, -E2BIG past @limit, -ENOMEM. */
 int grow_array(void **p, uint64_t *n, uint64_t need, size_t elem, uint64_t limit);
+/*
+ * A live object's slot in the array *@obj of @elem-byte entries (report's
+ * stacks and timeline views): a freed slot first, else the array grows;
+ * trace id @id maps to it in @ids. obj_slot_put keeps a freed slot for
+ * reuse. Return: 0 or -errno.
+ */
+int obj_slot_take(void **obj, uint64_t *nobj, uint64_t *cap, size_t elem,
+		  const uint64_t *free_obj, uint64_t *nfree, struct hmap *ids, uint64_t id,
+		  uint64_t *slot);
+int obj_slot_put(uint64_t **free_obj, uint64_t *nfree, uint64_t *free_cap, uint64_t slot);
 /* builtin-sim.c */
 int cmd_sim(int argc, char **argv);
 /* builtin-calibrate.c */

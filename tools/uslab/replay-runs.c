@@ -120,6 +120,27 @@ int replay_first_cpu(void)
 }
 
 /**
+ * replay_child_setup - in a replay's child, before its exec: USLAB_OPTIONS
+ * as @opts says (NULL: as it is, "": unset, the library's defaults) and,
+ * with @cpu >= 0, pinned to that CPU (the child exits 127 if it cannot be).
+ */
+void replay_child_setup(const char *opts, int cpu)
+{
+	if (opts && *opts)
+		setenv("USLAB_OPTIONS", opts, 1);
+	else if (opts)
+		unsetenv("USLAB_OPTIONS");
+	if (cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			_exit(127);
+	}
+}
+
+/**
  * replay_run_once - `uslab replay ARGS...` once, in a child of this binary.
  * @args: the replay's arguments after "replay", NULL-terminated.
  * @opts: USLAB_OPTIONS for the run; NULL leaves the environment as it is,
@@ -166,18 +187,7 @@ int replay_run_once(char *const args[], const char *opts, int cpu, struct replay
 			dup2(fileno(err), 2);
 		close(fds[0]);
 		close(fds[1]);
-		if (opts && *opts)
-			setenv("USLAB_OPTIONS", opts, 1);
-		else if (opts)
-			unsetenv("USLAB_OPTIONS");
-		if (cpu >= 0) {
-			cpu_set_t set;
-
-			CPU_ZERO(&set);
-			CPU_SET(cpu, &set);
-			if (sched_setaffinity(0, sizeof(set), &set))
-				_exit(127);
-		}
+		replay_child_setup(opts, cpu);
 		execv(self, argv);
 		_exit(127);
 	}

@@ -39,21 +39,16 @@ static struct page_alloc_stats rp_pa0, rp_pa1;
 static size_t rp_nafter;
 static bool rp_stats_on;
 
-/* Is "stats" (or stats=1/yes/on/true) an item of USLAB_OPTIONS? */
+/*
+ * Did USLAB_OPTIONS ask for `stats`? The preloaded library parsed it once,
+ * at its start: ask it (uslab_option()), never read the text again.
+ */
 static bool options_want_stats(void)
 {
-	const char *o = getenv("USLAB_OPTIONS");
-	char buf[4096], *item, *save = NULL;
+	long (*option)(const char *) =
+		(long (*)(const char *))dlsym(RTLD_DEFAULT, "uslab_option");
 
-	if (!o || strlen(o) >= sizeof(buf))
-		return false;
-	strcpy(buf, o);
-	for (item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save))
-		if (!strcmp(item, "stats") || !strcmp(item, "stats=1") ||
-		    !strcmp(item, "stats=yes") || !strcmp(item, "stats=on") ||
-		    !strcmp(item, "stats=true") || !strcmp(item, "stats=y"))
-			return true;
-	return false;
+	return option && option("stats") > 0;
 }
 
 /**
@@ -146,7 +141,7 @@ void rp_stats_end(FILE *f)
 	pa.merges -= rp_pa0.merges;
 	pa.pages_fresh -= rp_pa0.pages_fresh;
 	/* the peak counts blocks on per-CPU page lists; bytes_allocated not */
-	pa.bytes_allocated_peak -= rp_pa0.bytes_allocated + rp_pa0.bytes_pcp;
+	pa.bytes_allocated_peak -= rp_pa0.bytes_allocated + rp_pa0.bytes_pagelists;
 	fputc('\n', f);
 	kmem_cache_stats_page_line(&pa, line, sizeof(line));
 	fputs(line, f);

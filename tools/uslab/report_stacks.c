@@ -69,13 +69,24 @@ static int name_frame(struct names *nm, uint32_t proc, uint64_t addr, struct fna
 	return 0;
 }
 
+/* The names of frame @addr of process @proc; NULL: no memory. Each
+ * process image has its map; the address no map can key (UINT64_MAX, a
+ * frame as any other in a trace) is named again each time, valid until
+ * the next such frame. */
 static const struct fname *frame(struct names *nm, uint32_t proc, uint64_t addr)
 {
+	static struct fname unkeyed;
 	struct hmap *h;
 	uint64_t *v;
 
 	if (proc >= nm->nmaps)		/* the reader bounds it by the table */
 		return NULL;
+	if (addr == UINT64_MAX) {
+		free(unkeyed.func);
+		free(unkeyed.full);
+		unkeyed.func = unkeyed.full = NULL;
+		return name_frame(nm, proc, addr, &unkeyed) ? NULL : &unkeyed;
+	}
 	h = &nm->byaddr[proc];
 	if (!h->slots && hmap_init(h))
 		return NULL;
@@ -313,16 +324,8 @@ static int on_alloc(struct stacks *s, const struct trace_event *ev)
 		return 0;
 	if (hmap_find(&s->ids, ev->id))		/* never freed: as report does */
 		return 0;
-	if (s->nfree) {
-		i = s->free_obj[--s->nfree];
-	} else {
-		rc = grow_array((void **)&s->obj, &s->obj_cap, s->nobj + 1, sizeof(*s->obj),
-				UINT64_MAX / sizeof(*s->obj));
-		if (rc)
-			return rc;
-		i = s->nobj++;
-	}
-	rc = hmap_insert(&s->ids, ev->id, i);
+	rc = obj_slot_take((void **)&s->obj, &s->nobj, &s->obj_cap, sizeof(*s->obj),
+			   s->free_obj, &s->nfree, &s->ids, ev->id, &i);
 	if (rc)
 		return rc;
 	s->obj[i].size = ev->size;
@@ -344,11 +347,7 @@ static int on_free(struct stacks *s, uint64_t id)
 		return 0;
 	stack_live(s, s->obj[i].stack, -(int64_t)s->obj[i].size);
 	s->live -= s->obj[i].size;
-	if (grow_array((void **)&s->free_obj, &s->free_cap, s->nfree + 1, sizeof(uint64_t),
-		       UINT64_MAX / sizeof(uint64_t)))
-		return -ENOMEM;
-	s->free_obj[s->nfree++] = i;
-	return 0;
+	return obj_slot_put(&s->free_obj, &s->nfree, &s->free_cap, i);
 }
 
 static uint64_t weight_of(const struct stacks *s, const struct stk *k)

@@ -45,6 +45,7 @@ struct tl {
 	 * size of the stacks the events name, not of the stack table */
 	struct hmap site_of_stack;
 	struct hmap site_by_addr;	/* call-site address (proc << 48 ^) -> index */
+	uint64_t site_unkeyed;		/* the key no map holds (UINT64_MAX): index + 1 */
 	uint64_t *site_live, *site_peak, *site_addr;
 	uint32_t *site_proc, *site_stack;
 	uint64_t nsites, site_cap;
@@ -85,7 +86,7 @@ static uint32_t class_site(uint64_t size)
 static int site_of(struct tl *t, uint32_t sid, uint32_t *out)
 {
 	const struct trace_stack *st = &t->st;
-	uint64_t key, *v = hmap_find(&t->site_of_stack, sid);
+	uint64_t key, unkeyed, *v = hmap_find(&t->site_of_stack, sid);
 	uint32_t k0;
 	int rc;
 
@@ -102,7 +103,12 @@ static int site_of(struct tl *t, uint32_t sid, uint32_t *out)
 	}
 	k0 = report_wrapper_frames(&t->maps, st);
 	key = st->frames[k0] ^ ((uint64_t)st->proc << 48);
-	v = hmap_find(&t->site_by_addr, key);
+	if (key == UINT64_MAX) {	/* a frame as any other in a trace */
+		unkeyed = t->site_unkeyed - 1;
+		v = t->site_unkeyed ? &unkeyed : NULL;
+	} else {
+		v = hmap_find(&t->site_by_addr, key);
+	}
 	if (!v) {
 		uint64_t n = t->site_cap;
 
@@ -121,13 +127,18 @@ static int site_of(struct tl *t, uint32_t sid, uint32_t *out)
 		t->site_addr[t->nsites] = st->frames[k0];
 		t->site_proc[t->nsites] = st->proc;
 		t->site_stack[t->nsites] = sid;
-		rc = hmap_insert(&t->site_by_addr, key, t->nsites);
-		if (rc)
-			return rc;
-		v = hmap_find(&t->site_by_addr, key);
+		if (key == UINT64_MAX) {
+			t->site_unkeyed = t->nsites + 1;
+		} else {
+			rc = hmap_insert(&t->site_by_addr, key, t->nsites);
+			if (rc)
+				return rc;
+		}
+		*out = (uint32_t)t->nsites + 1;
 		t->nsites++;
+	} else {
+		*out = (uint32_t)*v + 1;
 	}
-	*out = (uint32_t)*v + 1;
 	return hmap_insert(&t->site_of_stack, sid, *out);
 }
 
@@ -163,16 +174,8 @@ static int tl_alloc(struct tl *t, const struct trace_event *ev)
 		if (rc)
 			return rc;
 	}
-	if (t->nfree) {
-		i = t->free_obj[--t->nfree];
-	} else {
-		rc = grow_array((void **)&t->obj, &t->obj_cap, t->nobj + 1, sizeof(*t->obj),
-				UINT64_MAX / sizeof(*t->obj));
-		if (rc)
-			return rc;
-		i = t->nobj++;
-	}
-	rc = hmap_insert(&t->ids, ev->id, i);
+	rc = obj_slot_take((void **)&t->obj, &t->nobj, &t->obj_cap, sizeof(*t->obj),
+			   t->free_obj, &t->nfree, &t->ids, ev->id, &i);
 	if (rc)
 		return rc;
 	t->obj[i] = (struct tl_obj){ .size = ev->size, .site = site };
@@ -198,11 +201,7 @@ static int tl_free(struct tl *t, uint64_t id)
 	t->live -= t->obj[i].size;
 	if (t->obj[i].site)
 		t->site_live[t->obj[i].site - 1] -= t->obj[i].size;
-	if (grow_array((void **)&t->free_obj, &t->free_cap, t->nfree + 1, sizeof(uint64_t),
-		       UINT64_MAX / sizeof(uint64_t)))
-		return -ENOMEM;
-	t->free_obj[t->nfree++] = i;
-	return 0;
+	return obj_slot_put(&t->free_obj, &t->nfree, &t->free_cap, i);
 }
 
 static void tl_reset(struct tl *t)

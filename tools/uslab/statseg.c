@@ -41,8 +41,8 @@ static const struct shmseg_id statseg_id = {
 	.size = sizeof(struct uslab_statseg),
 };
 
-/* Does /proc/<pid>/maps show libuslab.so? */
-static bool maps_libuslab(pid_t pid)
+/* Does /proc/<pid>/maps show libuslab.so (the library, not the recorder)? */
+static bool statseg_maps_libuslab(pid_t pid)
 {
 	char path[64], line[4096];
 	bool found = false;
@@ -269,7 +269,7 @@ int statseg_open(const char *cmd, pid_t pid, struct statseg_handle *h)
 		fprintf(stderr, "%s: %s/%s: %s\n", cmd, USLAB_STATSEG_DIR, bad, why);
 		return -1;
 	}
-	if (maps_libuslab(pid))
+	if (statseg_maps_libuslab(pid))
 		fprintf(stderr, "%s: process %d runs libuslab.so but serves no statistics: "
 			"start it with USLAB_OPTIONS=stats_shm\n", cmd, (int)pid);
 	else

@@ -151,17 +151,22 @@ static int write_svg(const struct timeline_plot *p, const char *path)
 	return 0;
 }
 
-/* plot-timeline.py beside the source (build tree) or in share/uslab/. */
-static int find_script(char *buf, size_t len)
+/**
+ * cmd_find_script - the python script @name (plot-timeline.py,
+ * plot-frontier.py) where `make install` puts it beside this binary
+ * (share/uslab/), else beside the source (the build tree), into @buf.
+ * Return: 0 or -ENOENT.
+ */
+int cmd_find_script(const char *name, char *buf, size_t len)
 {
 	char exe[PATH_MAX];
 
 	if (!cmd_exe_dir(exe, sizeof(exe)) &&
-	    (size_t)snprintf(buf, len, "%s/../share/uslab/%s", exe, TL_SCRIPT) < len &&
+	    (size_t)snprintf(buf, len, "%s/../share/uslab/%s", exe, name) < len &&
 	    !access(buf, R_OK))
 		return 0;
 #ifdef USLAB_SRCDIR
-	if ((size_t)snprintf(buf, len, "%s/tools/uslab/%s", USLAB_SRCDIR, TL_SCRIPT) < len &&
+	if ((size_t)snprintf(buf, len, "%s/tools/uslab/%s", USLAB_SRCDIR, name) < len &&
 	    !access(buf, R_OK))
 		return 0;
 #endif
@@ -177,7 +182,7 @@ static int write_png(const struct timeline_plot *p, const char *png)
 	pid_t pid;
 	FILE *f;
 
-	if (find_script(script, sizeof(script))) {
+	if (cmd_find_script(TL_SCRIPT, script, sizeof(script))) {
 		fprintf(stderr, "%s: %s not found (installed in share/uslab/)\n", p->who, TL_SCRIPT);
 		return 1;
 	}

@@ -12,13 +12,10 @@
  * state.
  */
 #include <errno.h>
-#include <sched.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include "tools/uslab/builtin.h"
 
 #define VERIFY_MAX_RUNS	64
@@ -31,8 +28,8 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /*
- * One real replay of @trace with USLAB_OPTIONS=@opts; with @cpu >= 0, one
- * thread pinned to CPU @cpu.
+ * One real replay of @trace with USLAB_OPTIONS=@opts (replay-runs.c's
+ * replay_run_once); with @cpu >= 0, one thread pinned to CPU @cpu.
  * Return: 0 with the wall time and the CPU time of the run (s, user +
  * system, all threads) and peak RSS above the replayer's own (KiB), or -1
  * (said on stderr).
@@ -40,72 +37,16 @@ static int cmp_double(const void *a, const void *b)
 static int verify_once(const char *trace, const char *opts, int cpu, double *wall,
 		       double *cpu_s, double *rss)
 {
-	char self[4096], line[512];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	int fds[2], status, got = 0;
-	FILE *f;
-	pid_t pid;
+	char *args[] = { (char *)trace, "--allocator", "uslab", "--threads", "1", NULL };
+	struct replay_fig f;
 
-	if (n <= 0 || pipe(fds))
+	if (cpu < 0)
+		args[3] = NULL;		/* the threads as recorded */
+	if (replay_run_once(args, opts, cpu, &f, NULL, 0, false, "uslab tune --verify"))
 		return -1;
-	self[n] = '\0';
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
-	if (!pid) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		if (*opts)
-			setenv("USLAB_OPTIONS", opts, 1);
-		else
-			unsetenv("USLAB_OPTIONS");
-		if (cpu >= 0) {
-			cpu_set_t set;
-
-			CPU_ZERO(&set);
-			CPU_SET(cpu, &set);
-			if (sched_setaffinity(0, sizeof(set), &set))
-				_exit(127);
-			execl(self, "uslab", "replay", trace, "--allocator", "uslab",
-			      "--threads", "1", (char *)NULL);
-		} else {
-			execl(self, "uslab", "replay", trace, "--allocator", "uslab",
-			      (char *)NULL);
-		}
-		_exit(127);
-	}
-	close(fds[1]);
-	f = fdopen(fds[0], "r");
-	if (!f) {
-		close(fds[0]);
-		waitpid(pid, &status, 0);
-		return -1;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		long a, b;
-		double u, sy;
-
-		if (sscanf(line, "wall time: %lf s", wall) == 1)
-			got |= 1;
-		else if (sscanf(line, "peak RSS: %ld KiB (%ld KiB above", &a, &b) == 2) {
-			*rss = (double)b;
-			got |= 2;
-		} else if (sscanf(line, "CPU time: %lf s user, %lf s system", &u, &sy) == 2) {
-			*cpu_s = u + sy;
-			got |= 4;
-		}
-	}
-	fclose(f);
-	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) ||
-	    got != 7) {
-		fprintf(stderr, "uslab tune --verify: replay of %s with USLAB_OPTIONS='%s' failed\n",
-			trace, opts);
-		return -1;
-	}
+	*wall = f.wall;
+	*cpu_s = f.cpu;
+	*rss = f.rss_peak;
 	return 0;
 }
 

@@ -21,7 +21,7 @@
 #include "uslab/slab.h"
 #include "sim/internal.h"
 
-const char *sim_pcp_engine(void)
+const char *sim_layers_engine(void)
 {
 	switch (pcp_mode_id()) {
 	case PCP_MODE_VCPU:
@@ -34,13 +34,13 @@ const char *sim_pcp_engine(void)
 	}
 }
 
-void sim_pcp_set_cpu(unsigned int cpu, uint64_t time_ns)
+void sim_layers_set_cpu(unsigned int cpu, uint64_t time_ns)
 {
 	pcp_vcpu_set((int)cpu);
 	pcp_vclock_set(time_ns);
 }
 
-int sim_pcp_init(unsigned int cpus, bool no_reaper)
+int sim_layers_init(unsigned int cpus, bool no_reaper)
 {
 	int err;
 
@@ -55,47 +55,45 @@ int sim_pcp_init(unsigned int cpus, bool no_reaper)
 }
 
 /*
- * One setting for slab/, as the item USLAB_OPTIONS would carry: the same
- * parser and the same resolution at cache creation as the library.
+ * One setting for slab/, made from the parsed value: the same settings and
+ * the same resolution at cache creation as the library's USLAB_OPTIONS.
  * A build without magazines has nothing to set (-EOPNOTSUPP): not an error.
  */
-static int sim_setting(const char *what, const char *name, long v)
+static int sim_setting(enum kmem_cache_tunable what, const char *name, long v)
 {
 	struct kmem_cache_setting set;
-	char item[128];
 	int err;
 
-	snprintf(item, sizeof(item), "%s%s%s=%ld", what, name ? "." : "",
-		 name ? name : "", v);
-	err = kmem_cache_setting_parse(item, &set);
+	err = kmem_cache_setting_make(&set, what, name, name ? strlen(name) : 0, v);
 	if (err == -EOPNOTSUPP)
 		return 0;
 	if (err) {
-		fprintf(stderr, "uslab sim: bad setting '%s'\n", item);
+		fprintf(stderr, "uslab sim: bad setting %s%s%s=%ld\n",
+			uslab_tunables[what].name, name ? "." : "", name ? name : "", v);
 		return err;
 	}
 	return kmem_cache_setting_add(&set);
 }
 
 /**
- * sim_pcp_settings - hand @cfg's tunables to slab/ before any cache exists,
+ * sim_layers_settings - hand @cfg's tunables to slab/ before any cache exists,
  * so that each cache gets them at creation as the preloaded library's do.
  */
-int sim_pcp_settings(const struct sim_config *cfg)
+int sim_layers_settings(const struct sim_config *cfg)
 {
 	unsigned int i;
 	int err = 0;
 
 	kmem_cache_settings_clear();
 	if (cfg->mag_size >= 0)
-		err = sim_setting("mag_size", NULL, cfg->mag_size);
+		err = sim_setting(KMEM_TUNE_MAG_SIZE, NULL, cfg->mag_size);
 	for (i = 0; !err && i < cfg->nr_class_mag; i++)
-		err = sim_setting("mag_size", cfg->class_mag[i].name,
+		err = sim_setting(KMEM_TUNE_MAG_SIZE, cfg->class_mag[i].name,
 				  cfg->class_mag[i].mag);
 	if (!err && cfg->batch >= 0)
-		err = sim_setting("batch", NULL, cfg->batch);
+		err = sim_setting(KMEM_TUNE_BATCH, NULL, cfg->batch);
 	if (!err && cfg->depot_limit != SIM_DEFAULT)
-		err = sim_setting("depot_limit", NULL, cfg->depot_limit);
+		err = sim_setting(KMEM_TUNE_DEPOT_LIMIT, NULL, cfg->depot_limit);
 	return err;
 }
 
@@ -120,7 +118,7 @@ bool sim_class_named(const char *n)
 
 /* Every per-class name must name a kmalloc class (typos fail loudly; the
  * command line has refused them already, this guards other callers). */
-int sim_pcp_apply(const struct sim_config *cfg, struct sim_result *res)
+int sim_layers_apply(const struct sim_config *cfg, struct sim_result *res)
 {
 	unsigned int i;
 
@@ -174,7 +172,7 @@ static void sim_collect_one(struct sim_class_result *cr)
 }
 
 /* The library's counters of every class and named cache. */
-void sim_pcp_collect(struct sim_result *res)
+void sim_layers_collect(struct sim_result *res)
 {
 	struct page_alloc_stats ps;
 	unsigned int c, o;
@@ -199,18 +197,18 @@ void sim_pcp_collect(struct sim_result *res)
 	ps.pages_fresh -= res->pages_start.pages_fresh;
 	/* the peak counts blocks on per-CPU page lists; bytes_allocated not */
 	ps.bytes_allocated_peak -= res->pages_start.bytes_allocated +
-				   res->pages_start.bytes_pcp;
+				   res->pages_start.bytes_pagelists;
 	res->splits = ps.splits;
 	res->merges = ps.merges;
 	res->pages = ps;
 }
 
 /*
- * sim_pcp_mark_start - page_alloc's counters when the run starts (caches
+ * sim_layers_mark_start - page_alloc's counters when the run starts (caches
  * created, nothing allocated), so that the page line counts the run only,
  * as `uslab replay` with stats does; the peak restarts from here.
  */
-void sim_pcp_mark_start(struct sim_result *res)
+void sim_layers_mark_start(struct sim_result *res)
 {
 	page_alloc_get_stats(&res->pages_start);
 	page_alloc_reset_peak();

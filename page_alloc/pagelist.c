@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * Per-CPU page lists in front of the buddy allocator, as mm/page_alloc.c's
- * per_cpu_pages: blocks of orders 0..PCP_MAX_ORDER are freed to and
+ * per_cpu_pages: blocks of orders 0..PAGELIST_MAX_ORDER are freed to and
  * allocated from a list of the current CPU, and the zone lock is taken
- * once per batch (rmqueue_bulk, free_pcppages_bulk) instead of once per
+ * once per batch (rmqueue_bulk, pagelist_free_bulk) instead of once per
  * block. The slab layer's slabs and the percpu layer's arrays are such
- * blocks: a cache that grows and shrinks slab by slab no longer pays the
+ * blocks: a cache that grows and shrinks slab by slab does not pay the
  * zone lock per slab.
  *
  * Marks, in pages (CONFIG_PAGE_ALLOC_PCP_BATCH and _HIGH): a refill takes
@@ -36,15 +36,15 @@
 #include <sched.h>
 #include "page_alloc/internal.h"
 
-struct pa_pcp pa_pcp[PA_NR_PCP];
+struct pa_pagelist pa_pagelists[PA_NR_PAGELISTS];
 
-#define PCP_BATCH	CONFIG_PAGE_ALLOC_PCP_BATCH
-#define PCP_HIGH	CONFIG_PAGE_ALLOC_PCP_HIGH
+#define PAGELIST_BATCH	CONFIG_PAGE_ALLOC_PCP_BATCH
+#define PAGELIST_HIGH	CONFIG_PAGE_ALLOC_PCP_HIGH
 
-#define pcplist_stat_inc(pcp, field)					\
+#define pagelist_stat_inc(pl, field)					\
 	do {								\
 		if (IS_ENABLED(CONFIG_STATS))				\
-			(pcp)->field++;					\
+			(pl)->field++;					\
 	} while (0)
 
 /*
@@ -52,27 +52,27 @@ struct pa_pcp pa_pcp[PA_NR_PCP];
  * runs every virtual CPU on one thread: one list, so that its counts do
  * not depend on the host's scheduling.
  */
-static inline struct pa_pcp *pcplist_this(void)
+static inline struct pa_pagelist *pagelist_this(void)
 {
 #if defined(USLAB_VCPU) && USLAB_VCPU
-	return &pa_pcp[0];
+	return &pa_pagelists[0];
 #else
 	int cpu = sched_getcpu();
 
-	return &pa_pcp[cpu < 0 ? 0 : (unsigned int)cpu % PA_NR_PCP];
+	return &pa_pagelists[cpu < 0 ? 0 : (unsigned int)cpu % PA_NR_PAGELISTS];
 #endif
 }
 
 /* One load, then one exchange if the flag looked free. */
-static inline bool pcplist_trylock(struct pa_pcp *pcp)
+static inline bool pagelist_trylock(struct pa_pagelist *pl)
 {
-	return !__atomic_load_n(&pcp->locked, __ATOMIC_RELAXED) &&
-	       !__atomic_exchange_n(&pcp->locked, 1, __ATOMIC_ACQUIRE);
+	return !__atomic_load_n(&pl->locked, __ATOMIC_RELAXED) &&
+	       !__atomic_exchange_n(&pl->locked, 1, __ATOMIC_ACQUIRE);
 }
 
-static inline void pcplist_unlock(struct pa_pcp *pcp)
+static inline void pagelist_unlock(struct pa_pagelist *pl)
 {
-	__atomic_store_n(&pcp->locked, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&pl->locked, 0, __ATOMIC_RELEASE);
 }
 
 /* Called once, under the zone lock, when the range is reserved. */
@@ -82,30 +82,30 @@ static inline void pcplist_unlock(struct pa_pcp *pcp)
  * in RSS for lists it never uses (issue 18, item 5). An unused list reads
  * as empty everywhere (count 0).
  */
-static void __slowpath pcplist_make(struct pa_pcp *pcp)
+static void __slowpath pagelist_make(struct pa_pagelist *pl)
 {
 	unsigned int o;
 
-	for (o = 0; o < PCP_NR_ORDERS; o++)
-		INIT_LIST_HEAD(&pcp->lists[o]);
+	for (o = 0; o < PAGELIST_NR_ORDERS; o++)
+		INIT_LIST_HEAD(&pl->lists[o]);
 }
 
-static inline void pcplist_ready(struct pa_pcp *pcp)
+static inline void pagelist_ready(struct pa_pagelist *pl)
 {
-	if (unlikely(!pcp->lists[0].next))
-		pcplist_make(pcp);
+	if (unlikely(!pl->lists[0].next))
+		pagelist_make(pl);
 }
 
 /*
- * Refill @pcp's list of @order with a batch from the buddy lists under one
+ * Refill @pl's list of @order with a batch from the buddy lists under one
  * zone lock. Fewer near the cap, none when one block would pass it.
  * Return: blocks added.
  */
-static unsigned int rmqueue_bulk(struct pa_pcp *pcp, unsigned int order)
+static unsigned int rmqueue_bulk(struct pa_pagelist *pl, unsigned int order)
 {
-	unsigned int i, n = max_t(unsigned int, 1, PCP_BATCH >> order);
-	unsigned int room = pcp->count < PCP_HIGH ? PCP_HIGH - pcp->count : 0;
-	struct list_head *l = &pcp->lists[order];
+	unsigned int i, n = max_t(unsigned int, 1, PAGELIST_BATCH >> order);
+	unsigned int room = pl->count < PAGELIST_HIGH ? PAGELIST_HIGH - pl->count : 0;
+	struct list_head *l = &pl->lists[order];
 
 	/*
 	 * Near the cap fewer, and none when not even one fits: the caller then
@@ -128,28 +128,28 @@ static unsigned int rmqueue_bulk(struct pa_pcp *pcp, unsigned int order)
 		page->buddy_resident = resident;
 		/* in the order the buddy gave them: warm blocks first */
 		list_add_tail(&page->buddy_list, l);
-		pcp->count += 1U << order;
+		pl->count += 1U << order;
 	}
-	pcplist_stat_inc(pcp, refills);
+	pagelist_stat_inc(pl, refills);
 	pa_unlock_irqrestore();
 	return i;
 }
 
 /*
- * Give at least @pages pages of @pcp's blocks back to the buddy lists
+ * Give at least @pages pages of @pl's blocks back to the buddy lists
  * under one zone lock, the coldest (list tails) first, taking the orders
  * in turn. @max gets the policy's allowance.
  * Return: whether free resident memory is then over it.
  */
-static bool free_pcppages_bulk(struct pa_pcp *pcp, unsigned int pages,
+static bool pagelist_free_bulk(struct pa_pagelist *pl, unsigned int pages,
 			       size_t *max)
 {
 	unsigned int freed = 0, o = 0, empty = 0;
 	bool over;
 
 	pa_lock_irqsave();
-	while (freed < pages && pcp->count && empty < PCP_NR_ORDERS) {
-		struct list_head *l = &pcp->lists[o];
+	while (freed < pages && pl->count && empty < PAGELIST_NR_ORDERS) {
+		struct list_head *l = &pl->lists[o];
 
 		if (list_empty(l)) {
 			empty++;
@@ -159,20 +159,20 @@ static bool free_pcppages_bulk(struct pa_pcp *pcp, unsigned int pages,
 
 			empty = 0;
 			list_del(&page->buddy_list);
-			pcp->count -= 1U << o;
+			pl->count -= 1U << o;
 			freed += 1U << o;
 			pa_free_one_locked(page, o, page->buddy_resident);
 		}
-		o = o == PCP_MAX_ORDER ? 0 : o + 1;
+		o = o == PAGELIST_MAX_ORDER ? 0 : o + 1;
 	}
-	pcplist_stat_inc(pcp, drains);
+	pagelist_stat_inc(pl, drains);
 	over = pa_over_allowance_locked(max);
 	pa_unlock_irqrestore();
 	return over;
 }
 
 /**
- * rmqueue_pcplist - a block of @order (at most PCP_MAX_ORDER) from this
+ * pagelist_alloc - a block of @order (at most PAGELIST_MAX_ORDER) from this
  * CPU's list, refilled a batch at a time.
  * @resident: its bound of resident pages (0: known zero).
  *
@@ -182,58 +182,58 @@ static bool free_pcppages_bulk(struct pa_pcp *pcp, unsigned int pages,
  * the caller's to prepare), or NULL when the list is busy or the zone has
  * nothing (the caller then goes to the zone itself).
  */
-struct page *rmqueue_pcplist(unsigned int order, unsigned int *resident)
+struct page *pagelist_alloc(unsigned int order, unsigned int *resident)
 {
-	struct pa_pcp *pcp = pcplist_this();
-	struct list_head *l = &pcp->lists[order];
+	struct pa_pagelist *pl = pagelist_this();
+	struct list_head *l = &pl->lists[order];
 	struct page *page;
 
-	if (unlikely(!pcplist_trylock(pcp)))
+	if (unlikely(!pagelist_trylock(pl)))
 		return NULL;
-	pcplist_ready(pcp);
-	if (list_empty(l) && !rmqueue_bulk(pcp, order)) {
-		pcplist_unlock(pcp);
+	pagelist_ready(pl);
+	if (list_empty(l) && !rmqueue_bulk(pl, order)) {
+		pagelist_unlock(pl);
 		return NULL;
 	}
 	page = list_first_entry(l, struct page, buddy_list);
 	list_del(&page->buddy_list);
-	pcp->count -= 1U << order;
-	pcp->events++;
-	pcplist_stat_inc(pcp, allocs[order]);
+	pl->count -= 1U << order;
+	pl->events++;
+	pagelist_stat_inc(pl, allocs[order]);
 	*resident = page->buddy_resident;
 	if (IS_ENABLED(CONFIG_STATS))
-		pcp->fresh += (1UL << order) - min_t(unsigned long, *resident, 1UL << order);
+		pl->fresh += (1UL << order) - min_t(unsigned long, *resident, 1UL << order);
 	page->flags = 1UL << PG_head;
-	pcplist_unlock(pcp);
+	pagelist_unlock(pl);
 	return page;
 }
 
 /**
- * free_pcppages - put a block of @order (at most PCP_MAX_ORDER) on this
+ * pagelist_free - put a block of @order (at most PAGELIST_MAX_ORDER) on this
  * CPU's list; at the high mark a batch goes back to the buddy lists.
  * @page: its head page.
  *
  * Context: any thread, also a signal handler (never waits).
  * Return: false when the list was busy: the caller frees to the zone.
  */
-bool free_pcppages(struct page *page, unsigned int order)
+bool pagelist_free(struct page *page, unsigned int order)
 {
-	struct pa_pcp *pcp = pcplist_this();
+	struct pa_pagelist *pl = pagelist_this();
 	bool over = false;
 	size_t max = 0;
 
-	if (unlikely(!pcplist_trylock(pcp)))
+	if (unlikely(!pagelist_trylock(pl)))
 		return false;
-	pcplist_ready(pcp);
+	pagelist_ready(pl);
 	page->flags = 0;
 	page->buddy_resident = 1U << order;	/* the owner may have written it */
-	list_add(&page->buddy_list, &pcp->lists[order]);
-	pcp->count += 1U << order;
-	pcp->events++;
-	pcplist_stat_inc(pcp, frees[order]);
-	if (unlikely(pcp->count >= PCP_HIGH))
-		over = free_pcppages_bulk(pcp, PCP_BATCH, &max);
-	pcplist_unlock(pcp);
+	list_add(&page->buddy_list, &pl->lists[order]);
+	pl->count += 1U << order;
+	pl->events++;
+	pagelist_stat_inc(pl, frees[order]);
+	if (unlikely(pl->count >= PAGELIST_HIGH))
+		over = pagelist_free_bulk(pl, PAGELIST_BATCH, &max);
+	pagelist_unlock(pl);
 	if (unlikely(over))
 		pa_reclaim_after_free(max);
 	return true;
@@ -252,67 +252,67 @@ size_t drain_all_pages(bool idle_only)
 	size_t drained = 0;
 	unsigned int i;
 
-	for (i = 0; i < PA_NR_PCP; i++) {
-		struct pa_pcp *pcp = &pa_pcp[i];
-		unsigned long ev = __atomic_load_n(&pcp->events, __ATOMIC_RELAXED);
+	for (i = 0; i < PA_NR_PAGELISTS; i++) {
+		struct pa_pagelist *pl = &pa_pagelists[i];
+		unsigned long ev = __atomic_load_n(&pl->events, __ATOMIC_RELAXED);
 		unsigned int count;
 		size_t max;
 
-		if (idle_only && ev != pcp->events_seen) {
-			pcp->events_seen = ev;	/* racy hint: next tick decides */
+		if (idle_only && ev != pl->events_seen) {
+			pl->events_seen = ev;	/* racy hint: next tick decides */
 			continue;
 		}
-		if (!__atomic_load_n(&pcp->count, __ATOMIC_RELAXED) ||
-		    !pcplist_trylock(pcp))
+		if (!__atomic_load_n(&pl->count, __ATOMIC_RELAXED) ||
+		    !pagelist_trylock(pl))
 			continue;
-		count = pcp->count;
-		free_pcppages_bulk(pcp, count, &max);
-		drained += (size_t)(count - pcp->count) << PAGE_SHIFT;
-		pcplist_unlock(pcp);
+		count = pl->count;
+		pagelist_free_bulk(pl, count, &max);
+		drained += (size_t)(count - pl->count) << PAGE_SHIFT;
+		pagelist_unlock(pl);
 	}
 	return drained;
 }
 
 /* Pages held on per-CPU lists now (racy sum, exact when quiet). */
-size_t pcplist_bytes(void)
+size_t pagelist_bytes(void)
 {
 	size_t pages = 0;
 	unsigned int i;
 
-	for (i = 0; i < PA_NR_PCP; i++)
-		pages += __atomic_load_n(&pa_pcp[i].count, __ATOMIC_RELAXED);
+	for (i = 0; i < PA_NR_PAGELISTS; i++)
+		pages += __atomic_load_n(&pa_pagelists[i].count, __ATOMIC_RELAXED);
 	return pages << PAGE_SHIFT;
 }
 
 /* Add the lists' allocation and free counts per order to @allocs, @frees. */
-void pcplist_stats(unsigned long *allocs, unsigned long *frees, unsigned long *fresh)
+void pagelist_stats(unsigned long *allocs, unsigned long *frees, unsigned long *fresh)
 {
 	unsigned int i, o;
 
-	for (i = 0; i < PA_NR_PCP; i++) {
-		*fresh += __atomic_load_n(&pa_pcp[i].fresh, __ATOMIC_RELAXED);
-		for (o = 0; o < PCP_NR_ORDERS; o++) {
-			allocs[o] += __atomic_load_n(&pa_pcp[i].allocs[o], __ATOMIC_RELAXED);
-			frees[o] += __atomic_load_n(&pa_pcp[i].frees[o], __ATOMIC_RELAXED);
+	for (i = 0; i < PA_NR_PAGELISTS; i++) {
+		*fresh += __atomic_load_n(&pa_pagelists[i].fresh, __ATOMIC_RELAXED);
+		for (o = 0; o < PAGELIST_NR_ORDERS; o++) {
+			allocs[o] += __atomic_load_n(&pa_pagelists[i].allocs[o], __ATOMIC_RELAXED);
+			frees[o] += __atomic_load_n(&pa_pagelists[i].frees[o], __ATOMIC_RELAXED);
 		}
 	}
 }
 
 /* Before fork: every list's flag, so that no list is mid-change in the child. */
-void pcplist_fork_prepare(void)
+void pagelist_fork_prepare(void)
 {
 	unsigned int i;
 
-	for (i = 0; i < PA_NR_PCP; i++)
-		while (!pcplist_trylock(&pa_pcp[i]))
+	for (i = 0; i < PA_NR_PAGELISTS; i++)
+		while (!pagelist_trylock(&pa_pagelists[i]))
 			sched_yield();
 }
 
 /* After fork, in parent and child: the flags again free. */
-void pcplist_fork_release(void)
+void pagelist_fork_release(void)
 {
 	unsigned int i;
 
-	for (i = 0; i < PA_NR_PCP; i++)
-		pcplist_unlock(&pa_pcp[i]);
+	for (i = 0; i < PA_NR_PAGELISTS; i++)
+		pagelist_unlock(&pa_pagelists[i]);
 }
