@@ -24,6 +24,7 @@ struct malloc_opts {
 	long trim_kb;
 	long reaper_ms;
 	long limit_mb;
+	long adapt, adapt_min, adapt_max, adapt_budget_kb;	/* -1: Kconfig */
 	bool stats;
 	bool stats_shm;
 	bool debug;

@@ -43,6 +43,13 @@
 #define CONFIG_PERCPU_REAPER_PERIOD_MS	0
 #endif
 
+#ifndef CONFIG_PERCPU_ADAPT_MIN_BYTES
+#define CONFIG_PERCPU_ADAPT_MIN_BYTES	0
+#define CONFIG_PERCPU_ADAPT_MAX_BYTES	0
+#define CONFIG_PERCPU_ADAPT_BUDGET_KB	0
+#endif
+#define ADAPT_DEFAULT	(IS_ENABLED(CONFIG_PERCPU_ADAPT) ? "Kconfig (1)" : "Kconfig (0)")
+
 #define __stringify_1(x)	#x
 #define __stringify(x)		__stringify_1(x)
 
@@ -50,6 +57,7 @@ struct malloc_opts malloc_opts = {
 	.trim_kb = -1,
 	.reaper_ms = -1,
 	.limit_mb = -1,
+	.adapt = -1, .adapt_min = -1, .adapt_max = -1, .adapt_budget_kb = -1,
 };
 
 struct malloc_option;
@@ -191,6 +199,20 @@ static const struct malloc_option malloc_options[] = {
 	  "period of the background reaper that trims depots and idle CPUs "
 	  "(10 .. 600000; 0 = no reaper and no page decay thread, as `uslab sim --no-reaper`)",
 	  parse_reaper, &malloc_opts.reaper_ms, NULL, 10, 600000 },
+	{ "adapt", ADAPT_DEFAULT,
+	  "1: magazines size themselves per cache and CPU (grow on refills and "
+	  "flushes, shrink on unused objects, within adapt_min..adapt_max bytes "
+	  "and adapt_budget_kb per CPU); 0: fixed sizes (mag_size)",
+	  parse_num, &malloc_opts.adapt, NULL, 0, 1 },
+	{ "adapt_min", "Kconfig (" __stringify(CONFIG_PERCPU_ADAPT_MIN_BYTES) ")",
+	  "adaptive: first and smallest magazine, bytes of objects (at least one object)",
+	  parse_num, &malloc_opts.adapt_min, NULL, 8, 1L << 30 },
+	{ "adapt_max", "Kconfig (" __stringify(CONFIG_PERCPU_ADAPT_MAX_BYTES) ")",
+	  "adaptive: largest magazine, bytes of objects (at most 4096 objects)",
+	  parse_num, &malloc_opts.adapt_max, NULL, 8, 1L << 30 },
+	{ "adapt_budget_kb", "Kconfig (" __stringify(CONFIG_PERCPU_ADAPT_BUDGET_KB) ")",
+	  "adaptive: KiB of objects one CPU's magazines may hold over all caches",
+	  parse_num, &malloc_opts.adapt_budget_kb, NULL, 16, 1L << 30 },
 	{ "trim", __stringify(CONFIG_PAGE_ALLOC_RESIDENT_FREE_KB),
 	  "KiB of free pages kept resident before the rest goes back to the OS",
 	  parse_num, &malloc_opts.trim_kb, NULL, 0, 1L << 40 },
@@ -411,6 +433,16 @@ void malloc_apply_options(void)
 		if (err)
 			setting_warn(&malloc_opts.settings[i], err);
 	}
+	if (malloc_opts.adapt_min >= 0 || malloc_opts.adapt_max >= 0 ||
+	    malloc_opts.adapt_budget_kb >= 0) {
+		if (pcp_adapt_set_bounds(malloc_opts.adapt_min > 0 ? (unsigned long)malloc_opts.adapt_min : 0,
+					 malloc_opts.adapt_max > 0 ? (unsigned long)malloc_opts.adapt_max : 0,
+					 malloc_opts.adapt_budget_kb > 0 ?
+					 (unsigned long)malloc_opts.adapt_budget_kb : 0))
+			option_warn("adapt_min/adapt_max", "adapt_min is above adapt_max");
+	}
+	if (malloc_opts.adapt >= 0)
+		pcp_adapt_set(malloc_opts.adapt == 1);
 	if (malloc_opts.reaper_ms == 0)
 		page_alloc_decayd_disable();	/* no background thread at all */
 	if (malloc_opts.reaper_ms >= 0) {

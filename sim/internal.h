@@ -90,6 +90,9 @@ struct sim_config {
 	uint64_t sample_every;		/* events between memory samples */
 	bool per_class;			/* per-class overhead at each sample */
 	bool no_reaper;			/* no virtual reaper passes */
+	int adapt;			/* adaptive magazines: -1 = Kconfig, 0, 1 */
+	long adapt_min, adapt_max;	/* bytes; 0 = default */
+	long adapt_budget_kb;		/* per CPU; 0 = default */
 };
 
 /* What the layers counted for one cache over the run. */
@@ -160,7 +163,8 @@ struct sim_result {
 /* sim/simulate.c */
 void sim_config_init(struct sim_config *cfg);
 int sim_parse_mag_size(struct sim_config *cfg, const char *arg);
-/* @opt: 'm' --mag-size, 'b' --batch, 'd' --depot-limit. Return: 0, -EINVAL,
+/* @opt: 'm' --mag-size, 'b' --batch, 'd' --depot-limit, 'a' --adapt,
+ * 'n' --adapt-min, 'x' --adapt-max, 'B' --adapt-budget. Return: 0, -EINVAL,
  * -ENOENT (--mag-size CLASS=N: CLASS no kmalloc class). */
 int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg);
 /* Run @t once through the library (a stream is read to its end, chunk by

@@ -653,6 +653,7 @@ void sim_config_init(struct sim_config *cfg)
 	cfg->batch = -1;
 	cfg->depot_limit = SIM_DEFAULT;
 	cfg->per_class = true;
+	cfg->adapt = -1;
 }
 
 double sim_mean_overhead(const struct sim_result *res)
@@ -686,6 +687,23 @@ int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg)
 		if (sim_check_setting("depot_limit", arg, &v, &set))
 			return -EINVAL;
 		cfg->depot_limit = v;
+		return 0;
+	case 'a':	/* the library's option adapt=0|1 */
+		if (kmem_cache_parse_long(arg, 0, 1, &v))
+			return -EINVAL;
+		cfg->adapt = (int)v;
+		return 0;
+	case 'n':	/* adapt_min, adapt_max: bytes; adapt_budget_kb */
+	case 'x':
+	case 'B':
+		if (kmem_cache_parse_long(arg, opt == 'B' ? 16 : 8, 1L << 30, &v))
+			return -EINVAL;
+		if (opt == 'n')
+			cfg->adapt_min = v;
+		else if (opt == 'x')
+			cfg->adapt_max = v;
+		else
+			cfg->adapt_budget_kb = v;
 		return 0;
 	}
 	return -EINVAL;

@@ -96,6 +96,13 @@ int sim_pcp_settings(const struct sim_config *cfg)
 		err = sim_setting("batch", NULL, cfg->batch);
 	if (!err && cfg->depot_limit != SIM_DEFAULT)
 		err = sim_setting("depot_limit", NULL, cfg->depot_limit);
+	/* as USLAB_OPTIONS=adapt=,adapt_min=,adapt_max=,adapt_budget_kb= */
+	if (!err && (cfg->adapt_min || cfg->adapt_max || cfg->adapt_budget_kb))
+		err = pcp_adapt_set_bounds((unsigned long)cfg->adapt_min,
+					   (unsigned long)cfg->adapt_max,
+					   (unsigned long)cfg->adapt_budget_kb);
+	if (!err && cfg->adapt >= 0)
+		pcp_adapt_set(cfg->adapt == 1);
 	return err;
 }
 

@@ -51,6 +51,17 @@ static void print_config(FILE *f, const struct sim_config *cfg, unsigned int cpu
 		fprintf(f, "default");
 	else
 		fprintf(f, "%ld", cfg->depot_limit);
+	if (cfg->adapt == 1 || (cfg->adapt < 0 && IS_ENABLED(CONFIG_PERCPU_ADAPT))) {
+		fprintf(f, " adapt=1");
+		if (cfg->adapt_min)
+			fprintf(f, " adapt_min=%ld", cfg->adapt_min);
+		if (cfg->adapt_max)
+			fprintf(f, " adapt_max=%ld", cfg->adapt_max);
+		if (cfg->adapt_budget_kb)
+			fprintf(f, " adapt_budget_kb=%ld", cfg->adapt_budget_kb);
+	} else if (cfg->adapt == 0) {
+		fprintf(f, " adapt=0");
+	}
 	fprintf(f, "\n");
 }
 
@@ -300,6 +311,9 @@ static const char *sim_tunable(const struct cli_opt *opt, const char *arg)
 		return cls;
 	}
 	return opt->data == 'm' ? "N or CLASS=N (kmalloc-64=32 or 64=32) the cache accepts" :
+	       opt->data == 'a' ? "0 or 1" :
+	       opt->data == 'n' || opt->data == 'x' ? "bytes, 8 .. 2^30" :
+	       opt->data == 'B' ? "KiB, 16 .. 2^30" :
 	       opt->data == 'b' ? "a batch count the caches accept" :
 	       "a depot limit the caches accept (-1 unlimited)";
 }
@@ -317,6 +331,14 @@ static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_c
 			     .data = 'b'),
 		OPT_CALLBACK(0, "depot-limit", cfg, "N", "full magazines kept per depot (-1 unlimited)",
 			     sim_tunable, .data = 'd'),
+		OPT_CALLBACK(0, "adapt", cfg, "0|1", "magazines that size themselves (the\n"
+			     "library's adapt=0|1; default: Kconfig)", sim_tunable, .data = 'a'),
+		OPT_CALLBACK(0, "adapt-min", cfg, "BYTES", "adaptive: first and smallest magazine",
+			     sim_tunable, .data = 'n'),
+		OPT_CALLBACK(0, "adapt-max", cfg, "BYTES", "adaptive: largest magazine",
+			     sim_tunable, .data = 'x'),
+		OPT_CALLBACK(0, "adapt-budget", cfg, "KIB", "adaptive: per-CPU budget over all caches",
+			     sim_tunable, .data = 'B'),
 		OPT_U64(0, "sample", &cfg->sample_every, "N", "sample memory every N events (default:\n"
 			"1000 samples over the trace)", 1, UINT64_MAX),
 		OPT_ULONG(0, "rows", &o->rows, "N", "rows of the over-time table (default 20, 0 = none)",
