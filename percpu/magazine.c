@@ -296,6 +296,24 @@ static void adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
 	c->win_slow = c->win_miss = 0;
 }
 
+/*
+ * A drain of the whole cache (kmem_cache_shrink, a resize): CPU @c gives
+ * its capacity back and starts over at the lower bound, as a new CPU
+ * does (so a real run drained before its timed part starts where the
+ * simulator starts).
+ */
+static void adapt_reset_locked(struct pcp_cache *pc, struct pcp_cpu *c)
+{
+	if (!c->size)
+		return;
+	if (c->size > adapt_lo(pc))
+		pcp_stat(c, PCP_STAT_SHRINK);
+	__atomic_sub_fetch(&adapt_used[c->cpu], adapt_bytes(pc, c->size),
+			   __ATOMIC_RELAXED);
+	c->size = 0;
+	c->win_slow = c->win_miss = 0;
+}
+
 /* An empty magazine @m CPU @c may load, or NULL: replaced when its size is
  * not the CPU's (adaptive). */
 static struct pcp_mag *mag_fit(struct pcp_cache *pc, struct pcp_cpu *c,
@@ -1052,6 +1070,7 @@ static void pcp_drain_cpu(struct pcp_cache *pc, struct pcp_cpu *c)
 
 	pcp_cpu_lock(c);
 	pcp_drain_cpu_locked(pc, c, &m, &sp);
+	adapt_reset_locked(pc, c);
 	pcp_cpu_unlock(c);
 	mag_release(pc, m);
 	mag_release(pc, sp);
