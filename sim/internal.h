@@ -124,6 +124,9 @@ struct sim_sample {
 	uint64_t resident_free;		/* page_alloc bytes_free_resident */
 	uint64_t live;			/* requested bytes of live objects */
 	uint64_t resident;		/* the heap's resident bytes (sim_run) */
+	/* adaptive magazines: each class's largest magazine size in force
+	 * over the CPUs (objects; 0 before the cache exists) */
+	uint16_t mag[SIM_MAX_CLASSES];
 };
 
 struct sim_result {
@@ -158,6 +161,7 @@ struct sim_result {
 	struct sim_sample *samples;
 	size_t nr_samples, cap_samples;
 	size_t nr_cls_samples;		/* samples with per-class figures */
+	bool adaptive;			/* samples carry magazine sizes */
 };
 
 /* sim/simulate.c */
@@ -189,6 +193,9 @@ bool sim_class_named(const char *n);
 /* After: fails (-ENOENT, said) when a per-class name matched no cache. */
 int sim_pcp_apply(const struct sim_config *cfg, struct sim_result *res);
 void sim_pcp_set_cpu(unsigned int cpu, uint64_t time_ns);
+/* Adaptive magazines: each class's largest size in force into @mag
+ * (SIM_MAX_CLASSES entries). Return: false when magazines are fixed. */
+bool sim_pcp_mag_sizes(struct sim_result *res, uint16_t *mag);
 void sim_pcp_collect(struct sim_result *res);
 void sim_pcp_mark_start(struct sim_result *res);
 /* Bytes of slabs per class (slabinfo's num_slabs * pagesperslab). */

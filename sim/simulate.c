@@ -235,6 +235,7 @@ static noinline void sim_sample(struct sim_state *st, uint64_t time_ns)
 	smp->resident_free = ps.bytes_free_resident;
 	smp->live = st->live;
 	smp->resident = sim_resident_now(st);
+	res->adaptive = sim_pcp_mag_sizes(res, smp->mag);
 	res->res_sum += smp->resident;
 	if (smp->held > res->held_peak)
 		res->held_peak = smp->held;

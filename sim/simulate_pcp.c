@@ -151,6 +151,27 @@ static struct kmem_cache *sim_class_cache(struct sim_class_result *cr)
 	return cr->cache;
 }
 
+bool sim_pcp_mag_sizes(struct sim_result *res, uint16_t *mag)
+{
+	unsigned int c, lo, hi;
+
+	if (!pcp_adapt_enabled())
+		return false;
+	for (c = 0; c < res->nr_cls && c < SIM_MAX_CLASSES; c++) {
+		struct pcp_cache *pc;
+
+		mag[c] = 0;
+		if (!sim_class_cache(&res->cls[c]))
+			continue;
+		pc = kmem_cache_pcp(res->cls[c].cache);
+		if (!pc)
+			continue;
+		pcp_cache_mag_range(pc, &lo, &hi);
+		mag[c] = (uint16_t)min_t(unsigned int, hi, UINT16_MAX);
+	}
+	return true;
+}
+
 /* The library's counters of every class (slab/'s statistics call). */
 void sim_pcp_collect(struct sim_result *res)
 {

@@ -267,14 +267,23 @@ static int write_timeline(const char *path, const char *trace, const struct sim_
 		out_abort(&o);
 		return -1;
 	}
-	fprintf(f, "%s,events,held_bytes,live_bytes,overhead_bytes,free_resident_bytes\n",
+	fprintf(f, "%s,events,held_bytes,live_bytes,overhead_bytes,free_resident_bytes",
 		no_clock ? "event_index" : "time_ns");
+	/* adaptive magazines: each cache's size over time (largest over CPUs) */
+	if (res->adaptive)
+		for (unsigned int c = 0; c < res->nr_cls; c++)
+			fprintf(f, ",mag_%s", res->cls[c].name);
+	fprintf(f, "\n");
 	for (i = 0; i < res->nr_samples; i++) {
 		const struct sim_sample *s = &res->samples[i];
 
-		fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRIu64 "\n",
+		fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRIu64,
 			s->time_ns, s->events, s->held, s->live,
 			(int64_t)(s->held - s->live), s->resident_free);
+		if (res->adaptive)
+			for (unsigned int c = 0; c < res->nr_cls; c++)
+				fprintf(f, ",%u", (unsigned int)s->mag[c]);
+		fprintf(f, "\n");
 	}
 	if (fclose(f)) {
 		fprintf(stderr, "uslab sim: %s: %s\n", path, strerror(errno));
