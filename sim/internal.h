@@ -250,6 +250,9 @@ struct tune_job {
 	int mag[SIM_MAX_CLASSES];	/* per class; uniform jobs repeat one value */
 	bool uniform;
 	bool defaults;			/* the library's defaults: mag -1, depot default */
+	/* adaptive magazines (adapt=1): mag[] unused; bounds 0 = default */
+	bool adapt;
+	long adapt_max, adapt_budget_kb;
 	struct tune_out out;
 	bool frontier, recommended;
 };
@@ -260,6 +263,11 @@ struct tune_space {
 	long depots[TUNE_MAX_VALUES];
 	unsigned int nm, nd;
 	bool compose;			/* round 2: per-class settings */
+	/* adaptive magazines: the adaptive default always; with --adapt-max /
+	 * --adapt-budgets, every pair of these bounds (0 = default) too */
+	long amaxs[TUNE_MAX_VALUES], abudgets[TUNE_MAX_VALUES];
+	unsigned int nam, nab;
+	bool no_adapt;			/* --no-adapt: fixed sizes only */
 };
 
 struct tune {
