@@ -24,7 +24,7 @@ quick=${BENCH_QUICK:-0}
 if [ "$quick" = 1 ]; then RUNS=${RUNS:-1}; else RUNS=${RUNS:-5}; fi
 filter=${BENCH_CASES:-.}
 bench=$(realpath "$O/bench/alloc_bench")
-presets=(performance unlimited size nocache)
+presets=(performance adaptive unlimited size nocache)
 . "$src/bench/lib.sh"
 bench_allocators "$O"
 for a in "${allocs[@]}"; do
