@@ -129,7 +129,7 @@ unsigned int pcp_cache_default_depot_limit(const struct pcp_cache *pc)
 
 #ifndef CONFIG_PERCPU_ADAPT_MIN_BYTES
 #define CONFIG_PERCPU_ADAPT_MIN_BYTES	4096
-#define CONFIG_PERCPU_ADAPT_MAX_BYTES	65536
+#define CONFIG_PERCPU_ADAPT_MAX_BYTES	32768
 #define CONFIG_PERCPU_ADAPT_BUDGET_KB	4096
 #endif
 
