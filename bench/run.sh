@@ -45,6 +45,9 @@ for p in "${presets[@]}"; do
 	lib[uslab-$p]=$(realpath "$pdir/libuslab.so")
 done
 study_allocs=("${presets[@]/#/uslab-}" "${peers[@]}")
+# Every row shows the adaptive magazines (issue 23) beside the fixed
+# defaults: the adaptive preset right after our default build.
+allocs=("${ours[@]}" uslab-adaptive "${peers[@]}")
 
 unset USLAB_OPTIONS
 samples=$out/samples.tsv
