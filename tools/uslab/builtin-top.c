@@ -163,6 +163,8 @@ static int top_frame(FILE *out, pid_t pid, const struct uslab_statseg *prev,
 			(unsigned long long)grows, (unsigned long long)shrinks);
 	fprintf(out, "\n%9s %9s %4s %8s %7s %7s %10s %10s %10s %s\n", "OBJS", "ACTIVE", "USE",
 		"OBJ SIZE", "MAG", "HIT%", "REFILL/s", "FLUSH/s", "CACHE SIZE", "NAME");
+	if (adaptive && max_rows > 1)
+		max_rows--;	/* the adaptive line took one of the window's */
 	for (uint32_t i = 0; i < n && (max_rows <= 0 || (int)i < max_rows); i++) {
 		const struct kmem_cache_stats *st = rows[i].st;
 		char hit[16], cs[32], mag[24], name[sizeof(st->name) * 4 + 1];
@@ -188,11 +190,12 @@ static int top_frame(FILE *out, pid_t pid, const struct uslab_statseg *prev,
 
 /*
  * The cache rows that fit the terminal with the frame's other lines (the
- * title, four to six summary lines (six with adaptive magazines), a blank, the column header, and the
- * key line with its blank: 10), as slabtop trims to the window; read each
+ * title, four or five summary lines, a blank, the column header, and the
+ * key line with its blank: 10; the adaptive magazines' line takes one more,
+ * off the rows, in top_frame), as slabtop trims to the window; read each
  * frame, so a resize counts. At least one row.
  */
-#define TOP_OTHER_LINES	11
+#define TOP_OTHER_LINES	10
 
 static int top_window_rows(void)
 {
