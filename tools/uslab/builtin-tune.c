@@ -427,6 +427,12 @@ static size_t plot_points(const struct tune *tu, struct plot_point *pts)
 			      j->adapt && !j->adapt_max && !j->adapt_budget_kb ? PLOT_ADAPTIVE :
 			      j->frontier ? PLOT_FRONTIER : PLOT_SWEPT;
 		n++;
+		/* the adaptive default on the frontier: the line passes it too */
+		if (pts[n - 1].kind == PLOT_ADAPTIVE && j->frontier) {
+			pts[n] = pts[n - 1];
+			pts[n].kind = PLOT_FRONTIER;
+			n++;
+		}
 	}
 	/* Each replayed candidate where the measurement puts it: the defaults'
 	 * modelled figures scaled by the measured change, with its interval. */
@@ -525,7 +531,7 @@ static int write_png(const char *png, const char *title, const char *xlabel,
 
 static int draw(const struct tune *tu, const struct tune_cli *o, const char *trace)
 {
-	struct plot_point *pts = calloc(tu->nr_jobs + TUNE_MAX_CANDIDATES + 1, sizeof(*pts));
+	struct plot_point *pts = calloc(tu->nr_jobs + TUNE_MAX_CANDIDATES + 2, sizeof(*pts));
 	const char *xlabel = tu->peak ? "peak resident memory of the heap, simulated (KiB)" :
 					"mean resident memory of the heap, simulated (KiB)";
 	char title[256];
