@@ -314,12 +314,17 @@ static void adapt_reset_locked(struct pcp_cache *pc, struct pcp_cpu *c)
 	c->win_slow = c->win_miss = 0;
 }
 
-/* An empty magazine @m CPU @c may load, or NULL: replaced when its size is
- * not the CPU's (adaptive). */
+/*
+ * An empty magazine @m CPU @c may load, or NULL: replaced when it is
+ * smaller than the CPU's size (adaptive), so that growth takes effect. A
+ * larger one is kept: between CPUs of different sizes (producer and
+ * consumer), replacing both ways freed and made a magazine at every
+ * exchange; the reaper's drain and the depot's trim bring sizes back.
+ */
 static struct pcp_mag *mag_fit(struct pcp_cache *pc, struct pcp_cpu *c,
 			       struct pcp_mag *m)
 {
-	if (m && READ_ONCE(pcp_adapt_on) && m->size != cpu_mag_size(pc, c)) {
+	if (m && READ_ONCE(pcp_adapt_on) && m->size < cpu_mag_size(pc, c)) {
 		mag_free(m);
 		m = NULL;
 	}
@@ -736,7 +741,7 @@ static int pcp_load_empty_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 	struct pcp_mag *nm = c->spare;
 
 	if (nm && nm->count == 0 && (!READ_ONCE(pcp_adapt_on) ||
-				     nm->size == cpu_mag_size(pc, c))) {
+				     nm->size >= cpu_mag_size(pc, c))) {
 		if (prim_swap(pc, c, cpu, nm))
 			return -EAGAIN;
 		c->spare = NULL;
