@@ -236,7 +236,10 @@ check-build: all $(check-progs)
 .PHONY: check-build
 
 # Every suite runs even when an earlier one fails; the summary says which.
-check: all $(check-progs) | $(obj)/.deps-test
+# check-prereqs-<layer>: what a layer's suites need built first (a fragment
+# of tests/<layer>/ adds to it), outside every suite's time budget.
+check-prereqs := $(foreach l,$(patsubst tests/%/,%,$(wildcard tests/*/)),$(check-prereqs-$(l)))
+check: all $(check-progs) $(check-prereqs) | $(obj)/.deps-test
 	$(Q)O=$(obj) bash tests/run-all.sh $(check-progs) $(check-scripts)
 .PHONY: check
 
@@ -245,7 +248,7 @@ check: all $(check-progs) | $(obj)/.deps-test
 # suites (fuzz/Build.mk: check-tree needs the fuzzers).
 test-layers := $(patsubst tests/%/,%,$(wildcard tests/*/))
 define check-layer-rule
-check-$(1): all $$(filter $(obj)/tests/$(1)/%,$$(check-progs)) | $(obj)/.deps-test
+check-$(1): all $$(filter $(obj)/tests/$(1)/%,$$(check-progs)) $$(check-prereqs-$(1)) | $(obj)/.deps-test
 	$$(Q)O=$$(obj) bash tests/run-all.sh $$(filter $(obj)/tests/$(1)/%,$$(check-progs)) \
 		$$(filter tests/$(1)/%,$$(check-scripts))
 help-check-$(1) := run the suites of tests/$(1)/ only

@@ -59,7 +59,10 @@ mkdir -p "$dl"
 	die "apt-get source redis failed: cannot fetch Debian's redis source"
 dsc=$(ls "$dl"/redis_*.dsc | head -1)
 dpkg-source -x "$dsc" "$out/src" >>"$log" 2>&1 || die "dpkg-source -x failed"
-make -C "$out/src" -j"$(nproc)" MALLOC=libc USE_SYSTEMD=no BUILD_TLS=no \
+# Called from our make (tests/malloc/Build.mk), the environment carries our
+# MAKEFLAGS (--no-builtin-variables: no CC, no AR) into redis's make.
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES \
+	make -C "$out/src" -j"$(nproc)" MALLOC=libc USE_SYSTEMD=no BUILD_TLS=no \
 	>>"$log" 2>&1 || die "building redis failed"
 install -m 755 "$out/src/src/redis-server" "$bin"
 rm -rf "$dl" "$out/src" "$out"/redis_*
