@@ -36,7 +36,12 @@
  *     or any, the frames
  *   object table: u8 entries (< 8), each u8 process, start, size, offset,
  *     u8 path length (< 16) and its bytes
+ *   cache table (1.2, UCAC): u8 entries (< 8), each object size and u8
+ *     name length (< 16) and its bytes (any, NUL too, at times)
  * and the events then name stacks (op bit 7) when their shape says so.
+ * With a cache table, each chunk in events mode is preceded, when a u8
+ * says so, by a UCID record: one cache id per kmem_cache_alloc event of
+ * the chunk, each within the table, or (another bit) any count, any ids.
  */
 #ifndef USLAB_FUZZ_FORGE_H
 #define USLAB_FUZZ_FORGE_H
@@ -120,6 +125,9 @@ struct forge_state {
 	uint32_t max_tid;
 	bool any;
 	uint32_t nstacks;		/* stack ids events may name, 0 none */
+	bool caches;			/* a cache table was forged */
+	uint32_t ncaches;		/* its entries, when built from fields */
+	uint32_t cache_allocs;		/* kmem_cache_alloc events of the chunk */
 	/* the process table built from fields: tid ranges, counts to fill */
 	uint32_t nprocs;
 	uint64_t first_tid[FORGE_PROCS_MAX], nthreads[FORGE_PROCS_MAX];
@@ -171,6 +179,7 @@ static uint8_t *forge_event(struct forge_in *in, uint8_t *p, struct forge_state 
 		}
 	st->time += dt;
 	st->nevents++;
+	st->cache_allocs += op == TRACE_OP_CACHE_ALLOC;
 	st->any = true;
 	if (id > st->max_id)
 		st->max_id = id;
@@ -308,6 +317,37 @@ static int forge_objects(struct forge_in *in, struct forge_buf *o, struct forge_
 	return forge_record(o, TRACE_OBJECTS_MAGIC, n, raw, (size_t)(p - raw));
 }
 
+/* UCAC: the named caches (1.2). */
+static int forge_caches(struct forge_in *in, struct forge_buf *o, struct forge_state *st)
+{
+	static uint8_t raw[8 * (10 + 1 + 16)];
+	uint32_t n = (uint32_t)forge_take(in, 1) % 8;
+	uint8_t *p = raw;
+
+	for (uint32_t i = 0; i < n; i++) {
+		p = put_varint(p, forge_value(in, (unsigned int)forge_take(in, 1), 0));
+		p = forge_str(in, p, 16);
+	}
+	st->caches = true;
+	st->ncaches = n;
+	return forge_record(o, TRACE_CACHES_MAGIC, n, raw, (size_t)(p - raw));
+}
+
+/* UCID before a chunk: its kmem_cache_alloc events' cache ids, right or
+ * (@sel bit 1) any count and any ids. */
+static int forge_cache_ids(struct forge_in *in, struct forge_buf *o, struct forge_state *st,
+			   unsigned int sel)
+{
+	static uint8_t raw[512 * 10];
+	uint32_t n = sel & 2 ? (uint32_t)forge_take(in, 2) % 512 : st->cache_allocs;
+	uint8_t *p = raw;
+
+	for (uint32_t i = 0; i < n; i++)
+		p = put_varint(p, sel & 4 ? forge_value(in, 3, 0) :
+			       forge_take(in, 1) % (st->ncaches + 1));
+	return forge_record(o, TRACE_CACHE_IDS_MAGIC, n, raw, (size_t)(p - raw));
+}
+
 /* The records put between the header and the chunks (at @at in @o): the
  * process table (built now that the events are counted) and the rest. */
 static int forge_tables_in(struct forge_buf *o, struct forge_in *in, struct forge_state *st,
@@ -390,6 +430,12 @@ static int forge_trace(const uint8_t *data, size_t size, struct forge_buf *o)
 			rc = forge_objects(&in, &tables, &st);
 		else if (!rc && (mode / 9) % 3 == 2)
 			rc = forge_raw_table(&in, &tables, TRACE_OBJECTS_MAGIC, &n);
+		if (!rc && (mode / 27) % 3 == 1)
+			rc = forge_caches(&in, &tables, &st);
+		else if (!rc && (mode / 27) % 3 == 2) {
+			rc = forge_raw_table(&in, &tables, TRACE_CACHES_MAGIC, &n);
+			st.caches = true;
+		}
 		if (rc)
 			goto fail;
 		st.nstacks = st.nstacks > 64 ? 64 : st.nstacks;
@@ -411,9 +457,16 @@ static int forge_trace(const uint8_t *data, size_t size, struct forge_buf *o)
 			st.nevents += nev;
 		} else {
 			nev = (uint32_t)forge_take(&in, 2) % 512;
+			st.cache_allocs = 0;
 			for (uint32_t i = 0; i < nev; i++)
 				p = forge_event(&in, p, &st, !i, &prev_id, &prev_tid, &prev_cpu);
 			rlen = (size_t)(p - raw);
+			if (st.caches) {
+				unsigned int sel = (unsigned int)forge_take(&in, 1);
+
+				if ((sel & 1) && forge_cache_ids(&in, o, &st, sel))
+					return -1;
+			}
 		}
 		clen2 = ZSTD_compress(comp, sizeof(comp), raw, rlen, 1);
 		if (ZSTD_isError(clen2))

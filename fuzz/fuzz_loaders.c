@@ -24,7 +24,9 @@ static void check_events(const struct sim_trace *t, const struct sim_ev *ev, siz
 {
 	for (size_t i = 0; i < n; i++)
 		if (ev[i].id >= (t->id_space ? t->id_space : 1) ||
-		    ev[i].old_id >= (t->id_space ? t->id_space : 1) ||
+		    (ev[i].op == TRACE_OP_CACHE_ALLOC ? ev[i].cache > t->nr_named ||
+		     t->nr_named > SIM_MAX_NAMED :
+		     ev[i].old_id >= (t->id_space ? t->id_space : 1)) ||
 		    ev[i].cpu >= t->cpus || t->cpus > TRACE_MAX_CPUS)
 			__builtin_trap();
 }

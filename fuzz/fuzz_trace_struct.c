@@ -8,7 +8,10 @@
  * stack and object tables (FORGE_TABLES), what the reader loads must keep
  * theirs: tid ranges within 2^20, every stack and object in a process of
  * the table, at most 256 frames a stack, no empty mapping, and every
- * event's thread in a process and its stack in the table.
+ * event's thread in a process and its stack in the table. With a cache
+ * table (format 1.2): every event's cache id names an entry met so far,
+ * only kmem_cache_alloc names one, and each named entry has a size and a
+ * name of 1 to 255 bytes.
  */
 #include <stdio.h>
 #include "fuzz/forge.h"
@@ -51,6 +54,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		while ((rc = trace_reader_next(r, &ev)) > 0) {
 			if (ev.stack > mt->nstacks)
 				__builtin_trap();
+			/* a cache id names an entry of the table met so far */
+			if (ev.cache > mt->ncaches || (ev.cache && ev.op != TRACE_OP_CACHE_ALLOC) ||
+			    mt->ncaches > TRACE_CACHES_MAX)
+				__builtin_trap();
+			if (ev.cache) {
+				const struct trace_cache *c = &mt->caches[ev.cache - 1];
+				size_t l = strlen(c->name);
+
+				if (!c->size || !l || l > TRACE_CACHE_NAME_MAX)
+					__builtin_trap();
+			}
 			if (ev.stack && (n & 3) == 0) {	/* one at a time, as report does */
 				uint64_t frames[TRACE_STACK_MAX];
 				struct trace_stack one;

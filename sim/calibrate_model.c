@@ -157,5 +157,7 @@ double sim_cost(const struct sim_cost_model *m, const struct sim_result *res)
 
 	for (c = 0; c < res->nr_cls; c++)
 		t += sim_class_cost(m, &res->cls[c].c);
+	for (c = 0; c < res->nr_named; c++)	/* named caches (import perf) */
+		t += sim_class_cost(m, &res->named[c].c);
 	return t;
 }

@@ -26,7 +26,13 @@ struct kmem_cache;
 struct sim_ev {
 	uint64_t time_ns;
 	uint64_t size;
-	uint32_t id, old_id;
+	uint32_t id;
+	union {
+		uint32_t old_id;	/* realloc: the object passed in */
+		uint32_t cache;		/* kmem_cache_alloc: its named cache, index
+					 * + 1 in sim_trace.named; 0 = its size's
+					 * kmalloc class */
+	};
 	uint32_t tid;
 	uint16_t cpu;		/* already folded onto sim_trace.cpus */
 	uint8_t op;
@@ -35,6 +41,15 @@ struct sim_ev {
 static_assert(sizeof(struct sim_ev) == 32, "compact event");
 
 struct trace_reader;
+
+/* Named caches (trace format 1.2, `import perf`) the simulator creates, as
+ * the kernel's kmem_cache_create() made them; the trace's later ones fold
+ * into their size's kmalloc class (said: sim_trace.named_folded). */
+#define SIM_MAX_NAMED		64
+struct sim_named_cache {
+	char name[32];
+	uint64_t size;
+};
 
 /*
  * A decoded trace in memory (sim_trace_load), or a stream (sim_trace_open).
@@ -56,6 +71,11 @@ struct sim_trace {
 	unsigned int rec_cpus;	/* the recording's, 0 = unknown */
 	bool no_clock;		/* time_ns is the event index (mtrace imports) */
 	char *cmdline;
+	struct sim_named_cache named[SIM_MAX_NAMED];
+	unsigned int nr_named;
+	uint8_t *named_of;		/* trace cache id -> named index + 1, 0 folded */
+	uint32_t nr_named_of;		/* trace cache ids mapped so far */
+	uint32_t named_folded;		/* trace caches past SIM_MAX_NAMED */
 };
 
 /* sim/simulate_load.c */
@@ -158,6 +178,10 @@ struct sim_result {
 	uint64_t faults;
 	unsigned int nr_cls;
 	struct sim_class_result cls[SIM_MAX_CLASSES];
+	/* the trace's named caches (sim_trace.named), created at their first
+	 * allocation; NULL when the trace has none */
+	struct sim_class_result *named;
+	unsigned int nr_named;
 	struct sim_sample *samples;
 	size_t nr_samples, cap_samples;
 	size_t nr_cls_samples;		/* samples with per-class figures */

@@ -43,7 +43,9 @@ struct sim_state {
 	uint8_t *cls;		/* class index by object id, SIM_CLASS_NONE above */
 	uint64_t cap;		/* ids the arrays cover */
 	uint64_t live;
-	uint64_t cls_live[SIM_MAX_CLASSES];
+	/* by class; named cache k at SIM_MAX_CLASSES + k */
+	uint64_t cls_live[SIM_MAX_CLASSES + SIM_MAX_NAMED];
+	const struct sim_trace *t;	/* its named caches */
 	uint64_t next_sample, every;
 	uint64_t last_time;
 	/* resident memory: see struct sim_result */
@@ -268,11 +270,11 @@ static inline void sim_touch(void *p, uint64_t size)
 		((volatile char *)c)[off] = 1;
 }
 
-static inline void sim_track_alloc(struct sim_state *st, uint32_t id, void *p,
-				   uint64_t size)
-{
-	unsigned int c = sim_class_of(size);
+static_assert(SIM_MAX_CLASSES + SIM_MAX_NAMED < SIM_CLASS_NONE, "a class index is a byte");
 
+static inline void sim_track_alloc(struct sim_state *st, uint32_t id, void *p,
+				   uint64_t size, unsigned int c)
+{
 	if (size)
 		sim_touch(p, size);
 	st->ptr[id] = p;
@@ -310,6 +312,32 @@ static inline void *sim_alloc(const struct sim_ev *e)
 }
 
 /*
+ * A named cache's allocation (trace format 1.2): from its own cache, made
+ * at its first allocation with the trace's object size, as the kernel's
+ * kmem_cache_create() made it. Return: the object, NULL (counted as the
+ * library's ENOMEM).
+ */
+static noinline void *sim_named_alloc(struct sim_state *st, const struct sim_ev *e)
+{
+	struct sim_class_result *cr = &st->res->named[e->cache - 1];
+	const struct sim_named_cache *nc = &st->t->named[e->cache - 1];
+
+	if (!cr->cache) {
+		snprintf(cr->name, sizeof(cr->name), "%s", nc->name);
+		cr->objsize = (unsigned int)min_t(uint64_t, nc->size, UINT_MAX);
+		cr->cache = kmem_cache_create(cr->name, (unsigned int)nc->size, 0, 0, NULL);
+		if (!cr->cache)
+			return NULL;
+		if (e->cache > st->res->nr_named)
+			st->res->nr_named = e->cache;
+	}
+	/* a recorded size above the cache's: the kernel's caches never do */
+	if (e->size > nc->size)
+		return NULL;
+	return kmem_cache_alloc(cr->cache, GFP_KERNEL);
+}
+
+/*
  * sim_event - replay one event. Costs the library call plus three array
  * stores; nothing else on the way.
  */
@@ -333,10 +361,18 @@ static __always_inline int sim_event(struct sim_state *st, const struct sim_ev *
 			goto failed;
 		if (unlikely(st->ptr[e->id]))
 			goto bad;
+		if (unlikely(e->op == TRACE_OP_CACHE_ALLOC && e->cache && res->named)) {
+			p = sim_named_alloc(st, e);
+			if (unlikely(!p))
+				goto enomem;
+			sim_track_alloc(st, e->id, p, e->size, SIM_MAX_CLASSES + e->cache - 1);
+			res->allocs++;
+			break;
+		}
 		p = sim_alloc(e);
 		if (unlikely(!p))
 			goto enomem;
-		sim_track_alloc(st, e->id, p, e->size);
+		sim_track_alloc(st, e->id, p, e->size, sim_class_of(e->size));
 		res->allocs++;
 		break;
 	case TRACE_OP_FREE:
@@ -348,7 +384,12 @@ static __always_inline int sim_event(struct sim_state *st, const struct sim_ev *
 			break;		/* free(NULL) */
 		if (unlikely(!st->ptr[e->id]))
 			goto bad;
-		uslab_free(st->ptr[e->id]);
+		if (unlikely(st->cls[e->id] >= SIM_MAX_CLASSES &&
+			     st->cls[e->id] != SIM_CLASS_NONE))	/* a named cache's */
+			kmem_cache_free(res->named[st->cls[e->id] - SIM_MAX_CLASSES].cache,
+					st->ptr[e->id]);
+		else
+			uslab_free(st->ptr[e->id]);
 		sim_track_free(st, e->id);
 		res->frees++;
 		break;
@@ -370,7 +411,7 @@ static __always_inline int sim_event(struct sim_state *st, const struct sim_ev *
 			goto enomem;	/* the old block (if any) stays */
 		if (e->old_id)
 			sim_track_free(st, e->old_id);
-		sim_track_alloc(st, e->id, p, e->size);
+		sim_track_alloc(st, e->id, p, e->size, sim_class_of(e->size));
 		break;
 	default:
 		goto bad;
@@ -512,11 +553,17 @@ static int sim_run_stream(struct sim_state *st, struct sim_trace *t, uint64_t ti
 int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	    struct sim_result *res)
 {
-	struct sim_state st = { .cfg = cfg, .res = res };
+	struct sim_state st = { .cfg = cfg, .res = res, .t = t };
 	uint64_t times[2] = { 0, 0 };	/* wall, CPU */
 	int err;
 
 	memset(res, 0, sizeof(*res));
+	/* named caches: a stream learns them as it goes, room for all now */
+	if (t->nr_named || t->r) {
+		res->named = calloc(SIM_MAX_NAMED, sizeof(*res->named));
+		if (!res->named)
+			return -ENOMEM;
+	}
 	res->bad_event = UINT64_MAX;
 	st.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 	st.page = sysconf(_SC_PAGESIZE);
@@ -565,6 +612,8 @@ void sim_result_free(struct sim_result *res)
 {
 	free(res->samples);
 	res->samples = NULL;
+	free(res->named);
+	res->named = NULL;
 }
 
 /*

@@ -93,6 +93,47 @@ uint64_t sim_trace_id(const struct sim_trace *t, uint32_t id)
 }
 
 /*
+ * sim_named_of - the simulator's named cache (index + 1, 0 = folded into
+ * the size's class) of trace cache id @id, mapping the table's entries met
+ * so far: the first SIM_MAX_NAMED become caches of their own (a name met
+ * twice, with another size, gets the size appended), the rest fold.
+ */
+static int sim_named_of(struct sim_trace *t, const struct trace_meta *m, uint32_t id,
+			uint32_t *out)
+{
+	if (id > t->nr_named_of) {
+		uint8_t *n = realloc(t->named_of, m->ncaches);
+
+		if (!n)
+			return -ENOMEM;
+		t->named_of = n;
+		for (uint32_t i = t->nr_named_of; i < m->ncaches; i++) {
+			struct sim_named_cache *c = &t->named[t->nr_named];
+			bool dup = false;
+
+			if (t->nr_named == SIM_MAX_NAMED) {
+				t->named_of[i] = 0;
+				t->named_folded++;
+				continue;
+			}
+			for (unsigned int k = 0; k < t->nr_named; k++)
+				dup |= !strncmp(t->named[k].name, m->caches[i].name,
+						sizeof(c->name) - 1);
+			if (dup)
+				snprintf(c->name, sizeof(c->name), "%.20s-%" PRIu64,
+					 m->caches[i].name, m->caches[i].size);
+			else
+				snprintf(c->name, sizeof(c->name), "%s", m->caches[i].name);
+			c->size = m->caches[i].size;
+			t->named_of[i] = (uint8_t)++t->nr_named;
+		}
+		t->nr_named_of = m->ncaches;
+	}
+	*out = id ? t->named_of[id - 1] : 0;
+	return 0;
+}
+
+/*
  * sim_ev_from_trace - fold one event. @t->cpus > 0. Return: 0, or -errno
  * reported on the reader (the message names the event and its field).
  */
@@ -103,7 +144,9 @@ static int sim_ev_from_trace(struct sim_trace *t, struct trace_reader *r,
 	int rc;
 
 	rc = sim_dense_id(t, ev->id, &d->id);
-	if (!rc)
+	if (!rc && ev->op == TRACE_OP_CACHE_ALLOC)
+		rc = sim_named_of(t, trace_reader_meta(r), ev->cache, &d->cache);
+	else if (!rc)
 		rc = sim_dense_id(t, ev->old_id, &d->old_id);
 	if (unlikely(rc == -E2BIG))
 		return trace_reader_reject(r, ev->old_id && d->id ? TRACE_FIELD_OLD_ID :
@@ -128,6 +171,7 @@ void sim_trace_free(struct sim_trace *t)
 	if (t->r)
 		trace_reader_close(t->r);
 	free(t->ev);
+	free(t->named_of);
 	free(t->cmdline);
 	free(t->trace_id);
 	hmap_destroy(&t->ids);

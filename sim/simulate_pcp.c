@@ -172,39 +172,46 @@ bool sim_pcp_mag_sizes(struct sim_result *res, uint16_t *mag)
 	return true;
 }
 
-/* The library's counters of every class (slab/'s statistics call). */
+/* The library's counters of one cache (slab/'s statistics call). */
+static void sim_collect_one(struct sim_class_result *cr)
+{
+	struct kmem_cache_stats st;
+
+	memset(&st, 0, sizeof(st));
+	snprintf(st.name, sizeof(st.name), "%s", cr->name);
+	st.object_size = cr->objsize;
+	if (sim_class_cache(cr))
+		kmem_cache_get_stats(cr->cache, &st);
+	cr->c.allocs = st.allocs;
+	cr->c.frees = st.frees;
+	cr->c.alloc_hits = st.alloc_hits;
+	cr->c.free_hits = st.free_hits;
+	cr->c.alloc_slow = st.alloc_slow;
+	cr->c.free_slow = st.free_slow;
+	cr->c.refills = st.refills;
+	cr->c.flushes = st.flushes;
+	cr->c.swaps = st.swaps;
+	cr->c.depot_gets = st.depot_gets;
+	cr->c.depot_puts = st.depot_puts;
+	cr->c.drains = st.drains;
+	cr->c.direct = st.direct;
+	cr->c.mag_size = st.limit;
+	cr->c.batch = st.batchcount;
+	cr->slab_bytes_peak = st.slab_bytes_peak;
+	cr->stats = st;
+}
+
+/* The library's counters of every class and named cache. */
 void sim_pcp_collect(struct sim_result *res)
 {
 	struct page_alloc_stats ps;
 	unsigned int c, o;
 
-	for (c = 0; c < res->nr_cls; c++) {
-		struct sim_class_result *cr = &res->cls[c];
-		struct kmem_cache_stats st;
-
-		memset(&st, 0, sizeof(st));
-		snprintf(st.name, sizeof(st.name), "%s", cr->name);
-		st.object_size = cr->objsize;
-		if (sim_class_cache(cr))
-			kmem_cache_get_stats(cr->cache, &st);
-		cr->c.allocs = st.allocs;
-		cr->c.frees = st.frees;
-		cr->c.alloc_hits = st.alloc_hits;
-		cr->c.free_hits = st.free_hits;
-		cr->c.alloc_slow = st.alloc_slow;
-		cr->c.free_slow = st.free_slow;
-		cr->c.refills = st.refills;
-		cr->c.flushes = st.flushes;
-		cr->c.swaps = st.swaps;
-		cr->c.depot_gets = st.depot_gets;
-		cr->c.depot_puts = st.depot_puts;
-		cr->c.drains = st.drains;
-		cr->c.direct = st.direct;
-		cr->c.mag_size = st.limit;
-		cr->c.batch = st.batchcount;
-		cr->slab_bytes_peak = st.slab_bytes_peak;
-		cr->stats = st;
-	}
+	for (c = 0; c < res->nr_cls; c++)
+		sim_collect_one(&res->cls[c]);
+	for (c = 0; c < res->nr_named; c++)
+		if (res->named[c].cache)	/* made: never by a name alone */
+			sim_collect_one(&res->named[c]);
 	/* page_alloc's counters of the run: less what the caches' set-up did */
 	page_alloc_get_stats(&ps);
 	if (ps.bytes_allocated_peak > res->held_peak)

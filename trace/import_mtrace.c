@@ -121,7 +121,8 @@ static int parse_line(void *state, char *line_text, uint64_t line)
 			return emit_ev(m, TRACE_OP_FREE, 0, 0, 0);
 		if (idmap_remove(m->im.ids, addr, &id)) {
 			m->im.res->skipped++;	/* allocated before mtrace() */
-			m->im.res->skipped_early++;
+			if (!m->im.res->skipped_early++)
+				m->im.res->first_early = line;
 			return 0;
 		}
 		return emit_ev(m, TRACE_OP_FREE, id, 0, 0);
@@ -165,10 +166,11 @@ static const struct import_format mtrace_format = {
 	.parse = parse_line,
 };
 
-int import_mtrace(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
+int import_mtrace(FILE *in, const char *name, const struct import_sink *sink,
 		  struct import_result *res)
 {
-	struct mt m = { .im = { .name = name, .res = res, .emit = emit, .ctx = ctx } };
+	struct mt m = { .im = { .name = name, .res = res, .emit = sink->emit,
+				.ctx = sink->ctx, .sink = sink } };
 	uint64_t line;
 	int rc = import_run(&m.im, in, &mtrace_format, &line);
 

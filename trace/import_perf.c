@@ -15,8 +15,13 @@
  *   kmem:kfree                               ptr=            -> kfree
  *   kmem:kmem_cache_free                     ptr=            -> kmem_cache_free
  *
- * Other events are counted and skipped. Task ids become dense thread ids in
- * order of appearance; time is relative to the first event.
+ * kmem_cache_alloc's name= (filp, names_cache, ...) names the cache (a
+ * trace's cache table, format 1.2) unless it is a kmalloc cache, whose
+ * events stand for their size's class anyway. Other events are counted
+ * and skipped, by name, with the line of the first. Task ids become dense
+ * thread ids in order of appearance, each handed to the sink with its pid
+ * (the PID of "PID/TID"; 0 when perf printed one number, a TID) and comm;
+ * time is relative to the first event.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -34,7 +39,23 @@ struct pf {
 	struct idmap *tids;
 	uint64_t t0, last;
 	bool have_t0;
+	/* named caches met so far: (name, size) -> index in @caches */
+	struct hmap cache_ix;
+	struct pf_cache { char *name; uint64_t size; uint32_t id; } *caches;
+	uint32_t ncaches, caches_cap;
+	/* live kmem_cache_alloc objects without name=, by id: the event
+	 * that allocated it and its size, until a free names the cache */
+	struct hmap anon_ev, anon_size;
 };
+
+/* Object @id is gone: it can no longer be named. */
+static void pf_forget(struct pf *p, uint64_t id)
+{
+	uint64_t v;
+
+	hmap_remove(&p->anon_ev, id, &v);
+	hmap_remove(&p->anon_size, id, &v);
+}
 
 static bool all_digits(const char *s, size_t n)
 {
@@ -109,11 +130,11 @@ static const char *field(char **tok, int ntok, int from, const char *key)
 }
 
 static int emit_ev(struct pf *p, uint8_t op, uint64_t t, uint32_t tid,
-		   uint32_t cpu, uint64_t id, uint64_t size)
+		   uint32_t cpu, uint64_t id, uint64_t size, uint32_t cache)
 {
 	struct trace_event ev = {
 		.time_ns = t, .id = id, .size = size, .tid = tid, .cpu = cpu,
-		.op = op,
+		.op = op, .cache = cache,
 	};
 
 	return import_emit(&p->im, &ev);
@@ -137,7 +158,7 @@ static const struct {
  * it and "PID" or "PID/TID" before that; @ti is the time's token.
  */
 static int parse_cpu_task(struct pf *p, char **tok, int ti, uint32_t *cpu,
-			  uint64_t *task, uint64_t line)
+			  uint64_t *task, uint64_t *pid, int *comm_end, uint64_t line)
 {
 	if (ti >= 1 && tok[ti - 1][0] == '[') {
 		size_t n = strlen(tok[ti - 1]);
@@ -154,10 +175,12 @@ static int parse_cpu_task(struct pf *p, char **tok, int ti, uint32_t *cpu,
 	if (ti >= 1) {
 		const char *pt = tok[ti - 1], *slash = strchr(pt, '/');
 
-		if (slash && parse_dec(slash + 1, strlen(slash + 1), task))
+		*comm_end = ti - 1;
+		if (slash && parse_dec(slash + 1, strlen(slash + 1), task) &&
+		    parse_dec(pt, (size_t)(slash - pt), pid))
 			;
 		else if (!parse_dec(pt, strlen(pt), task))
-			*task = 0;	/* no pid column: a comm only */
+			*task = 0, *comm_end = ti;	/* no pid column: a comm only */
 		if (!p->im.res->pid && *task)
 			p->im.res->pid = (uint32_t)*task;
 	}
@@ -180,28 +203,117 @@ static uint64_t pf_time(struct pf *p, uint64_t t)
 }
 
 /* Dense thread numbers from 0, in order of first appearance. */
-static int pf_tid(struct pf *p, uint64_t task, uint32_t *tid, uint64_t line)
+static int pf_tid(struct pf *p, uint64_t task, uint64_t pid, const char *comm,
+		  uint32_t *tid, uint64_t line)
 {
+	const struct import_sink *k = p->im.sink;
 	uint64_t tid64;
 	int rc;
 
-	if (idmap_lookup(p->tids, task, &tid64)) {
-		rc = idmap_insert(p->tids, task, &tid64);
-		if (rc)
-			return rc == -EINVAL ? import_err(p->im.res, p->im.name, line, "bad task id") : rc;
+	if (!idmap_lookup(p->tids, task, &tid64)) {
+		*tid = (uint32_t)(tid64 - 1);
+		return 0;
 	}
-	if (tid64 > UINT32_MAX - 1)
-		return import_err(p->im.res, p->im.name, line, "too many tasks");
+	rc = idmap_insert(p->tids, task, &tid64);
+	if (rc)
+		return rc == -EINVAL ? import_err(p->im.res, p->im.name, line, "bad task id") : rc;
+	if (tid64 > TRACE_THREADS_MAX)
+		return import_err(p->im.res, p->im.name, line, "more than %u tasks", TRACE_THREADS_MAX);
 	*tid = (uint32_t)(tid64 - 1);
+	if (k->task) {
+		rc = k->task(k->ctx, *tid, pid, task, comm);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* The COMM column: tokens [0, @end) as perf printed them (one space
+ * between), at most 16 bytes as the kernel keeps it. */
+static void pf_comm(char **tok, int end, char *comm, size_t len)
+{
+	size_t n = 0;
+
+	comm[0] = 0;
+	for (int i = 0; i < end && n + 1 < len; i++)
+		n += (size_t)snprintf(comm + n, len - n, "%s%s", i ? " " : "", tok[i]);
+}
+
+static uint64_t pf_cache_key(const char *name, uint64_t size)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ size;
+
+	for (; *name; name++)
+		h = (h ^ (uint8_t)*name) * 0x100000001b3ull;
+	return h == UINT64_MAX ? 0 : h;
+}
+
+/*
+ * The cache id of kmem_cache_alloc's name= @name with object size @size:
+ * 0 for none (no name, no sink for caches, a kmalloc cache: its events
+ * stand for their size's class), else the sink's id, asked once per
+ * (name, size).
+ */
+static int pf_cache(struct pf *p, const char *name, uint64_t size, uint32_t *id,
+		    uint64_t line)
+{
+	const struct import_sink *k = p->im.sink;
+	uint64_t key, *v;
+	uint32_t i;
+	int rc;
+
+	*id = 0;
+	if (!name || !*name || !k->cache || !size || !strncmp(name, "kmalloc-", 8))
+		return 0;
+	if (strlen(name) > TRACE_CACHE_NAME_MAX)
+		return import_err(p->im.res, p->im.name, line, "expected a cache name of at most %u bytes, found %zu",
+				  TRACE_CACHE_NAME_MAX, strlen(name));
+	key = pf_cache_key(name, size);
+	v = hmap_find(&p->cache_ix, key);
+	if (v && p->caches[*v].size == size && !strcmp(p->caches[*v].name, name)) {
+		*id = p->caches[*v].id;
+		return 0;
+	}
+	for (i = 0; v && i < p->ncaches; i++)	/* a key collision: rare */
+		if (p->caches[i].size == size && !strcmp(p->caches[i].name, name)) {
+			*id = p->caches[i].id;
+			return 0;
+		}
+	if (p->ncaches == TRACE_CACHES_MAX)
+		return import_err(p->im.res, p->im.name, line, "more than %u named caches",
+				  TRACE_CACHES_MAX);
+	if (p->ncaches == p->caches_cap) {
+		uint32_t cap = p->caches_cap ? 2 * p->caches_cap : 64;
+		struct pf_cache *c = realloc(p->caches, cap * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		p->caches = c;
+		p->caches_cap = cap;
+	}
+	p->caches[p->ncaches].name = strdup(name);
+	if (!p->caches[p->ncaches].name)
+		return -ENOMEM;
+	p->caches[p->ncaches].size = size;
+	rc = k->cache(k->ctx, name, size, &p->caches[p->ncaches].id);
+	if (!rc && !v)
+		rc = hmap_insert(&p->cache_ix, key, p->ncaches);
+	if (rc) {
+		free(p->caches[p->ncaches].name);
+		return rc == -EINVAL ? import_err(p->im.res, p->im.name, line, "cache '%s' refused", name) : rc;
+	}
+	*id = p->caches[p->ncaches++].id;
 	return 0;
 }
 
 static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line)
 {
 	const char *ev = tok[ti + 1], *s;
-	uint64_t t, addr, size = 0, id = 0, task = 0;
-	uint32_t cpu = TRACE_CPU_UNKNOWN, tid = 0;
+	uint64_t t, addr, size = 0, id = 0, task = 0, pid = 0;
+	uint32_t cpu = TRACE_CPU_UNKNOWN, tid = 0, cache = 0;
 	uint8_t op = TRACE_OP_NR;
+	char comm[17];
+	int comm_end = 0;
 	bool alloc;
 	int rc;
 
@@ -221,6 +333,7 @@ static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line
 		if (k == r->nskipped_kinds && k < IMPORT_SKIP_KINDS) {
 			snprintf(r->skipped_kinds[k].name, sizeof(r->skipped_kinds[k].name),
 				 "%.*s", (int)min_t(size_t, n, 47), ev);
+			r->skipped_kinds[k].first_line = line;
 			r->nskipped_kinds++;
 		}
 		if (k < r->nskipped_kinds)
@@ -231,9 +344,10 @@ static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line
 	}
 	alloc = op == TRACE_OP_KMALLOC || op == TRACE_OP_CACHE_ALLOC;
 	parse_time(tok[ti], strlen(tok[ti]), &t);
-	rc = parse_cpu_task(p, tok, ti, &cpu, &task, line);
+	rc = parse_cpu_task(p, tok, ti, &cpu, &task, &pid, &comm_end, line);
 	if (rc)
 		return rc;
+	pf_comm(tok, comm_end, comm, sizeof(comm));
 	s = field(tok, ntok, ti + 2, "ptr");
 	if (!s)
 		s = field(tok, ntok, 0, "ptr");
@@ -244,8 +358,27 @@ static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line
 		if (!s || !parse_dec(s, strlen(s), &size))
 			return import_err(p->im.res, p->im.name, line, "expected bytes_req=N in a %s event", ev);
 	}
+	if (op == TRACE_OP_CACHE_ALLOC && addr > 16) {
+		rc = pf_cache(p, field(tok, ntok, ti + 2, "name"), size, &cache, line);
+		if (rc)
+			return rc;
+	}
+	if (op == TRACE_OP_CACHE_FREE && addr > 16 && p->im.sink->cache_of &&
+	    !idmap_lookup(p->im.ids, addr, &id)) {
+		uint64_t *e = hmap_find(&p->anon_ev, id), *sz = hmap_find(&p->anon_size, id);
+
+		/* the free names the cache its object came from */
+		if (e && sz) {
+			rc = pf_cache(p, field(tok, ntok, ti + 2, "name"), *sz, &cache, line);
+			if (!rc && cache)
+				rc = p->im.sink->cache_of(p->im.sink->ctx, *e, cache);
+			if (rc)
+				return rc;
+			cache = 0;
+		}
+	}
 	t = pf_time(p, t);
-	rc = pf_tid(p, task, &tid, line);
+	rc = pf_tid(p, task, pid, comm, &tid, line);
 	if (rc)
 		return rc;
 	/* addresses up to 16: NULL (a failed allocation) and kmalloc(0)'s
@@ -257,12 +390,20 @@ static int parse_event(struct pf *p, char **tok, int ntok, int ti, uint64_t line
 		rc = import_new_object(&p->im, addr, &id, &lost);
 		if (rc)
 			return rc == -EINVAL ? import_err(p->im.res, p->im.name, line, "bad ptr") : rc;
+		pf_forget(p, id);	/* an id reused after a lost free */
+		if (op == TRACE_OP_CACHE_ALLOC && !cache && size &&
+		    (hmap_insert(&p->anon_ev, id, p->im.res->events) ||
+		     hmap_insert(&p->anon_size, id, size)))
+			return -ENOMEM;
 	} else if (!alloc && addr > 16 && idmap_remove(p->im.ids, addr, &id)) {
 		p->im.res->skipped++;	/* allocated before the trace began */
-		p->im.res->skipped_early++;
+		if (!p->im.res->skipped_early++)
+			p->im.res->first_early = line;
 		return 0;
 	}
-	return emit_ev(p, op, t, tid, cpu, id, size);
+	if (!alloc && id)
+		pf_forget(p, id);
+	return emit_ev(p, op, t, tid, cpu, id, size, cache);
 }
 
 /* A -g call-chain line: indented "HEXADDR SYMBOL (DSO)". */
@@ -312,17 +453,25 @@ static const struct import_format perf_format = {
 	.parse = parse_line,
 };
 
-int import_perf(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
+int import_perf(FILE *in, const char *name, const struct import_sink *sink,
 		struct import_result *res)
 {
-	struct pf p = { .im = { .name = name, .res = res, .emit = emit, .ctx = ctx } };
+	struct pf p = { .im = { .name = name, .res = res, .emit = sink->emit,
+				.ctx = sink->ctx, .sink = sink } };
 	uint64_t line;
 	int rc = -ENOMEM;
 
 	p.tids = idmap_new();
-	if (p.tids)
+	if (p.tids && !hmap_init(&p.cache_ix) && !hmap_init(&p.anon_ev) &&
+	    !hmap_init(&p.anon_size))
 		rc = import_run(&p.im, in, &perf_format, &line);
 	idmap_free(p.tids);
+	hmap_destroy(&p.cache_ix);
+	hmap_destroy(&p.anon_ev);
+	hmap_destroy(&p.anon_size);
+	for (uint32_t i = 0; i < p.ncaches; i++)
+		free(p.caches[i].name);
+	free(p.caches);
 	if (rc)
 		return rc;
 	if (!res->events)

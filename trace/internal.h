@@ -101,6 +101,13 @@ static __always_inline void *trace_op_alloc(const struct malloc_family *f, unsig
 #define TRACE_STACKS_MAX	(1u << 24)
 #define TRACE_OBJECTS_MAX	(1u << 20)
 #define TRACE_EV_STACK		0x80u	/* 1.1: varint stack id after the rest */
+/* 1.2: named caches. UCAC: entries appended to the cache table (varint
+ * object size, varint name length, the name), each record before the
+ * first chunk naming them; UCID: right before a chunk, one varint cache id
+ * (0 = none) per kmem_cache_alloc event of that chunk, in order. A 1.1
+ * reader skips both (unknown record kinds) and reads the events as before. */
+#define TRACE_CACHES_MAGIC	0x43414355u	/* "UCAC" */
+#define TRACE_CACHE_IDS_MAGIC	0x44494355u	/* "UCID" */
 /* Trace tids of all processes together: the bound report uses too. */
 #define TRACE_THREADS_MAX	(1u << 20)
 
@@ -316,6 +323,25 @@ uint64_t idmap_id_space(const struct idmap *m);
 
 typedef int (*trace_emit_fn)(void *ctx, const struct trace_event *ev);
 
+/*
+ * Where an importer's output goes: @emit each event; @cache (perf: may be
+ * NULL, names then dropped) a named cache the next events name, returning
+ * its id; @task (may be NULL) each task at its first event: its dense
+ * thread number, pid (0 unknown: no pid column) and comm; @cache_of (may
+ * be NULL) names the cache of an earlier kmem_cache_alloc, event @event
+ * (its index among the events emitted), that carried no name= (kernels
+ * whose kmem_cache_alloc does not print it) once its kmem_cache_free did.
+ * The callbacks return 0 or -errno (-EINVAL: refused, said as the input's
+ * error).
+ */
+struct import_sink {
+	trace_emit_fn emit;
+	int (*cache)(void *ctx, const char *name, uint64_t size, uint32_t *id);
+	int (*cache_of)(void *ctx, uint64_t event, uint32_t cache);
+	int (*task)(void *ctx, uint32_t tid, uint64_t pid, uint64_t task, const char *comm);
+	void *ctx;
+};
+
 struct import_result {
 	uint64_t lines;
 	uint64_t events;
@@ -325,9 +351,10 @@ struct import_result {
 	 * counted in skipped_kinds_more) */
 	uint64_t skipped_early;
 #define IMPORT_SKIP_KINDS	8
-	struct { char name[48]; uint64_t n; } skipped_kinds[IMPORT_SKIP_KINDS];
+	struct { char name[48]; uint64_t n, first_line; } skipped_kinds[IMPORT_SKIP_KINDS];
 	uint32_t nskipped_kinds;
 	uint64_t skipped_kinds_more;
+	uint64_t first_early;	/* line of the first of skipped_early, 0 none */
 	uint32_t cpus;		/* highest CPU seen + 1 */
 	uint32_t pid;
 	char err[512];
@@ -342,6 +369,7 @@ struct importer {
 	struct import_result *res;
 	trace_emit_fn emit;
 	void *ctx;
+	const struct import_sink *sink;
 	struct idmap *ids;		/* address -> id of the live object */
 };
 
@@ -384,10 +412,10 @@ int import_err(struct import_result *res, const char *name, uint64_t line,
 	       const char *fmt, ...) __printf(4, 5);
 
 /* trace/import_mtrace.c */
-int import_mtrace(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
+int import_mtrace(FILE *in, const char *name, const struct import_sink *sink,
 		  struct import_result *res);
 /* trace/import_perf.c */
-int import_perf(FILE *in, const char *name, trace_emit_fn emit, void *ctx,
+int import_perf(FILE *in, const char *name, const struct import_sink *sink,
 		struct import_result *res);
 
 /* Shared CLI helpers (trace/trace_common.c): what the uslab commands

@@ -381,6 +381,9 @@ struct trace_reader *cmd_open_trace_as(const char *who, const char *path)
 		if (!cmd_select.quiet && m->nprocs > 1)
 			fprintf(stderr, "%s: %s\n", who, why);
 		cmd_select.quiet = true;	/* once per run (tune opens often) */
+	} else if (why[0] && !cmd_select.quiet) {
+		fprintf(stderr, "%s: %s\n", who, why);
+		cmd_select.quiet = true;
 	}
 	return r;
 }
@@ -696,6 +699,12 @@ int trace_pick_proc(const struct trace_meta *m, uint32_t pid, const char *comm,
 			snprintf(why, len, "no process named %s in the trace (see the process table of 'uslab report')",
 				 comm);
 		return -ENOENT;
+	}
+	if (!pid && !comm && (m->flags & TRACE_HDR_ONE_HEAP)) {
+		snprintf(why, len, "every event: the %u processes share one heap (a kernel trace: "
+			 "one task frees what another allocated); --pid or --comm reads one's",
+			 m->nprocs);
+		return -1;
 	}
 	if (pid || comm) {
 		snprintf(why, len, "process %u (%s), %" PRIu64 " allocations%s",

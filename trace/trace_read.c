@@ -62,7 +62,20 @@ struct trace_reader {
 	uint8_t *stk_raw;		/* trace_reader_stack(): the decoded table */
 	uint32_t *stk_off;		/* and where each entry starts in it */
 	uint32_t nranges;
+	/* Named caches (1.2): the table so far, and the ids of the chunk's
+	 * kmem_cache_alloc events from the UCID record before it. */
+	struct trace_cache *caches;
+	uint32_t ncaches, caches_cap;
+	uint32_t *cid;
+	uint32_t cid_n, cid_pos, cid_cap;
+	bool cid_pending;		/* read, its chunk not yet */
+	bool cid_active;		/* the current chunk has one */
+	uint64_t cid_off;		/* where the record was */
 	int sel;			/* selected process, -1 all */
+	/* one heap (TRACE_HDR_ONE_HEAP) read for one process: the objects it
+	 * allocated, so that its frees of others' objects are left out */
+	struct hmap sel_live;
+	bool sel_one_heap;
 	uint64_t sel_events;		/* events of it returned so far */
 	/* Decoded byte of each field of the event returned last, for
 	 * trace_reader_reject(); inherited fields point at the op byte. */
@@ -463,6 +476,93 @@ static int skip_payload(struct trace_reader *r, uint32_t comp)
 }
 
 /*
+ * UCAC (1.2): @n entries appended to the cache table, each a varint object
+ * size (>= 1), a varint name length (1..TRACE_CACHE_NAME_MAX) and the name
+ * (no NUL). Each entry takes at least 3 bytes: bounded before allocating.
+ */
+static int decode_caches(struct trace_reader *r, const uint8_t *buf, size_t len,
+			 uint32_t n, uint64_t at)
+{
+	const uint8_t *p = buf, *end = buf + len;
+
+	if (!n || n > len / 3 || n > TRACE_CACHES_MAX - r->ncaches)
+		return fail(r, at, "cache table record of %u entries in %zu bytes (%u entries before it, at most %u in all)",
+			    n, len, r->ncaches, TRACE_CACHES_MAX);
+	if (r->ncaches + n > r->caches_cap) {
+		uint32_t cap = r->ncaches + n;
+		struct trace_cache *c;
+
+		if (cap < 2 * r->caches_cap)
+			cap = min_t(uint32_t, 2 * r->caches_cap, TRACE_CACHES_MAX);
+		c = realloc(r->caches, cap * sizeof(*c));
+		if (!c)
+			return nomem(r);
+		r->caches = c;
+		r->caches_cap = cap;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t size, l;
+		char *name;
+
+		if (get_varint(&p, end, &size) || !size || get_varint(&p, end, &l) || !l ||
+		    l > TRACE_CACHE_NAME_MAX || l > (uint64_t)(end - p) || memchr(p, 0, l))
+			return fail(r, at, "cache table entry %u, decoded byte %td: expected an object size >= 1 and a name of 1 to %u bytes without NUL",
+				    r->ncaches, p - buf, TRACE_CACHE_NAME_MAX);
+		name = malloc(l + 1);
+		if (!name)
+			return nomem(r);
+		memcpy(name, p, l);
+		name[l] = 0;
+		p += l;
+		r->caches[r->ncaches++] = (struct trace_cache){ .size = size, .name = name };
+	}
+	r->meta.caches = r->caches;
+	r->meta.ncaches = r->ncaches;
+	if (p != end)
+		return fail(r, at, "cache table record: %td bytes left over after %u entries", end - p, n);
+	return 0;
+}
+
+/*
+ * UCID (1.2): the cache id (0..the table's entries) of each kmem_cache_alloc
+ * event of the chunk that follows, @n of them (1..a chunk's events, each
+ * at least one byte). Checked against that chunk as it is read.
+ */
+static int decode_cache_ids(struct trace_reader *r, const uint8_t *buf, size_t len,
+			    uint32_t n, uint64_t at)
+{
+	const uint8_t *p = buf, *end = buf + len;
+
+	if (r->cid_pending)
+		return fail(r, at, "expected a chunk after the cache id record at byte offset %" PRIu64 ", found another",
+			    r->cid_off);
+	if (!n || n > len || n > TRACE_CHUNK_RAW_MAX / TRACE_EVENT_MIN)
+		return fail(r, at, "cache id record of %u entries in %zu bytes", n, len);
+	if (n > r->cid_cap) {
+		uint32_t *c = realloc(r->cid, n * sizeof(*c));
+
+		if (!c)
+			return nomem(r);
+		r->cid = c;
+		r->cid_cap = n;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t v;
+
+		if (get_varint(&p, end, &v) || v > r->ncaches)
+			return fail(r, at, "cache id record entry %u, decoded byte %td: expected a cache id of 0 to %u (the cache table's entries so far)",
+				    i, p - buf, r->ncaches);
+		r->cid[i] = (uint32_t)v;
+	}
+	if (p != end)
+		return fail(r, at, "cache id record: %td bytes left over after %u entries", end - p, n);
+	r->cid_n = n;
+	r->cid_pending = true;
+	r->cid_off = at;
+	return 0;
+}
+
+/*
  * An extension record (format 1.1) whose magic @h was just read at @at:
  * the process table is decoded; a record of a kind this reader does not
  * know (a later minor version) is skipped.
@@ -483,7 +583,8 @@ static int load_record(struct trace_reader *r, const uint8_t *h4, uint64_t at)
 	/* A magic this reader does not know, without a valid record header:
 	 * damage where a chunk was expected, and said so. */
 	if (magic != TRACE_PROCS_MAGIC && magic != TRACE_STACKS_MAGIC &&
-	    magic != TRACE_OBJECTS_MAGIC && (rc || crc != get_le32(h + 20)))
+	    magic != TRACE_OBJECTS_MAGIC && magic != TRACE_CACHES_MAGIC &&
+	    magic != TRACE_CACHE_IDS_MAGIC && (rc || crc != get_le32(h + 20)))
 		return fail(r, at, "expected a chunk (\"UCHK\"), the trailer (\"UEND\") or a record, found %02x %02x %02x %02x",
 			    h[0], h[1], h[2], h[3]);
 	if (rc)
@@ -492,6 +593,26 @@ static int load_record(struct trace_reader *r, const uint8_t *h4, uint64_t at)
 	if (rc)
 		return rc;
 	n = get_le32(h + 12);
+	if (magic == TRACE_CACHES_MAGIC || magic == TRACE_CACHE_IDS_MAGIC) {
+		/* 1.2: anywhere before the trailer; a cache id record's
+		 * decoded size is bounded by the ids a chunk can need */
+		if (magic == TRACE_CACHE_IDS_MAGIC &&
+		    raw > TRACE_CHUNK_RAW_MAX / TRACE_EVENT_MIN * 10)
+			return fail(r, at + 8, "expected a cache id record of at most %u decoded bytes, found %u",
+				    TRACE_CHUNK_RAW_MAX / TRACE_EVENT_MIN * 10, raw);
+		rc = read_payload(r, at + TRACE_REC_HDR, comp, raw, get_le32(h + 16), "record",
+				  "record payload");
+		if (!rc)
+			rc = magic == TRACE_CACHES_MAGIC ?
+				decode_caches(r, r->raw, raw, n, at + TRACE_REC_HDR) :
+				decode_cache_ids(r, r->raw, raw, n, at + TRACE_REC_HDR);
+		if (r->raw_cap > TRACE_CHUNK_RAW_MAX) {
+			free(r->raw);
+			r->raw = NULL;
+			r->raw_cap = 0;
+		}
+		return rc;
+	}
 	if (magic != TRACE_PROCS_MAGIC && magic != TRACE_STACKS_MAGIC &&
 	    magic != TRACE_OBJECTS_MAGIC)
 		return skip_payload(r, comp);
@@ -617,6 +738,7 @@ static int read_header(struct trace_reader *r)
 	r->meta.cpus = get_le32(h + 16);
 	r->meta.clock_id = get_le32(h + 20);
 	r->meta.pid = get_le32(h + 24);
+	r->meta.flags = get_le32(h + 28);
 	r->meta.start_ns = get_le64(h + 32);
 	memcpy(r->meta.tool, h + 40, 31);
 	r->meta.tool[31] = 0;
@@ -763,6 +885,12 @@ void trace_reader_close(struct trace_reader *r)
 	free(r->lazy_obj.comp);
 	free(r->stk_raw);
 	free(r->stk_off);
+	for (uint32_t i = 0; i < r->ncaches; i++)
+		free((char *)r->caches[i].name);
+	free(r->caches);
+	free(r->cid);
+	if (r->sel_one_heap)
+		hmap_destroy(&r->sel_live);
 	for (uint32_t i = 0; r->objects && i < r->meta.nobjects; i++)
 		free((char *)r->objects[i].path);
 	free(r->objects);
@@ -846,6 +974,9 @@ again:
 			return rc;
 		goto again;
 	}
+	if (r->cid_pending && magic != TRACE_CHUNK_MAGIC)
+		return fail(r, at, "expected the chunk the cache id record at byte offset %" PRIu64 " describes",
+			    r->cid_off);
 	if (magic == TRACE_END_MAGIC) {
 		rc = read_exact(r, h + 4, TRACE_TRAILER - 4, "trailer");
 		if (rc)
@@ -887,6 +1018,9 @@ again:
 	r->prev_tid = 0;
 	r->prev_cpu = 0;
 	r->nchunks++;
+	r->cid_active = r->cid_pending;
+	r->cid_pending = false;
+	r->cid_pos = 0;
 	return 1;
 }
 
@@ -911,6 +1045,10 @@ static int next_chunk(struct trace_reader *r)
 	while (!r->chunk_left) {
 		if (r->p != r->end)
 			return bad_event(r, "end of chunk (bytes left over after the last event)");
+		if (r->cid_active && r->cid_pos != r->cid_n)
+			return fail(r, r->cid_off, "cache id record: %u entries, its chunk at byte offset %" PRIu64 " has %u kmem_cache_alloc events",
+				    r->cid_n, r->chunk_off, r->cid_pos);
+		r->cid_active = false;
 		if (r->done)
 			return 0;
 		rc = load_chunk(r);
@@ -969,6 +1107,13 @@ static int decode_ids(struct trace_reader *r, const uint8_t **pp, uint8_t b,
 	r->fld[TRACE_FIELD_ALIGN] = (uint32_t)(*pp - r->raw);
 	if (trace_op_has_align(ev->op) && get_varint(pp, r->end, &ev->align))
 		return bad_event(r, "alignment varint");
+	ev->cache = 0;
+	if (ev->op == TRACE_OP_CACHE_ALLOC && r->cid_active) {
+		if (r->cid_pos == r->cid_n)
+			return fail(r, r->cid_off, "cache id record: %u entries, its chunk at byte offset %" PRIu64 " has more kmem_cache_alloc events",
+				    r->cid_n, r->chunk_off);
+		ev->cache = r->cid[r->cid_pos++];
+	}
 	ev->stack = 0;
 	if (b & TRACE_EV_STACK) {
 		if (get_varint(pp, r->end, &v) || v == 0 || v > r->meta.nstacks)
@@ -1073,6 +1218,15 @@ int trace_reader_next(struct trace_reader *r, struct trace_event *ev)
 			/* the selected process reads as a trace of its own */
 			ev->tid -= r->procs[p].first_tid;
 			r->sel_events++;
+			if (r->sel_one_heap && ev->id) {
+				uint64_t v;
+
+				if (trace_op_is_free(ev->op) && hmap_remove(&r->sel_live, ev->id, &v))
+					continue;	/* another process's object */
+				if ((trace_op_is_alloc(ev->op) || ev->op == TRACE_OP_REALLOC) &&
+				    hmap_insert(&r->sel_live, ev->id, 0) == -ENOMEM)
+					return nomem(r);
+			}
 			return 1;
 		}
 	}
@@ -1086,6 +1240,11 @@ int trace_reader_select(struct trace_reader *r, int proc)
 	r->meta.selected = proc;
 	if (proc < 0)
 		return 0;
+	if ((r->meta.flags & TRACE_HDR_ONE_HEAP) && !r->sel_one_heap) {
+		if (hmap_init(&r->sel_live))
+			return -ENOMEM;
+		r->sel_one_heap = true;
+	}
 	r->meta.pid = r->procs[proc].pid;
 	if (r->procs[proc].cmdline) {
 		char *c = strdup(r->procs[proc].cmdline);

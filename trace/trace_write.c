@@ -42,6 +42,17 @@ struct trace_writer {
 	bool hdr_dirty;
 	bool has_procs;
 	uint32_t nstacks;	/* events may name 1..nstacks */
+	/* Named caches (1.2): entries not yet written (a UCAC record before
+	 * the next chunk), and the cache ids of the open chunk's
+	 * kmem_cache_alloc events (its UCID record). */
+	uint32_t ncaches;
+	uint8_t *cac_new;
+	size_t cac_len, cac_cap;
+	uint32_t cac_nnew;
+	uint8_t *cid;
+	size_t cid_len, cid_cap;
+	uint32_t cid_n;
+	bool cid_named;		/* one of them names a cache */
 	bool deferred;		/* a scratch file for trace_writer_splice() */
 	bool spliced;		/* chunks and trailer came from a scratch file */
 	char err[512];
@@ -75,7 +86,7 @@ static int write_header(struct trace_writer *w, const struct trace_meta *m)
 	put_le32(h + 16, m->cpus);
 	put_le32(h + 20, m->clock_id);
 	put_le32(h + 24, m->pid);
-	put_le32(h + 28, 0);
+	put_le32(h + 28, m->flags);
 	put_le64(h + 32, m->start_ns);
 	memcpy(h + 40, m->tool, strnlen(m->tool, 31));
 	put_le32(h + 72, (uint32_t)clen);
@@ -129,12 +140,40 @@ out_free:
 	return rc;
 }
 
+static int write_record(struct trace_writer *w, uint32_t magic, uint32_t entries,
+			const uint8_t *raw, size_t len);
+
+/* The records a chunk needs before it (1.2): the cache entries added since
+ * the last chunk, then the cache ids of its kmem_cache_alloc events when
+ * one names a cache. */
+static int flush_cache_records(struct trace_writer *w)
+{
+	int rc = 0;
+
+	if (w->cac_nnew) {
+		rc = write_record(w, TRACE_CACHES_MAGIC, w->cac_nnew, w->cac_new, w->cac_len);
+		if (rc)
+			return rc;
+		w->cac_nnew = 0;
+		w->cac_len = 0;
+	}
+	if (w->cid_named && w->chunk_events)
+		rc = write_record(w, TRACE_CACHE_IDS_MAGIC, w->cid_n, w->cid, w->cid_len);
+	w->cid_named = false;
+	w->cid_n = 0;
+	w->cid_len = 0;
+	return rc;
+}
+
 static int flush_chunk(struct trace_writer *w)
 {
 	uint8_t h[TRACE_CHUNK_HDR];
 	size_t n;
 	int rc;
 
+	rc = flush_cache_records(w);
+	if (rc)
+		return rc;
 	if (!w->chunk_events)
 		return 0;
 	n = ZSTD_compressCCtx(w->cctx, w->comp, w->comp_cap, w->raw,
@@ -179,7 +218,8 @@ int trace_writer_add(struct trace_writer *w, const struct trace_event *ev)
 		return w->failed;
 	if (unlikely(ev->op >= TRACE_OP_NR || ev->time_ns < w->last_time ||
 		     ev->id >= TRACE_ID_LIMIT || ev->old_id >= TRACE_ID_LIMIT ||
-		     (ev->stack > w->nstacks && !w->deferred))) {
+		     (ev->stack > w->nstacks && !w->deferred) || ev->cache > w->ncaches ||
+		     (ev->cache && ev->op != TRACE_OP_CACHE_ALLOC))) {
 		snprintf(w->err, sizeof(w->err),
 			 "%s: event %llu: bad op, id or time going backwards",
 			 w->out.name, (unsigned long long)w->nevents);
@@ -189,6 +229,20 @@ int trace_writer_add(struct trace_writer *w, const struct trace_event *ev)
 		rc = flush_chunk(w);
 		if (rc)
 			return rc;
+	}
+	if (ev->op == TRACE_OP_CACHE_ALLOC) {
+		if (w->cid_len + 10 > w->cid_cap) {
+			size_t cap = w->cid_cap ? 2 * w->cid_cap : 4096;
+			uint8_t *n = realloc(w->cid, cap);
+
+			if (!n)
+				return -ENOMEM;
+			w->cid = n;
+			w->cid_cap = cap;
+		}
+		w->cid_len = (size_t)(put_varint(w->cid + w->cid_len, ev->cache) - w->cid);
+		w->cid_n++;
+		w->cid_named |= ev->cache != 0;
 	}
 	cpu1 = ev->cpu == TRACE_CPU_UNKNOWN ? 0 : (uint64_t)ev->cpu + 1;
 	start = p = w->raw + w->raw_len;
@@ -412,6 +466,33 @@ int trace_writer_set_objects(struct trace_writer *w, const struct trace_object *
 	return encode_table(w, TRACE_OBJECTS_MAGIC, o, n, cap, put_object);
 }
 
+int trace_writer_add_cache(struct trace_writer *w, const char *name, uint64_t size,
+			   uint32_t *id)
+{
+	size_t l = name ? strlen(name) : 0;
+
+	if (w->failed)
+		return w->failed;
+	if (!l || l > TRACE_CACHE_NAME_MAX || !size || w->ncaches >= TRACE_CACHES_MAX)
+		return -EINVAL;
+	if (w->cac_len + 20 + l > w->cac_cap) {
+		size_t cap = 2 * (w->cac_len + 20 + l) + 256;
+		uint8_t *n = realloc(w->cac_new, cap);
+
+		if (!n)
+			return -ENOMEM;
+		w->cac_new = n;
+		w->cac_cap = cap;
+	}
+	w->cac_len = (size_t)(put_varint(put_varint(w->cac_new + w->cac_len, size), l) -
+			      w->cac_new);
+	memcpy(w->cac_new + w->cac_len, name, l);
+	w->cac_len += l;
+	w->cac_nnew++;
+	*id = ++w->ncaches;
+	return 0;
+}
+
 void trace_writer_defer_records(struct trace_writer *w)
 {
 	w->deferred = true;
@@ -458,6 +539,8 @@ void trace_writer_set_cpus_pid(struct trace_writer *w, uint32_t cpus, uint32_t p
 
 static void writer_free(struct trace_writer *w)
 {
+	free(w->cac_new);
+	free(w->cid);
 	free(w->hdr);
 	ZSTD_freeCCtx(w->cctx);
 	free(w->comp);

@@ -27,7 +27,7 @@
 #include <stdio.h>
 
 #define TRACE_FORMAT_MAJOR	1
-#define TRACE_FORMAT_MINOR	1
+#define TRACE_FORMAT_MINOR	2
 
 /*
  * Operations. The numbers are part of the file format: append only.
@@ -78,6 +78,10 @@ enum trace_op {
  * @cpu: CPU the call ran on (rseq cpu_id), or TRACE_CPU_UNKNOWN.
  * @stack: call stack of an allocation (`record -g`, format 1.1): index + 1
  *         in trace_meta.stacks, 0 = none.
+ * @cache: TRACE_OP_CACHE_ALLOC only (format 1.2): the named cache the
+ *         object came from, index + 1 in trace_meta.caches; 0 = none named
+ *         (the size's kmalloc class). A kmem_cache_free frees into the
+ *         cache its object came from.
  * @op: enum trace_op.
  */
 struct trace_event {
@@ -89,8 +93,22 @@ struct trace_event {
 	uint32_t tid;
 	uint32_t cpu;
 	uint32_t stack;
+	uint32_t cache;
 	uint8_t op;
 };
+
+/**
+ * struct trace_cache - a named kernel cache (format 1.2, `uslab import
+ * perf`: kmem_cache_alloc's name=), as events name them in @cache.
+ * @size: its object size (the bytes_req its allocations carry), >= 1.
+ * @name: NUL-terminated, 1 to TRACE_CACHE_NAME_MAX bytes, no NUL inside.
+ */
+struct trace_cache {
+	uint64_t size;
+	const char *name;
+};
+#define TRACE_CACHE_NAME_MAX	255u
+#define TRACE_CACHES_MAX	65536u
 
 /**
  * struct trace_stack - one distinct call stack (format 1.1, `record -g`).
@@ -130,6 +148,7 @@ struct trace_object {
  * @clock_id: clockid_t of the timestamps (CLOCK_MONOTONIC for recordings
  *            and perf imports), or TRACE_CLOCK_NONE.
  * @pid: process id of the recorded process (0 when unknown).
+ * @flags: TRACE_HDR_* (format 1.2; 0 in older files).
  * @start_ns: wall-clock time (CLOCK_REALTIME, ns since the epoch) of
  *            time_ns == 0.
  * @tool: what produced the trace ("uslab record", "import mtrace", ...).
@@ -147,6 +166,10 @@ struct trace_object {
  *            -1 for all events. While one is selected, @pid, @cmdline and
  *            @nevents describe that process.
  * @nstacks, @stacks: the call stacks events refer to (`record -g`).
+ * @ncaches, @caches: the named caches events name (format 1.2): the
+ *     table grows as the reader meets its records (each before the first
+ *     event naming its entries), so read both again after
+ *     trace_reader_next(); entries never change once there.
  * @nobjects, @objects: the mapped files the stacks' frames fall in.
  *     The counts are known at open (the tables are checked there); @stacks
  *     and @objects stay NULL until trace_reader_load_stacks() decodes them,
@@ -158,6 +181,7 @@ struct trace_meta {
 	uint32_t cpus;
 	uint32_t clock_id;
 	uint32_t pid;
+	uint32_t flags;
 	uint64_t start_ns;
 	char tool[32];
 	char *cmdline;
@@ -173,7 +197,15 @@ struct trace_meta {
 	const struct trace_stack *stacks;
 	uint32_t nobjects;
 	const struct trace_object *objects;
+	uint32_t ncaches;
+	const struct trace_cache *caches;
 };
+
+/* trace_meta.flags (the header's flags field) */
+#define TRACE_HDR_ONE_HEAP	0x1u	/* the processes of the table share one
+					 * heap (a kernel trace: one task frees
+					 * what another allocated): tools read
+					 * every event unless --pid/--comm */
 
 /* trace_proc.flags */
 #define TRACE_PROC_RUNNING	0x1u	/* still running when the command exited:
@@ -265,6 +297,18 @@ int trace_writer_set_stacks(struct trace_writer *w, const struct trace_stack *st
  */
 int trace_writer_set_objects(struct trace_writer *w, const struct trace_object *objs,
 			     uint32_t n);
+
+/**
+ * trace_writer_add_cache - a named cache (format 1.2) events may name from
+ * now on in trace_event.cache (kmem_cache_alloc only). Any time: new
+ * entries are written before the next chunk.
+ * @w: the writer.
+ * @name: 1 to TRACE_CACHE_NAME_MAX bytes; @size: object size, >= 1.
+ * @id: receives the cache id (index + 1), the first free one.
+ * Return: 0, -EINVAL (bad name or size, TRACE_CACHES_MAX reached), -ENOMEM.
+ */
+int trace_writer_add_cache(struct trace_writer *w, const char *name, uint64_t size,
+			   uint32_t *id);
 
 /**
  * trace_writer_add - append one event.
@@ -381,7 +425,9 @@ int trace_reader_select(struct trace_reader *r, int proc);
  *         own process (the header's pid) ended in, following its execs;
  *         when the table has none, or it made no allocation or was not
  *         recorded, the image with the most allocation events (the earliest
- *         on a tie). docs/trace-format.md, "Which process", is the rule.
+ *         on a tie); -1 for a trace whose processes share one heap
+ *         (TRACE_HDR_ONE_HEAP: every event, @why says so).
+ *         docs/trace-format.md, "Which process", is the rule.
  */
 int trace_pick_proc(const struct trace_meta *m, uint32_t pid, const char *comm,
 		    char *why, size_t len);

@@ -189,7 +189,7 @@ cmp -s "$T/h1.ustr" "$T/h2.ustr" || fail "--seed 0x10 is not --seed 16"
 
 # --version, help
 expect 0 "--version" -- "$U" --version
-grep -q "^uslab .*trace format 1\.1" "$T/out" || fail "--version: $(cat "$T/out")"
+grep -q "^uslab .*trace format 1\.2" "$T/out" || fail "--version: $(cat "$T/out")"
 # every command uslab --help lists, the live-view ones too, has its page
 all=$("$U" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }')
 for c in $cmds slabinfo top; do

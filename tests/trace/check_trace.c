@@ -367,6 +367,75 @@ static void write_procs_trace(void)
 	ck_assert_int_eq(trace_writer_close(w), 0);
 }
 
+/*
+ * Named caches (format 1.2): entries added while events are written (a
+ * table record before the chunk that first names them), the cache ids of
+ * every chunk's kmem_cache_alloc events back as written over many chunks,
+ * and the writer's bounds.
+ */
+TEST(format, named_caches_roundtrip)
+{
+	struct trace_meta m = { 0 };
+	struct trace_writer *w;
+	struct trace_reader *r;
+	const struct trace_meta *rm;
+	struct trace_event ev = { 0 }, got;
+	const size_t n = 700000;	/* about five chunks */
+	uint32_t id1, id2, id3;
+	char big[TRACE_CACHE_NAME_MAX + 2];
+	size_t i;
+	int rc;
+
+	ck_assert_int_eq(trace_writer_open(&w, path, &m, 1), 0);
+	ck_assert_int_eq(trace_writer_add_cache(w, "filp", 232, &id1), 0);
+	ck_assert_int_eq(trace_writer_add_cache(w, "dentry", 192, &id2), 0);
+	ck_assert_uint_eq(id1, 1);
+	ck_assert_uint_eq(id2, 2);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	ck_assert_int_eq(trace_writer_add_cache(w, big, 8, &id3), -EINVAL);
+	ck_assert_int_eq(trace_writer_add_cache(w, "", 8, &id3), -EINVAL);
+	ck_assert_int_eq(trace_writer_add_cache(w, "zero", 0, &id3), -EINVAL);
+	for (i = 0; i < n; i++) {
+		ev.time_ns = i;
+		ev.id = i % 1000 + 1;
+		ev.op = i % 3 ? TRACE_OP_CACHE_ALLOC : TRACE_OP_KMALLOC;
+		ev.size = 100;
+		ev.cache = ev.op == TRACE_OP_CACHE_ALLOC ? (uint32_t)(i % (i < n / 2 ? 3 : 4)) : 0;
+		if (i == n / 2)		/* a third cache, met halfway */
+			ck_assert_int_eq(trace_writer_add_cache(w, "names_cache", 4096, &id3), 0);
+		ck_assert_int_eq(trace_writer_add(w, &ev), 0);
+	}
+	/* a cache id on another op, or beyond the table, is refused */
+	ev.op = TRACE_OP_KMALLOC;
+	ev.cache = 1;
+	ck_assert_int_eq(trace_writer_add(w, &ev), -EINVAL);
+	ev.op = TRACE_OP_CACHE_ALLOC;
+	ev.cache = 4;
+	ck_assert_int_eq(trace_writer_add(w, &ev), -EINVAL);
+	ck_assert_int_eq(trace_writer_close(w), 0);
+
+	ck_assert_int_eq(trace_reader_open(&r, path), 0);
+	rm = trace_reader_meta(r);
+	ck_assert_uint_eq(rm->ncaches, 2);	/* the third comes later */
+	ck_assert_str_eq(rm->caches[0].name, "filp");
+	ck_assert_uint_eq(rm->caches[1].size, 192);
+	for (i = 0; (rc = trace_reader_next(r, &got)) == 1; i++) {
+		uint32_t want = got.op == TRACE_OP_CACHE_ALLOC ?
+			(uint32_t)(i % (i < n / 2 ? 3 : 4)) : 0;
+
+		if (got.cache != want)
+			ck_abort_msg("event %zu: cache %u, wrote %u", i, got.cache, want);
+		ck_assert_uint_le(got.cache, rm->ncaches);
+	}
+	ck_assert_int_eq(rc, 0);
+	ck_assert_uint_eq(i, n);
+	ck_assert_uint_eq(rm->ncaches, 3);
+	ck_assert_str_eq(rm->caches[2].name, "names_cache");
+	ck_assert_uint_eq(rm->caches[2].size, 4096);
+	trace_reader_close(r);
+}
+
 TEST(format, procs_stacks_roundtrip)
 {
 	struct trace_reader *r;
@@ -378,7 +447,7 @@ TEST(format, procs_stacks_roundtrip)
 	write_procs_trace();
 	ck_assert_int_eq(trace_reader_open(&r, path), 0);
 	m = trace_reader_meta(r);
-	ck_assert_uint_eq(m->version_minor, 1);
+	ck_assert_uint_eq(m->version_minor, TRACE_FORMAT_MINOR);
 	ck_assert_uint_eq(m->nprocs, 3);
 	ck_assert_str_eq(m->procs[1].comm, "prog");
 	ck_assert_str_eq(m->procs[1].exe, "/usr/bin/prog");

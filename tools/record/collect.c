@@ -1006,7 +1006,7 @@ static int merge_all(struct merge *m)
 	while (m->nheap) {
 		struct cursor *c = m->heap[0];
 		const struct rec_event *r = &c->cur;
-		struct trace_event ev;
+		struct trace_event ev = { .cache = 0 };
 
 		m->im = c->im;
 		ev.time_ns = r->time >= m->tmin ? r->time - m->tmin : 0;

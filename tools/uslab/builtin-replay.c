@@ -128,6 +128,7 @@ struct replay {
 	uint64_t ops[TRACE_OP_NR];
 	uint64_t events;
 	uint64_t records;		/* struct rp_ev held, all threads */
+	uint32_t ncaches;		/* the trace's named caches (format 1.2) */
 	bool timeline;			/* --timeline: live bytes kept by record */
 };
 
@@ -416,8 +417,10 @@ out:
 	rp_unmap(ssize, ssize_cap * sizeof(*ssize));
 	hmap_destroy(&map);
 	hmap_destroy(&tids);
-	if (r)
+	if (r) {
+		rp->ncaches = trace_reader_meta(r)->ncaches;
 		trace_reader_close(r);
+	}
 	return rc;
 }
 
@@ -880,6 +883,10 @@ static void rp_print(const struct replay *rp, const struct rp_measure *me,
 	       ops[TRACE_OP_CALLOC], ops[TRACE_OP_REALLOC],
 	       ops[TRACE_OP_MEMALIGN] + ops[TRACE_OP_POSIX_MEMALIGN] +
 	       ops[TRACE_OP_ALIGNED_ALLOC] + ops[TRACE_OP_VALLOC] + ops[TRACE_OP_PVALLOC]);
+	if (rp->ncaches)	/* format 1.2: import perf's name= */
+		printf("named caches: %u in the trace; their kmem_cache_alloc calls replayed as "
+		       "malloc of the object size (a malloc has no named caches; uslab sim runs "
+		       "them in caches of their own)\n", rp->ncaches);
 	printf("threads: %u, cross-thread waits: %" PRIu64 "\n", rp->nthreads, me->waits);
 	printf("wall time: %.6f s\n", wall);
 	printf("throughput: %.1f ns per operation (wall / events), %.2f million events/s\n",

@@ -30,7 +30,14 @@ struct live {
 	uint64_t index;		/* event number of the allocation */
 	uint64_t size;
 	uint32_t tid;
+	uint32_t cache;		/* its named cache (format 1.2), 0 none */
 	bool used;
+};
+
+/* One named cache of the trace (format 1.2: import perf's name=). */
+struct cache_stats {
+	uint64_t allocs, bytes;
+	uint64_t live_objs, live_bytes, peak_bytes;
 };
 
 struct thread_stats {
@@ -66,6 +73,8 @@ struct report {
 	uint64_t peak_time, peak_index;
 	uint64_t total_bytes, allocs, frees, failed, free_null;
 	uint64_t unknown_frees;
+	struct cache_stats *caches;	/* by cache id - 1 */
+	uint64_t caches_cap;
 	struct hist life_ns, life_ev;
 	uint64_t events, last_time;
 };
@@ -211,8 +220,29 @@ static int on_alloc(struct report *rp, const struct trace_event *ev, struct thre
 	if (l->used) {		/* never freed: the trace breaks its promise */
 		rp->live_bytes -= l->size;
 		rp->live_objs--;
+		if (l->cache) {
+			rp->caches[l->cache - 1].live_objs--;
+			rp->caches[l->cache - 1].live_bytes -= l->size;
+		}
 	}
 	l->used = true;
+	l->cache = ev->op == TRACE_OP_CACHE_ALLOC ? ev->cache : 0;
+	if (l->cache) {
+		struct cache_stats *cs;
+
+		/* the reader bounds ids by the table it has met */
+		rc = grow_array((void **)&rp->caches, &rp->caches_cap, l->cache,
+				sizeof(*rp->caches), TRACE_CACHES_MAX);
+		if (rc)
+			return rc;
+		cs = &rp->caches[l->cache - 1];
+		cs->allocs++;
+		cs->bytes += ev->size;
+		cs->live_objs++;
+		cs->live_bytes += ev->size;
+		if (cs->live_bytes > cs->peak_bytes)
+			cs->peak_bytes = cs->live_bytes;
+	}
 	l->time = ev->time_ns;
 	l->index = rp->events;
 	l->size = ev->size;
@@ -253,6 +283,10 @@ static int on_free(struct report *rp, const struct trace_event *ev,
 		ts->remote_frees++;
 	rp->live_bytes -= l->size;
 	rp->live_objs--;
+	if (l->cache) {
+		rp->caches[l->cache - 1].live_objs--;
+		rp->caches[l->cache - 1].live_bytes -= l->size;
+	}
 	return live_put(rp, id);
 }
 
@@ -378,7 +412,12 @@ static void print_procs(FILE *f, const struct trace_meta *m)
 
 	for (uint32_t i = 0; i < m->nprocs; i++)
 		total += m->procs[i].events;
-	fprintf(f, "# processes: %u (* = this report; --pid or --comm for another)\n", m->nprocs);
+	if (m->selected < 0 && (m->flags & TRACE_HDR_ONE_HEAP))
+		fprintf(f, "# processes: %u sharing one heap (this report: all of them; --pid or "
+			"--comm for one)\n", m->nprocs);
+	else
+		fprintf(f, "# processes: %u (* = this report; --pid or --comm for another)\n",
+			m->nprocs);
 	fprintf(f, "#   %7s %7s %7s %12s %6s %12s  %-16s %s\n", "pid", "ppid", "events",
 		"allocs", "share", "threads", "comm", "command");
 	for (uint32_t i = 0; i < m->nprocs; i++) {
@@ -466,6 +505,62 @@ static void print_ops(FILE *f, const struct report *rp)
 	}
 }
 
+/* The named caches (format 1.2), busiest first; the rest counted. */
+static const struct cache_stats *cmp_caches_base;
+
+static int cmp_cache(const void *a, const void *b)
+{
+	const struct cache_stats *x = &cmp_caches_base[*(const uint32_t *)a];
+	const struct cache_stats *y = &cmp_caches_base[*(const uint32_t *)b];
+
+	if (x->allocs != y->allocs)
+		return x->allocs < y->allocs ? 1 : -1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+#define REPORT_CACHE_ROWS	20
+
+static void print_named(FILE *f, const struct trace_meta *m, const struct report *rp)
+{
+	uint32_t n = 0, *idx;
+	uint64_t named = 0;
+
+	for (uint64_t i = 0; i < rp->caches_cap && i < m->ncaches; i++)
+		n += rp->caches[i].allocs != 0;
+	if (!n)
+		return;
+	idx = malloc(n * sizeof(*idx));
+	if (!idx)
+		return;
+	n = 0;
+	for (uint32_t i = 0; i < rp->caches_cap && i < m->ncaches; i++)
+		if (rp->caches[i].allocs) {
+			idx[n++] = i;
+			named += rp->caches[i].allocs;
+		}
+	cmp_caches_base = rp->caches;
+	qsort(idx, n, sizeof(*idx), cmp_cache);
+	fprintf(f, "\nnamed caches (kmem_cache_alloc's name=: %" PRIu64 " of the %" PRIu64
+		" allocations above):\n", named, rp->allocs);
+	fprintf(f, "  %-24s %8s %12s %7s %14s %12s %12s\n", "cache", "object", "allocs",
+		"share", "bytes", "peak live", "live at end");
+	for (uint32_t k = 0; k < n; k++) {
+		const struct cache_stats *cs = &rp->caches[idx[k]];
+		char name[4 * 24 + 1];
+
+		if (k == REPORT_CACHE_ROWS) {
+			fprintf(f, "  ... %u more caches\n", n - k);
+			break;
+		}
+		fprintf(f, "  %-24s %8" PRIu64 " %12" PRIu64 " %6.1f%% %14" PRIu64 " %12" PRIu64
+			" %12" PRIu64 "\n", cmd_printable(m->caches[idx[k]].name, name, sizeof(name)),
+			m->caches[idx[k]].size, cs->allocs,
+			100.0 * (double)cs->allocs / (double)rp->allocs, cs->bytes,
+			cs->peak_bytes, cs->live_bytes);
+	}
+	free(idx);
+}
+
 /* Lifetimes and memory over time. */
 static void print_memory(FILE *f, const struct report *rp, bool no_clock)
 {
@@ -533,6 +628,7 @@ static void print_report(FILE *f, const struct trace_meta *m,
 
 	print_head(f, m, rp, no_clock);
 	print_ops(f, rp);
+	print_named(f, m, rp);
 	print_memory(f, rp, no_clock);
 	print_threads(f, rp, max_threads);
 }
@@ -696,6 +792,7 @@ out:
 		free(rp->free_slots);
 		free(rp->threads);
 		free(rp->cpu_events);
+		free(rp->caches);
 		free(rp);
 	}
 	if (cmd_check_stdout("uslab report"))

@@ -2,7 +2,7 @@
 /*
  * `uslab script TRACE`: every event as one line of text, like perf script.
  *
- *   TIME(s.ns) TID [CPU] OP id=N [old=N] [size=N] [align=N]
+ *   TIME(s.ns) TID [CPU] OP id=N [old=N] [size=N] [align=N] [cache=NAME]
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,7 +10,8 @@
 #include <string.h>
 #include "tools/uslab/builtin.h"
 
-static void print_event(FILE *out, const struct trace_event *ev, bool no_clock)
+static void print_event(FILE *out, const struct trace_event *ev, bool no_clock,
+			const struct trace_meta *m)
 {
 	char cpu[16];
 
@@ -40,12 +41,16 @@ static void print_event(FILE *out, const struct trace_event *ev, bool no_clock)
 		fprintf(out, " size=%" PRIu64, ev->size);
 	if (trace_op_has_align(ev->op))
 		fprintf(out, " align=%" PRIu64, ev->align);
+	if (ev->cache && ev->cache <= m->ncaches) {	/* format 1.2: a named cache */
+		fputs(" cache=", out);
+		cmd_fput_printable(out, m->caches[ev->cache - 1].name);
+	}
 	fputc('\n', out);
 }
 
 static const char script_usage[] =
 	"uslab script [--header] [-n COUNT] [--pid PID | --comm NAME] TRACE\n"
-	"  prints one line per event: TIME TID [CPU] OP id= [old=] [size=] [align=]\n"
+	"  prints one line per event: TIME TID [CPU] OP id= [old=] [size=] [align=] [cache=]\n"
 	"  (id=NULL: free(NULL), a failed allocation; old=NULL: realloc(NULL, n))\n"
 	"  (TIME is seconds, or the event index when the trace has no clock)";
 
@@ -80,6 +85,8 @@ int cmd_script(int argc, char **argv)
 		cmd_fput_printable(stdout, m->cmdline);
 		printf("\n# pid: %u\n# cpus: %u\n# clock: %u\n# start_ns: %" PRIu64 "\n",
 		       m->pid, m->cpus, m->clock_id, m->start_ns);
+		if (m->flags & TRACE_HDR_ONE_HEAP)
+			printf("# one heap: the processes share it\n");
 		if (m->has_summary)
 			printf("# events: %" PRIu64 "\n# threads: %u\n# id_space: %" PRIu64 "\n",
 			       m->nevents, m->nthreads, m->id_space);
@@ -105,7 +112,7 @@ int cmd_script(int argc, char **argv)
 		rc = trace_reader_next(r, &ev);
 		if (rc <= 0)
 			break;
-		print_event(stdout, &ev, no_clock);
+		print_event(stdout, &ev, no_clock, trace_reader_meta(r));
 		/* a full disk or a closed pipe stops the decoding at once */
 		if (unlikely(ferror(stdout))) {
 			rc = 0;

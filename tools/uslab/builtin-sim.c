@@ -66,7 +66,7 @@ static void print_config(FILE *f, const struct sim_config *cfg, unsigned int cpu
 }
 
 /* One row per cache that did anything, then the total and the page line. */
-static void print_caches(FILE *f, const struct sim_result *res)
+static void print_caches(FILE *f, const struct sim_trace *t, const struct sim_result *res)
 {
 	struct kmem_cache_stats_sum sum = { 0 };
 	char line[512];
@@ -85,6 +85,20 @@ static void print_caches(FILE *f, const struct sim_result *res)
 		kmem_cache_stats_row(cs, line, sizeof(line));
 		fputs(line, f);
 	}
+	/* the trace's named caches (import perf: filp, dentry, ...) */
+	for (c = 0; c < res->nr_named; c++) {
+		const struct kmem_cache_stats *cs = &res->named[c].stats;
+
+		if (!res->named[c].cache || !kmem_cache_stats_shown(cs))
+			continue;
+		kmem_cache_stats_sum_add(&sum, cs);
+		kmem_cache_stats_row(cs, line, sizeof(line));
+		fputs(line, f);
+	}
+	if (t->named_folded)
+		fprintf(f, "  (%u more named caches of the trace ran in their sizes' kmalloc "
+			"classes: the simulator makes the first %u)\n", t->named_folded,
+			SIM_MAX_NAMED);
 	for (c = 0; c < res->nr_cls && !res->cls[c].c.mag_size; c++)
 		;
 	if (c == res->nr_cls)
@@ -163,7 +177,7 @@ static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_confi
 		", ENOMEM here %" PRIu64 ")\n",
 		res->events, res->allocs, res->frees, res->reallocs, res->failed,
 		res->enomem);
-	print_caches(f, res);
+	print_caches(f, t, res);
 	fprintf(f, "modelled allocator time: %.3f ms (cost model: %s)\n",
 		sim_cost(m, res) / 1e6, m->calibrated ? m->source : "built-in default");
 	print_memory(f, cfg, res);

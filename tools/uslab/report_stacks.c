@@ -21,7 +21,9 @@
 #include <unistd.h>
 #include "tools/uslab/builtin.h"
 
-/* ---- frame names, cached by address ------------------------------------ */
+/* ---- frame names, cached by process and address --------------------------
+ * Two process images may map different files at one address, so each
+ * has its own table (as report_callsite.c's frame_name()). */
 
 struct fname {
 	uint32_t proc;
@@ -32,7 +34,8 @@ struct fname {
 struct names {
 	struct report_maps *maps;
 	struct symbolizer *sym;
-	struct hmap byaddr;		/* address -> index in v[] */
+	struct hmap *byaddr;		/* by process: address -> index in v[] */
+	uint32_t nmaps;			/* processes (1 without a table) */
 	struct fname *v;
 	uint64_t n, cap;
 };
@@ -68,22 +71,25 @@ static int name_frame(struct names *nm, uint32_t proc, uint64_t addr, struct fna
 
 static const struct fname *frame(struct names *nm, uint32_t proc, uint64_t addr)
 {
-	static struct fname miss;	/* another process's same address */
-	uint64_t *v = hmap_find(&nm->byaddr, addr);
+	struct hmap *h;
+	uint64_t *v;
 
-	if (v && nm->v[*v].proc == proc)
-		return &nm->v[*v];
-	if (v) {
-		free(miss.func);
-		free(miss.full);
-		if (name_frame(nm, proc, addr, &miss))
-			return NULL;
-		return &miss;
-	}
-	if (grow_array((void **)&nm->v, &nm->cap, nm->n + 1, sizeof(*nm->v), UINT32_MAX) ||
-	    name_frame(nm, proc, addr, &nm->v[nm->n]) ||
-	    hmap_insert(&nm->byaddr, addr, nm->n))
+	if (proc >= nm->nmaps)		/* the reader bounds it by the table */
 		return NULL;
+	h = &nm->byaddr[proc];
+	if (!h->slots && hmap_init(h))
+		return NULL;
+	v = hmap_find(h, addr);
+	if (v)
+		return &nm->v[*v];
+	if (grow_array((void **)&nm->v, &nm->cap, nm->n + 1, sizeof(*nm->v), UINT32_MAX) ||
+	    name_frame(nm, proc, addr, &nm->v[nm->n]))
+		return NULL;
+	if (hmap_insert(h, addr, nm->n)) {
+		free(nm->v[nm->n].func);
+		free(nm->v[nm->n].full);
+		return NULL;
+	}
 	return &nm->v[nm->n++];
 }
 
@@ -831,7 +837,9 @@ int report_stacks(struct trace_reader *r, const char *path, const struct report_
 		return cmd_read_error(r, rc);
 	s.nm.maps = &s.maps;
 	s.nm.sym = symbolizer_new();
-	if (!s.nm.sym || hmap_init(&s.ids) || hmap_init(&s.nm.byaddr) || hmap_init(&s.st_ids)) {
+	s.nm.nmaps = trace_reader_meta(r)->nprocs ? trace_reader_meta(r)->nprocs : 1;
+	s.nm.byaddr = calloc(s.nm.nmaps, sizeof(*s.nm.byaddr));	/* each made at first use */
+	if (!s.nm.sym || !s.nm.byaddr || hmap_init(&s.ids) || hmap_init(&s.st_ids)) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -893,7 +901,9 @@ out_free:
 		free(s.nm.v[i].full);
 	}
 	free(s.nm.v);
-	hmap_destroy(&s.nm.byaddr);
+	for (uint32_t i = 0; s.nm.byaddr && i < s.nm.nmaps; i++)
+		hmap_destroy(&s.nm.byaddr[i]);
+	free(s.nm.byaddr);
 	hmap_destroy(&s.ids);
 	free(s.obj);
 	free(s.free_obj);
