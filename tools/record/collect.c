@@ -93,10 +93,13 @@ struct image {
 	uint64_t events, allocs, dropped, fixups;
 	/* `record -p`: blocks allocated before attach, met freed: written as
 	 * allocated at time 0 (found by the counting pass) */
-	struct pre_block { uint64_t addr, size; } *pre;
+	struct pre_block { uint64_t addr, size, cache; uint8_t op; } *pre;
 	uint64_t npre, pre_cap;
 	struct hmap pre_seen;	/* address -> 1 */
 	bool pre_init;
+	/* uslab's kernel API: the caches met, from raw.<pid>.<n>.caches */
+	struct rec_cache { uint64_t time, addr, size; uint32_t id; char *name; } *caches;
+	size_t ncaches;
 };
 
 struct merge {
@@ -451,6 +454,12 @@ static bool cursor_next(struct cursor *c, const struct idmap *ids)
 	return true;
 }
 
+static bool rec_is_free(unsigned int op)
+{
+	return trace_op_is_free(op) || op == REC_OP_REALLOC_OLD || op == REC_OP_FREE_USABLE ||
+	       op == REC_OP_KFREE_USABLE || op == REC_OP_CFREE_USABLE;
+}
+
 /* Heap order: time, then frees before allocations, then image, thread. */
 static bool before(const struct cursor *a, const struct cursor *b)
 {
@@ -459,8 +468,8 @@ static bool before(const struct cursor *a, const struct cursor *b)
 
 	if (x->time != y->time)
 		return x->time < y->time;
-	xf = trace_op_is_free(x->op) || x->op == REC_OP_REALLOC_OLD;
-	yf = trace_op_is_free(y->op) || y->op == REC_OP_REALLOC_OLD;
+	xf = rec_is_free(x->op);
+	yf = rec_is_free(y->op);
 	if (xf != yf)
 		return xf;
 	if (a->im != b->im)
@@ -522,6 +531,7 @@ static int new_id(struct merge *m, struct trace_event *ev, uint64_t addr, uint64
 
 		f.op = TRACE_OP_FREE;
 		f.stack = 0;
+		f.cache = 0;
 		f.id = old;
 		f.old_id = f.size = f.align = 0;
 		m->im->fixups++;
@@ -536,7 +546,8 @@ static int new_id(struct merge *m, struct trace_event *ev, uint64_t addr, uint64
  * (when the allocator told its size): kept, to be written as allocated at
  * time 0 by the writing pass, so its free is matched.
  */
-static int pre_block(struct merge *m, uint64_t addr, uint64_t size, bool is_free)
+static int pre_block(struct merge *m, uint64_t addr, uint64_t size, bool is_free,
+		     uint8_t op, uint64_t cache)
 {
 	struct image *im = m->im;
 	uint64_t n;
@@ -563,11 +574,115 @@ static int pre_block(struct merge *m, uint64_t addr, uint64_t size, bool is_free
 		im->pre = p;
 		im->pre_cap = n ? n * 2 : 256;
 	}
-	im->pre[im->npre++] = (struct pre_block){ .addr = addr, .size = size };
+	im->pre[im->npre++] = (struct pre_block){ .addr = addr, .size = size, .op = op,
+						  .cache = cache };
 	/* as put() counts what the writing pass writes: the allocation, and
 	 * the free it then matches (a realloc is written either way) */
 	im->events += 1 + is_free;
 	im->allocs++;
+	return 0;
+}
+
+/*
+ * The trace's cache id of the kmem_cache at @addr in this image at @time:
+ * its latest naming line at or before @time (the first one if none is),
+ * added to the writer at first use; 0 when the image never named it or
+ * in the counting pass. Return: 0 or -errno from the writer.
+ */
+static int cache_id(struct merge *m, uint64_t addr, uint64_t time, uint32_t *id)
+{
+	struct image *im = m->im;
+	struct rec_cache *best = NULL;
+
+	*id = 0;
+	if (!m->w)
+		return 0;
+	for (size_t i = 0; i < im->ncaches; i++) {
+		struct rec_cache *c = &im->caches[i];
+
+		if (c->addr != addr)
+			continue;
+		if (!best || (c->time <= time && (best->time > time || c->time >= best->time)))
+			best = c;
+	}
+	if (!best)
+		return 0;
+	if (!best->id) {
+		/* one trace id per (name, size), whichever image named it */
+		for (size_t i = 0; i < m->nimg && !best->id; i++)
+			for (size_t k = 0; k < m->img[i].ncaches; k++) {
+				struct rec_cache *o = &m->img[i].caches[k];
+
+				if (o->id && o->size == best->size && !strcmp(o->name, best->name)) {
+					best->id = o->id;
+					break;
+				}
+			}
+		if (!best->id) {
+			int rc = trace_writer_add_cache(m->w, best->name, best->size, &best->id);
+
+			if (rc == -EINVAL)	/* the table is full: its kmalloc class */
+				return 0;
+			if (rc)
+				return rc;
+		}
+	}
+	*id = best->id;
+	return 0;
+}
+
+/*
+ * raw.<pid>.<n>.caches (REC_CACHES_SUFFIX): the caches the recorder met.
+ * A damaged or missing line names nothing (those allocations stay in their
+ * kmalloc class); names past TRACE_CACHE_NAME_MAX bytes are cut.
+ */
+static int read_caches(struct image *im)
+{
+	char path[PATH_MAX + 400];
+	FILE *f;
+	char line[512];
+	size_t cap = 0;
+
+	snprintf(path, sizeof(path), "%s%s", im->raw, REC_CACHES_SUFFIX);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long t, a, sz;
+		int name_at = 0;
+		char *name, *nl;
+
+		if (sscanf(line, "%llu %llu %llu %n", &t, &a, &sz, &name_at) != 3 || !name_at ||
+		    !sz)
+			continue;
+		name = line + name_at;
+		nl = strchr(name, '\n');
+		if (nl)
+			*nl = 0;
+		if (!*name)
+			continue;
+		if (strlen(name) > TRACE_CACHE_NAME_MAX)
+			name[TRACE_CACHE_NAME_MAX] = 0;
+		if (im->ncaches == cap) {
+			size_t n = cap ? cap * 2 : 16;
+			struct rec_cache *c = realloc(im->caches, n * sizeof(*c));
+
+			if (!c) {
+				fclose(f);
+				return -ENOMEM;
+			}
+			im->caches = c;
+			cap = n;
+		}
+		name = strdup(name);
+		if (!name) {
+			fclose(f);
+			return -ENOMEM;
+		}
+		im->caches[im->ncaches++] = (struct rec_cache){ .time = t, .addr = a, .size = sz,
+							       .name = name };
+	}
+	fclose(f);
 	return 0;
 }
 
@@ -580,11 +695,16 @@ static int put_pre_blocks(struct merge *m)
 		m->im = im;
 		for (uint64_t k = 0; k < im->npre; k++) {
 			struct trace_event ev = {
-				.op = TRACE_OP_MALLOC, .size = im->pre[k].size,
+				.op = im->pre[k].op, .size = im->pre[k].size,
 				.tid = im->first_tid, .cpu = TRACE_CPU_UNKNOWN,
 			};
 			uint64_t k2 = key(m, im->pre[k].addr);
-			int rc = new_id(m, &ev, im->pre[k].addr, idmap_hash(m->ids, k2));
+			int rc = 0;
+
+			if (ev.op == TRACE_OP_CACHE_ALLOC)
+				rc = cache_id(m, im->pre[k].cache, 0, &ev.cache);
+			if (!rc)
+				rc = new_id(m, &ev, im->pre[k].addr, idmap_hash(m->ids, k2));
 
 			if (!rc)
 				rc = put(m, &ev);
@@ -609,18 +729,27 @@ static int translate(struct merge *m, struct cursor *c,
 	if (r->op == REC_OP_REALLOC_OLD) {
 		if (idmap_detach_hashed(m->ids, key(m, r->addr), c->cur_hash, &c->pending_old)) {
 			c->pending_old = 0;
-			return pre_block(m, r->addr, r->size, false);
+			return pre_block(m, r->addr, r->size, false, TRACE_OP_MALLOC, 0);
 		}
 		return 0;
 	}
-	if (r->op == REC_OP_FREE_USABLE) {	/* record -p: a free, sized */
-		ev->op = TRACE_OP_FREE;
+	if (r->op == REC_OP_FREE_USABLE || r->op == REC_OP_KFREE_USABLE ||
+	    r->op == REC_OP_CFREE_USABLE) {	/* record -p: a free, sized */
+		static const uint8_t as[][2] = {
+			{ TRACE_OP_FREE, TRACE_OP_MALLOC },
+			{ TRACE_OP_KFREE, TRACE_OP_KMALLOC },
+			{ TRACE_OP_CACHE_FREE, TRACE_OP_CACHE_ALLOC },
+		};
+		unsigned int k = r->op == REC_OP_FREE_USABLE ? 0 : r->op == REC_OP_KFREE_USABLE ? 1 : 2;
+
+		ev->op = as[k][0];
 		ev->stack = 0;
 		ev->size = ev->align = 0;
 		ev->id = ev->old_id = 0;
+		ev->cache = 0;
 		if (r->addr && idmap_remove_hashed(m->ids, key(m, r->addr), c->cur_hash, &ev->id)) {
 			m->im->dropped++;
-			return pre_block(m, r->addr, r->size, true);
+			return pre_block(m, r->addr, r->size, true, as[k][1], r->old_addr);
 		}
 		return put(m, ev);
 	}
@@ -631,6 +760,12 @@ static int translate(struct merge *m, struct cursor *c,
 	ev->size = r->size;
 	ev->align = r->align;
 	ev->id = ev->old_id = 0;
+	ev->cache = 0;
+	if (r->op == TRACE_OP_CACHE_ALLOC) {
+		rc = cache_id(m, r->old_addr, r->time, &ev->cache);
+		if (rc)
+			return rc;
+	}
 	if (trace_op_is_free(r->op)) {
 		if (r->addr && idmap_remove_hashed(m->ids, key(m, r->addr), c->cur_hash, &ev->id)) {
 			m->im->dropped++;
@@ -1272,6 +1407,8 @@ int record_collect(const struct record_opts *o, struct record_result *res)
 			break;
 		}
 		rc = index_raw(im);
+		if (!rc)
+			rc = read_caches(im);
 	}
 	if (!rc && o->run) {
 		rc = link_images(&m);
@@ -1305,6 +1442,9 @@ int record_collect(const struct record_opts *o, struct record_result *res)
 		}
 		free(im->cur);
 		free(im->pre);
+		for (size_t k = 0; k < im->ncaches; k++)
+			free(im->caches[k].name);
+		free(im->caches);
 		if (im->pre_init)
 			hmap_destroy(&im->pre_seen);
 		if (im->fd >= 0)

@@ -210,6 +210,10 @@ static char rec_dir[512];
 /* `uslab record -p`: loaded into a running process (uslab_record_attach):
  * frees say the block's size, for the blocks allocated before attach. */
 static bool attached;
+/* uslab's kernel API: the caches this image has named (kcache_meet) */
+#define KCACHE_SLOTS	1024u
+#define KCACHE_GONE	((uintptr_t)1)
+static _Atomic uintptr_t kcache_seen[KCACHE_SLOTS];
 
 static void spin_lock(atomic_int *l)
 {
@@ -1005,6 +1009,9 @@ static void atfork_child(void)
 		self.stacks->used = 0;
 	}
 	self.last_stack_id = 0;
+	/* the child's raw file names its caches again */
+	for (unsigned int i = 0; i < KCACHE_SLOTS; i++)
+		atomic_store_explicit(&kcache_seen[i], 0, memory_order_relaxed);
 	/* Opened now, so a child that never allocates is still in the
 	 * process table. */
 	open_raw_locked();
@@ -1524,6 +1531,471 @@ __visible void *pvalloc(size_t size)
 	return page_aligned(&real.pvalloc, TRACE_OP_PVALLOC, size);
 }
 
+/* ---- uslab's kernel API (a program linked to libuslab.so) -------------
+ *
+ * A program of the kernel API (uslab-kv) calls kmalloc, kmem_cache_alloc,
+ * kfree... of libuslab.so, never malloc. Under preload these wrappers come
+ * before libuslab.so's definitions (RTLD_NEXT finds them; a program without
+ * libuslab.so never calls them); under `record -p` the same GOT patching as
+ * for malloc points the program's slots at them. Events: kmalloc, kzalloc,
+ * kcalloc, kmalloc_array -> kmalloc (size asked); krealloc -> realloc;
+ * kfree, kfree_sensitive, kvfree_rcu_mightsleep -> kfree; __kfree_rcu
+ * (kfree_rcu()) -> kfree at the call, when the program gives the object
+ * up (the reclaim after the grace period is the library's own kfree);
+ * kmem_cache_alloc/zalloc (and _bulk, one event per object) ->
+ * kmem_cache_alloc of the cache's object size, naming the cache (format
+ * 1.2); kmem_cache_free(_bulk) -> kmem_cache_free.
+ *
+ * The library's own calls are not recorded: a call made inside a wrapper
+ * (malloc of libuslab.so on top of kmalloc) passes through (self.busy),
+ * and so does a call whose return address lies in libuslab.so (its RCU
+ * worker's kfree after a grace period, its malloc calling kmalloc through
+ * its own PLT).
+ */
+struct kmem_cache;
+typedef unsigned int rec_gfp_t;
+
+/* libuslab.so's declarations (include/uslab/slab.h), repeated: this
+ * library links nothing of uslab */
+void *kmalloc(size_t size, rec_gfp_t flags);
+void *kzalloc(size_t size, rec_gfp_t flags);
+void *kmalloc_array(size_t n, size_t size, rec_gfp_t flags);
+void *kcalloc(size_t n, size_t size, rec_gfp_t flags);
+void *krealloc(const void *p, size_t new_size, rec_gfp_t flags);
+void kfree(const void *p);
+void kfree_sensitive(const void *p);
+void kvfree_rcu_mightsleep(const void *p);
+void __kfree_rcu(void *head, size_t offset);
+void *kmem_cache_alloc(struct kmem_cache *s, rec_gfp_t flags);
+void *kmem_cache_zalloc(struct kmem_cache *s, rec_gfp_t flags);
+void kmem_cache_free(struct kmem_cache *s, void *obj);
+int kmem_cache_alloc_bulk(struct kmem_cache *s, rec_gfp_t flags, size_t nr, void **p);
+void kmem_cache_free_bulk(struct kmem_cache *s, size_t nr, void **p);
+void kmem_cache_destroy(struct kmem_cache *s);
+
+static struct {
+	void *(*kmalloc)(size_t, rec_gfp_t);
+	void *(*kzalloc)(size_t, rec_gfp_t);
+	void *(*kmalloc_array)(size_t, size_t, rec_gfp_t);
+	void *(*kcalloc)(size_t, size_t, rec_gfp_t);
+	void *(*krealloc)(const void *, size_t, rec_gfp_t);
+	void (*kfree)(const void *);
+	void (*kfree_sensitive)(const void *);
+	void (*kvfree_rcu_mightsleep)(const void *);
+	void (*__kfree_rcu)(void *, size_t);
+	size_t (*ksize)(const void *);
+	void *(*kmem_cache_alloc)(struct kmem_cache *, rec_gfp_t);
+	void *(*kmem_cache_zalloc)(struct kmem_cache *, rec_gfp_t);
+	void (*kmem_cache_free)(struct kmem_cache *, void *);
+	int (*kmem_cache_alloc_bulk)(struct kmem_cache *, rec_gfp_t, size_t, void **);
+	void (*kmem_cache_free_bulk)(struct kmem_cache *, size_t, void **);
+	void (*kmem_cache_destroy)(struct kmem_cache *);
+	unsigned int (*kmem_cache_size)(struct kmem_cache *);
+	const char *(*kmem_cache_name)(const struct kmem_cache *);
+	uintptr_t lo, hi;	/* libuslab.so's text: its own calls */
+	atomic_int ready;	/* 0 not resolved, 1 resolving, 2 resolved */
+} kreal;
+
+static int find_text(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t base = (uintptr_t)arg;
+
+	(void)size;
+	if (info->dlpi_addr != base)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (!kreal.lo || base + ph->p_vaddr < kreal.lo)
+			kreal.lo = base + ph->p_vaddr;
+		if (base + ph->p_vaddr + ph->p_memsz > kreal.hi)
+			kreal.hi = base + ph->p_vaddr + ph->p_memsz;
+	}
+	return 1;
+}
+
+static void *real_sym(const char *name);
+
+/* libuslab.so's functions: the next definition under preload, the
+ * process's own under record -p. Before it is resolved (or without
+ * libuslab.so) a wrapper only passes through. */
+static void kreal_resolve(void)
+{
+	int expect = 0;
+	Dl_info di;
+
+	if (!atomic_compare_exchange_strong(&kreal.ready, &expect, 1)) {
+		while (atomic_load(&kreal.ready) == 1)
+			__builtin_ia32_pause();
+		return;
+	}
+#define KSYM(n) (kreal.n = (__typeof__(kreal.n))(attached ? real_sym(#n) : dlsym(RTLD_NEXT, #n)))
+	KSYM(kmalloc); KSYM(kzalloc); KSYM(kmalloc_array); KSYM(kcalloc);
+	KSYM(krealloc); KSYM(kfree); KSYM(kfree_sensitive); KSYM(kvfree_rcu_mightsleep);
+	KSYM(__kfree_rcu); KSYM(ksize); KSYM(kmem_cache_alloc); KSYM(kmem_cache_zalloc);
+	KSYM(kmem_cache_free); KSYM(kmem_cache_alloc_bulk); KSYM(kmem_cache_free_bulk);
+	KSYM(kmem_cache_destroy); KSYM(kmem_cache_size); KSYM(kmem_cache_name);
+#undef KSYM
+	if (kreal.kfree && dladdr((void *)kreal.kfree, &di))
+		dl_iterate_phdr(find_text, di.dli_fbase);
+	atomic_store(&kreal.ready, 2);
+}
+
+#define KREAL(name) ({								\
+	if (unlikely(atomic_load_explicit(&kreal.ready, memory_order_acquire) != 2))	\
+		kreal_resolve();							\
+	kreal.name;								\
+})
+
+/* Recorded: set up, not nested, not the library calling itself. */
+static __always_inline int kenter(const void *ret)
+{
+	if ((uintptr_t)ret >= kreal.lo && (uintptr_t)ret < kreal.hi)
+		return 0;
+	return enter();
+}
+
+/*
+ * The caches named so far in this image's side file (REC_CACHES_SUFFIX), by
+ * address: open addressing, lock-free lookups, a slot claimed by CAS; a
+ * destroyed cache's slot is emptied to a tombstone so a new cache at its
+ * address is named again. Full: caches past it stay unnamed.
+ */
+
+static unsigned int kcache_hash(uintptr_t a)
+{
+	return (unsigned int)((a >> 4) * 0x9e3779b97f4a7c15ull >> 54) & (KCACHE_SLOTS - 1);
+}
+
+static __slowpath void kcache_name(struct kmem_cache *s, unsigned int size)
+{
+	const char *name = kreal.kmem_cache_name ? kreal.kmem_cache_name(s) : NULL;
+	char path[sizeof(raw_path) + 16], line[512];
+	size_t pos = 0, n;
+	int fd;
+
+	if (!name || !*name || !strncmp(name, "kmalloc-", 8) || !raw_path[0])
+		return;
+	pos = put_u64(line, pos, sizeof(line), now_ns());
+	pos = put_str(line, pos, sizeof(line), " ");
+	pos = put_u64(line, pos, sizeof(line), (uintptr_t)s);
+	pos = put_str(line, pos, sizeof(line), " ");
+	pos = put_u64(line, pos, sizeof(line), size);
+	pos = put_str(line, pos, sizeof(line), " ");
+	n = strnlen(name, 255);
+	for (size_t i = 0; i < n && pos < sizeof(line) - 1; i++)
+		line[pos++] = name[i] == '\n' ? '?' : name[i];
+	line[pos++] = '\n';
+	put_str(path, put_str(path, 0, sizeof(path), raw_path), sizeof(path), REC_CACHES_SUFFIX);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	write_full(fd, line, pos);
+	rec_close(fd);
+}
+
+/* Name @s in the side file the first time this image meets it. */
+static __always_inline void kcache_meet(struct kmem_cache *s, unsigned int size)
+{
+	uintptr_t a = (uintptr_t)s;
+	unsigned int h = kcache_hash(a);
+
+	for (unsigned int i = 0; i < 64; i++, h = (h + 1) & (KCACHE_SLOTS - 1)) {
+		uintptr_t v = atomic_load_explicit(&kcache_seen[h], memory_order_relaxed);
+
+		if (likely(v == a))
+			return;
+		if (v == 0 || v == KCACHE_GONE) {
+			if (atomic_compare_exchange_strong(&kcache_seen[h], &v, a)) {
+				kcache_name(s, size);
+				return;
+			}
+			if (v == a)
+				return;
+		}
+	}
+}
+
+static void kcache_forget(struct kmem_cache *s)
+{
+	unsigned int h = kcache_hash((uintptr_t)s);
+
+	for (unsigned int i = 0; i < 64; i++, h = (h + 1) & (KCACHE_SLOTS - 1)) {
+		uintptr_t v = atomic_load(&kcache_seen[h]);
+
+		if (v == (uintptr_t)s) {
+			atomic_store(&kcache_seen[h], KCACHE_GONE);
+			return;
+		}
+		if (!v)
+			return;
+	}
+}
+
+/* An allocation, stamped after it exists (as record_alloc); @cache: the
+ * kmem_cache of a kmem_cache_alloc, in old_addr. */
+static void krecord_alloc(uint8_t op, void *p, size_t size, const void *cache)
+{
+	if (unlikely(want_stacks)) {
+		uint64_t frames[REC_STACK_MAX];
+		struct rec_event def;
+		uint32_t sid = capture_stack(&def, frames);
+
+		emit_stack(op, now_ns(), p, cache, size, 0, sid, def.op ? &def : NULL);
+		return;
+	}
+	emit(op, now_ns(), p, cache, size, 0);
+}
+
+/* A kfree, stamped before the memory can be handed out again. */
+static void krecord_kfree(const void *p)
+{
+	if (unlikely(attached))
+		emit(REC_OP_KFREE_USABLE, now_ns(), p, NULL,
+		     p && kreal.ksize ? kreal.ksize(p) : 0, 0);
+	else
+		emit(TRACE_OP_KFREE, now_ns(), p, NULL, 0, 0);
+}
+
+static void krecord_cache_free(struct kmem_cache *s, const void *p)
+{
+	if (unlikely(attached)) {
+		/* a cache whose objects all predate the attach: named here */
+		unsigned int size = kreal.kmem_cache_size ? kreal.kmem_cache_size(s) : 0;
+
+		kcache_meet(s, size);
+		emit(REC_OP_CFREE_USABLE, now_ns(), p, s, size, 0);
+	} else
+		emit(TRACE_OP_CACHE_FREE, now_ns(), p, NULL, 0, 0);
+}
+
+/* kmalloc(0)'s ZERO_SIZE_PTR (16) and its kfree hold no memory: not
+ * recorded (NULL, a failure, is) */
+#define K_ZERO(p)	((uintptr_t)(p) - 1 < 16)
+
+static void *kalloc_common(void *p, size_t size)
+{
+	if (!K_ZERO(p))
+		krecord_alloc(TRACE_OP_KMALLOC, p, size, NULL);
+	leave();
+	return p;
+}
+
+__visible void *kmalloc(size_t size, rec_gfp_t flags)
+{
+	void *(*fn)(size_t, rec_gfp_t) = KREAL(kmalloc);
+
+	if (!fn)
+		return NULL;
+	if (!kenter(__builtin_return_address(0)))
+		return fn(size, flags);
+	return kalloc_common(fn(size, flags), size);
+}
+
+__visible void *kzalloc(size_t size, rec_gfp_t flags)
+{
+	void *(*fn)(size_t, rec_gfp_t) = KREAL(kzalloc);
+
+	if (!fn)
+		return NULL;
+	if (!kenter(__builtin_return_address(0)))
+		return fn(size, flags);
+	return kalloc_common(fn(size, flags), size);
+}
+
+static void *karray(void *(*fn)(size_t, size_t, rec_gfp_t), size_t n, size_t size,
+		    rec_gfp_t flags, const void *ret)
+{
+	size_t total;
+
+	if (!fn)
+		return NULL;
+	if (!kenter(ret))
+		return fn(n, size, flags);
+	if (__builtin_mul_overflow(n, size, &total))
+		total = SIZE_MAX;
+	return kalloc_common(fn(n, size, flags), total);
+}
+
+__visible void *kmalloc_array(size_t n, size_t size, rec_gfp_t flags)
+{
+	return karray(KREAL(kmalloc_array), n, size, flags, __builtin_return_address(0));
+}
+
+__visible void *kcalloc(size_t n, size_t size, rec_gfp_t flags)
+{
+	return karray(KREAL(kcalloc), n, size, flags, __builtin_return_address(0));
+}
+
+__visible void *krealloc(const void *old, size_t size, rec_gfp_t flags)
+{
+	void *(*fn)(const void *, size_t, rec_gfp_t) = KREAL(krealloc);
+	void *p;
+
+	if (!fn)
+		return NULL;
+	if (!kenter(__builtin_return_address(0)))
+		return fn(old, size, flags);
+	if (old && !K_ZERO(old))
+		emit(REC_OP_REALLOC_OLD, now_ns(), old, NULL,
+		     unlikely(attached) && kreal.ksize ? kreal.ksize(old) : 0, 0);
+	p = fn(old, size, flags);
+	if (K_ZERO(old))
+		old = NULL;
+	/* krealloc(p, 0) frees p and returns ZERO_SIZE_PTR or NULL: a realloc
+	 * to size 0 says the same */
+	if (unlikely(want_stacks)) {
+		uint64_t frames[REC_STACK_MAX];
+		struct rec_event def;
+		uint32_t sid = capture_stack(&def, frames);
+
+		emit_stack(TRACE_OP_REALLOC, now_ns(), K_ZERO(p) ? NULL : p, old, size, 0,
+			   sid, def.op ? &def : NULL);
+	} else {
+		emit(TRACE_OP_REALLOC, now_ns(), K_ZERO(p) ? NULL : p, old, size, 0);
+	}
+	leave();
+	return p;
+}
+
+static void kfree_common(void (*fn)(const void *), const void *p, const void *ret)
+{
+	if (!fn)
+		return;
+	if (!kenter(ret)) {
+		fn(p);
+		return;
+	}
+	if (!K_ZERO(p) && p)
+		krecord_kfree(p);
+	fn(p);
+	leave();
+}
+
+__visible void kfree(const void *p)
+{
+	kfree_common(KREAL(kfree), p, __builtin_return_address(0));
+}
+
+__visible void kfree_sensitive(const void *p)
+{
+	kfree_common(KREAL(kfree_sensitive), p, __builtin_return_address(0));
+}
+
+__visible void kvfree_rcu_mightsleep(const void *p)
+{
+	kfree_common(KREAL(kvfree_rcu_mightsleep), p, __builtin_return_address(0));
+}
+
+__visible void __kfree_rcu(void *head, size_t offset)
+{
+	void (*fn)(void *, size_t) = KREAL(__kfree_rcu);
+
+	if (!fn)
+		return;
+	if (!kenter(__builtin_return_address(0))) {
+		fn(head, offset);
+		return;
+	}
+	krecord_kfree((char *)head - offset);
+	fn(head, offset);
+	leave();
+}
+
+static void *kcache_alloc_common(void *(*fn)(struct kmem_cache *, rec_gfp_t),
+				 struct kmem_cache *s, rec_gfp_t flags, const void *ret)
+{
+	unsigned int size;
+	void *p;
+
+	if (!fn)
+		return NULL;
+	if (!kenter(ret))
+		return fn(s, flags);
+	p = fn(s, flags);
+	size = kreal.kmem_cache_size ? kreal.kmem_cache_size(s) : 0;
+	kcache_meet(s, size);
+	krecord_alloc(TRACE_OP_CACHE_ALLOC, p, size, s);
+	leave();
+	return p;
+}
+
+__visible void *kmem_cache_alloc(struct kmem_cache *s, rec_gfp_t flags)
+{
+	return kcache_alloc_common(KREAL(kmem_cache_alloc), s, flags,
+				   __builtin_return_address(0));
+}
+
+__visible void *kmem_cache_zalloc(struct kmem_cache *s, rec_gfp_t flags)
+{
+	return kcache_alloc_common(KREAL(kmem_cache_zalloc), s, flags,
+				   __builtin_return_address(0));
+}
+
+__visible void kmem_cache_free(struct kmem_cache *s, void *p)
+{
+	void (*fn)(struct kmem_cache *, void *) = KREAL(kmem_cache_free);
+
+	if (!fn)
+		return;
+	if (!kenter(__builtin_return_address(0))) {
+		fn(s, p);
+		return;
+	}
+	if (p)
+		krecord_cache_free(s, p);
+	fn(s, p);
+	leave();
+}
+
+__visible int kmem_cache_alloc_bulk(struct kmem_cache *s, rec_gfp_t flags, size_t nr, void **p)
+{
+	int (*fn)(struct kmem_cache *, rec_gfp_t, size_t, void **) = KREAL(kmem_cache_alloc_bulk);
+	unsigned int size;
+	int got;
+
+	if (!fn)
+		return 0;
+	if (!kenter(__builtin_return_address(0)))
+		return fn(s, flags, nr, p);
+	got = fn(s, flags, nr, p);
+	size = kreal.kmem_cache_size ? kreal.kmem_cache_size(s) : 0;
+	kcache_meet(s, size);
+	for (int i = 0; i < got; i++)
+		krecord_alloc(TRACE_OP_CACHE_ALLOC, p[i], size, s);
+	leave();
+	return got;
+}
+
+__visible void kmem_cache_free_bulk(struct kmem_cache *s, size_t nr, void **p)
+{
+	void (*fn)(struct kmem_cache *, size_t, void **) = KREAL(kmem_cache_free_bulk);
+
+	if (!fn)
+		return;
+	if (!kenter(__builtin_return_address(0))) {
+		fn(s, nr, p);
+		return;
+	}
+	for (size_t i = 0; i < nr; i++)
+		if (p[i])
+			krecord_cache_free(s, p[i]);
+	fn(s, nr, p);
+	leave();
+}
+
+__visible void kmem_cache_destroy(struct kmem_cache *s)
+{
+	void (*fn)(struct kmem_cache *) = KREAL(kmem_cache_destroy);
+
+	if (s)
+		kcache_forget(s);
+	if (fn)
+		fn(s);
+}
+
 /* ---- exec: flush first, so nothing buffered is lost with the image ----- */
 
 static bool env_has(char *const envp[], const char *key, const char *needle)
@@ -1931,6 +2403,21 @@ REC_LOCAL(aligned_alloc);
 REC_LOCAL(posix_memalign);
 REC_LOCAL(valloc);
 REC_LOCAL(pvalloc);
+REC_LOCAL(kmalloc);
+REC_LOCAL(kzalloc);
+REC_LOCAL(kmalloc_array);
+REC_LOCAL(kcalloc);
+REC_LOCAL(krealloc);
+REC_LOCAL(kfree);
+REC_LOCAL(kfree_sensitive);
+REC_LOCAL(kvfree_rcu_mightsleep);
+REC_LOCAL(__kfree_rcu);
+REC_LOCAL(kmem_cache_alloc);
+REC_LOCAL(kmem_cache_zalloc);
+REC_LOCAL(kmem_cache_free);
+REC_LOCAL(kmem_cache_alloc_bulk);
+REC_LOCAL(kmem_cache_free_bulk);
+REC_LOCAL(kmem_cache_destroy);
 
 /*
  * The process's own @name, the one its calls reach: the first definition in
@@ -1982,6 +2469,13 @@ __visible long uslab_record_attach(const char *dir, unsigned int depth)
 	static const char *const names[] = {
 		"malloc", "free", "calloc", "realloc", "reallocarray", "memalign",
 		"aligned_alloc", "posix_memalign", "valloc", "pvalloc",
+		/* uslab's kernel API: slots exist only in a program linked to
+		 * libuslab.so (and in libuslab.so, whose own calls the wrappers
+		 * pass through) */
+		"kmalloc", "kzalloc", "kmalloc_array", "kcalloc", "krealloc", "kfree",
+		"kfree_sensitive", "kvfree_rcu_mightsleep", "__kfree_rcu",
+		"kmem_cache_alloc", "kmem_cache_zalloc", "kmem_cache_free",
+		"kmem_cache_alloc_bulk", "kmem_cache_free_bulk", "kmem_cache_destroy",
 	};
 	void *const fns[] = {
 		(void *)rec_local_malloc, (void *)rec_local_free, (void *)rec_local_calloc,
@@ -1989,6 +2483,14 @@ __visible long uslab_record_attach(const char *dir, unsigned int depth)
 		(void *)rec_local_memalign, (void *)rec_local_aligned_alloc,
 		(void *)rec_local_posix_memalign, (void *)rec_local_valloc,
 		(void *)rec_local_pvalloc,
+		(void *)rec_local_kmalloc, (void *)rec_local_kzalloc,
+		(void *)rec_local_kmalloc_array, (void *)rec_local_kcalloc,
+		(void *)rec_local_krealloc, (void *)rec_local_kfree,
+		(void *)rec_local_kfree_sensitive, (void *)rec_local_kvfree_rcu_mightsleep,
+		(void *)rec_local___kfree_rcu, (void *)rec_local_kmem_cache_alloc,
+		(void *)rec_local_kmem_cache_zalloc, (void *)rec_local_kmem_cache_free,
+		(void *)rec_local_kmem_cache_alloc_bulk, (void *)rec_local_kmem_cache_free_bulk,
+		(void *)rec_local_kmem_cache_destroy,
 	};
 	uintptr_t skip[1] = { 0 };
 	Dl_info di;
@@ -2033,6 +2535,7 @@ __visible long uslab_record_attach(const char *dir, unsigned int depth)
 	if (raw_fd < 0)
 		return -errno;
 	dump_maps();
+	kreal_resolve();	/* libuslab.so's, if the process has it */
 	atomic_store(&state, 2);
 	n = rec_got_patch(names, fns, ARRAY_SIZE(names), skip, skip[0] ? 1 : 0);
 	return n < 0 ? -ENOMEM : n;

@@ -31,6 +31,21 @@
  * allocated before the recorder came: collect.c makes it "alive at
  * attach"). Raw files only: the trace has TRACE_OP_FREE. */
 #define REC_OP_FREE_USABLE	29u
+/* `record -p`, uslab's kernel API: a kfree (size: ksize()) and a
+ * kmem_cache_free (size: kmem_cache_size(), old_addr: the cache) of a block
+ * that may predate the attach. Raw files only: the trace has
+ * TRACE_OP_KFREE / TRACE_OP_CACHE_FREE. */
+#define REC_OP_KFREE_USABLE	28u
+#define REC_OP_CFREE_USABLE	27u
+/* kmem_cache_alloc's raw event carries the cache's address in old_addr;
+ * the recorder names each cache it meets once, in the side file
+ * raw.<pid>.<n>.caches: "TIME ADDR SIZE NAME\n" (decimal; NAME to the end
+ * of the line), appended with one write(2). A cache destroyed and another
+ * made at the same address: the line with the latest TIME <= the event's. */
+#define REC_CACHES_SUFFIX	".caches"
+/* Does the op's raw record carry old_addr? */
+#define REC_HAS_OLD(op)	((op) == TRACE_OP_REALLOC || (op) == TRACE_OP_CACHE_ALLOC ||	\
+			 (op) == REC_OP_CFREE_USABLE)
 /* `record -g`: a call stack the thread has not used before, defined before
  * the first event that refers to it: op byte, varint local id, varint frame
  * count, frames as zigzag deltas. Not an event: no time, no CPU. */
@@ -75,7 +90,8 @@ struct rec_block {
 			 1u << TRACE_OP_VALLOC | 1u << TRACE_OP_PVALLOC |		\
 			 1u << TRACE_OP_FREE_SIZED | 1u << TRACE_OP_FREE_ALIGNED_SIZED |	\
 			 1u << TRACE_OP_KMALLOC | 1u << TRACE_OP_CACHE_ALLOC |		\
-			 1u << REC_OP_FREE_USABLE | 1u << REC_OP_REALLOC_OLD)
+			 1u << REC_OP_FREE_USABLE | 1u << REC_OP_REALLOC_OLD |		\
+			 1u << REC_OP_KFREE_USABLE | 1u << REC_OP_CFREE_USABLE)
 #define REC_ALIGN_OPS	(1u << TRACE_OP_MEMALIGN | 1u << TRACE_OP_POSIX_MEMALIGN |	\
 			 1u << TRACE_OP_ALIGNED_ALLOC | 1u << TRACE_OP_VALLOC |		\
 			 1u << TRACE_OP_PVALLOC | 1u << TRACE_OP_FREE_ALIGNED_SIZED)
@@ -106,7 +122,7 @@ static inline size_t rec_encode(uint8_t *buf, struct rec_state *st,
 	if (!same)
 		p = put_varint(p, e->cpu);
 	p = put_varint(p, zigzag((int64_t)(e->addr - st->addr)));
-	if (e->op == TRACE_OP_REALLOC)
+	if (REC_HAS_OLD(e->op))
 		p = put_varint(p, zigzag((int64_t)(e->old_addr - e->addr)));
 	if (REC_SIZE_OPS >> e->op & 1)
 		p = put_varint(p, e->size);
@@ -152,7 +168,8 @@ static inline int rec_decode(const uint8_t **pp, const uint8_t *end,
 	}
 	if ((*p & REC_SAME_CPU) && !st->started)
 		return -1;
-	if (e->op >= TRACE_OP_NR && e->op != REC_OP_REALLOC_OLD && e->op != REC_OP_FREE_USABLE)
+	if (e->op >= TRACE_OP_NR && e->op != REC_OP_REALLOC_OLD && e->op != REC_OP_FREE_USABLE &&
+	    e->op != REC_OP_KFREE_USABLE && e->op != REC_OP_CFREE_USABLE)
 		return -1;
 	has_stack = *p & REC_HAS_STACK;
 	v = *p++ & REC_SAME_CPU;
@@ -170,7 +187,7 @@ static inline int rec_decode(const uint8_t **pp, const uint8_t *end,
 		return -1;
 	e->addr = st->addr + (uint64_t)unzigzag(v);
 	e->old_addr = 0;
-	if (e->op == TRACE_OP_REALLOC) {
+	if (REC_HAS_OLD(e->op)) {
 		if (get_varint(&p, end, &v))
 			return -1;
 		e->old_addr = e->addr + (uint64_t)unzigzag(v);

@@ -183,23 +183,6 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* @pid maps libuslab.so (the library, not our recorder) */
-static bool maps_libuslab(pid_t pid)
-{
-	char path[64], line[4096];
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, "/libuslab.so") != NULL;
-	fclose(f);
-	return found;
-}
-
 int record_attach(const struct record_attach_opts *o)
 {
 	static char gdb_out[1 << 16];
@@ -267,7 +250,8 @@ int record_attach(const struct record_attach_opts *o)
 		return 1;
 	}
 	if (!o->quiet)
-		fprintf(stderr, "uslab record: attached to %d (%lld malloc calls redirected); "
+		fprintf(stderr, "uslab record: attached to %d (%lld calls redirected: the malloc family, "
+			"uslab's kernel API); "
 			"%s\n", (int)o->pid, v, o->duration > 0 ? "recording for the duration, Ctrl-C to stop early" :
 			"Ctrl-C to stop");
 	{
@@ -321,13 +305,6 @@ int record_attach(const struct record_attach_opts *o)
 			fprintf(stderr, "uslab record: -p %d: nothing was recorded\n", (int)o->pid);
 		return 1;
 	}
-	if (!res.events && maps_libuslab(o->pid))
-		fprintf(stderr, "uslab record: note: %d made no malloc-family call while recorded; "
-			"it runs on libuslab.so, whose kernel API (kmem_cache_alloc, kmalloc, kfree, "
-			"kfree_rcu) it may allocate through, and the recorder sees the malloc family "
-			"only. Its caches: uslab top -p %d, uslab slabinfo -p %d (when it was "
-			"started with USLAB_OPTIONS=stats_shm)\n", (int)o->pid, (int)o->pid,
-			(int)o->pid);
 	if (!o->quiet) {
 		fprintf(stderr, "uslab record: %s: %" PRIu64 " events, %" PRIu64 " blocks alive at "
 			"attach (allocated before it, freed during it: written as allocated at "
