@@ -874,10 +874,13 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 }
 
 /*
- * The depot is at its limit: a batch goes back to the layer above, in one
- * call (one hold of the slab lock: slab_free_bulk()), from the top of the
- * full spare, which is private (the loop then loads it). Without a spare
- * (no memory for magazines) the batch is taken from the loaded magazine.
+ * The depot is at its limit: the full spare, which is private, goes back
+ * to the layer above whole, in one call (one hold of the slab lock:
+ * slab_free_bulk()), and the loop then loads it empty (Bonwick's magazine
+ * layer; one batch of it halved the spare and doubled the lock round
+ * trips of a burst of frees: sh8bench_t2 0.83 -> 0.78 s; sh6bench,
+ * larson, xmalloc unchanged). Without a spare (no memory for
+ * magazines) a batch is taken from the loaded magazine.
  * Return: 0 or -EAGAIN.
  */
 static int pcp_flush_batch_locked(struct pcp_cache *pc, struct pcp_cpu *c,
@@ -892,7 +895,7 @@ static int pcp_flush_batch_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 	adapt_miss(c);
 	pcp_probe(pcp_flush, pc->name, cpu, left);
 	if (sp) {
-		k = (long)min_t(uint64_t, left, sp->count);
+		k = (long)sp->count;
 		sp->count -= (uint64_t)k;
 		pc->ops->flush(pc->owner, &sp->objs[sp->count], (unsigned int)k);
 		return 0;

@@ -79,7 +79,9 @@ struct page {
 			unsigned short objects;
 			unsigned char slab_order;
 			unsigned char frozen;
-			unsigned short slab_pad;
+			/* objects from this index on were never handed
+			 * out: not written, not on the freelist */
+			unsigned short fresh;
 		};
 		/* slab waiting for RCU (PG_rcu): liburcu's rcu_head fits here */
 		unsigned long rcu_space[5];

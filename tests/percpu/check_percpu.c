@@ -328,6 +328,31 @@ TEST(core, test_refill_and_hits)
 }
 END_TEST
 
+/*
+ * With the depot at its limit, a flush gives the whole full spare back in
+ * one call (Bonwick's magazine layer), not one batch of it: a burst of
+ * frees takes the layer above's lock once per magazine, half as often.
+ */
+TEST(core, test_flush_whole_magazine)
+{
+	enum { L = 8, B = 4, N = 200 };
+	struct pcp_cache *pc = t_create_here(L, B);
+	unsigned long calls, back;
+
+	ck_assert_int_eq(pcp_cache_set_depot_limit(pc, 0), 0);
+	t_alloc_range(pc, 0, N);
+	calls = flush_calls;
+	back = pool_top;
+	t_free_range(pc, 0, N);
+	calls = flush_calls - calls;
+	back = pool_top - back;
+	ck_assert_uint_gt(calls, 0);
+	ck_assert_uint_eq(back, calls * L);
+	ck_assert_uint_le(pcp_cache_objects(pc, NULL), 2 * L);
+	t_destroy(pc);
+}
+END_TEST
+
 /* Frees beyond two magazines go to the depot up to its limit, then flush. */
 TEST(core, test_depot_and_flush)
 {

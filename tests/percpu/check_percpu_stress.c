@@ -198,6 +198,8 @@ static unsigned long slab_free_objects(struct kmem_cache *s, unsigned long *crea
 
 			for (p = slab->freelist; p; p = get_freepointer(s, p))
 				nfree++;
+			/* and those never handed out (slab->fresh on) */
+			nfree += slab->objects - slab->fresh;
 			nslabs++;
 		}
 	}

@@ -68,12 +68,15 @@ static void check_slab_state(struct kmem_cache *s, struct page *slab, enum slab_
 	case ON_FULL:
 		ck_assert_uint_eq(slab->inuse, slab->objects);
 		ck_assert(slab->freelist == NULL);
+		ck_assert_uint_eq(slab->fresh, slab->objects);
 		break;
 	case ON_EMPTY:
 		ck_assert_uint_eq(slab->inuse, 0);
+		/* objects never handed out are not on the freelist */
+		ck_assert_uint_le(slab->fresh, slab->objects);
 		for (p = slab->freelist; p; p = get_freepointer(s, p))
 			free++;
-		ck_assert_uint_eq(free, slab->objects);
+		ck_assert_uint_eq(free + slab->objects - slab->fresh, slab->objects);
 		break;
 	}
 }
@@ -1072,6 +1075,32 @@ static void hard_slab_tail(int fd)
 	kmem_cache_free(s, past);
 }
 
+/*
+ * The last object of a new slab was never handed out (objects are taken
+ * from a slab in address order, nothing is written to the others): its
+ * free must stop when it reaches the slab, not put it on the freelist
+ * that the untouched rest will be handed out from again.
+ */
+static void hard_free_never_allocated(int fd)
+{
+	struct kmem_cache *s = kmem_cache_create("hard-fresh", 1000, 0, 0, NULL);
+	char *o, *last;
+	struct page *slab;
+
+	/* one object per refill: the rest of the slab stays untaken */
+	ck_assert_int_eq(kmem_cache_set_tunables(s, 1, 1, 0), 0);
+	o = kmem_cache_alloc(s, GFP_KERNEL);
+	slab = virt_to_slab(o);
+	ck_assert_uint_gt(slab->objects, 1);
+	last = (char *)slab_base(slab) + (size_t)(slab->objects - 1) * s->size;
+	ck_assert_uint_lt(slab->fresh, slab->objects);
+	expect_line(fd, "kmem_cache_free(hard-fresh): double free of object 0x%lx",
+		    (unsigned long)last);
+	kmem_cache_free(s, last);
+	kmem_cache_shrink(s);	/* the flush must stop here */
+	kmem_cache_free(s, o);
+}
+
 TEST(hardened, test_hardened_reports)
 {
 	if (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
@@ -1088,6 +1117,9 @@ TEST(hardened, test_hardened_reports)
 		expect_report(hard_kfree_fast_interior);
 	}
 	expect_report(hard_slab_tail);
+	/* debug caches prepare every object up front (docs/slab.md) */
+	if (!IS_ENABLED(CONFIG_SLAB_DEBUG_ON))
+		expect_report(hard_free_never_allocated);
 }
 END_TEST
 
