@@ -94,6 +94,13 @@ int sim_layers_settings(const struct sim_config *cfg)
 		err = sim_setting(KMEM_TUNE_BATCH, NULL, cfg->batch);
 	if (!err && cfg->depot_limit != SIM_DEFAULT)
 		err = sim_setting(KMEM_TUNE_DEPOT_LIMIT, NULL, cfg->depot_limit);
+	/* as USLAB_OPTIONS=adapt=,adapt_min=,adapt_max=,adapt_budget_kb= */
+	if (!err && (cfg->adapt_min || cfg->adapt_max || cfg->adapt_budget_kb))
+		err = pcp_adapt_set_bounds((unsigned long)cfg->adapt_min,
+					   (unsigned long)cfg->adapt_max,
+					   (unsigned long)cfg->adapt_budget_kb);
+	if (!err && cfg->adapt >= 0)
+		pcp_adapt_set(cfg->adapt == 1);
 	return err;
 }
 
@@ -140,6 +147,27 @@ static struct kmem_cache *sim_class_cache(struct sim_class_result *cr)
 	if (!cr->cache)
 		cr->cache = kmem_cache_find(cr->name);
 	return cr->cache;
+}
+
+bool sim_layers_mag_sizes(struct sim_result *res, uint16_t *mag)
+{
+	unsigned int c, lo, hi;
+
+	if (!pcp_adapt_enabled())
+		return false;
+	for (c = 0; c < res->nr_cls && c < SIM_MAX_CLASSES; c++) {
+		struct pcp_cache *pc;
+
+		mag[c] = 0;
+		if (!sim_class_cache(&res->cls[c]))
+			continue;
+		pc = kmem_cache_pcp(res->cls[c].cache);
+		if (!pc)
+			continue;
+		pcp_cache_mag_range(pc, &lo, &hi);
+		mag[c] = (uint16_t)min_t(unsigned int, hi, UINT16_MAX);
+	}
+	return true;
 }
 
 /* The library's counters of one cache (slab/'s statistics call). */
