@@ -105,6 +105,13 @@ struct sim_config {
 		int mag;
 	} class_mag[SIM_MAX_CLASSES];
 	unsigned int nr_class_mag;
+	/* --held CACHE=N: objects allocated before the run and kept, as the
+	 * replayer's own (a worker thread's glibc DTV) are in a real replay */
+	struct {
+		unsigned int cls;	/* kmalloc class index */
+		long n;
+	} held[SIM_MAX_CLASSES];
+	unsigned int nr_held;
 	int batch;			/* -1 = default */
 	long depot_limit;		/* SIM_DEFAULT, -1 = unlimited, or N */
 	uint64_t sample_every;		/* events between memory samples */
@@ -133,6 +140,8 @@ struct sim_class_result {
 	struct sim_cache_counts c;
 	uint64_t slab_bytes_peak;
 	struct kmem_cache_stats stats;	/* slab/'s counters at the end */
+	struct kmem_cache_stats before;	/* at the start, if --held made it */
+	bool has_before;
 	int64_t ovh_peak;		/* slab bytes - live bytes of the class */
 	int64_t ovh_sum;		/* over samples, for the mean */
 };
@@ -192,7 +201,8 @@ struct sim_result {
 void sim_config_init(struct sim_config *cfg);
 int sim_parse_mag_size(struct sim_config *cfg, const char *arg);
 /* @opt: 'm' --mag-size, 'b' --batch, 'd' --depot-limit, 'a' --adapt,
- * 'n' --adapt-min, 'x' --adapt-max, 'B' --adapt-budget. Return: 0, -EINVAL,
+ * 'n' --adapt-min, 'x' --adapt-max, 'B' --adapt-budget, 'h' --held
+ * (CACHE=N, CACHE a kmalloc cache name, N >= 0). Return: 0, -EINVAL,
  * -ENOENT (--mag-size CLASS=N: CLASS no kmalloc class). */
 int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg);
 struct uslab_tunable;
@@ -225,6 +235,7 @@ void sim_layers_set_cpu(unsigned int cpu, uint64_t time_ns);
 bool sim_layers_mag_sizes(struct sim_result *res, uint16_t *mag);
 void sim_layers_collect(struct sim_result *res);
 void sim_layers_mark_start(struct sim_result *res);
+int sim_layers_hold(const struct sim_config *cfg, struct sim_result *res);
 /* Bytes of slabs per class (slabinfo's num_slabs * pagesperslab). */
 void sim_slab_bytes(struct sim_result *res, uint64_t *bytes);
 

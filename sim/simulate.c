@@ -573,6 +573,9 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	err = sim_setup(cfg, res);
 	if (err)
 		return err;
+	err = sim_layers_hold(cfg, res);
+	if (err)
+		return err;
 	sim_layers_mark_start(res);
 	err = sim_state_grow(&st, t->id_space ? t->id_space : 1);
 	if (err)
@@ -675,6 +678,28 @@ int sim_parse_mag_size(struct sim_config *cfg, const char *arg)
 	return 0;
 }
 
+/* --held CACHE=N: CACHE a kmalloc cache name, as `uslab replay` prints them. */
+static int sim_parse_held(struct sim_config *cfg, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	unsigned int i;
+	long v;
+
+	if (!eq || kmem_cache_parse_long(eq + 1, 0, 1L << 20, &v) ||
+	    cfg->nr_held == SIM_MAX_CLASSES)
+		return -EINVAL;
+	for_each_kmalloc_class(i) {
+		if (strlen(kmalloc_info[i].name) == (size_t)(eq - arg) &&
+		    !strncmp(arg, kmalloc_info[i].name, (size_t)(eq - arg))) {
+			cfg->held[cfg->nr_held].cls = i;
+			cfg->held[cfg->nr_held].n = v;
+			cfg->nr_held++;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 void sim_config_init(struct sim_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -718,6 +743,8 @@ int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg)
 
 	if (opt == 'm')
 		return sim_parse_mag_size(cfg, arg);
+	if (opt == 'h')
+		return sim_parse_held(cfg, arg);
 	if (strchr(arg, '='))
 		return -EINVAL;		/* one value for every kmalloc cache */
 	if (!t || uslab_tunable_parse(t, arg, &v))

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "uslab/malloc.h"
 #include "uslab/page_alloc.h"
 #include "uslab/percpu.h"
 #include "uslab/slab.h"
@@ -180,6 +181,8 @@ static void sim_collect_one(struct sim_class_result *cr)
 	st.object_size = cr->objsize;
 	if (sim_class_cache(cr))
 		kmem_cache_get_stats(cr->cache, &st);
+	if (cr->has_before)	/* the run's own counts, as `uslab replay` */
+		kmem_cache_stats_sub(&st, &cr->before);
 	cr->c.allocs = st.allocs;
 	cr->c.frees = st.frees;
 	cr->c.alloc_hits = st.alloc_hits;
@@ -229,6 +232,46 @@ void sim_layers_collect(struct sim_result *res)
 	res->splits = ps.splits;
 	res->merges = ps.merges;
 	res->pages = ps;
+}
+
+/*
+ * sim_layers_hold - before the run, --held's objects: allocated through the
+ * library's malloc on CPU 0 and never freed, as a real replay's own live
+ * objects are when its timed run starts (glibc's DTV of its worker thread,
+ * in kmalloc-384). They count as out where the library looks at what a
+ * class has out (a refill takes at most that, slab_pcp_refill()). Then,
+ * as `uslab replay` does (tools/uslab/replay-stats.c): every magazine
+ * drained, the counters taken to subtract, the peaks restarted.
+ * Return: 0 or -ENOMEM.
+ */
+int sim_layers_hold(const struct sim_config *cfg, struct sim_result *res)
+{
+	unsigned int i, c;
+	long k;
+
+	if (!cfg->nr_held)
+		return 0;
+	sim_layers_set_cpu(0, 0);
+	for (i = 0; i < cfg->nr_held; i++) {
+		for (k = 0; k < cfg->held[i].n; k++) {
+			if (!uslab_malloc(kmalloc_info[cfg->held[i].cls].size)) {
+				fprintf(stderr, "uslab sim: --held: out of memory\n");
+				res->reported = true;
+				return -ENOMEM;
+			}
+		}
+	}
+	kmem_cache_shrink_all();
+	for (c = 0; c < res->nr_cls; c++) {
+		struct sim_class_result *cr = &res->cls[c];
+
+		if (!sim_class_cache(cr))
+			continue;
+		kmem_cache_get_stats(cr->cache, &cr->before);
+		cr->has_before = true;
+	}
+	kmem_cache_stats_reset_peak();
+	return 0;
 }
 
 /*

@@ -327,12 +327,19 @@ static const char *sim_tunable(const struct cli_opt *opt, const char *arg)
 
 	if (!err)
 		return NULL;
+	if (err == -ENOENT && opt->data == 'h') {
+		snprintf(cls, sizeof(cls), "CACHE=N with CACHE a kmalloc cache (%s .. %s)",
+			 kmalloc_info[0].name, kmalloc_info[NR_KMALLOC_CLASSES - 1].name);
+		return cls;
+	}
 	if (err == -ENOENT) {	/* CLASS=N, CLASS no kmalloc class */
 		snprintf(cls, sizeof(cls), "CLASS=N with CLASS a kmalloc cache (%s .. %s) "
 			 "or a size 1..%d", kmalloc_info[0].name,
 			 kmalloc_info[NR_KMALLOC_CLASSES - 1].name, KMALLOC_MAX_CACHE_SIZE);
 		return cls;
 	}
+	if (opt->data == 'h')
+		return "CACHE=N (kmalloc-384=1), N 0 .. 2^20";
 	snprintf(cls, sizeof(cls), "%s%ld..%ld%s", opt->data == 'm' ?
 		 "N or CLASS=N (kmalloc-64=32 or 64=32), N " :
 		 opt->data == 'n' || opt->data == 'x' ? "bytes " :
@@ -369,6 +376,10 @@ static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_c
 		OPT_STRING(0, "timeline", &o->timeline, "FILE", "every sample as CSV (FILE.csv or -), or drawn:\n"
 			   "held, resident, live over time (FILE.svg, FILE.png)",
 			   .flags = OPT_OUTPUT, .formats = "csv,svg,png,-"),
+		OPT_CALLBACK(0, "held", cfg, "CACHE=N", "N objects of a kmalloc cache allocated\n"
+			     "before the run and kept (what `uslab replay` with\n"
+			     "stats prints as the replayer's own), repeatable",
+			     sim_tunable, .data = 'h'),
 		OPT_BOOLEAN(0, "no-reaper", &cfg->no_reaper,
 			    "no reaper passes (a real run: USLAB_OPTIONS=reaper_ms=0)"),
 		OPT_BOOLEAN(0, "result", &o->result,
