@@ -5,10 +5,10 @@
  * malloc/policy.h (the rules, written once, also instantiated as
  * uslab_malloc() ... by malloc/policy.c for the simulator), so the
  * exported fast paths pay no extra call (malloc/policy.c's uslab_ list
- * mirrors this one on purpose, name for name): malloc is one compare and a tail
- * call into kmalloc_fast(); free is page_alloc_owns (two loads, two
- * compares) and kfree_fast(). As mimalloc keeps alloc-override.c apart
- * from alloc.c.
+ * mirrors this one on purpose, name for name): malloc is one compare and
+ * kmalloc_small_fast(), free is kfree_small_fast(), both inline
+ * (slab/fastpath.h), so each is one function on a hit. As mimalloc keeps
+ * alloc-override.c apart from alloc.c.
  *
  * No locks are taken here; the layers below document theirs. Nothing here
  * uses TLS, stdio, dlsym or liburcu, so the first malloc() of a preloaded

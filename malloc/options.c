@@ -337,5 +337,5 @@ void malloc_apply_options(void)
 	 * and the call site; malloc's byte-table route knows neither.
 	 */
 	if (kmem_cache_debug_kmalloc())
-		__atomic_store_n(&malloc_small_max, 0, __ATOMIC_RELEASE);
+		malloc_small_close();
 }

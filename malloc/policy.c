@@ -11,15 +11,21 @@
  */
 #include <errno.h>
 #include "uslab/malloc.h"
+#include "lib/sigsafe.h"
 #include "malloc/policy.h"
 
 /*
- * Sizes 1 .. this take malloc()'s byte-table route; 0 in the debug preset
- * (red zones on every cache) and once a slab_debug setting (also
- * USLAB_OPTIONS=debug) may name a kmalloc cache, so that every size
- * reaches kmalloc(), which gives a debug class the size asked for.
+ * Sizes 1 .. this take malloc()'s inline route (kmalloc_small_fast()).
+ * 0 at start: that route's rseq section may run only once pcp_init() has
+ * chosen the area it reads, so the first small malloc takes
+ * malloc_sized(), which opens it (malloc_small_open()). It stays 0 in the
+ * debug preset (red zones on every cache) and goes back to 0 for good
+ * once a slab_debug setting (also USLAB_OPTIONS=debug) may name a kmalloc
+ * cache (malloc_small_close()), so that every size reaches kmalloc(),
+ * which gives a debug class the size asked for.
  */
-size_t malloc_small_max = IS_ENABLED(CONFIG_SLAB_DEBUG_ON) ? 0 : KMALLOC_SMALL_MAX;
+size_t malloc_small_max;
+static bool malloc_small_closed = IS_ENABLED(CONFIG_SLAB_DEBUG_ON);
 unsigned long malloc_foreign_frees;
 
 __slowpath void *malloc_fail(void)
@@ -44,12 +50,33 @@ __slowpath void *malloc_slow(size_t size, gfp_t gfp)
 }
 
 /*
- * Sizes above KMALLOC_SMALL_MAX: kmalloc() finds their class by fls and
- * takes the same route (__kmalloc_index) as malloc(); the rest goes to
+ * Sizes above KMALLOC_SMALL_MAX, and small ones until malloc_small_max is
+ * open (below): kmalloc() finds their class by fls and
+ * takes the route of its other sizes (__kmalloc_index); the rest goes to
  * malloc_slow. @gfp may hold __GFP_ZERO.
  */
+static __slowpath void malloc_small_open(void)
+{
+	if (__atomic_load_n(&malloc_small_closed, __ATOMIC_SEQ_CST) ||
+	    sigsafe_reentered() || !kmalloc_small_ready())
+		return;
+	__atomic_store_n(&malloc_small_max, KMALLOC_SMALL_MAX, __ATOMIC_SEQ_CST);
+	/* closed meanwhile (malloc_small_close() on another thread) */
+	if (__atomic_load_n(&malloc_small_closed, __ATOMIC_SEQ_CST))
+		__atomic_store_n(&malloc_small_max, 0, __ATOMIC_SEQ_CST);
+}
+
+void malloc_small_close(void)
+{
+	__atomic_store_n(&malloc_small_closed, true, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&malloc_small_max, 0, __ATOMIC_SEQ_CST);
+}
+
 noinline void *malloc_sized(size_t size, gfp_t gfp)
 {
+	if (size - 1 < KMALLOC_SMALL_MAX &&
+	    unlikely(!__atomic_load_n(&malloc_small_max, __ATOMIC_RELAXED)))
+		malloc_small_open();
 	if (unlikely(size - 1 >= KMALLOC_MAX_CACHE_SIZE) ||
 	    IS_ENABLED(CONFIG_SLAB_DEBUG_ON))
 		return malloc_slow(size, gfp);

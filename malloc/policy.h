@@ -20,6 +20,7 @@
 #include "uslab/page_alloc.h"
 #include "uslab/slab.h"
 #include "malloc/internal.h"
+#include "slab/fastpath.h"
 
 #define MALLOC_GFP	(GFP_KERNEL | __GFP_NOWARN)
 
@@ -34,26 +35,22 @@ void malloc_free_foreign(const void *p) __malloc_hidden;
 
 /*
  * Fast path: one compare against malloc_small_max (size - 1 wraps for 0,
- * so it also catches malloc(0); 0 while debugging), the class from the
- * byte table, then a tail call into __kmalloc_index() (per-class
- * pcp_cache, rseq pop). One route to a cache for every size: larger
- * sizes reach the same __kmalloc_index() through kmalloc().
+ * so it also catches malloc(0); 0 until the first small malloc's slow
+ * route opens it and while debugging), then kmalloc_small_fast() inline
+ * (the class's magazines from one table, rseq pop, the free mark). Larger
+ * sizes reach the same caches through kmalloc().
  */
 static __always_inline void *__uslab_malloc(size_t size)
 {
 	if (likely(size - 1 < malloc_small_max))
-		return __kmalloc_index(kmalloc_index_small(size), MALLOC_GFP);
+		return kmalloc_small_fast(size, MALLOC_GFP);
 	return malloc_sized(size, MALLOC_GFP);
 }
 
-/* Fast path: two compares (owned, and so not NULL), then kfree_fast(). */
+/* Fast path: kfree_small_fast() inline; pointers not ours are foreign. */
 static __always_inline void __uslab_free(void *p)
 {
-	if (unlikely(!page_alloc_owns(p))) {
-		malloc_free_foreign(p);
-		return;
-	}
-	kfree_fast(p);
+	kfree_small_fast(p, malloc_free_foreign);
 }
 
 /* malloc()'s route, then zeroed (the slab layer never promises zeroes). */
@@ -65,7 +62,7 @@ static __always_inline void *__uslab_calloc(size_t n, size_t size)
 	if (unlikely(__builtin_mul_overflow(n, size, &total)))
 		return malloc_fail();
 	if (likely(total - 1 < malloc_small_max)) {
-		p = __kmalloc_index(kmalloc_index_small(total), MALLOC_GFP);
+		p = kmalloc_small_fast(total, MALLOC_GFP);
 		if (likely(p))
 			memset(p, 0, total);
 		return p;

@@ -40,6 +40,7 @@
 
 char *page_alloc_base;
 char *page_alloc_end;
+size_t page_alloc_span;
 struct page *page_alloc_map;
 unsigned char *page_alloc_tags;
 
@@ -148,6 +149,8 @@ int pa_space_grow_locked(size_t bytes)
 	    !pa_map_fixed(end, bytes, PROT_NONE))
 		return -ENOMEM;
 	__atomic_store_n(&page_alloc_end, end + bytes, __ATOMIC_RELEASE);
+	__atomic_store_n(&page_alloc_span, end + bytes - page_alloc_base,
+			 __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -188,6 +191,8 @@ void pa_space_shrink_locked(char *addr)
 	else
 		munmap(addr, (size_t)(page_alloc_end - addr));
 	__atomic_store_n(&page_alloc_end, addr, __ATOMIC_RELEASE);
+	__atomic_store_n(&page_alloc_span, addr - page_alloc_base,
+			 __ATOMIC_RELEASE);
 	/* Its struct pages zero again, as pa_space_get_locked's "fresh"
 	 * says of the top: whole map pages given back, the edges cleared. */
 	if (hi > lo) {

@@ -136,13 +136,8 @@ static inline struct pcp_hdr *pcp_hdr(struct pcp_cache *pc, int cpu)
 	return &pc->hdr[cpu];
 }
 
-/*
- * percpu/magazine.c: the slow paths behind the inline fast paths (the
- * only miss entries): under the CPU's lock, from the spare, the depot or
- * a refill of the layer above; back to them on free.
- */
-void *pcp_alloc_slow(struct pcp_cache *pc);
-void pcp_free_slow(struct pcp_cache *pc, void *obj);
+/* The miss entries behind the fast paths: pcp_alloc_slow() and
+ * pcp_free_slow() (include/uslab/percpu.h). */
 
 /*
  * Hit counters (CONFIG_PERCPU_HIT_STATS, off by default): one `incq` in
@@ -251,38 +246,36 @@ void pcp_free_slow(struct pcp_cache *pc, void *obj);
 static __always_inline void *pcp_alloc_fast(struct pcp_cache *pc)
 {
 	void *obj;
-	bool hit;
 	long off = pcp_rseq_off;
 
 	/*
-	 * The hit is the flags of `cmp cur, begin` (above), carried out of
-	 * the asm (a flag output): the caller's test of the result is the
-	 * branch on them, with no test instruction (the load, lea and commit
-	 * keep them; the hit counter's inc keeps CF and clears ZF).
+	 * asm goto with an output (gcc 11 and later): the miss jumps straight
+	 * to the caller's slow path; the output is valid on the fall-through
+	 * only, which is the only place it is read.
 	 */
-	__asm__ __volatile__ (
-		PCP_FAST_BEGIN("6f")
+	__asm__ __volatile__ goto (
+		PCP_FAST_BEGIN("%l[miss]")
 		"movq %c[hdr] + %c[cur](%[pc], %%rdx), %%rcx\n\t"
 		"cmpq %c[hdr] + %c[begin](%[pc], %%rdx), %%rcx\n\t"
-		"jbe 6f\n\t"
-		"movq -8(%%rcx), %%rax\n\t"
-		"leaq -8(%%rcx), %%rcx\n\t"		/* keeps the flags */
+		"jbe %l[miss]\n\t"
+		"movq -8(%%rcx), %[obj]\n\t"
+		"subq $8, %%rcx\n\t"
 		"movq %%rcx, %c[hdr] + %c[cur](%[pc], %%rdx)\n\t"	/* commit */
 		"2:\n\t"
 		PCP_ASM_HIT(0)
 		".pushsection __rseq_failure, \"ax\"\n\t"
 		PCP_FAST_ABORT
 		".popsection\n\t"
-		"6:\n\t"
-		: "=@cca" (hit), "=&a" (obj)
+		: [obj] "=&a" (obj)	/* the return register */
 		: PCP_RSEQ_OPERANDS, PCP_FAST_OPERANDS,
 		  [cur] "i" (PCP_HDR_CUR), [begin] "i" (PCP_HDR_BEGIN)
-		: "rcx", "rdx", "memory");
-	if (!hit)
-		return NULL;
+		: "rcx", "rdx", "memory", "cc"
+		: miss);
 	if (!obj)
 		__builtin_unreachable();	/* a magazine never holds NULL */
 	return obj;
+miss:
+	return NULL;
 }
 
 /**
@@ -333,32 +326,5 @@ static __always_inline bool pcp_free_fast(struct pcp_cache *pc, void *obj)
 	return false;
 }
 #endif
-
-/**
- * pcp_alloc - an object from this CPU's magazines, else from the depot or
- * a refill of the layer above.
- * Context: any thread; lock-free on a hit. Not on a bypass cache.
- * Return: the object, or NULL when the layer above is out of memory.
- */
-static __always_inline void *pcp_alloc(struct pcp_cache *pc)
-{
-	void *obj = pcp_alloc_fast(pc);
-
-	if (likely(obj))
-		return obj;
-	return pcp_alloc_slow(pc);
-}
-
-/**
- * pcp_free - give @obj to this CPU's magazines (the depot or the layer
- * above when they are full).
- * Context: any thread; lock-free on a hit. Not on a bypass cache.
- */
-static __always_inline void pcp_free(struct pcp_cache *pc, void *obj)
-{
-	if (unlikely(!pcp_free_fast(pc, obj)))
-		pcp_free_slow(pc, obj);
-}
-
 
 #endif /* USLAB_PERCPU_FASTPATH_H */

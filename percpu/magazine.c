@@ -991,8 +991,9 @@ flush:
  * (a section interrupted by the signal aborts and retries), but a handler
  * that misses while its thread holds this CPU's slow-path lock would wait
  * on itself. So every percpu lock is held inside a sigsafe section
- * (pcp_cpu_lock, depot_lock; lib/sigsafe.h): the slab layer's miss
- * entries see the depth in a handler and take no lock. One add to a
+ * (pcp_cpu_lock, depot_lock; lib/sigsafe.h), and both slow paths ask the
+ * layer above first (ops->may_lock: the slab layer sees the depth in a
+ * handler and refuses; the caller then serves the operation lock-free). One add to a
  * per-thread word on each side, in both modes (before, rseq mode paid two
  * rt_sigprocmask calls per refill or flush, about 500 ns).
  */
@@ -1002,6 +1003,8 @@ void *pcp_alloc_slow(struct pcp_cache *pc)
 	void *obj = NULL;
 	int cpu, r;
 
+	if (pc->ops->may_lock && !pc->ops->may_lock(pc->owner))
+		return NULL;
 	do {
 		cpu = pcp_current_cpu();
 		c = cpu < 0 ? NULL : pcp_get_cpu(pc, cpu);
@@ -1018,17 +1021,19 @@ void *pcp_alloc_slow(struct pcp_cache *pc)
 	return obj;
 }
 
-void pcp_free_slow(struct pcp_cache *pc, void *obj)
+bool pcp_free_slow(struct pcp_cache *pc, void *obj)
 {
 	struct pcp_cpu *c;
 	int cpu, r;
 
+	if (pc->ops->may_lock && !pc->ops->may_lock(pc->owner))
+		return false;
 	do {
 		cpu = pcp_current_cpu();
 		c = cpu < 0 ? NULL : pcp_get_cpu(pc, cpu);
 		if (unlikely(!c)) {
 			pcp_direct_free(pc, obj);
-			return;
+			return true;
 		}
 		pcp_cpu_lock(c);
 		c->slow_ops++;
@@ -1038,6 +1043,7 @@ void pcp_free_slow(struct pcp_cache *pc, void *obj)
 		pcp_cpu_unlock(c);
 	} while (r);
 	pcp_reaper_kick();
+	return true;
 }
 
 /* ------------------------------------------------------------------ */

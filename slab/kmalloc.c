@@ -2,14 +2,16 @@
 /*
  * kmalloc: the size classes (the one table, kmalloc_info[]), the kmalloc-N
  * caches serving them (created lazily on first use, from the boot cache,
- * never through malloc), and the one route from a size to a cache:
+ * never through malloc), and the routes from a size to a cache:
  *
  *   kmalloc(size)  ---- kmalloc_index(size) ----.
- *   malloc(size)   -- kmalloc_index_small() ----+--> __kmalloc_index(idx)
- *   kmalloc_aligned(size, align) ---------------'      |
+ *   kmalloc_aligned(size, align) ---------------+--> __kmalloc_index(idx)
  *        kmalloc_pcp[idx] -> pcp_alloc_fast() (one rseq section) -> hit
- *        miss: kmalloc_miss() -> slab_alloc_miss(), which refills from the
- *        slabs without entering the section again (an abort retries it)
+ *   malloc(size <= 1 KiB) -- kmalloc_small_fast(size) (slab/fastpath.h,
+ *        inline): kmalloc_small_pcp[size] -> pcp_alloc_fast() -> hit
+ *   either miss: kmalloc_miss(size) -> slab_alloc_miss(), which refills
+ *        from the slabs without entering the section again (percpu
+ *        retries an aborted section itself)
  *
  * Larger requests go to page_alloc: a buddy block up to MAX_PAGE_ORDER, a
  * mapping of its own above. Power-of-two classes are naturally aligned,
@@ -39,6 +41,7 @@
 #include <urcu/urcu-memb.h>
 #include <urcu/rculist.h>
 #include "slab/internal.h"
+#include "slab/fastpath.h"
 
 _Static_assert((CONFIG_KMALLOC_MAX_CACHE_SIZE &
 		(CONFIG_KMALLOC_MAX_CACHE_SIZE - 1)) == 0,
@@ -110,22 +113,41 @@ static struct kmem_cache *kmalloc_caches[NR_KMALLOC_CLASSES];
  */
 static struct pcp_cache *kmalloc_pcp[NR_KMALLOC_CLASSES];
 
+/* kfree_small_fast()'s constants by page tag (slab/fastpath.h) */
+struct kmalloc_free_tab kmalloc_free_tab;
+
+/* slab/fastpath.h: every entry valid from the start (the bypass cache) */
+struct pcp_cache *kmalloc_small_pcp[KMALLOC_SMALL_MAX / 8] = {
+	[0 ... KMALLOC_SMALL_MAX / 8 - 1] = PCP_BYPASS,
+};
+
 /*
- * What kfree_fast() needs of a class, by page tag (class + 1): the
- * magazines and the object-boundary test's constants (struct kmem_cache's
- * slab_mask, obj_magic, obj_limit), one array each so that one base
- * register and the tag address all four. Entry 0 (pages of other caches,
- * large blocks, free pages) and debug classes have obj_limit 0: every
- * test fails there, and kfree() takes over, so the tag needs no test of
- * its own.
+ * Class @idx's magazines become @pc in kmalloc_small_pcp[] for the sizes
+ * it serves: @first, only where the entry is still the bypass cache (the
+ * class's first use, lock-free; it never undoes a re-making's entry);
+ * else every entry (a re-making, under slab_mutex). Release stores: the
+ * cache is complete before a fast path can reach it.
  */
-#define NR_KMALLOC_TAGS	(NR_KMALLOC_CLASSES + 1)
-static struct {
-	struct pcp_cache *pc[NR_KMALLOC_TAGS];
-	uintptr_t slab_mask[NR_KMALLOC_TAGS];
-	uint64_t obj_magic[NR_KMALLOC_TAGS];
-	uint64_t obj_limit[NR_KMALLOC_TAGS];
-} kmalloc_free_tab;
+static void kmalloc_small_publish(unsigned int idx, struct pcp_cache *pc,
+				  bool first)
+{
+	struct pcp_cache *bypass;
+	unsigned int i;
+
+	for (i = 0; i < KMALLOC_SMALL_MAX / 8; i++) {
+		if (kmalloc_size_index[i] != idx)
+			continue;
+		bypass = PCP_BYPASS;
+		if (first)
+			__atomic_compare_exchange_n(&kmalloc_small_pcp[i],
+						    &bypass, pc, false,
+						    __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED);
+		else
+			__atomic_store_n(&kmalloc_small_pcp[i], pc,
+					 __ATOMIC_RELEASE);
+	}
+}
 
 static void kmalloc_free_info_set(unsigned int idx, struct kmem_cache *s)
 {
@@ -138,6 +160,7 @@ static void kmalloc_free_info_set(unsigned int idx, struct kmem_cache *s)
 	__atomic_store_n(&kmalloc_free_tab.obj_limit[tag], s->obj_limit,
 			 __ATOMIC_RELEASE);
 }
+
 /* kmalloc() sizes 1 .. this go straight to __kmalloc_index(); 0 once a
  * kmalloc cache may be a debug cache (kmalloc_debug_route()), and from
  * the start in the debug preset, where every cache is one. */
@@ -311,8 +334,10 @@ int kmalloc_cache_remake(struct kmem_cache *old)
 	}
 	cds_list_add_tail_rcu(&fresh->list, &slab_caches);
 	__atomic_store_n(&kmalloc_caches[idx], fresh, __ATOMIC_RELEASE);
-	if (IS_ENABLED(CONFIG_PERCPU_CACHE))
+	if (IS_ENABLED(CONFIG_PERCPU_CACHE)) {
 		__atomic_store_n(&kmalloc_pcp[idx], fresh->pcp, __ATOMIC_RELEASE);
+		kmalloc_small_publish(idx, fresh->pcp, false);
+	}
 	pthread_mutex_unlock(&slab_mutex);
 	slab_settings_recheck(fresh);
 out_mask:
@@ -321,14 +346,18 @@ out_mask:
 }
 
 /*
- * Behind __kmalloc_index(): first use of the class, an empty magazine, a
- * nocache build, a debug class (its magazines are the bypass cache). No
+ * Behind __kmalloc_index() and kmalloc_small_fast() (slab/fastpath.h):
+ * first use of the class, an empty magazine, a nocache build, a debug
+ * class (its magazines are the bypass cache). @size: 1 ..
+ * KMALLOC_MAX_CACHE_SIZE, any size of the class (the miss finds the class
+ * again: kept off the hit paths, which have the size or the class). No
  * call site for SLAB_STORE_USER: malloc's route pays nothing for it;
  * kmalloc() and malloc reach debug classes through kmalloc_slow(), which
  * knows it. Return: an object taken (slab_obj_take()), or NULL.
  */
-static __slowpath void *kmalloc_miss(unsigned long idx, gfp_t gfp)
+__slowpath void *kmalloc_miss(size_t size, gfp_t gfp)
 {
+	unsigned int idx = kmalloc_index(size);
 	struct kmem_cache *s = __atomic_load_n(&kmalloc_caches[idx], __ATOMIC_ACQUIRE);
 	struct pcp_cache *none = NULL;
 
@@ -350,11 +379,36 @@ static __slowpath void *kmalloc_miss(unsigned long idx, gfp_t gfp)
 	}
 	/* only from NULL: a re-made class's entry is not taken back */
 	if (IS_ENABLED(CONFIG_PERCPU_CACHE) &&
-	    unlikely(!__atomic_load_n(&kmalloc_pcp[idx], __ATOMIC_RELAXED)))
+	    unlikely(!__atomic_load_n(&kmalloc_pcp[idx], __ATOMIC_RELAXED))) {
 		__atomic_compare_exchange_n(&kmalloc_pcp[idx], &none, s->pcp,
 					    false, __ATOMIC_RELEASE,
 					    __ATOMIC_RELAXED);
+		if (idx <= kmalloc_size_index[KMALLOC_SMALL_MAX / 8 - 1])
+			kmalloc_small_publish(idx, s->pcp, true);
+	}
 	return slab_alloc_miss(s, gfp, 0);
+}
+
+/*
+ * kmalloc_small_fast()'s object lacked the free mark: a double free,
+ * reported (slab_obj_take()'s report); the object as slab_obj_take()
+ * leaves it when the report returns.
+ */
+__slowpath void *kmalloc_small_bad(void *obj)
+{
+	return slab_obj_take(NULL, obj, 0);
+}
+
+/*
+ * May kmalloc_small_fast() run? Once pcp_init() has chosen the rseq area
+ * its section reads. Context: not from a signal handler that interrupted
+ * the allocator (the caller's slow path only).
+ */
+bool kmalloc_small_ready(void)
+{
+	if (IS_ENABLED(CONFIG_PERCPU_CACHE))
+		pcp_init();
+	return true;
 }
 
 /**
@@ -376,13 +430,13 @@ __fastpath void *__kmalloc_index(unsigned long idx, gfp_t gfp)
 	void *obj;
 
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
-		return kmalloc_miss(idx, gfp);
+		return kmalloc_miss(kmalloc_info[idx].size, gfp);
 	pc = __atomic_load_n(&kmalloc_pcp[idx], __ATOMIC_ACQUIRE);
 	if (unlikely(!pc))
-		return kmalloc_miss(idx, gfp);
+		return kmalloc_miss(kmalloc_info[idx].size, gfp);
 	obj = pcp_alloc_fast(pc);
 	if (unlikely(!obj))
-		return kmalloc_miss(idx, gfp);
+		return kmalloc_miss(kmalloc_info[idx].size, gfp);
 	return slab_obj_take(NULL, obj, 0);
 }
 
@@ -620,54 +674,19 @@ void kfree(const void *p)
 	page_alloc_decayd_poll();
 }
 
-/**
- * kfree_fast - kfree() of a pointer inside uslab's range, for free().
- * @p: page_alloc_owns(@p) holds (the caller checked).
- *
- * Cost on a hit: the tag byte of @p's page (page_alloc_tags: the kmalloc
- * class, set on every page of a kmalloc slab) and the class's cache from
- * kmalloc_caches[], both small enough to stay in cache where a struct page
- * per 4 KiB of a large heap does not (mimalloc-bench's alloc-test spent
- * two thirds of kfree_fast on that miss); the object's offset in its slab
- * from the address (slabs are naturally aligned); the rseq push. Pages of
- * other caches and large blocks have tag 0 and take kfree().
- * A failed hardened test (a double free, an interior pointer, every free
- * of a debug cache: their obj_limit is 0) is handed to kfree(), which
- * checks again and reports with its own _RET_IP_ as the call site. No
- * return address is read here: GCC does not split a function that reads
- * one into hot and cold parts. free() reaches here, and this reaches
- * kfree(), by tail calls (neither keeps a frame), so kfree()'s _RET_IP_
- * is free()'s caller, at no cost to free(); the push needs no call site
- * (no debug cache gets that far).
- * Context: any thread; lock-free on a hit (per-CPU rseq push).
+/*
+ * kfree_small_fast()'s miss: the class's loaded magazine is full (or the
+ * CPU's is stopped); slab/fastpath.h says what the hit costs.
  */
-static __slowpath void kfree_fast_miss(void *p)
+__slowpath void kfree_small_miss(void *p)
 {
 	slab_free_miss(kmalloc_caches[page_tag(p) - 1], p, 0);
 }
 
+/* kfree_small_fast() as a function, for kmalloc's own users and tests */
 __fastpath void kfree_fast(void *p)
 {
-	unsigned long tag = page_tag(p);
-
-	if (!IS_ENABLED(CONFIG_PERCPU_CACHE) ||
-	    (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) && unlikely(!tag))) {
-		kfree(p);
-		return;
-	}
-	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
-		/* slab_free_test() with the class's constants; tag 0 fails */
-		if (unlikely(((uintptr_t)p & kmalloc_free_tab.slab_mask[tag]) *
-			     kmalloc_free_tab.obj_magic[tag] >=
-			     kmalloc_free_tab.obj_limit[tag])) {
-			kfree(p);
-			return;
-		}
-		*(unsigned long *)p = slab_free_key;	/* mark_off 0 */
-	}
-	if (likely(pcp_free_fast(kmalloc_free_tab.pc[tag], p)))
-		return;
-	kfree_fast_miss(p);
+	kfree_small_fast(p, kfree);
 }
 
 /**

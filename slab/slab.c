@@ -775,10 +775,7 @@ __slowpath void slab_drain_deferred(void)
 		/* checked and marked when deferred; the link took the mark's word */
 		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
 			*(unsigned long *)((char *)obj + s->mark_off) = slab_free_key;
-		if (!IS_ENABLED(CONFIG_PERCPU_CACHE) || pcp_cache_is_bypass(s->pcp))
-			slab_free(s, obj);
-		else
-			pcp_free(s->pcp, obj);
+		slab_free_miss(s, obj, 0);
 	}
 }
 
@@ -864,9 +861,26 @@ static void slab_pcp_flush(void *owner, void **objs, unsigned int nr)
 	slab_free_bulk(owner, objs, (int)nr, 0);
 }
 
+/*
+ * Before percpu's slow paths take a lock: not from a signal handler that
+ * interrupted this thread inside the allocator (it may hold any of our
+ * locks; the miss entries then serve it lock-free), and frees a handler
+ * deferred go back first.
+ */
+static bool slab_pcp_may_lock(void *owner)
+{
+	if (likely(!sigsafe_busy()))
+		return true;
+	if (sigsafe_reentered())
+		return false;
+	slab_drain_deferred();
+	return true;
+}
+
 const struct pcp_ops slab_pcp_ops = {
 	.refill = slab_pcp_refill,
 	.flush = slab_pcp_flush,
+	.may_lock = slab_pcp_may_lock,
 };
 
 /*
@@ -895,30 +909,29 @@ static void slab_pcp_attach(struct kmem_cache *s)
 }
 
 /**
- * slab_alloc_miss - behind slab_alloc_fast() and kmalloc's fast path: an
- * empty magazine, __GFP_ZERO (the fast path was not tried), a bypass
- * cache, a signal handler inside the allocator, out of memory. Goes only
- * down: the CPU's slow path (percpu, which refills through the slab
- * layer's callbacks), else the slab layer itself.
+ * slab_alloc_miss - behind slab_alloc_fast() and kmalloc's fast paths: an
+ * empty magazine, __GFP_ZERO (tried here), a bypass cache, a signal handler inside the allocator,
+ * out of memory. Goes only down: the CPU's slow path (percpu, which asks
+ * slab_pcp_may_lock() and refills through slab_pcp_refill()), else the
+ * slab layer itself (__slab_alloc(): a handler's object, __GFP_NOFAIL,
+ * the warning).
  * Context: thread-safe; may take the per-CPU and the cache locks.
  * Return: the object, taken (slab_obj_take()), zeroed for __GFP_ZERO; or
  * NULL with errno ENOMEM.
  */
-void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, unsigned long addr)
+noinline void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, unsigned long addr)
 {
 	struct pcp_cache *pcp = s->pcp;
 	void *obj;
 
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE) || pcp_cache_is_bypass(pcp))
 		return __slab_alloc(s, gfp, addr);
-	if (sigsafe_busy()) {
-		if (sigsafe_reentered())
-			return slab_alloc_reentrant(s, gfp);
-		slab_drain_deferred();
-	}
-	obj = gfp & __GFP_ZERO ? pcp_alloc(pcp) : pcp_alloc_slow(pcp);
+	/* __GFP_ZERO: the hit path leaves the memset here */
+	obj = gfp & __GFP_ZERO ? pcp_alloc_fast(pcp) : NULL;
+	if (!obj)
+		obj = pcp_alloc_slow(pcp);
 	if (unlikely(!obj))
-		return __slab_alloc(s, gfp, addr);	/* __GFP_NOFAIL, the warning */
+		return __slab_alloc(s, gfp, addr);
 	slab_obj_take(s, obj, s->mark_off);
 	if (gfp & __GFP_ZERO)
 		memset(obj, 0, s->object_size);
@@ -926,19 +939,16 @@ void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, unsigned long addr)
 }
 
 /**
- * slab_free_miss - behind slab_free_fast() and kfree_fast(): a full
- * magazine, a bypass cache, a signal handler's free (or deferred frees to
- * give back first). @obj is checked and marked already.
+ * slab_free_miss - behind slab_free_fast() and kmalloc's free fast path:
+ * a full magazine, a bypass cache, a signal handler's free (percpu's slow
+ * path refused it: __slab_free() defers it). @obj is checked and marked
+ * already.
  */
-void slab_free_miss(struct kmem_cache *s, void *obj, unsigned long addr)
+noinline void slab_free_miss(struct kmem_cache *s, void *obj, unsigned long addr)
 {
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE) || pcp_cache_is_bypass(s->pcp) ||
-	    sigsafe_busy()) {
-		/* a handler's free, or the list first */
+	    !pcp_free_slow(s->pcp, obj))
 		__slab_free(s, obj, addr);
-		return;
-	}
-	pcp_free_slow(s->pcp, obj);
 }
 
 

@@ -29,6 +29,9 @@
  */
 extern char *page_alloc_base __attribute__((__visibility__("hidden")));
 extern char *page_alloc_end __attribute__((__visibility__("hidden")));
+/* page_alloc_end - page_alloc_base, stored with it: one unsigned compare of
+ * an address's offset from the base says "ours" (free()'s hit path) */
+extern size_t page_alloc_span __attribute__((__visibility__("hidden")));
 extern struct page *page_alloc_map __attribute__((__visibility__("hidden")));
 /*
  * One byte per page beside the struct page map, for the owner of a block

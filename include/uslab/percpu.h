@@ -80,15 +80,23 @@ struct pcp_stats {
 };
 
 /*
- * What the layer above supplies. Both may be called with a per-CPU lock
- * and the depot lock of this cache held: they must not call back into
- * pcp_* functions of the same cache.
+ * What the layer above supplies. @refill and @flush may be called with a
+ * per-CPU lock and the depot lock of this cache held: they must not call
+ * back into pcp_* functions of the same cache.
  */
 struct pcp_ops {
 	/* Put up to @nr objects in @objs. Return: how many (0 = ENOMEM). */
 	unsigned int (*refill)(void *owner, void **objs, unsigned int nr);
 	/* Take back @nr objects. */
 	void (*flush)(void *owner, void **objs, unsigned int nr);
+	/*
+	 * Optional: asked by pcp_alloc_slow() and pcp_free_slow() before
+	 * they take any lock, with none held (the slab layer's checks for a
+	 * signal handler inside the allocator; it may give back work of its
+	 * own first). false: the slow path takes no lock and calls neither
+	 * hook above; the operation is the caller's.
+	 */
+	bool (*may_lock)(void *owner);
 };
 
 /* One per cache; its layout is private to percpu/ (percpu/fastpath.h). */
@@ -314,12 +322,20 @@ int pcp_vcpu_set_nr(unsigned int nr);
 
 /**
  * pcp_alloc_slow - an object from this CPU's magazines, the depot or a
- * refill, under the CPU's lock (what the inline fast path falls back to;
- * percpu/fastpath.h has the inline pcp_alloc() for layers that link it).
- * Return: the object, or NULL when the layer above is out of memory.
+ * refill, under the CPU's lock: the one alloc miss entry (behind the
+ * inline pcp_alloc_fast() of percpu/fastpath.h, for layers that link it).
+ * Not on a bypass cache.
+ * Return: the object, or NULL: the layer above is out of memory, or its
+ * may_lock hook said no.
  */
 void *pcp_alloc_slow(struct pcp_cache *pc);
-/** pcp_free_slow - give @obj to this CPU's magazines, under the lock. */
-void pcp_free_slow(struct pcp_cache *pc, void *obj);
+/**
+ * pcp_free_slow - give @obj to this CPU's magazines (the depot, or a flush
+ * to the layer above when they are full), under the lock: the one free
+ * miss entry. Not on a bypass cache.
+ * Return: true when done; false when the may_lock hook said no (@obj is
+ * still the caller's).
+ */
+bool pcp_free_slow(struct pcp_cache *pc, void *obj);
 
 #endif /* USLAB_PERCPU_H */

@@ -88,11 +88,24 @@ static void t_flush(void *owner, void **in, unsigned int nr)
 	pthread_mutex_unlock(&pool_lock);
 }
 
-static const struct pcp_ops t_ops = { .refill = t_refill, .flush = t_flush };
+/* test_may_lock_refused: the layer above says no to every slow path */
+static bool t_refuse;
+
+static bool t_may_lock(void *owner)
+{
+	return !t_refuse;
+}
+
+static const struct pcp_ops t_ops = {
+	.refill = t_refill, .flush = t_flush, .may_lock = t_may_lock,
+};
 
 static struct tobj *t_alloc(struct pcp_cache *pc)
 {
-	struct tobj *o = pcp_alloc(pc);
+	struct tobj *o = pcp_alloc_fast(pc);
+
+	if (!o)
+		o = pcp_alloc_slow(pc);
 
 	if (o) {
 		if (o->live || o->in_pool)
@@ -105,7 +118,8 @@ static struct tobj *t_alloc(struct pcp_cache *pc)
 static void t_free(struct pcp_cache *pc, struct tobj *o)
 {
 	o->live = 0;
-	pcp_free(pc, o);
+	if (!pcp_free_fast(pc, o))
+		ck_assert(pcp_free_slow(pc, o));
 }
 
 /* The objects a test holds (a test runs alone and never holds more than
@@ -324,6 +338,35 @@ TEST(core, test_refill_and_hits)
 	ck_assert_uint_eq(pool_out(), 0);
 	ck_assert_uint_eq(pcp_cache_objects(pc, NULL), 0);
 	ck_assert_int_eq(pool_errors, 0);
+	t_destroy(pc);
+}
+END_TEST
+
+/*
+ * The may_lock hook (the slab layer's checks before a lock): refused, the
+ * slow paths take no lock and call neither refill nor flush, alloc gives
+ * NULL and free says not done (the object stays the caller's).
+ */
+TEST(core, test_may_lock_refused)
+{
+	struct pcp_cache *pc = t_create_here(16, 8);
+	struct tobj *o;
+
+	t_refuse = true;
+	ck_assert_ptr_null(pcp_alloc_slow(pc));
+	ck_assert_uint_eq(refill_calls, 0);
+	t_refuse = false;
+	o = t_alloc(pc);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_uint_eq(refill_calls, 1);
+	o->live = 0;
+	t_refuse = true;
+	ck_assert(!pcp_free_slow(pc, o));
+	ck_assert_uint_eq(flush_calls, 0);
+	ck_assert_uint_eq(pcp_cache_objects(pc, NULL), 7);
+	t_refuse = false;
+	ck_assert(pcp_free_slow(pc, o));
+	ck_assert_uint_eq(pcp_cache_objects(pc, NULL), 8);
 	t_destroy(pc);
 }
 END_TEST

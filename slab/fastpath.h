@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slab/fastpath.h - kmalloc's two hit paths, inline: kmalloc_small_fast()
+ * (a size up to KMALLOC_SMALL_MAX) and kfree_small_fast() (an unsized
+ * free). Internal, never installed: slab/kmalloc.c and the layer that
+ * inlines them into its exported entry points (malloc/) include it, so
+ * that malloc() and free() are each one function from entry to `ret` on a
+ * hit (docs/slab.md "The hit path" counts their instructions). May
+ * include percpu/fastpath.h, page_alloc's and slab's public headers.
+ */
+#ifndef USLAB_SLAB_FASTPATH_H
+#define USLAB_SLAB_FASTPATH_H
+
+#include <stdint.h>
+#include "lib/compiler.h"
+#include "uslab/page_alloc.h"
+#include "uslab/slab.h"
+#include "percpu/fastpath.h"
+
+#define __slab_hidden	__attribute__((__visibility__("hidden")))
+
+/* slab/debug.c: the free mark (docs/slab.md "Hardened frees") */
+extern unsigned long slab_free_key __slab_hidden;
+
+/*
+ * The magazines of every size up to KMALLOC_SMALL_MAX, by (size - 1) / 8:
+ * kmalloc_size_index[] and the class's pcp_cache folded into one load.
+ * Every entry always points at a valid pcp_cache: the bypass cache (every
+ * fast path misses) until the class has a cache with magazines. The fast
+ * path may only read it once pcp_init() has run (it reads the rseq area
+ * pcp_init() chooses): callers gate it (malloc's malloc_small_max is 0
+ * until kmalloc_small_ready()).
+ */
+extern struct pcp_cache *kmalloc_small_pcp[KMALLOC_SMALL_MAX / 8] __slab_hidden;
+
+/*
+ * What kfree_small_fast() needs of a class, by page tag (class + 1): the
+ * magazines and the object-boundary test's constants (struct kmem_cache's
+ * slab_mask, obj_magic, obj_limit), one array each so that one base
+ * register and the tag address all four. Entry 0 (pages of other caches,
+ * large blocks, free pages) and debug classes have obj_limit 0: every
+ * test fails there, and kfree() takes over, so the tag needs no test of
+ * its own.
+ */
+#define NR_KMALLOC_TAGS	(NR_KMALLOC_CLASSES + 1)
+struct kmalloc_free_tab {
+	struct pcp_cache *pc[NR_KMALLOC_TAGS];
+	uintptr_t slab_mask[NR_KMALLOC_TAGS];
+	uint64_t obj_magic[NR_KMALLOC_TAGS];
+	uint64_t obj_limit[NR_KMALLOC_TAGS];
+};
+extern struct kmalloc_free_tab kmalloc_free_tab __slab_hidden;
+
+/* slab/kmalloc.c: the cold sides (never on a hit) */
+void *kmalloc_miss(size_t size, gfp_t gfp) __slab_hidden;
+void *kmalloc_small_bad(void *obj) __slab_hidden;
+void kfree_small_miss(void *p) __slab_hidden;
+bool kmalloc_small_ready(void) __slab_hidden;
+
+/**
+ * kmalloc_small_fast - kmalloc(@size) for 1 <= @size <= KMALLOC_SMALL_MAX,
+ * once kmalloc_small_ready() said yes (and no kmalloc class is a debug
+ * class: those need kmalloc_slow(), which knows the size and call site).
+ *
+ * Cost on a hit: the class's magazines from one table, the rseq pop
+ * (pcp_alloc_fast()), the free mark's check and clear (a double free is
+ * reported here, before the object has a second owner).
+ * Context: any thread; lock-free on a hit.
+ * Return: the object, or NULL with errno ENOMEM.
+ */
+static __always_inline void *kmalloc_small_fast(size_t size, gfp_t gfp)
+{
+	unsigned long *obj;
+
+	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
+		return kmalloc_miss(size, gfp);
+	/* acquire (a plain load on x86): kmalloc_small_publish() releases */
+	obj = pcp_alloc_fast(__atomic_load_n(&kmalloc_small_pcp[(size - 1) >> 3],
+					     __ATOMIC_ACQUIRE));
+	if (unlikely(!obj))
+		return kmalloc_miss(size, gfp);
+	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
+		if (unlikely(*obj != slab_free_key))
+			return kmalloc_small_bad(obj);	/* a tail call */
+		*obj = 0;
+	}
+	return obj;
+}
+
+/**
+ * kfree_small_fast - free(@p): a kmalloc object of a class with magazines
+ * goes to this CPU's magazine; everything else to kfree() (other caches'
+ * objects, large blocks, a failed hardened test) or @foreign (not ours).
+ *
+ * Cost on a hit: @p's offset from page_alloc_base against page_alloc_span
+ * (the range check and the tag's index in one subtraction), the tag byte
+ * of its page (page_alloc_tags: the kmalloc class, set on every page of a
+ * kmalloc slab; small enough to stay in cache where a struct page per
+ * 4 KiB of a large heap does not), the object-boundary test with the
+ * class's constants (slabs are naturally aligned), the store of the free
+ * mark (no load of the block), the rseq push.
+ * A failed hardened test (a double free, an interior pointer, every free
+ * of a debug cache: their obj_limit is 0) goes to kfree() by a tail call,
+ * so kfree()'s _RET_IP_ is free()'s caller at no cost here; it checks
+ * again and reports. No return address is read here: GCC does not split
+ * a function that reads one into hot and cold parts.
+ * Context: any thread; lock-free on a hit.
+ */
+static __always_inline void kfree_small_fast(void *p, void (*foreign)(const void *))
+{
+	uintptr_t off = (uintptr_t)p - (uintptr_t)page_alloc_base;
+	unsigned long tag;
+
+	if (unlikely(off >= page_alloc_span)) {
+		foreign(p);
+		return;
+	}
+	tag = page_alloc_tags[off >> PAGE_SHIFT];
+	if (!IS_ENABLED(CONFIG_PERCPU_CACHE) ||
+	    (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) && unlikely(!tag))) {
+		kfree(p);
+		return;
+	}
+	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
+		/* slab_free_test() with the class's constants; tag 0 fails */
+		if (unlikely(((uintptr_t)p & kmalloc_free_tab.slab_mask[tag]) *
+			     kmalloc_free_tab.obj_magic[tag] >=
+			     kmalloc_free_tab.obj_limit[tag])) {
+			kfree(p);
+			return;
+		}
+		*(unsigned long *)p = slab_free_key;	/* mark_off 0 */
+	}
+	if (likely(pcp_free_fast(kmalloc_free_tab.pc[tag], p)))
+		return;
+	kfree_small_miss(p);
+}
+
+#endif /* USLAB_SLAB_FASTPATH_H */
