@@ -18,7 +18,7 @@ import sys
 from collections import defaultdict
 
 PEERS = ["glibc", "jemalloc", "tcmalloc", "mimalloc"]
-PRESETS = ["uslab-performance", "uslab-unlimited", "uslab-size", "uslab-nocache"]
+PRESETS = ["uslab-performance", "uslab-adaptive", "uslab-unlimited", "uslab-size", "uslab-nocache"]
 ORDER = ["uslab"] + PRESETS + PEERS
 
 # The figure each case is judged by, and whether higher is better.
@@ -299,7 +299,7 @@ def md_study(data, cases, quick):
 
 
 def md_mt(data, cases):
-    allocs = ["uslab"] + PEERS
+    allocs = ["uslab", "uslab-adaptive"] + PEERS
     out = ["| size | threads | " + " | ".join(allocs) + " |",
            "|:---:|:---:|" + "---:|" * len(allocs)]
     for c in cases:
@@ -313,7 +313,7 @@ def md_mt(data, cases):
 
 
 def md_gmalloc(data, cases):
-    allocs = ["uslab"] + PEERS
+    allocs = ["uslab", "uslab-adaptive"] + PEERS
     out = []
     for c in cases:
         if not c.startswith("gmalloc_"):
@@ -373,7 +373,7 @@ def md_decay(data):
 
 
 def md_redis(data):
-    allocs = ["uslab"] + PEERS
+    allocs = ["uslab", "uslab-adaptive"] + PEERS
     keys = sorted({k for (c, a, k) in data if c == "redis"})
     if not keys:
         return []

@@ -24,7 +24,7 @@ quick=${BENCH_QUICK:-0}
 if [ "$quick" = 1 ]; then RUNS=${RUNS:-1}; else RUNS=${RUNS:-5}; fi
 filter=${BENCH_CASES:-.}
 bench=$(realpath "$O/bench/alloc_bench")
-presets=(performance unlimited size nocache)
+presets=(performance adaptive unlimited size nocache)
 . "$src/bench/lib.sh"
 bench_allocators "$O"
 for a in "${allocs[@]}"; do
@@ -45,6 +45,9 @@ for p in "${presets[@]}"; do
 	lib[uslab-$p]=$(realpath "$pdir/libuslab.so")
 done
 study_allocs=("${presets[@]/#/uslab-}" "${peers[@]}")
+# Every row shows the adaptive magazines (issue 23) beside the fixed
+# defaults: the adaptive preset right after our default build.
+allocs=("${ours[@]}" uslab-adaptive "${peers[@]}")
 
 unset USLAB_OPTIONS
 samples=$out/samples.tsv

@@ -209,8 +209,10 @@ static void default_str(const struct uslab_tunable *t, char *buf, size_t len)
 		uslab_bufprintf(buf, len, &pos, "half a mag");
 	else if (t->scope == USLAB_TS_CACHE && (!t->def || t->def == USLAB_DEPOT_BY_SIZE))
 		uslab_bufprintf(buf, len, &pos, "by size");
-	else if (t->scope == USLAB_TS_PERCPU && !IS_ENABLED(CONFIG_PERCPU_REAPER))
+	else if (t - uslab_tunables == USLAB_OPT_REAPER_MS && !IS_ENABLED(CONFIG_PERCPU_REAPER))
 		uslab_bufprintf(buf, len, &pos, "none");
+	else if (t->scope == USLAB_TS_PERCPU && !IS_ENABLED(CONFIG_PERCPU_CACHE))
+		uslab_bufprintf(buf, len, &pos, "none");	/* no magazines */
 	else if (t - uslab_tunables == USLAB_OPT_HELP)
 		uslab_bufprintf(buf, len, &pos, "-");
 	else
@@ -232,7 +234,7 @@ void malloc_print_help(int fd)
 
 		default_str(t, def, sizeof(def));
 		pos = 0;
-		uslab_bufprintf(buf, sizeof(buf), &pos, "  %-12s default %-12s ", t->name, def);
+		uslab_bufprintf(buf, sizeof(buf), &pos, "  %-15s default %-12s ", t->name, def);
 		if (t->kind == USLAB_TK_NUM || t->kind == USLAB_TK_OFF_OR_NUM)
 			uslab_bufprintf(buf, sizeof(buf), &pos, "%s%ld .. %ld: ",
 					t->kind == USLAB_TK_OFF_OR_NUM ? "0 or " : "",
@@ -291,6 +293,8 @@ static void malloc_debug_enable(void)
 void malloc_apply_options(void)
 {
 	long reaper_ms = malloc_opt(REAPER_MS);
+	long adapt_min = malloc_opt(ADAPT_MIN), adapt_max = malloc_opt(ADAPT_MAX);
+	long adapt_budget_kb = malloc_opt(ADAPT_BUDGET_KB);
 
 	if (malloc_opt(HELP) > 0)
 		malloc_print_help(2);
@@ -304,6 +308,15 @@ void malloc_apply_options(void)
 		if (err)
 			setting_warn(&malloc_opts.settings[i], err);
 	}
+	if (adapt_min >= 0 || adapt_max >= 0 || adapt_budget_kb >= 0) {
+		/* 0 keeps Kconfig's value; the rows' bounds keep every one above 0 */
+		if (pcp_adapt_set_bounds(adapt_min > 0 ? (unsigned long)adapt_min : 0,
+					 adapt_max > 0 ? (unsigned long)adapt_max : 0,
+					 adapt_budget_kb > 0 ? (unsigned long)adapt_budget_kb : 0))
+			option_warn("adapt_min/adapt_max", "adapt_min is above adapt_max");
+	}
+	if (malloc_opt(ADAPT) >= 0)
+		pcp_adapt_set(malloc_opt(ADAPT) == 1);
 	if (reaper_ms == 0)
 		page_alloc_decayd_disable();	/* no background thread at all */
 	if (reaper_ms >= 0) {

@@ -31,6 +31,11 @@ struct pcp_cpu {
 	int cpu;
 	uint64_t slow_ops;		/* slow paths taken (idle detection) */
 	uint64_t idle_snap;		/* state at the last reaper pass */
+	/* adaptive sizing (pcp_adapt_on; docs/percpu.md "Adaptive sizing") */
+	unsigned int size;		/* magazine size in objects; 0 = not yet set */
+	unsigned int win_slow;		/* slow paths in the current window */
+	unsigned int win_miss;		/* of them, trips to the layer above */
+	uint64_t low;			/* objects held: low-water mark since the last pass */
 } __cacheline_aligned;
 
 /* Full and empty magazines of one cache, behind every CPU. */
@@ -122,6 +127,7 @@ static __always_inline void pcp_reaper_kick(void)
 }
 
 /* percpu/magazine.c */
+extern bool pcp_adapt_on;
 extern pthread_mutex_t pcp_registry_lock;
 extern struct pcp_cache *pcp_registry;
 

@@ -125,6 +125,207 @@ unsigned int pcp_cache_default_depot_limit(const struct pcp_cache *pc)
 }
 
 /* ------------------------------------------------------------------ */
+/* Adaptive sizing (docs/percpu.md, "Adaptive sizing") */
+
+static void mag_free(struct pcp_mag *m);
+
+/* Slow paths per window; grow when half of them went to the layer above. */
+#define PCP_ADAPT_WINDOW	16u
+
+bool pcp_adapt_on = PCP_ADAPT_DEFAULT;
+static unsigned long adapt_min_bytes = PCP_ADAPT_MIN_BYTES;
+static unsigned long adapt_max_bytes = PCP_ADAPT_MAX_BYTES;
+static unsigned long adapt_budget = PCP_ADAPT_BUDGET_KB * 1024ul;
+/* bytes of objects each CPU's magazines may hold at their adaptive sizes */
+static unsigned long adapt_used[PCP_MAX_CPU_IDS];
+
+void pcp_adapt_set(bool on)
+{
+	WRITE_ONCE(pcp_adapt_on, on);
+}
+
+bool pcp_adapt_enabled(void)
+{
+	return READ_ONCE(pcp_adapt_on);
+}
+
+int pcp_adapt_set_bounds(unsigned long min_bytes, unsigned long max_bytes,
+			 unsigned long budget_kb)
+{
+	unsigned long lo = min_bytes ? min_bytes : adapt_min_bytes;
+	unsigned long hi = max_bytes ? max_bytes : adapt_max_bytes;
+
+	if (lo > hi || hi > (1ul << 30) ||
+	    (budget_kb && budget_kb > (1ul << 30)))
+		return -EINVAL;
+	WRITE_ONCE(adapt_min_bytes, lo);
+	WRITE_ONCE(adapt_max_bytes, hi);
+	if (budget_kb)
+		WRITE_ONCE(adapt_budget, budget_kb * 1024ul);
+	return 0;
+}
+
+void pcp_adapt_get_bounds(unsigned long *min_bytes, unsigned long *max_bytes,
+			  unsigned long *budget_kb)
+{
+	*min_bytes = READ_ONCE(adapt_min_bytes);
+	*max_bytes = READ_ONCE(adapt_max_bytes);
+	*budget_kb = READ_ONCE(adapt_budget) / 1024;
+}
+
+/* A cache's bounds in objects: [1, PCP_MAX_LIMIT], lo <= hi. */
+static unsigned int adapt_objs(const struct pcp_cache *pc, unsigned long bytes)
+{
+	unsigned long n = bytes / (pc->objsize ? pc->objsize : 1);
+
+	return (unsigned int)max_t(unsigned long, 1,
+				   min_t(unsigned long, n, PCP_MAX_LIMIT));
+}
+
+static unsigned int adapt_lo(const struct pcp_cache *pc)
+{
+	return adapt_objs(pc, READ_ONCE(adapt_min_bytes));
+}
+
+static unsigned int adapt_hi(const struct pcp_cache *pc)
+{
+	return max_t(unsigned int, adapt_lo(pc),
+		     adapt_objs(pc, READ_ONCE(adapt_max_bytes)));
+}
+
+/* What two magazines of @size objects hold, in bytes. */
+static unsigned long adapt_bytes(const struct pcp_cache *pc, unsigned int size)
+{
+	return 2ul * size * (pc->objsize ? pc->objsize : 1);
+}
+
+/* Move CPU @c of @pc to @size objects, in the CPU's budget account. */
+static void adapt_account(struct pcp_cache *pc, struct pcp_cpu *c,
+			  unsigned int size)
+{
+	unsigned long *used = &adapt_used[c->cpu];
+
+	if (c->size)
+		__atomic_sub_fetch(used, adapt_bytes(pc, c->size), __ATOMIC_RELAXED);
+	__atomic_add_fetch(used, adapt_bytes(pc, size), __ATOMIC_RELAXED);
+	c->size = size;
+}
+
+/*
+ * The size a new magazine of CPU @c gets: the cache's fixed limit, or
+ * (adaptive) the CPU's own size, which starts at the lower bound.
+ */
+static unsigned int cpu_mag_size(struct pcp_cache *pc, struct pcp_cpu *c)
+{
+	if (!READ_ONCE(pcp_adapt_on))
+		return READ_ONCE(pc->limit);
+	if (!c->size) {
+		adapt_account(pc, c, adapt_lo(pc));
+		c->low = ~0ull;
+	}
+	return c->size;
+}
+
+/* Objects per refill or flush: the cache's batch, or half the magazine. */
+static unsigned int cpu_batch(struct pcp_cache *pc, struct pcp_cpu *c)
+{
+	if (!READ_ONCE(pcp_adapt_on))
+		return READ_ONCE(pc->batchcount);
+	return (cpu_mag_size(pc, c) + 1) / 2;
+}
+
+/*
+ * Whether the depot keeps @m: a fixed-size cache only its limit's
+ * magazines (a resize replaces them); adaptive, any size (a CPU that
+ * wants another size replaces an empty one when it takes it).
+ */
+static bool mag_depot_size_ok(const struct pcp_cache *pc,
+			      const struct pcp_mag *m)
+{
+	return READ_ONCE(pcp_adapt_on) || m->size == READ_ONCE(pc->limit);
+}
+
+/*
+ * A slow path of CPU @c took a lock beyond its own: a trip to the layer
+ * above (refill, flush) or to the depot (get, put). Bonwick's contention
+ * signal, tcmalloc's miss; a swap with the spare is not one.
+ */
+static void adapt_miss(struct pcp_cpu *c)
+{
+	if (READ_ONCE(pcp_adapt_on))
+		c->win_miss++;
+}
+
+/*
+ * One slow path of CPU @c (an alloc on an empty or a free on a full loaded
+ * magazine), @held objects in its magazines at that moment. Every
+ * PCP_ADAPT_WINDOW slow paths: when half or more went to the layer above,
+ * the magazine doubles, within the cache's upper bound and the CPU's
+ * budget. Counted on the slow path only, in the same order in every mode,
+ * so that the simulator takes the same decisions as a real run.
+ */
+static void adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
+{
+	unsigned int size, hi, want;
+
+	if (!READ_ONCE(pcp_adapt_on))
+		return;
+	size = cpu_mag_size(pc, c);
+	if (held < c->low)
+		c->low = held;
+	if (++c->win_slow < PCP_ADAPT_WINDOW)
+		return;
+	if (2 * c->win_miss >= c->win_slow) {
+		hi = adapt_hi(pc);
+		want = min_t(unsigned int, 2 * size, hi);
+		if (want > size &&
+		    __atomic_load_n(&adapt_used[c->cpu], __ATOMIC_RELAXED) -
+		    adapt_bytes(pc, size) + adapt_bytes(pc, want) <=
+		    READ_ONCE(adapt_budget)) {
+			adapt_account(pc, c, want);
+			pcp_stat(c, PCP_STAT_GROW);
+			pcp_probe(pcp_resize, pc->name, want, (want + 1) / 2);
+		}
+	}
+	c->win_slow = c->win_miss = 0;
+}
+
+/*
+ * A drain of the whole cache (kmem_cache_shrink, a resize): CPU @c gives
+ * its capacity back and starts over at the lower bound, as a new CPU
+ * does (so a real run drained before its timed part starts where the
+ * simulator starts).
+ */
+static void adapt_reset_locked(struct pcp_cache *pc, struct pcp_cpu *c)
+{
+	if (!c->size)
+		return;
+	if (c->size > adapt_lo(pc))
+		pcp_stat(c, PCP_STAT_SHRINK);
+	__atomic_sub_fetch(&adapt_used[c->cpu], adapt_bytes(pc, c->size),
+			   __ATOMIC_RELAXED);
+	c->size = 0;
+	c->win_slow = c->win_miss = 0;
+}
+
+/*
+ * An empty magazine @m CPU @c may load, or NULL: replaced when it is
+ * smaller than the CPU's size (adaptive), so that growth takes effect. A
+ * larger one is kept: between CPUs of different sizes (producer and
+ * consumer), replacing both ways freed and made a magazine at every
+ * exchange; the reaper's drain and the depot's trim bring sizes back.
+ */
+static struct pcp_mag *mag_fit(struct pcp_cache *pc, struct pcp_cpu *c,
+			       struct pcp_mag *m)
+{
+	if (m && READ_ONCE(pcp_adapt_on) && m->size < cpu_mag_size(pc, c)) {
+		mag_free(m);
+		m = NULL;
+	}
+	return m;
+}
+
+/* ------------------------------------------------------------------ */
 /* Magazines */
 
 static size_t mag_bytes(uint64_t size)
@@ -210,7 +411,7 @@ static void mag_release(struct pcp_cache *pc, struct pcp_mag *m)
 	depot_lock(d);
 	/* as many empties as full ones may come back, and two to spare */
 	cap = pc->depot_limit > ~0u - 2 ? ~0u : pc->depot_limit + 2;
-	kept = m->size == pc->limit && d->nr_empty < cap;
+	kept = mag_depot_size_ok(pc, m) && d->nr_empty < cap;
 	if (kept) {
 		m->next = d->empty;
 		d->empty = m;
@@ -242,7 +443,7 @@ static struct pcp_mag *depot_exchange(struct pcp_cache *pc, bool full,
 	depot_lock(d);
 	if (!full && give) {
 		/* a full magazine in, then an empty one (if any) out */
-		if (give->size != pc->limit || d->nr_full >= pc->depot_limit) {
+		if (!mag_depot_size_ok(pc, give) || d->nr_full >= pc->depot_limit) {
 			depot_unlock(d);
 			return NULL;
 		}
@@ -272,7 +473,7 @@ static struct pcp_mag *depot_exchange(struct pcp_cache *pc, bool full,
 		}
 		if (give) {	/* an empty magazine for the full one */
 			cap = pc->depot_limit > ~0u - 2 ? ~0u : pc->depot_limit + 2;
-			if (give->size == pc->limit && d->nr_empty < cap) {
+			if (mag_depot_size_ok(pc, give) && d->nr_empty < cap) {
 				give->next = d->empty;
 				d->empty = give;
 				d->nr_empty++;
@@ -533,15 +734,16 @@ static int pcp_load_empty_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 {
 	struct pcp_mag *nm = c->spare;
 
-	if (nm && nm->count == 0) {
+	if (nm && nm->count == 0 && (!READ_ONCE(pcp_adapt_on) ||
+				     nm->size >= cpu_mag_size(pc, c))) {
 		if (prim_swap(pc, c, cpu, nm))
 			return -EAGAIN;
 		c->spare = NULL;
 		return 0;
 	}
-	nm = depot_get_empty(pc);
+	nm = mag_fit(pc, c, depot_get_empty(pc));
 	if (!nm)
-		nm = mag_new(READ_ONCE(pc->limit));
+		nm = mag_new(cpu_mag_size(pc, c));
 	if (!nm)
 		return -ENOMEM;
 	if (prim_swap(pc, c, cpu, nm)) {
@@ -566,15 +768,18 @@ static int pcp_refill_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 	unsigned int want, got;
 
 	*objp = NULL;
+	c->spare = NULL;
+	if (nm && READ_ONCE(pcp_adapt_on))
+		nm = mag_fit(pc, c, nm);	/* empty here */
 	if (!nm)
-		nm = depot_get_empty(pc);
+		nm = mag_fit(pc, c, depot_get_empty(pc));
 	if (!nm)
-		nm = mag_new(READ_ONCE(pc->limit));
+		nm = mag_new(cpu_mag_size(pc, c));
 	if (!nm)
 		return 0;	/* no memory for a magazine: the slab layer serves */
-	c->spare = NULL;
-	want = (unsigned int)min_t(uint64_t, READ_ONCE(pc->batchcount), nm->size);
+	want = (unsigned int)min_t(uint64_t, cpu_batch(pc, c), nm->size);
 	pcp_stat(c, PCP_STAT_REFILL);
+	adapt_miss(c);
 	pcp_probe(pcp_refill, pc->name, cpu, want);
 	got = pc->ops->refill(pc->owner, nm->objs, want);
 	if (!got) {
@@ -616,8 +821,10 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 				pcp_stat(c, PCP_STAT_ALLOC_HIT);
 			return 0;
 		}
-		if (first)
+		if (first) {
 			pcp_stat(c, PCP_STAT_ALLOC_SLOW);
+			adapt_slow(pc, c, c->spare ? c->spare->count : 0);
+		}
 		first = false;
 
 		if (c->spare && c->spare->count) {
@@ -633,6 +840,7 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 			if (gave)
 				c->spare = NULL;
 			pcp_stat(c, PCP_STAT_DEPOT_GET);
+			adapt_miss(c);
 			if (prim_swap(pc, c, cpu, full)) {
 				/* migrated: it is this CPU's spare now */
 				old = c->spare;
@@ -673,11 +881,12 @@ static int pcp_flush_batch_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 				  int cpu)
 {
 	struct pcp_mag *sp = c->spare;
-	unsigned long left = READ_ONCE(pc->batchcount);
+	unsigned long left = cpu_batch(pc, c);
 	void *buf[PCP_CHUNK];
 	long k;
 
 	pcp_stat(c, PCP_STAT_FLUSH);
+	adapt_miss(c);
 	pcp_probe(pcp_flush, pc->name, cpu, left);
 	if (sp) {
 		k = (long)sp->count;
@@ -721,8 +930,11 @@ static int pcp_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 				pcp_stat(c, PCP_STAT_FREE_HIT);
 			return 0;
 		}
-		if (first)
+		if (first) {
 			pcp_stat(c, PCP_STAT_FREE_SLOW);
+			adapt_slow(pc, c, (mag_is_real(m) ? m->size : 0) +
+				   (c->spare ? c->spare->count : 0));
+		}
 		first = false;
 
 		sp = c->spare;
@@ -754,8 +966,10 @@ static int pcp_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 		if (gave) {
 			c->spare = NULL;
 			pcp_stat(c, PCP_STAT_DEPOT_PUT);
+			adapt_miss(c);
+			em = mag_fit(pc, c, em);
 			if (!em)
-				em = mag_new(READ_ONCE(pc->limit));
+				em = mag_new(cpu_mag_size(pc, c));
 			if (!em)
 				continue;	/* no memory: the next round flushes */
 			if (prim_swap(pc, c, cpu, em)) {
@@ -864,6 +1078,7 @@ static void pcp_drain_cpu(struct pcp_cache *pc, struct pcp_cpu *c)
 
 	pcp_cpu_lock(c);
 	pcp_drain_cpu_locked(pc, c, &m, &sp);
+	adapt_reset_locked(pc, c);
 	pcp_cpu_unlock(c);
 	mag_release(pc, m);
 	mag_release(pc, sp);
@@ -988,6 +1203,35 @@ static uint64_t pcp_cpu_snapshot_locked(struct pcp_cache *pc,
 	       loaded_count(pc, c) * 7919u;
 }
 
+/*
+ * Adaptive: at a reaper pass, CPU @c (@idle: nothing changed since the
+ * last pass, already drained into *@m, *@sp when it held objects) gives
+ * its capacity back when idle; else when the low-water mark of the objects
+ * it held over the period (the slow paths' counts and this pass's) shows
+ * half a magazine or more never used, its magazine halves and its objects
+ * go back. Capacity only: the magazines of the new size come on demand.
+ */
+static void adapt_reap_locked(struct pcp_cache *pc, struct pcp_cpu *c,
+			      bool idle, struct pcp_mag **m, struct pcp_mag **sp)
+{
+	unsigned int lo = adapt_lo(pc), want = c->size;
+	uint64_t held = loaded_count(pc, c) + (c->spare ? c->spare->count : 0);
+	uint64_t low = min_t(uint64_t, c->low, held);
+
+	if (idle)
+		want = lo;
+	else if (low >= (c->size + 1) / 2)
+		want = max_t(unsigned int, lo, c->size / 2);
+	if (want < c->size) {
+		if (!*m && !*sp && !idle)
+			pcp_drain_cpu_locked(pc, c, m, sp);
+		adapt_account(pc, c, want);
+		pcp_stat(c, PCP_STAT_SHRINK);
+		pcp_probe(pcp_resize, pc->name, want, (want + 1) / 2);
+	}
+	c->low = loaded_count(pc, c) + (c->spare ? c->spare->count : 0);
+}
+
 /* Drain every CPU whose state did not change since the last pass. */
 static void pcp_reap_idle_cpus(struct pcp_cache *pc)
 {
@@ -997,16 +1241,20 @@ static void pcp_reap_idle_cpus(struct pcp_cache *pc)
 		struct pcp_cpu *c = __atomic_load_n(&pc->slow[cpu], __ATOMIC_ACQUIRE);
 		struct pcp_mag *m = NULL, *sp = NULL;
 		uint64_t snap;
+		bool idle;
 
 		if (!c)
 			continue;
 		pcp_cpu_lock(c);
 		snap = pcp_cpu_snapshot_locked(pc, c);
-		if (snap == c->idle_snap &&
-		    (loaded_count(pc, c) || (c->spare && c->spare->count))) {
+		idle = snap == c->idle_snap;
+		if (idle &&
+		    (loaded_count(pc, c) || (c->spare && c->spare->count)))
 			pcp_drain_cpu_locked(pc, c, &m, &sp);
+		if (READ_ONCE(pcp_adapt_on) && c->size)
+			adapt_reap_locked(pc, c, idle, &m, &sp);
+		if (m || sp)
 			snap = pcp_cpu_snapshot_locked(pc, c);
-		}
 		c->idle_snap = snap;
 		pcp_cpu_unlock(c);
 		mag_release(pc, m);
@@ -1167,6 +1415,10 @@ void pcp_cache_destroy(struct pcp_cache *pc)
 		struct pcp_cpu *c = pc->slow[cpu];
 
 		if (c) {
+			if (c->size)	/* its budget back */
+				__atomic_sub_fetch(&adapt_used[c->cpu],
+						   adapt_bytes(pc, c->size),
+						   __ATOMIC_RELAXED);
 			pthread_mutex_destroy(&c->lock.mutex);
 			pcp_mem_free(c, sizeof(*c));
 		}
@@ -1175,6 +1427,29 @@ void pcp_cache_destroy(struct pcp_cache *pc)
 	pthread_mutex_destroy(&pc->depot->lock);
 	pthread_mutex_destroy(&pc->lock);
 	__free_pages(virt_to_page(pc), pcp_cache_order());
+}
+
+void pcp_cache_mag_range(struct pcp_cache *pc, unsigned int *lo,
+			 unsigned int *hi)
+{
+	unsigned int cpu, n = 0;
+
+	*lo = *hi = READ_ONCE(pc->limit);
+	if (pc->bypass || !READ_ONCE(pcp_adapt_on))
+		return;
+	for (cpu = 0; cpu < pcp_nr_cpus; cpu++) {
+		struct pcp_cpu *c = __atomic_load_n(&pc->slow[cpu], __ATOMIC_ACQUIRE);
+		unsigned int size = c ? READ_ONCE(c->size) : 0;
+
+		if (!size)
+			continue;
+		if (!n++ || size < *lo)
+			*lo = size;
+		if (n == 1 || size > *hi)
+			*hi = size;
+	}
+	if (!n)		/* no CPU has used it yet: the size each starts at */
+		*lo = *hi = adapt_lo(pc);
 }
 
 void pcp_cache_stats(struct pcp_cache *pc, int cpu, struct pcp_stats *st)

@@ -105,11 +105,21 @@ struct sim_config {
 		int mag;
 	} class_mag[SIM_MAX_CLASSES];
 	unsigned int nr_class_mag;
+	/* --held CACHE=N: objects allocated before the run and kept, as the
+	 * replayer's own (a worker thread's glibc DTV) are in a real replay */
+	struct {
+		unsigned int cls;	/* kmalloc class index */
+		long n;
+	} held[SIM_MAX_CLASSES];
+	unsigned int nr_held;
 	int batch;			/* -1 = default */
 	long depot_limit;		/* SIM_DEFAULT, -1 = unlimited, or N */
 	uint64_t sample_every;		/* events between memory samples */
 	bool per_class;			/* per-class overhead at each sample */
 	bool no_reaper;			/* no virtual reaper passes */
+	int adapt;			/* adaptive magazines: -1 = Kconfig, 0, 1 */
+	long adapt_min, adapt_max;	/* bytes; 0 = default */
+	long adapt_budget_kb;		/* per CPU; 0 = default */
 };
 
 /* What the layers counted for one cache over the run. */
@@ -130,6 +140,8 @@ struct sim_class_result {
 	struct sim_cache_counts c;
 	uint64_t slab_bytes_peak;
 	struct kmem_cache_stats stats;	/* slab/'s counters at the end */
+	struct kmem_cache_stats before;	/* at the start, if --held made it */
+	bool has_before;
 	int64_t ovh_peak;		/* slab bytes - live bytes of the class */
 	int64_t ovh_sum;		/* over samples, for the mean */
 };
@@ -141,6 +153,9 @@ struct sim_sample {
 	uint64_t resident_free;		/* page_alloc bytes_free_resident */
 	uint64_t live;			/* requested bytes of live objects */
 	uint64_t resident;		/* the heap's resident bytes (sim_run) */
+	/* adaptive magazines: each class's largest magazine size in force
+	 * over the CPUs (objects; 0 before the cache exists) */
+	uint16_t mag[SIM_MAX_CLASSES];
 };
 
 struct sim_result {
@@ -179,14 +194,20 @@ struct sim_result {
 	struct sim_sample *samples;
 	size_t nr_samples, cap_samples;
 	size_t nr_cls_samples;		/* samples with per-class figures */
+	bool adaptive;			/* samples carry magazine sizes */
 };
 
 /* sim/simulate.c */
 void sim_config_init(struct sim_config *cfg);
 int sim_parse_mag_size(struct sim_config *cfg, const char *arg);
-/* @opt: 'm' --mag-size, 'b' --batch, 'd' --depot-limit. Return: 0, -EINVAL,
+/* @opt: 'm' --mag-size, 'b' --batch, 'd' --depot-limit, 'a' --adapt,
+ * 'n' --adapt-min, 'x' --adapt-max, 'B' --adapt-budget, 'h' --held
+ * (CACHE=N, CACHE a kmalloc cache name, N >= 0). Return: 0, -EINVAL,
  * -ENOENT (--mag-size CLASS=N: CLASS no kmalloc class). */
 int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg);
+struct uslab_tunable;
+/* The row of <uslab/tunables.h> that option @opt (as above) reads, or NULL. */
+const struct uslab_tunable *sim_tunable_row(int opt);
 /* Run @t once through the library (a stream is read to its end, chunk by
  * chunk); once per process (forked for more). */
 int sim_run(struct sim_trace *t, const struct sim_config *cfg,
@@ -209,8 +230,12 @@ bool sim_class_named(const char *n);
 /* After: fails (-ENOENT, said) when a per-class name matched no cache. */
 int sim_layers_apply(const struct sim_config *cfg, struct sim_result *res);
 void sim_layers_set_cpu(unsigned int cpu, uint64_t time_ns);
+/* Adaptive magazines: each class's largest size in force into @mag
+ * (SIM_MAX_CLASSES entries). Return: false when magazines are fixed. */
+bool sim_layers_mag_sizes(struct sim_result *res, uint16_t *mag);
 void sim_layers_collect(struct sim_result *res);
 void sim_layers_mark_start(struct sim_result *res);
+int sim_layers_hold(const struct sim_config *cfg, struct sim_result *res);
 /* Bytes of slabs per class (slabinfo's num_slabs * pagesperslab). */
 void sim_slab_bytes(struct sim_result *res, uint64_t *bytes);
 
@@ -263,6 +288,9 @@ struct tune_job {
 	int mag[SIM_MAX_CLASSES];	/* per class; uniform jobs repeat one value */
 	bool uniform;
 	bool defaults;			/* the library's defaults: mag -1, depot default */
+	/* adaptive magazines (adapt=1): mag[] unused; bounds 0 = default */
+	bool adapt;
+	long adapt_max, adapt_budget_kb;
 	struct tune_out out;
 	bool frontier, recommended;
 };
@@ -273,6 +301,11 @@ struct tune_space {
 	long depots[TUNE_MAX_VALUES];
 	unsigned int nm, nd;
 	bool compose;			/* round 2: per-class settings */
+	/* adaptive magazines: the adaptive default always; with --adapt-max /
+	 * --adapt-budgets, every pair of these bounds (0 = default) too */
+	long amaxs[TUNE_MAX_VALUES], abudgets[TUNE_MAX_VALUES];
+	unsigned int nam, nab;
+	bool no_adapt;			/* --no-adapt: fixed sizes only */
 };
 
 struct tune {

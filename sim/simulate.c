@@ -237,6 +237,7 @@ static noinline void sim_sample(struct sim_state *st, uint64_t time_ns)
 	smp->resident_free = ps.bytes_free_resident;
 	smp->live = st->live;
 	smp->resident = sim_resident_now(st);
+	res->adaptive = sim_layers_mag_sizes(res, smp->mag);
 	res->res_sum += smp->resident;
 	if (smp->held > res->held_peak)
 		res->held_peak = smp->held;
@@ -572,6 +573,9 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	err = sim_setup(cfg, res);
 	if (err)
 		return err;
+	err = sim_layers_hold(cfg, res);
+	if (err)
+		return err;
 	sim_layers_mark_start(res);
 	err = sim_state_grow(&st, t->id_space ? t->id_space : 1);
 	if (err)
@@ -674,6 +678,28 @@ int sim_parse_mag_size(struct sim_config *cfg, const char *arg)
 	return 0;
 }
 
+/* --held CACHE=N: CACHE a kmalloc cache name, as `uslab replay` prints them. */
+static int sim_parse_held(struct sim_config *cfg, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	unsigned int i;
+	long v;
+
+	if (!eq || kmem_cache_parse_long(eq + 1, 0, 1L << 20, &v) ||
+	    cfg->nr_held == SIM_MAX_CLASSES)
+		return -EINVAL;
+	for_each_kmalloc_class(i) {
+		if (strlen(kmalloc_info[i].name) == (size_t)(eq - arg) &&
+		    !strncmp(arg, kmalloc_info[i].name, (size_t)(eq - arg))) {
+			cfg->held[cfg->nr_held].cls = i;
+			cfg->held[cfg->nr_held].n = v;
+			cfg->nr_held++;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 void sim_config_init(struct sim_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -681,6 +707,7 @@ void sim_config_init(struct sim_config *cfg)
 	cfg->batch = -1;
 	cfg->depot_limit = SIM_DEFAULT;
 	cfg->per_class = true;
+	cfg->adapt = -1;
 }
 
 double sim_mean_overhead(const struct sim_result *res)
@@ -695,25 +722,40 @@ double sim_mean_resident(const struct sim_result *res)
 	return res->nr_samples ? (double)res->res_sum / (double)res->nr_samples : 0;
 }
 
+const struct uslab_tunable *sim_tunable_row(int opt)
+{
+	switch (opt) {
+	case 'm': return &uslab_tunables[USLAB_OPT_MAG_SIZE];
+	case 'b': return &uslab_tunables[USLAB_OPT_BATCH];
+	case 'd': return &uslab_tunables[USLAB_OPT_DEPOT_LIMIT];
+	case 'a': return &uslab_tunables[USLAB_OPT_ADAPT];
+	case 'n': return &uslab_tunables[USLAB_OPT_ADAPT_MIN];
+	case 'x': return &uslab_tunables[USLAB_OPT_ADAPT_MAX];
+	case 'B': return &uslab_tunables[USLAB_OPT_ADAPT_BUDGET_KB];
+	}
+	return NULL;
+}
+
 int sim_parse_tunable(struct sim_config *cfg, int opt, const char *arg)
 {
+	const struct uslab_tunable *t = sim_tunable_row(opt);
 	long v;
 
 	if (opt == 'm')
 		return sim_parse_mag_size(cfg, arg);
+	if (opt == 'h')
+		return sim_parse_held(cfg, arg);
 	if (strchr(arg, '='))
 		return -EINVAL;		/* one value for every kmalloc cache */
+	if (!t || uslab_tunable_parse(t, arg, &v))
+		return -EINVAL;
 	switch (opt) {
-	case 'b':
-		if (uslab_tunable_parse(&uslab_tunables[USLAB_OPT_BATCH], arg, &v))
-			return -EINVAL;
-		cfg->batch = (int)v;
-		return 0;
-	case 'd':
-		if (uslab_tunable_parse(&uslab_tunables[USLAB_OPT_DEPOT_LIMIT], arg, &v))
-			return -EINVAL;
-		cfg->depot_limit = v;
-		return 0;
+	case 'b': cfg->batch = (int)v; break;
+	case 'd': cfg->depot_limit = v; break;
+	case 'a': cfg->adapt = (int)v; break;		/* the library's adapt, */
+	case 'n': cfg->adapt_min = v; break;		/* adapt_min, adapt_max */
+	case 'x': cfg->adapt_max = v; break;		/* (bytes) and */
+	case 'B': cfg->adapt_budget_kb = v; break;	/* adapt_budget_kb */
 	}
-	return -EINVAL;
+	return 0;
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "uslab/malloc.h"
 #include "uslab/page_alloc.h"
 #include "uslab/percpu.h"
 #include "uslab/slab.h"
@@ -94,6 +95,13 @@ int sim_layers_settings(const struct sim_config *cfg)
 		err = sim_setting(KMEM_TUNE_BATCH, NULL, cfg->batch);
 	if (!err && cfg->depot_limit != SIM_DEFAULT)
 		err = sim_setting(KMEM_TUNE_DEPOT_LIMIT, NULL, cfg->depot_limit);
+	/* as USLAB_OPTIONS=adapt=,adapt_min=,adapt_max=,adapt_budget_kb= */
+	if (!err && (cfg->adapt_min || cfg->adapt_max || cfg->adapt_budget_kb))
+		err = pcp_adapt_set_bounds((unsigned long)cfg->adapt_min,
+					   (unsigned long)cfg->adapt_max,
+					   (unsigned long)cfg->adapt_budget_kb);
+	if (!err && cfg->adapt >= 0)
+		pcp_adapt_set(cfg->adapt == 1);
 	return err;
 }
 
@@ -142,6 +150,27 @@ static struct kmem_cache *sim_class_cache(struct sim_class_result *cr)
 	return cr->cache;
 }
 
+bool sim_layers_mag_sizes(struct sim_result *res, uint16_t *mag)
+{
+	unsigned int c, lo, hi;
+
+	if (!pcp_adapt_enabled())
+		return false;
+	for (c = 0; c < res->nr_cls && c < SIM_MAX_CLASSES; c++) {
+		struct pcp_cache *pc;
+
+		mag[c] = 0;
+		if (!sim_class_cache(&res->cls[c]))
+			continue;
+		pc = kmem_cache_pcp(res->cls[c].cache);
+		if (!pc)
+			continue;
+		pcp_cache_mag_range(pc, &lo, &hi);
+		mag[c] = (uint16_t)min_t(unsigned int, hi, UINT16_MAX);
+	}
+	return true;
+}
+
 /* The library's counters of one cache (slab/'s statistics call). */
 static void sim_collect_one(struct sim_class_result *cr)
 {
@@ -152,6 +181,8 @@ static void sim_collect_one(struct sim_class_result *cr)
 	st.object_size = cr->objsize;
 	if (sim_class_cache(cr))
 		kmem_cache_get_stats(cr->cache, &st);
+	if (cr->has_before)	/* the run's own counts, as `uslab replay` */
+		kmem_cache_stats_sub(&st, &cr->before);
 	cr->c.allocs = st.allocs;
 	cr->c.frees = st.frees;
 	cr->c.alloc_hits = st.alloc_hits;
@@ -201,6 +232,46 @@ void sim_layers_collect(struct sim_result *res)
 	res->splits = ps.splits;
 	res->merges = ps.merges;
 	res->pages = ps;
+}
+
+/*
+ * sim_layers_hold - before the run, --held's objects: allocated through the
+ * library's malloc on CPU 0 and never freed, as a real replay's own live
+ * objects are when its timed run starts (glibc's DTV of its worker thread,
+ * in kmalloc-384). They count as out where the library looks at what a
+ * class has out (a refill takes at most that, slab_pcp_refill()). Then,
+ * as `uslab replay` does (tools/uslab/replay-stats.c): every magazine
+ * drained, the counters taken to subtract, the peaks restarted.
+ * Return: 0 or -ENOMEM.
+ */
+int sim_layers_hold(const struct sim_config *cfg, struct sim_result *res)
+{
+	unsigned int i, c;
+	long k;
+
+	if (!cfg->nr_held)
+		return 0;
+	sim_layers_set_cpu(0, 0);
+	for (i = 0; i < cfg->nr_held; i++) {
+		for (k = 0; k < cfg->held[i].n; k++) {
+			if (!uslab_malloc(kmalloc_info[cfg->held[i].cls].size)) {
+				fprintf(stderr, "uslab sim: --held: out of memory\n");
+				res->reported = true;
+				return -ENOMEM;
+			}
+		}
+	}
+	kmem_cache_shrink_all();
+	for (c = 0; c < res->nr_cls; c++) {
+		struct sim_class_result *cr = &res->cls[c];
+
+		if (!sim_class_cache(cr))
+			continue;
+		kmem_cache_get_stats(cr->cache, &cr->before);
+		cr->has_before = true;
+	}
+	kmem_cache_stats_reset_peak();
+	return 0;
 }
 
 /*

@@ -100,7 +100,13 @@ static __attribute__((noreturn)) void tune_child(struct tune *tu, struct tune_jo
 	cfg.depot_limit = job->depot;
 	cfg.batch = tu->batch;
 	cfg.sample_every = tu->t->n >= 200 ? tu->t->n / 200 : 1;
-	if (job->uniform) {
+	/* fixed sizes stay fixed whatever Kconfig says; the defaults are Kconfig's */
+	cfg.adapt = job->adapt ? 1 : job->defaults ? -1 : 0;
+	cfg.adapt_max = job->adapt_max;
+	cfg.adapt_budget_kb = job->adapt_budget_kb;
+	if (job->adapt) {
+		cfg.mag_size = -1;
+	} else if (job->uniform) {
 		cfg.mag_size = job->mag[0];
 	} else {
 		for (c = 0; c < SIM_MAX_CLASSES && job->mag[c] > 0; c++) {
@@ -251,6 +257,28 @@ int tune_grid(struct tune *tu, const struct tune_space *sp)
 			jb->uniform = true;
 			for (unsigned int c = 0; c < SIM_MAX_CLASSES; c++)
 				jb->mag[c] = (int)sp->mags[b];
+		}
+	/*
+	 * Adaptive magazines (after the uniform grid: round 2 indexes it as
+	 * depot x mag): the default bounds, then every pair of the bounds
+	 * asked for, each with the default depot limit.
+	 */
+	for (unsigned int a = 0; !sp->no_adapt && a <= sp->nam; a++)
+		for (unsigned int b = 0; b <= sp->nab; b++) {
+			/* (0, 0): the default bounds; then the pairs asked for */
+			if ((a == 0 || b == 0) && (a || b) && sp->nam && sp->nab)
+				continue;
+			if (a && !b && sp->nab)
+				continue;
+			jb = tune_add(tu);
+			if (!jb)
+				return -ENOMEM;
+			jb->depot = SIM_DEFAULT;
+			jb->uniform = true;
+			jb->adapt = true;
+			jb->adapt_max = a ? sp->amaxs[a - 1] : 0;
+			jb->adapt_budget_kb = b ? sp->abudgets[b - 1] : 0;
+			jb->mag[0] = -1;
 		}
 	tu->grid = tu->nr_jobs;
 	/* The library's own defaults, for comparison (not part of the grid). */

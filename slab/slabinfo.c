@@ -53,6 +53,14 @@ static void slabinfo_line(struct kmem_cache *s, char *buf, size_t len,
 	batch = s->batchcount;
 	shared = s->shared;
 	slab_unlock(s);
+	/* adaptive magazines: the largest size in force over the CPUs, and
+	 * the batch they move (docs/percpu.md, "Adaptive sizing") */
+	if (s->pcp && pcp_adapt_enabled()) {
+		unsigned int lo;
+
+		pcp_cache_mag_range(s->pcp, &lo, &limit);
+		batch = (limit + 1) / 2;
+	}
 
 	uslab_bufprintf(buf, len, pos,
 			"%-17s %6lu %6lu %6u %4u %4u : tunables %4u %4u %4u"

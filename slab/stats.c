@@ -38,7 +38,8 @@ __visible bool kmem_cache_stats_enabled(void)
 	X(alloc_hits, ALLOC_HIT) X(free_hits, FREE_HIT) X(alloc_slow, ALLOC_SLOW)	\
 	X(free_slow, FREE_SLOW) X(refills, REFILL) X(flushes, FLUSH) X(swaps, SWAP)	\
 	X(depot_gets, DEPOT_GET) X(depot_puts, DEPOT_PUT) X(rseq_aborts, RSEQ_ABORT)	\
-	X(fallback_ops, FALLBACK_OP) X(drains, DRAIN) X(direct, DIRECT)
+	X(fallback_ops, FALLBACK_OP) X(drains, DRAIN) X(direct, DIRECT)	\
+	X(grows, GROW) X(shrinks, SHRINK)
 
 /**
  * kmem_cache_get_stats - the counters of @s into @st.
@@ -67,6 +68,9 @@ __visible void kmem_cache_get_stats(struct kmem_cache *s, struct kmem_cache_stat
 		st->limit = limit;
 		st->batchcount = batch;
 		st->depot_limit = pcp_cache_get_depot_limit(pc);
+		pcp_cache_mag_range(pc, &st->mag_lo, &st->mag_hi);
+		if (pcp_adapt_enabled())
+			st->flags |= KMEM_CACHE_STATS_ADAPTIVE;
 		cached = pcp_cache_objects(pc, NULL);
 		pcp_cache_stats(pc, -1, &ps);
 #define COPY(field, item) st->field = ps.v[PCP_STAT_##item];
@@ -172,6 +176,12 @@ __visible size_t kmem_cache_stats_header(char *buf, size_t len)
 			"cache", "object", "mag", "allocs", "frees", "hit%",
 			"refills", "flushes", "depot_get", "depot_put",
 			"peak_slabKiB");
+	/* adaptive: how often the magazines changed size (the mag column
+	 * gives the sizes in force, lo-hi over the CPUs) */
+	if (pcp_adapt_enabled()) {
+		pos -= pos ? 1 : 0;
+		uslab_bufprintf(buf, len, &pos, " %6s %6s\n", "grow", "shrink");
+	}
 	return pos;
 }
 
@@ -186,28 +196,43 @@ __visible size_t kmem_cache_stats_row(const struct kmem_cache_stats *st, char *b
 {
 	uint64_t ops = st->allocs + st->frees;
 	size_t pos = 0;
+	char mag[24];
+	size_t mpos = 0;
+
+	if ((st->flags & KMEM_CACHE_STATS_ADAPTIVE) && st->mag_lo != st->mag_hi)
+		uslab_bufprintf(mag, sizeof(mag), &mpos, "%u-%u", st->mag_lo, st->mag_hi);
+	else
+		uslab_bufprintf(mag, sizeof(mag), &mpos, "%u", (st->flags & KMEM_CACHE_STATS_ADAPTIVE) ?
+			 st->mag_hi : st->limit);
 
 	if (!(st->flags & KMEM_CACHE_STATS_COUNTED)) {
 		/* rseq-mode hits are not counted (CONFIG_PERCPU_HIT_STATS) */
 		uslab_bufprintf(buf, len, &pos,
-				"  %-16s %7u %6u %11s %11s %7s %9llu %9llu %9llu %9llu %10.1f\n",
-				st->name, st->object_size, st->limit, "-", "-", "-",
+				"  %-16s %7u %6s %11s %11s %7s %9llu %9llu %9llu %9llu %10.1f\n",
+				st->name, st->object_size, mag, "-", "-", "-",
 				(unsigned long long)st->refills,
 				(unsigned long long)st->flushes,
 				(unsigned long long)st->depot_gets,
 				(unsigned long long)st->depot_puts,
 				(double)st->slab_bytes_peak / 1024.0);
-		return pos;
+		goto adaptive;
 	}
 	uslab_bufprintf(buf, len, &pos,
-			"  %-16s %7u %6u %11llu %11llu %7.2f %9llu %9llu %9llu %9llu %10.1f\n",
-			st->name, st->object_size, st->limit,
+			"  %-16s %7u %6s %11llu %11llu %7.2f %9llu %9llu %9llu %9llu %10.1f\n",
+			st->name, st->object_size, mag,
 			(unsigned long long)st->allocs, (unsigned long long)st->frees,
 			hit_pct(st->alloc_hits + st->free_hits, ops),
 			(unsigned long long)st->refills, (unsigned long long)st->flushes,
 			(unsigned long long)st->depot_gets,
 			(unsigned long long)st->depot_puts,
 			(double)st->slab_bytes_peak / 1024.0);
+adaptive:
+	if (st->flags & KMEM_CACHE_STATS_ADAPTIVE) {
+		pos -= pos ? 1 : 0;
+		uslab_bufprintf(buf, len, &pos, " %6llu %6llu\n",
+				(unsigned long long)st->grows,
+				(unsigned long long)st->shrinks);
+	}
 	return pos;
 }
 

@@ -64,7 +64,9 @@ enum pcp_mode_id {
 	X(RSEQ_ABORT,	"rseq_abort")	/* critical section aborted */	\
 	X(FALLBACK_OP,	"fallback_op")	/* op done under the CPU lock */ \
 	X(DRAIN,	"drain")	/* CPU drained (shrink, resize, reaper) */ \
-	X(DIRECT,	"direct")	/* op bypassed magazines */
+	X(DIRECT,	"direct")	/* op bypassed magazines */	\
+	X(GROW,		"grow")		/* adaptive: a CPU's magazine doubled */ \
+	X(SHRINK,	"shrink")	/* adaptive: halved, or given back idle */
 
 enum pcp_stat_item {
 #define PCP_STAT_ENUM(name, str) PCP_STAT_##name,
@@ -212,8 +214,51 @@ void pcp_cache_get_tunables(const struct pcp_cache *pc, unsigned int *limit,
 #else
 #define PCP_REAPER_PERIOD_MS	2000
 #endif
+/*
+ * Adaptive magazines (below): on or off, the bounds in bytes and the
+ * per-CPU budget in KiB, Kconfig's or Kconfig's defaults where magazines
+ * are not built. The one fallback: percpu/, the adapt rows of
+ * <uslab/tunables.h>.
+ */
+#ifdef CONFIG_PERCPU_ADAPT
+#define PCP_ADAPT_DEFAULT	1
+#else
+#define PCP_ADAPT_DEFAULT	0
+#endif
+#ifdef CONFIG_PERCPU_ADAPT_MIN_BYTES
+#define PCP_ADAPT_MIN_BYTES	CONFIG_PERCPU_ADAPT_MIN_BYTES
+#define PCP_ADAPT_MAX_BYTES	CONFIG_PERCPU_ADAPT_MAX_BYTES
+#define PCP_ADAPT_BUDGET_KB	CONFIG_PERCPU_ADAPT_BUDGET_KB
+#else
+#define PCP_ADAPT_MIN_BYTES	4096
+#define PCP_ADAPT_MAX_BYTES	32768
+#define PCP_ADAPT_BUDGET_KB	4096
+#endif
 int pcp_cache_set_depot_limit(struct pcp_cache *pc, unsigned int limit);
 unsigned int pcp_cache_get_depot_limit(const struct pcp_cache *pc);
+
+/*
+ * Adaptive sizing (docs/percpu.md, "Adaptive sizing"): per cache and CPU,
+ * magazines grow when slow paths go to the layer above often and shrink
+ * when objects sit unused, within bounds in bytes and a per-CPU budget.
+ * pcp_adapt_set - on or off (CONFIG_PERCPU_ADAPT by default); takes effect
+ * at each CPU's next slow path. pcp_adapt_set_bounds - @min_bytes (first
+ * and smallest magazine), @max_bytes (largest), @budget_kb (per CPU, over
+ * every cache's two magazines); 0 keeps a value. Return: 0 or -EINVAL.
+ * Call both before the caches are busy (options, the simulator's setup).
+ */
+void pcp_adapt_set(bool on);
+bool pcp_adapt_enabled(void);
+int pcp_adapt_set_bounds(unsigned long min_bytes, unsigned long max_bytes,
+			 unsigned long budget_kb);
+void pcp_adapt_get_bounds(unsigned long *min_bytes, unsigned long *max_bytes,
+			  unsigned long *budget_kb);
+/*
+ * pcp_cache_mag_range - smallest and largest magazine size (objects) in
+ * force on @pc's CPUs that have one (adaptive), or the fixed limit twice.
+ */
+void pcp_cache_mag_range(struct pcp_cache *pc, unsigned int *lo,
+			 unsigned int *hi);
 
 /**
  * pcp_cache_stats - sum of the statistics of CPU @cpu, or of all CPUs

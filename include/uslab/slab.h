@@ -311,6 +311,7 @@ void kmem_cache_settings_clear(void);
 #define KMEM_CACHE_STATS_MAGAZINES	0x1	/* has per-CPU magazines */
 #define KMEM_CACHE_STATS_COUNTED	0x2	/* allocs..direct are counted */
 #define KMEM_CACHE_STATS_KMALLOC	0x4	/* one of the kmalloc-N caches */
+#define KMEM_CACHE_STATS_ADAPTIVE	0x8	/* magazines size themselves */
 
 struct kmem_cache_stats {
 	char name[48];
@@ -326,6 +327,8 @@ struct kmem_cache_stats {
 	uint64_t refills, flushes;	/* batches from and to the slabs */
 	uint64_t swaps, depot_gets, depot_puts;
 	uint64_t rseq_aborts, fallback_ops, drains, direct;
+	uint64_t grows, shrinks;	/* adaptive size changes (all CPUs) */
+	uint32_t mag_lo, mag_hi;	/* magazine sizes in force over the CPUs */
 	uint64_t active_objs, num_objs, cached_objs;	/* as slabinfo; cached:
 							 * in magazines/depot */
 	uint64_t nr_slabs, nr_slabs_peak;

@@ -33,7 +33,7 @@
 #include "uslab/slab.h"
 
 #define USLAB_STATSEG_MAGIC	0x31474553424c5355ull	/* "USLBSEG1" */
-#define USLAB_STATSEG_VERSION	2	/* 2: the alive lock, lib/shmseg.h */
+#define USLAB_STATSEG_VERSION	3	/* 2: the alive lock, lib/shmseg.h; 3: adaptive magazine fields */
 #define USLAB_STATSEG_DIR	"/dev/shm"
 #define USLAB_STATSEG_PREFIX	"uslab."		/* + decimal pid */
 #define USLAB_STATSEG_CACHES	1024

@@ -32,7 +32,7 @@ enum uslab_tunable_kind {
 /* Where a row's value goes. */
 enum uslab_tunable_scope {
 	USLAB_TS_CACHE,		/* a kmem_cache setting, per cache or every kmalloc cache */
-	USLAB_TS_PERCPU,	/* percpu/: the reaper */
+	USLAB_TS_PERCPU,	/* percpu/: the reaper, adaptive magazines */
 	USLAB_TS_PAGE_ALLOC,	/* page_alloc/: trim, limit, fault injection */
 	USLAB_TS_SLAB,		/* slab/: fault injection */
 	USLAB_TS_MALLOC,	/* malloc/: what the library does at start and exit */
@@ -77,6 +77,18 @@ enum uslab_tunable_scope {
 	X(REAPER_MS, reaper_ms, OFF_OR_NUM, PERCPU, 10, 600000, PCP_REAPER_PERIOD_MS,\
 	  "period of the background reaper that trims depots and idle CPUs "\
 	  "(0 = no reaper and no page decay thread, as `uslab sim --no-reaper`)")\
+	X(ADAPT, adapt, NUM, PERCPU, 0, 1, PCP_ADAPT_DEFAULT,		\
+	  "1 = magazines size themselves per cache and CPU (grow on refills and "\
+	  "flushes, shrink on unused objects, within adapt_min..adapt_max bytes "\
+	  "and adapt_budget_kb per CPU; Kconfig PERCPU_ADAPT); 0 = fixed sizes "\
+	  "(mag_size)")							\
+	X(ADAPT_MIN, adapt_min, NUM, PERCPU, 8, 1L << 30, PCP_ADAPT_MIN_BYTES,	\
+	  "adaptive: first and smallest magazine, bytes of objects (at least "\
+	  "one object)")						\
+	X(ADAPT_MAX, adapt_max, NUM, PERCPU, 8, 1L << 30, PCP_ADAPT_MAX_BYTES,	\
+	  "adaptive: largest magazine, bytes of objects (at most 4096 objects)")\
+	X(ADAPT_BUDGET_KB, adapt_budget_kb, NUM, PERCPU, 16, 1L << 30, PCP_ADAPT_BUDGET_KB,\
+	  "adaptive: KiB of objects one CPU's magazines may hold over all caches")\
 	X(TRIM, trim, NUM, PAGE_ALLOC, 0, 1L << 40, CONFIG_PAGE_ALLOC_RESIDENT_FREE_KB,\
 	  "KiB of free pages kept resident before the rest goes back to the OS")\
 	X(LIMIT_MB, limit_mb, NUM, PAGE_ALLOC, 0, 1L << 30, CONFIG_PAGE_ALLOC_LIMIT_MB,\

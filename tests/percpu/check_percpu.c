@@ -499,6 +499,106 @@ TEST(core, test_resize_keeps_objects)
 END_TEST
 
 /*
+ * Adaptive magazines (docs/percpu.md, "Adaptive sizing"), objects of 64
+ * bytes: bounds of 256 and 2048 bytes are 4 and 32 objects.
+ */
+static struct pcp_cache *t_adaptive(unsigned long min_b, unsigned long max_b,
+				    unsigned long budget_kb)
+{
+	struct pcp_cache *pc;
+
+	pin_here();
+	pool_reset();
+	pcp_adapt_set(true);
+	ck_assert_int_eq(pcp_adapt_set_bounds(min_b, max_b, budget_kb), 0);
+	pc = pcp_cache_create("adapt", NULL, &t_ops, 64);
+	ck_assert_ptr_nonnull(pc);
+	return pc;
+}
+
+static unsigned int mag_hi(struct pcp_cache *pc)
+{
+	unsigned int lo, hi;
+
+	pcp_cache_mag_range(pc, &lo, &hi);
+	return hi;
+}
+
+/* Slow paths that keep going to the layer above double the magazine, up
+ * to the upper bound and no further; bigger batches mean fewer refills. */
+TEST(core, test_adapt_grows_to_the_bound)
+{
+	enum { N = 2000 };
+	struct pcp_cache *pc = t_adaptive(256, 2048, 4096);
+
+	ck_assert_uint_eq(mag_hi(pc), 4);	/* before any CPU: the lower bound */
+	t_alloc_range(pc, 0, N);
+	ck_assert_uint_eq(mag_hi(pc), 32);
+	ck_stat(stat_of(pc, PCP_STAT_GROW) == 3);	/* 4 -> 8 -> 16 -> 32 */
+	/* with 4-object magazines (batch 2) it would be N / 2 refills */
+	ck_assert_uint_lt(refill_calls, N / 8);
+	t_free_range(pc, 0, N);
+	ck_assert_uint_eq(mag_hi(pc), 32);
+	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
+	t_destroy(pc);
+	pcp_adapt_set(false);
+}
+END_TEST
+
+/* The per-CPU budget stops growth: 16 KiB is two magazines of 128 objects
+ * of 64 bytes, though the upper bound allows 1024. */
+TEST(core, test_adapt_budget_stops_growth)
+{
+	enum { N = 6000 };
+	struct pcp_cache *pc = t_adaptive(256, 65536, 16);
+
+	t_alloc_range(pc, 0, N);
+	ck_assert_uint_eq(mag_hi(pc), 128);
+	t_free_range(pc, 0, N);
+	ck_assert_uint_eq(mag_hi(pc), 128);
+	t_destroy(pc);
+	pcp_adapt_set(false);
+}
+END_TEST
+
+/*
+ * Shrink: a period whose low-water mark is half a magazine or more halves
+ * it (and drains the CPU); an idle period takes it back to the lower
+ * bound; every step counted. 40 objects stay in the test's hands until
+ * after the first pass, so that the second period has slow paths (frees
+ * on a full magazine) and never an empty CPU.
+ */
+TEST(core, test_adapt_shrinks_on_low_water_then_idle)
+{
+	enum { N = 2000, KEEP = 40 };
+	struct pcp_cache *pc = t_adaptive(256, 2048, 4096);
+	uint64_t slow;
+
+	t_alloc_range(pc, 0, N);
+	t_free_range(pc, 0, N - KEEP);
+	ck_assert_uint_eq(mag_hi(pc), 32);
+	pcp_reap_all();		/* the alloc phase emptied the CPU: no shrink */
+	ck_assert_uint_eq(mag_hi(pc), 32);
+	ck_stat(stat_of(pc, PCP_STAT_SHRINK) == 0);
+	slow = stat_of(pc, PCP_STAT_FREE_SLOW);
+	t_free_range(pc, N - KEEP, N);
+	ck_stat(stat_of(pc, PCP_STAT_FREE_SLOW) > slow);
+	pcp_reap_all();		/* never below a full magazine: halve */
+	ck_assert_uint_eq(mag_hi(pc), 16);
+	ck_stat(stat_of(pc, PCP_STAT_SHRINK) == 1);
+	pcp_reap_all();		/* idle: back to the lower bound */
+	ck_assert_uint_eq(mag_hi(pc), 4);
+	ck_stat(stat_of(pc, PCP_STAT_SHRINK) == 2);
+	/* still serves, at the new size */
+	t_alloc_range(pc, 0, 8);
+	t_free_range(pc, 0, 8);
+	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
+	t_destroy(pc);
+	pcp_adapt_set(false);
+}
+END_TEST
+
+/*
  * Refill failure: the pool runs dry, alloc returns NULL, nothing leaks.
  * Pinned: every object must reach this CPU's magazines; after a migration
  * the other CPU's refill finds the pool dry while up to a magazine of

@@ -7,7 +7,14 @@
 # same magazine size, allocs, frees, hit%, refills, flushes, depot gets and
 # puts, on every bundled trace and on `uslab gen resize` workloads (realloc,
 # calloc and the memalign family; sizes to 4 KiB and to 20000 B) and a
-# `gen rpmalloc` one. reaper_ms=0 also keeps page_alloc's decay thread from
+# `gen rpmalloc` one; each with fixed magazines (adapt=0) and with
+# magazines that size themselves (adapt=1: the sizes in force, lo-hi over
+# the CPUs, and the grow and shrink counts must agree too). The replayer's
+# own objects out when the run starts (its worker thread's glibc DTV, one
+# kmalloc-384 object), which the replay prints as `--held CACHE=N`, are
+# given to the simulation, which holds them too: a refill takes at most
+# what the class has out (slab_pcp_refill), so they change the slow paths
+# (adapt=1's 10-object kmalloc-384 magazines showed it). reaper_ms=0 also keeps page_alloc's decay thread from
 # starting (its pthread_create allocates glibc's DTV, one kmalloc-384
 # object, inside the run). The page allocator's peak is printed side by
 # side, not asserted: the library sizes its per-CPU arrays by the kernel's
@@ -37,9 +44,10 @@ fi
 
 # The operation columns of the kmalloc rows, sorted by size:
 # cache object mag allocs frees hit% refills flushes depot_get depot_put
-ops() { grep -E '^  kmalloc-' "$1" | awk '{ print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 }' | sort -k2n; }
-# the slow-path columns only: cache objsize mag refills flushes depot_get depot_put
-slowops() { grep -E '^  kmalloc-' "$1" | awk '{ print $1, $2, $3, $7, $8, $9, $10 }' | sort -k2n; }
+# [grow shrink] (the last two with adapt=1 only)
+ops() { grep -E '^  kmalloc-' "$1" | awk '{ print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $12, $13 }' | sort -k2n; }
+# the slow-path columns only: cache objsize mag refills flushes depot_get depot_put [grow shrink]
+slowops() { grep -E '^  kmalloc-' "$1" | awk '{ print $1, $2, $3, $7, $8, $9, $10, $12, $13 }' | sort -k2n; }
 
 # rseq-mode hits are counted only with CONFIG_PERCPU_HIT_STATS (the hit
 # path carries no counter by default, docs/percpu.md "Statistics"). Without
@@ -54,22 +62,33 @@ else
 	[ -x "$full" ] || { echo "FAIL: $full not built"; exit 1; }
 fi
 replay() {	# replay WRAPPER TRACE OUT
-	USLAB_OPTIONS=stats,reaper_ms=0 timeout -k 5 120 taskset -c 0 \
+	USLAB_OPTIONS=stats,reaper_ms=0,adapt=$adapt timeout -k 5 120 taskset -c 0 \
 		$1 "$U" replay "$2" --allocator uslab --threads 1 2>"$T/real.err" |
 		sed -n '/^replayed events only/,/^page allocator/p' > "$3"
 }
 peak() { sed -n 's/.*peak held \([0-9.]*\) KiB$/\1/p' "$1"; }
 
 n=0
+for adapt in 0 1; do
 for trace in traces/*.ustr "$T/resize.ustr" "$T/resize-big.ustr" "$T/rp.ustr"; do
-	name=$(basename "$trace")
-	"$U" sim "$trace" --cpus 1 --no-reaper --rows 0 2>"$T/sim.err" |
-		sed -n '/^per cache/,/^page allocator/p' > "$T/sim.txt"
+	name="$(basename "$trace") adapt=$adapt"
 	replay "$full" "$trace" "$T/real.txt"
+	# the replayer's own objects out at the start (its worker's glibc
+	# DTV): the simulation starts with them too (a refill takes at most
+	# what the class has out, so they change the slow paths)
+	held=$(sed -n 's/^held by the replayer at the start://p' "$T/real.txt")
+	grep -q '^held by the replayer at the start:' "$T/real.txt" ||
+		bad "$name: the replay did not say what it held at the start"
+	# shellcheck disable=SC2086 # --held options, one word each
+	"$U" sim "$trace" --cpus 1 --no-reaper --rows 0 --adapt $adapt $held 2>"$T/sim.err" |
+		sed -n '/^per cache/,/^page allocator/p' > "$T/sim.txt"
 	ops "$T/sim.txt" > "$T/sim.ops"
 	ops "$T/real.txt" > "$T/real.ops"
 	if [ -n "$full" ]; then
 		replay "" "$trace" "$T/rseq.txt"
+		rheld=$(sed -n 's/^held by the replayer at the start://p' "$T/rseq.txt")
+		[ "$rheld" = "$held" ] ||
+			bad "$name: the rseq-mode replay held other objects at the start ($rheld vs $held)"
 		slowops "$T/sim.txt" > "$T/sim.slow"
 		slowops "$T/rseq.txt" > "$T/rseq.slow"
 		if [ ! -s "$T/rseq.slow" ] || ! cmp -s "$T/sim.slow" "$T/rseq.slow"; then
@@ -90,6 +109,12 @@ for trace in traces/*.ustr "$T/resize.ustr" "$T/resize-big.ustr" "$T/rp.ustr"; d
 	n=$((n + 1))
 	echo "$name: $(wc -l < "$T/sim.ops") caches, identical counts${full:+ (all: fallback mode; slow paths: rseq mode)};" \
 	     "page_alloc peak above the start: sim $(peak "$T/sim.txt") KiB, real $(peak "$T/real.txt") KiB"
+	# some trace must make magazines grow (field 11 of ops: grow)
+	if [ "$adapt" = 1 ] && awk '$11 > 0 { g = 1 } END { exit !g }' "$T/sim.ops"; then
+		grew=1
+	fi
 done
-[ "$fail" -eq 0 ] && echo "fidelity: $n traces, every per-cache count identical"
+done
+[ "${grew:-0}" = 1 ] || bad "adapt=1: no magazine grew on any trace (the policy did nothing)"
+[ "$fail" -eq 0 ] && echo "fidelity: $n runs (traces x adapt=0,1), every per-cache count identical"
 exit $fail

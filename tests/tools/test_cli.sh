@@ -124,8 +124,8 @@ report -t --threads --pid --comm --sort --children --rows --folded --flamegraph 
 import -o --output -q -h --help
 replay -a --allocator --threads-as-recorded -t --threads --touch --no-touch --runs --timeline --pid --comm -h --help
 gen -t --threads -o --output -s --seed -c --cpus -b --blocks -l --loops -p --percent -w --window --min --max --step-ns -h --help
-sim --cpus --mag-size --batch --depot-limit --sample --rows --timeline --no-reaper --result --calibration --pid --comm -h --help
-tune -j --workers --jobs --merge --svg --png --cpus --mag-sizes --depot-limits --batch --goal --model-only --runs --candidates --calibration --peak --mean --no-compose --all --verify --verify-grid --pid --comm -h --help
+sim --cpus --mag-size --batch --depot-limit --adapt --adapt-min --adapt-max --adapt-budget --held --sample --rows --timeline --no-reaper --result --calibration --pid --comm -h --help
+tune -j --workers --jobs --merge --svg --png --cpus --mag-sizes --depot-limits --batch --adapt-max --adapt-budgets --no-adapt --goal --model-only --runs --candidates --calibration --peak --mean --no-compose --all --verify --verify-grid --pid --comm -h --help
 record -g --max-stack -o --output -l -q -p --pid --duration -h --help
 slabinfo -p --pid -w --write --gc -h --help
 top -p --pid -d --delay -o --once -n -s --sort -h --help

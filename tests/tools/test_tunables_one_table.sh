@@ -5,7 +5,10 @@
 # read the text again with its own list and took "stats,stats=0" for stats
 # on); `uslab sim` and `uslab tune` refuse values with the rows' bounds;
 # USLAB_OPTIONS=help prints each row's bounds and default, the reaper's
-# the one fallback of percpu/ (PCP_REAPER_PERIOD_MS).
+# the one fallback of percpu/ (PCP_REAPER_PERIOD_MS). Adaptive magazines
+# (issue 23) are four rows too: adapt 0..1, adapt_min and adapt_max
+# 8..2^30 bytes, adapt_budget_kb 16..2^30 KiB, read by USLAB_OPTIONS, sim
+# and tune alike.
 . "$(dirname "$0")/../lib.sh"
 set +e
 F=$O/tests/trace/trace_forge
@@ -32,6 +35,39 @@ run_rc "$U" tune "$T/t.ustr" --depot-limits 0,65537 2>"$T/err" >/dev/null
 [ "$rc" -eq 2 ] && grep -q "expected up to 16 numbers -1..65536, comma-separated, found '0,65537'" "$T/err" ||
 	bad "tune --depot-limits 0,65537: exit $rc, $(head -1 "$T/err")"
 
+run_rc "$U" sim "$T/t.ustr" --adapt 2 2>"$T/err" >/dev/null
+[ "$rc" -eq 2 ] && grep -q "^uslab sim: --adapt: expected 0..1, found '2'" "$T/err" ||
+	bad "sim --adapt 2: exit $rc, $(head -1 "$T/err")"
+run_rc "$U" sim "$T/t.ustr" --adapt-budget 15 2>"$T/err" >/dev/null
+[ "$rc" -eq 2 ] && grep -q "^uslab sim: --adapt-budget: expected KiB 16..1073741824, found '15'" "$T/err" ||
+	bad "sim --adapt-budget 15: exit $rc, $(head -1 "$T/err")"
+run_rc "$U" sim "$T/t.ustr" --adapt-min 1073741825 2>"$T/err" >/dev/null
+[ "$rc" -eq 2 ] && grep -q "^uslab sim: --adapt-min: expected bytes 8..1073741824, found '1073741825'" "$T/err" ||
+	bad "sim --adapt-min 2^30+1: exit $rc, $(head -1 "$T/err")"
+run_rc "$U" tune "$T/t.ustr" --adapt-max 4096,7 2>"$T/err" >/dev/null
+[ "$rc" -eq 2 ] && grep -q "expected up to 16 numbers 8..1073741824, comma-separated, found '4096,7'" "$T/err" ||
+	bad "tune --adapt-max 4096,7: exit $rc, $(head -1 "$T/err")"
+run_rc "$U" tune "$T/t.ustr" --adapt-budgets 15 2>"$T/err" >/dev/null
+[ "$rc" -eq 2 ] && grep -q "expected up to 16 numbers 16..1073741824, comma-separated, found '15'" "$T/err" ||
+	bad "tune --adapt-budgets 15: exit $rc, $(head -1 "$T/err")"
+
+# adapt: parsed once by its row, the last item wins (the stats table has
+# grow and shrink columns only when magazines adapt).
+if config PERCPU_CACHE; then
+	USLAB_OPTIONS=stats,adapt=0,adapt=1 timeout 120 "$U" replay "$T/t.ustr" -a uslab >"$T/a1.txt" 2>&1 ||
+		bad "replay adapt=0,adapt=1: $(tail -2 "$T/a1.txt")"
+	grep -qE "depot_put .* grow shrink" "$T/a1.txt" ||
+		bad "replay: adapt=0,adapt=1 gave no adaptive columns"
+	USLAB_OPTIONS=stats,adapt=1,adapt=0 timeout 120 "$U" replay "$T/t.ustr" -a uslab >"$T/a0.txt" 2>&1 ||
+		bad "replay adapt=1,adapt=0: $(tail -2 "$T/a0.txt")"
+	grep -q "depot_put" "$T/a0.txt" && ! grep -qE "depot_put .* grow" "$T/a0.txt" ||
+		bad "replay: adapt=1,adapt=0 printed adaptive columns (or no table)"
+	USLAB_OPTIONS=adapt=2,adapt_budget_kb=15 LD_PRELOAD="$LIBUSLAB" /bin/true 2>"$T/bad"
+	grep -q "ignoring option 'adapt=2' (value out of range)" "$T/bad" &&
+		grep -q "ignoring option 'adapt_budget_kb=15' (value out of range)" "$T/bad" ||
+		bad "USLAB_OPTIONS adapt=2,adapt_budget_kb=15: $(cat "$T/bad")"
+fi
+
 # help: bounds and defaults from the rows.
 USLAB_OPTIONS=help LD_PRELOAD="$LIBUSLAB" /bin/true 2>"$T/help"
 grep -qE "^  mag_size +default by size +0 \.\. 4096: " "$T/help" || bad "help: mag_size row: $(grep mag_size "$T/help")"
@@ -42,5 +78,16 @@ if config PERCPU_REAPER; then
 		bad "help: reaper_ms default is not Kconfig's $p: $(grep reaper_ms "$T/help")"
 else
 	grep -qE "^  reaper_ms +default none " "$T/help" || bad "help: reaper_ms without a reaper"
+fi
+if config PERCPU_CACHE; then
+	a=0; config PERCPU_ADAPT && a=1
+	grep -qE "^  adapt +default $a +0 \.\. 1: " "$T/help" ||
+		bad "help: adapt default is not Kconfig's $a: $(grep '^  adapt ' "$T/help")"
+	for r in adapt_min:MIN_BYTES:8 adapt_max:MAX_BYTES:8 adapt_budget_kb:BUDGET_KB:16; do
+		n=${r%%:*}; k=${r#*:}; lo=${k#*:}; k=${k%%:*}
+		d=$(sed -n "s/^CONFIG_PERCPU_ADAPT_$k=//p" "$O/auto.conf")
+		grep -qE "^  $n +default $d +$lo \.\. 1073741824: " "$T/help" ||
+			bad "help: $n row is not Kconfig's $d, $lo .. 2^30: $(grep "^  $n " "$T/help")"
+	done
 fi
 exit $failed

@@ -51,6 +51,17 @@ static void print_config(FILE *f, const struct sim_config *cfg, unsigned int cpu
 		fprintf(f, "default");
 	else
 		fprintf(f, "%ld", cfg->depot_limit);
+	if (cfg->adapt == 1 || (cfg->adapt < 0 && IS_ENABLED(CONFIG_PERCPU_ADAPT))) {
+		fprintf(f, " adapt=1");
+		if (cfg->adapt_min)
+			fprintf(f, " adapt_min=%ld", cfg->adapt_min);
+		if (cfg->adapt_max)
+			fprintf(f, " adapt_max=%ld", cfg->adapt_max);
+		if (cfg->adapt_budget_kb)
+			fprintf(f, " adapt_budget_kb=%ld", cfg->adapt_budget_kb);
+	} else if (cfg->adapt == 0) {
+		fprintf(f, " adapt=0");
+	}
 	fprintf(f, "\n");
 }
 
@@ -270,14 +281,23 @@ static int write_timeline(const char *path, const char *trace, const struct sim_
 		out_abort(&o);
 		return -1;
 	}
-	fprintf(f, "%s,events,held_bytes,live_bytes,overhead_bytes,free_resident_bytes\n",
+	fprintf(f, "%s,events,held_bytes,live_bytes,overhead_bytes,free_resident_bytes",
 		no_clock ? "event_index" : "time_ns");
+	/* adaptive magazines: each cache's size over time (largest over CPUs) */
+	if (res->adaptive)
+		for (unsigned int c = 0; c < res->nr_cls; c++)
+			fprintf(f, ",mag_%s", res->cls[c].name);
+	fprintf(f, "\n");
 	for (i = 0; i < res->nr_samples; i++) {
 		const struct sim_sample *s = &res->samples[i];
 
-		fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRIu64 "\n",
+		fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRIu64,
 			s->time_ns, s->events, s->held, s->live,
 			(int64_t)(s->held - s->live), s->resident_free);
+		if (res->adaptive)
+			for (unsigned int c = 0; c < res->nr_cls; c++)
+				fprintf(f, ",%u", (unsigned int)s->mag[c]);
+		fprintf(f, "\n");
 	}
 	if (fclose(f)) {
 		fprintf(stderr, "uslab sim: %s: %s\n", path, strerror(errno));
@@ -296,25 +316,34 @@ static const char sim_usage[] =
 	"  runs the trace through uslab on virtual CPUs and prints what each layer\n"
 	"  counted; the same trace and options print the same bytes";
 
-/* --mag-size, --batch, --depot-limit into the sim_config at opt->value,
+/* --mag-size, --batch, --depot-limit, --adapt, --adapt-min, --adapt-max,
+ * --adapt-budget into the sim_config at opt->value,
  * each value read by its row of <uslab/tunables.h> (sim_parse_tunable). */
 static const char *sim_tunable(const struct cli_opt *opt, const char *arg)
 {
 	static char cls[128];
-	const struct uslab_tunable *t = &uslab_tunables[opt->data == 'b' ? USLAB_OPT_BATCH :
-				opt->data == 'd' ? USLAB_OPT_DEPOT_LIMIT : USLAB_OPT_MAG_SIZE];
+	const struct uslab_tunable *t = sim_tunable_row((int)opt->data);
 	int err = sim_parse_tunable(opt->value, (int)opt->data, arg);
 
 	if (!err)
 		return NULL;
+	if (err == -ENOENT && opt->data == 'h') {
+		snprintf(cls, sizeof(cls), "CACHE=N with CACHE a kmalloc cache (%s .. %s)",
+			 kmalloc_info[0].name, kmalloc_info[NR_KMALLOC_CLASSES - 1].name);
+		return cls;
+	}
 	if (err == -ENOENT) {	/* CLASS=N, CLASS no kmalloc class */
 		snprintf(cls, sizeof(cls), "CLASS=N with CLASS a kmalloc cache (%s .. %s) "
 			 "or a size 1..%d", kmalloc_info[0].name,
 			 kmalloc_info[NR_KMALLOC_CLASSES - 1].name, KMALLOC_MAX_CACHE_SIZE);
 		return cls;
 	}
+	if (opt->data == 'h')
+		return "CACHE=N (kmalloc-384=1), N 0 .. 2^20";
 	snprintf(cls, sizeof(cls), "%s%ld..%ld%s", opt->data == 'm' ?
-		 "N or CLASS=N (kmalloc-64=32 or 64=32), N " : "", t->min, t->max,
+		 "N or CLASS=N (kmalloc-64=32 or 64=32), N " :
+		 opt->data == 'n' || opt->data == 'x' ? "bytes " :
+		 opt->data == 'B' ? "KiB " : "", t->min, t->max,
 		 opt->data == 'd' ? " (-1 unlimited)" : "");
 	return cls;
 }
@@ -332,6 +361,14 @@ static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_c
 			     .data = 'b'),
 		OPT_CALLBACK(0, "depot-limit", cfg, "N", "full magazines kept per depot (-1 unlimited)",
 			     sim_tunable, .data = 'd'),
+		OPT_CALLBACK(0, "adapt", cfg, "0|1", "magazines that size themselves (the\n"
+			     "library's adapt=0|1; default: Kconfig)", sim_tunable, .data = 'a'),
+		OPT_CALLBACK(0, "adapt-min", cfg, "BYTES", "adaptive: first and smallest magazine",
+			     sim_tunable, .data = 'n'),
+		OPT_CALLBACK(0, "adapt-max", cfg, "BYTES", "adaptive: largest magazine",
+			     sim_tunable, .data = 'x'),
+		OPT_CALLBACK(0, "adapt-budget", cfg, "KIB", "adaptive: per-CPU budget over all caches",
+			     sim_tunable, .data = 'B'),
 		OPT_U64(0, "sample", &cfg->sample_every, "N", "sample memory every N events (default:\n"
 			"1000 samples over the trace)", 1, UINT64_MAX),
 		OPT_ULONG(0, "rows", &o->rows, "N", "rows of the over-time table (default 20, 0 = none)",
@@ -339,6 +376,10 @@ static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_c
 		OPT_STRING(0, "timeline", &o->timeline, "FILE", "every sample as CSV (FILE.csv or -), or drawn:\n"
 			   "held, resident, live over time (FILE.svg, FILE.png)",
 			   .flags = OPT_OUTPUT, .formats = "csv,svg,png,-"),
+		OPT_CALLBACK(0, "held", cfg, "CACHE=N", "N objects of a kmalloc cache allocated\n"
+			     "before the run and kept (what `uslab replay` with\n"
+			     "stats prints as the replayer's own), repeatable",
+			     sim_tunable, .data = 'h'),
 		OPT_BOOLEAN(0, "no-reaper", &cfg->no_reaper,
 			    "no reaper passes (a real run: USLAB_OPTIONS=reaper_ms=0)"),
 		OPT_BOOLEAN(0, "result", &o->result,

@@ -96,8 +96,9 @@ static int top_frame(FILE *out, pid_t pid, const struct uslab_statseg *prev,
 {
 	double dt = prev ? (double)(cur->snap_ns - prev->snap_ns) / 1e9 : 0;
 	uint64_t act_objs = 0, objs = 0, act_bytes = 0, bytes = 0, slabs = 0;
-	uint64_t hits = 0, ops = 0;
+	uint64_t hits = 0, ops = 0, grows = 0, shrinks = 0;
 	bool counted = cur->flags & USLAB_STATSEG_F_COUNTED, any = false;
+	bool adaptive = false;
 	char s1[32], s2[32], mode[sizeof(cur->mode) * 4 + 1];
 	uint32_t n = cur->nr_caches;
 
@@ -129,6 +130,11 @@ static int top_frame(FILE *out, pid_t pid, const struct uslab_statseg *prev,
 		slabs += st->nr_slabs;
 		hits += h;
 		ops += o;
+		if (st->flags & KMEM_CACHE_STATS_ADAPTIVE) {
+			adaptive = true;
+			grows += st->grows;
+			shrinks += st->shrinks;
+		}
 	}
 	qsort(rows, n, sizeof(rows[0]), top_cmp);
 
@@ -152,21 +158,31 @@ static int top_frame(FILE *out, pid_t pid, const struct uslab_statseg *prev,
 			!counted ? "- (counters not compiled in: CONFIG_PERCPU_STATS)" :
 			!any ? "- (rseq-mode hits not counted: CONFIG_PERCPU_HIT_STATS)" :
 			"- (no operations)");
-	fprintf(out, "\n%9s %9s %4s %8s %5s %7s %10s %10s %10s %s\n", "OBJS", "ACTIVE", "USE",
+	if (adaptive)
+		fprintf(out, " Adaptive magazines (since start)   : %llu grown, %llu shrunk; MAG = sizes in force, lo-hi over CPUs\n",
+			(unsigned long long)grows, (unsigned long long)shrinks);
+	fprintf(out, "\n%9s %9s %4s %8s %7s %7s %10s %10s %10s %s\n", "OBJS", "ACTIVE", "USE",
 		"OBJ SIZE", "MAG", "HIT%", "REFILL/s", "FLUSH/s", "CACHE SIZE", "NAME");
+	if (adaptive && max_rows > 1)
+		max_rows--;	/* the adaptive line took one of the window's */
 	for (uint32_t i = 0; i < n && (max_rows <= 0 || (int)i < max_rows); i++) {
 		const struct kmem_cache_stats *st = rows[i].st;
-		char hit[16], cs[32], name[sizeof(st->name) * 4 + 1];
+		char hit[16], cs[32], mag[24], name[sizeof(st->name) * 4 + 1];
 
 		if (isnan(rows[i].hit))
 			snprintf(hit, sizeof(hit), "-");
 		else
 			snprintf(hit, sizeof(hit), "%.1f", rows[i].hit);
 		top_size(cs, sizeof(cs), (double)rows[i].cache_bytes);
-		fprintf(out, "%9llu %9llu %3.0f%% %7.2fK %5u %7s %10.0f %10.0f %10s %s\n",
+		if ((st->flags & KMEM_CACHE_STATS_ADAPTIVE) && st->mag_lo != st->mag_hi)
+			snprintf(mag, sizeof(mag), "%u-%u", st->mag_lo, st->mag_hi);
+		else
+			snprintf(mag, sizeof(mag), "%u", (st->flags & KMEM_CACHE_STATS_ADAPTIVE) ?
+				 st->mag_hi : st->limit);
+		fprintf(out, "%9llu %9llu %3.0f%% %7.2fK %7s %7s %10.0f %10.0f %10s %s\n",
 			(unsigned long long)st->num_objs, (unsigned long long)st->active_objs,
 			st->num_objs ? 100.0 * (double)st->active_objs / (double)st->num_objs : 0.0,
-			st->object_size / 1024.0, st->limit, hit, rows[i].refills,
+			st->object_size / 1024.0, mag, hit, rows[i].refills,
 			rows[i].flushes, cs, statseg_printable(st->name, name, sizeof(name)));
 	}
 	return fflush(out) ? -1 : 0;
@@ -175,7 +191,8 @@ static int top_frame(FILE *out, pid_t pid, const struct uslab_statseg *prev,
 /*
  * The cache rows that fit the terminal with the frame's other lines (the
  * title, four or five summary lines, a blank, the column header, and the
- * key line with its blank: 10), as slabtop trims to the window; read each
+ * key line with its blank: 10; the adaptive magazines' line takes one more,
+ * off the rows, in top_frame), as slabtop trims to the window; read each
  * frame, so a resize counts. At least one row.
  */
 #define TOP_OTHER_LINES	10

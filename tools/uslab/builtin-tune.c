@@ -59,20 +59,21 @@ static const char *tune_goal_opt(const struct cli_opt *opt, const char *arg)
 }
 
 /*
- * --mag-sizes ('m' in opt->data) and --depot-limits ('d'): up to
- * TUNE_MAX_VALUES numbers, each read by its row of <uslab/tunables.h>
- * (a swept magazine size is at least 1: 0 means the default), into the
- * struct tune_space at opt->value.
+ * --mag-sizes ('m' in opt->data), --depot-limits ('d'), --adapt-max ('x'),
+ * --adapt-budgets ('B'): up to TUNE_MAX_VALUES numbers, each read by its
+ * row of <uslab/tunables.h> (sim_tunable_row(): the rows `uslab sim`'s
+ * options read; a swept magazine size is at least 1: 0 means the
+ * default), into the struct tune_space at opt->value.
  */
 static const char *tune_list(const struct cli_opt *opt, const char *arg)
 {
 	static char expect[96];
 	struct tune_space *sp = opt->value;
-	bool mags = opt->data == 'm';
-	const struct uslab_tunable *t =
-		&uslab_tunables[mags ? USLAB_OPT_MAG_SIZE : USLAB_OPT_DEPOT_LIMIT];
-	long *v = mags ? sp->mags : sp->depots, lo = mags ? 1 : t->min;
-	unsigned int *n = mags ? &sp->nm : &sp->nd;
+	bool mags = opt->data == 'm', amax = opt->data == 'x', abud = opt->data == 'B';
+	const struct uslab_tunable *t = sim_tunable_row((int)opt->data);
+	long *v = mags ? sp->mags : amax ? sp->amaxs : abud ? sp->abudgets : sp->depots;
+	long lo = mags ? 1 : t->min;
+	unsigned int *n = mags ? &sp->nm : amax ? &sp->nam : abud ? &sp->nab : &sp->nd;
 	char buf[256], *item, *save = NULL;
 	size_t len = strlen(arg);
 	bool ok = len && len < sizeof(buf) && arg[0] != ',' && arg[len - 1] != ',' &&
@@ -142,6 +143,14 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 		OPT_CALIBRATION(&o->calibration),
 		OPT_BOOLEAN(0, "peak", &tu->peak, "frontier on peak resident memory (the default)"),
 		OPT_BOOLEAN(0, "mean", &o->mean, "frontier on mean resident memory"),
+		OPT_CALLBACK(0, "adapt-max", &o->sp, "LIST",
+			     "adaptive magazines: largest magazine sizes to\n"
+			     "sweep, bytes (beside the adaptive default)", tune_list, .data = 'x'),
+		OPT_CALLBACK(0, "adapt-budgets", &o->sp, "LIST",
+			     "adaptive magazines: per-CPU budgets to sweep, KiB",
+			     tune_list, .data = 'B'),
+		OPT_BOOLEAN(0, "no-adapt", &o->sp.no_adapt,
+			    "fixed magazine sizes only (no adaptive configuration)"),
 		OPT_BOOLEAN_OFF(0, "no-compose", &o->sp.compose,
 				"only the uniform grid, no per-class round"),
 		OPT_BOOLEAN(0, "all", &o->all_rows, "print every frontier point"),
@@ -181,6 +190,17 @@ static void print_options(FILE *f, const struct tune_job *j)
 		return;
 	}
 	fprintf(f, "USLAB_OPTIONS=");
+	if (j->adapt) {
+		fprintf(f, "adapt=1");
+		if (j->adapt_max)
+			fprintf(f, ",adapt_max=%ld", j->adapt_max);
+		if (j->adapt_budget_kb)
+			fprintf(f, ",adapt_budget_kb=%ld", j->adapt_budget_kb);
+		fprintf(f, "\n");
+		return;
+	}
+	if (IS_ENABLED(CONFIG_PERCPU_ADAPT))	/* fixed sizes, not the build's adaptive ones */
+		fprintf(f, "adapt=0,");
 	if (j->uniform) {
 		fprintf(f, "mag_size=%d", j->mag[0]);
 		first = false;
@@ -230,6 +250,15 @@ static void print_kconfig(FILE *f, const struct tune_job *j)
 		fprintf(f, "# the defaults: no fragment needed\n");
 		return;
 	}
+	if (j->adapt) {
+		fprintf(f, "CONFIG_PERCPU_ADAPT=y\n");
+		if (j->adapt_max)
+			fprintf(f, "CONFIG_PERCPU_ADAPT_MAX_BYTES=%ld\n", j->adapt_max);
+		if (j->adapt_budget_kb)
+			fprintf(f, "CONFIG_PERCPU_ADAPT_BUDGET_KB=%ld\n", j->adapt_budget_kb);
+		return;
+	}
+	fprintf(f, "# CONFIG_PERCPU_ADAPT is not set\n");
 	fprintf(f, "CONFIG_PERCPU_MAG_SIZE=%d\n", kconfig_mag(j));
 	fprintf(f, "CONFIG_PERCPU_DEPOT_LIMIT=%ld\n", j->depot);
 	if (!j->uniform)
@@ -243,6 +272,17 @@ static void describe(char *buf, size_t len, const struct tune_job *j)
 
 	if (j->defaults) {
 		snprintf(buf, len, "library defaults (Kconfig)");
+		return;
+	}
+	if (j->adapt) {
+		pos += (size_t)snprintf(buf, len, "adaptive");
+		if (j->adapt_max && pos < len)
+			pos += (size_t)snprintf(buf + pos, len - pos, " max=%ldB", j->adapt_max);
+		if (j->adapt_budget_kb && pos < len)
+			pos += (size_t)snprintf(buf + pos, len - pos, " budget=%ldK",
+						j->adapt_budget_kb);
+		if (!j->adapt_max && !j->adapt_budget_kb && pos < len)
+			snprintf(buf + pos, len - pos, " (default bounds)");
 		return;
 	}
 	if (j->uniform) {
@@ -340,12 +380,12 @@ static int verify_uniform_grid(const char *trace, const struct tune *tu, unsigne
 	for (size_t i = 0; i < tu->grid && n < TUNE_VERIFY_MAX_POINTS; i++) {
 		const struct tune_job *j = &tu->jobs[i];
 
-		if (!j->out.ok || !j->uniform)
+		if (!j->out.ok || !j->uniform || j->adapt)
 			continue;
 		snprintf(labels[n], sizeof(labels[n]), "mag=%d,depot=%ld", j->mag[0], j->depot);
 		pts[n].label = labels[n];
-		snprintf(pts[n].opts, sizeof(pts[n].opts), "mag_size=%d,depot_limit=%ld",
-			 j->mag[0], j->depot);
+		snprintf(pts[n].opts, sizeof(pts[n].opts), "%smag_size=%d,depot_limit=%ld",
+			 IS_ENABLED(CONFIG_PERCPU_ADAPT) ? "adapt=0," : "", j->mag[0], j->depot);
 		pts[n].model_ms = j->out.cost_ns / 1e6;
 		pts[n].model_ovh_kib = j->out.ovh_mean / 1024.0;
 		n++;
@@ -378,8 +418,15 @@ static size_t plot_points(const struct tune *tu, struct plot_point *pts)
 		pts[n].x = tune_job_ovh(tu, j) / 1024.0;
 		pts[n].y = j->out.cost_ns / 1e6;
 		pts[n].kind = j->recommended ? PLOT_RECOMMENDED : j->defaults ? PLOT_DEFAULTS :
+			      j->adapt && !j->adapt_max && !j->adapt_budget_kb ? PLOT_ADAPTIVE :
 			      j->frontier ? PLOT_FRONTIER : PLOT_SWEPT;
 		n++;
+		/* the adaptive default on the frontier: the line passes it too */
+		if (pts[n - 1].kind == PLOT_ADAPTIVE && j->frontier) {
+			pts[n] = pts[n - 1];
+			pts[n].kind = PLOT_FRONTIER;
+			n++;
+		}
 	}
 	/* Each replayed candidate where the measurement puts it: the defaults'
 	 * modelled figures scaled by the measured change, with its interval. */
@@ -460,7 +507,7 @@ static int write_png(const char *png, const char *title, const char *xlabel,
 
 static int draw(const struct tune *tu, const struct tune_cli *o, const char *trace)
 {
-	struct plot_point *pts = calloc(tu->nr_jobs + TUNE_MAX_CANDIDATES + 1, sizeof(*pts));
+	struct plot_point *pts = calloc(tu->nr_jobs + TUNE_MAX_CANDIDATES + 2, sizeof(*pts));
 	const char *xlabel = tu->peak ? "peak resident memory of the heap, simulated (KiB)" :
 					"mean resident memory of the heap, simulated (KiB)";
 	char title[256];
@@ -888,8 +935,13 @@ int cmd_tune(int argc, char **argv)
 		rc = tune_sweep(&tu, &o.sp);
 	}
 	if (!rc && !o.merge) {
-		printf("\nswept %zu configurations (%zu uniform, %zu per-class, the defaults) on %u workers\n",
-		       tu.nr_jobs, tu.grid, tu.nr_jobs - tu.grid - 1, tu.workers);
+		size_t nad = 0;
+
+		for (size_t i = 0; i < tu.grid; i++)
+			nad += tu.jobs[i].adapt;
+		printf("\nswept %zu configurations (%zu uniform, %zu adaptive, %zu per-class, the defaults) "
+		       "on %u workers\n", tu.nr_jobs, tu.grid - nad, nad, tu.nr_jobs - tu.grid - 1,
+		       tu.workers);
 		rc = print_frontier(&tu, o.all_rows) ? 1 : 0;
 	}
 	if (!rc && o.verify_grid)

@@ -179,6 +179,7 @@ enum plot_kind {
 	PLOT_RECOMMENDED,		/* the recommended one */
 	PLOT_DEFAULTS,			/* the library's defaults */
 	PLOT_MEASURED,			/* a candidate as real replays placed it */
+	PLOT_ADAPTIVE,			/* the adaptive magazines' default (adapt=1) */
 };
 
 struct plot_point {

@@ -11,12 +11,13 @@ points lie beyond it), so both pictures have the same axes. Then one line
 per point, "x,y,kind,xlo,xhi,ylo,yhi": x the simulated resident memory
 (KiB), y the modelled allocator time (ms), kind 0 swept, 1 on the frontier,
 2 recommended, 3 the library's defaults, 4 a candidate replayed for real,
-placed by its measured change with its 95% interval (xlo..xhi, ylo..yhi)
+placed by its measured change with its 95% interval (xlo..xhi, ylo..yhi),
+5 the adaptive magazines with their default bounds (adapt=1)
 (enum plot_kind in tools/uslab/builtin.h).
 """
 import sys
 
-SWEPT, FRONTIER, RECOMMENDED, DEFAULTS, MEASURED = range(5)
+SWEPT, FRONTIER, RECOMMENDED, DEFAULTS, MEASURED, ADAPTIVE = range(6)
 
 
 def read_points(path):
@@ -68,6 +69,9 @@ def main():
                    linewidths=3, label="recommended (the verdict)", zorder=4)
     ax.scatter(*of(DEFAULTS), s=120, marker="D", c="#2ca02c",
                label="library defaults", zorder=3)
+    if of(ADAPTIVE)[0]:
+        ax.scatter(*of(ADAPTIVE), s=120, marker="^", c="#9467bd",
+                   label="adaptive magazines, default bounds (adapt=1)", zorder=3)
     meas = [p for p in pts if p[2] == MEASURED and inside(p)]
     if meas:
         ax.errorbar([p[0] for p in meas], [p[1] for p in meas],

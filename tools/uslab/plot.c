@@ -187,17 +187,18 @@ static void plot_marks(FILE *f, const struct plot_frame *fr,
 	static const char *const fill[] = {
 		[PLOT_SWEPT] = "#aaa", [PLOT_FRONTIER] = "#1f77b4",
 		[PLOT_RECOMMENDED] = "#d62728", [PLOT_DEFAULTS] = "#2ca02c",
-		[PLOT_MEASURED] = "#ff7f0e",
+		[PLOT_MEASURED] = "#ff7f0e", [PLOT_ADAPTIVE] = "#9467bd",
 	};
 
 	/* the swept points underneath, the marks that matter on top */
 	static const int order[] = {
-		PLOT_SWEPT, PLOT_FRONTIER, PLOT_MEASURED, PLOT_DEFAULTS, PLOT_RECOMMENDED,
+		PLOT_SWEPT, PLOT_FRONTIER, PLOT_MEASURED, PLOT_DEFAULTS, PLOT_ADAPTIVE,
+		PLOT_RECOMMENDED,
 	};
 
 	for (size_t o = 0; o < ARRAY_SIZE(order); o++)
 	for (size_t i = 0; i < n; i++) {
-		int k = pts[i].kind < PLOT_SWEPT || pts[i].kind > PLOT_MEASURED ?
+		int k = pts[i].kind < PLOT_SWEPT || pts[i].kind > PLOT_ADAPTIVE ?
 			PLOT_SWEPT : pts[i].kind;
 		double cx = px_x(fr, pts[i].x), cy = px_y(fr, pts[i].y);
 
@@ -213,6 +214,9 @@ static void plot_marks(FILE *f, const struct plot_frame *fr,
 		} else if (k == PLOT_RECOMMENDED)
 			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"9\" fill=\"none\" "
 				"stroke=\"%s\" stroke-width=\"3\"/>\n", cx, cy, fill[k]);
+		else if (k == PLOT_ADAPTIVE)	/* a triangle */
+			fprintf(f, "<polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"%s\"/>\n",
+				cx, cy - 8, cx + 8, cy + 6, cx - 8, cy + 6, fill[k]);
 		else if (k == PLOT_DEFAULTS)
 			fprintf(f, "<polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"%s\"/>\n",
 				cx, cy - 8, cx + 8, cy, cx, cy + 8, cx - 8, cy, fill[k]);
@@ -223,7 +227,7 @@ static void plot_marks(FILE *f, const struct plot_frame *fr,
 }
 
 #define LEGEND_W	340
-#define LEGEND_H	90
+#define LEGEND_H	108
 
 /* The corner of the plot area whose legend box hides the fewest points
  * (the defaults sat under it, top right, on a trace where they are the
@@ -291,6 +295,7 @@ int plot_svg(const char *path, const char *title, const char *xlabel,
 		"<circle cx=\"0\" cy=\"36\" r=\"9\" fill=\"none\" stroke=\"#d62728\" stroke-width=\"3\"/><text x=\"14\" y=\"40\">recommended (the verdict)</text>\n"
 		"<polygon points=\"0,46 8,54 0,62 -8,54\" fill=\"#2ca02c\"/><text x=\"10\" y=\"58\">library defaults</text>\n"
 		"<rect x=\"-4\" y=\"68\" width=\"8\" height=\"8\" fill=\"#ff7f0e\"/><text x=\"10\" y=\"76\">replayed: measured change, 95%% CI</text>\n"
+		"<polygon points=\"0,82 8,96 -8,96\" fill=\"#9467bd\"/><text x=\"10\" y=\"94\">adaptive magazines, default bounds (adapt=1)</text>\n"
 		"</g>\n", lx, ly);
 	if (v.outside)
 		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" fill=\"#666\">"

@@ -16,6 +16,7 @@
  * Under another allocator, or without `stats`, nothing of this runs.
  */
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,16 @@ void rp_stats_end(FILE *f)
 	}
 	kmem_cache_stats_total(sum.allocs, sum.frees, sum.hits, line, sizeof(line));
 	fputs(line, f);
+	/* objects out when the run started: the replayer's own (a worker's
+	 * glibc DTV); `uslab sim --held` makes the same start */
+	fputs("held by the replayer at the start:", f);
+	for (i = 0; i < rp_nbefore; i++) {
+		const struct kmem_cache_stats *b = &rp_before[i];
+
+		if ((b->flags & KMEM_CACHE_STATS_KMALLOC) && b->active_objs > b->cached_objs)
+			fprintf(f, " --held %s=%" PRIu64, b->name, b->active_objs - b->cached_objs);
+	}
+	fputc('\n', f);
 	for (i = 0; i < NR_PAGE_ORDERS; i++) {
 		pa.allocs[i] -= rp_pa0.allocs[i];
 		pa.frees[i] -= rp_pa0.frees[i];

@@ -1,0 +1,5 @@
+# tests/percpu: test_percpu_modes.sh and test_percpu_valgrind.sh also run
+# slab's suite (under seccomp, a restricted cpuset, valgrind), so
+# `make check-percpu` builds it first (from a clean build/ it was missing:
+# "build/tests/slab/check_slab: No such file or directory").
+check-prereqs-percpu += $(obj)/tests/slab/check_slab

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Adaptive magazines are visible on a running process (USLAB_OPTIONS=
+# stats_shm,adapt=1): `uslab top` prints how many times magazines grew and
+# shrank and the sizes in force (MAG), `uslab slabinfo -p` the largest size
+# in force as the tunables' limit; with adapt=0, no such line and MAG is
+# the cache's fixed limit.
+set -u
+O=${O:-build}
+uslab=$O/uslab
+lib=$(realpath "$O/libuslab.so")
+pid=
+fail() { echo "FAIL: $*"; exit 1; }
+tmp=$(mktemp -d)
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+
+grep -q '^CONFIG_PERCPU_STATS=y' "$O/auto.conf" || { echo "(no per-CPU statistics in this build)"; exit 0; }
+
+# A program that allocates and frees 64-byte blocks in bursts of 4000
+# (python3 with PYTHONMALLOC=malloc: every object is a malloc), forever.
+prog='import sys, time
+open(sys.argv[1], "w").close()
+while True:
+    l = [bytearray(40) for _ in range(4000)]
+    del l
+    time.sleep(0.001)'
+run() {	# run OPTIONS: start the program, wait for its segment
+	rm -f "$tmp/ready"
+	PYTHONMALLOC=malloc USLAB_OPTIONS=$1 LD_PRELOAD=$lib python3 -c "$prog" "$tmp/ready" &
+	pid=$!
+	for _ in $(seq 100); do
+		[ -e "$tmp/ready" ] && [ -e /dev/shm/uslab.$pid ] && return 0
+		sleep 0.1
+	done
+	fail "python3 under uslab did not start ($1)"
+}
+
+run stats_shm,adapt=1,adapt_min=512
+sleep 1
+"$uslab" top -p $pid -o >"$tmp/top" 2>"$tmp/err" || fail "top -o: $(cat "$tmp/err")"
+line=$(grep 'Adaptive magazines' "$tmp/top")
+grown=$(echo "$line" | sed -n 's/.*: \([0-9]*\) grown, \([0-9]*\) shrunk.*/\1/p')
+[ "${grown:-0}" -gt 0 ] || fail "top: no growth counted with adapt=1: '$line'"
+# kmalloc-64 serves bytearray(40)'s buffer: it grew above its first size
+# (512 B: 8 objects)
+mag=$(awk '$NF == "kmalloc-64" { print $5 }' "$tmp/top")
+hi=${mag#*-}
+[ "${hi:-0}" -gt 8 ] || fail "top: kmalloc-64's MAG did not grow above 8: '$mag'"
+"$uslab" slabinfo -p $pid >"$tmp/si" 2>"$tmp/err" || fail "slabinfo -p: $(cat "$tmp/err")"
+limit=$(awk '$1 == "kmalloc-64" { print $9 }' "$tmp/si")
+[ "$limit" = "$hi" ] || fail "slabinfo -p: kmalloc-64's limit $limit, top's largest size $hi"
+kill $pid; wait $pid 2>/dev/null; pid=
+
+run stats_shm,adapt=0
+sleep 0.5
+"$uslab" top -p $pid -o >"$tmp/top0" 2>"$tmp/err" || fail "top -o (adapt=0): $(cat "$tmp/err")"
+grep -q 'Adaptive magazines' "$tmp/top0" && fail "top: an adaptive line with adapt=0"
+mag=$(awk '$NF == "kmalloc-64" { print $5 }' "$tmp/top0")
+"$uslab" slabinfo -p $pid >"$tmp/si0" 2>"$tmp/err" || fail "slabinfo -p (adapt=0): $(cat "$tmp/err")"
+limit=$(awk '$1 == "kmalloc-64" { print $9 }' "$tmp/si0")
+case $mag in *-*|"") fail "top: kmalloc-64's MAG with adapt=0 is '$mag', not one fixed size" ;; esac
+[ "$mag" = "$limit" ] || fail "top: kmalloc-64's MAG $mag with adapt=0, its fixed limit $limit"
+echo "ok: top counts $grown grows, kmalloc-64 at $hi objects; slabinfo's limit agrees"
