@@ -74,7 +74,10 @@ done
 # uslab slabinfo --gc
 cp /dev/shm/uslab.$live /dev/shm/uslab.4100003
 "$U" slabinfo --gc >"$T/out" 2>"$T/err" || bad "slabinfo --gc: $(cat "$T/err")"
-grep -q "^removed 1 stale segment from /dev/shm$" "$T/out" || bad "slabinfo --gc: $(cat "$T/out")"
+# At least ours: /dev/shm is the machine's, and another make check beside
+# this one leaves stale segments of its own killed programs.
+grep -Eq "^removed ([1-9][0-9]*) stale segments? from /dev/shm$" "$T/out" ||
+	bad "slabinfo --gc: $(cat "$T/out")"
 [ -e /dev/shm/uslab.4100003 ] && bad "slabinfo --gc left the stale /dev/shm/uslab.4100003"
 [ -e /dev/shm/uslab.$live ] || bad "slabinfo --gc removed the live segment of $live"
 "$U" slabinfo -p $live >"$T/out" 2>"$T/err" || bad "the live process after the sweeps: $(cat "$T/err")"
