@@ -208,10 +208,16 @@ void tune_verify_grid_report(const struct tune_verify_point *pts, unsigned int n
 
 	if (npts < 2 || npts > TUNE_VERIFY_MAX_POINTS)
 		return;
+	/*
+	 * Ranked as printed (%.3f ms): two points the table shows equal tie
+	 * here too, so the correlation can be recomputed from the table (two
+	 * CPU times 0.4 us apart ranked apart gave -0.600 where the table says
+	 * -0.738).
+	 */
 	for (i = 0; i < npts; i++) {
-		model[i] = pts[i].model_ms;
-		cpu[i] = pts[i].cpu_ms;
-		wall[i] = pts[i].wall_ms;
+		model[i] = round(pts[i].model_ms * 1e3) / 1e3;
+		cpu[i] = round(pts[i].cpu_ms * 1e3) / 1e3;
+		wall[i] = round(pts[i].wall_ms * 1e3) / 1e3;
 		spread[i] = pts[i].cpu_spread;
 		even[i] = median_of(verify_cpu[i], verify_runs, 0, 2);
 		odd[i] = median_of(verify_cpu[i], verify_runs, 1, 2);
