@@ -264,8 +264,6 @@ int kmalloc_cache_remake(struct kmem_cache *old);
 void kmalloc_debug_route(void);
 
 /* slab/rcu.c */
-void slab_rcu_init(void);
-void slab_rcu_register_thread(void);
 void slab_rcu_barrier_if_pending(void);
 void slab_rcu_free_slab(struct page *slab);
 void slab_rcu_barrier(void);

@@ -4,10 +4,12 @@
  * SLAB_TYPESAFE_BY_RCU caches returned to page_alloc only after a grace
  * period, and the RCU walk of the cache list.
  *
- * liburcu wants readers and call_rcu() callers registered. Threads are
- * registered on their first use of one of these paths (unless the
- * application registered them already) and unregistered by a thread-exit
- * destructor, so no thread ever leaves a dangling reader behind.
+ * liburcu wants readers and call_rcu() callers registered. A thread the
+ * application has not registered is registered only for the length of one
+ * of these paths (a read-side section, one call_rcu, one barrier) and
+ * unregistered at its end: the registration is borrowed, never kept, so
+ * the application may still call rcu_register_thread() later (liburcu
+ * asserts a thread registers once) and no thread leaves a reader behind.
  *
  * Recursion: call_rcu() and rcu_barrier() may call malloc (the call_rcu
  * worker's creation, barrier work items), which is this allocator when
@@ -18,7 +20,6 @@
  * Locking: no lock of its own; liburcu's internal locks only.
  */
 #define _LGPL_SOURCE
-#include <pthread.h>
 #include <urcu/urcu-memb.h>
 #include <urcu/call-rcu.h>
 #include "slab/internal.h"
@@ -28,48 +29,45 @@ _Static_assert(offsetof(struct page, rcu_space) + sizeof(struct rcu_head) <=
 	       offsetof(struct page, slab_cache),
 	       "rcu_head must overlay slab_list only");
 
-static pthread_key_t rcu_key;
-static __thread bool rcu_registered_by_us;
+/* Depth of this thread's read-side sections under a borrowed registration. */
+static __thread unsigned int rcu_borrowed;
 static unsigned long kfree_rcu_pending;
 
-static void rcu_thread_exit(void *arg)
-{
-	if (rcu_registered_by_us) {
-		rcu_registered_by_us = false;
-		urcu_memb_unregister_thread();
-	}
-}
-
-/** slab_rcu_init - create the thread-exit key. Context: from slab_init(). */
-void slab_rcu_init(void)
-{
-	pthread_key_create(&rcu_key, rcu_thread_exit);
-}
-
 /**
- * slab_rcu_register_thread - make the calling thread an RCU reader if it
- * is not one yet (the call_rcu worker and application readers already are).
+ * rcu_borrow - make the calling thread an RCU reader if it is not one
+ * (the call_rcu worker and application readers already are).
+ * Return: true when it registered here; give it back with rcu_give_back().
  * Context: any thread; no slab lock held (registration takes liburcu's
  * registry lock).
  */
-void slab_rcu_register_thread(void)
+static bool rcu_borrow(void)
 {
 	if (likely(URCU_TLS(urcu_memb_reader).registered))
-		return;
+		return false;
 	urcu_memb_register_thread();
-	rcu_registered_by_us = true;
-	pthread_setspecific(rcu_key, (void *)1);
+	return true;
+}
+
+static void rcu_give_back(bool borrowed)
+{
+	if (borrowed)
+		urcu_memb_unregister_thread();
 }
 
 void slab_rcu_read_lock(void)
 {
-	slab_rcu_register_thread();
+	if (rcu_borrowed)
+		rcu_borrowed++;
+	else if (rcu_borrow())
+		rcu_borrowed = 1;
 	urcu_memb_read_lock();
 }
 
 void slab_rcu_read_unlock(void)
 {
 	urcu_memb_read_unlock();
+	if (rcu_borrowed && --rcu_borrowed == 0)
+		rcu_give_back(true);
 }
 
 void slab_rcu_synchronize(void)
@@ -79,8 +77,10 @@ void slab_rcu_synchronize(void)
 
 void slab_rcu_barrier(void)
 {
-	slab_rcu_register_thread();
+	bool borrowed = rcu_borrow();
+
 	urcu_memb_barrier();
+	rcu_give_back(borrowed);
 }
 
 /* kmem_cache_destroy(): objects of the cache may still wait in kfree_rcu(). */
@@ -108,9 +108,12 @@ static void rcu_free_slab(struct rcu_head *head)
  */
 void slab_rcu_free_slab(struct page *slab)
 {
+	bool borrowed;
+
 	SetPageFlag(slab, PG_rcu);
-	slab_rcu_register_thread();
+	borrowed = rcu_borrow();
 	urcu_memb_call_rcu((struct rcu_head *)slab->rcu_space, rcu_free_slab);
+	rcu_give_back(borrowed);
 }
 
 static void kfree_rcu_cb(struct rcu_head *head)
@@ -136,9 +139,12 @@ static void kfree_rcu_cb(struct rcu_head *head)
  */
 void __kfree_rcu(struct rcu_head *head, size_t offset)
 {
+	bool borrowed;
+
 	__atomic_fetch_add(&kfree_rcu_pending, 1, __ATOMIC_RELAXED);
-	slab_rcu_register_thread();
+	borrowed = rcu_borrow();
 	urcu_memb_call_rcu(head, kfree_rcu_cb);
+	rcu_give_back(borrowed);
 }
 
 /** kvfree_rcu_mightsleep - wait for a grace period, then kfree(@p). */

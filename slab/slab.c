@@ -1005,7 +1005,6 @@ noinline void slab_free_miss(struct kmem_cache *s, void *obj, unsigned long addr
 
 static void boot_cache_init(void)
 {
-	slab_rcu_init();
 	__kmem_cache_create(&kmem_cache_boot, "kmem_cache",
 			    sizeof(struct kmem_cache), 0, SLAB_HWCACHE_ALIGN,
 			    NULL);

@@ -7,6 +7,7 @@
  *
  * White-box: reads struct kmem_cache and struct page to see what is freed.
  */
+#define _LGPL_SOURCE	/* URCU_TLS(urcu_memb_reader).registered */
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
@@ -290,6 +291,50 @@ TEST(rcu, test_kfree_rcu_then_destroy)
 	n = read(fds[0], buf, sizeof(buf));
 	ck_assert_int_le(n, 0);
 	ck_assert_ptr_null(kmem_cache_find("rcu-things"));
+}
+END_TEST
+
+/*
+ * The library's own RCU paths (a SLAB_TYPESAFE_BY_RCU slab given back,
+ * kfree_rcu, the barrier, slabinfo's RCU walk) on a thread the program has
+ * not registered leave it unregistered: the program may register it
+ * afterwards (liburcu asserts a thread registers once; the debug build,
+ * where every free reaches the slabs, aborted test_malloc_install's app).
+ */
+TEST(rcu, test_library_rcu_leaves_thread_unregistered)
+{
+	struct kmem_cache *s = kmem_cache_create("rcu-unreg",
+						 sizeof(struct rcu_thing), 0,
+						 SLAB_TYPESAFE_BY_RCU, NULL);
+	struct rcu_thing *t[64];
+	char buf[1 << 14];
+	int i;
+
+	ck_assert(!URCU_TLS(urcu_memb_reader).registered);
+	for (i = 0; i < 64; i++)
+		t[i] = kmem_cache_alloc(s, GFP_KERNEL);
+	for (i = 0; i < 64; i++)
+		kmem_cache_free(s, t[i]);
+	kmem_cache_shrink(s);		/* slabs go back through call_rcu */
+	ck_assert(!URCU_TLS(urcu_memb_reader).registered);
+	t[0] = kmalloc(sizeof(struct rcu_thing), GFP_KERNEL);
+	kfree_rcu(t[0], rcu);
+	ck_assert(!URCU_TLS(urcu_memb_reader).registered);
+	kfree_rcu_barrier();
+	ck_assert(!URCU_TLS(urcu_memb_reader).registered);
+	ck_assert_int_gt(slabinfo_show(buf, sizeof(buf)), 0);
+	ck_assert(!URCU_TLS(urcu_memb_reader).registered);
+
+	urcu_memb_register_thread();	/* aborted here before */
+	urcu_memb_read_lock();
+	ck_assert_int_gt(slabinfo_show(buf, sizeof(buf)), 0);
+	urcu_memb_read_unlock();
+	t[0] = kmalloc(sizeof(struct rcu_thing), GFP_KERNEL);
+	kfree_rcu(t[0], rcu);
+	ck_assert(URCU_TLS(urcu_memb_reader).registered);	/* still the program's */
+	urcu_memb_unregister_thread();
+	kfree_rcu_barrier();
+	kmem_cache_destroy(s);
 }
 END_TEST
 
