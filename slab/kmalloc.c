@@ -528,12 +528,19 @@ static __slowpath void *kmalloc_slow(size_t size, gfp_t flags,
 		return kmalloc_large(size, PAGE_SIZE, flags);
 	idx = kmalloc_index(size);
 	s = kmalloc_cache_get(idx);
-	if (unlikely(!s))
+	if (unlikely(!s)) {
+		/* a handler inside the allocator, first use of the class:
+		 * as kmalloc_miss(), an emergency block */
+		if (sigsafe_reentered())
+			return page_alloc_emergency_alloc(kmalloc_info[idx].size,
+							  kmalloc_align(kmalloc_info[idx].size));
 		return NULL;
+	}
 	if (!slab_debug(s))
 		return kmalloc_class(size, idx, flags);
 	p = __slab_alloc(s, flags, addr);
-	if (likely(p))
+	/* a handler's emergency block has no debug metadata past the object */
+	if (likely(p) && !(unlikely(sigsafe_reentered()) && page_alloc_emergency_size(p)))
 		slab_debug_set_orig_size(s, p, size);
 	return p;
 }

@@ -157,6 +157,49 @@ TEST(core, test_first_use_of_class_under_zone_lock)
 }
 END_TEST
 
+/*
+ * The same with the kmalloc classes debug caches (slab_debug=FZP,kmalloc-*,
+ * as USLAB_OPTIONS=debug or a CONFIG_SLAB_DEBUG_ON build): the handler
+ * gets an emergency block, which has no debug metadata after the object
+ * (kmalloc wrote the asked size there: a SIGSEGV past a 256 KiB block),
+ * and a class first used in the handler's place is an emergency block too
+ * (it was NULL).
+ */
+TEST(core, test_debug_kmalloc_under_zone_lock)
+{
+	static const size_t made = KMALLOC_MAX_CACHE_SIZE / 2, fresh = KMALLOC_MAX_CACHE_SIZE;
+	struct kmem_cache_setting set;
+	void *p[2];
+	int i;
+
+	ck_assert_int_eq(kmem_cache_debug_parse("FZP,kmalloc-*", &set, 1), 1);
+	ck_assert_int_eq(kmem_cache_setting_add(&set), 0);
+	kfree(kmalloc(made, GFP_KERNEL));	/* the class is made, a debug cache */
+	ck_assert(slab_debug(kmalloc_slab(made)));
+	drain_all_pages(false);
+	pa_lock_irqsave();
+	p[0] = kmalloc(made, GFP_KERNEL);
+	p[1] = kmalloc(fresh, GFP_KERNEL);
+	for (i = 0; i < 2; i++) {
+		size_t sz = i ? fresh : made;
+
+		ck_assert_ptr_nonnull(p[i]);
+		ck_assert_uint_ge(page_alloc_emergency_size(p[i]), sz);
+		ck_assert_uint_eq((uintptr_t)p[i] & (sz - 1), 0);
+		memset(p[i], 0xa5, sz);
+	}
+	pa_unlock_irqrestore();
+	for (i = 0; i < 2; i++)
+		kfree(p[i]);
+	ck_assert_uint_eq(page_alloc_emergency_count, 0);
+	p[0] = kmalloc(fresh, GFP_KERNEL);	/* outside: the class is made */
+	ck_assert_ptr_nonnull(p[0]);
+	ck_assert_uint_eq(page_alloc_emergency_size(p[0]), 0);
+	ck_assert(slab_debug(kmalloc_slab(fresh)));
+	kfree(p[0]);
+}
+END_TEST
+
 TEST(core, test_emergency_table_bounded)
 {
 	void *p[200];
