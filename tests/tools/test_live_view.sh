@@ -42,7 +42,12 @@ row=$(awk '$NF == "kv_item"' "$tmp/top")
 [ -n "$row" ] || fail "top: no kv_item row: $(cat "$tmp/top")"
 # rseq-mode hits are counted only with CONFIG_PERCPU_HIT_STATS (the hit path
 # carries no counter by default, docs/percpu.md "Statistics"): then top says so
-if grep -q '^CONFIG_PERCPU_HIT_STATS=y' "$O/auto.conf" || [ "$(sed -n 's/.*per-CPU mode \([a-z]*\),.*/\1/p' "$tmp/top")" != rseq ]; then
+# A build without magazines (debug-on-boot caches: debug_defconfig, or
+# PERCPU_CACHE=n) counts every operation on the slow path: no hit at all.
+if grep -q '^CONFIG_SLAB_DEBUG_ON=y' "$O/auto.conf" || ! grep -q '^CONFIG_PERCPU_CACHE=y' "$O/auto.conf"; then
+	grep -Eq 'Magazine hit rate +: 0\.00% of [1-9][0-9]* operations' "$tmp/top" ||
+		fail "top: hits counted in a build without magazines: $(grep 'hit rate' "$tmp/top")"
+elif grep -q '^CONFIG_PERCPU_HIT_STATS=y' "$O/auto.conf" || [ "$(sed -n 's/.*per-CPU mode \([a-z]*\),.*/\1/p' "$tmp/top")" != rseq ]; then
 	grep -Eq 'Magazine hit rate +: [0-9.]+% of [0-9]+ operations' "$tmp/top" ||
 		fail "top: no hit rate over the interval under load: $(grep 'hit rate' "$tmp/top")"
 else
