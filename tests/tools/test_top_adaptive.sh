@@ -34,6 +34,23 @@ run() {	# run OPTIONS: start the program, wait for its segment
 	fail "python3 under uslab did not start ($1)"
 }
 
+# A build without magazines (debug-on-boot caches: debug_defconfig, or
+# PERCPU_CACHE=n) has nothing to size: with adapt=1 top shows no adaptive
+# line and kmalloc-64's MAG is 0, slabinfo -p its limit 0.
+if grep -q '^CONFIG_SLAB_DEBUG_ON=y' "$O/auto.conf" || ! grep -q '^CONFIG_PERCPU_CACHE=y' "$O/auto.conf"; then
+	run stats_shm,adapt=1,adapt_min=512
+	sleep 1
+	"$uslab" top -p $pid -o >"$tmp/top" 2>"$tmp/err" || fail "top -o: $(cat "$tmp/err")"
+	grep -q 'Adaptive magazines' "$tmp/top" && fail "top: an adaptive line without magazines"
+	mag=$(awk '$NF == "kmalloc-64" { print $5 }' "$tmp/top")
+	[ "$mag" = 0 ] || fail "top: kmalloc-64's MAG without magazines is '$mag'"
+	"$uslab" slabinfo -p $pid >"$tmp/si" 2>"$tmp/err" || fail "slabinfo -p: $(cat "$tmp/err")"
+	limit=$(awk '$1 == "kmalloc-64" { print $9 }' "$tmp/si")
+	[ "$limit" = 0 ] || fail "slabinfo -p: kmalloc-64's limit without magazines is '$limit'"
+	echo "no magazines in this build: adapt=1 sizes nothing (MAG 0, limit 0, no adaptive line)"
+	exit 0
+fi
+
 run stats_shm,adapt=1,adapt_min=512
 sleep 1
 "$uslab" top -p $pid -o >"$tmp/top" 2>"$tmp/err" || fail "top -o: $(cat "$tmp/err")"
