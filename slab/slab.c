@@ -531,7 +531,13 @@ static inline char *slab_fresh_obj(const struct kmem_cache *s,
 /*
  * Hand out @slab's objects from @fresh on, at most @n, into @objs: they
  * were never written, so there is no freelist to follow and no mark to
- * check; each leaves with the magazine mark, as take_object_locked()'s.
+ * check. Nothing is written here: each must leave with the magazine mark,
+ * as take_object_locked()'s, and the caller stores it once the cache lock
+ * is dropped (mark_fresh()). The store is the first touch of a fresh
+ * object's memory, often its page's first: a page fault, which under the
+ * lock made every other CPU refilling the cache wait for it (gmalloc_t2).
+ * Nobody else reaches these objects meanwhile: they are below @fresh and
+ * counted in @inuse, so no check of an empty slab reads their marks.
  * Return: objects taken.
  */
 static int take_fresh_locked(struct kmem_cache *s, struct page *slab,
@@ -540,14 +546,22 @@ static int take_fresh_locked(struct kmem_cache *s, struct page *slab,
 	char *obj = slab_fresh_obj(s, slab);
 	int k, nr = min_t(int, n, slab->objects - slab->fresh);
 
-	for (k = 0; k < nr; k++, obj += s->size) {
-		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-			*(unsigned long *)(obj + s->mark_off) = slab_free_key;
+	for (k = 0; k < nr; k++, obj += s->size)
 		objs[k] = obj;
-	}
 	slab->fresh += (unsigned short)nr;
 	slab->inuse += (unsigned short)nr;
 	return nr;
+}
+
+/* The magazine mark into objects that take_fresh_locked() handed out. */
+static void mark_fresh(struct kmem_cache *s, void **objs, int n)
+{
+	int k;
+
+	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+		for (k = 0; k < n; k++)
+			*(unsigned long *)((char *)objs[k] + s->mark_off) =
+				slab_free_key;
 }
 
 /**
@@ -578,7 +592,9 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 		    unsigned long addr)
 {
 	struct page *slab, *fresh = NULL;
-	int i = 0, k;
+	/* objs[] ranges of never-written objects, marked after the lock */
+	struct { int from, nr; } fr[8];
+	int i = 0, k, nfr = 0;
 
 	if (!(gfp & __GFP_NOFAIL) &&
 	    unlikely(should_fail(&failslab, s->object_size))) {
@@ -609,8 +625,14 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 		before = slab_state(slab);
 		while (i < n && slab->freelist)
 			objs[i++] = take_object_locked(s, slab, addr);
-		if (i < n && slab->fresh < slab->objects)
-			i += take_fresh_locked(s, slab, objs + i, n - i);
+		if (i < n && slab->fresh < slab->objects) {
+			k = take_fresh_locked(s, slab, objs + i, n - i);
+			if (nfr < (int)ARRAY_SIZE(fr))
+				fr[nfr++] = (typeof(fr[0])){ i, k };
+			else
+				mark_fresh(s, objs + i, k);
+			i += k;
+		}
 		relist_locked(s, slab, before);
 	}
 	/* Others refilled the lists while we grew: keep the new slab. */
@@ -620,6 +642,8 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 	s->alloc_calls++;
 	slab_unlock(s);
 
+	for (k = 0; k < nfr; k++)
+		mark_fresh(s, objs + fr[k].from, fr[k].nr);
 	slab_probe(slab_refill, s->name, n, i);
 	if (gfp & __GFP_ZERO)
 		for (k = 0; k < i; k++) {
