@@ -791,6 +791,13 @@ TEST(core, test_random_model)
 	unsigned int nlive = 0, step, i;
 	unsigned long next_tag = 1;
 
+	/*
+	 * No reaper: a flush it has begun holds its objects outside every
+	 * magazine while it waits for the slab lock the check holds, counted
+	 * nowhere (both readings of check_cache_invariants() agree then).
+	 * nocache_defconfig's 100 ms reaper met it: 3023 in slabs, 2999 live.
+	 */
+	pcp_reaper_stop();
 	s = kmem_cache_create("model", SZ, 0, 0, NULL);
 	for (step = 0; step < STEPS; step++) {
 		unsigned int op = (unsigned int)(rnd(&st) % 100);
