@@ -62,13 +62,13 @@ extern struct kmalloc_free_tab kmalloc_free_tab __slab_hidden;
 static __always_inline bool slab_mark_take(unsigned long *obj)
 {
 #if defined(__x86_64__)
-	bool held;
-
-	/* a flag output, not asm goto: the branch stays the compiler's */
-	__asm__ ("xorq %[key], %[mark]"
-		 : [mark] "+m" (*obj), "=@ccz" (held)
-		 : [key] "r" (slab_free_key));
-	return held;
+	__asm__ goto ("xorq %[key], %[mark]\n\t"
+		      "jne %l[bad]"
+		      : : [key] "r" (slab_free_key), [mark] "m" (*obj)
+		      : "cc", "memory" : bad);
+	return true;
+bad:
+	return false;
 #else
 	return !(*obj ^= slab_free_key);
 #endif
