@@ -51,29 +51,6 @@ struct kmalloc_free_tab {
 };
 extern struct kmalloc_free_tab kmalloc_free_tab __slab_hidden;
 
-/*
- * slab_mark_take - check and clear the free mark in word 0 of @obj in one
- * instruction (an xor with the key leaves 0 exactly when it held the mark;
- * GCC 12 makes four of `*obj ^= key` and a compare). Not atomic: the
- * caller owns @obj (just popped from its magazine).
- * Return: true when @obj held the mark (now 0); false, with word 0 xored
- * with the key, otherwise.
- */
-static __always_inline bool slab_mark_take(unsigned long *obj)
-{
-#if defined(__x86_64__)
-	__asm__ goto ("xorq %[key], %[mark]\n\t"
-		      "jne %l[bad]"
-		      : : [key] "r" (slab_free_key), [mark] "m" (*obj)
-		      : "cc", "memory" : bad);
-	return true;
-bad:
-	return false;
-#else
-	return !(*obj ^= slab_free_key);
-#endif
-}
-
 /* slab/kmalloc.c: the cold sides (never on a hit) */
 void *kmalloc_miss(size_t size, gfp_t gfp) __slab_hidden;
 void *kmalloc_small_bad(void *obj) __slab_hidden;
@@ -103,14 +80,9 @@ static __always_inline void *kmalloc_small_fast(size_t size, gfp_t gfp)
 	if (unlikely(!obj))
 		return kmalloc_miss(size, gfp);
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
-		/*
-		 * Check and clear in one: the mark xor the key is 0 (cleared)
-		 * exactly when the object held the mark; kmalloc_small_bad()
-		 * xors it back before it reports.
-		 */
-		if (slab_mark_take(obj))
-			return obj;
-		return kmalloc_small_bad(obj);	/* a tail call */
+		if (unlikely(*obj != slab_free_key))
+			return kmalloc_small_bad(obj);	/* a tail call */
+		*obj = 0;
 	}
 	return obj;
 }

@@ -396,7 +396,6 @@ __slowpath void *kmalloc_miss(size_t size, gfp_t gfp)
  */
 __slowpath void *kmalloc_small_bad(void *obj)
 {
-	*(unsigned long *)obj ^= slab_free_key;	/* as it was: see the caller */
 	return slab_obj_take(NULL, obj, 0);
 }
 
