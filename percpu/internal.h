@@ -36,6 +36,7 @@ struct pcp_cpu {
 	unsigned int win_slow;		/* slow paths in the current window */
 	unsigned int win_miss;		/* of them, trips to the layer above */
 	uint64_t low;			/* objects held: low-water mark since the last pass */
+	unsigned long acct;		/* bytes of growth in the CPU's budget account */
 } __cacheline_aligned;
 
 /* Full and empty magazines of one cache, behind every CPU. */

@@ -187,27 +187,57 @@ static unsigned int adapt_lo(const struct pcp_cache *pc)
 	return adapt_objs(pc, READ_ONCE(adapt_min_bytes));
 }
 
+/*
+ * The upper bound: adapt_max's objects, and never fewer than the cache's
+ * fixed size (8 objects of 32 KiB by default, where 32 KiB of bytes
+ * allowed one: one-object magazines sent every other operation of
+ * glibc_thread's and mt's large classes to the depot).
+ */
 static unsigned int adapt_hi(const struct pcp_cache *pc)
 {
-	return max_t(unsigned int, adapt_lo(pc),
-		     adapt_objs(pc, READ_ONCE(adapt_max_bytes)));
+	unsigned int hi = max_t(unsigned int, adapt_lo(pc),
+				adapt_objs(pc, READ_ONCE(adapt_max_bytes)));
+
+	return max_t(unsigned int, hi, READ_ONCE(pc->limit));
 }
 
-/* What two magazines of @size objects hold, in bytes. */
+/*
+ * The size a CPU starts at (and goes back to when idle or drained): the
+ * cache's fixed size (its limit: the default by object size, or mag_size),
+ * not below the lower bound. Starting at adapt_min made the
+ * random-replacement rows (glibc_thread, alloc_test, mt) run on magazines
+ * a fraction of the fixed size for good: their slow paths are mostly swaps
+ * with the spare, never half misses, so nothing grew them (speed against
+ * the fixed defaults 0.45-0.74, docs/percpu.md, "Adaptive sizing").
+ */
+static unsigned int adapt_start(const struct pcp_cache *pc)
+{
+	return max_t(unsigned int, adapt_lo(pc), READ_ONCE(pc->limit));
+}
+
+/*
+ * What two magazines of @size objects hold beyond two at the start size,
+ * in bytes: the budget bounds growth, not the start (the fixed defaults'
+ * sizes of every cache summed pass 4 MiB on their own).
+ */
 static unsigned long adapt_bytes(const struct pcp_cache *pc, unsigned int size)
 {
-	return 2ul * size * (pc->objsize ? pc->objsize : 1);
+	unsigned int start = adapt_start(pc);
+
+	if (size <= start)
+		return 0;
+	return 2ul * (size - start) * (pc->objsize ? pc->objsize : 1);
 }
 
 /* Move CPU @c of @pc to @size objects, in the CPU's budget account. */
 static void adapt_account(struct pcp_cache *pc, struct pcp_cpu *c,
 			  unsigned int size)
 {
-	unsigned long *used = &adapt_used[c->cpu];
+	unsigned long *used = &adapt_used[c->cpu], bytes = adapt_bytes(pc, size);
 
-	if (c->size)
-		__atomic_sub_fetch(used, adapt_bytes(pc, c->size), __ATOMIC_RELAXED);
-	__atomic_add_fetch(used, adapt_bytes(pc, size), __ATOMIC_RELAXED);
+	__atomic_sub_fetch(used, c->acct, __ATOMIC_RELAXED);
+	__atomic_add_fetch(used, bytes, __ATOMIC_RELAXED);
+	c->acct = bytes;
 	c->size = size;
 }
 
@@ -220,7 +250,7 @@ static unsigned int cpu_mag_size(struct pcp_cache *pc, struct pcp_cpu *c)
 	if (!READ_ONCE(pcp_adapt_on))
 		return READ_ONCE(pc->limit);
 	if (!c->size) {
-		adapt_account(pc, c, adapt_lo(pc));
+		adapt_account(pc, c, adapt_start(pc));
 		c->low = ~0ull;
 	}
 	return c->size;
@@ -280,7 +310,7 @@ static void adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
 		want = min_t(unsigned int, 2 * size, hi);
 		if (want > size &&
 		    __atomic_load_n(&adapt_used[c->cpu], __ATOMIC_RELAXED) -
-		    adapt_bytes(pc, size) + adapt_bytes(pc, want) <=
+		    c->acct + adapt_bytes(pc, want) <=
 		    READ_ONCE(adapt_budget)) {
 			adapt_account(pc, c, want);
 			pcp_stat(c, PCP_STAT_GROW);
@@ -300,10 +330,10 @@ static void adapt_reset_locked(struct pcp_cache *pc, struct pcp_cpu *c)
 {
 	if (!c->size)
 		return;
-	if (c->size > adapt_lo(pc))
+	if (c->size > adapt_start(pc))
 		pcp_stat(c, PCP_STAT_SHRINK);
-	__atomic_sub_fetch(&adapt_used[c->cpu], adapt_bytes(pc, c->size),
-			   __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&adapt_used[c->cpu], c->acct, __ATOMIC_RELAXED);
+	c->acct = 0;
 	c->size = 0;
 	c->win_slow = c->win_miss = 0;
 }
@@ -1206,7 +1236,7 @@ static uint64_t pcp_cpu_snapshot_locked(struct pcp_cache *pc,
 /*
  * Adaptive: at a reaper pass, CPU @c (@idle: nothing changed since the
  * last pass, already drained into *@m, *@sp when it held objects) gives
- * its capacity back when idle; else when the low-water mark of the objects
+ * its growth back when idle (down to the start size); else when the low-water mark of the objects
  * it held over the period (the slow paths' counts and this pass's) shows
  * half a magazine or more never used, its magazine halves and its objects
  * go back. Capacity only: the magazines of the new size come on demand.
@@ -1218,8 +1248,8 @@ static void adapt_reap_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 	uint64_t held = loaded_count(pc, c) + (c->spare ? c->spare->count : 0);
 	uint64_t low = min_t(uint64_t, c->low, held);
 
-	if (idle)
-		want = lo;
+	if (idle)	/* drained already: growth goes, a shrink stays */
+		want = min_t(unsigned int, c->size, adapt_start(pc));
 	else if (low >= (c->size + 1) / 2)
 		want = max_t(unsigned int, lo, c->size / 2);
 	if (want < c->size) {
@@ -1415,10 +1445,9 @@ void pcp_cache_destroy(struct pcp_cache *pc)
 		struct pcp_cpu *c = pc->slow[cpu];
 
 		if (c) {
-			if (c->size)	/* its budget back */
-				__atomic_sub_fetch(&adapt_used[c->cpu],
-						   adapt_bytes(pc, c->size),
-						   __ATOMIC_RELAXED);
+			/* its budget back */
+			__atomic_sub_fetch(&adapt_used[c->cpu], c->acct,
+					   __ATOMIC_RELAXED);
 			pthread_mutex_destroy(&c->lock.mutex);
 			pcp_mem_free(c, sizeof(*c));
 		}
@@ -1449,7 +1478,7 @@ void pcp_cache_mag_range(struct pcp_cache *pc, unsigned int *lo,
 			*hi = size;
 	}
 	if (!n)		/* no CPU has used it yet: the size each starts at */
-		*lo = *hi = adapt_lo(pc);
+		*lo = *hi = adapt_start(pc);
 }
 
 void pcp_cache_stats(struct pcp_cache *pc, int cpu, struct pcp_stats *st)
