@@ -322,7 +322,7 @@ static void adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
 
 /*
  * A drain of the whole cache (kmem_cache_shrink, a resize): CPU @c gives
- * its capacity back and starts over at the lower bound, as a new CPU
+ * its growth back and starts over at the start size, as a new CPU
  * does (so a real run drained before its timed part starts where the
  * simulator starts).
  */
