@@ -44,6 +44,7 @@ struct pcp_depot {
 	pthread_mutex_t lock;
 	struct pcp_mag *full, *empty;	/* singly linked through ->next */
 	unsigned long nr_full, nr_empty;
+	unsigned long full_objs;	/* objects in the full ones (adaptive limit) */
 	/* Bonwick's working set: lowest counts seen since the last trim */
 	unsigned long min_full, min_empty;
 };

@@ -418,6 +418,8 @@ static struct pcp_mag *depot_get(struct pcp_cache *pc, bool full)
 		*head = m->next;
 		if (--*nr < *min)
 			*min = *nr;
+		if (full)
+			d->full_objs -= m->count;
 	}
 	depot_unlock(d);
 	return m;
@@ -453,6 +455,23 @@ static void mag_release(struct pcp_cache *pc, struct pcp_mag *m)
 }
 
 /*
+ * Whether the depot, under its lock, is at its limit for the full @give:
+ * depot_limit magazines; adaptive, depot_limit magazines of the cache's
+ * fixed size in objects, whatever the sizes of the magazines (counted in
+ * magazines, a depot of 64 grown 512-object magazines of 64-byte objects
+ * held 2 MiB where the fixed sizes' held 480 KiB: peak RSS +4.5% on the
+ * bundled default trace).
+ */
+static bool depot_at_limit(const struct pcp_cache *pc,
+			   const struct pcp_depot *d, const struct pcp_mag *give)
+{
+	if (!READ_ONCE(pcp_adapt_on))
+		return d->nr_full >= pc->depot_limit;
+	return d->full_objs + give->count >
+	       (uint64_t)pc->depot_limit * READ_ONCE(pc->limit);
+}
+
+/*
  * Bonwick's exchange, under one depot lock: take a magazine of the kind
  * @full asks for and, when there was one, leave @give (NULL, or a private
  * magazine of the other kind: empty when taking a full one, full when
@@ -473,13 +492,14 @@ static struct pcp_mag *depot_exchange(struct pcp_cache *pc, bool full,
 	depot_lock(d);
 	if (!full && give) {
 		/* a full magazine in, then an empty one (if any) out */
-		if (!mag_depot_size_ok(pc, give) || d->nr_full >= pc->depot_limit) {
+		if (!mag_depot_size_ok(pc, give) || depot_at_limit(pc, d, give)) {
 			depot_unlock(d);
 			return NULL;
 		}
 		give->next = d->full;
 		d->full = give;
 		d->nr_full++;
+		d->full_objs += give->count;
 		*taken_give = true;
 		m = d->empty;
 		if (m) {
@@ -496,6 +516,7 @@ static struct pcp_mag *depot_exchange(struct pcp_cache *pc, bool full,
 			d->full = m->next;
 			if (--d->nr_full < d->min_full)
 				d->min_full = d->nr_full;
+			d->full_objs -= m->count;
 		} else {
 			d->empty = m->next;
 			if (--d->nr_empty < d->min_empty)
@@ -544,6 +565,7 @@ static struct pcp_mag *depot_take_all_locked(struct pcp_depot *d)
 	}
 	d->full = d->empty = NULL;
 	d->nr_full = d->nr_empty = d->min_full = d->min_empty = 0;
+	d->full_objs = 0;
 	return list;
 }
 
@@ -563,6 +585,7 @@ static void depot_trim(struct pcp_cache *pc)
 		m = d->full;
 		d->full = m->next;
 		d->nr_full--;
+		d->full_objs -= m->count;
 		m->next = out;
 		out = m;
 	}

@@ -604,6 +604,31 @@ TEST(core, test_adapt_shrinks_on_low_water_then_idle)
 END_TEST
 
 /*
+ * Adaptive, the depot's limit counts objects, not magazines: 16 magazines
+ * of the cache's fixed size (4 here) are 64 objects, two of the grown
+ * 32-object ones. Counted in magazines, 16 grown ones (512 objects) stayed
+ * in the depot: 2 MiB of 64-byte objects where the fixed sizes kept 480
+ * KiB, peak RSS above the fixed defaults' on the bundled traces.
+ */
+TEST(core, test_adapt_depot_limit_counts_objects)
+{
+	enum { N = 2000 };
+	struct pcp_cache *pc = t_adaptive(256, 2048, 4096, 4);
+	unsigned long full;
+
+	t_alloc_range(pc, 0, N);
+	ck_assert_uint_eq(mag_hi(pc), 32);
+	ck_assert_int_eq(pcp_cache_set_depot_limit(pc, 16), 0);
+	t_free_range(pc, 0, N);
+	pcp_cache_objects(pc, &full);
+	ck_assert_uint_eq(full, 2);
+	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
+	t_destroy(pc);
+	pcp_adapt_set(false);
+}
+END_TEST
+
+/*
  * A CPU starts at the cache's fixed size, 120 objects of 64 bytes, not at
  * the lower bound (4), and the upper bound (2048 bytes, 32 objects) does
  * not cap it below that: a run of allocations takes the fixed size's
