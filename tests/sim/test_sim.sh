@@ -10,12 +10,28 @@ py=/usr/bin/python3
 "$U" gen prodcons -t 3 -l 5000 -o "$T/pc.ustr" 2>/dev/null || fail "gen prodcons"
 
 # Determinism: same trace, same options -> same bytes; also with other CPUs
-# and on a bundled real trace.
+# and on a bundled real trace. The page faults are the kernel's count, and
+# a page the kernel migrates meanwhile (compaction) faults once more
+# (docs/sim.md): those two lines (the faults, and the modelled time they
+# enter) may differ by what migration adds, at most 1% (2 faults on small
+# runs); everything else byte for byte, and all of it when the faults agree.
+sim_faults() { awk '/^  page faults /{print $3}' "$1"; }
+sim_simulated() { grep -v -e '^  page faults ' -e '^modelled allocator time: ' "$1"; }
 for args in "$T/rp.ustr" "$T/rp.ustr --cpus 3" "$T/pc.ustr --cpus 1" \
 	    "traces/gcc-O2-cc1.ustr --cpus 4 --mag-size 16"; do
 	"$U" sim $args > "$T/a.txt" 2>/dev/null || fail "sim $args"
 	"$U" sim $args > "$T/b.txt" 2>/dev/null || fail "sim $args (second run)"
-	cmp -s "$T/a.txt" "$T/b.txt" || { diff "$T/a.txt" "$T/b.txt" | head; fail "sim $args: two runs differ"; }
+	cmp -s <(sim_simulated "$T/a.txt") <(sim_simulated "$T/b.txt") ||
+		{ diff "$T/a.txt" "$T/b.txt" | head; fail "sim $args: two runs differ"; }
+	fa=$(sim_faults "$T/a.txt"); fb=$(sim_faults "$T/b.txt")
+	[ -n "$fa" ] && [ -n "$fb" ] || fail "sim $args: no page-fault count"
+	if [ "$fa" = "$fb" ]; then
+		cmp -s "$T/a.txt" "$T/b.txt" || { diff "$T/a.txt" "$T/b.txt" | head; fail "sim $args: same faults, other output"; }
+	else
+		d=$((fa > fb ? fa - fb : fb - fa)); tol=$((fa / 100 > 2 ? fa / 100 : 2))
+		[ "$d" -le "$tol" ] || fail "sim $args: page faults $fa and $fb, apart by more than $tol"
+		echo "sim $args: page faults $fa and $fb (the kernel's count; differing lines: faults and modelled time only)"
+	fi
 done
 
 # It runs on the virtual-CPU build of the library, not on a model.
