@@ -646,6 +646,85 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 /* objects ahead whose struct page a flush prefetches */
 #define SLAB_FREE_PREFETCH	4
 
+/* Debug caches: each object checked and given back on its own. */
+static void slab_free_debug_locked(struct kmem_cache *s, void **objs, int n,
+				   unsigned long addr)
+{
+	int k;
+
+	for (k = 0; k < n; k++) {
+		void *obj = objs[k];
+		struct page *slab;
+		enum slab_state before;
+
+		slab = slab_debug_free_locked(s, obj, slab_free_name(s), addr);
+		/* the mark is not checked here (debug's own checks are), but
+		 * kept as every free object's */
+		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+			*(unsigned long *)((char *)obj + s->mark_off) = slab_mark_slab();
+		if (unlikely((char *)obj >= slab_fresh_obj(s, slab)))
+			slab_report_double_free(slab_free_name(s), s, obj, addr);
+		set_freepointer(s, obj, slab->freelist);
+		slab->freelist = obj;
+		before = slab_state(slab);
+		slab->inuse--;
+		relist_locked(s, slab, before);
+	}
+}
+
+/*
+ * The objects of a flush come in runs of one slab (a magazine is filled
+ * and emptied in address order more often than not): each run is linked
+ * into a detached freelist and put on its slab once, with one update of
+ * the slab's inuse and at most one relist (the kernel's
+ * build_detached_freelist() in kmem_cache_free_bulk()). Per object: the
+ * mark's check and store, the never-handed-out test against the run's
+ * bound, one store of the free pointer; the struct page, the slab's
+ * bounds and its fresh mark are read once per run.
+ */
+static void slab_free_runs_locked(struct kmem_cache *s, void **objs, int n,
+				  unsigned long addr)
+{
+	int k = 0;
+
+	while (k < n) {
+		struct page *slab = compound_head(virt_to_page(objs[k]));
+		char *base = slab_base(slab);
+		char *end = base + ((size_t)PAGE_SIZE << slab->slab_order);
+		char *fresh = slab_fresh_obj(s, slab);
+		void *head = slab->freelist;
+		enum slab_state before = slab_state(slab);
+		unsigned int cnt = 0;
+		char *obj;
+
+		while (k < n && (obj = objs[k]) >= base && obj < end) {
+			if (k + SLAB_FREE_PREFETCH < n)
+				__builtin_prefetch(virt_to_page(objs[k + SLAB_FREE_PREFETCH]));
+			if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
+				unsigned long *mark = (unsigned long *)(obj + s->mark_off);
+
+				if (unlikely(*mark != slab_free_key))
+					slab_report_double_free(slab_free_name(s), s,
+								obj, addr);
+				*mark = slab_mark_slab();
+			}
+			/* never handed out: freed without an allocation */
+			if (unlikely(obj >= fresh))
+				slab_report_double_free(slab_free_name(s), s, obj, addr);
+			set_freepointer(s, obj, head);
+			head = obj;
+			cnt++;
+			k++;
+		}
+		slab->freelist = head;
+		slab->inuse -= (unsigned short)cnt;
+		/* only a full slab (now partial or empty) and a last object
+		 * (now empty) change lists */
+		if (unlikely(before == SLAB_FULL || !slab->inuse))
+			relist_locked(s, slab, before);
+	}
+}
+
 void slab_free_bulk(struct kmem_cache *s, void **objs, int n,
 		    unsigned long addr)
 {
@@ -657,41 +736,10 @@ void slab_free_bulk(struct kmem_cache *s, void **objs, int n,
 	for (k = 0; k < n && k < SLAB_FREE_PREFETCH; k++)
 		__builtin_prefetch(virt_to_page(objs[k]));
 	slab_lock(s);
-	for (k = 0; k < n; k++) {
-		void *obj = objs[k];
-		struct page *slab;
-		enum slab_state before;
-
-		if (k + SLAB_FREE_PREFETCH < n)
-			__builtin_prefetch(virt_to_page(objs[k + SLAB_FREE_PREFETCH]));
-
-		if (slab_debug(s))
-			slab = slab_debug_free_locked(s, obj,
-					(s->flags & __SLAB_KMALLOC) ? "kfree" :
-					"kmem_cache_free", addr);
-		else
-			slab = compound_head(virt_to_page(obj));
-		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
-			unsigned long *mark = (unsigned long *)((char *)obj +
-								s->mark_off);
-
-			if (unlikely(*mark != slab_free_key) && !slab_debug(s))
-				slab_report_double_free(slab_free_name(s), s,
-							obj, addr);
-			*mark = slab_mark_slab();
-		}
-		/* never handed out: freed without an allocation */
-		if (unlikely((char *)obj >= slab_fresh_obj(s, slab)))
-			slab_report_double_free(slab_free_name(s), s, obj, addr);
-		set_freepointer(s, obj, slab->freelist);
-		slab->freelist = obj;
-		/* only a full slab (now partial) and a last object (now
-		 * empty) change lists: no call for the others */
-		before = slab_state(slab);
-		slab->inuse--;
-		if (unlikely(before == SLAB_FULL || !slab->inuse))
-			relist_locked(s, slab, before);
-	}
+	if (slab_debug(s))
+		slab_free_debug_locked(s, objs, n, addr);
+	else
+		slab_free_runs_locked(s, objs, n, addr);
 	s->nr_inuse -= (unsigned long)n;
 	s->free_calls++;
 	if (s->nr_empty > s->min_partial)

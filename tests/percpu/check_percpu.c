@@ -264,7 +264,13 @@ TEST(core, test_default_limits)
 {
 	/* the documented table (CONFIG_PERCPU_MAG_SIZE=0 in the default) */
 	if (CONFIG_PERCPU_MAG_SIZE == 0) {
-		ck_assert_uint_eq(pcp_default_limit(8), 120);
+		/* small objects: 16 KiB of them, at most 1024 */
+		ck_assert_uint_eq(pcp_default_limit(8), 1024);
+		ck_assert_uint_eq(pcp_default_limit(16), 1024);
+		ck_assert_uint_eq(pcp_default_limit(48), 341);
+		ck_assert_uint_eq(pcp_default_limit(64), 256);
+		ck_assert_uint_eq(pcp_default_limit(128), 128);
+		ck_assert_uint_eq(pcp_default_limit(136), 120);
 		ck_assert_uint_eq(pcp_default_limit(256), 120);
 		ck_assert_uint_eq(pcp_default_limit(257), 54);
 		ck_assert_uint_eq(pcp_default_limit(1024), 54);
@@ -289,6 +295,31 @@ TEST(core, test_default_limits)
 	ck_assert_uint_eq(pcp_default_limit(CONFIG_PERCPU_MAG_BYTES * 2), 1);
 	if (CONFIG_PERCPU_BATCHCOUNT == 0)
 		ck_assert_uint_eq(pcp_default_batchcount(120), 60);
+}
+END_TEST
+
+/*
+ * The larger magazines of small objects keep the depot's bytes: as many
+ * bytes of full magazines as the table's 120-object magazines gave
+ * (at most one magazine more, rounded up), in fewer magazines.
+ */
+TEST(core, test_small_magazines_keep_depot_bytes)
+{
+	if (CONFIG_PERCPU_MAG_SIZE != 0 || CONFIG_PERCPU_DEPOT_LIMIT <= 0)
+		return;
+	for (unsigned int sz = 8; sz <= 128; sz += 8) {
+		uint64_t per = (uint64_t)pcp_default_limit(sz) * sz;
+		uint64_t kept = per * pcp_default_depot_limit(sz);
+		uint64_t lim = CONFIG_PERCPU_DEPOT_LIMIT;
+		uint64_t n = lim * CONFIG_PERCPU_MAG_BYTES / (120u * sz);
+		uint64_t old = (n < lim ? lim : n > 4 * lim ? 4 * lim : n) * 120u * sz;
+
+		ck_assert_uint_gt(pcp_default_limit(sz), 120);
+		ck_assert_uint_ge(kept, old);
+		ck_assert_uint_lt(kept, old + per);
+	}
+	/* the table's sizes keep the table's depot */
+	ck_assert_uint_eq(pcp_default_depot_limit(256), 4 * CONFIG_PERCPU_DEPOT_LIMIT);
 }
 END_TEST
 

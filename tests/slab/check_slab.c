@@ -624,6 +624,65 @@ TEST(core, test_bulk)
 }
 END_TEST
 
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A flush gives objects back in runs of one slab (slab_free_bulk(): one
+ * detached freelist per run). Runs of one object (slabs interleaved), long
+ * runs that take a full slab to empty, and chunks that end inside a run:
+ * the lists and counters agree after each flush, and every object comes
+ * back exactly once when all are taken again.
+ */
+TEST(core, test_free_bulk_runs)
+{
+	enum { N = 120, CHUNK = 37 };
+	struct kmem_cache *s = kmem_cache_create("bulk-runs", 200, 0, 0, NULL);
+	void *objs[N], *order[N], *again[N];
+	unsigned int per, nslabs, i, j, k = 0;
+
+	ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, objs, N, 0), N);
+	per = s->objects;
+	ck_assert_uint_gt(per, 2);
+	nslabs = (N + per - 1) / per;
+	ck_assert_uint_gt(nslabs, 2);
+	/* first half: one object of each slab in turn (runs of one) */
+	for (j = 0; j < per / 2; j++)
+		for (i = 0; i < nslabs; i++)
+			if (i * per + j < N)
+				order[k++] = objs[i * per + j];
+	/* then the rest of each slab in address order (long runs) */
+	for (i = 0; i < nslabs; i++)
+		for (j = per / 2; j < per; j++)
+			if (i * per + j < N)
+				order[k++] = objs[i * per + j];
+	ck_assert_uint_eq(k, N);
+	/* a new cache's slabs hand out whole, in turn: objs[i * per] on */
+	for (i = 0; i < N; i++)
+		ck_assert_ptr_eq(virt_to_slab(objs[i]),
+				 virt_to_slab(objs[i / per * per]));
+	ck_assert_ptr_ne(virt_to_slab(objs[0]), virt_to_slab(objs[per]));
+	for (i = 0; i < N; i += CHUNK) {
+		unsigned int n = N - i < CHUNK ? N - i : CHUNK;
+
+		slab_free_bulk(s, order + i, (int)n, 0);
+		ck_assert_uint_eq(check_cache_invariants(s), N - i - n);
+	}
+	ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, again, N, 0), N);
+	ck_assert_uint_eq(check_cache_invariants(s), N);
+	qsort(again, N, sizeof(again[0]), cmp_ptr);
+	for (i = 1; i < N; i++)
+		ck_assert_ptr_ne(again[i - 1], again[i]);
+	slab_free_bulk(s, again, N, 0);
+	ck_assert_uint_eq(check_cache_invariants(s), 0);
+	kmem_cache_destroy(s);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* threads: producers hand objects to consumers */
 
@@ -1174,9 +1233,10 @@ TEST(hardened, test_hardened_boundary_exhaustive)
 		struct kmem_cache *s = kmem_cache_create("hard-n", sizes[i], 0, 0, NULL);
 		uint64_t n, bytes = PAGE_SIZE << s->order;
 
-		if (slab_debug(s) && s->red_left_pad) {
-			/* debug caches check boundaries on their slow path */
-			ck_assert(s->obj_magic == 0 && s->obj_limit == 1);
+		if (slab_debug(s)) {
+			/* debug caches check boundaries on their slow path:
+			 * magic and limit 0 send every free there */
+			ck_assert(s->obj_magic == 0 && s->obj_limit == 0);
 			kmem_cache_destroy(s);
 			continue;
 		}
