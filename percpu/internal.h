@@ -36,6 +36,7 @@ struct pcp_cpu {
 	unsigned int win_slow;		/* slow paths in the current window */
 	unsigned int win_miss;		/* of them, trips to the layer above */
 	uint64_t low;			/* objects held: low-water mark since the last pass */
+	unsigned long acct;		/* bytes of growth in the CPU's budget account */
 } __cacheline_aligned;
 
 /* Full and empty magazines of one cache, behind every CPU. */
@@ -43,6 +44,7 @@ struct pcp_depot {
 	pthread_mutex_t lock;
 	struct pcp_mag *full, *empty;	/* singly linked through ->next */
 	unsigned long nr_full, nr_empty;
+	unsigned long full_objs;	/* objects in the full ones (adaptive limit) */
 	/* Bonwick's working set: lowest counts seen since the last trim */
 	unsigned long min_full, min_empty;
 };

@@ -218,27 +218,57 @@ static unsigned int adapt_lo(const struct pcp_cache *pc)
 	return adapt_objs(pc, READ_ONCE(adapt_min_bytes));
 }
 
+/*
+ * The upper bound: adapt_max's objects, and never fewer than the cache's
+ * fixed size (8 objects of 32 KiB by default, where 32 KiB of bytes
+ * allowed one: one-object magazines sent every other operation of
+ * glibc_thread's and mt's large classes to the depot).
+ */
 static unsigned int adapt_hi(const struct pcp_cache *pc)
 {
-	return max_t(unsigned int, adapt_lo(pc),
-		     adapt_objs(pc, READ_ONCE(adapt_max_bytes)));
+	unsigned int hi = max_t(unsigned int, adapt_lo(pc),
+				adapt_objs(pc, READ_ONCE(adapt_max_bytes)));
+
+	return max_t(unsigned int, hi, READ_ONCE(pc->limit));
 }
 
-/* What two magazines of @size objects hold, in bytes. */
+/*
+ * The size a CPU starts at (and goes back to when idle or drained): the
+ * cache's fixed size (its limit: the default by object size, or mag_size),
+ * not below the lower bound. Starting at adapt_min made the
+ * random-replacement rows (glibc_thread, alloc_test, mt) run on magazines
+ * a fraction of the fixed size for good: their slow paths are mostly swaps
+ * with the spare, never half misses, so nothing grew them (speed against
+ * the fixed defaults 0.45-0.74, docs/percpu.md, "Adaptive sizing").
+ */
+static unsigned int adapt_start(const struct pcp_cache *pc)
+{
+	return max_t(unsigned int, adapt_lo(pc), READ_ONCE(pc->limit));
+}
+
+/*
+ * What two magazines of @size objects hold beyond two at the start size,
+ * in bytes: the budget bounds growth, not the start (the fixed defaults'
+ * sizes of every cache summed pass 4 MiB on their own).
+ */
 static unsigned long adapt_bytes(const struct pcp_cache *pc, unsigned int size)
 {
-	return 2ul * size * (pc->objsize ? pc->objsize : 1);
+	unsigned int start = adapt_start(pc);
+
+	if (size <= start)
+		return 0;
+	return 2ul * (size - start) * (pc->objsize ? pc->objsize : 1);
 }
 
 /* Move CPU @c of @pc to @size objects, in the CPU's budget account. */
 static void adapt_account(struct pcp_cache *pc, struct pcp_cpu *c,
 			  unsigned int size)
 {
-	unsigned long *used = &adapt_used[c->cpu];
+	unsigned long *used = &adapt_used[c->cpu], bytes = adapt_bytes(pc, size);
 
-	if (c->size)
-		__atomic_sub_fetch(used, adapt_bytes(pc, c->size), __ATOMIC_RELAXED);
-	__atomic_add_fetch(used, adapt_bytes(pc, size), __ATOMIC_RELAXED);
+	__atomic_sub_fetch(used, c->acct, __ATOMIC_RELAXED);
+	__atomic_add_fetch(used, bytes, __ATOMIC_RELAXED);
+	c->acct = bytes;
 	c->size = size;
 }
 
@@ -251,7 +281,7 @@ static unsigned int cpu_mag_size(struct pcp_cache *pc, struct pcp_cpu *c)
 	if (!READ_ONCE(pcp_adapt_on))
 		return READ_ONCE(pc->limit);
 	if (!c->size) {
-		adapt_account(pc, c, adapt_lo(pc));
+		adapt_account(pc, c, adapt_start(pc));
 		c->low = ~0ull;
 	}
 	return c->size;
@@ -311,7 +341,7 @@ static void adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
 		want = min_t(unsigned int, 2 * size, hi);
 		if (want > size &&
 		    __atomic_load_n(&adapt_used[c->cpu], __ATOMIC_RELAXED) -
-		    adapt_bytes(pc, size) + adapt_bytes(pc, want) <=
+		    c->acct + adapt_bytes(pc, want) <=
 		    READ_ONCE(adapt_budget)) {
 			adapt_account(pc, c, want);
 			pcp_stat(c, PCP_STAT_GROW);
@@ -323,7 +353,7 @@ static void adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
 
 /*
  * A drain of the whole cache (kmem_cache_shrink, a resize): CPU @c gives
- * its capacity back and starts over at the lower bound, as a new CPU
+ * its growth back and starts over at the start size, as a new CPU
  * does (so a real run drained before its timed part starts where the
  * simulator starts).
  */
@@ -331,10 +361,10 @@ static void adapt_reset_locked(struct pcp_cache *pc, struct pcp_cpu *c)
 {
 	if (!c->size)
 		return;
-	if (c->size > adapt_lo(pc))
+	if (c->size > adapt_start(pc))
 		pcp_stat(c, PCP_STAT_SHRINK);
-	__atomic_sub_fetch(&adapt_used[c->cpu], adapt_bytes(pc, c->size),
-			   __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&adapt_used[c->cpu], c->acct, __ATOMIC_RELAXED);
+	c->acct = 0;
 	c->size = 0;
 	c->win_slow = c->win_miss = 0;
 }
@@ -419,6 +449,8 @@ static struct pcp_mag *depot_get(struct pcp_cache *pc, bool full)
 		*head = m->next;
 		if (--*nr < *min)
 			*min = *nr;
+		if (full)
+			d->full_objs -= m->count;
 	}
 	depot_unlock(d);
 	return m;
@@ -454,6 +486,23 @@ static void mag_release(struct pcp_cache *pc, struct pcp_mag *m)
 }
 
 /*
+ * Whether the depot, under its lock, is at its limit for the full @give:
+ * depot_limit magazines; adaptive, depot_limit magazines of the cache's
+ * fixed size in objects, whatever the sizes of the magazines (counted in
+ * magazines, a depot of 64 grown 512-object magazines of 64-byte objects
+ * held 2 MiB where the fixed sizes' held 480 KiB: peak RSS +4.5% on the
+ * bundled default trace).
+ */
+static bool depot_at_limit(const struct pcp_cache *pc,
+			   const struct pcp_depot *d, const struct pcp_mag *give)
+{
+	if (!READ_ONCE(pcp_adapt_on))
+		return d->nr_full >= pc->depot_limit;
+	return d->full_objs + give->count >
+	       (uint64_t)pc->depot_limit * READ_ONCE(pc->limit);
+}
+
+/*
  * Bonwick's exchange, under one depot lock: take a magazine of the kind
  * @full asks for and, when there was one, leave @give (NULL, or a private
  * magazine of the other kind: empty when taking a full one, full when
@@ -474,13 +523,14 @@ static struct pcp_mag *depot_exchange(struct pcp_cache *pc, bool full,
 	depot_lock(d);
 	if (!full && give) {
 		/* a full magazine in, then an empty one (if any) out */
-		if (!mag_depot_size_ok(pc, give) || d->nr_full >= pc->depot_limit) {
+		if (!mag_depot_size_ok(pc, give) || depot_at_limit(pc, d, give)) {
 			depot_unlock(d);
 			return NULL;
 		}
 		give->next = d->full;
 		d->full = give;
 		d->nr_full++;
+		d->full_objs += give->count;
 		*taken_give = true;
 		m = d->empty;
 		if (m) {
@@ -497,6 +547,7 @@ static struct pcp_mag *depot_exchange(struct pcp_cache *pc, bool full,
 			d->full = m->next;
 			if (--d->nr_full < d->min_full)
 				d->min_full = d->nr_full;
+			d->full_objs -= m->count;
 		} else {
 			d->empty = m->next;
 			if (--d->nr_empty < d->min_empty)
@@ -545,6 +596,7 @@ static struct pcp_mag *depot_take_all_locked(struct pcp_depot *d)
 	}
 	d->full = d->empty = NULL;
 	d->nr_full = d->nr_empty = d->min_full = d->min_empty = 0;
+	d->full_objs = 0;
 	return list;
 }
 
@@ -564,6 +616,7 @@ static void depot_trim(struct pcp_cache *pc)
 		m = d->full;
 		d->full = m->next;
 		d->nr_full--;
+		d->full_objs -= m->count;
 		m->next = out;
 		out = m;
 	}
@@ -1237,7 +1290,7 @@ static uint64_t pcp_cpu_snapshot_locked(struct pcp_cache *pc,
 /*
  * Adaptive: at a reaper pass, CPU @c (@idle: nothing changed since the
  * last pass, already drained into *@m, *@sp when it held objects) gives
- * its capacity back when idle; else when the low-water mark of the objects
+ * its growth back when idle (down to the start size); else when the low-water mark of the objects
  * it held over the period (the slow paths' counts and this pass's) shows
  * half a magazine or more never used, its magazine halves and its objects
  * go back. Capacity only: the magazines of the new size come on demand.
@@ -1249,8 +1302,8 @@ static void adapt_reap_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 	uint64_t held = loaded_count(pc, c) + (c->spare ? c->spare->count : 0);
 	uint64_t low = min_t(uint64_t, c->low, held);
 
-	if (idle)
-		want = lo;
+	if (idle)	/* drained already: growth goes, a shrink stays */
+		want = min_t(unsigned int, c->size, adapt_start(pc));
 	else if (low >= (c->size + 1) / 2)
 		want = max_t(unsigned int, lo, c->size / 2);
 	if (want < c->size) {
@@ -1446,10 +1499,9 @@ void pcp_cache_destroy(struct pcp_cache *pc)
 		struct pcp_cpu *c = pc->slow[cpu];
 
 		if (c) {
-			if (c->size)	/* its budget back */
-				__atomic_sub_fetch(&adapt_used[c->cpu],
-						   adapt_bytes(pc, c->size),
-						   __ATOMIC_RELAXED);
+			/* its budget back */
+			__atomic_sub_fetch(&adapt_used[c->cpu], c->acct,
+					   __ATOMIC_RELAXED);
 			pthread_mutex_destroy(&c->lock.mutex);
 			pcp_mem_free(c, sizeof(*c));
 		}
@@ -1480,7 +1532,7 @@ void pcp_cache_mag_range(struct pcp_cache *pc, unsigned int *lo,
 			*hi = size;
 	}
 	if (!n)		/* no CPU has used it yet: the size each starts at */
-		*lo = *hi = adapt_lo(pc);
+		*lo = *hi = adapt_start(pc);
 }
 
 void pcp_cache_stats(struct pcp_cache *pc, int cpu, struct pcp_stats *st)

@@ -407,8 +407,16 @@ static __always_inline int sim_event(struct sim_state *st, const struct sim_ev *
 			sim_track_free(st, e->old_id);
 			break;
 		}
-		if (unlikely(!p))
+		if (unlikely(!p)) {
+			/* realloc(p, 0) frees here (glibc's answer), where the
+			 * recording's allocator handed back a block: the id
+			 * ends, a later use of it is the trace's error */
+			if (!e->size && e->old_id) {
+				sim_track_free(st, e->old_id);
+				break;
+			}
 			goto enomem;	/* the old block (if any) stays */
+		}
 		if (e->old_id)
 			sim_track_free(st, e->old_id);
 		sim_track_alloc(st, e->id, p, e->size, sim_class_of(e->size));

@@ -23,15 +23,18 @@
 extern unsigned long slab_free_key __slab_hidden;
 
 /*
- * The magazines of every size up to KMALLOC_SMALL_MAX, by (size - 1) / 8:
- * kmalloc_size_index[] and the class's pcp_cache folded into one load.
+ * The magazines of every size up to KMALLOC_SMALL_MAX, by size - 1:
+ * kmalloc_size_index[] and the class's pcp_cache folded into one load,
+ * one entry per byte size so that the index is malloc's own size - 1
+ * (no shift: 8 KiB where one entry per 8 bytes took 1 KiB; sh6bench,
+ * whose sizes run 1..1000, took the same CPU time, docs/percpu.md "Cost").
  * Every entry always points at a valid pcp_cache: the bypass cache (every
  * fast path misses) until the class has a cache with magazines. The fast
  * path may only read it once pcp_init() has run (it reads the rseq area
  * pcp_init() chooses): callers gate it (malloc's malloc_small_max is 0
  * until kmalloc_small_ready()).
  */
-extern struct pcp_cache *kmalloc_small_pcp[KMALLOC_SMALL_MAX / 8] __slab_hidden;
+extern struct pcp_cache *kmalloc_small_pcp[KMALLOC_SMALL_MAX] __slab_hidden;
 
 /*
  * What kfree_small_fast() needs of a class, by page tag (class + 1): the
@@ -75,7 +78,7 @@ static __always_inline void *kmalloc_small_fast(size_t size, gfp_t gfp)
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
 		return kmalloc_miss(size, gfp);
 	/* acquire (a plain load on x86): kmalloc_small_publish() releases */
-	obj = pcp_alloc_fast(__atomic_load_n(&kmalloc_small_pcp[(size - 1) >> 3],
+	obj = pcp_alloc_fast(__atomic_load_n(&kmalloc_small_pcp[size - 1],
 					     __ATOMIC_ACQUIRE));
 	if (unlikely(!obj))
 		return kmalloc_miss(size, gfp);

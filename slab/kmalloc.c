@@ -8,7 +8,7 @@
  *   kmalloc_aligned(size, align) ---------------+--> __kmalloc_index(idx)
  *        kmalloc_pcp[idx] -> pcp_alloc_fast() (one rseq section) -> hit
  *   malloc(size <= 1 KiB) -- kmalloc_small_fast(size) (slab/fastpath.h,
- *        inline): kmalloc_small_pcp[size] -> pcp_alloc_fast() -> hit
+ *        inline): kmalloc_small_pcp[size - 1] -> pcp_alloc_fast() -> hit
  *   either miss: kmalloc_miss(size) -> slab_alloc_miss(), which refills
  *        from the slabs without entering the section again (percpu
  *        retries an aborted section itself)
@@ -117,8 +117,8 @@ static struct pcp_cache *kmalloc_pcp[NR_KMALLOC_CLASSES];
 struct kmalloc_free_tab kmalloc_free_tab;
 
 /* slab/fastpath.h: every entry valid from the start (the bypass cache) */
-struct pcp_cache *kmalloc_small_pcp[KMALLOC_SMALL_MAX / 8] = {
-	[0 ... KMALLOC_SMALL_MAX / 8 - 1] = PCP_BYPASS,
+struct pcp_cache *kmalloc_small_pcp[KMALLOC_SMALL_MAX] = {
+	[0 ... KMALLOC_SMALL_MAX - 1] = PCP_BYPASS,
 };
 
 /*
@@ -134,8 +134,8 @@ static void kmalloc_small_publish(unsigned int idx, struct pcp_cache *pc,
 	struct pcp_cache *bypass;
 	unsigned int i;
 
-	for (i = 0; i < KMALLOC_SMALL_MAX / 8; i++) {
-		if (kmalloc_size_index[i] != idx)
+	for (i = 0; i < KMALLOC_SMALL_MAX; i++) {
+		if (kmalloc_size_index[i >> 3] != idx)
 			continue;
 		bypass = PCP_BYPASS;
 		if (first)

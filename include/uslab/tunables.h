@@ -83,10 +83,11 @@ enum uslab_tunable_scope {
 	  "and adapt_budget_kb per CPU; Kconfig PERCPU_ADAPT); 0 = fixed sizes "\
 	  "(mag_size)")							\
 	X(ADAPT_MIN, adapt_min, NUM, PERCPU, 8, 1L << 30, PCP_ADAPT_MIN_BYTES,	\
-	  "adaptive: first and smallest magazine, bytes of objects (at least "\
-	  "one object)")						\
+	  "adaptive: smallest magazine a shrink leaves, bytes of objects (at "\
+	  "least one object; each CPU starts at the cache's fixed size)")						\
 	X(ADAPT_MAX, adapt_max, NUM, PERCPU, 8, 1L << 30, PCP_ADAPT_MAX_BYTES,	\
-	  "adaptive: largest magazine, bytes of objects (at most 4096 objects)")\
+	  "adaptive: largest magazine, bytes of objects (at most 4096 objects; "\
+	  "never below the cache's fixed size)")\
 	X(ADAPT_BUDGET_KB, adapt_budget_kb, NUM, PERCPU, 16, 1L << 30, PCP_ADAPT_BUDGET_KB,\
 	  "adaptive: KiB of objects one CPU's magazines may hold over all caches")\
 	X(TRIM, trim, NUM, PAGE_ALLOC, 0, 1L << 40, CONFIG_PAGE_ALLOC_RESIDENT_FREE_KB,\

@@ -148,11 +148,12 @@ done
 
 # --held CACHE=N: objects out before the run are not counted in the table
 # but are out for the run (a refill takes at most what the class has out):
-# adapt=1's 10-object kmalloc-384 magazines refill 4 then 5 from an empty
+# adapt=1's 10-object kmalloc-384 magazines (adaptive magazines start at
+# the cache's fixed size: mag_size 10) refill 4 then 5 from an empty
 # class, 5 then 5 with one object held (tests/sim/test_sim_fidelity.sh
 # gives the replay's own objects this way).
 "$U" gen rpmalloc -b 3000 -l 20 -o "$T/rp1.ustr" 2>/dev/null || fail "gen rpmalloc (held)"
-k384() { "$U" sim "$T/rp1.ustr" --cpus 1 --no-reaper --rows 0 --adapt 1 "$@" 2>/dev/null |
+k384() { "$U" sim "$T/rp1.ustr" --cpus 1 --no-reaper --rows 0 --adapt 1 --mag-size 10 "$@" 2>/dev/null |
 	awk '$1 == "kmalloc-384" { print $4, $5, $7 }'; }
 h0=$(k384); h1=$(k384 --held kmalloc-384=1)
 [ -n "$h0" ] && [ "${h0% *}" = "${h1% *}" ] || fail "--held counted in the table: '$h0' vs '$h1'"

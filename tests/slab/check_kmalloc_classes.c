@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "slab/internal.h"
+#include "slab/fastpath.h"
 #include "tests/suite.h"
 
 TEST(core, test_table_shape)
@@ -119,6 +120,41 @@ TEST(core, test_every_size_same_class)
 			      compound_head(page)->slab_cache->name, s->name);
 		ck_assert_uint_ge(ksize(p), size);
 		memset(p, 0xa5, size);
+		kfree_fast(p);
+	}
+}
+END_TEST
+
+/*
+ * malloc's inline route (kmalloc_small_fast(): kmalloc_small_pcp[size - 1],
+ * one entry per byte size) gives every size up to KMALLOC_SMALL_MAX an
+ * object of kmalloc's own class for that size, and once the class is
+ * made, its entry is that class's magazines (never a neighbour's).
+ */
+TEST(core, test_small_table_every_size)
+{
+	size_t size;
+
+	ck_assert(kmalloc_small_ready());
+	for (size = 1; size <= KMALLOC_SMALL_MAX; size++) {
+		struct kmem_cache *s = kmalloc_slab(size);
+		void *p = kmalloc_small_fast(size, GFP_KERNEL);
+		void *q = kmalloc_small_fast(size, GFP_KERNEL);
+
+		ck_assert_ptr_nonnull(s);
+		ck_assert_ptr_nonnull(p);
+		ck_assert_ptr_nonnull(q);
+		ck_assert_msg(compound_head(virt_to_page(p))->slab_cache == s &&
+			      compound_head(virt_to_page(q))->slab_cache == s,
+			      "size %zu: not from %s", size, s->name);
+		ck_assert_uint_ge(ksize(p), size);
+		if (IS_ENABLED(CONFIG_PERCPU_CACHE) && !slab_debug(s))
+			ck_assert_msg(kmalloc_small_pcp[size - 1] == s->pcp,
+				      "size %zu: entry is not %s's magazines",
+				      size, s->name);
+		memset(p, 0x5a, size);
+		memset(q, 0x5a, size);
+		kfree_fast(q);
 		kfree_fast(p);
 	}
 }

@@ -363,7 +363,7 @@ static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_c
 			     sim_tunable, .data = 'd'),
 		OPT_CALLBACK(0, "adapt", cfg, "0|1", "magazines that size themselves (the\n"
 			     "library's adapt=0|1; default: Kconfig)", sim_tunable, .data = 'a'),
-		OPT_CALLBACK(0, "adapt-min", cfg, "BYTES", "adaptive: first and smallest magazine",
+		OPT_CALLBACK(0, "adapt-min", cfg, "BYTES", "adaptive: smallest magazine",
 			     sim_tunable, .data = 'n'),
 		OPT_CALLBACK(0, "adapt-max", cfg, "BYTES", "adaptive: largest magazine",
 			     sim_tunable, .data = 'x'),
