@@ -185,6 +185,34 @@ def summary_rows(data, rounds, cases):
     return rows
 
 
+def md_adaptive(data, rounds, rows):
+    """Issue 23's rows: uslab-adaptive against the fixed defaults of the same
+    run on each case's judged figure (paired by round), beside the fixed
+    build's own run-to-run spread (its slowest run over its fastest): a
+    median beyond 1/spread or spread is more than the noise explains."""
+    out = ["| case | adaptive / fixed (median, range over rounds) | fixed spread | verdict |",
+           "|---|---|---|---|"]
+    slower = 0
+    for r in rows:
+        case, u, ckey = r["case"], r["uslab_build"], r["judged_by"]
+        higher = ckey != "task-clock" and not ckey.endswith("_kb")
+        rr = ratio_of(data, rounds, case, "uslab-adaptive", u, ckey, higher)
+        vals = data.get((case, u, ckey))
+        if not rr or not vals or min(vals) <= 0:
+            continue
+        spread = max(vals) / min(vals)
+        bad = rr[0] < 1 / spread
+        slower += bad
+        out.append("| %s | %.2f (%.2f..%.2f, %d) | %.2f | %s |" % (
+            case, rr[0], rr[1], rr[2], rr[3], spread,
+            "**slower beyond the spread**" if bad else
+            "faster beyond the spread" if rr[0] > spread else "within the spread"))
+    if len(out) == 2:
+        return []
+    return ["Above 1: the adaptive preset is faster. %d of %d rows slower than the fixed "
+            "build's spread." % (slower, len(out) - 2), ""] + out
+
+
 def special_rows(data):
     """The rows that are not a ratio of times: the hit path and the tax."""
     out = {}
@@ -478,6 +506,9 @@ def main():
     spec = md_special(sp)
     if spec:
         md += [""] + spec
+    ad = md_adaptive(data, rounds, rows)
+    if ad:
+        md += ["", "## %sThe adaptive preset against the fixed defaults" % quick, ""] + ad
     md += ["", "## %sEvery allocator (medians of the case's own figure)" % quick, ""] + \
         md_all_allocs(rows)
     md += ["", "## %sThread-cache study (seed 000), presets and peers" % quick] + \

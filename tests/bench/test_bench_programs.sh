@@ -99,6 +99,8 @@ mkdir -p "$T/r"
 	for r in 1 2; do
 		# uslab takes 100 ms, tcmalloc 50 then 80: ratios 0.50 and 0.80
 		printf 'sh6bench_t2\tuslab\ttask-clock\t100\t%s\n' $r
+		# the adaptive preset takes twice the fixed build's 100 ms
+		printf 'sh6bench_t2\tuslab-adaptive\ttask-clock\t200\t%s\n' $r
 		printf 'sh6bench_t2\ttcmalloc\ttask-clock\t%s\t%s\n' $((r == 1 ? 50 : 80)) $r
 		for p in glibc jemalloc mimalloc; do
 			printf 'sh6bench_t2\t%s\ttask-clock\t200\t%s\n' $p $r
@@ -115,6 +117,8 @@ mkdir -p "$T/r"
 python3 bench/report.py "$T/r" 2>"$T/err" || bad "report.py failed: $(cat "$T/err")"
 grep -q '| sh6bench_t2 | CPU time | \*\*0.65 (0.50..0.80, 2)\*\* | tcmalloc | 2.00 | 2.00 | 0.65 | 2.00 | 1.00 | 1.50 |' "$T/r/results.md" ||
 	bad "report: the sh6bench row: $(grep '| sh6bench_t2 | CPU' "$T/r/results.md")"
+grep -q '| sh6bench_t2 | 0.50 (0.50..0.50, 2) | 1.00 | \*\*slower beyond the spread\*\* |' "$T/r/results.md" ||
+	bad "report: the adaptive row: $(grep -A4 'adaptive preset against' "$T/r/results.md")"
 grep -q 'uslab RSS - glibc RSS = \*\*500 KiB\*\*' "$T/r/results.md" || bad "report: the RSS tax row"
 grep -q '\*\*28 instructions\*\*.*(malloc 12 + free 16.*hitprobe: yes' "$T/r/results.md" ||
 	bad "report: the hit path row"
