@@ -58,8 +58,8 @@ int uslab_thread_start(pthread_t *thread, bool detached, size_t stack,
 	return r;
 }
 
-int uslab_thread_start_once(int *state, int from, void (*prepare)(void),
-			    pthread_t *thread, bool detached, size_t stack,
+int uslab_thread_start_once(int *state, int from, void (*prepare)(void *),
+			    void *prepare_arg, pthread_t *thread, bool detached, size_t stack,
 			    void *(*fn)(void *), void *arg)
 {
 	int expected = from;
@@ -69,7 +69,7 @@ int uslab_thread_start_once(int *state, int from, void (*prepare)(void),
 					 false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return -EALREADY;
 	if (prepare)
-		prepare();
+		prepare(prepare_arg);
 	r = uslab_thread_start(thread, detached, stack, fn, arg);
 	__atomic_store_n(state, r ? USLAB_THREAD_OFF : USLAB_THREAD_RUNNING,
 			 __ATOMIC_RELEASE);

@@ -45,8 +45,8 @@ enum {
 /*
  * uslab_thread_start_once - start the thread whose life *@state keeps,
  * if *@state is @from. The one caller that moves it from @from to
- * USLAB_THREAD_STARTING runs @prepare (may be NULL: what must be ready
- * before the thread runs), starts @fn as uslab_thread_start() does and
+ * USLAB_THREAD_STARTING runs @prepare(@prepare_arg) (may be NULL: what
+ * must be ready before the thread runs), starts @fn as uslab_thread_start() does and
  * publishes USLAB_THREAD_RUNNING, or USLAB_THREAD_OFF if pthread_create
  * refused. Every other caller returns at once.
  * Context: as uslab_thread_start(); a caller that re-enters through
@@ -54,8 +54,8 @@ enum {
  * Return: 0 when this caller started it, -EALREADY when *@state was not
  * @from, or pthread_create's error number.
  */
-int uslab_thread_start_once(int *state, int from, void (*prepare)(void),
-			    pthread_t *thread, bool detached, size_t stack,
+int uslab_thread_start_once(int *state, int from, void (*prepare)(void *),
+			    void *prepare_arg, pthread_t *thread, bool detached, size_t stack,
 			    void *(*fn)(void *), void *arg);
 
 #endif /* USLAB_LIB_THREAD_H */

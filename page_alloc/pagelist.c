@@ -15,7 +15,7 @@
  * nothing (the kernel's pcp high decays the same way).
  *
  * Locking: each list has a try-lock flag and is never waited on. The CPU
- * is looked up (sched_getcpu: rseq's cpu_id or the vDSO) and its list
+ * is looked up (uslab_cpu_id: rseq's cpu_id or the vDSO) and its list
  * try-locked; if the flag is taken, by another thread that ran on this CPU
  * before a migration or by the very thread a signal handler interrupted,
  * the caller goes to the zone instead (the kernel's pcp_spin_trylock and
@@ -34,6 +34,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include "lib/cpuclock.h"
 #include "page_alloc/internal.h"
 
 struct pa_pagelist pa_pagelists[PA_NR_PAGELISTS];
@@ -48,19 +49,15 @@ struct pa_pagelist pa_pagelists[PA_NR_PAGELISTS];
 	} while (0)
 
 /*
- * The list of the CPU the thread runs on now. The simulator (USLAB_VCPU)
- * runs every virtual CPU on one thread: one list, so that its counts do
- * not depend on the host's scheduling.
+ * The list of the CPU the thread runs on now (lib/cpuclock.h): the real
+ * CPU, or in the simulator's library the virtual CPU that runs, so that
+ * a simulation keeps a list per virtual CPU as a real run does per CPU.
  */
 static inline struct pa_pagelist *pagelist_this(void)
 {
-#if defined(USLAB_VCPU) && USLAB_VCPU
-	return &pa_pagelists[0];
-#else
-	int cpu = sched_getcpu();
+	int cpu = uslab_cpu_id();
 
 	return &pa_pagelists[cpu < 0 ? 0 : (unsigned int)cpu % PA_NR_PAGELISTS];
-#endif
 }
 
 /* One load, then one exchange if the flag looked free. */
@@ -176,7 +173,7 @@ static bool pagelist_free_bulk(struct pa_pagelist *pl, unsigned int pages,
  * CPU's list, refilled a batch at a time.
  * @resident: its bound of resident pages (0: known zero).
  *
- * Cost on a hit: sched_getcpu, one exchange, a list removal, one store.
+ * Cost on a hit: uslab_cpu_id, one exchange, a list removal, one store.
  * Context: any thread, also a signal handler (never waits).
  * Return: the head page (PG_head, order and compound_head set; tails are
  * the caller's to prepare), or NULL when the list is busy or the zone has

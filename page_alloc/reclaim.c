@@ -11,11 +11,15 @@
  * locked then pa_reclaim_after_free), an own mapping handed out (large.c:
  * pa_large_allocated_locked), every hand-out (pa_add_allocated_locked).
  *
- * The decay thread (the kernel's kswapd, in spirit): free memory that a
+ * The decay work (the kernel's kswapd, in spirit): free memory that a
  * program stops using goes back to the OS within about
  * CONFIG_PAGE_ALLOC_DECAY_MS, whichever layers sit above. It belongs to
  * page_alloc, so a build without per-CPU magazines (the nocache preset,
- * debug caches) decays as the default one does.
+ * debug caches) decays as the default one does. It is a periodic work of
+ * lib/cpuclock.h, a tick every quarter period (pa_decay_tick): the real
+ * backend runs it on a thread of its own (the decay thread), the virtual
+ * one (the simulator's library) at the virtual clock's deadlines, so a
+ * simulation decays as the library does, on virtual time.
  *
  * Starting it: pthread_create may call malloc, so it cannot start inside
  * page_alloc (callers hold slab and percpu locks there). The first free
@@ -23,30 +27,31 @@
  * wanted (pa_decayd_kick); page_alloc_decayd_poll(), called by the layers
  * above at points where they hold none of their locks (the slab layer's
  * unbatched alloc and free, kmalloc's large paths, the percpu reaper's
- * start), creates it. It runs with every signal blocked and is detached:
- * it only sleeps and calls pa_decay_tick(), which takes the zone lock like
- * any caller, so exit may find it anywhere. A fork child has none (its
- * state goes back to "not started"; the next poll there starts one if the
- * child frees enough).
+ * start and passes), starts it. The thread runs with every signal blocked
+ * and is detached: it only waits and calls pa_decay_tick(), which takes
+ * the zone lock like any caller, so exit may find it anywhere. A fork
+ * child has none (its state goes back to "not started"; the next poll
+ * there starts one if the child frees enough).
  *
- * Without the thread (not yet started, a fork child, pthread_create
- * refused, the simulator) the allowance is the fixed watermark only:
- * nothing would give a larger share back.
+ * Without it (not yet started, a fork child, pthread_create refused,
+ * reaper_ms=0, `uslab sim --no-reaper`) the allowance is the fixed
+ * watermark only: nothing would give a larger share back.
  *
  * Locking: the allowance's state (the sliding peaks) is under pa_zone.lock
  * (zone.c); a block or mapping being given back is isolated under it and
- * returned (madvise, mmap PROT_NONE) without it. The decay thread's state
- * is one atomic word, the decay agent flag another.
+ * returned (madvise, mmap PROT_NONE) without it. The decay work's state
+ * is one atomic word, the decay agent flag another; lib/cpuclock.c orders
+ * the work's thread.
  */
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
+#include "lib/cpuclock.h"
 #include "lib/thread.h"
 #include "page_alloc/internal.h"
 
-/* lib/thread.h's states; OFF: pthread_create refused, reaper_ms=0, the simulator */
+/* lib/thread.h's states; OFF: pthread_create refused, reaper_ms=0, sim --no-reaper */
 enum {
 	DECAYD_NONE	= USLAB_THREAD_NONE,	/* not wanted yet */
 	DECAYD_WANTED	= USLAB_THREAD_WANTED,	/* something to decay: start at the next poll */
@@ -58,38 +63,29 @@ _Static_assert(DECAYD_WANTED == PAGE_ALLOC_DECAYD_WANTED,
 
 int page_alloc_decayd_state;
 
-/* Four ticks per period: the recent peak is the highest of the last four (decay_high_locked). */
-#define DECAYD_TICK_NS	((long)CONFIG_PAGE_ALLOC_DECAY_MS * 1000000L / 4)
-
-static void *pa_decayd_main(void *arg)
+static void pa_decay_run(void)
 {
-	struct timespec ts = {
-		.tv_sec = DECAYD_TICK_NS / 1000000000L,
-		.tv_nsec = DECAYD_TICK_NS % 1000000000L,
-	};
-
-	(void)arg;
-	for (;;) {
-		while (nanosleep(&ts, NULL) && errno == EINTR)
-			;
-		pa_decay_tick();
-	}
-	return NULL;
+	pa_decay_tick();
 }
 
+/* Four ticks per period: the recent peak is the highest of the last four (decay_high_locked). */
+static struct uslab_periodic pa_decay_work = {
+	.name = "page_alloc decay",
+	.fn = pa_decay_run,
+	.state = &page_alloc_decayd_state,
+	.period_ns = (uint64_t)CONFIG_PAGE_ALLOC_DECAY_MS * 1000000u / 4,
+	.detached = true,
+	.stack = 64 << 10,
+};
+
 /*
- * Mark the thread wanted (a free went over the fixed watermark). The
- * simulator runs on virtual time: its virtual reaper calls
- * page_alloc_decay() instead, and no thread ever starts there.
+ * Mark the decay work wanted (a free went over the fixed watermark).
  * Context: any, also under the caller's locks: one load, maybe one CAS.
  */
 void pa_decayd_kick(void)
 {
 	int expected = DECAYD_NONE;
 
-#if defined(USLAB_VCPU) && USLAB_VCPU
-	return;
-#endif
 	if (__atomic_load_n(&page_alloc_decayd_state, __ATOMIC_RELAXED) != DECAYD_NONE)
 		return;
 	__atomic_compare_exchange_n(&page_alloc_decayd_state, &expected, DECAYD_WANTED,
@@ -97,19 +93,16 @@ void pa_decayd_kick(void)
 }
 
 /**
- * page_alloc_decayd_start - start the decay thread if a free asked for it.
+ * page_alloc_decayd_start - start the decay work if a free asked for it.
  *
  * The body of page_alloc_decayd_poll() (include/uslab/page_alloc.h).
  * Context: the caller holds no allocator lock (pthread_create may call
- * malloc). Thread-safe: one caller creates it.
+ * malloc). Thread-safe: one caller starts it.
  */
 void page_alloc_decayd_start(void)
 {
-	pthread_t thread;
-	int r;
+	int r = uslab_periodic_start(&pa_decay_work, DECAYD_WANTED);
 
-	r = uslab_thread_start_once(&page_alloc_decayd_state, DECAYD_WANTED, NULL,
-				    &thread, true, 64 << 10, pa_decayd_main, NULL);
 	if (!r)
 		page_alloc_set_decay_agent(true);
 	else if (r > 0)
@@ -183,11 +176,9 @@ static size_t pa_large_high;
 static size_t pa_large_cur;
 static size_t pa_large_win[PA_HIGH_WINDOWS];
 /*
- * Set while something calls page_alloc_decay() periodically (the reaper
- * thread, the simulator's virtual reaper): without it the share of the
- * heap is not kept, since nothing would ever give it back (a debug build
- * whose caches bypass the magazines never starts the reaper; a fork child
- * has none). Atomic: the fork child clears it before taking any lock.
+ * Set while the decay work runs (page_alloc_decayd_start; a test may set
+ * it): without it the share of the heap is not kept, since nothing would
+ * ever give it back (not started yet, reaper_ms=0, a fork child). Atomic: the fork child clears it before taking any lock.
  */
 static bool pa_decay_agent;
 
@@ -598,8 +589,9 @@ static size_t decay_step(bool whole)
  * memory in use now gives, and free memory beyond it (buddy blocks, the
  * per-CPU lists, cached own mappings) goes back to the OS.
  *
- * The decay thread (below) takes smaller steps (pa_decay_tick); this is
- * the whole step, for the simulator's virtual reaper and explicit callers.
+ * The decay work (below) takes smaller steps (pa_decay_tick); this is
+ * the whole step, for explicit callers (page_alloc_set_resident_free_pct,
+ * tests).
  *
  * Context: thread-safe; takes the zone lock per block, madvise outside it.
  * Return: bytes given back.
@@ -612,7 +604,7 @@ size_t page_alloc_decay(void)
 }
 
 /*
- * One step of the decay thread: per-CPU lists that saw no traffic since
+ * One step of the decay work: per-CPU lists that saw no traffic since
  * the last tick are drained, the recent peak moves on by one window (decay_high_locked), and
  * free memory beyond the allowance goes back.
  */

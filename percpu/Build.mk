@@ -3,31 +3,6 @@ percpu-objs := percpu/cpu.o percpu/mem.o percpu/rseq.o percpu/magazine.o \
 	       percpu/reaper.o
 core-objs += $(percpu-objs)
 
-# ---------------------------------------------------------------------------
-# The simulator's variant of the core: the same sources (lib, page_alloc,
-# percpu, slab) built with -DUSLAB_VCPU=1 into $(obj)/vcpu/, archived as
-# libuslab-core-vcpu.a, with malloc's policy (vcpu-objs, malloc/Build.mk).
-# Virtual CPUs and clock, no rseq, no reaper thread.
-# core-objs is complete only once every Build.mk is read: second expansion.
-vcpu-lib := $(obj)/libuslab-core-vcpu.a
-progs += $(vcpu-lib)
-
-$(obj)/vcpu/%.o: %.c $(autoconf_h) $(flags-stamp) | $(obj)/.deps-ok
-	$(quiet) CC $@
-	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CPPFLAGS) -DUSLAB_VCPU=1 $(CFLAGS) -MMD -MP -c -o $@ $<
-
-.SECONDEXPANSION:
-$(vcpu-lib): $$(addprefix $(obj)/vcpu/,$$(core-objs) $$(vcpu-objs))
-	$(quiet) AR $@
-	$(Q)rm -f $@ && $(AR) rcs $@ $^
-
-# Its Check suite (tests/percpu/vcpu/ is not picked up by the tests/*/check_*.c rule).
-check-progs += $(obj)/tests/percpu/check_percpu_vcpu
-$(obj)/tests/percpu/check_percpu_vcpu: $(obj)/vcpu/tests/percpu/vcpu/check_percpu_vcpu.o $(vcpu-lib)
-	$(quiet) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
-
 # Long stress run (not part of `make check`): DURATION (or
 # USLAB_STRESS_SECONDS) seconds per case: the per-CPU stress (threads,
 # migrations, signals, resizes, drains) in rseq mode and in fallback mode,

@@ -4,12 +4,14 @@
  *
  * The mode is chosen once per process by pcp_init():
  *   off       CONFIG_PERCPU_CACHE=n
- *   vcpu      built with USLAB_VCPU=1 (the simulator's library)
+ *   vcpu      built with USLAB_VCPU=1 (the simulator's library): the CPU
+ *             is lib/cpuclock.h's virtual one, which sim/ sets
  *   rseq      x86-64, CONFIG_PERCPU_RSEQ, not under valgrind, an rseq area
  *             registered for the initializing thread (glibc's, or ours when
  *             glibc did not register), and membarrier's
  *             PRIVATE_EXPEDITED_RSEQ command registered
- *   fallback  everything else: a lock per CPU, CPU from sched_getcpu()
+ *   fallback  everything else: a lock per CPU, CPU from uslab_cpu_id()
+ *             (glibc's rseq area or sched_getcpu())
  *
  * pcp_rseq_off is the TLS offset of the rseq area the fast paths read. In
  * every mode but rseq (and until the mode is chosen) it names
@@ -31,10 +33,10 @@
 #include <string.h>
 #include <sys/rseq.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/membarrier.h>
 #include <valgrind/valgrind.h>
+#include "lib/cpuclock.h"
 #include "lib/log.h"
 #include "uslab/page_alloc.h"
 #include "percpu/internal.h"
@@ -248,7 +250,7 @@ static void pcp_init_once(void)
 	pcp_rseq_off = (long)((char *)&pcp_idle_rseq -
 			      (char *)__builtin_thread_pointer());
 	if (!pcp_nr_cpus)
-		pcp_nr_cpus = USLAB_VCPU ? 64 : pcp_count_cpu_ids();
+		pcp_nr_cpus = USLAB_VCPU ? uslab_vcpu_nr() : pcp_count_cpu_ids();
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE)) {
 		mode = PCP_MODE_OFF;
 	} else if (USLAB_VCPU) {
@@ -295,8 +297,6 @@ unsigned int pcp_nr_cpu_ids(void)
 	return pcp_nr_cpus;
 }
 
-static __thread int pcp_vcpu_cur;
-
 /**
  * pcp_current_cpu - the CPU the slow path works for.
  * Context: any thread. In rseq mode registers our own area for this thread
@@ -319,9 +319,9 @@ int pcp_current_cpu(void)
 			return cpu;
 		return -1;
 	case PCP_MODE_VCPU:
-		return pcp_vcpu_cur;
+		return uslab_cpu_id();	/* below pcp_nr_cpus: pcp_vcpu_set_nr */
 	case PCP_MODE_FALLBACK:
-		cpu = sched_getcpu();
+		cpu = uslab_cpu_id();
 		if (unlikely(cpu < 0 || (unsigned int)cpu >= pcp_nr_cpus))
 			cpu = 0;
 		return cpu;
@@ -356,63 +356,22 @@ void pcp_fence_cpu(int cpu)
 			    cpu, errno);
 }
 
-/* Virtual CPUs and clock (the simulator's library). */
-static uint64_t pcp_vclock;
-/* pcp_reaper_set_period(0) in the vcpu build: no virtual reaper passes */
-bool pcp_vreaper_off;
-
-uint64_t pcp_now_ns(void)
-{
-	struct timespec ts;
-
-	if (USLAB_VCPU)
-		return pcp_vclock;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-int pcp_vcpu_set(int cpu)
-{
-	if (!USLAB_VCPU)
-		return -EOPNOTSUPP;
-	pcp_init();
-	if (cpu < 0 || (unsigned int)cpu >= pcp_nr_cpus)
-		return -EINVAL;
-	pcp_vcpu_cur = cpu;
-	return 0;
-}
-
+/**
+ * pcp_vcpu_set_nr - the number of virtual CPUs (lib/cpuclock.h's), before
+ * any cache has per-CPU arrays (their length).
+ * Return: 0, -EINVAL (0, above PCP_MAX_CPU_IDS, or caches exist),
+ * -EOPNOTSUPP outside the vcpu build.
+ */
 int pcp_vcpu_set_nr(unsigned int nr)
 {
+	int err;
+
 	if (!USLAB_VCPU)
 		return -EOPNOTSUPP;
 	if (nr == 0 || nr > PCP_MAX_CPU_IDS || pcp_registry)
 		return -EINVAL;
-	pcp_nr_cpus = nr;
-	return 0;
-}
-
-int pcp_vclock_set(uint64_t ns)
-{
-	static uint64_t next_reap;
-	const uint64_t period = (uint64_t)PCP_REAPER_PERIOD_MS * 1000000u;
-
-	if (!USLAB_VCPU)
-		return -EOPNOTSUPP;
-	if (ns < pcp_vclock)
-		return -EINVAL;
-	pcp_vclock = ns;
-	if (!IS_ENABLED(CONFIG_PERCPU_REAPER) || pcp_vreaper_off)
-		return 0;
-	if (!next_reap) {
-		next_reap = period;
-		/* the virtual reaper decays page_alloc, as the thread does */
-		page_alloc_set_decay_agent(true);
-	}
-	/* one reaper pass per period crossed, as the thread would run */
-	while (ns >= next_reap) {
-		pcp_reap_all();
-		next_reap += period;
-	}
-	return 0;
+	err = uslab_vcpu_set_nr(nr);
+	if (!err)
+		pcp_nr_cpus = nr;
+	return err;
 }

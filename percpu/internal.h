@@ -79,8 +79,6 @@ extern enum pcp_mode_id pcp_mode_cur;
 extern unsigned int pcp_nr_cpus;
 int pcp_current_cpu(void);
 void pcp_fence_cpu(int cpu);
-uint64_t pcp_now_ns(void);
-extern bool pcp_vreaper_off;
 int pcp_parse_cpulist(const char *s, unsigned int *max_id);
 
 /* percpu/mem.c: magazine and per-CPU memory, from page_alloc */
@@ -114,7 +112,7 @@ void pcp_reaper_kick_slow(void);
 
 static __always_inline void pcp_reaper_kick(void)
 {
-	if (IS_ENABLED(CONFIG_PERCPU_REAPER) && !USLAB_VCPU &&
+	if (IS_ENABLED(CONFIG_PERCPU_REAPER) &&
 	    unlikely(__atomic_load_n(&pcp_reaper_state, __ATOMIC_RELAXED) ==
 		     PCP_REAPER_NONE))
 		pcp_reaper_kick_slow();

@@ -1362,13 +1362,6 @@ void pcp_reap_all(void)
 	}
 	pthread_mutex_unlock(&pcp_registry_lock);
 	sigsafe_exit();
-	/*
-	 * Free pages the slabs gave back beyond the allowance go to the OS:
-	 * page_alloc's decay thread does that on real time; the simulator's
-	 * virtual reaper does it here, on virtual time.
-	 */
-	if (USLAB_VCPU)
-		page_alloc_decay();
 }
 
 /* ------------------------------------------------------------------ */
@@ -1655,6 +1648,4 @@ void pcp_fork_child(void)
 	pthread_mutex_init(&pcp_registry_lock, NULL);
 	/* the reaper thread did not come along; none is started before exec */
 	__atomic_store_n(&pcp_reaper_state, PCP_REAPER_DISABLED, __ATOMIC_RELAXED);
-	/* so nothing decays page_alloc's allowance here */
-	page_alloc_set_decay_agent(false);
 }

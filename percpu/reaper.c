@@ -4,71 +4,40 @@
  * CONFIG_PERCPU_REAPER_PERIOD_MS it runs pcp_reap_all(), which trims each
  * depot to its working set and drains CPUs that stayed idle for a period.
  *
- * Started lazily by the first slow path after it dropped its locks (never
- * at load time, never in a fork child: a child that only execs must not
- * grow threads), with every signal blocked so that it never takes the
- * program's signals. Stopped and joined at exit.
+ * A periodic work of lib/cpuclock.h: its real backend runs it on a thread
+ * of its own, its virtual one (the simulator's library) at the virtual
+ * clock's deadlines. Started lazily by the first slow path after it
+ * dropped its locks (never at load time, never in a fork child: a child
+ * that only execs must not grow threads); the thread has every signal
+ * blocked so that it never takes the program's signals. Stopped (and its
+ * thread joined) at exit.
  *
- * Locks: reaper_lock protects reaper_stop and orders the condition
- * variable; it is never held while pcp_reap_all() runs.
+ * Locks: none of its own (lib/cpuclock.c orders a stop with the wait);
+ * none is held while pcp_reap_all() runs.
  */
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
-#include <time.h>
+#include "lib/cpuclock.h"
 #include "lib/log.h"
-#include "lib/thread.h"
 #include "uslab/page_alloc.h"
 #include "percpu/internal.h"
 
 int pcp_reaper_state = PCP_REAPER_NONE;
-static pthread_t reaper_thread;
-static pthread_mutex_t reaper_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t reaper_cond;
-static bool reaper_stop;
-/* Read by the reaper each period; pcp_reaper_set_period() changes it. */
-static long reaper_period_ms = PCP_REAPER_PERIOD_MS;
 
-static void *pcp_reaper_main(void *arg)
+/* One pass: trim the depots, drain idle CPUs, size adaptive magazines. */
+static void pcp_reaper_pass(void)
 {
-	struct timespec until;
-	bool stop;
-
-	for (;;) {
-		long period_ms = __atomic_load_n(&reaper_period_ms, __ATOMIC_RELAXED);
-
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += period_ms / 1000;
-		until.tv_nsec += (period_ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-		pthread_mutex_lock(&reaper_lock);
-		while (!reaper_stop &&
-		       pthread_cond_timedwait(&reaper_cond, &reaper_lock, &until) != ETIMEDOUT)
-			;
-		stop = reaper_stop;
-		pthread_mutex_unlock(&reaper_lock);
-		if (stop)
-			return NULL;
-		pcp_reap_all();
-		/* page_alloc's own decay thread, if a free asked for it */
-		page_alloc_decayd_poll();
-	}
+	pcp_reap_all();
+	/* page_alloc's own decay work, if a free asked for it (a point
+	 * where this thread holds no lock) */
+	page_alloc_decayd_poll();
 }
 
-/* The reaper waits on a CLOCK_MONOTONIC condition (its period survives a
- * change of the wall clock). */
-static void reaper_cond_init(void)
-{
-	pthread_condattr_t ca;
-
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&reaper_cond, &ca);
-	pthread_condattr_destroy(&ca);
-}
+static struct uslab_periodic pcp_reaper_work = {
+	.name = "percpu reaper",
+	.fn = pcp_reaper_pass,
+	.state = &pcp_reaper_state,
+	.period_ns = (uint64_t)PCP_REAPER_PERIOD_MS * 1000000u,
+};
 
 /**
  * pcp_reaper_kick_slow - start the reaper thread once.
@@ -77,9 +46,7 @@ static void reaper_cond_init(void)
  */
 void pcp_reaper_kick_slow(void)
 {
-	int r = uslab_thread_start_once(&pcp_reaper_state, PCP_REAPER_NONE,
-					reaper_cond_init, &reaper_thread, false, 0,
-					pcp_reaper_main, NULL);
+	int r = uslab_periodic_start(&pcp_reaper_work, PCP_REAPER_NONE);
 
 	if (r > 0)
 		pr_info("percpu: no reaper thread (error %d); call kmem_cache_shrink", r);
@@ -90,7 +57,7 @@ void pcp_reaper_kick_slow(void)
  * (the malloc layer's reaper_ms option).
  * @ms: 10 .. 600000, the range of CONFIG_PERCPU_REAPER_PERIOD_MS; 0 stops
  * the reaper for good (it never starts if it has not yet); in the vcpu
- * build 0 stops the virtual reaper passes and other periods are refused.
+ * build the virtual reaper's passes stop, or come at the new period.
  * Context: any; lock-free.
  * Return: 0, -EINVAL out of range, -EOPNOTSUPP without the reaper.
  */
@@ -99,19 +66,14 @@ int pcp_reaper_set_period(unsigned long ms)
 	if (!IS_ENABLED(CONFIG_PERCPU_REAPER))
 		return -EOPNOTSUPP;
 	if (!ms) {
-		/* off: as if built without it (a run that must count as the
-		 * simulator does, which then runs none either) */
-		if (USLAB_VCPU)
-			pcp_vreaper_off = true;
-		else
-			pcp_reaper_stop();
+		/* off: as if built without it (a real run that must count as
+		 * `uslab sim --no-reaper` does, which then runs none either) */
+		pcp_reaper_stop();
 		return 0;
 	}
-	if (USLAB_VCPU)
-		return -EOPNOTSUPP;
 	if (ms < 10 || ms > 600000)
 		return -EINVAL;
-	__atomic_store_n(&reaper_period_ms, (long)ms, __ATOMIC_RELAXED);
+	uslab_periodic_set_period(&pcp_reaper_work, (uint64_t)ms * 1000000u);
 	return 0;
 }
 
@@ -135,11 +97,7 @@ void pcp_reaper_stop(void)
 					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 		return;
 	}
-	pthread_mutex_lock(&reaper_lock);
-	reaper_stop = true;
-	pthread_cond_signal(&reaper_cond);
-	pthread_mutex_unlock(&reaper_lock);
-	pthread_join(reaper_thread, NULL);
+	uslab_periodic_cancel(&pcp_reaper_work);
 }
 
 __attribute__((destructor)) static void pcp_reaper_exit(void)

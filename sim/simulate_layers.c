@@ -5,9 +5,12 @@
  * the layers' public APIs (slab.h, percpu.h, page_alloc.h), so the numbers
  * are the library's own.
  *
- * In the uslab binary these calls land in libuslab-core-vcpu.a (percpu
- * built with USLAB_VCPU=1): pcp_vcpu_set() names the CPU, pcp_vclock_set()
- * advances the clock that drives the reaper.
+ * In the uslab binary these calls land in libuslab-core-vcpu.a (the core
+ * built with USLAB_VCPU=1, sim/Build.mk): lib/cpuclock.h's virtual backend,
+ * where uslab_vcpu_set() names the CPU (the magazines' and the page lists')
+ * and uslab_vclock_set() advances the clock, which runs the periodic work
+ * the layers registered (percpu's reaper, page_alloc's decay) at its
+ * deadlines.
  *
  * No locks of our own: the simulator is one thread.
  */
@@ -16,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib/cpuclock.h"
 #include "uslab/malloc.h"
 #include "uslab/page_alloc.h"
 #include "uslab/percpu.h"
@@ -37,8 +41,8 @@ const char *sim_layers_engine(void)
 
 void sim_layers_set_cpu(unsigned int cpu, uint64_t time_ns)
 {
-	pcp_vcpu_set((int)cpu);
-	pcp_vclock_set(time_ns);
+	uslab_vcpu_set((int)cpu);
+	uslab_vclock_set(time_ns);
 }
 
 int sim_layers_init(unsigned int cpus, bool no_reaper)
@@ -46,9 +50,11 @@ int sim_layers_init(unsigned int cpus, bool no_reaper)
 	int err;
 
 	pcp_init();
-	/* as USLAB_OPTIONS=reaper_ms=0 in a real run */
-	if (no_reaper)
+	/* as USLAB_OPTIONS=reaper_ms=0 in a real run: no periodic work */
+	if (no_reaper) {
 		pcp_reaper_set_period(0);
+		page_alloc_decayd_disable();
+	}
 	if (pcp_mode_id() != PCP_MODE_VCPU)
 		return 0;
 	err = pcp_vcpu_set_nr(cpus);

@@ -14,8 +14,9 @@
  * once per process (pcp_mode()).
  *
  * Built with -DUSLAB_VCPU=1 (libuslab-core-vcpu.a), the same policy runs on
- * virtual CPUs named by the caller (pcp_vcpu_set()) and a virtual clock
- * (pcp_vclock_set()): no rseq, no threads, deterministic.
+ * lib/cpuclock.h's virtual CPUs and clock, which the caller sets
+ * (uslab_vcpu_set(), uslab_vclock_set(); the clock runs the reaper's
+ * passes): no rseq, no threads, deterministic.
  *
  * Concurrency:
  *
@@ -309,15 +310,11 @@ bool pcp_reaper_running(void);
 int pcp_reaper_set_period(unsigned long ms);
 
 /*
- * Virtual CPU and clock (libuslab-core-vcpu.a only; elsewhere they return
- * -EOPNOTSUPP). pcp_vcpu_set names the CPU the calling thread runs on from
- * now on (0..pcp_nr_cpu_ids()-1). pcp_vclock_set advances the virtual
- * clock (ns, never backwards); each reaper period crossed runs
- * pcp_reap_all(). pcp_vcpu_set_nr sets the number of virtual CPUs before
- * the first cache exists (default 64).
+ * pcp_vcpu_set_nr - the number of virtual CPUs (lib/cpuclock.h's) before
+ * the first cache exists (default 64); libuslab-core-vcpu.a only,
+ * elsewhere -EOPNOTSUPP. The CPU and the clock are lib/cpuclock.h's
+ * (uslab_vcpu_set, uslab_vclock_set).
  */
-int pcp_vcpu_set(int cpu);
-int pcp_vclock_set(uint64_t ns);
 int pcp_vcpu_set_nr(unsigned int nr);
 
 /**

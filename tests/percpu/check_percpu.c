@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "lib/cpuclock.h"
 #include "uslab/percpu.h"
 #include "percpu/fastpath.h"	/* inline pcp_alloc/pcp_free */
 #include "tests/testutil.h"
@@ -234,7 +235,8 @@ TEST(core, test_mode)
 	if (want)
 		ck_assert_str_eq(mode, want);
 	ck_assert_uint_ge(pcp_nr_cpu_ids(), 1);
-	ck_assert_int_eq(pcp_vcpu_set(0), -EOPNOTSUPP);
+	ck_assert_int_eq(uslab_vcpu_set(0), -EOPNOTSUPP);
+	ck_assert_int_eq(uslab_vclock_set(1), -EOPNOTSUPP);
 }
 END_TEST
 

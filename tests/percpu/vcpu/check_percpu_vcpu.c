@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "lib/cpuclock.h"
 #include "uslab/page_alloc.h"
 #include "uslab/percpu.h"
 #include "uslab/slab.h"
@@ -53,7 +54,7 @@ static void run_sequence(unsigned int seed, struct result *res)
 	for (step = 0; step < 60000; step++) {
 		unsigned int r = (unsigned int)rand_r(&seed);
 
-		ck_assert_int_eq(pcp_vcpu_set((int)(r % NR_VCPUS)), 0);
+		ck_assert_int_eq(uslab_vcpu_set((int)(r % NR_VCPUS)), 0);
 		if (((r >> 4) % 3) && nlive < MAX_LIVE) {
 			struct kmem_cache *s = cache[(r >> 8) & 1];
 
@@ -69,9 +70,9 @@ static void run_sequence(unsigned int seed, struct result *res)
 		}
 		/* phases: a burst, then quiet periods the reaper trims */
 		now += (step / 5000) % 2 ? 2000000 : 20000;
-		ck_assert_int_eq(pcp_vclock_set(now), 0);
+		ck_assert_int_eq(uslab_vclock_set(now), 0);
 	}
-	ck_assert_int_eq(pcp_vclock_set(now + 3ull * 10000000000ull), 0);
+	ck_assert_int_eq(uslab_vclock_set(now + 3ull * 10000000000ull), 0);
 
 	for (c = 0; c < 2; c++) {
 		struct pcp_stats st;
@@ -135,11 +136,11 @@ static int run_in_child(unsigned int seed, struct result *res)
 TEST(core, test_vcpu_mode_and_api)
 {
 	ck_assert_str_eq(pcp_mode(), IS_ENABLED(CONFIG_PERCPU_CACHE) ? "vcpu" : "off");
-	ck_assert_int_eq(pcp_vcpu_set(-1), -EINVAL);
-	ck_assert_int_eq(pcp_vcpu_set((int)pcp_nr_cpu_ids()), -EINVAL);
-	ck_assert_int_eq(pcp_vcpu_set(0), 0);
-	ck_assert_int_eq(pcp_vclock_set(100), 0);
-	ck_assert_int_eq(pcp_vclock_set(50), -EINVAL);	/* never backwards */
+	ck_assert_int_eq(uslab_vcpu_set(-1), -EINVAL);
+	ck_assert_int_eq(uslab_vcpu_set((int)pcp_nr_cpu_ids()), -EINVAL);
+	ck_assert_int_eq(uslab_vcpu_set(0), 0);
+	ck_assert_int_eq(uslab_vclock_set(100), 0);
+	ck_assert_int_eq(uslab_vclock_set(50), -EINVAL);	/* never backwards */
 	ck_assert(!pcp_reaper_running());
 }
 END_TEST
