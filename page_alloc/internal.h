@@ -192,7 +192,7 @@ struct page *pagelist_alloc(unsigned int order, unsigned int *resident);
 bool pagelist_free(struct page *page, unsigned int order);
 size_t drain_all_pages(bool idle_only);
 size_t pagelist_bytes(void);
-void pagelist_stats(unsigned long *allocs, unsigned long *frees, unsigned long *fresh);
+void pagelist_stats(struct page_alloc_stats *st);
 void pagelist_fork_prepare(void);
 void pagelist_fork_release(void);
 

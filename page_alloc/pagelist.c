@@ -281,16 +281,29 @@ size_t pagelist_bytes(void)
 	return pages << PAGE_SHIFT;
 }
 
-/* Add the lists' allocation and free counts per order to @allocs, @frees. */
-void pagelist_stats(unsigned long *allocs, unsigned long *frees, unsigned long *fresh)
+/*
+ * Add the lists' allocation and free counts per order to @st's allocs[]
+ * and frees[], their pages handed out fresh to pages_fresh, and fill its
+ * pagelist_* sums.
+ */
+void pagelist_stats(struct page_alloc_stats *st)
 {
 	unsigned int i, o;
 
 	for (i = 0; i < PA_NR_PAGELISTS; i++) {
-		*fresh += __atomic_load_n(&pa_pagelists[i].fresh, __ATOMIC_RELAXED);
+		const struct pa_pagelist *pl = &pa_pagelists[i];
+
+		st->pages_fresh += __atomic_load_n(&pl->fresh, __ATOMIC_RELAXED);
+		st->pagelist_refills += __atomic_load_n(&pl->refills, __ATOMIC_RELAXED);
+		st->pagelist_drains += __atomic_load_n(&pl->drains, __ATOMIC_RELAXED);
 		for (o = 0; o < PAGELIST_NR_ORDERS; o++) {
-			allocs[o] += __atomic_load_n(&pa_pagelists[i].allocs[o], __ATOMIC_RELAXED);
-			frees[o] += __atomic_load_n(&pa_pagelists[i].frees[o], __ATOMIC_RELAXED);
+			unsigned long a = __atomic_load_n(&pl->allocs[o], __ATOMIC_RELAXED);
+			unsigned long f = __atomic_load_n(&pl->frees[o], __ATOMIC_RELAXED);
+
+			st->allocs[o] += a;
+			st->frees[o] += f;
+			st->pagelist_allocs += a;
+			st->pagelist_frees += f;
 		}
 	}
 }

@@ -453,7 +453,7 @@ __visible void page_alloc_get_stats(struct page_alloc_stats *st)
 	if (pa_init_once())
 		return;
 	lists = pagelist_bytes();
-	pagelist_stats(st->allocs, st->frees, &st->pages_fresh);
+	pagelist_stats(st);
 	pa_lock_irqsave();
 	/* blocks on per-CPU lists are free memory to the caller */
 	st->bytes_pagelists = lists;
@@ -481,6 +481,26 @@ __visible void page_alloc_get_stats(struct page_alloc_stats *st)
 	st->pages_fresh += pa_zone.pages_fresh;
 	pa_unlock_irqrestore();
 	st->emergency = __atomic_load_n(&page_alloc_emergency_total, __ATOMIC_RELAXED);
+}
+
+void page_alloc_stats_sub(struct page_alloc_stats *st,
+			  const struct page_alloc_stats *before)
+{
+	unsigned int o;
+
+	for (o = 0; o < NR_PAGE_ORDERS; o++) {
+		st->allocs[o] -= before->allocs[o];
+		st->frees[o] -= before->frees[o];
+	}
+	st->splits -= before->splits;
+	st->merges -= before->merges;
+	st->pages_fresh -= before->pages_fresh;
+	st->pagelist_allocs -= before->pagelist_allocs;
+	st->pagelist_frees -= before->pagelist_frees;
+	st->pagelist_refills -= before->pagelist_refills;
+	st->pagelist_drains -= before->pagelist_drains;
+	/* the peak counts blocks on per-CPU page lists; bytes_allocated not */
+	st->bytes_allocated_peak -= before->bytes_allocated + before->bytes_pagelists;
 }
 
 __visible void page_alloc_reset_peak(void)

@@ -44,6 +44,7 @@ vcpu-check-prog = $(obj)/$(patsubst %/vcpu/,%/,$(dir $(1)))$(basename $(notdir $
 define vcpu-check-rule
 $(call vcpu-check-prog,$(1)): $(obj)/vcpu/$(1:.c=.o) $$$$(vcpu-lib)
 	$$(quiet) LD $$@
+	$$(Q)mkdir -p $$(dir $$@)
 	$$(Q)$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(CHECK_LIBS) $$(LDLIBS)
 endef
 check-progs += $(foreach f,$(vcpu-check-src),$(call vcpu-check-prog,$(f)))

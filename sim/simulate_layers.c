@@ -223,31 +223,31 @@ void sim_layers_collect(struct sim_result *res)
 	page_alloc_get_stats(&ps);
 	if (ps.bytes_allocated_peak > res->held_peak)
 		res->held_peak = ps.bytes_allocated_peak;
+	page_alloc_stats_sub(&ps, &res->pages_start);
 	for (o = 0; o < NR_PAGE_ORDERS; o++) {
-		ps.allocs[o] -= res->pages_start.allocs[o];
-		ps.frees[o] -= res->pages_start.frees[o];
 		res->page_allocs += ps.allocs[o];
 		res->page_frees += ps.frees[o];
 	}
-	ps.splits -= res->pages_start.splits;
-	ps.merges -= res->pages_start.merges;
-	ps.pages_fresh -= res->pages_start.pages_fresh;
-	/* the peak counts blocks on per-CPU page lists; bytes_allocated not */
-	ps.bytes_allocated_peak -= res->pages_start.bytes_allocated +
-				   res->pages_start.bytes_pagelists;
 	res->splits = ps.splits;
 	res->merges = ps.merges;
 	res->pages = ps;
 }
 
 /*
- * sim_layers_hold - before the run, --held's objects: allocated through the
- * library's malloc on CPU 0 and never freed, as a real replay's own live
- * objects are when its timed run starts (glibc's DTV of its worker thread,
- * in kmalloc-384). They count as out where the library looks at what a
- * class has out (a refill takes at most that, slab_pcp_refill()). Then,
- * as `uslab replay` does (tools/uslab/replay-stats.c): every magazine
- * drained, the counters taken to subtract, the peaks restarted.
+ * sim_layers_hold - before the run, the start a real replay with stats has
+ * (tools/uslab/replay-stats.c, rp_stats_begin), on CPU 0:
+ * - every kmalloc class made (one object taken and given back), as the
+ *   replay makes them: the replayer's own allocations made some before
+ *   its run, and a class first made inside the run would count its per-CPU
+ *   structures' pages there;
+ * - --held's objects, allocated through the library's malloc and never
+ *   freed, as a real replay's own live objects are when its timed run
+ *   starts (glibc's DTV of its worker thread, in kmalloc-384). They count
+ *   as out where the library looks at what a class has out (a refill
+ *   takes at most that, slab_pcp_refill());
+ * - then every magazine drained and the page allocator trimmed
+ *   (kmem_cache_shrink_all: the per-CPU page lists start empty), the
+ *   counters taken to subtract, the peaks restarted.
  * Return: 0 or -ENOMEM.
  */
 int sim_layers_hold(const struct sim_config *cfg, struct sim_result *res)
@@ -255,9 +255,9 @@ int sim_layers_hold(const struct sim_config *cfg, struct sim_result *res)
 	unsigned int i, c;
 	long k;
 
-	if (!cfg->nr_held)
-		return 0;
 	sim_layers_set_cpu(0, 0);
+	for_each_kmalloc_class(i)
+		uslab_free(uslab_malloc(kmalloc_info[i].size));
 	for (i = 0; i < cfg->nr_held; i++) {
 		for (k = 0; k < cfg->held[i].n; k++) {
 			if (!uslab_malloc(kmalloc_info[cfg->held[i].cls].size)) {

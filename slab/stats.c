@@ -252,9 +252,11 @@ __visible size_t kmem_cache_stats_total(uint64_t allocs, uint64_t frees, uint64_
 }
 
 /**
- * kmem_cache_stats_page_line - the page allocator's line under the table:
+ * kmem_cache_stats_page_line - the page allocator's lines under the table:
  * block allocations and frees, splits, merges, pages handed out fresh
- * (each faults at its first touch), the peak held.
+ * (each faults at its first touch), the peak held; then the per-CPU page
+ * lists' share: blocks from and to the lists, batches refilled and
+ * drained, and what they hold now.
  */
 __visible size_t kmem_cache_stats_page_line(const struct page_alloc_stats *ps, char *buf,
 				  size_t len)
@@ -271,6 +273,11 @@ __visible size_t kmem_cache_stats_page_line(const struct page_alloc_stats *ps, c
 			"%lu merges, %lu pages fresh, peak held %.1f KiB\n",
 			allocs, frees, ps->splits, ps->merges, ps->pages_fresh,
 			(double)ps->bytes_allocated_peak / 1024.0);
+	uslab_bufprintf(buf, len, &pos,
+			"page lists: %lu allocations, %lu frees, %lu refills, "
+			"%lu drains, %.1f KiB on the lists\n",
+			ps->pagelist_allocs, ps->pagelist_frees, ps->pagelist_refills,
+			ps->pagelist_drains, (double)ps->bytes_pagelists / 1024.0);
 	return pos;
 }
 

@@ -265,9 +265,25 @@ struct page_alloc_stats {
 	unsigned long emergency;	/* blocks for signal handlers that
 					 * interrupted their thread inside the
 					 * allocator (lib/sigsafe.h) */
+	/* the per-CPU page lists, summed over CPUs (their blocks are in
+	 * allocs[] and frees[] too) */
+	unsigned long pagelist_allocs;	/* blocks handed out from a list */
+	unsigned long pagelist_frees;	/* blocks freed onto a list */
+	unsigned long pagelist_refills;	/* batches taken from the buddy lists */
+	unsigned long pagelist_drains;	/* batches given back (high mark,
+					 * decay of an idle list, trim) */
 };
 
 USLAB_API void page_alloc_get_stats(struct page_alloc_stats *st);
+
+/**
+ * page_alloc_stats_sub - @st's event counters less @before's (a phase's
+ * own counts: the replayer's timed run, a simulation's run); the peak
+ * less what @before held (buddy and per-CPU lists). Levels (bytes held
+ * now, free blocks) stay @st's.
+ */
+void page_alloc_stats_sub(struct page_alloc_stats *st,
+			  const struct page_alloc_stats *before);
 
 /**
  * page_alloc_reset_peak - restart bytes_allocated_peak from what is held now

@@ -16,10 +16,12 @@
 # what the class has out (slab_pcp_refill), so they change the slow paths
 # (adapt=1's 10-object kmalloc-384 magazines showed it). reaper_ms=0 also keeps page_alloc's decay thread from
 # starting (its pthread_create allocates glibc's DTV, one kmalloc-384
-# object, inside the run). The page allocator's peak is printed side by
-# side, not asserted: the library sizes its per-CPU arrays by the kernel's
-# CPU-id bound and the replayer's own caches and live objects exist before
-# the run (docs/sim.md, "Fidelity").
+# object, inside the run). The page allocator's per-CPU page lists must
+# agree too (blocks from and to the lists, refills, drains, KiB on the lists
+# at the end: the simulation's lists are its virtual CPUs'): both runs make
+# every kmalloc class and empty the lists before they start. The page
+# allocator's peak is printed side by side, not asserted (the buddy lists
+# hold what the replayer did before its run: docs/sim.md, "Fidelity").
 set -u
 O=${O:-build}
 U=$O/uslab
@@ -64,9 +66,11 @@ fi
 replay() {	# replay WRAPPER TRACE OUT
 	USLAB_OPTIONS=stats,reaper_ms=0,adapt=$adapt timeout -k 5 120 taskset -c 0 \
 		$1 "$U" replay "$2" --allocator uslab --threads 1 2>"$T/real.err" |
-		sed -n '/^replayed events only/,/^page allocator/p' > "$3"
+		sed -n '/^replayed events only/,/^page lists/p' > "$3"
 }
 peak() { sed -n 's/.*peak held \([0-9.]*\) KiB$/\1/p' "$1"; }
+# the per-CPU page lists' line: allocations frees refills drains KiB
+lists() { sed -n 's/^page lists: \([0-9]*\) allocations, \([0-9]*\) frees, \([0-9]*\) refills, \([0-9]*\) drains, \([0-9.]*\) KiB on the lists$/\1 \2 \3 \4 \5/p' "$1"; }
 
 n=0
 for adapt in 0 1; do
@@ -81,7 +85,7 @@ for trace in traces/*.ustr "$T/resize.ustr" "$T/resize-big.ustr" "$T/rp.ustr"; d
 		bad "$name: the replay did not say what it held at the start"
 	# shellcheck disable=SC2086 # --held options, one word each
 	"$U" sim "$trace" --cpus 1 --no-reaper --rows 0 --adapt $adapt $held 2>"$T/sim.err" |
-		sed -n '/^per cache/,/^page allocator/p' > "$T/sim.txt"
+		sed -n '/^per cache/,/^page lists/p' > "$T/sim.txt"
 	ops "$T/sim.txt" > "$T/sim.ops"
 	ops "$T/real.txt" > "$T/real.ops"
 	if [ -n "$full" ]; then
@@ -106,8 +110,19 @@ for trace in traces/*.ustr "$T/resize.ustr" "$T/resize-big.ustr" "$T/rp.ustr"; d
 		diff "$T/sim.ops" "$T/real.ops" | head -20
 		continue
 	fi
+	sl=$(lists "$T/sim.txt"); rl=$(lists "$T/real.txt")
+	if [ -z "$sl" ] || [ "$sl" != "$rl" ]; then
+		bad "$name: the page lists differ (allocations frees refills drains KiB): sim '$sl', real '$rl'"
+		continue
+	fi
+	if [ -n "$full" ]; then
+		ql=$(lists "$T/rseq.txt")
+		[ "$sl" = "$ql" ] ||
+			{ bad "$name: the page lists differ from the rseq-mode replay's: sim '$sl', real '$ql'"; continue; }
+	fi
 	n=$((n + 1))
 	echo "$name: $(wc -l < "$T/sim.ops") caches, identical counts${full:+ (all: fallback mode; slow paths: rseq mode)};" \
+	     "page lists identical ($sl);" \
 	     "page_alloc peak above the start: sim $(peak "$T/sim.txt") KiB, real $(peak "$T/real.txt") KiB"
 	# some trace must make magazines grow (field 11 of ops: grow)
 	if [ "$adapt" = 1 ] && awk '$11 > 0 { g = 1 } END { exit !g }' "$T/sim.ops"; then

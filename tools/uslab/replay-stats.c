@@ -5,9 +5,11 @@
  * replayer's own allocations (bookkeeping, libc's buffers, thread start-up)
  * are kept out by taking the library's counters (slab/'s statistics call,
  * found in the preloaded libuslab.so) just before the timed run and just
- * after it, and subtracting. Before the first snapshot every magazine is
- * drained (kmem_cache_shrink_all()), so the run starts, as a simulation
- * does, with empty magazines and an empty depot.
+ * after it, and subtracting. Before the first snapshot every kmalloc class
+ * is made and every magazine drained (kmem_cache_shrink_all(), which also
+ * empties the per-CPU page lists), so the run starts, as a simulation
+ * does, with every class made, empty magazines, an empty depot and empty
+ * page lists.
  *
  * The page allocator's peak is the peak held during the run above what was
  * held when it started (page_alloc_reset_peak() at the start), which is
@@ -58,6 +60,8 @@ static bool options_want_stats(void)
  */
 bool rp_stats_begin(void)
 {
+	unsigned int i;
+
 	rp_stats_on = false;
 	if (!options_want_stats())
 		return false;
@@ -69,6 +73,13 @@ bool rp_stats_begin(void)
 	if (!rp_fns.all || !rp_fns.shrink_all || !rp_fns.pa_get ||
 	    !rp_fns.pa_reset_peak || !rp_fns.reset_peak)
 		return false;	/* not libuslab, or one without the calls */
+	/* every kmalloc class made, so that none is first made (its per-CPU
+	 * structures' pages counted) inside the run: `uslab sim` starts so */
+	for_each_kmalloc_class(i) {
+		void *volatile p = malloc(kmalloc_info[i].size);	/* kept: not elided */
+
+		free(p);
+	}
 	rp_fns.shrink_all();
 	rp_nbefore = rp_fns.all(rp_before, RP_STATS_MAX_CACHES);
 	if (rp_nbefore > RP_STATS_MAX_CACHES)
@@ -144,15 +155,7 @@ void rp_stats_end(FILE *f)
 			fprintf(f, " --held %s=%" PRIu64, b->name, b->active_objs - b->cached_objs);
 	}
 	fputc('\n', f);
-	for (i = 0; i < NR_PAGE_ORDERS; i++) {
-		pa.allocs[i] -= rp_pa0.allocs[i];
-		pa.frees[i] -= rp_pa0.frees[i];
-	}
-	pa.splits -= rp_pa0.splits;
-	pa.merges -= rp_pa0.merges;
-	pa.pages_fresh -= rp_pa0.pages_fresh;
-	/* the peak counts blocks on per-CPU page lists; bytes_allocated not */
-	pa.bytes_allocated_peak -= rp_pa0.bytes_allocated + rp_pa0.bytes_pagelists;
+	page_alloc_stats_sub(&pa, &rp_pa0);
 	fputc('\n', f);
 	kmem_cache_stats_page_line(&pa, line, sizeof(line));
 	fputs(line, f);
