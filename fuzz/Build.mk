@@ -57,7 +57,7 @@ $(obj)/fuzz/fuzz_report: fuzz/fuzz_report.c $(fuzz-trace) $(fuzz-report-src) $(f
 
 # builtin-replay.c calls replay-stats.c (whose table formatter is slab's),
 # replay-runs.c (--runs) and timeline_draw.c (--timeline)
-# (libuslab-core-vcpu.a, percpu/Build.mk: secondary expansion below).
+# (libuslab-core-vcpu.a, sim/Build.mk: secondary expansion below).
 .SECONDEXPANSION:
 fuzz-loaders-src := sim/simulate_load.c tools/uslab/replay-stats.c tools/uslab/replay-runs.c \
                     tools/uslab/parse-options.c tools/uslab/timeline_draw.c
@@ -67,7 +67,7 @@ $(obj)/fuzz/fuzz_loaders: fuzz/fuzz_loaders.c $(fuzz-trace) $(fuzz-loaders-src) 
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-trace) $(fuzz-loaders-src) $(vcpu-lib) -lzstd $(LDLIBS) -lm
 
 fuzz-sim-src := sim/simulate_load.c sim/simulate.c sim/simulate_layers.c sim/calibrate_model.c
-# libuslab-core-vcpu.a comes from percpu/Build.mk: secondary expansion, so
+# libuslab-core-vcpu.a comes from sim/Build.mk: secondary expansion, so
 # the order the fragments are read in does not matter.
 .SECONDEXPANSION:
 $(obj)/fuzz/fuzz_sim: fuzz/fuzz_sim.c $(fuzz-trace) $(fuzz-sim-src) $(fuzz-deps) $$(vcpu-lib)

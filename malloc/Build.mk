@@ -3,7 +3,7 @@
 #
 # malloc/policy.o (the rules of malloc/policy.h as uslab_malloc() ...) is
 # the policy: also linked into the simulator's virtual-CPU core
-# (libuslab-core-vcpu.a, percpu/Build.mk) so that `uslab sim` runs the same
+# (libuslab-core-vcpu.a, sim/Build.mk) so that `uslab sim` runs the same
 # malloc. malloc.o holds the exported names, options.o and init.o the
 # preload glue (environment, fork handlers, stats at exit).
 malloc-policy-objs := malloc/policy.o

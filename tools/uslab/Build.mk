@@ -3,7 +3,7 @@
 # plot-frontier.py the PNG (matplotlib, from the CSV builtin-tune.c writes).
 #
 # The binary links every object in sim-objs (trace/, sim/, tools/record's
-# collector and this folder) with libuslab-core-vcpu.a (percpu/Build.mk): the
+# collector and this folder) with libuslab-core-vcpu.a (sim/Build.mk): the
 # simulator runs the library on virtual CPUs, and nothing else in the CLI
 # calls the core (replay preloads libuslab.so; calibrate is its own program
 # on the rseq build). Its prerequisites use secondary expansion, so fragments
