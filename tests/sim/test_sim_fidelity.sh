@@ -137,5 +137,5 @@ if grep -q '^CONFIG_SLAB_DEBUG_ON=y' "$O/auto.conf" || ! grep -q '^CONFIG_PERCPU
 else
 	[ "${grew:-0}" = 1 ] || bad "adapt=1: no magazine grew on any trace (the policy did nothing)"
 fi
-[ "$fail" -eq 0 ] && echo "fidelity: $n runs (traces x adapt=0,1), every per-cache count identical"
+[ "$fail" -eq 0 ] && echo "fidelity: $n runs (traces x adapt=0,1), every per-cache count and the page lists identical"
 exit $fail
