@@ -102,8 +102,9 @@ int uslab_periodic_start(struct uslab_periodic *w, int from);
 
 /*
  * uslab_periodic_cancel - no run of @w begins after this returns, and
- * (real, @w not detached) a run in progress has ended. The owner changes
- * its state word itself, before.
+ * (real, @w not detached) a run in progress has ended. Only for a work
+ * this process started (its state RUNNING until the owner, before the
+ * call, moves it on: percpu's STOPPED).
  * Context: not from @w->fn. Real: may sleep (joins the thread).
  */
 void uslab_periodic_cancel(struct uslab_periodic *w);

@@ -74,7 +74,8 @@ static uint64_t now_ns(clockid_t clk)
  * sim_classes_init - the kmalloc classes, smallest first: slab's one table
  * (kmalloc_info[]), in its order, so class c here is kmalloc class c.
  * Named, not created: the caches come into being on first use, as in the
- * library (their creation is part of the run).
+ * library (their creation is part of the run; with --held, of its start:
+ * sim_layers_hold).
  */
 static int sim_classes_init(struct sim_result *res)
 {
@@ -581,8 +582,8 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	err = sim_setup(cfg, res);
 	if (err)
 		return err;
-	/* the start a replay makes (every class, --held) is in its RSS above
-	 * the start: a timed segment of its own */
+	/* --held's start (every class made, the objects) is in a replay's RSS
+	 * above its start: a timed segment of its own */
 	sim_segment_begin(&st);
 	err = sim_layers_hold(cfg, res);
 	sim_segment_end(&st);

@@ -55,9 +55,12 @@ int sim_layers_init(unsigned int cpus, bool no_reaper)
 		pcp_reaper_set_period(0);
 		page_alloc_decayd_disable();
 	}
-	if (pcp_mode_id() != PCP_MODE_VCPU)
-		return 0;
-	err = pcp_vcpu_set_nr(cpus);
+	/* the virtual CPUs, and with magazines their per-CPU arrays' length;
+	 * without (nocache) the page lists still have a CPU each */
+	if (pcp_mode_id() == PCP_MODE_VCPU)
+		err = pcp_vcpu_set_nr(cpus);
+	else
+		err = uslab_vcpu_set_nr(cpus);
 	return err == -EOPNOTSUPP ? 0 : err;
 }
 
@@ -234,8 +237,10 @@ void sim_layers_collect(struct sim_result *res)
 }
 
 /*
- * sim_layers_hold - before the run, the start a real replay with stats has
- * (tools/uslab/replay-stats.c, rp_stats_begin), on CPU 0:
+ * sim_layers_hold - with --held (the fidelity test passes what the replay
+ * printed, `--held CACHE=0` for nothing), before the run, the start a real
+ * replay with stats has (tools/uslab/replay-stats.c, rp_stats_begin), on
+ * CPU 0:
  * - every kmalloc class made (one object taken and given back), as the
  *   replay makes them: the replayer's own allocations made some before
  *   its run, and a class first made inside the run would count its per-CPU
@@ -255,6 +260,10 @@ int sim_layers_hold(const struct sim_config *cfg, struct sim_result *res)
 	unsigned int i, c;
 	long k;
 
+	/* without: the classes are made on first use, inside the run, as a
+	 * program makes them (a replay without stats starts so) */
+	if (!cfg->nr_held)
+		return 0;
 	sim_layers_set_cpu(0, 0);
 	for_each_kmalloc_class(i)
 		uslab_free(uslab_malloc(kmalloc_info[i].size));
