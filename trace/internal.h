@@ -17,6 +17,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 #include "lib/compiler.h"
+#include "lib/hashmap.h"
 #include "uslab/trace.h"
 
 /* ---- On-disk layout (docs/trace-format.md); all integers little-endian. */
@@ -114,34 +115,6 @@ static __always_inline void *trace_op_alloc(const struct malloc_family *f, unsig
 /* trace/trace_common.c */
 uint32_t trace_crc32c(uint32_t crc, const void *buf, size_t len);
 
-/* Keyed hash table u64 -> u64 for tables an input fills (addresses, ids,
- * thread numbers): SipHash-1-3 under a random key per table, so a file
- * cannot aim keys at one bucket. Memory follows the keys inserted. Every
- * key but UINT64_MAX. */
-struct hmap_slot {
-	uint64_t key;		/* key + 1; 0 = empty */
-	uint64_t val;
-};
-struct hmap {
-	struct hmap_slot *slots;
-	uint64_t mask, count;
-	uint64_t key[2];
-};
-int hmap_init(struct hmap *m);			/* 0 or -ENOMEM */
-void hmap_destroy(struct hmap *m);
-uint64_t *hmap_find(const struct hmap *m, uint64_t key);	/* NULL: absent */
-/*
- * For a caller that knows its keys early (the recorder's collector decodes
- * ahead): hash once, start loading the slot (a table larger than the caches
- * makes every access a miss), and use the hash when the key's turn comes.
- * @hash must be hmap_hash(m, key) of the same table (it survives growth).
- */
-uint64_t hmap_hash(const struct hmap *m, uint64_t key);
-void hmap_prefetch(const struct hmap *m, uint64_t hash);
-int hmap_insert_hashed(struct hmap *m, uint64_t key, uint64_t hash, uint64_t val);
-int hmap_remove_hashed(struct hmap *m, uint64_t key, uint64_t hash, uint64_t *val);
-int hmap_insert(struct hmap *m, uint64_t key, uint64_t val);	/* -EEXIST, -ENOMEM */
-int hmap_remove(struct hmap *m, uint64_t key, uint64_t *val);	/* -ENOENT */
 /* trace/trace_write.c: header fields only known at the end (imports): the
  * header is rewritten in place by trace_writer_close(). */
 void trace_writer_set_cpus_pid(struct trace_writer *w, uint32_t cpus, uint32_t pid);
