@@ -18,22 +18,22 @@ fuzz-trace  := lib/hashmap.c trace/trace_common.c trace/trace_read.c trace/outfi
 fuzz-bins   := $(obj)/fuzz/fuzz_trace $(obj)/fuzz/fuzz_mtrace $(obj)/fuzz/fuzz_perf \
                $(obj)/fuzz/fuzz_trace_struct $(obj)/fuzz/fuzz_report \
                $(obj)/fuzz/fuzz_loaders $(obj)/fuzz/fuzz_sim
-fuzz-deps   := fuzz/forge.h trace/internal.h sim/internal.h include/uslab/trace.h $(autoconf_h)
+fuzz-deps   := fuzz/forge.h trace/internal.h trace/trace.h sim/internal.h sim/sim.h include/uslab/trace.h $(autoconf_h)
 
 # clang and its libFuzzer runtime are the fuzzers' own (scripts/deps.sh fuzz).
 $(fuzz-bins): | $(obj)/.deps-fuzz $(obj)/.deps-tools
 
-$(obj)/fuzz/fuzz_trace: fuzz/fuzz_trace.c $(fuzz-common) trace/internal.h include/uslab/trace.h $(autoconf_h)
+$(obj)/fuzz/fuzz_trace: fuzz/fuzz_trace.c $(fuzz-common) trace/internal.h trace/trace.h include/uslab/trace.h $(autoconf_h)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(fuzz-common) -lzstd
 
-$(obj)/fuzz/fuzz_mtrace: fuzz/fuzz_import.c $(fuzz-common) trace/internal.h include/uslab/trace.h $(autoconf_h)
+$(obj)/fuzz/fuzz_mtrace: fuzz/fuzz_import.c $(fuzz-common) trace/internal.h trace/trace.h include/uslab/trace.h $(autoconf_h)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -DFUZZ_MTRACE -o $@ $< $(fuzz-common) -lzstd
 
-$(obj)/fuzz/fuzz_perf: fuzz/fuzz_import.c $(fuzz-common) trace/internal.h include/uslab/trace.h $(autoconf_h)
+$(obj)/fuzz/fuzz_perf: fuzz/fuzz_import.c $(fuzz-common) trace/internal.h trace/trace.h include/uslab/trace.h $(autoconf_h)
 	$(quiet) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -DFUZZ_PERF -o $@ $< $(fuzz-common) -lzstd

@@ -7,8 +7,8 @@
 #ifndef USLAB_TOOLS_BUILTIN_H
 #define USLAB_TOOLS_BUILTIN_H
 
-#include "trace/internal.h"
-#include "sim/internal.h"
+#include "trace/trace.h"
+#include "sim/sim.h"
 #include <signal.h>
 #include <sys/types.h>
 #include "uslab/statseg.h"
