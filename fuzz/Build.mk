@@ -14,7 +14,7 @@ FUZZ_FLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=
                -include $(autoconf_h) -Wall -Wextra -Wno-unused-parameter
 fuzz-common := lib/hashmap.c trace/trace_common.c trace/trace_read.c trace/import_common.c \
                trace/import_mtrace.c trace/import_perf.c
-fuzz-trace  := lib/hashmap.c trace/trace_common.c trace/trace_read.c trace/outfile.c
+fuzz-trace  := lib/hashmap.c trace/trace_common.c trace/trace_read.c trace/decode.c trace/outfile.c
 fuzz-bins   := $(obj)/fuzz/fuzz_trace $(obj)/fuzz/fuzz_mtrace $(obj)/fuzz/fuzz_perf \
                $(obj)/fuzz/fuzz_trace_struct $(obj)/fuzz/fuzz_report \
                $(obj)/fuzz/fuzz_loaders $(obj)/fuzz/fuzz_sim

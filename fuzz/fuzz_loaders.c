@@ -20,20 +20,20 @@ int cmd_exe_dir(char *dir, size_t len)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void check_events(const struct sim_trace *t, const struct sim_ev *ev, size_t n)
+static void check_events(const struct sim_trace *t, const struct trace_dense_ev *ev, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (ev[i].id >= (t->id_space ? t->id_space : 1) ||
+		if (ev[i].id >= (t->dec.id_space ? t->dec.id_space : 1) ||
 		    (ev[i].op == TRACE_OP_CACHE_ALLOC ? ev[i].cache > t->nr_named ||
 		     t->nr_named > SIM_MAX_NAMED :
-		     ev[i].old_id >= (t->id_space ? t->id_space : 1)) ||
+		     ev[i].old_id >= (t->dec.id_space ? t->dec.id_space : 1)) ||
 		    ev[i].cpu >= t->cpus || t->cpus > TRACE_MAX_CPUS)
 			__builtin_trap();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct sim_ev buf[1024];
+	static struct trace_dense_ev buf[1024];
 	struct forge_buf o;
 	struct sim_trace t;
 	struct replay rp = { 0 };

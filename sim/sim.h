@@ -23,24 +23,10 @@
 
 struct kmem_cache;
 
-/* One event as the simulator and the tuner run it: 32 bytes, decoded before
- * any timing starts. */
-struct sim_ev {
-	uint64_t time_ns;
-	uint64_t size;
-	uint32_t id;
-	union {
-		uint32_t old_id;	/* realloc: the object passed in */
-		uint32_t cache;		/* kmem_cache_alloc: its named cache, index
-					 * + 1 in sim_trace.named; 0 = its size's
-					 * kmalloc class */
-	};
-	uint32_t tid;
-	uint16_t cpu;		/* already folded onto sim_trace.cpus */
-	uint8_t op;
-	uint8_t align_shift;	/* log2 of the alignment, 0 = none */
-};
-static_assert(sizeof(struct sim_ev) == 32, "compact event");
+/* The simulator and the tuner run struct trace_dense_ev (trace/trace.h):
+ * 32 bytes, decoded by trace/decode.c before any timing starts, its ids
+ * dense by trace id; a kmem_cache_alloc's cache is then the named cache's
+ * index + 1 in sim_trace.named, 0 = its size's kmalloc class. */
 
 struct trace_reader;
 
@@ -60,15 +46,11 @@ struct sim_named_cache {
  * objects the file really holds, whatever ids it uses.
  */
 struct sim_trace {
-	struct sim_ev *ev;
+	struct trace_dense_ev *ev;
 	size_t n, cap;			/* stream: n = events (trailer's claim), 0 unknown */
 	struct trace_reader *r;		/* stream: the reader */
 	const char *path;
-	uint64_t id_space;		/* dense ids in use + 1 */
-	struct hmap ids;		/* trace id -> dense id */
-	uint64_t *trace_id;		/* dense id -> trace id, for messages */
-	uint64_t trace_id_cap;
-	uint32_t nthreads;
+	struct trace_decoder dec;	/* ids: dense by trace id */
 	unsigned int cpus;	/* simulated CPUs */
 	unsigned int rec_cpus;	/* the recording's, 0 = unknown */
 	bool no_clock;		/* time_ns is the event index (mtrace imports) */
@@ -90,7 +72,7 @@ void sim_trace_free(struct sim_trace *t);
 int sim_trace_open(struct sim_trace *t, const char *path, unsigned int cpus,
 		   const char *who);
 /* Next events of a stream into @buf. Return: count, 0 at the end, -errno. */
-long sim_trace_read(struct sim_trace *t, struct sim_ev *buf, size_t max,
+long sim_trace_read(struct sim_trace *t, struct trace_dense_ev *buf, size_t max,
 		    const char *who);
 /* The trace's own id for dense id @id, as messages name it. */
 uint64_t sim_trace_id(const struct sim_trace *t, uint32_t id);

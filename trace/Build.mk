@@ -2,7 +2,7 @@
 # map and the importers. A library that knows nothing about the allocator:
 # the uslab CLI, the fuzzers and tests/trace link these objects.
 
-trace-objs := trace/trace_common.o trace/trace_read.o trace/trace_write.o \
+trace-objs := trace/trace_common.o trace/trace_read.o trace/trace_write.o trace/decode.o \
               trace/outfile.o trace/import_common.o trace/import_mtrace.o \
               trace/import_perf.o
 sim-objs   += $(trace-objs)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include "lib/compiler.h"
 #include "lib/hashmap.h"
+#include <assert.h>
 #include "uslab/trace.h"
 
 /* ---- On-disk layout (docs/trace-format.md); all integers little-endian. */
@@ -251,6 +252,69 @@ static inline uint8_t *put_frames(uint8_t *p, const uint64_t *frames, uint32_t n
 	}
 	return p;
 }
+
+/* ---- trace/decode.c: the one decoder from a trace's events to the
+ * 32-byte events the simulator, the tuner and the replayer run. */
+
+/* One event as it is run: decoded before any timing starts. */
+struct trace_dense_ev {
+	uint64_t time_ns;
+	uint64_t size;
+	uint32_t id;		/* dense, 0 = NULL */
+	union {
+		uint32_t old_id;	/* realloc: the object passed in */
+		uint32_t cache;		/* kmem_cache_alloc: the trace's cache id
+					 * (0 = none; the consumer maps it) */
+	};
+	uint32_t tid;
+	uint16_t cpu;		/* folded onto the decoder's CPU count */
+	uint8_t op;
+	uint8_t align_shift;	/* log2 of the alignment rounded up, 0 = none */
+};
+static_assert(sizeof(struct trace_dense_ev) == 32, "compact event");
+
+/* How trace ids become dense ones. */
+enum trace_dense_ids {
+	/* one per trace id, at first sight (the simulator: its per-object
+	 * arrays follow the ids the file really holds); the trace id of each
+	 * is kept for messages (trace_decoder_trace_id) */
+	TRACE_DENSE_BY_ID,
+	/* one per object lifetime (the replayer's slots): an id allocated
+	 * again gets a new one, a free names its object's, realloc in place
+	 * keeps it */
+	TRACE_DENSE_BY_LIFETIME,
+};
+
+struct trace_decoder {
+	struct trace_reader *r;
+	enum trace_dense_ids mode;
+	unsigned int cpus;	/* CPUs folded onto, >= 1 */
+	uint64_t id_space;	/* dense ids in use + 1 */
+	uint32_t nthreads;	/* highest tid met + 1 */
+	struct hmap ids;	/* trace id -> dense id */
+	uint64_t *trace_id;	/* by id: dense id -> trace id */
+	uint64_t trace_id_cap;
+};
+
+/* Decode @r's events; @cpus: fold CPUs (an unknown CPU: the tid) onto as
+ * many, 0 = 1. Return: 0 or -ENOMEM. */
+int trace_decoder_init(struct trace_decoder *d, struct trace_reader *r,
+		       enum trace_dense_ids ids, unsigned int cpus);
+/* The next event into @e. Return: 1, 0 at the end, -errno: the reader's
+ * error (trace_reader_error(), naming the byte offset), or -ENOMEM. */
+int trace_decode_next(struct trace_decoder *d, struct trace_dense_ev *e);
+/* The trace's own id of dense id @id (TRACE_DENSE_BY_ID), as messages
+ * name it. */
+uint64_t trace_decoder_trace_id(const struct trace_decoder *d, uint32_t id);
+/* Frees the tables; not the reader. */
+void trace_decoder_destroy(struct trace_decoder *d);
+/* Events of @event_bytes a whole-trace decode may hold: a quarter of
+ * physical memory or of the address-space limit (USLAB_EVENT_BUDGET, a
+ * smaller number, for the tests). */
+uint64_t trace_event_budget(size_t event_bytes);
+/* Refuses the event just read: more than @budget to hold, said as @who's.
+ * Return: -EPROTO. */
+int trace_decoder_over_budget(struct trace_decoder *d, uint64_t budget, const char *who);
 
 /* ---- trace/outfile.c: output files that never clobber (docs/sim.md).
  * out_open: "-" is standard output; a regular file or new name gets a
