@@ -37,20 +37,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct forge_buf o;
 	struct sim_trace t;
 	struct replay rp = { 0 };
+	struct trace_reader *r;
 	const char *path;
 	long n;
 
 	if (forge_trace(data, size, &o))
 		goto out;
 	path = forge_path(&o);
-	if (!sim_trace_load(&t, path, 0, "fuzz tune")) {
-		check_events(&t, t.ev, t.n);
+	r = cmd_open_trace_as("fuzz tune", path);
+	if (r) {
+		if (!sim_trace_load(&t, r, 0, "fuzz tune"))
+			check_events(&t, t.ev, t.n);
 		sim_trace_free(&t);
+		trace_reader_close(r);
 	}
-	if (!sim_trace_open(&t, path, 0, "fuzz sim")) {
-		while ((n = sim_trace_read(&t, buf, 1024, "fuzz sim")) > 0)
-			check_events(&t, buf, (size_t)n);
-		sim_trace_free(&t);
+	r = cmd_open_trace_as("fuzz sim", path);
+	if (r) {
+		if (!sim_trace_open(&t, r, path, 0))
+			while ((n = sim_trace_read(&t, buf, 1024)) > 0)
+				check_events(&t, buf, (size_t)n);
+		sim_trace_free(&t);	/* the reader with it */
 	}
 	if (!rp_load(&rp, path, size & 1 ? 0 : (unsigned int)(size % 7) + 1)) {
 		for (unsigned int i = 0; i < rp.nthreads; i++)

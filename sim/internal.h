@@ -15,7 +15,7 @@
 /* Before anything allocates: @cpus virtual CPUs. Return: 0 or -errno. */
 int sim_layers_init(unsigned int cpus, bool no_reaper);
 /* Before the caches exist: @cfg's tunables as slab/ settings. */
-int sim_layers_settings(const struct sim_config *cfg);
+int sim_layers_settings(const struct sim_config *cfg, struct sim_result *res);
 /* Whether @n is a kmalloc class (a size it serves or a cache name). */
 bool sim_class_named(const char *n);
 /* After: fails (-ENOENT, said) when a per-class name matched no cache. */

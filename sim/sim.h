@@ -65,15 +65,25 @@ struct sim_trace {
 /* sim/simulate_load.c */
 /* Decoded events a whole-trace load may hold (a quarter of the memory). */
 uint64_t sim_event_budget(void);
-int sim_trace_load(struct sim_trace *t, const char *path, unsigned int cpus,
+/*
+ * Decode the whole of @r (opened by the caller, who closes it after) into
+ * @t; @cpus: --cpus, 0 = the recording's; @who names the decoder in the
+ * budget's message. Prints nothing. Return: 0, -ENOMEM (t->n: the events
+ * decoded), or -errno with the reader's error (trace_reader_error(), naming
+ * the byte offset). Either way sim_trace_free(@t) after.
+ */
+int sim_trace_load(struct sim_trace *t, struct trace_reader *r, unsigned int cpus,
 		   const char *who);
+/* Free @t; a stream's reader is closed with it. */
 void sim_trace_free(struct sim_trace *t);
-/* Stream: header and trailer now, events chunk by chunk in sim_run(). */
-int sim_trace_open(struct sim_trace *t, const char *path, unsigned int cpus,
-		   const char *who);
-/* Next events of a stream into @buf. Return: count, 0 at the end, -errno. */
-long sim_trace_read(struct sim_trace *t, struct trace_dense_ev *buf, size_t max,
-		    const char *who);
+/* Stream: header and trailer now, events chunk by chunk in sim_run(); @t
+ * takes @r (of @path, for messages), closed by sim_trace_free(). Return:
+ * as sim_trace_load(). */
+int sim_trace_open(struct sim_trace *t, struct trace_reader *r, const char *path,
+		   unsigned int cpus);
+/* Next events of a stream into @buf. Return: count, 0 at the end, -errno
+ * (-ENOMEM, or the reader's error). */
+long sim_trace_read(struct sim_trace *t, struct trace_dense_ev *buf, size_t max);
 /* The trace's own id for dense id @id, as messages name it. */
 uint64_t sim_trace_id(const struct sim_trace *t, uint32_t id);
 
@@ -145,7 +155,9 @@ struct sim_sample {
 struct sim_result {
 	uint64_t events, allocs, frees, reallocs, failed, enomem;
 	uint64_t bad_event;		/* index, op and id of a bad event; UINT64_MAX none */
-	bool reported;			/* the error was printed where it happened */
+	/* what failed, in the engine's words, for the command to say after its
+	 * name; "" when the error code (or bad_event) says it all */
+	char err[512];
 	unsigned int bad_op, bad_id;
 	double seconds;			/* simulation loop only, wall */
 	double cpu_seconds;		/* the same, CPU time of the thread */
@@ -219,8 +231,9 @@ struct sim_cost_model {
 	bool calibrated;		/* read from a calibration file */
 	char source[256];		/* the file, or "built-in default" */
 };
-/* @path: a calibration file, NULL: the built-in model. Return: 0 or -1 (said). */
-int sim_cost_model_load(struct sim_cost_model *m, const char *path);
+/* @path: a calibration file, NULL: the built-in model. Return: 0, or -1
+ * with what is wrong in @err ("--calibration PATH...: what"). */
+int sim_cost_model_load(struct sim_cost_model *m, const char *path, char *err, size_t errlen);
 /* Where the calibration lives. Return: 0, -ENOENT, -ENAMETOOLONG. */
 int sim_calibration_path(char *buf, size_t len);
 double sim_cost(const struct sim_cost_model *m, const struct sim_result *res);
@@ -248,6 +261,7 @@ struct tune_out {
 	double cls_ovh[SIM_MAX_CLASSES];	/* mean over samples */
 	uint64_t cls_ops[SIM_MAX_CLASSES];
 	char cls_name[SIM_MAX_CLASSES][24];
+	char err[256];			/* !ok: what the simulation said */
 };
 
 struct tune_job {
@@ -281,7 +295,11 @@ struct tune {
 	unsigned int workers;		/* simulations at once */
 	int batch;			/* -1 = default */
 	bool peak;			/* frontier on peak, not mean, resident memory */
-	bool progress;			/* a progress bar on stderr */
+	/* called as each simulation ends (NULL: none); the engine prints
+	 * nothing, the command draws a bar */
+	void (*progress)(const struct tune *tu);
+	/* what failed, for the command to say after its name ("" none) */
+	char err[512];
 	struct tune_job *jobs;
 	size_t nr_jobs, cap_jobs;
 	size_t grid;			/* jobs[0, grid): round 1; jobs[grid]: defaults */

@@ -510,7 +510,7 @@ static int sim_setup(const struct sim_config *cfg, struct sim_result *res)
 	err = sim_layers_init(cfg->cpus, cfg->no_reaper);
 	/* Settings first: each cache takes them when it is created. */
 	if (!err)
-		err = sim_layers_settings(cfg);
+		err = sim_layers_settings(cfg, res);
 	if (!err)
 		err = sim_classes_init(res);
 	if (!err)
@@ -545,14 +545,18 @@ static int sim_run_stream(struct sim_state *st, struct sim_trace *t, uint64_t ti
 
 	if (!buf)
 		return -ENOMEM;
-	while (!err && (n = sim_trace_read(t, buf, SIM_CHUNK, "uslab sim")) > 0) {
+	while (!err && (n = sim_trace_read(t, buf, SIM_CHUNK)) > 0) {
 		err = sim_state_grow(st, t->dec.id_space);
 		if (!err)
 			err = sim_run_timed(st, buf, (size_t)n, times);
 	}
 	if (!err && n < 0) {
 		err = (int)n;
-		st->res->reported = true;	/* the reader said why */
+		if (err == -ENOMEM)
+			snprintf(st->res->err, sizeof(st->res->err), "%s: out of memory", t->path);
+		else
+			snprintf(st->res->err, sizeof(st->res->err), "%s",
+				 trace_reader_error(t->r));
 	}
 	free(buf);
 	return err;

@@ -116,60 +116,43 @@ void sim_trace_free(struct sim_trace *t)
  * simulator runs at most TRACE_MAX_CPUS virtual CPUs (the percpu layer's
  * vcpu table is sized by it), so a larger one is refused, naming the field.
  */
-static int sim_trace_begin(struct sim_trace *t, struct trace_reader *r,
-			   unsigned int cpus, const char *who)
+static int sim_trace_begin(struct sim_trace *t, struct trace_reader *r, unsigned int cpus)
 {
 	const struct trace_meta *m = trace_reader_meta(r);
 
 	t->rec_cpus = m->cpus;
 	t->no_clock = m->clock_id == TRACE_CLOCK_NONE;
-	if (!cpus && m->cpus > TRACE_MAX_CPUS) {
-		trace_reader_reject(r, TRACE_FIELD_HDR_CPUS, "the recording says %u CPUs; "
-				    "the simulator runs 1 to %u virtual CPUs: choose with --cpus N",
-				    m->cpus, TRACE_MAX_CPUS);
-		fprintf(stderr, "%s: %s\n", who, trace_reader_error(r));
-		return -EPROTO;
-	}
+	if (!cpus && m->cpus > TRACE_MAX_CPUS)
+		return trace_reader_reject(r, TRACE_FIELD_HDR_CPUS, "the recording says %u CPUs; "
+					   "the simulator runs 1 to %u virtual CPUs: choose with "
+					   "--cpus N", m->cpus, TRACE_MAX_CPUS);
 	/* --cpus, else the recording machine's, else Kconfig's default */
 	t->cpus = cpus ? cpus : (m->cpus ? m->cpus : CONFIG_SIM_DEFAULT_CPUS);
 	t->cmdline = strdup(m->cmdline ? m->cmdline : "");
-	if (!t->cmdline || trace_decoder_init(&t->dec, r, TRACE_DENSE_BY_ID, t->cpus)) {
-		fprintf(stderr, "%s: out of memory\n", who);
+	if (!t->cmdline || trace_decoder_init(&t->dec, r, TRACE_DENSE_BY_ID, t->cpus))
 		return -ENOMEM;
-	}
 	return 0;
 }
 
-int sim_trace_load(struct sim_trace *t, const char *path, unsigned int cpus,
+int sim_trace_load(struct sim_trace *t, struct trace_reader *r, unsigned int cpus,
 		   const char *who)
 {
-	struct trace_reader *r = NULL;
-	const struct trace_meta *m;
+	const struct trace_meta *m = trace_reader_meta(r);
 	struct trace_dense_ev ev;
 	uint64_t budget = sim_event_budget();
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	/* "-" is stdin; --pid/--comm (or the busiest process) selected */
-	r = cmd_open_trace_as(who, path);
-	if (!r) {
-		rc = -EINVAL;
-		goto out_close;
-	}
-	rc = sim_trace_begin(t, r, cpus, who);
+	rc = sim_trace_begin(t, r, cpus);
 	if (rc)
-		goto out_close;
-	m = trace_reader_meta(r);
+		return rc;
 	/* The trailer's count is a claim until the end: a hint for the first
 	 * step only, growth follows the events met. */
 	t->cap = m->has_summary && m->nevents ? min_t(uint64_t, m->nevents, SIM_LOAD_CHUNK) : 0;
 	if (t->cap) {
 		t->ev = malloc(t->cap * sizeof(*t->ev));
-		if (!t->ev) {
-			rc = -ENOMEM;
-			fprintf(stderr, "%s: %s: out of memory\n", who, path);
-			goto out_close;
-		}
+		if (!t->ev)
+			return -ENOMEM;
 	}
 	while ((rc = sim_decode(t, r, &ev)) == 1) {
 		if (unlikely(t->n == budget)) {
@@ -186,52 +169,29 @@ int sim_trace_load(struct sim_trace *t, const char *path, unsigned int cpus,
 				cap = (size_t)budget;	/* never ask beyond the budget */
 			struct trace_dense_ev *n = realloc(t->ev, cap * sizeof(*n));
 
-			if (!n) {
-				rc = -ENOMEM;
-				fprintf(stderr, "%s: %s: out of memory at event %zu\n",
-					who, path, t->n);
-				goto out_close;
-			}
+			if (!n)
+				return -ENOMEM;
 			t->ev = n;
 			t->cap = cap;
 		}
 		t->ev[t->n++] = ev;
 	}
-	if (rc < 0) {
-		if (rc == -ENOMEM)
-			fprintf(stderr, "%s: %s: out of memory at event %zu\n", who, path, t->n);
-		else
-			fprintf(stderr, "%s: %s\n", who, trace_reader_error(r));
-		goto out_close;
-	}
-	rc = 0;
-out_close:
-	if (r)
-		trace_reader_close(r);
-	if (rc)
-		sim_trace_free(t);
-	return rc;
+	t->dec.r = NULL;	/* the caller's, closed after */
+	return rc < 0 ? rc : 0;
 }
 
-int sim_trace_open(struct sim_trace *t, const char *path, unsigned int cpus,
-		   const char *who)
+int sim_trace_open(struct sim_trace *t, struct trace_reader *r, const char *path,
+		   unsigned int cpus)
 {
-	const struct trace_meta *m;
+	const struct trace_meta *m = trace_reader_meta(r);
 	int rc;
 
 	memset(t, 0, sizeof(*t));
 	t->path = path;
-	t->r = cmd_open_trace_as(who, path);
-	if (!t->r) {
-		sim_trace_free(t);
-		return -EINVAL;
-	}
-	rc = sim_trace_begin(t, t->r, cpus, who);
-	if (rc) {
-		sim_trace_free(t);
+	t->r = r;
+	rc = sim_trace_begin(t, r, cpus);
+	if (rc)
 		return rc;
-	}
-	m = trace_reader_meta(t->r);
 	/* Claims, for the sampling interval only: the id space and threads
 	 * follow the events met. */
 	if (m->has_summary)
@@ -239,20 +199,12 @@ int sim_trace_open(struct sim_trace *t, const char *path, unsigned int cpus,
 	return 0;
 }
 
-long sim_trace_read(struct sim_trace *t, struct trace_dense_ev *buf, size_t max,
-		    const char *who)
+long sim_trace_read(struct sim_trace *t, struct trace_dense_ev *buf, size_t max)
 {
 	size_t n = 0;
 	int rc = 0;
 
 	while (n < max && (rc = sim_decode(t, t->r, &buf[n])) == 1)
 		n++;
-	if (rc < 0) {
-		if (rc == -ENOMEM)
-			fprintf(stderr, "%s: %s: out of memory\n", who, t->path);
-		else
-			fprintf(stderr, "%s: %s\n", who, trace_reader_error(t->r));
-		return rc;
-	}
-	return (long)n;
+	return rc < 0 ? rc : (long)n;
 }

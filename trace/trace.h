@@ -93,6 +93,35 @@ static __always_inline void *trace_op_alloc(const struct malloc_family *f, unsig
 	}
 }
 
+/*
+ * What @ev does to the objects a reader follows (report and its views):
+ * TRACE_OBJ_ENDS with the object ended in *@ends (a free's, NULL too; a
+ * realloc's old object when it moved or realloc(p, 0) freed it), and
+ * TRACE_OBJ_MAKES when it makes one (a realloc that failed, id 0 with a
+ * size, makes and ends nothing). Ended first, then made.
+ */
+#define TRACE_OBJ_ENDS		1u
+#define TRACE_OBJ_MAKES		2u
+static inline unsigned int trace_event_objects(const struct trace_event *ev, uint64_t *ends)
+{
+	unsigned int what = 0;
+
+	*ends = 0;
+	if (trace_op_is_free(ev->op)) {
+		*ends = ev->id;
+		return TRACE_OBJ_ENDS;
+	}
+	if (ev->op != TRACE_OP_REALLOC)
+		return TRACE_OBJ_MAKES;
+	if (ev->old_id && (ev->id || !ev->size)) {
+		*ends = ev->old_id;
+		what |= TRACE_OBJ_ENDS;
+	}
+	if (ev->id || ev->size)
+		what |= TRACE_OBJ_MAKES;
+	return what;
+}
+
 /* Extension records (format 1.1): a 24-byte header (magic, stored size,
  * decoded size, entries, payload CRC, header CRC), then a zstd frame. */
 #define TRACE_REC_HDR		24u
@@ -421,40 +450,11 @@ int import_mtrace(FILE *in, const char *name, const struct import_sink *sink,
 int import_perf(FILE *in, const char *name, const struct import_sink *sink,
 		struct import_result *res);
 
-/* Shared CLI helpers (trace/trace_common.c): what the uslab commands
- * (tools/uslab/) and sim/'s loaders share; the commands' options are
- * tools/uslab/parse-options.c's. */
-/* Flush stdout; on a write error (full disk, closed pipe) say so. Return 0/1. */
-int cmd_check_stdout(const char *who);
-/* The process a reader works on (--pid, --comm), one setting per run. */
-struct cmd_select {
-	uint32_t pid;
-	const char *comm;
-	bool quiet;		/* do not say which process was chosen */
-};
-extern struct cmd_select cmd_select;
-/*
- * Opens @path ("-": standard input) for reading, and selects the process of
- * cmd_select (by default as trace_pick_proc() says), saying which
- * on stderr when the trace has several. Prints any error; NULL on failure.
- */
-struct trace_reader *cmd_open_trace(const char *path);
-struct trace_reader *cmd_open_trace_as(const char *who, const char *path);
-/*
- * A recorded string (command line, task name) for a terminal or a table
+/* A recorded string (command line, task name) for a terminal or a table
  * row: control characters and backslashes escaped (\n, \t, \r, \\, \xNN).
- * cmd_printable() fills @buf (truncated to fit) and returns it.
- */
-void cmd_fput_printable(FILE *f, const char *s);
-const char *cmd_printable(const char *s, char *buf, size_t len);
-/* After the last trace_reader_next(): 0 at the end; on an error prints it
- * and returns 1, except for a file that ends early (a truncated trace):
- * then a warning naming the offset, cmd_truncated set and 0, so the
- * command prints what the complete chunks before it held, and uslab exits
- * with status 3 (CMD_EXIT_TRUNCATED) when the command otherwise succeeds. */
-int cmd_read_error(struct trace_reader *r, int rc);
-#define CMD_EXIT_TRUNCATED	3
-extern bool cmd_truncated;
+ * trace_printable() fills @buf (truncated to fit) and returns it. */
+void trace_fput_printable(FILE *f, const char *s);
+const char *trace_printable(const char *s, char *buf, size_t len);
 /* The reader's error is a file that ended early (trace_read.c). */
 bool trace_reader_truncated(const struct trace_reader *r);
 

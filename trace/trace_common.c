@@ -122,79 +122,6 @@ uint32_t trace_crc32c(uint32_t crc, const void *buf, size_t len)
 	return ~crc;
 }
 
-int cmd_check_stdout(const char *who)
-{
-	if (fflush(stdout) == 0 && !ferror(stdout))
-		return 0;
-	fprintf(stderr, "%s: standard output: %s\n", who,
-		errno ? strerror(errno) : "write error");
-	return 1;
-}
-
-struct cmd_select cmd_select;
-
-struct trace_reader *cmd_open_trace_as(const char *who, const char *path)
-{
-	struct trace_reader *r = NULL;
-	const struct trace_meta *m;
-	char why[512];
-	int rc, p;
-
-	if (!strcmp(path, "-"))
-		rc = trace_reader_open_file(&r, stdin, "(standard input)");
-	else
-		rc = trace_reader_open(&r, path);
-	if (rc) {
-		fprintf(stderr, "%s: %s\n", who, r ? trace_reader_error(r) : strerror(-rc));
-		trace_reader_close(r);
-		return NULL;
-	}
-	m = trace_reader_meta(r);
-	p = trace_pick_proc(m, cmd_select.pid, cmd_select.comm, why, sizeof(why));
-	if (p == -ENOENT) {
-		fprintf(stderr, "%s: %s: %s\n", who, path, why);
-		trace_reader_close(r);
-		return NULL;
-	}
-	if (p >= 0) {
-		rc = trace_reader_select(r, p);
-		if (rc) {
-			fprintf(stderr, "%s: %s: %s\n", who, path, strerror(-rc));
-			trace_reader_close(r);
-			return NULL;
-		}
-		if (!cmd_select.quiet && m->nprocs > 1)
-			fprintf(stderr, "%s: %s\n", who, why);
-		cmd_select.quiet = true;	/* once per run (tune opens often) */
-	} else if (why[0] && !cmd_select.quiet) {
-		fprintf(stderr, "%s: %s\n", who, why);
-		cmd_select.quiet = true;
-	}
-	return r;
-}
-
-struct trace_reader *cmd_open_trace(const char *path)
-{
-	return cmd_open_trace_as("uslab", path);
-}
-
-bool cmd_truncated;
-
-int cmd_read_error(struct trace_reader *r, int rc)
-{
-	if (rc >= 0)
-		return 0;
-	if (trace_reader_truncated(r)) {
-		fprintf(stderr, "uslab: warning: %s; what the complete chunks before it "
-			"hold follows (exit status %d)\n", trace_reader_error(r),
-			CMD_EXIT_TRUNCATED);
-		cmd_truncated = true;
-		return 0;
-	}
-	fprintf(stderr, "uslab: %s\n", trace_reader_error(r));
-	return 1;
-}
-
 /*
  * Command lines and task names are whatever the recorded programs had: a
  * newline in an argument (python3 -c 'two\nlines') must not break a table
@@ -221,7 +148,7 @@ static size_t put_printable(char *out, unsigned char c)
 	return 4;
 }
 
-void cmd_fput_printable(FILE *f, const char *s)
+void trace_fput_printable(FILE *f, const char *s)
 {
 	char e[4];
 
@@ -229,7 +156,7 @@ void cmd_fput_printable(FILE *f, const char *s)
 		fwrite(e, 1, put_printable(e, (unsigned char)*s), f);
 }
 
-const char *cmd_printable(const char *s, char *buf, size_t len)
+const char *trace_printable(const char *s, char *buf, size_t len)
 {
 	size_t o = 0;
 
@@ -493,7 +420,7 @@ int trace_pick_proc(const struct trace_meta *m, uint32_t pid, const char *comm,
 	}
 	if (pid || comm) {
 		snprintf(why, len, "process %u (%s), %" PRIu64 " allocations%s",
-			 m->procs[best].pid, cmd_printable(m->procs[best].comm, c1, sizeof(c1)),
+			 m->procs[best].pid, trace_printable(m->procs[best].comm, c1, sizeof(c1)),
 			 m->procs[best].allocs,
 			 matches > 1 ? " (the busiest of the images that match)" : "");
 		return best;
@@ -507,7 +434,7 @@ int trace_pick_proc(const struct trace_meta *m, uint32_t pid, const char *comm,
 	if (cmd >= 0 && m->procs[cmd].allocs && !(m->procs[cmd].flags & TRACE_PROC_UNRECORDED)) {
 		int n = snprintf(why, len, "process %u (%s): the program the command ran as (its last exec), %"
 				 PRIu64 " of %" PRIu64 " allocations in %u processes; --pid or --comm chooses another",
-				 m->procs[cmd].pid, cmd_printable(m->procs[cmd].comm, c1, sizeof(c1)),
+				 m->procs[cmd].pid, trace_printable(m->procs[cmd].comm, c1, sizeof(c1)),
 				 m->procs[cmd].allocs, total, m->nprocs);
 
 		/* A driver (gcc, a shell) that holds little: say who does. */
@@ -516,18 +443,18 @@ int trace_pick_proc(const struct trace_meta *m, uint32_t pid, const char *comm,
 			snprintf(why + n, len - (size_t)n, ". It holds under 5%% of the trace's "
 				 "allocations; process %u (%s) holds %" PRIu64 " (%.0f%%): pick it with "
 				 "--pid %u or --comm %s", m->procs[best].pid,
-				 cmd_printable(m->procs[best].comm, c2, sizeof(c2)), m->procs[best].allocs,
+				 trace_printable(m->procs[best].comm, c2, sizeof(c2)), m->procs[best].allocs,
 				 100.0 * (double)m->procs[best].allocs / (double)total,
 				 m->procs[best].pid, c2);
 		return cmd;
 	}
-	cmd_printable(m->procs[best].comm, c1, sizeof(c1));
+	trace_printable(m->procs[best].comm, c1, sizeof(c1));
 	if (cmd >= 0)
 		snprintf(why, len, "process %u (%s): the one with the most allocations, %" PRIu64
 			 " of %" PRIu64 " in %u processes (the command ran as %s, which %s); "
 			 "--pid or --comm chooses another",
 			 m->procs[best].pid, c1, m->procs[best].allocs, total, m->nprocs,
-			 cmd_printable(m->procs[cmd].comm, c2, sizeof(c2)),
+			 trace_printable(m->procs[cmd].comm, c2, sizeof(c2)),
 			 m->procs[cmd].flags & TRACE_PROC_UNRECORDED ? "was not recorded" :
 			 "made no allocation");
 	else
