@@ -481,6 +481,11 @@ static int sim_run_events(struct sim_state *st, const struct trace_dense_ev *ev,
 			res->bad_event = res->events;
 			res->bad_op = e->op;
 			res->bad_id = e->op == TRACE_OP_REALLOC && e->old_id ? e->old_id : e->id;
+			/* for the tuner's children; uslab sim says it with the path */
+			snprintf(res->err, sizeof(res->err), "event %" PRIu64 ": object state "
+				 "does not match the operation (%s of id %" PRIu64 ")",
+				 res->bad_event, trace_op_name(res->bad_op),
+				 sim_trace_id(st->t, res->bad_id));
 			return -EINVAL;
 		}
 		res->events++;
