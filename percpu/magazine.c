@@ -865,61 +865,17 @@ static int pcp_load_empty_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 }
 
 /*
- * A private magazine @nm that a refill filled with the CPU lock dropped,
- * back under it: whatever other threads of the CPU did meanwhile (their
- * own refills, frees into the loaded magazine, a drain), @nm is loaded
- * when the spare's place is free (an empty spare goes to the depot for
- * it) and the old loaded magazine becomes the spare; a thread that
- * migrated leaves @nm as its old CPU's spare. Only when the loaded
- * magazine and the spare both hold objects (two refills of the CPU at
- * once) is there no place: Return: @nm then, for the caller to give back
- * once the CPU lock is dropped (mag_release()), else NULL.
- */
-static struct pcp_mag *pcp_place_filled_locked(struct pcp_cache *pc,
-					       struct pcp_cpu *c, int cpu,
-					       struct pcp_mag *nm)
-{
-	struct pcp_mag *m = c->mag, *sp = c->spare;
-
-	if (sp && !sp->count) {
-		c->spare = NULL;
-		mag_release(pc, sp);	/* empty: into the depot, no flush */
-		sp = NULL;
-	}
-	if (!sp) {
-		if (prim_swap(pc, c, cpu, nm))
-			c->spare = nm;	/* migrated: the batch stays this CPU's */
-		else
-			c->spare = mag_is_real(m) ? m : NULL;
-		return NULL;
-	}
-	if (!loaded_count(pc, c) && !prim_swap(pc, c, cpu, nm)) {
-		/* frees may have pushed into it since: released whole */
-		return mag_is_real(m) ? m : NULL;
-	}
-	return nm;
-}
-
-/*
- * The loaded magazine is empty, the spare empty or absent, the depot
+ * The loaded magazine @m is empty, the spare empty or absent, the depot
  * has no full one: fill a private magazine (the spare, an empty one from
  * the depot, or a new one) with one batch from the layer above, in one
  * call (one hold of the slab lock: slab_alloc_bulk()), keep one object
- * for us and load the rest; the empty loaded one becomes the spare.
- *
- * The call to the layer above runs with the CPU lock dropped (called and
- * returns with it held): the batch is private until it is loaded, and
- * the refill's page faults (the first touch of a new slab's objects)
- * and its wait for the cache lock no longer hold up every other thread
- * of this CPU that misses meanwhile (SLUB allocates a new slab with its
- * local lock released the same way). pcp_place_filled_locked() then
- * copes with what they did.
+ * for us and load the rest; @m becomes the spare.
  * Return: 0 with *objp set (NULL: out of memory), -EAGAIN to retry.
  */
 static int pcp_refill_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
-			     void **objp)
+			     struct pcp_mag *m, void **objp)
 {
-	struct pcp_mag *nm = c->spare, *left;
+	struct pcp_mag *nm = c->spare;
 	unsigned int want, got;
 
 	*objp = NULL;
@@ -936,25 +892,19 @@ static int pcp_refill_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 	pcp_stat(c, PCP_STAT_REFILL);
 	adapt_miss(c);
 	pcp_probe(pcp_refill, pc->name, cpu, want);
-	pcp_cpu_unlock(c);
 	got = pc->ops->refill(pc->owner, nm->objs, want);
-	pcp_cpu_lock(c);
 	if (!got) {
-		if (!c->spare) {
-			c->spare = nm;
-			return 0;
-		}
-		left = nm;
-	} else {
-		*objp = nm->objs[--got];
-		nm->count = got;
-		left = pcp_place_filled_locked(pc, c, cpu, nm);
+		c->spare = nm;
+		return 0;
 	}
-	if (left) {
-		pcp_cpu_unlock(c);
-		mag_release(pc, left);
-		pcp_cpu_lock(c);
+	*objp = nm->objs[--got];
+	nm->count = got;
+	if (prim_swap(pc, c, cpu, nm)) {
+		/* migrated: the batch stays this CPU's spare, the object ours */
+		c->spare = nm;
+		return 0;
 	}
+	c->spare = m;
 	return 0;
 }
 
@@ -1024,7 +974,7 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 			}
 			continue;
 		}
-		return pcp_refill_locked(pc, c, cpu, objp);
+		return pcp_refill_locked(pc, c, cpu, m, objp);
 	}
 }
 
@@ -1036,12 +986,6 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
  * trips of a burst of frees: sh8bench_t2 0.83 -> 0.78 s; sh6bench,
  * larson, xmalloc unchanged). Without a spare (no memory for
  * magazines) a batch is taken from the loaded magazine.
- *
- * As a refill, the call to the layer above runs with the CPU lock
- * dropped (called and returns with it held): the spare is taken off the
- * CPU first, and comes back empty as its spare unless another thread of
- * the CPU set one meanwhile (then it goes to the depot); the caller's
- * loop looks at the CPU afresh.
  * Return: 0 or -EAGAIN.
  */
 static int pcp_flush_batch_locked(struct pcp_cache *pc, struct pcp_cpu *c,
@@ -1056,15 +1000,9 @@ static int pcp_flush_batch_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 	adapt_miss(c);
 	pcp_probe(pcp_flush, pc->name, cpu, left);
 	if (sp) {
-		c->spare = NULL;
-		pcp_cpu_unlock(c);
-		pc->ops->flush(pc->owner, sp->objs, (unsigned int)sp->count);
-		sp->count = 0;
-		pcp_cpu_lock(c);
-		if (!c->spare)
-			c->spare = sp;
-		else
-			mag_release(pc, sp);
+		k = (long)sp->count;
+		sp->count -= (uint64_t)k;
+		pc->ops->flush(pc->owner, &sp->objs[sp->count], (unsigned int)k);
 		return 0;
 	}
 	while (left) {
@@ -1073,9 +1011,7 @@ static int pcp_flush_batch_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 			return -EAGAIN;
 		if (k == 0)
 			break;
-		pcp_cpu_unlock(c);
 		pc->ops->flush(pc->owner, buf, (unsigned int)k);
-		pcp_cpu_lock(c);
 		left -= (unsigned long)k;
 	}
 	return 0;

@@ -21,7 +21,6 @@
 #include <unistd.h>
 #include "uslab/percpu.h"
 #include "percpu/fastpath.h"	/* inline pcp_alloc/pcp_free */
-#include "percpu/internal.h"	/* struct pcp_cpu: whose lock is held */
 #include "tests/testutil.h"
 #include "tests/suite.h"
 
@@ -39,10 +38,6 @@ static unsigned int pool_top;
 static unsigned long refill_calls, flush_calls;
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static int pool_errors;
-/* see t_watch_call() */
-static struct pcp_cache *t_watch, *t_nest;
-static void (*t_nest_fn)(struct pcp_cache *pc);
-static unsigned long cpu_locked_calls, nested_runs;
 
 static void pool_reset(void)
 {
@@ -56,48 +51,12 @@ static void pool_reset(void)
 	pool_top = POOL_N;
 	refill_calls = flush_calls = 0;
 	pool_errors = 0;
-	t_watch = t_nest = NULL;
-	cpu_locked_calls = nested_runs = 0;
-}
-
-/*
- * test_refill_and_flush_without_cpu_lock, test_refill_while_cpu_changes:
- * the callbacks count the calls made while this thread holds a CPU lock
- * of @t_watch, and the first refill with @t_nest set runs t_nest_fn (on
- * the same cache, from inside the refill) when no such lock is held.
- */
-
-static bool t_holds_cpu_lock(struct pcp_cache *pc)
-{
-	for (unsigned int i = 0; i < pcp_nr_cpu_ids(); i++) {
-		struct pcp_cpu *c = __atomic_load_n(&pc->slow[i], __ATOMIC_ACQUIRE);
-
-		if (c && owned_by_me(&c->lock))
-			return true;
-	}
-	return false;
-}
-
-static void t_watch_call(void)
-{
-	struct pcp_cache *pc = t_nest;
-
-	if (t_watch && t_holds_cpu_lock(t_watch))
-		cpu_locked_calls++;
-	if (pc) {
-		t_nest = NULL;
-		if (!t_holds_cpu_lock(pc)) {	/* else it would wait on itself */
-			t_nest_fn(pc);
-			nested_runs++;
-		}
-	}
 }
 
 static unsigned int t_refill(void *owner, void **out, unsigned int nr)
 {
 	unsigned int i;
 
-	t_watch_call();
 	pthread_mutex_lock(&pool_lock);
 	refill_calls++;
 	for (i = 0; i < nr && pool_top; i++) {
@@ -116,7 +75,6 @@ static void t_flush(void *owner, void **in, unsigned int nr)
 {
 	unsigned int i;
 
-	t_watch_call();
 	pthread_mutex_lock(&pool_lock);
 	flush_calls++;
 	for (i = 0; i < nr; i++) {
@@ -465,71 +423,6 @@ TEST(core, test_flush_whole_magazine)
 	ck_assert_uint_gt(calls, 0);
 	ck_assert_uint_eq(back, calls * L);
 	ck_assert_uint_le(pcp_cache_objects(pc, NULL), 2 * L);
-	t_destroy(pc);
-}
-END_TEST
-
-/*
- * The layer above fills and takes back batches with no CPU lock held:
- * a refill's page faults and its wait for the slab lock do not hold up
- * the other threads of the CPU (docs/percpu.md, "Slow paths"; the
- * gmalloc rows spent 270-290 ms with the lock held across faults).
- */
-TEST(core, test_refill_and_flush_without_cpu_lock)
-{
-	enum { L = 8, B = 4, N = 200 };
-	struct pcp_cache *pc = t_create_here(L, B);
-
-	ck_assert_int_eq(pcp_cache_set_depot_limit(pc, 0), 0);
-	t_watch = pc;
-	t_alloc_range(pc, 0, N);
-	t_free_range(pc, 0, N);
-	ck_assert_uint_gt(refill_calls, 0);
-	ck_assert_uint_gt(flush_calls, 0);
-	ck_assert_uint_eq(cpu_locked_calls, 0);
-	t_watch = NULL;
-	t_destroy(pc);
-}
-END_TEST
-
-/* What another thread of the CPU could do meanwhile: two refills of its
- * own, then enough frees to leave the loaded magazine and the spare both
- * holding objects (held[100..140) are live, held[140..) free). */
-static void t_nest_other_thread(struct pcp_cache *pc)
-{
-	for (int i = 140; i < 160; i++)
-		held[i] = t_alloc(pc);
-	t_free_range(pc, 100, 140);
-}
-
-/*
- * A refill's batch comes back to a CPU that other threads changed while
- * the CPU lock was dropped: it is placed (loaded, kept as the spare) or
- * given back, and no object is lost or handed out twice. Run here from
- * inside the refill itself, on the same CPU, which the old protocol
- * (callback under the CPU lock) could not allow.
- */
-TEST(core, test_refill_while_cpu_changes)
-{
-	enum { L = 16, B = 8 };
-	struct pcp_cache *pc = t_create_here(L, B);
-	unsigned long live;
-
-	ck_assert_int_eq(pcp_cache_set_depot_limit(pc, 0), 0);
-	t_alloc_range(pc, 100, 140);
-	/* until the next refill: the loaded magazine empty, no full spare */
-	t_nest_fn = t_nest_other_thread;
-	t_nest = pc;
-	for (int i = 0; i < 40; i++)
-		held[i] = t_alloc(pc);
-	ck_assert_uint_eq(nested_runs, 1);
-	ck_assert_int_eq(pool_errors, 0);
-	live = 40 + 20;
-	ck_assert_uint_eq(pool_out(), live + pcp_cache_objects(pc, NULL));
-	ck_assert_uint_le(pcp_cache_objects(pc, NULL), 2 * L);
-	t_free_range(pc, 0, 40);
-	t_free_range(pc, 140, 160);
-	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
 	t_destroy(pc);
 }
 END_TEST
