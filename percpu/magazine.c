@@ -28,10 +28,7 @@
  *                       the loaded magazine; the header's begin and end
  *                       (closed while a swap or a remote drain works)
  *   pcp_depot->lock     the depot's lists and working-set marks
- *   (layer above)       ops->refill and ops->flush take the slab lock;
- *                       called with the CPU lock dropped (the batch is in
- *                       a private magazine), except one object when no
- *                       magazine can be had (pcp_direct_alloc/free)
+ *   (layer above)       ops->refill and ops->flush take the slab lock
  *   pcp_mem_lock        magazine memory; page_alloc's lock inside it
  *
  * The fast paths take no lock: they only move the header's cur inside an
