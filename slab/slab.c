@@ -785,9 +785,9 @@ void slab_free_bulk(struct kmem_cache *s, void **objs, int n,
 	/*
 	 * The struct pages of a flush are cold in a large heap (51% of
 	 * slab_free_bulk's samples on gmalloc_t1 were the load of the run's
-	 * struct page with a prefetch four objects ahead): ask for every
-	 * slab's before the lock, each once (a run of one slab is one page
-	 * of objects, or one slab of higher order, the head's line).
+	 * struct page with a prefetch four objects ahead): ask for them all
+	 * before the lock, each page's once (in a slab of higher order an
+	 * object's own page, whose compound_head then leads to the head).
 	 */
 	for (k = 0; k < n; k++) {
 		struct page *page = virt_to_page(objs[k]);
