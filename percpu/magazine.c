@@ -159,6 +159,7 @@ unsigned int pcp_cache_default_depot_limit(const struct pcp_cache *pc)
 /* Adaptive sizing (docs/percpu.md, "Adaptive sizing") */
 
 static void mag_free(struct pcp_mag *m);
+static void adapt_shed_locked(struct pcp_cache *pc, struct pcp_cpu *c);
 
 /* Slow paths per window; grow when half of them went to the layer above. */
 #define PCP_ADAPT_WINDOW	16u
@@ -167,8 +168,27 @@ bool pcp_adapt_on = PCP_ADAPT_DEFAULT;
 static unsigned long adapt_min_bytes = PCP_ADAPT_MIN_BYTES;
 static unsigned long adapt_max_bytes = PCP_ADAPT_MAX_BYTES;
 static unsigned long adapt_budget = PCP_ADAPT_BUDGET_KB * 1024ul;
-/* bytes of objects each CPU's magazines may hold at their adaptive sizes */
-static unsigned long adapt_used[PCP_MAX_CPU_IDS];
+/*
+ * Each CPU's accounts, over every cache (one struct, so that the CPUs a
+ * process runs on touch one page of them, not three):
+ * @used: bytes of growth beyond the start sizes (the adapt_budget bound);
+ * @room: bytes of capacity its caches gave up below their start sizes and
+ *   no cache has taken yet. A cache starting on a CPU brings its two
+ *   magazines at the fixed size (its base); growth is paid out of the room
+ *   only, so the CPU's magazines never hold more than the fixed sizes of
+ *   the caches it uses would (tcmalloc moves capacity between size classes
+ *   the same way). Signed: a single cache's drain takes back what it gave,
+ *   which others may hold; no growth until that is paid back;
+ * @want: bytes of growth a cache of the CPU asked for and did not get;
+ * @wanter: which (its per-CPU state; compared, never followed): a cache
+ *   does not shrink to pay for its own growth.
+ */
+static struct {
+	unsigned long used;
+	long room;
+	unsigned long want;
+	const struct pcp_cpu *wanter;
+} adapt_acct[PCP_MAX_CPU_IDS];
 
 void pcp_adapt_set(bool on)
 {
@@ -218,6 +238,14 @@ static unsigned int adapt_lo(const struct pcp_cache *pc)
 	return adapt_objs(pc, READ_ONCE(adapt_min_bytes));
 }
 
+static unsigned int adapt_start(const struct pcp_cache *pc);
+
+/* The smallest size a shrink leaves: adapt_min, never above the start. */
+static unsigned int adapt_floor(const struct pcp_cache *pc)
+{
+	return min_t(unsigned int, adapt_lo(pc), adapt_start(pc));
+}
+
 /*
  * The upper bound: adapt_max's objects, and never fewer than the cache's
  * fixed size (8 objects of 32 KiB by default, where 32 KiB of bytes
@@ -226,16 +254,17 @@ static unsigned int adapt_lo(const struct pcp_cache *pc)
  */
 static unsigned int adapt_hi(const struct pcp_cache *pc)
 {
-	unsigned int hi = max_t(unsigned int, adapt_lo(pc),
-				adapt_objs(pc, READ_ONCE(adapt_max_bytes)));
+	unsigned int hi = adapt_objs(pc, READ_ONCE(adapt_max_bytes));
 
 	return max_t(unsigned int, hi, READ_ONCE(pc->limit));
 }
 
 /*
  * The size a CPU starts at (and goes back to when idle or drained): the
- * cache's fixed size (its limit: the default by object size, or mag_size),
- * not below the lower bound. Starting at adapt_min made the
+ * cache's fixed size (its limit: the default by object size, or
+ * mag_size), so that until a resize adaptive and fixed magazines are the
+ * same, also where adapt_min is above it (8..32-byte objects: 4 KiB is
+ * 512..128 objects, the fixed size 120). Starting at adapt_min made the
  * random-replacement rows (glibc_thread, alloc_test, mt) run on magazines
  * a fraction of the fixed size for good: their slow paths are mostly swaps
  * with the spare, never half misses, so nothing grew them (speed against
@@ -243,7 +272,7 @@ static unsigned int adapt_hi(const struct pcp_cache *pc)
  */
 static unsigned int adapt_start(const struct pcp_cache *pc)
 {
-	return max_t(unsigned int, adapt_lo(pc), READ_ONCE(pc->limit));
+	return max_t(unsigned int, 1, READ_ONCE(pc->limit));
 }
 
 /*
@@ -260,16 +289,53 @@ static unsigned long adapt_bytes(const struct pcp_cache *pc, unsigned int size)
 	return 2ul * (size - start) * (pc->objsize ? pc->objsize : 1);
 }
 
-/* Move CPU @c of @pc to @size objects, in the CPU's budget account. */
+/* Two magazines of @size objects of @pc, in bytes. */
+static unsigned long adapt_cap_bytes(const struct pcp_cache *pc,
+				     unsigned int size)
+{
+	return 2ul * size * (pc->objsize ? pc->objsize : 1);
+}
+
+/*
+ * Move CPU @c of @pc to @size objects, in the CPU's budget account and its
+ * room (what it gives up below the start goes in, growth comes out).
+ */
 static void adapt_account(struct pcp_cache *pc, struct pcp_cpu *c,
 			  unsigned int size)
 {
-	unsigned long *used = &adapt_used[c->cpu], bytes = adapt_bytes(pc, size);
+	unsigned long *used = &adapt_acct[c->cpu].used, bytes = adapt_bytes(pc, size);
+	unsigned long cap = adapt_cap_bytes(pc, size);
 
 	__atomic_sub_fetch(used, c->acct, __ATOMIC_RELAXED);
 	__atomic_add_fetch(used, bytes, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&adapt_acct[c->cpu].room, (long)c->cap - (long)cap,
+			   __ATOMIC_RELAXED);
 	c->acct = bytes;
+	c->cap = cap;
 	c->size = size;
+}
+
+/* Take @need bytes out of CPU @cpu's room, if it has them. */
+static bool adapt_room_take(int cpu, unsigned long need)
+{
+	long room = __atomic_load_n(&adapt_acct[cpu].room, __ATOMIC_RELAXED);
+
+	do {
+		if (room < (long)need)
+			return false;
+	} while (!__atomic_compare_exchange_n(&adapt_acct[cpu].room, &room,
+					      room - (long)need, false,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return true;
+}
+
+/* @bytes of a pending growth request of CPU @cpu met (taken or given). */
+static void adapt_want_met(int cpu, unsigned long bytes)
+{
+	unsigned long w = __atomic_load_n(&adapt_acct[cpu].want, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&adapt_acct[cpu].want, w > bytes ? w - bytes : 0,
+			 __ATOMIC_RELAXED);
 }
 
 /*
@@ -281,18 +347,29 @@ static unsigned int cpu_mag_size(struct pcp_cache *pc, struct pcp_cpu *c)
 	if (!READ_ONCE(pcp_adapt_on))
 		return READ_ONCE(pc->limit);
 	if (!c->size) {
+		/* its two fixed-size magazines come with it: room unchanged */
+		c->base = c->cap = adapt_cap_bytes(pc, adapt_start(pc));
 		adapt_account(pc, c, adapt_start(pc));
-		c->low = ~0ull;
+		c->low = c->win_low = ~0ull;
 	}
 	return c->size;
 }
 
-/* Objects per refill or flush: the cache's batch, or half the magazine. */
+/*
+ * Objects per refill or flush: the cache's batch, also on an adaptive CPU
+ * at the start size (the same as fixed until a resize); at another size
+ * half the magazine.
+ */
 static unsigned int cpu_batch(struct pcp_cache *pc, struct pcp_cpu *c)
 {
+	unsigned int size;
+
 	if (!READ_ONCE(pcp_adapt_on))
 		return READ_ONCE(pc->batchcount);
-	return (cpu_mag_size(pc, c) + 1) / 2;
+	size = cpu_mag_size(pc, c);
+	if (size == adapt_start(pc))
+		return READ_ONCE(pc->batchcount);
+	return (size + 1) / 2;
 }
 
 /*
@@ -321,34 +398,71 @@ static void adapt_miss(struct pcp_cpu *c)
  * One slow path of CPU @c (an alloc on an empty or a free on a full loaded
  * magazine), @held objects in its magazines at that moment. Every
  * PCP_ADAPT_WINDOW slow paths: when half or more went to the layer above,
- * the magazine doubles, within the cache's upper bound and the CPU's
- * budget. Counted on the slow path only, in the same order in every mode,
- * so that the simulator takes the same decisions as a real run.
+ * the magazine doubles, within the cache's upper bound, the CPU's budget
+ * of growth and its room (paid by other caches' shrinks; when the room is
+ * short the CPU records what was wanted). Else, while a cache of the CPU
+ * wants room, a cache that held half a magazine or more at every slow path
+ * of the window (jemalloc's low-water mark: objects it never needed)
+ * halves, not below the floor, and gives the difference.
+ * Counted on the slow path only, in the same order in every mode, so that
+ * the simulator takes the same decisions as a real run.
+ * Return: true when the CPU shrank and must drain (the caller does it).
  */
-static void adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
+static bool adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
 {
 	unsigned int size, hi, want;
+	unsigned long need, per;
+	bool unused, missed, drain = false;
 
 	if (!READ_ONCE(pcp_adapt_on))
-		return;
+		return false;
 	size = cpu_mag_size(pc, c);
 	if (held < c->low)
 		c->low = held;
+	if (held < c->win_low)
+		c->win_low = held;
 	if (++c->win_slow < PCP_ADAPT_WINDOW)
-		return;
-	if (2 * c->win_miss >= c->win_slow) {
-		hi = adapt_hi(pc);
-		want = min_t(unsigned int, 2 * size, hi);
-		if (want > size &&
-		    __atomic_load_n(&adapt_used[c->cpu], __ATOMIC_RELAXED) -
-		    c->acct + adapt_bytes(pc, want) <=
-		    READ_ONCE(adapt_budget)) {
+		return false;
+	hi = adapt_hi(pc);
+	want = min_t(unsigned int, 2 * size, hi);
+	unused = c->win_low >= (size + 1) / 2;
+	missed = 2 * c->win_miss >= c->win_slow;
+	if (!unused && missed && want > size &&
+	    __atomic_load_n(&adapt_acct[c->cpu].used, __ATOMIC_RELAXED) -
+	    c->acct + adapt_bytes(pc, want) <= READ_ONCE(adapt_budget)) {
+		need = adapt_cap_bytes(pc, want) - c->cap;
+		if (adapt_room_take(c->cpu, need)) {
+			c->cap += need;	/* paid out of the room already */
 			adapt_account(pc, c, want);
+			adapt_want_met(c->cpu, need);
 			pcp_stat(c, PCP_STAT_GROW);
 			pcp_probe(pcp_resize, pc->name, want, (want + 1) / 2);
+		} else if (need > __atomic_load_n(&adapt_acct[c->cpu].want,
+						  __ATOMIC_RELAXED)) {
+			__atomic_store_n(&adapt_acct[c->cpu].want, need,
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&adapt_acct[c->cpu].wanter, c,
+					 __ATOMIC_RELAXED);
 		}
+	} else if (unused && !missed && size > adapt_floor(pc) &&
+		   __atomic_load_n(&adapt_acct[c->cpu].want, __ATOMIC_RELAXED) &&
+		   __atomic_load_n(&adapt_acct[c->cpu].wanter,
+				   __ATOMIC_RELAXED) != c) {
+		/* what is wanted, at most half of it, not below the floor */
+		per = adapt_cap_bytes(pc, 1);
+		need = __atomic_load_n(&adapt_acct[c->cpu].want, __ATOMIC_RELAXED);
+		need = (need + per - 1) / per;
+		want = size - (unsigned int)min_t(unsigned long, need, size / 2);
+		want = max_t(unsigned int, adapt_floor(pc), want);
+		adapt_want_met(c->cpu, c->cap - adapt_cap_bytes(pc, want));
+		adapt_account(pc, c, want);
+		pcp_stat(c, PCP_STAT_SHRINK);
+		pcp_probe(pcp_resize, pc->name, want, (want + 1) / 2);
+		drain = true;
 	}
 	c->win_slow = c->win_miss = 0;
+	c->win_low = ~0ull;
+	return drain;
 }
 
 /*
@@ -363,8 +477,11 @@ static void adapt_reset_locked(struct pcp_cache *pc, struct pcp_cpu *c)
 		return;
 	if (c->size > adapt_start(pc))
 		pcp_stat(c, PCP_STAT_SHRINK);
-	__atomic_sub_fetch(&adapt_used[c->cpu], c->acct, __ATOMIC_RELAXED);
-	c->acct = 0;
+	__atomic_sub_fetch(&adapt_acct[c->cpu].used, c->acct, __ATOMIC_RELAXED);
+	/* what it gave below its base goes back with it */
+	__atomic_add_fetch(&adapt_acct[c->cpu].room, (long)c->cap - (long)c->base,
+			   __ATOMIC_RELAXED);
+	c->acct = c->cap = c->base = 0;
 	c->size = 0;
 	c->win_slow = c->win_miss = 0;
 }
@@ -375,11 +492,18 @@ static void adapt_reset_locked(struct pcp_cache *pc, struct pcp_cpu *c)
  * larger one is kept: between CPUs of different sizes (producer and
  * consumer), replacing both ways freed and made a magazine at every
  * exchange; the reaper's drain and the depot's trim bring sizes back.
+ * Except on a CPU below its start size: it gave that capacity to other
+ * caches, and the depot's empties of the start size would take it back.
  */
 static struct pcp_mag *mag_fit(struct pcp_cache *pc, struct pcp_cpu *c,
 			       struct pcp_mag *m)
 {
-	if (m && READ_ONCE(pcp_adapt_on) && m->size < cpu_mag_size(pc, c)) {
+	unsigned int size;
+
+	if (!m || !READ_ONCE(pcp_adapt_on))
+		return m;
+	size = cpu_mag_size(pc, c);
+	if (m->size < size || (m->size > size && size < adapt_start(pc))) {
 		mag_free(m);
 		m = NULL;
 	}
@@ -907,9 +1031,12 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 		}
 		if (first) {
 			pcp_stat(c, PCP_STAT_ALLOC_SLOW);
-			adapt_slow(pc, c, c->spare ? c->spare->count : 0);
+			first = false;
+			if (adapt_slow(pc, c, c->spare ? c->spare->count : 0)) {
+				adapt_shed_locked(pc, c);
+				continue;
+			}
 		}
-		first = false;
 
 		if (c->spare && c->spare->count) {
 			if (prim_swap(pc, c, cpu, c->spare))
@@ -1016,10 +1143,13 @@ static int pcp_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 		}
 		if (first) {
 			pcp_stat(c, PCP_STAT_FREE_SLOW);
-			adapt_slow(pc, c, (mag_is_real(m) ? m->size : 0) +
-				   (c->spare ? c->spare->count : 0));
+			first = false;
+			if (adapt_slow(pc, c, (mag_is_real(m) ? m->size : 0) +
+				       (c->spare ? c->spare->count : 0))) {
+				adapt_shed_locked(pc, c);
+				continue;
+			}
 		}
-		first = false;
 
 		sp = c->spare;
 		if (sp && sp->count < sp->size) {
@@ -1153,6 +1283,27 @@ static void pcp_drain_cpu_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 		pcp_stat(c, PCP_STAT_DRAIN);
 		pcp_probe(pcp_drain, pc->name, c->cpu,
 			  (*m)->count + (*sp ? (*sp)->count : 0));
+	}
+}
+
+/*
+ * Adaptive: CPU @c shrank on its own slow path to pay another cache's
+ * growth. Its objects go back to the layer above and its magazines, of
+ * the old size, are freed: kept in the depot, they would be loaded again
+ * and hold the capacity it gave.
+ */
+static void adapt_shed_locked(struct pcp_cache *pc, struct pcp_cpu *c)
+{
+	struct pcp_mag *m, *sp;
+
+	pcp_drain_cpu_locked(pc, c, &m, &sp);
+	if (mag_is_real(m)) {
+		mag_flush(pc, m);
+		mag_free(m);
+	}
+	if (sp) {
+		mag_flush(pc, sp);
+		mag_free(sp);
 	}
 }
 
@@ -1298,7 +1449,7 @@ static uint64_t pcp_cpu_snapshot_locked(struct pcp_cache *pc,
 static void adapt_reap_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 			      bool idle, struct pcp_mag **m, struct pcp_mag **sp)
 {
-	unsigned int lo = adapt_lo(pc), want = c->size;
+	unsigned int lo = adapt_floor(pc), want = c->size;
 	uint64_t held = loaded_count(pc, c) + (c->spare ? c->spare->count : 0);
 	uint64_t low = min_t(uint64_t, c->low, held);
 
@@ -1500,7 +1651,7 @@ void pcp_cache_destroy(struct pcp_cache *pc)
 
 		if (c) {
 			/* its budget back */
-			__atomic_sub_fetch(&adapt_used[c->cpu], c->acct,
+			__atomic_sub_fetch(&adapt_acct[c->cpu].used, c->acct,
 					   __ATOMIC_RELAXED);
 			pthread_mutex_destroy(&c->lock.mutex);
 			pcp_mem_free(c, sizeof(*c));
