@@ -163,6 +163,8 @@ static void adapt_shed_locked(struct pcp_cache *pc, struct pcp_cpu *c);
 
 /* Slow paths per window; grow when half of them went to the layer above. */
 #define PCP_ADAPT_WINDOW	16u
+/* Windows in a row with objects unused before a cache gives room. */
+#define PCP_ADAPT_QUIET		2u
 
 bool pcp_adapt_on = PCP_ADAPT_DEFAULT;
 static unsigned long adapt_min_bytes = PCP_ADAPT_MIN_BYTES;
@@ -351,6 +353,7 @@ static unsigned int cpu_mag_size(struct pcp_cache *pc, struct pcp_cpu *c)
 		c->base = c->cap = adapt_cap_bytes(pc, adapt_start(pc));
 		adapt_account(pc, c, adapt_start(pc));
 		c->low = c->win_low = ~0ull;
+		c->win_quiet = 0;
 	}
 	return c->size;
 }
@@ -427,6 +430,7 @@ static bool adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
 	want = min_t(unsigned int, 2 * size, hi);
 	unused = c->win_low >= (size + 1) / 2;
 	missed = 2 * c->win_miss >= c->win_slow;
+	c->win_quiet = unused && !missed ? c->win_quiet + 1 : 0;
 	if (!unused && missed && want > size &&
 	    __atomic_load_n(&adapt_acct[c->cpu].used, __ATOMIC_RELAXED) -
 	    c->acct + adapt_bytes(pc, want) <= READ_ONCE(adapt_budget)) {
@@ -444,7 +448,7 @@ static bool adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
 			__atomic_store_n(&adapt_acct[c->cpu].wanter, c,
 					 __ATOMIC_RELAXED);
 		}
-	} else if (unused && !missed && size > adapt_floor(pc) &&
+	} else if (c->win_quiet >= PCP_ADAPT_QUIET && size > adapt_floor(pc) &&
 		   __atomic_load_n(&adapt_acct[c->cpu].want, __ATOMIC_RELAXED) &&
 		   __atomic_load_n(&adapt_acct[c->cpu].wanter,
 				   __ATOMIC_RELAXED) != c) {
@@ -458,6 +462,7 @@ static bool adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
 		adapt_account(pc, c, want);
 		pcp_stat(c, PCP_STAT_SHRINK);
 		pcp_probe(pcp_resize, pc->name, want, (want + 1) / 2);
+		c->win_quiet = 0;
 		drain = true;
 	}
 	c->win_slow = c->win_miss = 0;
@@ -1287,20 +1292,18 @@ static void pcp_drain_cpu_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 }
 
 /*
- * Adaptive: CPU @c shrank on its own slow path to pay another cache's
- * growth. Its objects go back to the layer above and its magazines, of
- * the old size, are freed: kept in the depot, they would be loaded again
- * and hold the capacity it gave.
+ * Adaptive: CPU @c shrank on its own slow path, at most by half, to pay
+ * another cache's growth. Its spare goes: objects back to the layer above,
+ * the magazine, of the old size, freed (kept in the depot, it would be
+ * loaded again and hold the capacity given). The loaded magazine alone
+ * holds no more than two of the new size; it stays until exchanged (no
+ * stop of the CPU's fast path, no refill right after).
  */
 static void adapt_shed_locked(struct pcp_cache *pc, struct pcp_cpu *c)
 {
-	struct pcp_mag *m, *sp;
+	struct pcp_mag *sp = c->spare;
 
-	pcp_drain_cpu_locked(pc, c, &m, &sp);
-	if (mag_is_real(m)) {
-		mag_flush(pc, m);
-		mag_free(m);
-	}
+	c->spare = NULL;
 	if (sp) {
 		mag_flush(pc, sp);
 		mag_free(sp);

@@ -575,11 +575,15 @@ static unsigned int mag_hi(struct pcp_cache *pc)
 /*
  * A second adaptive cache on this CPU, of 4 KiB objects in 16-object
  * magazines (128 KiB for two; its upper bound is its start size, so it
- * never asks for room), that takes slow paths holding half a magazine or
- * more (frees on a full one): while another cache of the CPU wants room,
- * it halves, 16 -> 8, and gives 64 KiB. Objects held[G0 ..].
+ * never asks for room). It holds two full magazines, then allocates 20
+ * and frees 20 over and over: two slow paths a round, both swaps with the
+ * full or empty spare (no miss), holding 16 objects or more at each (half
+ * its magazine unused). While another cache of the CPU wants room it
+ * shrinks by what is wanted, 16 -> 15 for the 512 bytes of a 64-byte
+ * cache's 4 -> 8 (one object: it gives 8 KiB), and drains; it stops there
+ * (smaller, its rounds would miss). Objects held[G0 ..].
  */
-enum { G0 = 16000, GN = 2000, GSIZE = 4096, GLIMIT = 16 };
+enum { G0 = 16000, GN = 20, GSIZE = 4096, GLIMIT = 16 };
 
 static struct pcp_cache *t_giver(void)
 {
@@ -587,8 +591,12 @@ static struct pcp_cache *t_giver(void)
 
 	ck_assert_ptr_nonnull(g);
 	ck_assert_int_eq(pcp_cache_set_tunables(g, GLIMIT, GLIMIT / 2), 0);
-	t_alloc_range(g, G0, G0 + GN);
-	t_free_range(g, G0, G0 + GN);
+	t_alloc_range(g, G0, G0 + 2 * GLIMIT);
+	t_free_range(g, G0, G0 + 2 * GLIMIT);
+	for (int r = 0; r < 8 * 16 && mag_hi(g) == GLIMIT; r++) {
+		t_alloc_range(g, G0, G0 + GN);
+		t_free_range(g, G0, G0 + GN);
+	}
 	return g;
 }
 
@@ -601,7 +609,7 @@ static unsigned long cap_of(struct pcp_cache *pc, unsigned long objsize)
 /*
  * Slow paths that keep going to the layer above double the magazine, up
  * to the upper bound and no further, once another cache of the CPU gave
- * the room (64 KiB; 4 -> 32 takes 3.5 KiB); bigger batches mean fewer
+ * the room (8 KiB; 4 -> 32 takes 3.5 KiB); bigger batches mean fewer
  * refills.
  */
 TEST(core, test_adapt_grows_to_the_bound)
@@ -614,7 +622,7 @@ TEST(core, test_adapt_grows_to_the_bound)
 	t_alloc_range(pc, 0, N);		/* asks; no room yet */
 	ck_assert_uint_eq(mag_hi(pc), 4);
 	g = t_giver();
-	ck_assert_uint_eq(mag_hi(g), GLIMIT / 2);
+	ck_assert_uint_eq(mag_hi(g), GLIMIT - 1);
 	refills = refill_calls;
 	t_alloc_range(pc, N, 2 * N);
 	ck_assert_uint_eq(mag_hi(pc), 32);
@@ -651,14 +659,14 @@ TEST(core, test_adapt_growth_is_paid_by_other_caches)
 	ck_stat(stat_of(pc, PCP_STAT_GROW) == 0);
 	fixed = cap_of(pc, 64) + 2ul * GLIMIT * GSIZE;
 	g = t_giver();
-	ck_stat(stat_of(g, PCP_STAT_SHRINK) == 1);	/* 16 -> 8: 64 KiB */
-	ck_assert_uint_eq(mag_hi(g), GLIMIT / 2);
-	t_alloc_range(pc, N, 7 * N);
-	/* 4 -> .. -> 512 takes 63.5 KiB of the 64, 1024 would take 64 more */
-	ck_assert_uint_eq(mag_hi(pc), 512);
-	ck_stat(stat_of(pc, PCP_STAT_GROW) == 7);
+	ck_stat(stat_of(g, PCP_STAT_SHRINK) == 1);	/* 16 -> 15: 8 KiB */
+	ck_assert_uint_eq(mag_hi(g), GLIMIT - 1);
+	t_alloc_range(pc, N, 3 * N);
+	/* 4 -> .. -> 64 takes 7.5 KiB of the 8, 128 would take 8 more */
+	ck_assert_uint_eq(mag_hi(pc), 64);
+	ck_stat(stat_of(pc, PCP_STAT_GROW) == 4);
 	ck_assert_uint_le(cap_of(pc, 64) + cap_of(g, GSIZE), fixed);
-	t_free_range(pc, 0, 7 * N);
+	t_free_range(pc, 0, 3 * N);
 	ck_assert_uint_le(cap_of(pc, 64) + cap_of(g, GSIZE), fixed);
 	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL) +
 				      pcp_cache_objects(g, NULL));
@@ -668,20 +676,20 @@ TEST(core, test_adapt_growth_is_paid_by_other_caches)
 }
 END_TEST
 
-/* The per-CPU budget stops growth: 16 KiB is two magazines of 132 objects
- * of 64 bytes beyond the start size of 4 (so 128 after 4 -> 8 .. -> 128),
- * though the upper bound allows 1024 and the giver gave 64 KiB of room. */
+/* The per-CPU budget stops growth: 4 KiB is two magazines of 32 objects
+ * of 64 bytes beyond the start size of 4 (so 32 after 4 -> 8 -> 16 -> 32),
+ * though the upper bound allows 1024 and the giver's room 64. */
 TEST(core, test_adapt_budget_stops_growth)
 {
 	enum { N = 6000 };
-	struct pcp_cache *pc = t_adaptive(256, 65536, 16, 4), *g;
+	struct pcp_cache *pc = t_adaptive(256, 65536, 4, 4), *g;
 
 	t_alloc_range(pc, 0, 100);	/* asks */
 	g = t_giver();
 	t_alloc_range(pc, 100, N);
-	ck_assert_uint_eq(mag_hi(pc), 128);
+	ck_assert_uint_eq(mag_hi(pc), 32);
 	t_free_range(pc, 0, N);
-	ck_assert_uint_eq(mag_hi(pc), 128);
+	ck_assert_uint_eq(mag_hi(pc), 32);
 	pcp_cache_destroy(g);
 	t_destroy(pc);
 	pcp_adapt_set(false);
