@@ -161,7 +161,7 @@ unsigned int pcp_cache_default_depot_limit(const struct pcp_cache *pc)
 static void mag_free(struct pcp_mag *m);
 static void adapt_shed_locked(struct pcp_cache *pc, struct pcp_cpu *c);
 
-/* Slow paths per window; grow when half of them went to the layer above. */
+/* Slow paths per window; ask to grow when half went to the layer above. */
 #define PCP_ADAPT_WINDOW	16u
 /* Windows in a row with objects unused before a cache gives room. */
 #define PCP_ADAPT_QUIET		2u
@@ -400,16 +400,19 @@ static void adapt_miss(struct pcp_cpu *c)
 /*
  * One slow path of CPU @c (an alloc on an empty or a free on a full loaded
  * magazine), @held objects in its magazines at that moment. Every
- * PCP_ADAPT_WINDOW slow paths: when half or more went to the layer above,
+ * PCP_ADAPT_WINDOW slow paths: when half or more went to the layer above
+ * and the CPU ran short (held less than half a magazine at one of them),
  * the magazine doubles, within the cache's upper bound, the CPU's budget
  * of growth and its room (paid by other caches' shrinks; when the room is
- * short the CPU records what was wanted). Else, while a cache of the CPU
- * wants room, a cache that held half a magazine or more at every slow path
- * of the window (jemalloc's low-water mark: objects it never needed)
- * halves, not below the floor, and gives the difference.
+ * short the CPU records what was wanted). Else, after PCP_ADAPT_QUIET
+ * windows in a row with half a magazine or more held at every slow path
+ * (jemalloc's low-water mark: objects it never needed) and few misses,
+ * while another cache of the CPU wants room, the cache shrinks by what is
+ * wanted (at most half, not below the floor) and gives the difference.
  * Counted on the slow path only, in the same order in every mode, so that
  * the simulator takes the same decisions as a real run.
- * Return: true when the CPU shrank and must drain (the caller does it).
+ * Return: true when the CPU shrank and must shed its spare (the caller
+ * does it: adapt_shed_locked).
  */
 static bool adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
 {
