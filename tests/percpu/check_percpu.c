@@ -699,9 +699,10 @@ END_TEST
 /*
  * Shrink: a period whose low-water mark is half a magazine or more halves
  * it (and drains the CPU); an idle period takes it back to the start size
- * (here the lower bound; the giver paid for the growth); every step counted. 40 objects stay in the test's hands until
- * after the first pass, so that the second period has slow paths (frees
- * on a full magazine) and never an empty CPU.
+ * (here the lower bound; the giver paid for the growth); every step
+ * counted. 40 objects stay in the test's hands until after the first
+ * pass, so that the second period has slow paths (frees on a full
+ * magazine) and never an empty CPU.
  */
 TEST(core, test_adapt_shrinks_on_low_water_then_idle)
 {
