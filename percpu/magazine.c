@@ -265,8 +265,9 @@ static unsigned int adapt_hi(const struct pcp_cache *pc)
  * The size a CPU starts at (and goes back to when idle or drained): the
  * cache's fixed size (its limit: the default by object size, or
  * mag_size), so that until a resize adaptive and fixed magazines are the
- * same, also where adapt_min is above it (8..32-byte objects: 4 KiB is
- * 512..128 objects, the fixed size 120). Starting at adapt_min made the
+ * same, also where adapt_min is above it (a mag_size or preset below 4 KiB
+ * of objects: kv_item's 40-byte objects at mag_size 64 started at 102, and
+ * slabinfo -w showed 102). Starting at adapt_min made the
  * random-replacement rows (glibc_thread, alloc_test, mt) run on magazines
  * a fraction of the fixed size for good: their slow paths are mostly swaps
  * with the spare, never half misses, so nothing grew them (speed against
