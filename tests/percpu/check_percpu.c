@@ -802,10 +802,10 @@ TEST(core, test_adapt_starts_at_the_fixed_size)
 END_TEST
 
 /*
- * Also where adapt_min is above the fixed size (8..32-byte objects: 4 KiB
- * is 512..128 objects, the fixed size 120 on main then): the start is the
- * fixed size, so that adaptive and fixed magazines are the same until a
- * resize. Before: max(adapt_min, fixed), 64 here.
+ * Also where adapt_min is above the fixed size (a mag_size or preset below
+ * 4 KiB of objects; slabinfo -w's kv_item at limit 64 started at 102): the
+ * start is the fixed size, so that adaptive and fixed magazines are the
+ * same until a resize. Before: max(adapt_min, fixed), 64 here.
  */
 TEST(core, test_adapt_starts_at_the_fixed_size_below_the_floor)
 {
