@@ -43,6 +43,7 @@ char *page_alloc_end;
 size_t page_alloc_span;
 struct page *page_alloc_map;
 unsigned char *page_alloc_tags;
+unsigned char *page_alloc_shadow;
 
 struct pa_zone pa_zone = {
 	.lock = OWNED_MUTEX_INITIALIZER,
@@ -65,6 +66,8 @@ static char *pa_map_top;	/* reserved end of the struct page map */
 static char *pa_map_end;	/* its logical end */
 static unsigned char *pa_tags_top;	/* reserved end of the tag bytes */
 static unsigned char *pa_tags_end;
+static unsigned char *pa_shadow_top;	/* reserved end of the shadow */
+static unsigned char *pa_shadow_end;
 
 /*
  * Set when the place could not be chosen by a probe (valgrind puts new
@@ -99,9 +102,12 @@ static bool pa_map_fixed(void *addr, size_t len, int prot)
 	return false;
 }
 
+/* Bytes of shadow (one per PAGE_ALLOC_SHADOW_GRAIN of heap) for @size. */
+#define pa_shadow_size(size)	ALIGN_UP((size) >> PAGE_ALLOC_SHADOW_SHIFT, PAGE_SIZE)
+
 /*
- * Reserve the struct page map and the tag bytes of the heap up to @end
- * (rounded up to PA_MAP_STEP of map). Return: 0 or -ENOMEM.
+ * Reserve the struct page map, the tag bytes and the shadow of the heap up
+ * to @end (rounded up to PA_MAP_STEP of map). Return: 0 or -ENOMEM.
  */
 static int pa_meta_grow_locked(const char *end)
 {
@@ -110,9 +116,12 @@ static int pa_meta_grow_locked(const char *end)
 				     PA_MAP_STEP);
 	unsigned char *tags = (unsigned char *)ALIGN_UP(
 		(unsigned long)(page_alloc_tags + npages), PAGE_SIZE);
+	unsigned char *shadow = page_alloc_shadow +
+		pa_shadow_size((size_t)(end - page_alloc_base));
 
 	map = min_t(char *, map, pa_map_end);
 	tags = min_t(unsigned char *, tags, pa_tags_end);
+	shadow = min_t(unsigned char *, shadow, pa_shadow_end);
 	if (map > pa_map_top) {
 		if (!pa_map_fixed(pa_map_top, (size_t)(map - pa_map_top),
 				  PROT_READ | PROT_WRITE))
@@ -124,6 +133,12 @@ static int pa_meta_grow_locked(const char *end)
 				  PROT_READ | PROT_WRITE))
 			return -ENOMEM;
 		pa_tags_top = tags;
+	}
+	if (shadow > pa_shadow_top) {
+		if (!pa_map_fixed(pa_shadow_top, (size_t)(shadow - pa_shadow_top),
+				  PROT_READ | PROT_WRITE))
+			return -ENOMEM;
+		pa_shadow_top = shadow;
 	}
 	return 0;
 }
@@ -265,8 +280,9 @@ static size_t pa_base_align(size_t size)
 
 /*
  * The heap's layout for a range of @size at @base: the struct page map
- * (@mapsz bytes) just below it, the tags (@tagsz) below the map; nothing
- * of either reserved yet (pa_meta_grow_locked() does that).
+ * (@mapsz bytes) just below it, the tags (@tagsz) below the map, the
+ * shadow (pa_shadow_size(@size)) below the tags; nothing of any reserved
+ * yet (pa_meta_grow_locked() does that).
  */
 static void pa_set_layout(char *base, size_t size, size_t mapsz, size_t tagsz)
 {
@@ -279,6 +295,9 @@ static void pa_set_layout(char *base, size_t size, size_t mapsz, size_t tagsz)
 	page_alloc_tags = (unsigned char *)pa_map_start - tagsz;
 	pa_tags_top = page_alloc_tags;
 	pa_tags_end = (unsigned char *)pa_map_start;
+	page_alloc_shadow = page_alloc_tags - pa_shadow_size(size);
+	pa_shadow_top = page_alloc_shadow;
+	pa_shadow_end = page_alloc_tags;
 }
 
 /*
@@ -297,12 +316,13 @@ static char *pa_reserve_upfront_locked(void)
 
 		mapsz = ALIGN_UP((size >> PAGE_SHIFT) * sizeof(struct page), PA_MAP_STEP);
 		tagsz = ALIGN_UP(size >> PAGE_SHIFT, PAGE_SIZE);
-		total = tagsz + mapsz + align + size;
+		total = pa_shadow_size(size) + tagsz + mapsz + align + size;
 		raw = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
 			   MAP_NORESERVE, -1, 0);
 		if (raw == MAP_FAILED)
 			continue;
-		base = (char *)ALIGN_UP((unsigned long)(raw + tagsz + mapsz), align);
+		base = (char *)ALIGN_UP((unsigned long)(raw + pa_shadow_size(size) +
+							tagsz + mapsz), align);
 		pa_upfront = true;
 		pa_set_layout(base, size, mapsz, tagsz);
 		if (!pa_meta_grow_locked(base + SECTION_SIZE))
@@ -345,7 +365,8 @@ static int pa_reserve_locked(void)
 
 		mapsz = ALIGN_UP((size >> PAGE_SHIFT) * sizeof(struct page), PA_MAP_STEP);
 		tagsz = ALIGN_UP(size >> PAGE_SHIFT, PAGE_SIZE);
-		if ((unsigned long)top < size + mapsz + tagsz + align + (1UL << 32))
+		if ((unsigned long)top < size + mapsz + tagsz + pa_shadow_size(size) +
+					 align + (1UL << 32))
 			continue;	/* stay clear of the low 4 GiB */
 		base = (char *)ALIGN_DOWN((unsigned long)(top - size), align);
 		pa_set_layout(base, size, mapsz, tagsz);
@@ -356,6 +377,9 @@ static int pa_reserve_locked(void)
 			munmap(pa_map_start, (size_t)(pa_map_top - (char *)pa_map_start));
 		if (pa_tags_top > page_alloc_tags)
 			munmap(page_alloc_tags, (size_t)(pa_tags_top - page_alloc_tags));
+		if (pa_shadow_top > page_alloc_shadow)
+			munmap(page_alloc_shadow,
+			       (size_t)(pa_shadow_top - page_alloc_shadow));
 		base = NULL;
 		if (errno == ENOMEM) {
 			limited = true;

@@ -32,6 +32,7 @@
 #include "uslab/percpu.h"
 #include "percpu/fastpath.h"
 #include "uslab/slab.h"
+#include "slab/fastpath.h"	/* slab_mark_at() */
 
 #define SLAB_NAME_LEN		48
 /* Debug fill bytes, the kernel's values (include/linux/poison.h). */
@@ -100,6 +101,14 @@ struct kmem_cache {
 	 */
 	uint64_t obj_magic, obj_limit;
 	unsigned int mark_off;		/* where a free object holds the mark */
+	/*
+	 * Where the mark is, for slab_mark(): in the object (@mark_mul 1,
+	 * @mark_bias @mark_off), or for kmalloc classes above
+	 * KMALLOC_SMALL_MAX in page_alloc's shadow, outside the object
+	 * (slab_mark_layout()).
+	 */
+	uint64_t mark_mul;
+	uintptr_t mark_bias;
 	unsigned int track_off;		/* SLAB_STORE_USER tracks; 0: none */
 	unsigned int orig_off;		/* kmalloc red zone: size asked; 0: none */
 	/*
@@ -176,11 +185,18 @@ static inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp)
 	return __slab_alloc(s, gfp, 0);
 }
 extern unsigned long slab_free_key __attribute__((visibility("hidden")));
+/* The word of @obj's free mark (slab_mark_at() with @s's constants). */
+static __always_inline unsigned long *slab_mark(const struct kmem_cache *s,
+						const void *obj)
+{
+	return slab_mark_at(obj, s->mark_mul, s->mark_bias);
+}
+
 /* The slab layer's own frees (no API free marked @obj): marked here. */
 static inline void slab_free(struct kmem_cache *s, void *obj)
 {
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-		*(unsigned long *)((char *)obj + s->mark_off) = slab_free_key;
+		*slab_mark(s, obj) = slab_free_key;
 	__slab_free(s, obj, 0);
 }
 int slab_calculate_layout(struct kmem_cache *s);
@@ -336,11 +352,10 @@ static __always_inline unsigned long slab_mark_slab(void)
  * double free, reported naming the cache and the object). Clears it.
  */
 __slowpath void slab_take_bad(struct kmem_cache *s, void *obj);
-static __always_inline void *slab_obj_take(struct kmem_cache *s, void *obj,
-					   unsigned int mark_off)
+/* slab_obj_take() with the mark's word already found (@s may be NULL) */
+static __always_inline void *slab_obj_take_at(struct kmem_cache *s, void *obj,
+					      unsigned long *mark)
 {
-	unsigned long *mark = (unsigned long *)((char *)obj + mark_off);
-
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
 		if (unlikely(*mark != slab_free_key))
 			slab_take_bad(s, obj);
@@ -349,18 +364,25 @@ static __always_inline void *slab_obj_take(struct kmem_cache *s, void *obj,
 	return obj;
 }
 
+static __always_inline void *slab_obj_take(struct kmem_cache *s, void *obj)
+{
+	return slab_obj_take_at(s, obj, slab_mark(s, obj));
+}
+
 /*
  * Does @obj hold a free mark (a free object: the magazine's or the
  * slab's)? For the checks of other calls than a free (ksize_checked():
  * realloc, malloc_usable_size); false without CONFIG_SLAB_FREE_HARDENED.
  */
-static __always_inline bool slab_obj_marked_free(const void *obj,
-						 unsigned int mark_off)
+static __always_inline bool slab_obj_marked_free(const struct kmem_cache *s,
+						 const void *obj)
 {
-	unsigned long mark = *(const unsigned long *)((const char *)obj + mark_off);
+	unsigned long mark;
 
-	return IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) &&
-	       (mark == slab_free_key || mark == slab_mark_slab());
+	if (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+		return false;
+	mark = *slab_mark(s, obj);
+	return mark == slab_free_key || mark == slab_mark_slab();
 }
 
 enum slab_free_fault { SLAB_FREE_OK, SLAB_FREE_UNALIGNED };
@@ -373,23 +395,22 @@ enum slab_free_fault { SLAB_FREE_OK, SLAB_FREE_UNALIGNED };
  * Return: SLAB_FREE_OK (and @obj marked), else the fault.
  */
 static __always_inline enum slab_free_fault
-slab_free_test(struct kmem_cache *s, void *obj, uint64_t n,
-	       unsigned int mark_off)
+slab_free_test(struct kmem_cache *s, void *obj, uint64_t n)
 {
 	if (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
 		return SLAB_FREE_OK;
 	if (unlikely(n * s->obj_magic >= s->obj_limit))
 		return SLAB_FREE_UNALIGNED;
-	*(unsigned long *)((char *)obj + mark_off) = slab_free_key;
+	*slab_mark(s, obj) = slab_free_key;
 	return SLAB_FREE_OK;
 }
 
 /* @n: @obj's offset from the start of its slab. */
 static __always_inline bool slab_free_check_at(const char *caller,
 					       struct kmem_cache *s, void *obj,
-					       uint64_t n, unsigned int mark_off)
+					       uint64_t n)
 {
-	if (likely(slab_free_test(s, obj, n, mark_off) == SLAB_FREE_OK))
+	if (likely(slab_free_test(s, obj, n) == SLAB_FREE_OK))
 		return true;
 	slab_free_unaligned(caller, s, obj, _RET_IP_);
 	return false;
@@ -397,15 +418,14 @@ static __always_inline bool slab_free_check_at(const char *caller,
 
 static __always_inline bool slab_free_check(const char *caller,
 					    struct kmem_cache *s,
-					    const struct page *page, void *obj,
-					    unsigned int mark_off)
+					    const struct page *page, void *obj)
 {
 	/* struct page is 64 bytes: (page - head) pages of 4 KiB */
 	uint64_t n = ((uintptr_t)obj & ~PAGE_MASK) +
 		     (((uintptr_t)page - (uintptr_t)compound_head(page)) <<
 		      (PAGE_SHIFT - 6));
 
-	return slab_free_check_at(caller, s, obj, n, mark_off);
+	return slab_free_check_at(caller, s, obj, n);
 }
 
 /*
@@ -423,7 +443,7 @@ static __always_inline void *slab_alloc_fast(struct kmem_cache *s, gfp_t gfp)
 	if (IS_ENABLED(CONFIG_PERCPU_CACHE) && likely(!(gfp & __GFP_ZERO))) {
 		obj = pcp_alloc_fast(s->pcp);
 		if (likely(obj))
-			return slab_obj_take(s, obj, s->mark_off);
+			return slab_obj_take(s, obj);
 	}
 	return slab_alloc_miss(s, gfp, _RET_IP_);
 }

@@ -157,6 +157,8 @@ static void kmalloc_free_info_set(unsigned int idx, struct kmem_cache *s)
 		   IS_ENABLED(CONFIG_PERCPU_CACHE) ? s->pcp : NULL);
 	WRITE_ONCE(kmalloc_free_tab.slab_mask[tag], s->slab_mask);
 	WRITE_ONCE(kmalloc_free_tab.obj_magic[tag], s->obj_magic);
+	WRITE_ONCE(kmalloc_free_tab.mark_mul[tag], s->mark_mul);
+	WRITE_ONCE(kmalloc_free_tab.mark_bias[tag], s->mark_bias);
 	__atomic_store_n(&kmalloc_free_tab.obj_limit[tag], s->obj_limit,
 			 __ATOMIC_RELEASE);
 }
@@ -396,7 +398,7 @@ __slowpath void *kmalloc_miss(size_t size, gfp_t gfp)
  */
 __slowpath void *kmalloc_small_bad(void *obj)
 {
-	return slab_obj_take(NULL, obj, 0);
+	return slab_obj_take_at(NULL, obj, obj);	/* classes up to 1 KiB: word 0 */
 }
 
 /*
@@ -437,7 +439,9 @@ __fastpath void *__kmalloc_index(unsigned long idx, gfp_t gfp)
 	obj = pcp_alloc_fast(pc);
 	if (unlikely(!obj))
 		return kmalloc_miss(kmalloc_info[idx].size, gfp);
-	return slab_obj_take(NULL, obj, 0);
+	return slab_obj_take_at(NULL, obj,
+				slab_mark_at(obj, kmalloc_free_tab.mark_mul[idx + 1],
+					     kmalloc_free_tab.mark_bias[idx + 1]));
 }
 
 /* __kmalloc_index() of @size, zeroed for __GFP_ZERO. */
@@ -652,8 +656,7 @@ void kfree(const void *p)
 	}
 	page = virt_to_page(p);
 	if (likely(PageFlag(page, PG_slab_page))) {
-		if (slab_free_check("kfree", page->slab_cache, page, (void *)p,
-				    page->slab_cache->mark_off))
+		if (slab_free_check("kfree", page->slab_cache, page, (void *)p))
 			slab_free_fast(page->slab_cache, (void *)p);
 		return;
 	}

@@ -149,6 +149,33 @@ static void slab_layout_obj_check(struct kmem_cache *s)
 	s->obj_limit = (uint64_t)s->objects * (s->obj_magic * s->size);
 }
 
+/*
+ * Where @s's free objects hold the mark (slab_mark()): in the object, at
+ * @mark_off; or, for the kmalloc classes above KMALLOC_SMALL_MAX (those
+ * malloc() reaches through __kmalloc_index(), never kmalloc_small_fast()),
+ * in page_alloc's shadow: the 8 bytes of shadow of the object's first
+ * KiB, its own (the stride is a multiple of 128 bytes and at least
+ * 1 KiB). A free and the allocation after it then never touch such a
+ * block: a program that does not write its blocks keeps them
+ * non-resident (docs/slab.md "Hardened frees"). Smaller classes, whose
+ * pages hold several objects each, keep it in word 0.
+ */
+static void slab_mark_layout(struct kmem_cache *s)
+{
+	s->mark_mul = 1;
+	s->mark_bias = s->mark_off;
+	if (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) ||
+	    !(s->flags & __SLAB_KMALLOC) || slab_debug(s) || s->red_left_pad ||
+	    s->object_size <= KMALLOC_SMALL_MAX ||
+	    s->size % PAGE_ALLOC_SHADOW_GRAIN ||
+	    s->size < sizeof(unsigned long) * PAGE_ALLOC_SHADOW_GRAIN ||
+	    page_alloc_init())
+		return;
+	s->mark_mul = 1ULL << (64 - PAGE_ALLOC_SHADOW_SHIFT);
+	s->mark_bias = (uintptr_t)page_alloc_shadow -
+		       ((uintptr_t)page_alloc_base >> PAGE_ALLOC_SHADOW_SHIFT);
+}
+
 /**
  * slab_calculate_layout - place red zones and the free pointer, pick the
  * stride and the slab order of @s (object_size, align, flags, ctor set).
@@ -211,6 +238,7 @@ int slab_calculate_layout(struct kmem_cache *s)
 		inuse += sizeof(unsigned long);
 	}
 	s->size = ALIGN_UP(s->red_left_pad + inuse, align);
+	slab_mark_layout(s);
 
 	order = calculate_order(s->size);
 	if (order < 0)
@@ -300,7 +328,7 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp)
 				s->ctor(obj);
 			set_freepointer(s, obj, next);
 			if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-				*(unsigned long *)(obj + s->mark_off) = slab_mark_slab();
+				*slab_mark(s, obj) = slab_mark_slab();
 		}
 		slab->fresh = (unsigned short)s->objects;
 	}
@@ -446,7 +474,7 @@ static void __slowpath slab_find_doubled(struct kmem_cache *s,
 
 	for (obj = slab->freelist; obj && n <= s->objects;
 	     obj = get_freepointer(s, obj), n++) {
-		mark = (unsigned long *)((char *)obj + s->mark_off);
+		mark = slab_mark(s, obj);
 		if (*mark == visit)
 			slab_report_double_free(slab_free_name(s), s, obj, 0);
 		*mark = visit;
@@ -456,13 +484,13 @@ static void __slowpath slab_find_doubled(struct kmem_cache *s,
 
 static void slab_check_empty(struct kmem_cache *s, struct page *slab)
 {
-	char *obj = (char *)slab_base(slab) + s->red_left_pad + s->mark_off;
+	char *obj = (char *)slab_base(slab) + s->red_left_pad;
 	char *end = obj + (size_t)slab->fresh * s->size;
 	unsigned long want = slab_mark_slab();
 
 	for (; obj < end; obj += s->size)
-		if (unlikely(*(unsigned long *)obj != want))
-			slab_find_doubled(s, slab, obj - s->mark_off);
+		if (unlikely(*slab_mark(s, obj) != want))
+			slab_find_doubled(s, slab, obj);
 }
 
 static void take_empty_locked(struct kmem_cache *s, unsigned long keep,
@@ -506,7 +534,7 @@ static void *take_object_locked(struct kmem_cache *s, struct page *slab,
 				unsigned long addr)
 {
 	void *obj = slab->freelist;
-	unsigned long *mark = (unsigned long *)((char *)obj + s->mark_off);
+	unsigned long *mark = slab_mark(s, obj);
 
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
 		if (unlikely(*mark != slab_mark_slab()) && !slab_debug(s))
@@ -560,8 +588,7 @@ static void mark_fresh(struct kmem_cache *s, void **objs, int n)
 
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
 		for (k = 0; k < n; k++)
-			*(unsigned long *)((char *)objs[k] + s->mark_off) =
-				slab_free_key;
+			*slab_mark(s, objs[k]) = slab_free_key;
 }
 
 /**
@@ -650,8 +677,7 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 			memset(objs[k], 0, s->object_size);
 			/* the mark may sit in the object: its taker checks it */
 			if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-				*(unsigned long *)((char *)objs[k] + s->mark_off) =
-					slab_free_key;
+				*slab_mark(s, objs[k]) = slab_free_key;
 		}
 	if (unlikely(i < n))
 		errno = ENOMEM;
@@ -685,7 +711,7 @@ static void slab_free_debug_locked(struct kmem_cache *s, void **objs, int n,
 		/* the mark is not checked here (debug's own checks are), but
 		 * kept as every free object's */
 		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-			*(unsigned long *)((char *)obj + s->mark_off) = slab_mark_slab();
+			*slab_mark(s, obj) = slab_mark_slab();
 		if (unlikely((char *)obj >= slab_fresh_obj(s, slab)))
 			slab_report_double_free(slab_free_name(s), s, obj, addr);
 		set_freepointer(s, obj, slab->freelist);
@@ -725,7 +751,7 @@ static void slab_free_runs_locked(struct kmem_cache *s, void **objs, int n,
 			if (k + SLAB_FREE_PREFETCH < n)
 				__builtin_prefetch(virt_to_page(objs[k + SLAB_FREE_PREFETCH]));
 			if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
-				unsigned long *mark = (unsigned long *)(obj + s->mark_off);
+				unsigned long *mark = slab_mark(s, obj);
 
 				if (unlikely(*mark != slab_free_key))
 					slab_report_double_free(slab_free_name(s), s,
@@ -813,7 +839,7 @@ static __slowpath void *slab_alloc_reentrant(struct kmem_cache *s, gfp_t gfp)
 	if (IS_ENABLED(CONFIG_PERCPU_CACHE)) {
 		obj = pcp_alloc_fast(s->pcp);	/* the bypass cache misses */
 		if (obj) {
-			slab_obj_take(s, obj, s->mark_off);
+			slab_obj_take(s, obj);
 			if (gfp & __GFP_ZERO)
 				memset(obj, 0, s->object_size);
 			return obj;
@@ -846,7 +872,7 @@ __slowpath void slab_drain_deferred(void)
 		s = page->slab_cache;
 		/* checked and marked when deferred; the link took the mark's word */
 		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-			*(unsigned long *)((char *)obj + s->mark_off) = slab_free_key;
+			*slab_mark(s, obj) = slab_free_key;
 		slab_free_miss(s, obj, 0);
 	}
 }
@@ -874,7 +900,7 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long addr)
 			/* no lock of ours held here: may start page_alloc's
 			 * decay thread (pthread_create may call malloc) */
 			page_alloc_decayd_poll();
-			return slab_obj_take(s, obj, s->mark_off);
+			return slab_obj_take(s, obj);
 		}
 		if (!(gfp & __GFP_NOFAIL))
 			break;
@@ -1004,7 +1030,7 @@ noinline void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, unsigned long ad
 		obj = pcp_alloc_slow(pcp);
 	if (unlikely(!obj))
 		return __slab_alloc(s, gfp, addr);
-	slab_obj_take(s, obj, s->mark_off);
+	slab_obj_take(s, obj);
 	if (gfp & __GFP_ZERO)
 		memset(obj, 0, s->object_size);
 	return obj;
@@ -1285,8 +1311,7 @@ void kmem_cache_free(struct kmem_cache *s, void *obj)
 				return;
 		} else if (likely(page->slab_cache == s)) {
 			/* (another cache's object: SLAB_FREE_CHECK's business) */
-			if (!slab_free_check("kmem_cache_free", s, page, obj,
-					     s->mark_off))
+			if (!slab_free_check("kmem_cache_free", s, page, obj))
 				return;
 		}
 	}
@@ -1302,7 +1327,7 @@ int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t flags, size_t nr, void **p
 		int got = slab_alloc_bulk(s, flags, p + done, want, _RET_IP_), k;
 
 		for (k = 0; k < got; k++)
-			slab_obj_take(s, p[done + (size_t)k], s->mark_off);
+			slab_obj_take(s, p[done + (size_t)k]);
 		done += (size_t)got;
 		if (got < want) {
 			/* All or nothing, as the kernel. */
@@ -1332,8 +1357,7 @@ void kmem_cache_free_bulk(struct kmem_cache *s, size_t nr, void **p)
 				    PageFlag(virt_to_page(p[k]), PG_slab_page) &&
 				    virt_to_page(p[k])->slab_cache == s)
 					slab_free_check("kmem_cache_free_bulk", s,
-							virt_to_page(p[k]), p[k],
-							s->mark_off);
+							virt_to_page(p[k]), p[k]);
 		slab_free_bulk(s, p, n, _RET_IP_);
 		p += n;
 		nr -= (size_t)n;
