@@ -23,18 +23,19 @@
 extern unsigned long slab_free_key __slab_hidden;
 
 /*
- * The magazines of every size up to KMALLOC_SMALL_MAX, by size - 1:
+ * The magazines of every size 0 .. KMALLOC_SMALL_MAX, by size:
  * kmalloc_size_index[] and the class's pcp_cache folded into one load,
- * one entry per byte size so that the index is malloc's own size - 1
- * (no shift: 8 KiB where one entry per 8 bytes took 1 KiB; sh6bench,
- * whose sizes run 1..1000, took the same CPU time, docs/percpu.md "Cost").
- * Every entry always points at a valid pcp_cache: the bypass cache (every
- * fast path misses) until the class has a cache with magazines. The fast
- * path may only read it once pcp_init() has run (it reads the rseq area
- * pcp_init() chooses): callers gate it (malloc's malloc_small_max is 0
- * until kmalloc_small_ready()).
+ * one entry per byte size so that the index is malloc's own size (no
+ * shift: 8 KiB where one entry per 8 bytes took 1 KiB; sh6bench, whose
+ * sizes run 1..1000, took the same CPU time, docs/percpu.md "Cost"; no
+ * size - 1 either: size 0 has the entry of size 1, as malloc(0) is
+ * kmalloc(1)). Every entry always points at a valid pcp_cache: the bypass
+ * cache (every fast path misses) until the class has a cache with
+ * magazines. The fast path may only read it once pcp_init() has run (it
+ * reads the rseq area pcp_init() chooses): callers gate it (malloc's
+ * malloc_small_end is 0 until kmalloc_small_ready()).
  */
-extern struct pcp_cache *kmalloc_small_pcp[KMALLOC_SMALL_MAX] __slab_hidden;
+extern struct pcp_cache *kmalloc_small_pcp[KMALLOC_SMALL_MAX + 1] __slab_hidden;
 
 /*
  * What kfree_small_fast() needs of a class, by page tag (class + 1): the
@@ -93,7 +94,8 @@ void kfree_small_miss(void *p) __slab_hidden;
 bool kmalloc_small_ready(void) __slab_hidden;
 
 /**
- * kmalloc_small_fast - kmalloc(@size) for 1 <= @size <= KMALLOC_SMALL_MAX,
+ * kmalloc_small_fast - kmalloc(@size) for @size <= KMALLOC_SMALL_MAX (0 is
+ * served as 1: malloc(0)),
  * once kmalloc_small_ready() said yes (and no kmalloc class is a debug
  * class: those need kmalloc_slow(), which knows the size and call site).
  *
@@ -110,7 +112,7 @@ static __always_inline void *kmalloc_small_fast(size_t size, gfp_t gfp)
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
 		return kmalloc_miss(size, gfp);
 	/* acquire (a plain load on x86): kmalloc_small_publish() releases */
-	obj = pcp_alloc_fast(__atomic_load_n(&kmalloc_small_pcp[size - 1],
+	obj = pcp_alloc_fast(__atomic_load_n(&kmalloc_small_pcp[size],
 					     __ATOMIC_ACQUIRE));
 	if (unlikely(!obj))
 		return kmalloc_miss(size, gfp);

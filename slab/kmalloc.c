@@ -8,7 +8,7 @@
  *   kmalloc_aligned(size, align) ---------------+--> __kmalloc_index(idx)
  *        kmalloc_pcp[idx] -> pcp_alloc_fast() (one rseq section) -> hit
  *   malloc(size <= 1 KiB) -- kmalloc_small_fast(size) (slab/fastpath.h,
- *        inline): kmalloc_small_pcp[size - 1] -> pcp_alloc_fast() -> hit
+ *        inline): kmalloc_small_pcp[size] -> pcp_alloc_fast() -> hit
  *   either miss: kmalloc_miss(size) -> slab_alloc_miss(), which refills
  *        from the slabs without entering the section again (percpu
  *        retries an aborted section itself)
@@ -117,8 +117,8 @@ static struct pcp_cache *kmalloc_pcp[NR_KMALLOC_CLASSES];
 struct kmalloc_free_tab kmalloc_free_tab;
 
 /* slab/fastpath.h: every entry valid from the start (the bypass cache) */
-struct pcp_cache *kmalloc_small_pcp[KMALLOC_SMALL_MAX] = {
-	[0 ... KMALLOC_SMALL_MAX - 1] = PCP_BYPASS,
+struct pcp_cache *kmalloc_small_pcp[KMALLOC_SMALL_MAX + 1] = {
+	[0 ... KMALLOC_SMALL_MAX] = PCP_BYPASS,
 };
 
 /*
@@ -134,8 +134,8 @@ static void kmalloc_small_publish(unsigned int idx, struct pcp_cache *pc,
 	struct pcp_cache *bypass;
 	unsigned int i;
 
-	for (i = 0; i < KMALLOC_SMALL_MAX; i++) {
-		if (kmalloc_size_index[i >> 3] != idx)
+	for (i = 0; i <= KMALLOC_SMALL_MAX; i++) {
+		if (kmalloc_index_small(i ? i : 1) != idx)	/* 0: as 1 */
 			continue;
 		bypass = PCP_BYPASS;
 		if (first)
@@ -350,8 +350,8 @@ out_mask:
 /*
  * Behind __kmalloc_index() and kmalloc_small_fast() (slab/fastpath.h):
  * first use of the class, an empty magazine, a nocache build, a debug
- * class (its magazines are the bypass cache). @size: 1 ..
- * KMALLOC_MAX_CACHE_SIZE, any size of the class (the miss finds the class
+ * class (its magazines are the bypass cache). @size: 0 (as 1: malloc(0))
+ * .. KMALLOC_MAX_CACHE_SIZE, any size of the class (the miss finds the class
  * again: kept off the hit paths, which have the size or the class). No
  * call site for SLAB_STORE_USER: malloc's route pays nothing for it;
  * kmalloc() and malloc reach debug classes through kmalloc_slow(), which
@@ -359,7 +359,7 @@ out_mask:
  */
 __slowpath void *kmalloc_miss(size_t size, gfp_t gfp)
 {
-	unsigned int idx = kmalloc_index(size);
+	unsigned int idx = kmalloc_index(size ? size : 1);	/* malloc(0) */
 	struct kmem_cache *s = __atomic_load_n(&kmalloc_caches[idx], __ATOMIC_ACQUIRE);
 	struct pcp_cache *none = NULL;
 

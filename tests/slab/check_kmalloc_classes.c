@@ -128,18 +128,19 @@ TEST(core, test_every_size_same_class)
 END_TEST
 
 /*
- * malloc's inline route (kmalloc_small_fast(): kmalloc_small_pcp[size - 1],
+ * malloc's inline route (kmalloc_small_fast(): kmalloc_small_pcp[size],
  * one entry per byte size) gives every size up to KMALLOC_SMALL_MAX an
  * object of kmalloc's own class for that size, and once the class is
- * made, its entry is that class's magazines (never a neighbour's).
+ * made, its entry is that class's magazines (never a neighbour's). Size
+ * 0 (malloc(0)) is served as 1.
  */
 TEST(core, test_small_table_every_size)
 {
 	size_t size;
 
 	ck_assert(kmalloc_small_ready());
-	for (size = 1; size <= KMALLOC_SMALL_MAX; size++) {
-		struct kmem_cache *s = kmalloc_slab(size);
+	for (size = 0; size <= KMALLOC_SMALL_MAX; size++) {
+		struct kmem_cache *s = kmalloc_slab(size ? size : 1);
 		void *p = kmalloc_small_fast(size, GFP_KERNEL);
 		void *q = kmalloc_small_fast(size, GFP_KERNEL);
 
@@ -151,7 +152,7 @@ TEST(core, test_small_table_every_size)
 			      "size %zu: not from %s", size, s->name);
 		ck_assert_uint_ge(ksize(p), size);
 		if (IS_ENABLED(CONFIG_PERCPU_CACHE) && !slab_debug(s))
-			ck_assert_msg(kmalloc_small_pcp[size - 1] == s->pcp,
+			ck_assert_msg(kmalloc_small_pcp[size] == s->pcp,
 				      "size %zu: entry is not %s's magazines",
 				      size, s->name);
 		memset(p, 0x5a, size);
