@@ -19,9 +19,6 @@
 
 #define __slab_hidden	__attribute__((__visibility__("hidden")))
 
-/* slab/debug.c: the free mark (docs/slab.md "Hardened frees") */
-extern unsigned long slab_free_key __slab_hidden;
-
 /*
  * The magazines of every size 0 .. KMALLOC_SMALL_MAX, by size:
  * kmalloc_size_index[] and the class's pcp_cache folded into one load,
@@ -107,17 +104,19 @@ bool kmalloc_small_ready(void) __slab_hidden;
  */
 static __always_inline void *kmalloc_small_fast(size_t size, gfp_t gfp)
 {
+	struct pcp_cache *pc;
 	unsigned long *obj;
 
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
 		return kmalloc_miss(size, gfp);
 	/* acquire (a plain load on x86): kmalloc_small_publish() releases */
-	obj = pcp_alloc_fast(__atomic_load_n(&kmalloc_small_pcp[size],
-					     __ATOMIC_ACQUIRE));
+	pc = __atomic_load_n(&kmalloc_small_pcp[size], __ATOMIC_ACQUIRE);
+	obj = pcp_alloc_fast(pc);
 	if (unlikely(!obj))
 		return kmalloc_miss(size, gfp);
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
-		if (unlikely(*obj != slab_free_key))
+		/* the class's mark is its pcp_cache's address (mark_key) */
+		if (unlikely(*obj != (unsigned long)pc))
 			return kmalloc_small_bad(obj);	/* a tail call */
 		*obj = 0;
 	}
@@ -146,6 +145,7 @@ static __always_inline void *kmalloc_small_fast(size_t size, gfp_t gfp)
 static __always_inline void kfree_small_fast(void *p, void (*foreign)(const void *))
 {
 	uintptr_t off = (uintptr_t)p - (uintptr_t)page_alloc_base;
+	struct pcp_cache *pc;
 	unsigned long tag;
 
 	if (unlikely(off >= page_alloc_span)) {
@@ -166,10 +166,14 @@ static __always_inline void kfree_small_fast(void *p, void (*foreign)(const void
 			kfree(p);
 			return;
 		}
-		*slab_mark_at(p, kmalloc_free_tab.mark_mul[tag],
-			      kmalloc_free_tab.mark_bias[tag]) = slab_free_key;
 	}
-	if (likely(pcp_free_fast(kmalloc_free_tab.pc[tag], p)))
+	/* loaded once: the mark's store below might alias the table */
+	pc = kmalloc_free_tab.pc[tag];
+	/* the class's mark is its pcp_cache's address (mark_key) */
+	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+		*slab_mark_at(p, kmalloc_free_tab.mark_mul[tag],
+			      kmalloc_free_tab.mark_bias[tag]) = (unsigned long)pc;
+	if (likely(pcp_free_fast(pc, p)))
 		return;
 	kfree_small_miss(p);
 }

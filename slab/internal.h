@@ -109,6 +109,7 @@ struct kmem_cache {
 	 */
 	uint64_t mark_mul;
 	uintptr_t mark_bias;
+	unsigned long mark_key;		/* the mark (slab_mark_key()) */
 	unsigned int track_off;		/* SLAB_STORE_USER tracks; 0: none */
 	unsigned int orig_off;		/* kmalloc red zone: size asked; 0: none */
 	/*
@@ -196,7 +197,7 @@ static __always_inline unsigned long *slab_mark(const struct kmem_cache *s,
 static inline void slab_free(struct kmem_cache *s, void *obj)
 {
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-		*slab_mark(s, obj) = slab_free_key;
+		*slab_mark(s, obj) = s->mark_key;
 	__slab_free(s, obj, 0);
 }
 int slab_calculate_layout(struct kmem_cache *s);
@@ -327,23 +328,29 @@ void slab_drain_deferred(void);
 
 /*
  * Free marks (CONFIG_SLAB_FREE_HARDENED; docs/slab.md, "Hardened frees").
- * A free object holds one of two per-process random words at @mark_off:
+ * A free object's mark word (slab_mark(): word 0 of the object, or its
+ * word in page_alloc's shadow) holds one of two words of its cache:
  *
- *   slab_free_key    in a magazine or the depot: every free stores it
- *                    (a store, no load: the freed block is not read)
- *   ~slab_free_key   on a slab's freelist: slab_free_bulk() checks that
- *                    an object arriving holds slab_free_key and swaps it;
- *                    slab_alloc_bulk() checks and swaps it back
+ *   mark_key    in a magazine or the depot: every free stores it (a
+ *               store, no load: the freed block is not read)
+ *   ~mark_key   on a slab's freelist: slab_free_bulk() checks that an
+ *               object arriving holds mark_key and swaps it;
+ *               slab_alloc_bulk() checks and swaps it back
  *
- * Every allocation checks slab_free_key and clears it (slab_obj_take())
+ * mark_key is the address of the cache's pcp_cache when it has
+ * magazines: the one word both hit paths already hold in a register
+ * (malloc()'s table entry, free()'s class entry), so neither loads a key;
+ * else slab_free_key, random per process (slab_mark_key()).
+ *
+ * Every allocation checks mark_key and clears it (slab_obj_take())
  * before the block is handed out, so an object freed twice is reported
  * at the latest when its second copy would be handed out or would reach
  * the slab, never given to two owners. The interior-pointer test stays
  * on the free (arithmetic, slab_free_test()).
  */
-static __always_inline unsigned long slab_mark_slab(void)
+static __always_inline unsigned long slab_mark_slab(const struct kmem_cache *s)
 {
-	return ~slab_free_key;
+	return ~s->mark_key;
 }
 
 /*
@@ -352,12 +359,16 @@ static __always_inline unsigned long slab_mark_slab(void)
  * double free, reported naming the cache and the object). Clears it.
  */
 __slowpath void slab_take_bad(struct kmem_cache *s, void *obj);
-/* slab_obj_take() with the mark's word already found (@s may be NULL) */
+/*
+ * slab_obj_take() with the mark's word and the cache's key already found
+ * (@s may be NULL: the report finds the cache)
+ */
 static __always_inline void *slab_obj_take_at(struct kmem_cache *s, void *obj,
-					      unsigned long *mark)
+					      unsigned long *mark,
+					      unsigned long key)
 {
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
-		if (unlikely(*mark != slab_free_key))
+		if (unlikely(*mark != key))
 			slab_take_bad(s, obj);
 		*mark = 0;
 	}
@@ -366,7 +377,7 @@ static __always_inline void *slab_obj_take_at(struct kmem_cache *s, void *obj,
 
 static __always_inline void *slab_obj_take(struct kmem_cache *s, void *obj)
 {
-	return slab_obj_take_at(s, obj, slab_mark(s, obj));
+	return slab_obj_take_at(s, obj, slab_mark(s, obj), s->mark_key);
 }
 
 /*
@@ -382,7 +393,7 @@ static __always_inline bool slab_obj_marked_free(const struct kmem_cache *s,
 	if (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
 		return false;
 	mark = *slab_mark(s, obj);
-	return mark == slab_free_key || mark == slab_mark_slab();
+	return mark == s->mark_key || mark == slab_mark_slab(s);
 }
 
 enum slab_free_fault { SLAB_FREE_OK, SLAB_FREE_UNALIGNED };
@@ -401,7 +412,7 @@ slab_free_test(struct kmem_cache *s, void *obj, uint64_t n)
 		return SLAB_FREE_OK;
 	if (unlikely(n * s->obj_magic >= s->obj_limit))
 		return SLAB_FREE_UNALIGNED;
-	*slab_mark(s, obj) = slab_free_key;
+	*slab_mark(s, obj) = s->mark_key;
 	return SLAB_FREE_OK;
 }
 

@@ -398,7 +398,9 @@ __slowpath void *kmalloc_miss(size_t size, gfp_t gfp)
  */
 __slowpath void *kmalloc_small_bad(void *obj)
 {
-	return slab_obj_take_at(NULL, obj, obj);	/* classes up to 1 KiB: word 0 */
+	slab_take_bad(NULL, obj);
+	*(unsigned long *)obj = 0;	/* classes up to 1 KiB: word 0 */
+	return obj;
 }
 
 /*
@@ -441,7 +443,8 @@ __fastpath void *__kmalloc_index(unsigned long idx, gfp_t gfp)
 		return kmalloc_miss(kmalloc_info[idx].size, gfp);
 	return slab_obj_take_at(NULL, obj,
 				slab_mark_at(obj, kmalloc_free_tab.mark_mul[idx + 1],
-					     kmalloc_free_tab.mark_bias[idx + 1]));
+					     kmalloc_free_tab.mark_bias[idx + 1]),
+				(unsigned long)pc);
 }
 
 /* __kmalloc_index() of @size, zeroed for __GFP_ZERO. */

@@ -304,9 +304,6 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp)
 	slab->frozen = 0;
 	INIT_LIST_HEAD(&slab->slab_list);
 
-	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) &&
-	    unlikely(!READ_ONCE(slab_free_key)))
-		slab_free_key_init();
 	/*
 	 * Plain caches write nothing here: objects are handed out from
 	 * @fresh on in address order (take_fresh_locked()), so a slab's
@@ -328,7 +325,7 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp)
 				s->ctor(obj);
 			set_freepointer(s, obj, next);
 			if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-				*slab_mark(s, obj) = slab_mark_slab();
+				*slab_mark(s, obj) = slab_mark_slab(s);
 		}
 		slab->fresh = (unsigned short)s->objects;
 	}
@@ -468,7 +465,7 @@ static const char *slab_free_name(const struct kmem_cache *s)
 static void __slowpath slab_find_doubled(struct kmem_cache *s,
 					 struct page *slab, void *bad)
 {
-	unsigned long visit = slab_mark_slab() ^ 1, *mark;
+	unsigned long visit = slab_mark_slab(s) ^ 1, *mark;
 	unsigned int n = 0;
 	void *obj;
 
@@ -486,7 +483,7 @@ static void slab_check_empty(struct kmem_cache *s, struct page *slab)
 {
 	char *obj = (char *)slab_base(slab) + s->red_left_pad;
 	char *end = obj + (size_t)slab->fresh * s->size;
-	unsigned long want = slab_mark_slab();
+	unsigned long want = slab_mark_slab(s);
 
 	for (; obj < end; obj += s->size)
 		if (unlikely(*slab_mark(s, obj) != want))
@@ -537,9 +534,9 @@ static void *take_object_locked(struct kmem_cache *s, struct page *slab,
 	unsigned long *mark = slab_mark(s, obj);
 
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
-		if (unlikely(*mark != slab_mark_slab()) && !slab_debug(s))
+		if (unlikely(*mark != slab_mark_slab(s)) && !slab_debug(s))
 			slab_report_double_free(slab_free_name(s), s, obj, 0);
-		*mark = slab_free_key;
+		*mark = s->mark_key;
 	}
 	slab->freelist = get_freepointer(s, obj);
 	slab->inuse++;
@@ -588,7 +585,7 @@ static void mark_fresh(struct kmem_cache *s, void **objs, int n)
 
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
 		for (k = 0; k < n; k++)
-			*slab_mark(s, objs[k]) = slab_free_key;
+			*slab_mark(s, objs[k]) = s->mark_key;
 }
 
 /**
@@ -677,7 +674,7 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 			memset(objs[k], 0, s->object_size);
 			/* the mark may sit in the object: its taker checks it */
 			if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-				*slab_mark(s, objs[k]) = slab_free_key;
+				*slab_mark(s, objs[k]) = s->mark_key;
 		}
 	if (unlikely(i < n))
 		errno = ENOMEM;
@@ -711,7 +708,7 @@ static void slab_free_debug_locked(struct kmem_cache *s, void **objs, int n,
 		/* the mark is not checked here (debug's own checks are), but
 		 * kept as every free object's */
 		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-			*slab_mark(s, obj) = slab_mark_slab();
+			*slab_mark(s, obj) = slab_mark_slab(s);
 		if (unlikely((char *)obj >= slab_fresh_obj(s, slab)))
 			slab_report_double_free(slab_free_name(s), s, obj, addr);
 		set_freepointer(s, obj, slab->freelist);
@@ -753,10 +750,10 @@ static void slab_free_runs_locked(struct kmem_cache *s, void **objs, int n,
 			if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
 				unsigned long *mark = slab_mark(s, obj);
 
-				if (unlikely(*mark != slab_free_key))
+				if (unlikely(*mark != s->mark_key))
 					slab_report_double_free(slab_free_name(s), s,
 								obj, addr);
-				*mark = slab_mark_slab();
+				*mark = slab_mark_slab(s);
 			}
 			/* never handed out: freed without an allocation */
 			if (unlikely(obj >= fresh))
@@ -872,7 +869,7 @@ __slowpath void slab_drain_deferred(void)
 		s = page->slab_cache;
 		/* checked and marked when deferred; the link took the mark's word */
 		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-			*slab_mark(s, obj) = slab_free_key;
+			*slab_mark(s, obj) = s->mark_key;
 		slab_free_miss(s, obj, 0);
 	}
 }
@@ -986,13 +983,31 @@ const struct pcp_ops slab_pcp_ops = {
  * operation) or per-CPU caching is off. Without them (or if they cannot
  * be had) the cache has the bypass pcp_cache and works from its slabs.
  */
+/*
+ * @s's free mark (slab/internal.h, "Free marks"), before its first slab:
+ * the address of its pcp_cache when it has magazines, which the hit paths
+ * hold in a register (kmalloc_small_fast() compares the object's word
+ * with the table entry it popped from, kfree_small_fast() stores its
+ * class's entry), so neither loads a key; else slab_free_key.
+ */
+static void slab_mark_key(struct kmem_cache *s)
+{
+	if (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+		return;
+	if (unlikely(!READ_ONCE(slab_free_key)))
+		slab_free_key_init();
+	s->mark_key = READ_ONCE(slab_free_key);
+	if (IS_ENABLED(CONFIG_PERCPU_CACHE) && s->pcp && !pcp_cache_is_bypass(s->pcp))
+		s->mark_key = (unsigned long)s->pcp;
+}
+
 static void slab_pcp_attach(struct kmem_cache *s)
 {
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
 		return;
 	if (!slab_debug(s))
 		s->pcp = pcp_cache_create(s->name, s, &slab_pcp_ops, s->size);
-	/* __kmalloc_index() clears the free mark of a magazine hit at word 0 */
+	/* kmalloc_small_fast() clears the free mark of a magazine hit at word 0 */
 	BUG_ON(s->pcp && (s->flags & __SLAB_KMALLOC) && s->mark_off);
 	if (!s->pcp) {
 		s->pcp = pcp_cache_bypass();
@@ -1100,6 +1115,7 @@ int __kmem_cache_create(struct kmem_cache *s, const char *name,
 	CDS_INIT_LIST_HEAD(&s->list);
 	slab_settings_resolve(s);	/* settings named before it existed */
 	slab_pcp_attach(s);
+	slab_mark_key(s);
 	return 0;
 }
 
