@@ -80,6 +80,8 @@ noinline void *malloc_sized(size_t size, gfp_t gfp)
 	if (unlikely(size - 1 >= KMALLOC_MAX_CACHE_SIZE) ||
 	    IS_ENABLED(CONFIG_SLAB_DEBUG_ON))
 		return malloc_slow(size, gfp);
+	if (!(gfp & __GFP_ZERO))
+		return kmalloc_nozero(size, gfp);
 	return kmalloc(size, gfp);
 }
 

@@ -88,6 +88,7 @@ static __always_inline unsigned long *slab_mark_at(const void *obj,
 void *kmalloc_miss(size_t size, gfp_t gfp) __slab_hidden;
 void *kmalloc_small_bad(void *obj) __slab_hidden;
 void kfree_small_miss(void *p) __slab_hidden;
+void *kmalloc_nozero(size_t size, gfp_t gfp) __slab_hidden;
 bool kmalloc_small_ready(void) __slab_hidden;
 
 /**

@@ -567,6 +567,19 @@ void *kmalloc(size_t size, gfp_t flags)
 	return kmalloc_slow(size, flags, _RET_IP_);
 }
 
+/*
+ * kmalloc() for the malloc layer's sizes above KMALLOC_SMALL_MAX (never
+ * __GFP_ZERO): a direct call (kmalloc() is exported, so the library's own
+ * calls of it go through its PLT entry) and a tail call into the class's
+ * route, with no frame around it for the zeroing.
+ */
+__fastpath void *kmalloc_nozero(size_t size, gfp_t flags)
+{
+	if (likely(size - 1 < READ_ONCE(kmalloc_fast_max)))
+		return __kmalloc_index(kmalloc_index(size), flags);
+	return kmalloc_slow(size, flags, _RET_IP_);
+}
+
 void *kzalloc(size_t size, gfp_t flags)
 {
 	return kmalloc(size, flags | __GFP_ZERO);
