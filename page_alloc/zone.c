@@ -66,6 +66,7 @@ static char *pa_map_top;	/* reserved end of the struct page map */
 static char *pa_map_end;	/* its logical end */
 static unsigned char *pa_tags_top;	/* reserved end of the tag bytes */
 static unsigned char *pa_tags_end;
+static unsigned char *pa_shadow_start;	/* the shadow's place: base >> 7 */
 static unsigned char *pa_shadow_top;	/* reserved end of the shadow */
 static unsigned char *pa_shadow_end;
 
@@ -116,7 +117,7 @@ static int pa_meta_grow_locked(const char *end)
 				     PA_MAP_STEP);
 	unsigned char *tags = (unsigned char *)ALIGN_UP(
 		(unsigned long)(page_alloc_tags + npages), PAGE_SIZE);
-	unsigned char *shadow = page_alloc_shadow +
+	unsigned char *shadow = pa_shadow_start +
 		pa_shadow_size((size_t)(end - page_alloc_base));
 
 	map = min_t(char *, map, pa_map_end);
@@ -134,10 +135,20 @@ static int pa_meta_grow_locked(const char *end)
 			return -ENOMEM;
 		pa_tags_top = tags;
 	}
-	if (shadow > pa_shadow_top) {
+	/*
+	 * The shadow, if it has a place: at its first section something
+	 * else there (a sanitizer's shadow, a fixed mapping) leaves it out
+	 * for good (page_alloc_shadow NULL: its users keep their state
+	 * elsewhere); once in use it must follow the heap.
+	 */
+	if (page_alloc_shadow && shadow > pa_shadow_top) {
 		if (!pa_map_fixed(pa_shadow_top, (size_t)(shadow - pa_shadow_top),
-				  PROT_READ | PROT_WRITE))
-			return -ENOMEM;
+				  PROT_READ | PROT_WRITE)) {
+			if (pa_shadow_top > pa_shadow_start)
+				return -ENOMEM;
+			page_alloc_shadow = NULL;
+			return 0;
+		}
 		pa_shadow_top = shadow;
 	}
 	return 0;
@@ -281,8 +292,11 @@ static size_t pa_base_align(size_t size)
 /*
  * The heap's layout for a range of @size at @base: the struct page map
  * (@mapsz bytes) just below it, the tags (@tagsz) below the map, the
- * shadow (pa_shadow_size(@size)) below the tags; nothing of any reserved
- * yet (pa_meta_grow_locked() does that).
+ * shadow at @base >> PAGE_ALLOC_SHADOW_SHIFT (the shadow of an address is
+ * at the address >> 7: no offset to add on free()'s path), far below
+ * (1/128 of the address); nothing of any reserved yet
+ * (pa_meta_grow_locked() does that). In the up-front reservation
+ * (valgrind, which places mappings itself) there is no shadow.
  */
 static void pa_set_layout(char *base, size_t size, size_t mapsz, size_t tagsz)
 {
@@ -295,9 +309,10 @@ static void pa_set_layout(char *base, size_t size, size_t mapsz, size_t tagsz)
 	page_alloc_tags = (unsigned char *)pa_map_start - tagsz;
 	pa_tags_top = page_alloc_tags;
 	pa_tags_end = (unsigned char *)pa_map_start;
-	page_alloc_shadow = page_alloc_tags - pa_shadow_size(size);
-	pa_shadow_top = page_alloc_shadow;
-	pa_shadow_end = page_alloc_tags;
+	pa_shadow_start = (unsigned char *)((uintptr_t)base >> PAGE_ALLOC_SHADOW_SHIFT);
+	pa_shadow_top = pa_shadow_start;
+	pa_shadow_end = pa_shadow_start + pa_shadow_size(size);
+	page_alloc_shadow = pa_upfront ? NULL : pa_shadow_start;
 }
 
 /*
@@ -316,13 +331,12 @@ static char *pa_reserve_upfront_locked(void)
 
 		mapsz = ALIGN_UP((size >> PAGE_SHIFT) * sizeof(struct page), PA_MAP_STEP);
 		tagsz = ALIGN_UP(size >> PAGE_SHIFT, PAGE_SIZE);
-		total = pa_shadow_size(size) + tagsz + mapsz + align + size;
+		total = tagsz + mapsz + align + size;
 		raw = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
 			   MAP_NORESERVE, -1, 0);
 		if (raw == MAP_FAILED)
 			continue;
-		base = (char *)ALIGN_UP((unsigned long)(raw + pa_shadow_size(size) +
-							tagsz + mapsz), align);
+		base = (char *)ALIGN_UP((unsigned long)(raw + tagsz + mapsz), align);
 		pa_upfront = true;
 		pa_set_layout(base, size, mapsz, tagsz);
 		if (!pa_meta_grow_locked(base + SECTION_SIZE))
@@ -365,8 +379,7 @@ static int pa_reserve_locked(void)
 
 		mapsz = ALIGN_UP((size >> PAGE_SHIFT) * sizeof(struct page), PA_MAP_STEP);
 		tagsz = ALIGN_UP(size >> PAGE_SHIFT, PAGE_SIZE);
-		if ((unsigned long)top < size + mapsz + tagsz + pa_shadow_size(size) +
-					 align + (1UL << 32))
+		if ((unsigned long)top < size + mapsz + tagsz + align + (1UL << 32))
 			continue;	/* stay clear of the low 4 GiB */
 		base = (char *)ALIGN_DOWN((unsigned long)(top - size), align);
 		pa_set_layout(base, size, mapsz, tagsz);
@@ -377,9 +390,9 @@ static int pa_reserve_locked(void)
 			munmap(pa_map_start, (size_t)(pa_map_top - (char *)pa_map_start));
 		if (pa_tags_top > page_alloc_tags)
 			munmap(page_alloc_tags, (size_t)(pa_tags_top - page_alloc_tags));
-		if (pa_shadow_top > page_alloc_shadow)
-			munmap(page_alloc_shadow,
-			       (size_t)(pa_shadow_top - page_alloc_shadow));
+		if (pa_shadow_top > pa_shadow_start)
+			munmap(pa_shadow_start,
+			       (size_t)(pa_shadow_top - pa_shadow_start));
 		base = NULL;
 		if (errno == ENOMEM) {
 			limited = true;

@@ -49,8 +49,9 @@ struct kmalloc_free_tab {
 	uintptr_t slab_mask[NR_KMALLOC_TAGS];
 	uint64_t obj_magic[NR_KMALLOC_TAGS];
 	uint64_t obj_limit[NR_KMALLOC_TAGS];
-	uint64_t mark_mul[NR_KMALLOC_TAGS];	/* struct kmem_cache's */
-	uintptr_t mark_bias[NR_KMALLOC_TAGS];
+	uint64_t mark_mul[NR_KMALLOC_TAGS];	/* struct kmem_cache's (its
+						 * mark_bias is 0: word 0, or
+						 * the shadow at obj >> 7) */
 };
 extern struct kmalloc_free_tab kmalloc_free_tab __slab_hidden;
 
@@ -59,10 +60,11 @@ extern struct kmalloc_free_tab kmalloc_free_tab __slab_hidden;
  * constants are @mul and @bias (struct kmem_cache's mark_mul, mark_bias):
  * the high and the low half of @obj * @mul, added, plus @bias. With @mul
  * 1 that is @obj + @bias (the mark in the object); with 2^57 it is
- * (@obj >> 7) + @bias for an @obj on a 128-byte boundary (the low half is
- * 0): the object's word in page_alloc's shadow. One multiply, no branch:
- * free() finds the mark of every class the same way (docs/slab.md
- * "Hardened frees").
+ * @obj >> 7 for an @obj on a 128-byte boundary (the low half is 0; bias
+ * 0): the object's word in page_alloc's shadow, which lies at the heap's
+ * addresses >> 7. One multiply, no branch: free() finds the mark of every
+ * class the same way (docs/slab.md "Hardened frees"); kmalloc's classes
+ * all have bias 0, so the hit paths add nothing.
  */
 static __always_inline unsigned long *slab_mark_at(const void *obj,
 						   uint64_t mul, uintptr_t bias)
@@ -71,12 +73,11 @@ static __always_inline unsigned long *slab_mark_at(const void *obj,
 	uintptr_t lo, hi;
 
 	/* (GCC 12 spends two more moves on the same product in C) */
-	__asm__ ("mulq %[mul]\n\t"
-		 "addq %[bias], %%rdx"
-		 : "=a" (lo), "=&d" (hi)
-		 : "0" ((uintptr_t)obj), [mul] "rm" (mul), [bias] "rm" (bias)
+	__asm__ ("mulq %[mul]"
+		 : "=a" (lo), "=d" (hi)
+		 : "0" ((uintptr_t)obj), [mul] "rm" (mul)
 		 : "cc");
-	return (unsigned long *)(hi + lo);
+	return (unsigned long *)(hi + lo + bias);
 #else
 	unsigned __int128 x = (unsigned __int128)(uintptr_t)obj * mul;
 
@@ -172,8 +173,8 @@ static __always_inline void kfree_small_fast(void *p, void (*foreign)(const void
 	pc = kmalloc_free_tab.pc[tag];
 	/* the class's mark is its pcp_cache's address (mark_key) */
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-		*slab_mark_at(p, kmalloc_free_tab.mark_mul[tag],
-			      kmalloc_free_tab.mark_bias[tag]) = (unsigned long)pc;
+		*slab_mark_at(p, kmalloc_free_tab.mark_mul[tag], 0) =
+			(unsigned long)pc;
 	if (likely(pcp_free_fast(pc, p)))
 		return;
 	kfree_small_miss(p);

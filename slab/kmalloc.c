@@ -157,8 +157,10 @@ static void kmalloc_free_info_set(unsigned int idx, struct kmem_cache *s)
 		   IS_ENABLED(CONFIG_PERCPU_CACHE) ? s->pcp : NULL);
 	WRITE_ONCE(kmalloc_free_tab.slab_mask[tag], s->slab_mask);
 	WRITE_ONCE(kmalloc_free_tab.obj_magic[tag], s->obj_magic);
+	/* the hit paths find the mark with no bias (slab_mark_at()); a debug
+	 * class (obj_limit 0: every free fails) never reaches it */
+	BUG_ON(s->mark_bias && s->obj_limit);
 	WRITE_ONCE(kmalloc_free_tab.mark_mul[tag], s->mark_mul);
-	WRITE_ONCE(kmalloc_free_tab.mark_bias[tag], s->mark_bias);
 	__atomic_store_n(&kmalloc_free_tab.obj_limit[tag], s->obj_limit,
 			 __ATOMIC_RELEASE);
 }
@@ -442,8 +444,7 @@ __fastpath void *__kmalloc_index(unsigned long idx, gfp_t gfp)
 	if (unlikely(!obj))
 		return kmalloc_miss(kmalloc_info[idx].size, gfp);
 	return slab_obj_take_at(NULL, obj,
-				slab_mark_at(obj, kmalloc_free_tab.mark_mul[idx + 1],
-					     kmalloc_free_tab.mark_bias[idx + 1]),
+				slab_mark_at(obj, kmalloc_free_tab.mark_mul[idx + 1], 0),
 				(unsigned long)pc);
 }
 

@@ -158,7 +158,9 @@ static void slab_layout_obj_check(struct kmem_cache *s)
  * 1 KiB). A free and the allocation after it then never touch such a
  * block: a program that does not write its blocks keeps them
  * non-resident (docs/slab.md "Hardened frees"). Smaller classes, whose
- * pages hold several objects each, keep it in word 0.
+ * pages hold several objects each, keep it in word 0, and so does every
+ * class when page_alloc has no shadow (its place was taken: a
+ * sanitizer's own shadow; valgrind).
  */
 static void slab_mark_layout(struct kmem_cache *s)
 {
@@ -169,11 +171,11 @@ static void slab_mark_layout(struct kmem_cache *s)
 	    s->object_size <= KMALLOC_SMALL_MAX ||
 	    s->size % PAGE_ALLOC_SHADOW_GRAIN ||
 	    s->size < sizeof(unsigned long) * PAGE_ALLOC_SHADOW_GRAIN ||
-	    page_alloc_init())
+	    page_alloc_init() || !page_alloc_shadow)
 		return;
+	/* the shadow of an address is at the address >> 7: no bias */
 	s->mark_mul = 1ULL << (64 - PAGE_ALLOC_SHADOW_SHIFT);
-	s->mark_bias = (uintptr_t)page_alloc_shadow -
-		       ((uintptr_t)page_alloc_base >> PAGE_ALLOC_SHADOW_SHIFT);
+	s->mark_bias = 0;
 }
 
 /**
