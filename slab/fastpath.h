@@ -136,7 +136,9 @@ static __always_inline void *kmalloc_small_fast(size_t size, gfp_t gfp)
  * kmalloc slab; small enough to stay in cache where a struct page per
  * 4 KiB of a large heap does not), the object-boundary test with the
  * class's constants (slabs are naturally aligned), the store of the free
- * mark (no load of the block), the rseq push.
+ * mark (the class's pcp_cache address; no load of the block; in word 0 up
+ * to 1 KiB, in page_alloc's shadow above, where one multiply by the
+ * class's mark_mul finds it: slab_mark_at()), the rseq push.
  * A failed hardened test (a double free, an interior pointer, every free
  * of a debug cache: their obj_limit is 0) goes to kfree() by a tail call,
  * so kfree()'s _RET_IP_ is free()'s caller at no cost here; it checks

@@ -72,10 +72,12 @@
  * zone), so that malloc(50) from kmalloc-64 is guarded from byte 50.
  *
  * With CONFIG_SLAB_FREE_HARDENED every free object (in a magazine or on a
- * slab's freelist) also holds slab_free_key at @mark_off: word 0 of plain
- * caches (the free pointer then moves to word 1; 8-byte objects get a
- * 16-byte stride), a word past the free pointer for the others. A free
- * that finds the mark is a double free; handing an object out clears it.
+ * slab's freelist) also has a free mark ("Free marks" below): at
+ * @mark_off, word 0 of plain caches (the free pointer then moves to word
+ * 1; 8-byte objects get a 16-byte stride), a word past the free pointer
+ * for the others; for kmalloc classes above 1 KiB in page_alloc's shadow,
+ * outside the object (slab_mark()). Handing an object out checks and
+ * clears it.
  */
 struct kmem_cache {
 	/* Read-mostly, set at creation. */

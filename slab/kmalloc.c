@@ -426,7 +426,7 @@ bool kmalloc_small_ready(void)
  *
  * Cost on a hit: one load of the class's pcp_cache and its NULL test, the rseq
  * pop (pcp_alloc_fast), the test of the result, the free mark's check
- * and clear (word 0 on every kmalloc cache with magazines).
+ * and clear (word 0 up to 1 KiB, the shadow word above: slab_mark_at()).
  * Context: any thread; lock-free on a hit.
  * Return: the object, or NULL with errno ENOMEM.
  */
