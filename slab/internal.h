@@ -339,10 +339,11 @@ void slab_drain_deferred(void);
  *               object arriving holds mark_key and swaps it;
  *               slab_alloc_bulk() checks and swaps it back
  *
- * mark_key is the address of the cache's pcp_cache when it has
- * magazines: the one word both hit paths already hold in a register
- * (malloc()'s table entry, free()'s class entry), so neither loads a key;
- * else slab_free_key, random per process (slab_mark_key()).
+ * mark_key is the address of the cache's pcp_cache (the bypass cache's
+ * when it has no magazines): the one word both hit paths already hold in
+ * a register (malloc()'s table entry, free()'s class entry), so neither
+ * loads a key; slab_free_key, random per process, without per-CPU caches
+ * (slab_mark_key()).
  *
  * Every allocation checks mark_key and clears it (slab_obj_take())
  * before the block is handed out, so an object freed twice is reported

@@ -987,10 +987,13 @@ const struct pcp_ops slab_pcp_ops = {
  */
 /*
  * @s's free mark (slab/internal.h, "Free marks"), before its first slab:
- * the address of its pcp_cache when it has magazines, which the hit paths
- * hold in a register (kmalloc_small_fast() compares the object's word
- * with the table entry it popped from, kfree_small_fast() stores its
- * class's entry), so neither loads a key; else slab_free_key.
+ * the address of its pcp_cache, which the hit paths hold in a register
+ * (kmalloc_small_fast() compares the object's word with the table entry
+ * it popped from, kfree_small_fast() stores its class's entry), so
+ * neither loads a key. Also when that is the bypass cache (a debug cache,
+ * or magazines that could not be had: kfree_small_fast() marks with the
+ * class's entry all the same, then misses). slab_free_key without
+ * per-CPU caches.
  */
 static void slab_mark_key(struct kmem_cache *s)
 {
@@ -999,7 +1002,7 @@ static void slab_mark_key(struct kmem_cache *s)
 	if (unlikely(!READ_ONCE(slab_free_key)))
 		slab_free_key_init();
 	s->mark_key = READ_ONCE(slab_free_key);
-	if (IS_ENABLED(CONFIG_PERCPU_CACHE) && s->pcp && !pcp_cache_is_bypass(s->pcp))
+	if (IS_ENABLED(CONFIG_PERCPU_CACHE) && s->pcp)
 		s->mark_key = (unsigned long)s->pcp;
 }
 
