@@ -564,6 +564,18 @@ static struct pcp_cache *t_adaptive(unsigned long min_b, unsigned long max_b,
 	return pc;
 }
 
+/*
+ * t_adaptive()'s end, the test's objects all freed: every object out of
+ * the pool is in @pc's magazines, none in the pool after @pc is destroyed,
+ * and fixed sizes again.
+ */
+static void t_adaptive_destroy(struct pcp_cache *pc)
+{
+	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
+	t_destroy(pc);
+	pcp_adapt_set(false);
+}
+
 static unsigned int mag_hi(struct pcp_cache *pc)
 {
 	unsigned int lo, hi;
@@ -587,9 +599,7 @@ TEST(core, test_adapt_grows_to_the_bound)
 	ck_assert_uint_lt(refill_calls, N / 8);
 	t_free_range(pc, 0, N);
 	ck_assert_uint_eq(mag_hi(pc), 32);
-	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
-	t_destroy(pc);
-	pcp_adapt_set(false);
+	t_adaptive_destroy(pc);
 }
 END_TEST
 
@@ -605,8 +615,7 @@ TEST(core, test_adapt_budget_stops_growth)
 	ck_assert_uint_eq(mag_hi(pc), 128);
 	t_free_range(pc, 0, N);
 	ck_assert_uint_eq(mag_hi(pc), 128);
-	t_destroy(pc);
-	pcp_adapt_set(false);
+	t_adaptive_destroy(pc);
 }
 END_TEST
 
@@ -641,9 +650,7 @@ TEST(core, test_adapt_shrinks_on_low_water_then_idle)
 	/* still serves, at the new size */
 	t_alloc_range(pc, 0, 8);
 	t_free_range(pc, 0, 8);
-	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
-	t_destroy(pc);
-	pcp_adapt_set(false);
+	t_adaptive_destroy(pc);
 }
 END_TEST
 
@@ -666,9 +673,7 @@ TEST(core, test_adapt_depot_limit_counts_objects)
 	t_free_range(pc, 0, N);
 	pcp_cache_objects(pc, &full);
 	ck_assert_uint_eq(full, 2);
-	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
-	t_destroy(pc);
-	pcp_adapt_set(false);
+	t_adaptive_destroy(pc);
 }
 END_TEST
 
@@ -700,9 +705,7 @@ TEST(core, test_adapt_starts_at_the_fixed_size)
 	pcp_reap_all();
 	pcp_reap_all();		/* idle: stays at the start size */
 	ck_assert_uint_eq(mag_hi(pc), fixed);
-	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
-	t_destroy(pc);
-	pcp_adapt_set(false);
+	t_adaptive_destroy(pc);
 }
 END_TEST
 
