@@ -10,6 +10,7 @@
 #define USLAB_BENCH_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +51,13 @@ void *thread_args(int n, size_t size);
 pthread_t *spawn(int n, void *(*fn)(void *), void *args, size_t argsz);
 void join(pthread_t *t, int n);
 double timed_threads(int n, void *(*fn)(void *), void *args, size_t argsz);
+double stopped_threads(int n, void *(*fn)(void *), void *args, size_t argsz,
+		       long secs, atomic_int *stop);
+long sum_args(const void *args, int n, size_t argsz, size_t off);
+
+/* The sum of long @field over the @n thread arguments at @args. */
+#define SUM_ARGS(args, n, field)					\
+	sum_args(args, n, sizeof(*(args)), offsetof(__typeof__(*(args)), field))
 
 /* bench/workloads.c */
 int wl_study(int argc, char **argv);
