@@ -125,9 +125,30 @@ long sum_args(const void *args, int n, size_t argsz, size_t off)
  * allocates OPS again; no cross-thread frees. The study runs 1000 loops;
  * `make bench` fewer (the rate settles within a few).
  */
-struct study_arg {
-	long blocks, loops, ops;
+/*
+ * rpmalloc's benchmark's own arguments, which study and rptest both take at
+ * argv[3..7]: LOOPS BLOCKS OPS MIN MAX (each thread's BLOCKS blocks of
+ * MIN..MAX bytes with a linear falloff, and OPS of them replaced LOOPS
+ * times); @def where one is absent.
+ */
+struct rpm_args {
+	long loops, blocks, ops;
 	size_t min, max;
+};
+
+static struct rpm_args rpm_args(int argc, char **argv, struct rpm_args def)
+{
+	return (struct rpm_args){
+		.loops = bench_arg(argc, argv, 3, def.loops),
+		.blocks = bench_arg(argc, argv, 4, def.blocks),
+		.ops = bench_arg(argc, argv, 5, def.ops),
+		.min = (size_t)bench_arg(argc, argv, 6, (long)def.min),
+		.max = (size_t)bench_arg(argc, argv, 7, (long)def.max),
+	};
+}
+
+struct study_arg {
+	struct rpm_args rpm;
 	int id;
 	size_t peak_req;
 	long nops;
@@ -175,37 +196,37 @@ static void *study_thread(void *p)
 {
 	struct study_arg *a = p;
 	uint64_t s = 0x9e3779b97f4a7c15ULL * (uint64_t)(a->id + 1);
-	void **blk = malloc((size_t)a->blocks * sizeof(void *));
-	size_t *sz = malloc((size_t)a->blocks * sizeof(size_t));
+	void **blk = malloc((size_t)a->rpm.blocks * sizeof(void *));
+	size_t *sz = malloc((size_t)a->rpm.blocks * sizeof(size_t));
 	size_t live = 0, peak = 0;
 	long nops = 0, stride = 7919;
 
 	if (!blk || !sz)
 		exit(1);
-	for (long i = 0; i < a->blocks; i++) {
-		sz[i] = bench_linear_falloff(&s, a->min, a->max);
+	for (long i = 0; i < a->rpm.blocks; i++) {
+		sz[i] = bench_linear_falloff(&s, a->rpm.min, a->rpm.max);
 		blk[i] = malloc(sz[i]);
 		memset(blk[i], (int)i, sz[i]);	/* every byte: RSS means memory */
 		live += sz[i];
 	}
-	nops += a->blocks;
+	nops += a->rpm.blocks;
 	peak = live;
 	a->live = live;
 	study_sample(a);
-	for (long l = 0; l < a->loops; l++) {
-		long start = (long)(bench_rng(&s) % (uint64_t)a->blocks);
+	for (long l = 0; l < a->rpm.loops; l++) {
+		long start = (long)(bench_rng(&s) % (uint64_t)a->rpm.blocks);
 
 		/* scattered: a stride prime to the block count, from a random start */
-		for (long k = 0; k < a->ops; k++) {
-			long i = (start + k * stride) % a->blocks;
+		for (long k = 0; k < a->rpm.ops; k++) {
+			long i = (start + k * stride) % a->rpm.blocks;
 
 			free(blk[i]);
 			live -= sz[i];
 		}
-		for (long k = 0; k < a->ops; k++) {
-			long i = (start + k * stride) % a->blocks;
+		for (long k = 0; k < a->rpm.ops; k++) {
+			long i = (start + k * stride) % a->rpm.blocks;
 
-			sz[i] = bench_linear_falloff(&s, a->min, a->max);
+			sz[i] = bench_linear_falloff(&s, a->rpm.min, a->rpm.max);
 			blk[i] = malloc(sz[i]);
 			memset(blk[i], (int)l, sz[i]);
 			live += sz[i];
@@ -214,11 +235,11 @@ static void *study_thread(void *p)
 			peak = live;
 		a->live = live;
 		study_sample(a);
-		nops += 2 * a->ops;
+		nops += 2 * a->rpm.ops;
 	}
-	for (long i = 0; i < a->blocks; i++)
+	for (long i = 0; i < a->rpm.blocks; i++)
 		free(blk[i]);
-	nops += a->blocks;
+	nops += a->rpm.blocks;
 	free(blk);
 	free(sz);
 	a->peak_req = peak;
@@ -234,15 +255,12 @@ int wl_study(int argc, char **argv)
 	size_t req = 0;
 	long nops = 0;
 	double c0, wall, cpu;
+	struct rpm_args rpm = rpm_args(argc, argv, (struct rpm_args){ 1000, 150000, 75000, 16, 16000 });
 
 	pthread_barrier_init(&y.stop, NULL, (unsigned int)t);
 	pthread_barrier_init(&y.go, NULL, (unsigned int)t);
 	for (int i = 0; i < t; i++) {
-		a[i].loops = bench_arg(argc, argv, 3, 1000);
-		a[i].blocks = bench_arg(argc, argv, 4, 150000);
-		a[i].ops = bench_arg(argc, argv, 5, 75000);
-		a[i].min = (size_t)bench_arg(argc, argv, 6, 16);
-		a[i].max = (size_t)bench_arg(argc, argv, 7, 16000);
+		a[i].rpm = rpm;
 		a[i].id = i;
 		a[i].sync = &y;
 	}
@@ -568,8 +586,8 @@ struct rp_box {
 };
 
 struct rp_arg {
-	long loops, blocks, ops, cross;
-	size_t min, max;
+	struct rpm_args rpm;
+	long cross;
 	int id, nthreads;
 	struct rp_box *boxes;
 	long nops;
@@ -579,22 +597,22 @@ static void *rp_thread(void *p)
 {
 	struct rp_arg *a = p;
 	uint64_t s = 99ULL * (uint64_t)(a->id + 1);
-	void **blk = malloc((size_t)a->blocks * sizeof(void *));
+	void **blk = malloc((size_t)a->rpm.blocks * sizeof(void *));
 	struct rp_box *mine = &a->boxes[a->id];
 	struct rp_box *next = &a->boxes[(a->id + 1) % a->nthreads];
 	long nops = 0;
 
-	for (long i = 0; i < a->blocks; i++)
-		blk[i] = malloc(bench_linear_falloff(&s, a->min, a->max));
-	for (long l = 0; l < a->loops; l++) {
-		for (long k = 0; k < a->ops; k++) {
-			long i = (long)(bench_rng(&s) % (uint64_t)a->blocks);
+	for (long i = 0; i < a->rpm.blocks; i++)
+		blk[i] = malloc(bench_linear_falloff(&s, a->rpm.min, a->rpm.max));
+	for (long l = 0; l < a->rpm.loops; l++) {
+		for (long k = 0; k < a->rpm.ops; k++) {
+			long i = (long)(bench_rng(&s) % (uint64_t)a->rpm.blocks);
 
 			free(blk[i]);
-			blk[i] = malloc(bench_linear_falloff(&s, a->min, a->max));
+			blk[i] = malloc(bench_linear_falloff(&s, a->rpm.min, a->rpm.max));
 			*(char *)blk[i] = 1;
 		}
-		nops += 2 * a->ops;
+		nops += 2 * a->rpm.ops;
 		/* free what others handed us */
 		pthread_mutex_lock(&mine->lock);
 		for (long k = 0; k < mine->n; k++)
@@ -604,17 +622,17 @@ static void *rp_thread(void *p)
 		pthread_mutex_unlock(&mine->lock);
 		if (a->cross && l % a->cross == 0 && a->nthreads > 1) {
 			pthread_mutex_lock(&next->lock);
-			for (long k = 0; k < a->ops && next->n < next->cap; k++) {
-				long i = (long)(bench_rng(&s) % (uint64_t)a->blocks);
+			for (long k = 0; k < a->rpm.ops && next->n < next->cap; k++) {
+				long i = (long)(bench_rng(&s) % (uint64_t)a->rpm.blocks);
 
 				next->items[next->n++] = blk[i];
-				blk[i] = malloc(bench_linear_falloff(&s, a->min, a->max));
+				blk[i] = malloc(bench_linear_falloff(&s, a->rpm.min, a->rpm.max));
 				nops++;
 			}
 			pthread_mutex_unlock(&next->lock);
 		}
 	}
-	for (long i = 0; i < a->blocks; i++)
+	for (long i = 0; i < a->rpm.blocks; i++)
 		free(blk[i]);
 	free(blk);
 	a->nops = nops;
@@ -628,19 +646,16 @@ int wl_rptest(int argc, char **argv)
 	struct rp_box *boxes = thread_args(t, sizeof(*boxes));
 	long nops = 0;
 	double wall;
+	struct rpm_args rpm = rpm_args(argc, argv, (struct rpm_args){ 500, 1000, 100, 8, 16000 });
 
 	for (int i = 0; i < t; i++) {
-		a[i].loops = bench_arg(argc, argv, 3, 500);
-		a[i].blocks = bench_arg(argc, argv, 4, 1000);
-		a[i].ops = bench_arg(argc, argv, 5, 100);
-		a[i].min = (size_t)bench_arg(argc, argv, 6, 8);
-		a[i].max = (size_t)bench_arg(argc, argv, 7, 16000);
+		a[i].rpm = rpm;
 		a[i].cross = bench_arg(argc, argv, 8, 2);
 		a[i].id = i;
 		a[i].nthreads = t;
 		a[i].boxes = boxes;
 		pthread_mutex_init(&boxes[i].lock, NULL);
-		boxes[i].cap = 64 * a[i].ops;
+		boxes[i].cap = 64 * rpm.ops;
 		boxes[i].items = malloc((size_t)boxes[i].cap * sizeof(void *));
 	}
 	wall = timed_threads(t, rp_thread, a, sizeof(*a));
@@ -969,7 +984,7 @@ static void *decay_thread(void *p)
 {
 	struct study_arg *a = p;
 
-	a->loops = 0;
+	a->rpm.loops = 0;
 	return study_thread(a);
 }
 
@@ -981,7 +996,9 @@ int wl_rss_decay(int argc, char **argv)
 	struct timespec ts = { 0, 250000000L };
 
 	for (int i = 0; i < t; i++)
-		a[i] = (struct study_arg){ .blocks = 150000, .min = 16, .max = 16000, .id = i };
+		a[i] = (struct study_arg){
+			.rpm = { .blocks = 150000, .min = 16, .max = 16000 }, .id = i,
+		};
 	join(spawn(t, decay_thread, a, sizeof(*a)), t);
 	printf("peak_rss_kb=%ld rss_t0_kb=%ld", bench_peak_rss_kb(), bench_rss_kb());
 	for (long ms = 250; ms <= secs * 1000; ms += 250) {
