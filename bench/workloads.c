@@ -116,15 +116,6 @@ long sum_args(const void *args, int n, size_t argsz, size_t off)
 	return sum;
 }
 
-/* ------------------------------------------------------------------ */
-/*
- * study T LOOPS [BLOCKS OPS MIN MAX]: seed 000's thread-cache study
- * (rpmalloc's `benchmark n 0 0 0 1000 150000 75000 16 16000`): every
- * thread allocates BLOCKS blocks of [MIN, MAX] bytes with a linear
- * falloff, then LOOPS times frees OPS of them in a scattered pattern and
- * allocates OPS again; no cross-thread frees. The study runs 1000 loops;
- * `make bench` fewer (the rate settles within a few).
- */
 /*
  * rpmalloc's benchmark's own arguments, which study and rptest both take at
  * argv[3..7]: LOOPS BLOCKS OPS MIN MAX (each thread's BLOCKS blocks of
@@ -147,6 +138,15 @@ static struct rpm_args rpm_args(int argc, char **argv, struct rpm_args def)
 	};
 }
 
+/* ------------------------------------------------------------------ */
+/*
+ * study T LOOPS [BLOCKS OPS MIN MAX]: seed 000's thread-cache study
+ * (rpmalloc's `benchmark n 0 0 0 1000 150000 75000 16 16000`): every
+ * thread allocates BLOCKS blocks of [MIN, MAX] bytes with a linear
+ * falloff, then LOOPS times frees OPS of them in a scattered pattern and
+ * allocates OPS again; no cross-thread frees. The study runs 1000 loops;
+ * `make bench` fewer (the rate settles within a few).
+ */
 struct study_arg {
 	struct rpm_args rpm;
 	int id;
