@@ -20,37 +20,43 @@ int cmd_exe_dir(char *dir, size_t len)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void check_events(const struct sim_trace *t, const struct sim_ev *ev, size_t n)
+static void check_events(const struct sim_trace *t, const struct trace_dense_ev *ev, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (ev[i].id >= (t->id_space ? t->id_space : 1) ||
+		if (ev[i].id >= (t->dec.id_space ? t->dec.id_space : 1) ||
 		    (ev[i].op == TRACE_OP_CACHE_ALLOC ? ev[i].cache > t->nr_named ||
 		     t->nr_named > SIM_MAX_NAMED :
-		     ev[i].old_id >= (t->id_space ? t->id_space : 1)) ||
+		     ev[i].old_id >= (t->dec.id_space ? t->dec.id_space : 1)) ||
 		    ev[i].cpu >= t->cpus || t->cpus > TRACE_MAX_CPUS)
 			__builtin_trap();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct sim_ev buf[1024];
+	static struct trace_dense_ev buf[1024];
 	struct forge_buf o;
 	struct sim_trace t;
 	struct replay rp = { 0 };
+	struct trace_reader *r;
 	const char *path;
 	long n;
 
 	if (forge_trace(data, size, &o))
 		goto out;
 	path = forge_path(&o);
-	if (!sim_trace_load(&t, path, 0, "fuzz tune")) {
-		check_events(&t, t.ev, t.n);
+	r = cmd_open_trace_as("fuzz tune", path);
+	if (r) {
+		if (!sim_trace_load(&t, r, 0, "fuzz tune"))
+			check_events(&t, t.ev, t.n);
 		sim_trace_free(&t);
+		trace_reader_close(r);
 	}
-	if (!sim_trace_open(&t, path, 0, "fuzz sim")) {
-		while ((n = sim_trace_read(&t, buf, 1024, "fuzz sim")) > 0)
-			check_events(&t, buf, (size_t)n);
-		sim_trace_free(&t);
+	r = cmd_open_trace_as("fuzz sim", path);
+	if (r) {
+		if (!sim_trace_open(&t, r, path, 0))
+			while ((n = sim_trace_read(&t, buf, 1024)) > 0)
+				check_events(&t, buf, (size_t)n);
+		sim_trace_free(&t);	/* the reader with it */
 	}
 	if (!rp_load(&rp, path, size & 1 ? 0 : (unsigned int)(size % 7) + 1)) {
 		for (unsigned int i = 0; i < rp.nthreads; i++)

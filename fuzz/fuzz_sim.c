@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include "fuzz/forge.h"
 #include "sim/internal.h"
+#include "tools/lib/cmd.h"
 #include "uslab/page_alloc.h"
 
 #define FUZZ_SIM_HEAP_MB	256UL
@@ -36,6 +37,22 @@ struct sim_req {
 
 static int req_fd = -1, status_fd = -1;	/* the fuzzer's ends */
 
+/* sim_trace_load() of @path, opened as uslab tune opens it. Return: 0 or
+ * -errno (@t freed). */
+static int fuzz_load(struct sim_trace *t, const char *path, unsigned int cpus)
+{
+	struct trace_reader *r = cmd_open_trace_as("fuzz sim", path);
+	int rc;
+
+	if (!r)
+		return -EINVAL;
+	rc = sim_trace_load(t, r, cpus, "fuzz sim");
+	trace_reader_close(r);
+	if (rc)
+		sim_trace_free(t);
+	return rc;
+}
+
 /* In a process of its own: load the forged trace and simulate it. */
 static void sim_child(const char *path, const struct sim_req *rq)
 {
@@ -49,7 +66,7 @@ static void sim_child(const char *path, const struct sim_req *rq)
 	 * of what it is handed (30-60 s a run). */
 	page_alloc_set_limit(FUZZ_SIM_HEAP_MB << 20);
 	/* the fuzzer loaded this file with these options: it loads */
-	if (sim_trace_load(&t, path, rq->cpus, "fuzz sim"))
+	if (fuzz_load(&t, path, rq->cpus))
 		_exit(3);
 	sim_config_init(&cfg);
 	cfg.cpus = t.cpus;
@@ -140,7 +157,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The header's CPU count one time in four, else --cpus 1..13. */
 	rq.cpus = size & 3 ? (unsigned int)(size % 13) + 1 : 0;
 	rq.mag_size = size & 2 ? (int)(size % 64) : -1;
-	if (sim_trace_load(&t, forge_path(&o), rq.cpus, "fuzz sim"))
+	if (fuzz_load(&t, forge_path(&o), rq.cpus))
 		goto out;
 	sim_trace_free(&t);
 	status = sim_remote(&rq);

@@ -3,6 +3,8 @@
 #  1. includes: no file includes a header of a layer above its own;
 #  2. calls: no object of a layer has an undefined symbol that an object of a
 #     layer above defines (nm over $O/<folder>/**/*.o, when they are built).
+#  3. internal headers: DIR/internal.h is DIR's own: only files under DIR/
+#     include it (tests/ and fuzz/ are white-box and may; docs/layout.md).
 # Extra rules: trace/ and tools/record/ know nothing of the allocator (no
 # call into page_alloc, percpu, slab, malloc or sim; the preloaded recorder,
 # tools/record/preload.c, links libc only). Symbols the C library defines (malloc, free, exec* that malloc/ and
@@ -82,6 +84,21 @@ for dir in $layers; do
 		fi
 	done < <(find "$dir" -name '*.[chS]' -exec grep -H '^#include' {} + 2>/dev/null)
 done
+# 3. Internal headers: DIR/internal.h is included by files under DIR/ only;
+# another folder uses DIR's interface header (trace/trace.h, sim/sim.h).
+# tests/ and fuzz/ are white-box: they may include any folder's.
+for dir in */; do
+	dir=${dir%/}
+	case "$dir" in tests|fuzz|"${O##*/}"|build|build-*) continue ;; esac
+	while IFS=: read -r file inc; do
+		target=$(echo "$inc" | sed -E 's/.*#include *[<"]([^">]+)[">].*/\1/')
+		case "$target" in */internal.h) ;; *) continue ;; esac
+		owner=${target%/internal.h}
+		case "$file" in "$owner"/*) continue ;; esac
+		echo "internal header: $file includes $target (only $owner/ and the white-box tests/, fuzz/ may)"
+		bad=1
+	done < <(find "$dir" -name '*.[chS]' -exec grep -H '^#include' {} + 2>/dev/null)
+done
 # 2. Calls: who defines each global symbol, then who needs it.
 if [ -d "$O" ]; then
 	defs=$(mktemp); libc=$(mktemp)
@@ -119,5 +136,5 @@ if [ -d "$O" ]; then
 else
 	echo "check-layers: $O/ not built, calls not checked (run make first)"
 fi
-[ $bad -eq 0 ] && echo "check-layers: every include looks down"
+[ $bad -eq 0 ] && echo "check-layers: every include looks down, no folder includes another's internal.h"
 exit $bad

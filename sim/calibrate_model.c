@@ -60,10 +60,10 @@ int sim_calibration_path(char *buf, size_t len)
 /*
  * sim_cost_model_load - the model of the calibration file @path, or the
  * built-in default when @path is NULL. Return: 0, or -1 when the named file
- * cannot be read or is damaged (said on stderr, naming the line): a model
+ * cannot be read or is damaged (said in @err, naming the line): a model
  * the user named is never silently replaced.
  */
-int sim_cost_model_load(struct sim_cost_model *m, const char *path)
+int sim_cost_model_load(struct sim_cost_model *m, const char *path, char *err, size_t errlen)
 {
 	static const struct {
 		const char *key;
@@ -88,7 +88,7 @@ int sim_cost_model_load(struct sim_cost_model *m, const char *path)
 		return 0;
 	f = fopen(path, "r");
 	if (!f) {
-		fprintf(stderr, "uslab: --calibration %s: %s\n", path, strerror(errno));
+		snprintf(err, errlen, "--calibration %s: %s", path, strerror(errno));
 		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {
@@ -119,8 +119,8 @@ int sim_cost_model_load(struct sim_cost_model *m, const char *path)
 	}
 	fclose(f);
 	if (seen != (1u << ARRAY_SIZE(keys)) - 1) {
-		fprintf(stderr, "uslab: --calibration %s: keys missing (a file of `uslab "
-			"calibrate` has all eight)\n", path);
+		snprintf(err, errlen, "--calibration %s: keys missing (a file of `uslab "
+			 "calibrate` has all eight)", path);
 		return -1;
 	}
 	n.calibrated = true;
@@ -129,7 +129,7 @@ int sim_cost_model_load(struct sim_cost_model *m, const char *path)
 	return 0;
 bad:
 	fclose(f);
-	fprintf(stderr, "uslab: --calibration %s:%u: expected key=number\n", path, lineno);
+	snprintf(err, errlen, "--calibration %s:%u: expected key=number", path, lineno);
 	return -1;
 }
 

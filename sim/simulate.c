@@ -306,7 +306,7 @@ static const struct malloc_family sim_calls = {
 	uslab_aligned_alloc, uslab_valloc, uslab_pvalloc,
 };
 
-static inline void *sim_alloc(const struct sim_ev *e)
+static inline void *sim_alloc(const struct trace_dense_ev *e)
 {
 	return trace_op_alloc(&sim_calls, e->op, e->size, e->align_shift);
 }
@@ -317,7 +317,7 @@ static inline void *sim_alloc(const struct sim_ev *e)
  * kmem_cache_create() made it. Return: the object, NULL (counted as the
  * library's ENOMEM).
  */
-static noinline void *sim_named_alloc(struct sim_state *st, const struct sim_ev *e)
+static noinline void *sim_named_alloc(struct sim_state *st, const struct trace_dense_ev *e)
 {
 	struct sim_class_result *cr = &st->res->named[e->cache - 1];
 	const struct sim_named_cache *nc = &st->t->named[e->cache - 1];
@@ -341,7 +341,7 @@ static noinline void *sim_named_alloc(struct sim_state *st, const struct sim_ev 
  * sim_event - replay one event. Costs the library call plus three array
  * stores; nothing else on the way.
  */
-static __always_inline int sim_event(struct sim_state *st, const struct sim_ev *e)
+static __always_inline int sim_event(struct sim_state *st, const struct trace_dense_ev *e)
 {
 	struct sim_result *res = st->res;
 	void *p;
@@ -469,18 +469,23 @@ static int sim_state_grow(struct sim_state *st, uint64_t ids)
 }
 
 /* The timed loop over @n decoded events. */
-static int sim_run_events(struct sim_state *st, const struct sim_ev *ev, size_t n)
+static int sim_run_events(struct sim_state *st, const struct trace_dense_ev *ev, size_t n)
 {
 	struct sim_result *res = st->res;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		const struct sim_ev *e = &ev[i];
+		const struct trace_dense_ev *e = &ev[i];
 
 		if (unlikely(sim_event(st, e))) {
 			res->bad_event = res->events;
 			res->bad_op = e->op;
 			res->bad_id = e->op == TRACE_OP_REALLOC && e->old_id ? e->old_id : e->id;
+			/* for the tuner's children; uslab sim says it with the path */
+			snprintf(res->err, sizeof(res->err), "event %" PRIu64 ": object state "
+				 "does not match the operation (%s of id %" PRIu64 ")",
+				 res->bad_event, trace_op_name(res->bad_op),
+				 sim_trace_id(st->t, res->bad_id));
 			return -EINVAL;
 		}
 		res->events++;
@@ -510,7 +515,7 @@ static int sim_setup(const struct sim_config *cfg, struct sim_result *res)
 	err = sim_layers_init(cfg->cpus, cfg->no_reaper);
 	/* Settings first: each cache takes them when it is created. */
 	if (!err)
-		err = sim_layers_settings(cfg);
+		err = sim_layers_settings(cfg, res);
 	if (!err)
 		err = sim_classes_init(res);
 	if (!err)
@@ -520,7 +525,7 @@ static int sim_setup(const struct sim_config *cfg, struct sim_result *res)
 
 /* @n events through the engine, their wall and thread CPU time added to
  * @times[0] and @times[1] (ns). */
-static int sim_run_timed(struct sim_state *st, const struct sim_ev *ev, size_t n,
+static int sim_run_timed(struct sim_state *st, const struct trace_dense_ev *ev, size_t n,
 			 uint64_t times[2])
 {
 	uint64_t t0, c0;
@@ -539,20 +544,24 @@ static int sim_run_timed(struct sim_state *st, const struct sim_ev *ev, size_t n
 /* A streamed trace: decode a chunk (untimed), make room, run it (timed). */
 static int sim_run_stream(struct sim_state *st, struct sim_trace *t, uint64_t times[2])
 {
-	struct sim_ev *buf = malloc(SIM_CHUNK * sizeof(*buf));
+	struct trace_dense_ev *buf = malloc(SIM_CHUNK * sizeof(*buf));
 	long n;
 	int err = 0;
 
 	if (!buf)
 		return -ENOMEM;
-	while (!err && (n = sim_trace_read(t, buf, SIM_CHUNK, "uslab sim")) > 0) {
-		err = sim_state_grow(st, t->id_space);
+	while (!err && (n = sim_trace_read(t, buf, SIM_CHUNK)) > 0) {
+		err = sim_state_grow(st, t->dec.id_space);
 		if (!err)
 			err = sim_run_timed(st, buf, (size_t)n, times);
 	}
 	if (!err && n < 0) {
 		err = (int)n;
-		st->res->reported = true;	/* the reader said why */
+		if (err == -ENOMEM)
+			snprintf(st->res->err, sizeof(st->res->err), "%s: out of memory", t->path);
+		else
+			snprintf(st->res->err, sizeof(st->res->err), "%s",
+				 trace_reader_error(t->r));
 	}
 	free(buf);
 	return err;
@@ -585,7 +594,7 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	if (err)
 		return err;
 	sim_layers_mark_start(res);
-	err = sim_state_grow(&st, t->id_space ? t->id_space : 1);
+	err = sim_state_grow(&st, t->dec.id_space ? t->dec.id_space : 1);
 	if (err)
 		goto out_free;
 	st.next_sample = st.every;

@@ -60,7 +60,8 @@ int sim_layers_init(unsigned int cpus, bool no_reaper)
  * the same resolution at cache creation as the library's USLAB_OPTIONS.
  * A build without magazines has nothing to set (-EOPNOTSUPP): not an error.
  */
-static int sim_setting(enum kmem_cache_tunable what, const char *name, long v)
+static int sim_setting(struct sim_result *res, enum kmem_cache_tunable what,
+		       const char *name, long v)
 {
 	struct kmem_cache_setting set;
 	int err;
@@ -69,8 +70,8 @@ static int sim_setting(enum kmem_cache_tunable what, const char *name, long v)
 	if (err == -EOPNOTSUPP)
 		return 0;
 	if (err) {
-		fprintf(stderr, "uslab sim: bad setting %s%s%s=%ld\n",
-			uslab_tunables[what].name, name ? "." : "", name ? name : "", v);
+		snprintf(res->err, sizeof(res->err), "bad setting %s%s%s=%ld",
+			 uslab_tunables[what].name, name ? "." : "", name ? name : "", v);
 		return err;
 	}
 	return kmem_cache_setting_add(&set);
@@ -79,22 +80,23 @@ static int sim_setting(enum kmem_cache_tunable what, const char *name, long v)
 /**
  * sim_layers_settings - hand @cfg's tunables to slab/ before any cache exists,
  * so that each cache gets them at creation as the preloaded library's do.
+ * A setting slab/ refuses is said in @res->err.
  */
-int sim_layers_settings(const struct sim_config *cfg)
+int sim_layers_settings(const struct sim_config *cfg, struct sim_result *res)
 {
 	unsigned int i;
 	int err = 0;
 
 	kmem_cache_settings_clear();
 	if (cfg->mag_size >= 0)
-		err = sim_setting(KMEM_TUNE_MAG_SIZE, NULL, cfg->mag_size);
+		err = sim_setting(res, KMEM_TUNE_MAG_SIZE, NULL, cfg->mag_size);
 	for (i = 0; !err && i < cfg->nr_class_mag; i++)
-		err = sim_setting(KMEM_TUNE_MAG_SIZE, cfg->class_mag[i].name,
+		err = sim_setting(res, KMEM_TUNE_MAG_SIZE, cfg->class_mag[i].name,
 				  cfg->class_mag[i].mag);
 	if (!err && cfg->batch >= 0)
-		err = sim_setting(KMEM_TUNE_BATCH, NULL, cfg->batch);
+		err = sim_setting(res, KMEM_TUNE_BATCH, NULL, cfg->batch);
 	if (!err && cfg->depot_limit != SIM_DEFAULT)
-		err = sim_setting(KMEM_TUNE_DEPOT_LIMIT, NULL, cfg->depot_limit);
+		err = sim_setting(res, KMEM_TUNE_DEPOT_LIMIT, NULL, cfg->depot_limit);
 	/* as USLAB_OPTIONS=adapt=,adapt_min=,adapt_max=,adapt_budget_kb= */
 	if (!err && (cfg->adapt_min || cfg->adapt_max || cfg->adapt_budget_kb))
 		err = pcp_adapt_set_bounds((unsigned long)cfg->adapt_min,
@@ -134,8 +136,8 @@ int sim_layers_apply(const struct sim_config *cfg, struct sim_result *res)
 		const char *n = cfg->class_mag[i].name;
 
 		if (!sim_class_named(n)) {
-			fprintf(stderr, "uslab sim: --mag-size: no kmalloc cache '%s'\n", n);
-			res->reported = true;	/* said: not the trace's error */
+			snprintf(res->err, sizeof(res->err),
+				 "--mag-size: no kmalloc cache '%s'", n);
 			return -ENOENT;
 		}
 	}
@@ -255,8 +257,7 @@ int sim_layers_hold(const struct sim_config *cfg, struct sim_result *res)
 	for (i = 0; i < cfg->nr_held; i++) {
 		for (k = 0; k < cfg->held[i].n; k++) {
 			if (!uslab_malloc(kmalloc_info[cfg->held[i].cls].size)) {
-				fprintf(stderr, "uslab sim: --held: out of memory\n");
-				res->reported = true;
+				snprintf(res->err, sizeof(res->err), "--held: out of memory");
 				return -ENOMEM;
 			}
 		}

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 #include "lib/compiler.h"
 #include "uslab/trace.h"
@@ -22,44 +21,6 @@
 
 #define SIM_LOAD_CHUNK	(1u << 20)	/* the first step at most: the trailer's claim */
 #define SIM_LOAD_FIRST	4096u		/* the first step without a claim */
-
-/*
- * sim_dense_id - the dense id of trace id @id, given at first sight (0, NULL,
- * stays 0). Return: 0, -E2BIG past 2^32 - 2 distinct ids, -ENOMEM.
- */
-static int sim_dense_id(struct sim_trace *t, uint64_t id, uint32_t *out)
-{
-	const uint64_t *v;
-	uint64_t d;
-
-	if (!id) {
-		*out = 0;
-		return 0;
-	}
-	v = hmap_find(&t->ids, id);
-	if (likely(v)) {
-		*out = (uint32_t)*v;
-		return 0;
-	}
-	d = t->id_space ? t->id_space : 1;
-	if (d >= UINT32_MAX)
-		return -E2BIG;
-	if (d >= t->trace_id_cap) {
-		uint64_t cap = t->trace_id_cap ? 2 * t->trace_id_cap : 4096;
-		uint64_t *n = realloc(t->trace_id, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		t->trace_id = n;
-		t->trace_id_cap = cap;
-	}
-	if (hmap_insert(&t->ids, id, d))
-		return -ENOMEM;
-	t->trace_id[d] = id;
-	t->id_space = d + 1;
-	*out = (uint32_t)d;
-	return 0;
-}
 
 /*
  * sim_event_budget - decoded events a whole-trace load may hold: a quarter of
@@ -71,26 +32,12 @@ static int sim_dense_id(struct sim_trace *t, uint64_t id, uint32_t *out)
  */
 uint64_t sim_event_budget(void)
 {
-	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-	uint64_t mem = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 1ull << 31;
-	const char *env = getenv("USLAB_EVENT_BUDGET");
-	struct rlimit rl;
-
-	if (!getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < mem)
-		mem = rl.rlim_cur;
-	if (env && *env) {	/* tests: a smaller budget without a smaller machine */
-		char *end;
-		unsigned long long v = strtoull(env, &end, 10);
-
-		if (!*end && v && v < mem / 4 / sizeof(struct sim_ev))
-			return v;
-	}
-	return mem / 4 / sizeof(struct sim_ev);
+	return trace_event_budget(sizeof(struct trace_dense_ev));
 }
 
 uint64_t sim_trace_id(const struct sim_trace *t, uint32_t id)
 {
-	return id && id < t->id_space ? t->trace_id[id] : id;
+	return trace_decoder_trace_id(&t->dec, id);
 }
 
 /*
@@ -135,36 +82,22 @@ static int sim_named_of(struct sim_trace *t, const struct trace_meta *m, uint32_
 }
 
 /*
- * sim_ev_from_trace - fold one event. @t->cpus > 0. Return: 0, or -errno
- * reported on the reader (the message names the event and its field).
+ * sim_decode - the next event of @t's reader through the shared decoder
+ * (trace/decode.c), its named cache mapped. Return: 1, 0 at the end, or
+ * -errno reported on the reader (the message names the event and its
+ * field), -ENOMEM.
  */
-static int sim_ev_from_trace(struct sim_trace *t, struct trace_reader *r,
-			     struct sim_ev *d, const struct trace_event *ev)
+static int sim_decode(struct sim_trace *t, struct trace_reader *r, struct trace_dense_ev *d)
 {
-	uint32_t cpu = ev->cpu == TRACE_CPU_UNKNOWN ? ev->tid : ev->cpu;
-	int rc;
+	int rc = trace_decode_next(&t->dec, d);
 
-	rc = sim_dense_id(t, ev->id, &d->id);
-	if (!rc && ev->op == TRACE_OP_CACHE_ALLOC)
-		rc = sim_named_of(t, trace_reader_meta(r), ev->cache, &d->cache);
-	else if (!rc)
-		rc = sim_dense_id(t, ev->old_id, &d->old_id);
-	if (unlikely(rc == -E2BIG))
-		return trace_reader_reject(r, ev->old_id && d->id ? TRACE_FIELD_OLD_ID :
-					   TRACE_FIELD_ID, "more than 2^32 - 2 distinct object ids");
-	if (unlikely(rc))
-		return rc;
-	d->time_ns = ev->time_ns;
-	d->size = ev->size;
-	d->tid = ev->tid;
-	d->cpu = (uint16_t)(cpu % t->cpus);
-	d->op = ev->op;
-	d->align_shift = ev->align ? (uint8_t)(63 - __builtin_clzll(ev->align)) : 0;
-	if ((ev->align & (ev->align - 1)) && d->align_shift < 63)
-		d->align_shift++;	/* not a power of two: round up, as glibc */
-	if (ev->tid >= t->nthreads)
-		t->nthreads = ev->tid + 1;
-	return 0;
+	if (rc == 1 && d->op == TRACE_OP_CACHE_ALLOC) {
+		int err = sim_named_of(t, trace_reader_meta(r), d->cache, &d->cache);
+
+		if (err)
+			return err;
+	}
+	return rc;
 }
 
 void sim_trace_free(struct sim_trace *t)
@@ -174,8 +107,7 @@ void sim_trace_free(struct sim_trace *t)
 	free(t->ev);
 	free(t->named_of);
 	free(t->cmdline);
-	free(t->trace_id);
-	hmap_destroy(&t->ids);
+	trace_decoder_destroy(&t->dec);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -184,67 +116,47 @@ void sim_trace_free(struct sim_trace *t)
  * simulator runs at most TRACE_MAX_CPUS virtual CPUs (the percpu layer's
  * vcpu table is sized by it), so a larger one is refused, naming the field.
  */
-static int sim_trace_begin(struct sim_trace *t, struct trace_reader *r,
-			   unsigned int cpus, const char *who)
+static int sim_trace_begin(struct sim_trace *t, struct trace_reader *r, unsigned int cpus)
 {
 	const struct trace_meta *m = trace_reader_meta(r);
 
 	t->rec_cpus = m->cpus;
 	t->no_clock = m->clock_id == TRACE_CLOCK_NONE;
-	if (!cpus && m->cpus > TRACE_MAX_CPUS) {
-		trace_reader_reject(r, TRACE_FIELD_HDR_CPUS, "the recording says %u CPUs; "
-				    "the simulator runs 1 to %u virtual CPUs: choose with --cpus N",
-				    m->cpus, TRACE_MAX_CPUS);
-		fprintf(stderr, "%s: %s\n", who, trace_reader_error(r));
-		return -EPROTO;
-	}
+	if (!cpus && m->cpus > TRACE_MAX_CPUS)
+		return trace_reader_reject(r, TRACE_FIELD_HDR_CPUS, "the recording says %u CPUs; "
+					   "the simulator runs 1 to %u virtual CPUs: choose with "
+					   "--cpus N", m->cpus, TRACE_MAX_CPUS);
 	/* --cpus, else the recording machine's, else Kconfig's default */
 	t->cpus = cpus ? cpus : (m->cpus ? m->cpus : CONFIG_SIM_DEFAULT_CPUS);
 	t->cmdline = strdup(m->cmdline ? m->cmdline : "");
-	if (!t->cmdline || hmap_init(&t->ids)) {
-		fprintf(stderr, "%s: out of memory\n", who);
+	if (!t->cmdline || trace_decoder_init(&t->dec, r, TRACE_DENSE_BY_ID, t->cpus))
 		return -ENOMEM;
-	}
 	return 0;
 }
 
-int sim_trace_load(struct sim_trace *t, const char *path, unsigned int cpus,
+int sim_trace_load(struct sim_trace *t, struct trace_reader *r, unsigned int cpus,
 		   const char *who)
 {
-	struct trace_reader *r = NULL;
-	const struct trace_meta *m;
-	struct trace_event ev;
+	const struct trace_meta *m = trace_reader_meta(r);
+	struct trace_dense_ev ev;
 	uint64_t budget = sim_event_budget();
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	/* "-" is stdin; --pid/--comm (or the busiest process) selected */
-	r = cmd_open_trace_as(who, path);
-	if (!r) {
-		rc = -EINVAL;
-		goto out_close;
-	}
-	rc = sim_trace_begin(t, r, cpus, who);
+	rc = sim_trace_begin(t, r, cpus);
 	if (rc)
-		goto out_close;
-	m = trace_reader_meta(r);
+		return rc;
 	/* The trailer's count is a claim until the end: a hint for the first
 	 * step only, growth follows the events met. */
 	t->cap = m->has_summary && m->nevents ? min_t(uint64_t, m->nevents, SIM_LOAD_CHUNK) : 0;
 	if (t->cap) {
 		t->ev = malloc(t->cap * sizeof(*t->ev));
-		if (!t->ev) {
-			rc = -ENOMEM;
-			fprintf(stderr, "%s: %s: out of memory\n", who, path);
-			goto out_close;
-		}
+		if (!t->ev)
+			return -ENOMEM;
 	}
-	while ((rc = trace_reader_next(r, &ev)) == 1) {
+	while ((rc = sim_decode(t, r, &ev)) == 1) {
 		if (unlikely(t->n == budget)) {
-			rc = trace_reader_reject(r, TRACE_FIELD_OP, "more than %" PRIu64
-						 " events to hold: %s decodes the whole trace into "
-						 "memory first (32 bytes an event), and that is a "
-						 "quarter of the memory it may use", budget, who);
+			rc = trace_decoder_over_budget(&t->dec, budget, who);
 			break;
 		}
 		if (unlikely(t->n == t->cap)) {
@@ -255,57 +167,31 @@ int sim_trace_load(struct sim_trace *t, const char *path, unsigned int cpus,
 
 			if (cap > budget)
 				cap = (size_t)budget;	/* never ask beyond the budget */
-			struct sim_ev *n = realloc(t->ev, cap * sizeof(*n));
+			struct trace_dense_ev *n = realloc(t->ev, cap * sizeof(*n));
 
-			if (!n) {
-				rc = -ENOMEM;
-				fprintf(stderr, "%s: %s: out of memory at event %zu\n",
-					who, path, t->n);
-				goto out_close;
-			}
+			if (!n)
+				return -ENOMEM;
 			t->ev = n;
 			t->cap = cap;
 		}
-		rc = sim_ev_from_trace(t, r, &t->ev[t->n], &ev);
-		if (rc)
-			break;
-		t->n++;
+		t->ev[t->n++] = ev;
 	}
-	if (rc < 0) {
-		if (rc == -ENOMEM)
-			fprintf(stderr, "%s: %s: out of memory at event %zu\n", who, path, t->n);
-		else
-			fprintf(stderr, "%s: %s\n", who, trace_reader_error(r));
-		goto out_close;
-	}
-	rc = 0;
-out_close:
-	if (r)
-		trace_reader_close(r);
-	if (rc)
-		sim_trace_free(t);
-	return rc;
+	t->dec.r = NULL;	/* the caller's, closed after */
+	return rc < 0 ? rc : 0;
 }
 
-int sim_trace_open(struct sim_trace *t, const char *path, unsigned int cpus,
-		   const char *who)
+int sim_trace_open(struct sim_trace *t, struct trace_reader *r, const char *path,
+		   unsigned int cpus)
 {
-	const struct trace_meta *m;
+	const struct trace_meta *m = trace_reader_meta(r);
 	int rc;
 
 	memset(t, 0, sizeof(*t));
 	t->path = path;
-	t->r = cmd_open_trace_as(who, path);
-	if (!t->r) {
-		sim_trace_free(t);
-		return -EINVAL;
-	}
-	rc = sim_trace_begin(t, t->r, cpus, who);
-	if (rc) {
-		sim_trace_free(t);
+	t->r = r;
+	rc = sim_trace_begin(t, r, cpus);
+	if (rc)
 		return rc;
-	}
-	m = trace_reader_meta(t->r);
 	/* Claims, for the sampling interval only: the id space and threads
 	 * follow the events met. */
 	if (m->has_summary)
@@ -313,25 +199,12 @@ int sim_trace_open(struct sim_trace *t, const char *path, unsigned int cpus,
 	return 0;
 }
 
-long sim_trace_read(struct sim_trace *t, struct sim_ev *buf, size_t max,
-		    const char *who)
+long sim_trace_read(struct sim_trace *t, struct trace_dense_ev *buf, size_t max)
 {
-	struct trace_event ev;
 	size_t n = 0;
 	int rc = 0;
 
-	while (n < max && (rc = trace_reader_next(t->r, &ev)) == 1) {
-		rc = sim_ev_from_trace(t, t->r, &buf[n], &ev);
-		if (rc)
-			break;
+	while (n < max && (rc = sim_decode(t, t->r, &buf[n])) == 1)
 		n++;
-	}
-	if (rc < 0) {
-		if (rc == -ENOMEM)
-			fprintf(stderr, "%s: %s: out of memory\n", who, t->path);
-		else
-			fprintf(stderr, "%s: %s\n", who, trace_reader_error(t->r));
-		return rc;
-	}
-	return (long)n;
+	return rc < 0 ? rc : (long)n;
 }

@@ -41,18 +41,8 @@ struct tune_worker {
 
 static void tune_progress(struct tune *tu)
 {
-	unsigned int w = 40, fill;
-
-	if (!tu->progress || !tu->total)
-		return;
-	fill = (unsigned int)(tu->done * w / tu->total);
-	/* Shown on a terminal only: ESC [K clears what a longer line left. */
-	fprintf(stderr, "\r  [%.*s%*s] %zu/%zu configurations\033[K", (int)fill,
-		"########################################", (int)(w - fill), "",
-		tu->done, tu->total);
-	if (tu->done == tu->total)
-		fputc('\n', stderr);
-	fflush(stderr);
+	if (tu->progress && tu->total)
+		tu->progress(tu);
 }
 
 /* What one run counted, as the parent needs it. */
@@ -117,8 +107,17 @@ static __attribute__((noreturn)) void tune_child(struct tune *tu, struct tune_jo
 		cfg.nr_class_mag = c;
 	}
 	tr = *tu->t;	/* in memory: sim_run only reads it */
-	if (res && !sim_run(&tr, &cfg, res))
-		tune_fill_out(tu, res, &out);
+	if (!res) {
+		snprintf(out.err, sizeof(out.err), "out of memory");
+	} else {
+		int rc = sim_run(&tr, &cfg, res);
+
+		if (!rc)
+			tune_fill_out(tu, res, &out);
+		else
+			snprintf(out.err, sizeof(out.err), "%.250s",
+				 res->err[0] ? res->err : strerror(-rc));
+	}
 	w = write(fd, &out, sizeof(out));
 	_exit(w == (ssize_t)sizeof(out) && out.ok ? 0 : 1);
 }
@@ -175,8 +174,10 @@ static int tune_reap(struct tune *tu, struct tune_worker *run, int *err)
 	if (r != (ssize_t)sizeof(*out) || !WIFEXITED(status) || WEXITSTATUS(status)) {
 		out->ok = 0;
 		if (!*err)
-			fprintf(stderr, "uslab tune: a simulation failed (%s)\n",
-				WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "see above");
+			snprintf(tu->err, sizeof(tu->err), "a simulation failed (%s)",
+				 WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) :
+				 r == (ssize_t)sizeof(*out) && out->err[0] ? out->err :
+				 "no result");
 		*err = -EIO;
 	}
 	close(run[i].fd);
@@ -203,7 +204,7 @@ static int tune_run(struct tune *tu, size_t from, size_t to)
 				;
 			rc = tune_start(tu, &run[i], next++);
 			if (rc) {
-				fprintf(stderr, "uslab tune: %s\n", strerror(-rc));
+				snprintf(tu->err, sizeof(tu->err), "%s", strerror(-rc));
 				err = rc;
 				stop = true;
 			} else {
@@ -214,7 +215,7 @@ static int tune_run(struct tune *tu, size_t from, size_t to)
 			break;
 		rc = tune_reap(tu, run, &err);
 		if (rc < 0) {
-			fprintf(stderr, "uslab tune: wait: %s\n", strerror(-rc));
+			snprintf(tu->err, sizeof(tu->err), "wait: %s", strerror(-rc));
 			err = rc;
 			break;
 		}
@@ -239,6 +240,21 @@ struct tune_job *tune_add(struct tune *tu)
 	return &tu->jobs[tu->nr_jobs++];
 }
 
+/* A new uniform job: depot limit @depot, magazine size @mag for every
+ * class (-1: the library's). NULL: out of memory. */
+static struct tune_job *tune_add_uniform(struct tune *tu, long depot, int mag)
+{
+	struct tune_job *jb = tune_add(tu);
+
+	if (!jb)
+		return NULL;
+	jb->depot = depot;
+	jb->uniform = true;
+	for (unsigned int c = 0; c < SIM_MAX_CLASSES; c++)
+		jb->mag[c] = mag;
+	return jb;
+}
+
 double tune_job_ovh(const struct tune *tu, const struct tune_job *j)
 {
 	return tu->peak ? (double)j->out.res_peak : j->out.res_mean;
@@ -250,13 +266,8 @@ int tune_grid(struct tune *tu, const struct tune_space *sp)
 
 	for (unsigned int a = 0; a < sp->nd; a++)
 		for (unsigned int b = 0; b < sp->nm; b++) {
-			jb = tune_add(tu);
-			if (!jb)
+			if (!tune_add_uniform(tu, sp->depots[a], (int)sp->mags[b]))
 				return -ENOMEM;
-			jb->depot = sp->depots[a];
-			jb->uniform = true;
-			for (unsigned int c = 0; c < SIM_MAX_CLASSES; c++)
-				jb->mag[c] = (int)sp->mags[b];
 		}
 	/*
 	 * Adaptive magazines (after the uniform grid: round 2 indexes it as
@@ -270,25 +281,19 @@ int tune_grid(struct tune *tu, const struct tune_space *sp)
 				continue;
 			if (a && !b && sp->nab)
 				continue;
-			jb = tune_add(tu);
+			jb = tune_add_uniform(tu, SIM_DEFAULT, -1);
 			if (!jb)
 				return -ENOMEM;
-			jb->depot = SIM_DEFAULT;
-			jb->uniform = true;
 			jb->adapt = true;
 			jb->adapt_max = a ? sp->amaxs[a - 1] : 0;
 			jb->adapt_budget_kb = b ? sp->abudgets[b - 1] : 0;
-			jb->mag[0] = -1;
 		}
 	tu->grid = tu->nr_jobs;
 	/* The library's own defaults, for comparison (not part of the grid). */
-	jb = tune_add(tu);
+	jb = tune_add_uniform(tu, SIM_DEFAULT, -1);
 	if (!jb)
 		return -ENOMEM;
-	jb->depot = SIM_DEFAULT;
-	jb->uniform = true;
 	jb->defaults = true;
-	jb->mag[0] = -1;
 	tu->total = tu->grid + 1;
 	if (sp->compose)
 		tu->total += (size_t)sp->nd * TUNE_LAMBDAS;

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib/grow.h"
 #include "trace/internal.h"
 
 #define LINE_MAX_LEN	16384
@@ -42,7 +43,8 @@ struct pf {
 	/* named caches met so far: (name, size) -> index in @caches */
 	struct hmap cache_ix;
 	struct pf_cache { char *name; uint64_t size; uint32_t id; } *caches;
-	uint32_t ncaches, caches_cap;
+	uint32_t ncaches;
+	uint64_t caches_cap;
 	/* live kmem_cache_alloc objects without name=, by id: the event
 	 * that allocated it and its size, until a free names the cache */
 	struct hmap anon_ev, anon_size;
@@ -282,15 +284,9 @@ static int pf_cache(struct pf *p, const char *name, uint64_t size, uint32_t *id,
 	if (p->ncaches == TRACE_CACHES_MAX)
 		return import_err(p->im.res, p->im.name, line, "more than %u named caches",
 				  TRACE_CACHES_MAX);
-	if (p->ncaches == p->caches_cap) {
-		uint32_t cap = p->caches_cap ? 2 * p->caches_cap : 64;
-		struct pf_cache *c = realloc(p->caches, cap * sizeof(*c));
-
-		if (!c)
-			return -ENOMEM;
-		p->caches = c;
-		p->caches_cap = cap;
-	}
+	if (grow_array((void **)&p->caches, &p->caches_cap, p->ncaches + 1, sizeof(*p->caches),
+		       TRACE_CACHES_MAX))
+		return -ENOMEM;
 	p->caches[p->ncaches].name = strdup(name);
 	if (!p->caches[p->ncaches].name)
 		return -ENOMEM;

@@ -7,12 +7,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/mman.h>
-#include <sys/random.h>
 #include "trace/internal.h"
 
 static const struct {
@@ -126,291 +123,6 @@ uint32_t trace_crc32c(uint32_t crc, const void *buf, size_t len)
 }
 
 /*
- * Keyed hash table, u64 -> u64, for every table a file fills: the
- * importers' address table, the loaders' id and thread maps. Its hash is
- * SipHash-1-3 (the one Rust's HashMap uses against the same attack) under
- * a 128-bit key drawn from getrandom() for each table, so an input cannot
- * choose keys that collide: addresses such as (j << 50) | (i << 4) spread
- * like random ones. Linear probing, load at most 3/4, backward-shift
- * deletion. Single-threaded, no locks.
- */
-static inline uint64_t rotl64(uint64_t x, unsigned int b)
-{
-	return x << b | x >> (64 - b);
-}
-
-#define SIPROUND do {							\
-	v0 += v1; v1 = rotl64(v1, 13); v1 ^= v0; v0 = rotl64(v0, 32);	\
-	v2 += v3; v3 = rotl64(v3, 16); v3 ^= v2;			\
-	v0 += v3; v3 = rotl64(v3, 21); v3 ^= v0;			\
-	v2 += v1; v1 = rotl64(v1, 17); v1 ^= v2; v2 = rotl64(v2, 32);	\
-} while (0)
-
-/* SipHash-1-3 of the 8 bytes of @m (little-endian), under @k. */
-static uint64_t siphash13_u64(const uint64_t k[2], uint64_t m)
-{
-	uint64_t v0 = k[0] ^ 0x736f6d6570736575ull, v1 = k[1] ^ 0x646f72616e646f6dull;
-	uint64_t v2 = k[0] ^ 0x6c7967656e657261ull, v3 = k[1] ^ 0x7465646279746573ull;
-	const uint64_t b = (uint64_t)8 << 56;	/* length 8, no tail bytes */
-
-	v3 ^= m;
-	SIPROUND;
-	v0 ^= m;
-	v3 ^= b;
-	SIPROUND;
-	v0 ^= b;
-	v2 ^= 0xff;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
-	return v0 ^ v1 ^ v2 ^ v3;
-}
-
-static inline uint64_t hmap_home(const struct hmap *m, uint64_t key)
-{
-	return siphash13_u64(m->key, key) & m->mask;
-}
-
-/*
- * Slot arrays of 2 MiB and more are their own mappings, aligned to 2 MiB and
- * offered to transparent huge pages: every access to a big table is a cache
- * miss, and with 4 KiB pages a TLB miss (a page walk) too. The recorder's
- * collector spent a fifth of its time in those walks on a 30-million-event
- * recording (docs/sim.md, "Collecting").
- */
-#define HMAP_HUGE	(2ul << 20)
-
-static struct hmap_slot *slots_alloc(uint64_t n)
-{
-	size_t len = (size_t)n * sizeof(struct hmap_slot), head, tail;
-	uint8_t *p;
-
-	if (n > SIZE_MAX / sizeof(struct hmap_slot) / 2)
-		return NULL;
-	if (len < HMAP_HUGE)
-		return calloc((size_t)n, sizeof(struct hmap_slot));
-	p = mmap(NULL, len + HMAP_HUGE, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	head = (HMAP_HUGE - ((uintptr_t)p & (HMAP_HUGE - 1))) & (HMAP_HUGE - 1);
-	tail = HMAP_HUGE - head;
-	if (head)
-		munmap(p, head);
-	munmap(p + head + len, tail);
-	p += head;
-	madvise(p, len, MADV_HUGEPAGE);	/* a hint: refused is fine */
-	return (struct hmap_slot *)p;
-}
-
-static void slots_free(struct hmap_slot *s, uint64_t n)
-{
-	size_t len = (size_t)n * sizeof(*s);
-
-	if (!s)
-		return;
-	if (len < HMAP_HUGE)
-		free(s);
-	else
-		munmap(s, len);
-}
-
-int hmap_init(struct hmap *m)
-{
-	memset(m, 0, sizeof(*m));
-	if (getrandom(m->key, sizeof(m->key), GRND_NONBLOCK) != sizeof(m->key)) {
-		/* No entropy yet (early boot): still unknown to the file. */
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		m->key[0] = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uintptr_t)m;
-		m->key[1] = (uint64_t)ts.tv_sec ^ (uintptr_t)&ts ^ (uint64_t)getpid() << 32;
-	}
-	m->mask = 63;
-	m->slots = slots_alloc(m->mask + 1);
-	return m->slots ? 0 : -ENOMEM;
-}
-
-void hmap_destroy(struct hmap *m)
-{
-	slots_free(m->slots, m->mask + 1);
-	m->slots = NULL;
-	m->count = 0;
-}
-
-uint64_t hmap_hash(const struct hmap *m, uint64_t key)
-{
-	return siphash13_u64(m->key, key);
-}
-
-static uint64_t *find_hashed(const struct hmap *m, uint64_t key, uint64_t hash)
-{
-	uint64_t i;
-
-	for (i = hash & m->mask; m->slots[i].key; i = (i + 1) & m->mask)
-		if (m->slots[i].key == key + 1)
-			return &m->slots[i].val;
-	return NULL;
-}
-
-uint64_t *hmap_find(const struct hmap *m, uint64_t key)
-{
-	if (unlikely(key == UINT64_MAX))
-		return NULL;
-	return find_hashed(m, key, hmap_hash(m, key));
-}
-
-static int hmap_grow(struct hmap *m)
-{
-	struct hmap n = *m;
-	uint64_t i, j;
-
-	n.mask = 2 * m->mask + 1;
-	n.slots = slots_alloc(n.mask + 1);
-	if (!n.slots)
-		return -ENOMEM;
-	for (i = 0; i <= m->mask; i++) {
-		if (!m->slots[i].key)
-			continue;
-		for (j = hmap_home(&n, m->slots[i].key - 1); n.slots[j].key; j = (j + 1) & n.mask)
-			;
-		n.slots[j] = m->slots[i];
-	}
-	slots_free(m->slots, m->mask + 1);
-	*m = n;
-	return 0;
-}
-
-void hmap_prefetch(const struct hmap *m, uint64_t hash)
-{
-	__builtin_prefetch(&m->slots[hash & m->mask], 1);
-}
-
-/* One probe sequence: it meets the key, or ends at the slot it goes in. */
-int hmap_insert_hashed(struct hmap *m, uint64_t key, uint64_t hash, uint64_t val)
-{
-	uint64_t i;
-
-	if (key == UINT64_MAX)		/* key + 1 would be the empty mark */
-		return -EINVAL;
-	if ((m->count + 1) * 4 > (m->mask + 1) * 3 && hmap_grow(m))
-		return -ENOMEM;
-	for (i = hash & m->mask; m->slots[i].key; i = (i + 1) & m->mask)
-		if (m->slots[i].key == key + 1)
-			return -EEXIST;
-	m->slots[i].key = key + 1;
-	m->slots[i].val = val;
-	m->count++;
-	return 0;
-}
-
-int hmap_insert(struct hmap *m, uint64_t key, uint64_t val)
-{
-	return hmap_insert_hashed(m, key, hmap_hash(m, key), val);
-}
-
-/* Backward-shift deletion: no tombstones, probe sequences stay short. */
-int hmap_remove_hashed(struct hmap *m, uint64_t key, uint64_t hash, uint64_t *val)
-{
-	uint64_t *v = key == UINT64_MAX ? NULL : find_hashed(m, key, hash), i, j;
-
-	if (!v)
-		return -ENOENT;
-	if (val)
-		*val = *v;
-	i = (uint64_t)((struct hmap_slot *)((char *)v - offsetof(struct hmap_slot, val)) - m->slots);
-	for (j = (i + 1) & m->mask; m->slots[j].key; j = (j + 1) & m->mask) {
-		uint64_t home = hmap_home(m, m->slots[j].key - 1);
-
-		if (((j - home) & m->mask) >= ((j - i) & m->mask)) {
-			m->slots[i] = m->slots[j];
-			i = j;
-		}
-	}
-	m->slots[i].key = 0;
-	m->count--;
-	return 0;
-}
-
-int hmap_remove(struct hmap *m, uint64_t key, uint64_t *val)
-{
-	return hmap_remove_hashed(m, key, hmap_hash(m, key), val);
-}
-
-int cmd_check_stdout(const char *who)
-{
-	if (fflush(stdout) == 0 && !ferror(stdout))
-		return 0;
-	fprintf(stderr, "%s: standard output: %s\n", who,
-		errno ? strerror(errno) : "write error");
-	return 1;
-}
-
-struct cmd_select cmd_select;
-
-struct trace_reader *cmd_open_trace_as(const char *who, const char *path)
-{
-	struct trace_reader *r = NULL;
-	const struct trace_meta *m;
-	char why[512];
-	int rc, p;
-
-	if (!strcmp(path, "-"))
-		rc = trace_reader_open_file(&r, stdin, "(standard input)");
-	else
-		rc = trace_reader_open(&r, path);
-	if (rc) {
-		fprintf(stderr, "%s: %s\n", who, r ? trace_reader_error(r) : strerror(-rc));
-		trace_reader_close(r);
-		return NULL;
-	}
-	m = trace_reader_meta(r);
-	p = trace_pick_proc(m, cmd_select.pid, cmd_select.comm, why, sizeof(why));
-	if (p == -ENOENT) {
-		fprintf(stderr, "%s: %s: %s\n", who, path, why);
-		trace_reader_close(r);
-		return NULL;
-	}
-	if (p >= 0) {
-		rc = trace_reader_select(r, p);
-		if (rc) {
-			fprintf(stderr, "%s: %s: %s\n", who, path, strerror(-rc));
-			trace_reader_close(r);
-			return NULL;
-		}
-		if (!cmd_select.quiet && m->nprocs > 1)
-			fprintf(stderr, "%s: %s\n", who, why);
-		cmd_select.quiet = true;	/* once per run (tune opens often) */
-	} else if (why[0] && !cmd_select.quiet) {
-		fprintf(stderr, "%s: %s\n", who, why);
-		cmd_select.quiet = true;
-	}
-	return r;
-}
-
-struct trace_reader *cmd_open_trace(const char *path)
-{
-	return cmd_open_trace_as("uslab", path);
-}
-
-bool cmd_truncated;
-
-int cmd_read_error(struct trace_reader *r, int rc)
-{
-	if (rc >= 0)
-		return 0;
-	if (trace_reader_truncated(r)) {
-		fprintf(stderr, "uslab: warning: %s; what the complete chunks before it "
-			"hold follows (exit status %d)\n", trace_reader_error(r),
-			CMD_EXIT_TRUNCATED);
-		cmd_truncated = true;
-		return 0;
-	}
-	fprintf(stderr, "uslab: %s\n", trace_reader_error(r));
-	return 1;
-}
-
-/*
  * Command lines and task names are whatever the recorded programs had: a
  * newline in an argument (python3 -c 'two\nlines') must not break a table
  * row or a "# command:" line, nor a terminal's state.
@@ -436,7 +148,7 @@ static size_t put_printable(char *out, unsigned char c)
 	return 4;
 }
 
-void cmd_fput_printable(FILE *f, const char *s)
+void trace_fput_printable(FILE *f, const char *s)
 {
 	char e[4];
 
@@ -444,7 +156,7 @@ void cmd_fput_printable(FILE *f, const char *s)
 		fwrite(e, 1, put_printable(e, (unsigned char)*s), f);
 }
 
-const char *cmd_printable(const char *s, char *buf, size_t len)
+const char *trace_printable(const char *s, char *buf, size_t len)
 {
 	size_t o = 0;
 
@@ -708,7 +420,7 @@ int trace_pick_proc(const struct trace_meta *m, uint32_t pid, const char *comm,
 	}
 	if (pid || comm) {
 		snprintf(why, len, "process %u (%s), %" PRIu64 " allocations%s",
-			 m->procs[best].pid, cmd_printable(m->procs[best].comm, c1, sizeof(c1)),
+			 m->procs[best].pid, trace_printable(m->procs[best].comm, c1, sizeof(c1)),
 			 m->procs[best].allocs,
 			 matches > 1 ? " (the busiest of the images that match)" : "");
 		return best;
@@ -722,7 +434,7 @@ int trace_pick_proc(const struct trace_meta *m, uint32_t pid, const char *comm,
 	if (cmd >= 0 && m->procs[cmd].allocs && !(m->procs[cmd].flags & TRACE_PROC_UNRECORDED)) {
 		int n = snprintf(why, len, "process %u (%s): the program the command ran as (its last exec), %"
 				 PRIu64 " of %" PRIu64 " allocations in %u processes; --pid or --comm chooses another",
-				 m->procs[cmd].pid, cmd_printable(m->procs[cmd].comm, c1, sizeof(c1)),
+				 m->procs[cmd].pid, trace_printable(m->procs[cmd].comm, c1, sizeof(c1)),
 				 m->procs[cmd].allocs, total, m->nprocs);
 
 		/* A driver (gcc, a shell) that holds little: say who does. */
@@ -731,18 +443,18 @@ int trace_pick_proc(const struct trace_meta *m, uint32_t pid, const char *comm,
 			snprintf(why + n, len - (size_t)n, ". It holds under 5%% of the trace's "
 				 "allocations; process %u (%s) holds %" PRIu64 " (%.0f%%): pick it with "
 				 "--pid %u or --comm %s", m->procs[best].pid,
-				 cmd_printable(m->procs[best].comm, c2, sizeof(c2)), m->procs[best].allocs,
+				 trace_printable(m->procs[best].comm, c2, sizeof(c2)), m->procs[best].allocs,
 				 100.0 * (double)m->procs[best].allocs / (double)total,
 				 m->procs[best].pid, c2);
 		return cmd;
 	}
-	cmd_printable(m->procs[best].comm, c1, sizeof(c1));
+	trace_printable(m->procs[best].comm, c1, sizeof(c1));
 	if (cmd >= 0)
 		snprintf(why, len, "process %u (%s): the one with the most allocations, %" PRIu64
 			 " of %" PRIu64 " in %u processes (the command ran as %s, which %s); "
 			 "--pid or --comm chooses another",
 			 m->procs[best].pid, c1, m->procs[best].allocs, total, m->nprocs,
-			 cmd_printable(m->procs[cmd].comm, c2, sizeof(c2)),
+			 trace_printable(m->procs[cmd].comm, c2, sizeof(c2)),
 			 m->procs[cmd].flags & TRACE_PROC_UNRECORDED ? "was not recorded" :
 			 "made no allocation");
 	else

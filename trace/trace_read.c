@@ -321,38 +321,41 @@ static int unpack_table(struct trace_reader *r, const struct lazy_table *t,
 	return 0;
 }
 
-int trace_reader_load_objects(struct trace_reader *r)
+/* A table kept at open (@t), decoded now with @decode into the reader;
+ * *@loaded once it is. */
+static int load_lazy(struct trace_reader *r, const struct lazy_table *t, const char *what,
+		     int (*decode)(struct trace_reader *, const uint8_t *, size_t, uint32_t,
+				   uint64_t, bool),
+		     uint32_t n, bool *loaded)
 {
 	uint8_t *raw;
 	int rc;
 
-	if (r->error)
-		return r->error;
-	if (r->objects_loaded || !r->lazy_obj.seen)
+	if (*loaded || !t->seen)
 		return 0;
-	rc = unpack_table(r, &r->lazy_obj, "object", &raw);
+	rc = unpack_table(r, t, what, &raw);
 	if (rc)
 		return rc;
-	rc = decode_objects(r, raw, r->lazy_obj.raw, r->meta.nobjects, 0, true);
+	rc = decode(r, raw, t->raw, n, 0, true);
 	free(raw);
-	r->objects_loaded = !rc;
+	*loaded = !rc;
 	return rc;
+}
+
+int trace_reader_load_objects(struct trace_reader *r)
+{
+	if (r->error)
+		return r->error;
+	return load_lazy(r, &r->lazy_obj, "object", decode_objects, r->meta.nobjects,
+			 &r->objects_loaded);
 }
 
 int trace_reader_load_stacks(struct trace_reader *r)
 {
-	uint8_t *raw;
 	int rc = trace_reader_load_objects(r);
 
-	if (rc || r->stacks_loaded || !r->lazy_stk.seen)
-		return rc;
-	rc = unpack_table(r, &r->lazy_stk, "stack", &raw);
-	if (rc)
-		return rc;
-	rc = decode_stacks(r, raw, r->lazy_stk.raw, r->meta.nstacks, 0, true);
-	free(raw);
-	r->stacks_loaded = !rc;
-	return rc;
+	return rc ? rc : load_lazy(r, &r->lazy_stk, "stack", decode_stacks, r->meta.nstacks,
+				   &r->stacks_loaded);
 }
 
 int trace_reader_stack(struct trace_reader *r, uint32_t id, struct trace_stack *out,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The command-line conventions of every uslab subcommand (docs/sim.md,
-# "Command-line conventions"; tools/uslab/parse-options.c): help on stdout
+# "Command-line conventions"; tools/lib/parse-options.c): help on stdout
 # with exit 0, listing each option of the command; an unknown option, a
 # missing value or a bad number named in one line, then the usage, on
 # stderr with exit 2; --version; `uslab help CMD` shows the manual page; "-"
@@ -94,7 +94,7 @@ gen_bad "uslab gen: --blocks: resize has no such parameter" resize -b 8
 	-o "$T/g2.ustr" 2>/dev/null || fail "gen at the high ends of its ranges"
 "$U" report "$T/g2.ustr" 2>/dev/null | grep -q "1073741824" || fail "gen --max 1073741824: size not in the trace"
 
-# The option parser (tools/uslab/parse-options.c): each command's options
+# The option parser (tools/lib/parse-options.c): each command's options
 # are one table. --help lists exactly the options below, and every option it
 # lists is one the parser takes (a table that printed one thing and parsed
 # another fails here); live-view commands too.

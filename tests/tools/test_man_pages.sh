@@ -2,7 +2,7 @@
 # The manual pages (docs/man/*.scd) against the tools they describe, so the
 # two cannot drift: every command `uslab --help` lists has its page and is
 # named in uslab(1); every option its --help lists (its option table,
-# tools/uslab/parse-options.c) is in the page; and every range the page
+# tools/lib/parse-options.c) is in the page; and every range the page
 # states for a numeric option is the table's range, which the tool itself
 # tells: given a number past any range, it answers "expected an integer
 # LO..HI" (the page must then say "LO to HI" in that option's paragraph).

@@ -552,75 +552,6 @@ TEST(format, pick_default_is_the_command)
 }
 END_TEST
 
-/*
- * The keyed hash table against a plain array: random inserts, removes and
- * finds (through the plain calls and the *_hashed ones with the hash taken
- * early, as the collector does), across growths, checked after every step
- * and in full every 1000. Seeded, reproducible.
- */
-/* check's ck_assert writes to a pipe each time it passes: in a loop of a
- * million steps, assert only on failure */
-#define MODEL_CHECK(cond, ...) do { if (!(cond)) ck_abort_msg(__VA_ARGS__); } while (0)
-
-TEST_LOOP(format, hmap_model, 0, 3)
-{
-	enum { NKEYS = 6000 };
-	static uint64_t val[NKEYS];
-	static bool live[NKEYS];
-	struct hmap m;
-	uint64_t count = 0, v, *p;
-
-	memset(live, 0, sizeof(live));
-	rnd_state = 0x5eed0000u + (uint64_t)_i;
-	ck_assert_int_eq(hmap_init(&m), 0);
-	for (int step = 0; step < 200000; step++) {
-		uint32_t i = (uint32_t)(xrnd() % NKEYS);
-		/* addresses 16 apart in two far-apart regions */
-		uint64_t key = (i & 1 ? (uint64_t)1 << 47 : 0x10000) + (uint64_t)(i >> 1) * 16;
-		uint64_t h = hmap_hash(&m, key);
-		bool hashed = xrnd() & 1;
-		int rc;
-
-		switch (xrnd() % 3) {
-		case 0:
-			v = xrnd();
-			rc = hashed ? hmap_insert_hashed(&m, key, h, v) : hmap_insert(&m, key, v);
-			MODEL_CHECK(rc == (live[i] ? -EEXIST : 0), "insert %" PRIu64 ": rc %d", key, rc);
-			if (!live[i]) {
-				live[i] = true;
-				val[i] = v;
-				count++;
-			}
-			break;
-		case 1:
-			rc = hashed ? hmap_remove_hashed(&m, key, h, &v) : hmap_remove(&m, key, &v);
-			MODEL_CHECK(rc == (live[i] ? 0 : -ENOENT), "remove %" PRIu64 ": rc %d", key, rc);
-			if (live[i]) {
-				MODEL_CHECK(v == val[i], "remove %" PRIu64 ": value", key);
-				live[i] = false;
-				count--;
-			}
-			break;
-		default:
-			hmap_prefetch(&m, h);
-			p = hmap_find(&m, key);
-			MODEL_CHECK(live[i] ? p && *p == val[i] : !p, "find %" PRIu64, key);
-		}
-		MODEL_CHECK(m.count == count, "count %" PRIu64 ", expected %" PRIu64, m.count, count);
-		if (step % 1000 == 0)
-			for (uint32_t k = 0; k < NKEYS; k++) {
-				uint64_t kk = (k & 1 ? (uint64_t)1 << 47 : 0x10000) + (uint64_t)(k >> 1) * 16;
-				p = hmap_find(&m, kk);
-				MODEL_CHECK(live[k] ? p && *p == val[k] : !p, "step %d: key %" PRIu64, step, kk);
-			}
-	}
-	ck_assert_int_eq(hmap_insert(&m, UINT64_MAX, 1), -EINVAL);
-	ck_assert_ptr_null(hmap_find(&m, UINT64_MAX));
-	ck_assert_int_eq(hmap_remove(&m, UINT64_MAX, &v), -ENOENT);
-	hmap_destroy(&m);
-}
-END_TEST
-
 TEST(format, procs_records_damaged)
 {
 	uint8_t *buf;
@@ -633,6 +564,113 @@ TEST(format, procs_records_damaged)
 	for (size_t at = hdr; at < len - TRACE_TRAILER; at++)
 		expect_flips_caught(buf, len, at);
 	free(buf);
+}
+END_TEST
+
+/*
+ * The one decoder (trace/decode.c) in both its modes, on a hand-written
+ * trace whose id 7 lives twice (freed, then allocated again), is
+ * reallocated in place and elsewhere, and frees an id never allocated.
+ */
+static const struct trace_event decode_ev[] = {
+	{ .op = TRACE_OP_MALLOC, .time_ns = 1, .tid = 3, .cpu = 5, .id = 7, .size = 10 },
+	{ .op = TRACE_OP_MEMALIGN, .time_ns = 2, .tid = 1, .cpu = TRACE_CPU_UNKNOWN,
+	  .id = 9, .size = 64, .align = 48 },
+	{ .op = TRACE_OP_FREE, .time_ns = 3, .tid = 3, .cpu = 1, .id = 7 },
+	{ .op = TRACE_OP_MALLOC, .time_ns = 4, .tid = 3, .cpu = 1, .id = 7, .size = 20 },
+	{ .op = TRACE_OP_REALLOC, .time_ns = 5, .tid = 3, .cpu = 1, .id = 7, .old_id = 7,
+	  .size = 30 },
+	{ .op = TRACE_OP_REALLOC, .time_ns = 6, .tid = 3, .cpu = 1, .id = 11, .old_id = 7,
+	  .size = 40 },
+	{ .op = TRACE_OP_FREE, .time_ns = 7, .tid = 2, .cpu = 0, .id = 1000 },
+};
+#define NDECODE	ARRAY_SIZE(decode_ev)
+
+static void decode_all(enum trace_dense_ids mode, struct trace_dense_ev *out)
+{
+	struct trace_reader *r;
+	struct trace_decoder d;
+
+	ck_assert_int_eq(trace_reader_open(&r, path), 0);
+	ck_assert_int_eq(trace_decoder_init(&d, r, mode, 4), 0);
+	for (size_t i = 0; i < NDECODE; i++)
+		ck_assert_int_eq(trace_decode_next(&d, &out[i]), 1);
+	ck_assert_int_eq(trace_decode_next(&d, &out[0 + NDECODE]), 0);
+	if (mode == TRACE_DENSE_BY_ID) {
+		ck_assert_uint_eq(d.id_space, 4 + 1);	/* 7, 9, 11, 1000 */
+		ck_assert_uint_eq(trace_decoder_trace_id(&d, out[5].id), 11);
+		ck_assert_uint_eq(trace_decoder_trace_id(&d, out[6].id), 1000);
+	} else {
+		ck_assert_uint_eq(d.id_space, 4 + 1);	/* 7, 9, 7 again, 11 */
+	}
+	ck_assert_uint_eq(d.nthreads, 4);
+	trace_decoder_destroy(&d);
+	trace_reader_close(r);
+}
+
+/* What each mode makes of decode_ev's ids: {id, old_id} per event. */
+static const uint32_t by_id[NDECODE][2] = {
+	{ 1, 0 }, { 2, 0 }, { 1, 0 }, { 1, 0 },
+	{ 1, 1 }, { 3, 1 },
+	{ 4, 0 },			/* a free of an id never allocated */
+};
+static const uint32_t by_lifetime[NDECODE][2] = {
+	{ 1, 0 }, { 2, 0 },
+	{ 1, 0 },			/* the free names its object */
+	{ 3, 0 },			/* id 7 again: a new lifetime */
+	{ 3, 3 },			/* realloc in place: the same one */
+	{ 4, 3 },
+	{ 0, 0 },			/* never allocated: NULL */
+};
+
+TEST_LOOP(format, decoder_modes, 0, 2)
+{
+	enum trace_dense_ids mode = _i ? TRACE_DENSE_BY_LIFETIME : TRACE_DENSE_BY_ID;
+	const uint32_t (*want)[2] = _i ? by_lifetime : by_id;
+	struct trace_dense_ev e[NDECODE + 1];
+
+	write_trace(decode_ev, NDECODE);
+	decode_all(mode, e);
+	for (size_t i = 0; i < NDECODE; i++)
+		ck_assert_msg(e[i].id == want[i][0] && e[i].old_id == want[i][1],
+			      "mode %d event %zu: id %u old %u, expected %u %u", _i, i,
+			      e[i].id, e[i].old_id, want[i][0], want[i][1]);
+	/* CPUs folded onto 4, an unknown one by the tid; the fields kept */
+	ck_assert_uint_eq(e[0].cpu, 1);
+	ck_assert_uint_eq(e[1].cpu, 1);
+	ck_assert_uint_eq(e[0].tid, 3);
+	ck_assert_uint_eq(e[0].time_ns, 1);
+	ck_assert_uint_eq(e[0].size, 10);
+	/* alignment 48 rounds up to 64, as glibc's memalign */
+	ck_assert_uint_eq(e[1].align_shift, 6);
+	ck_assert_uint_eq(e[0].align_shift, 0);
+}
+END_TEST
+
+/* Past the budget the decode is refused with the byte offset, as the
+ * reader's own errors: the consumer's words, the event named. */
+TEST(format, decoder_budget_names_offset)
+{
+	struct trace_reader *r;
+	struct trace_decoder d;
+	struct trace_dense_ev e;
+
+	write_trace(decode_ev, NDECODE);
+	setenv("USLAB_EVENT_BUDGET", "2", 1);
+	ck_assert_uint_eq(trace_event_budget(sizeof(e)), 2);
+	unsetenv("USLAB_EVENT_BUDGET");
+	ck_assert_uint_gt(trace_event_budget(sizeof(e)), 2);
+	ck_assert_int_eq(trace_reader_open(&r, path), 0);
+	ck_assert_int_eq(trace_decoder_init(&d, r, TRACE_DENSE_BY_ID, 1), 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(trace_decode_next(&d, &e), 1);
+	ck_assert_int_eq(trace_decoder_over_budget(&d, 2, "check"), -EPROTO);
+	ck_assert_msg(strstr(trace_reader_error(r), "byte offset ") &&
+		      strstr(trace_reader_error(r), "more than 2 events to hold: check decodes"),
+		      "%s", trace_reader_error(r));
+	ck_assert_int_lt(trace_decode_next(&d, &e), 0);	/* sticky */
+	trace_decoder_destroy(&d);
+	trace_reader_close(r);
 }
 END_TEST
 

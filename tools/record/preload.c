@@ -1782,26 +1782,25 @@ static void *kalloc_common(void *p, size_t size)
 	return p;
 }
 
-__visible void *kmalloc(size_t size, rec_gfp_t flags)
+/* kmalloc and kzalloc through the real @fn, called from @ret (as karray()). */
+static void *kalloc(void *(*fn)(size_t, rec_gfp_t), size_t size, rec_gfp_t flags,
+		    const void *ret)
 {
-	void *(*fn)(size_t, rec_gfp_t) = KREAL(kmalloc);
-
 	if (!fn)
 		return NULL;
-	if (!kenter(__builtin_return_address(0)))
+	if (!kenter(ret))
 		return fn(size, flags);
 	return kalloc_common(fn(size, flags), size);
 }
 
+__visible void *kmalloc(size_t size, rec_gfp_t flags)
+{
+	return kalloc(KREAL(kmalloc), size, flags, __builtin_return_address(0));
+}
+
 __visible void *kzalloc(size_t size, rec_gfp_t flags)
 {
-	void *(*fn)(size_t, rec_gfp_t) = KREAL(kzalloc);
-
-	if (!fn)
-		return NULL;
-	if (!kenter(__builtin_return_address(0)))
-		return fn(size, flags);
-	return kalloc_common(fn(size, flags), size);
+	return kalloc(KREAL(kzalloc), size, flags, __builtin_return_address(0));
 }
 
 static void *karray(void *(*fn)(size_t, size_t, rec_gfp_t), size_t n, size_t size,

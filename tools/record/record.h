@@ -9,7 +9,7 @@
 
 #include <string.h>
 #include <unistd.h>
-#include "trace/internal.h"
+#include "trace/trace.h"
 
 /* ---- Recorder raw stream (tools/record/preload.c -> tools/record/collect.c).
  *

@@ -18,8 +18,7 @@ sim-objs += tools/uslab/uslab.o tools/uslab/builtin-script.o \
             tools/uslab/timeline_draw.o \
             tools/uslab/symbolize.o \
             tools/uslab/replay-stats.o tools/uslab/replay-runs.o tools/uslab/tune-real.o tools/uslab/tune-verify.o tools/uslab/statseg.o \
-            tools/uslab/builtin-slabinfo.o tools/uslab/builtin-top.o \
-            tools/uslab/parse-options.o
+            tools/uslab/builtin-slabinfo.o tools/uslab/builtin-top.o
 
 # uslab tune --png runs plot-frontier.py: installed in share/uslab/, found
 # beside the source when uslab runs from the build tree.

@@ -42,9 +42,11 @@ struct imp_task {
 struct imp {
 	struct trace_writer *w;
 	struct imp_task *tasks;
-	uint32_t ntasks, tasks_cap;
+	uint32_t ntasks;
+	uint64_t tasks_cap;
 	struct { char *name; uint64_t size; } *caches;
-	uint32_t ncaches, caches_cap;
+	uint32_t ncaches;
+	uint64_t caches_cap;
 	struct hmap named;	/* event index -> cache, named by its free */
 };
 
@@ -71,15 +73,10 @@ static int imp_cache(void *ctx, const char *name, uint64_t size, uint32_t *id)
 	struct imp *im = ctx;
 	int rc;
 
-	if (im->ncaches == im->caches_cap) {
-		uint32_t cap = im->caches_cap ? 2 * im->caches_cap : 64;
-		void *n = realloc(im->caches, cap * sizeof(*im->caches));
-
-		if (!n)
-			return -ENOMEM;
-		im->caches = n;
-		im->caches_cap = cap;
-	}
+	rc = grow_array((void **)&im->caches, &im->caches_cap, im->ncaches + 1,
+			sizeof(*im->caches), TRACE_CACHES_MAX);
+	if (rc)
+		return rc == -E2BIG ? -EINVAL : rc;
 	rc = trace_writer_add_cache(im->w, name, size, id);
 	if (rc)
 		return rc;
@@ -94,15 +91,9 @@ static int imp_task(void *ctx, uint32_t tid, uint64_t pid, uint64_t task, const 
 
 	if (tid != im->ntasks)		/* dense, in order: the importer's promise */
 		return -EINVAL;
-	if (im->ntasks == im->tasks_cap) {
-		uint32_t cap = im->tasks_cap ? 2 * im->tasks_cap : 256;
-		struct imp_task *n = realloc(im->tasks, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		im->tasks = n;
-		im->tasks_cap = cap;
-	}
+	if (grow_array((void **)&im->tasks, &im->tasks_cap, (uint64_t)tid + 1,
+		       sizeof(*im->tasks), UINT32_MAX))
+		return -ENOMEM;
 	im->tasks[tid] = (struct imp_task){ .pid = pid ? pid : task, .task = task };
 	snprintf(im->tasks[tid].comm, sizeof(im->tasks[tid].comm), "%s", comm);
 	im->ntasks++;

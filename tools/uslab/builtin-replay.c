@@ -155,24 +155,6 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/*
- * Decoded events replay may hold: a quarter of physical memory or of the
- * address-space limit, at 32 bytes each. A few kilobytes of compressed
- * events can decode to hundreds of millions; past this the load stops with
- * the event's offset rather than the machine swapping. (Runs of events
- * without an object, free(NULL) or failed calls, take one record per run.)
- */
-static uint64_t rp_event_budget(void)
-{
-	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-	uint64_t mem = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 1ull << 31;
-	struct rlimit rl;
-
-	if (!getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < mem)
-		mem = rl.rlim_cur;
-	return mem / 4 / sizeof(struct rp_ev);
-}
-
 /* Append @e to its thread; a run of id-less events is one record. */
 static int rp_push(struct replay *rp, struct rp_thread *t, const struct rp_ev *e)
 {
@@ -208,14 +190,6 @@ static int rp_push(struct replay *rp, struct rp_thread *t, const struct rp_ev *e
 	return 0;
 }
 
-/* Slot of a trace id's current object; 0 (NULL) for an id never allocated. */
-static uint32_t rp_slot(const struct hmap *map, uint64_t id)
-{
-	const uint64_t *v = hmap_find(map, id);
-
-	return v ? (uint32_t)*v : 0;
-}
-
 /* Thread of @tid: dense in the order threads first appear, at most
  * RP_MAX_THREADS. Return: 0, -E2BIG (reported on @r), -ENOMEM. */
 static int rp_thread_of(struct replay *rp, struct hmap *tids,
@@ -241,49 +215,6 @@ static int rp_thread_of(struct replay *rp, struct hmap *tids,
 	return 0;
 }
 
-/*
- * Decode the trace into per-thread arrays with their sequence numbers.
- * Memory follows what the file holds, never what its trailer declares:
- * ids map to slots through a keyed table of the ids met, threads are the
- * ones met (at most RP_MAX_THREADS), and the decoded events stay under
- * rp_event_budget().
- */
-/*
- * @ev's objects as slots: one per object lifetime (an id reused later gets
- * a new one); a free names its object in @e->id. Return: 0, -ENOMEM, or
- * -EPROTO with the reason on @r.
- */
-static int rp_assign_slots(struct replay *rp, struct hmap *map, struct trace_reader *r,
-			   const struct trace_event *ev, struct rp_ev *e)
-{
-	bool is_free = trace_op_is_free(ev->op);
-	uint64_t *v;
-
-	if (ev->op == TRACE_OP_REALLOC || is_free)
-		e->old_id = ev->old_id || is_free ?
-			rp_slot(map, is_free ? ev->id : ev->old_id) : 0;
-	if (is_free) {
-		e->id = e->old_id;
-		e->old_id = 0;
-		return 0;
-	}
-	if (!ev->id)
-		return 0;
-	if (ev->op == TRACE_OP_REALLOC && ev->id == ev->old_id) {
-		e->id = e->old_id;	/* in place: the same lifetime */
-		return 0;
-	}
-	if (rp->nslots + 1 >= UINT32_MAX)
-		return trace_reader_reject(r, TRACE_FIELD_ID, "more than 2^32 objects");
-	e->id = (uint32_t)++rp->nslots;
-	v = hmap_find(map, ev->id);
-	if (v)
-		*v = e->id;
-	else if (hmap_insert(map, ev->id, e->id))
-		return -ENOMEM;
-	return 0;
-}
-
 /* Room in the per-slot sequence counters for slots up to @nslots. */
 static int rp_seq_room(uint32_t **seq, uint64_t *cap, uint64_t nslots)
 {
@@ -301,23 +232,22 @@ static int rp_seq_room(uint32_t **seq, uint64_t *cap, uint64_t nslots)
 	return 0;
 }
 
-/* log2 of the alignment, rounded up as glibc rounds memalign's; above
- * 2^63 it stays 63 (the call fails, as it did). */
-static uint8_t rp_align_shift(uint64_t align)
-{
-	unsigned int shift = align > 1 ? 64 - (unsigned int)__builtin_clzll(align - 1) : 0;
-
-	return (uint8_t)min_t(unsigned int, shift, 63);
-}
-
+/*
+ * Decode the trace into per-thread arrays with their sequence numbers.
+ * The events come from the shared decoder (trace/decode.c), one slot per
+ * object lifetime; memory follows what the file holds, never what its
+ * trailer declares: threads are the ones met (at most RP_MAX_THREADS), and
+ * the records held stay under trace_event_budget().
+ */
 static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 {
 	struct trace_reader *r = NULL;
-	struct trace_event ev;
-	struct hmap map = { 0 }, tids = { 0 };	/* trace id -> slot; tid -> thread */
+	struct trace_decoder dec = { 0 };	/* trace id -> slot */
+	struct trace_dense_ev ev;
+	struct hmap tids = { 0 };		/* tid -> thread */
 	uint32_t *seq = NULL;			/* by slot */
 	uint64_t *ssize = NULL, ssize_cap = 0;	/* --timeline: bytes by slot */
-	uint64_t seq_cap = 0, budget = rp_event_budget();
+	uint64_t seq_cap = 0, budget = trace_event_budget(sizeof(struct rp_ev));
 	int rc;
 
 	r = cmd_open_trace_as("uslab replay", path);
@@ -325,29 +255,27 @@ static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 		rc = -EINVAL;
 		goto out;
 	}
-	if (hmap_init(&map) || hmap_init(&tids))
+	if (trace_decoder_init(&dec, r, TRACE_DENSE_BY_LIFETIME, 1) || hmap_init(&tids))
 		goto out_nomem;
 	rp->t = rp_map(RP_MAX_THREADS * sizeof(*rp->t));	/* touched as used */
 	if (!rp->t)
 		goto out_nomem;
 	if (fold)
 		rp->nthreads = fold;
-	while ((rc = trace_reader_next(r, &ev)) == 1) {
+	while ((rc = trace_decode_next(&dec, &ev)) == 1) {
 		struct rp_ev e = { 0 };
 		unsigned int tid;
 
 		if (rp->records == budget) {
-			rc = trace_reader_reject(r, TRACE_FIELD_OP, "more than %" PRIu64
-						 " events to hold: replay decodes the whole trace "
-						 "into memory first (32 bytes an event), and "
-						 "that is a quarter of the memory it may use", budget);
+			rc = trace_decoder_over_budget(&dec, budget, "replay");
 			goto out_reject;
 		}
-		rc = rp_assign_slots(rp, &map, r, &ev, &e);
-		if (rc == -ENOMEM || rp_seq_room(&seq, &seq_cap, rp->nslots))
+		rp->nslots = dec.id_space - 1;
+		if (rp_seq_room(&seq, &seq_cap, rp->nslots))
 			goto out_nomem;
-		if (rc)
-			goto out_reject;
+		e.id = ev.id;
+		if (ev.op == TRACE_OP_REALLOC)	/* a cache alloc's union is its cache */
+			e.old_id = ev.old_id;
 		if (fold) {
 			tid = ev.tid % fold;
 		} else {
@@ -359,7 +287,7 @@ static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 		}
 		e.op = ev.op;
 		e.size = ev.size;
-		e.align_shift = rp_align_shift(ev.align);
+		e.align_shift = ev.align_shift;
 		/* Ids 0 (NULL) need no ordering; the old side of realloc first. */
 		if (e.old_id && e.old_id != e.id)
 			e.seq_old = seq[e.old_id]++;
@@ -401,6 +329,8 @@ static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 			rp->ops[ev.op]++;
 		rp->events++;
 	}
+	if (rc == -ENOMEM)
+		goto out_nomem;
 	if (rc < 0) {
 out_reject:
 		fprintf(stderr, "uslab replay: %s\n", trace_reader_error(r));
@@ -415,7 +345,7 @@ out_nomem:
 out:
 	rp_unmap(seq, seq_cap * sizeof(*seq));
 	rp_unmap(ssize, ssize_cap * sizeof(*ssize));
-	hmap_destroy(&map);
+	trace_decoder_destroy(&dec);
 	hmap_destroy(&tids);
 	if (r) {
 		rp->ncaches = trace_reader_meta(r)->ncaches;

@@ -131,28 +131,6 @@ static unsigned int size_class(uint64_t size)
 	return kmalloc_index(size ? size : 1);
 }
 
-int grow_array(void **p, uint64_t *n, uint64_t need, size_t elem, uint64_t limit)
-{
-	uint64_t cap = *n ? *n : 1024;
-	void *np;
-
-	if (need <= *n)
-		return 0;
-	if (need > limit)
-		return -E2BIG;
-	while (cap < need)
-		cap *= 2;
-	if (cap > limit)
-		cap = limit;
-	np = realloc(*p, cap * elem);
-	if (!np)
-		return -ENOMEM;
-	memset((char *)np + *n * elem, 0, (cap - *n) * elem);
-	*p = np;
-	*n = cap;
-	return 0;
-}
-
 int obj_slot_take(void **obj, uint64_t *nobj, uint64_t *cap, size_t elem,
 		  const uint64_t *free_obj, uint64_t *nfree, struct hmap *ids, uint64_t id,
 		  uint64_t *slot)
@@ -168,6 +146,36 @@ int obj_slot_take(void **obj, uint64_t *nobj, uint64_t *cap, size_t elem,
 		*slot = (*nobj)++;
 	}
 	return hmap_insert(ids, id, *slot);
+}
+
+int report_walk(struct trace_reader *r,
+		int (*end)(void *ctx, const struct trace_event *ev, uint64_t id),
+		int (*make)(void *ctx, const struct trace_event *ev), void *ctx)
+{
+	struct trace_event ev;
+	unsigned int what;
+	uint64_t ends;
+	int rc;
+
+	while ((rc = trace_reader_next(r, &ev)) > 0) {
+		what = trace_event_objects(&ev, &ends);
+		rc = what & TRACE_OBJ_ENDS ? end(ctx, &ev, ends) : 0;
+		if (!rc && what & TRACE_OBJ_MAKES)
+			rc = make(ctx, &ev);
+		if (rc)
+			return rc;
+	}
+	return rc < 0 ? cmd_read_error(r, rc) : 0;
+}
+
+int report_view_error(struct trace_reader *r, const char *path, int rc, const char *too_big)
+{
+	if (rc == -ENOMEM || rc == -E2BIG) {
+		fprintf(stderr, "uslab report: %s: %s\n", path,
+			rc == -E2BIG ? too_big : strerror(-rc));
+		return 1;
+	}
+	return rc < 0 ? cmd_read_error(r, rc) : rc;	/* the reader's, while a stack was read */
 }
 
 int obj_slot_put(uint64_t **free_obj, uint64_t *nfree, uint64_t *free_cap, uint64_t slot)
@@ -346,7 +354,8 @@ static int thread_get(struct report *rp, uint32_t tid, struct thread_stats **tsp
 static int account(struct report *rp, const struct trace_event *ev)
 {
 	struct thread_stats *ts = NULL;
-	uint64_t n;
+	uint64_t n, ends;
+	unsigned int what;
 	int rc;
 
 	rc = thread_get(rp, ev->tid, &ts);
@@ -365,18 +374,11 @@ static int account(struct report *rp, const struct trace_event *ev)
 	}
 	rp->ops[ev->op]++;
 	ts->events++;
-	if (trace_op_is_free(ev->op)) {
-		rc = on_free(rp, ev, ts, ev->id);
-	} else if (ev->op == TRACE_OP_REALLOC) {
-		bool failed = !ev->id && ev->size;
-
-		if (ev->old_id && !failed)
-			rc = on_free(rp, ev, ts, ev->old_id);
-		if (!rc && (ev->id || ev->size))
-			rc = on_alloc(rp, ev, ts);
-	} else {
+	what = trace_event_objects(ev, &ends);
+	if (what & TRACE_OBJ_ENDS)
+		rc = on_free(rp, ev, ts, ends);
+	if (!rc && what & TRACE_OBJ_MAKES)
 		rc = on_alloc(rp, ev, ts);
-	}
 	rp->events++;
 	rp->last_time = ev->time_ns;
 	return rc;
@@ -457,8 +459,8 @@ static void print_procs(FILE *f, const struct trace_meta *m)
 		fprintf(f, "# %c %7u %7u %7" PRIu64 " %12" PRIu64 " %5.1f%% %12u  %-16s ",
 			(int32_t)i == m->selected ? '*' : ' ', t->pid, t->ppid, t->events,
 			t->allocs, total ? 100.0 * (double)t->events / (double)total : 0.0,
-			t->nthreads, cmd_printable(t->comm, comm, sizeof(comm)));
-		cmd_fput_printable(f, t->cmdline);
+			t->nthreads, trace_printable(t->comm, comm, sizeof(comm)));
+		trace_fput_printable(f, t->cmdline);
 		fprintf(f, "%s%s%s\n", rel,
 			t->flags & TRACE_PROC_UNRECORDED ? " (not recorded: static, or LD_PRELOAD cleared)" : "",
 			t->flags & TRACE_PROC_RUNNING ? " (still running at the end)" : "");
@@ -486,7 +488,7 @@ static void print_head(FILE *f, const struct trace_meta *m, const struct report 
 	fprintf(f, "# trace: %s (format %u.%u), pid %u, %u CPUs\n",
 		m->tool, m->version_major, m->version_minor, m->pid, m->cpus);
 	fprintf(f, "# command: ");
-	cmd_fput_printable(f, m->cmdline);
+	trace_fput_printable(f, m->cmdline);
 	fputc('\n', f);
 	if (no_clock)
 		fprintf(f, "# %" PRIu64 " events (the trace has no clock: times are event indices)\n\n",
@@ -579,7 +581,7 @@ static void print_named(FILE *f, const struct trace_meta *m, const struct report
 			break;
 		}
 		fprintf(f, "  %-24s %8" PRIu64 " %12" PRIu64 " %6.1f%% %14" PRIu64 " %12" PRIu64
-			" %12" PRIu64 "\n", cmd_printable(m->caches[idx[k]].name, name, sizeof(name)),
+			" %12" PRIu64 "\n", trace_printable(m->caches[idx[k]].name, name, sizeof(name)),
 			m->caches[idx[k]].size, cs->allocs,
 			100.0 * (double)cs->allocs / (double)rp->allocs, cs->bytes,
 			cs->peak_bytes, cs->live_bytes);

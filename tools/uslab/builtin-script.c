@@ -43,7 +43,7 @@ static void print_event(FILE *out, const struct trace_event *ev, bool no_clock,
 		fprintf(out, " align=%" PRIu64, ev->align);
 	if (ev->cache && ev->cache <= m->ncaches) {	/* format 1.2: a named cache */
 		fputs(" cache=", out);
-		cmd_fput_printable(out, m->caches[ev->cache - 1].name);
+		trace_fput_printable(out, m->caches[ev->cache - 1].name);
 	}
 	fputc('\n', out);
 }
@@ -81,7 +81,7 @@ int cmd_script(int argc, char **argv)
 
 		printf("# format: %u.%u\n# tool: %s\n# cmdline: ",
 		       m->version_major, m->version_minor, m->tool);
-		cmd_fput_printable(stdout, m->cmdline);
+		trace_fput_printable(stdout, m->cmdline);
 		printf("\n# pid: %u\n# cpus: %u\n# clock: %u\n# start_ns: %" PRIu64 "\n",
 		       m->pid, m->cpus, m->clock_id, m->start_ns);
 		if (m->flags & TRACE_HDR_ONE_HEAP)
@@ -97,8 +97,8 @@ int cmd_script(int argc, char **argv)
 			       (int32_t)i == m->selected ? '*' : '-', m->procs[i].pid,
 			       m->procs[i].ppid, m->procs[i].events, m->procs[i].allocs,
 			       m->procs[i].nthreads,
-			       cmd_printable(m->procs[i].comm, comm, sizeof(comm)));
-			cmd_fput_printable(stdout, m->procs[i].cmdline);
+			       trace_printable(m->procs[i].comm, comm, sizeof(comm)));
+			trace_fput_printable(stdout, m->procs[i].cmdline);
 			putchar('\n');
 		}
 	}

@@ -167,7 +167,7 @@ static void sim_print(FILE *f, const struct sim_trace *t, const struct sim_confi
 	fprintf(f, "uslab sim: %s\n", path);
 	if (t->cmdline && *t->cmdline) {
 		fprintf(f, "recorded: ");
-		cmd_fput_printable(f, t->cmdline);
+		trace_fput_printable(f, t->cmdline);
 		fputc('\n', f);
 	}
 	print_config(f, cfg, t->cpus);
@@ -271,14 +271,8 @@ static int write_timeline(const char *path, const char *trace, const struct sim_
 	    strcmp(output_format(path, "csv,svg,png,-"), "-"))
 		return draw_timeline(path, trace, res, no_clock);
 	/* never clobbers: temporary renamed over a file, FIFOs in place */
-	if (out_open(&o, path, err, sizeof(err))) {
+	if (cmd_out_fopen(&o, path, &f, err, sizeof(err))) {
 		fprintf(stderr, "uslab sim: %s\n", err);
-		return -1;
-	}
-	f = fdopen(dup(o.fd), "w");
-	if (!f) {
-		fprintf(stderr, "uslab sim: %s: %s\n", path, strerror(errno));
-		out_abort(&o);
 		return -1;
 	}
 	fprintf(f, "%s,events,held_bytes,live_bytes,overhead_bytes,free_resident_bytes",
@@ -299,12 +293,7 @@ static int write_timeline(const char *path, const char *trace, const struct sim_
 				fprintf(f, ",%u", (unsigned int)s->mag[c]);
 		fprintf(f, "\n");
 	}
-	if (fclose(f)) {
-		fprintf(stderr, "uslab sim: %s: %s\n", path, strerror(errno));
-		out_abort(&o);
-		return -1;
-	}
-	if (out_commit(&o, err, sizeof(err))) {
+	if (cmd_out_fclose(&o, f, err, sizeof(err))) {
 		fprintf(stderr, "uslab sim: %s\n", err);
 		return -1;
 	}
@@ -401,10 +390,45 @@ static void print_run_error(const char *path, int err, const struct sim_trace *t
 			": object state does not match the operation (%s of id %" PRIu64 ")\n",
 			path, res->bad_event, trace_op_name(res->bad_op),
 			sim_trace_id(t, res->bad_id));
-	else if (!res->reported)
+	else if (res->err[0])
+		fprintf(stderr, "uslab sim: %s\n", res->err);
+	else
 		fprintf(stderr, "uslab sim: %s: %s\n", path,
 			err == -EINVAL ? "cannot set up the simulated allocator" :
 			strerror(-err));
+}
+
+int cmd_sim_trace(struct sim_trace *t, const char *who, const char *path,
+		  unsigned int cpus, bool stream)
+{
+	/* "-" is stdin; --pid/--comm (or the busiest process) selected */
+	struct trace_reader *r = cmd_open_trace_as(who, path);
+	int rc;
+
+	if (!r)
+		return 1;
+	rc = stream ? sim_trace_open(t, r, path, cpus) : sim_trace_load(t, r, cpus, who);
+	if (rc == -ENOMEM && !stream)
+		fprintf(stderr, "%s: %s: out of memory at event %zu\n", who, path, t->n);
+	else if (rc == -ENOMEM)
+		fprintf(stderr, "%s: out of memory\n", who);
+	else if (rc)
+		fprintf(stderr, "%s: %s\n", who, trace_reader_error(r));
+	if (!stream)
+		trace_reader_close(r);	/* decoded: the trace is in memory */
+	if (rc)
+		sim_trace_free(t);	/* a stream's reader with it */
+	return rc ? 1 : 0;
+}
+
+int cmd_cost_model(struct sim_cost_model *m, const char *path)
+{
+	char err[512];
+
+	if (!sim_cost_model_load(m, path, err, sizeof(err)))
+		return 0;
+	fprintf(stderr, "uslab: %s\n", err);
+	return 1;
 }
 
 int cmd_sim(int argc, char **argv)
@@ -423,10 +447,10 @@ int cmd_sim(int argc, char **argv)
 	if (err <= 0)
 		return -err;
 	path = argv[err];
-	if (sim_cost_model_load(&o.model, o.calibration))
+	if (cmd_cost_model(&o.model, o.calibration))
 		return 1;
 	/* Streamed: memory follows the live objects, not the trace's length. */
-	if (sim_trace_open(&t, path, (unsigned int)o.cpus, "uslab sim"))
+	if (cmd_sim_trace(&t, "uslab sim", path, (unsigned int)o.cpus, true))
 		return 1;
 	cfg.cpus = t.cpus;
 	if (!cfg.sample_every)	/* 1000 samples, when the trailer says how many events */

@@ -181,8 +181,29 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 	return parse_options(argc, argv, opts, tune_usage, PARSE_OPT_ONE_TRACE);
 }
 
+/* An adaptive job's settings in one syntax: @s->on, then each bound set
+ * as PRE NAME=VALUE POST, then @s->end. */
+struct adapt_syntax {
+	const char *on, *pre, *post, *end;
+	const char *max, *budget;	/* the bounds' names */
+};
+
+static void print_adapt(FILE *f, const struct tune_job *j, const struct adapt_syntax *s)
+{
+	fputs(s->on, f);
+	if (j->adapt_max)
+		fprintf(f, "%s%s=%ld%s", s->pre, s->max, j->adapt_max, s->post);
+	if (j->adapt_budget_kb)
+		fprintf(f, "%s%s=%ld%s", s->pre, s->budget, j->adapt_budget_kb, s->post);
+	fputs(s->end, f);
+}
+
 static void print_options(FILE *f, const struct tune_job *j)
 {
+	static const struct adapt_syntax opts = {
+		.on = "adapt=1", .pre = ",", .post = "", .end = "\n",
+		.max = "adapt_max", .budget = "adapt_budget_kb",
+	};
 	bool first = true;
 
 	if (j->defaults) {
@@ -191,12 +212,7 @@ static void print_options(FILE *f, const struct tune_job *j)
 	}
 	fprintf(f, "USLAB_OPTIONS=");
 	if (j->adapt) {
-		fprintf(f, "adapt=1");
-		if (j->adapt_max)
-			fprintf(f, ",adapt_max=%ld", j->adapt_max);
-		if (j->adapt_budget_kb)
-			fprintf(f, ",adapt_budget_kb=%ld", j->adapt_budget_kb);
-		fprintf(f, "\n");
+		print_adapt(f, j, &opts);
 		return;
 	}
 	if (IS_ENABLED(CONFIG_PERCPU_ADAPT))	/* fixed sizes, not the build's adaptive ones */
@@ -246,16 +262,17 @@ static int kconfig_mag(const struct tune_job *j)
 
 static void print_kconfig(FILE *f, const struct tune_job *j)
 {
+	static const struct adapt_syntax kconfig = {
+		.on = "CONFIG_PERCPU_ADAPT=y\n", .pre = "", .post = "\n", .end = "",
+		.max = "CONFIG_PERCPU_ADAPT_MAX_BYTES", .budget = "CONFIG_PERCPU_ADAPT_BUDGET_KB",
+	};
+
 	if (j->defaults) {
 		fprintf(f, "# the defaults: no fragment needed\n");
 		return;
 	}
 	if (j->adapt) {
-		fprintf(f, "CONFIG_PERCPU_ADAPT=y\n");
-		if (j->adapt_max)
-			fprintf(f, "CONFIG_PERCPU_ADAPT_MAX_BYTES=%ld\n", j->adapt_max);
-		if (j->adapt_budget_kb)
-			fprintf(f, "CONFIG_PERCPU_ADAPT_BUDGET_KB=%ld\n", j->adapt_budget_kb);
+		print_adapt(f, j, &kconfig);
 		return;
 	}
 	fprintf(f, "# CONFIG_PERCPU_ADAPT is not set\n");
@@ -550,6 +567,20 @@ static void print_header(const struct tune *tu, const char *trace, const struct 
 	       m->depot_ns, m->page_ns, m->fault_ns, m->source);
 }
 
+/* The sweep's progress on a terminal (the engine calls it as each
+ * simulation ends): ESC [K clears what a longer line left. */
+static void tune_bar(const struct tune *tu)
+{
+	unsigned int w = 40, fill = (unsigned int)(tu->done * w / tu->total);
+
+	fprintf(stderr, "\r  [%.*s%*s] %zu/%zu configurations\033[K", (int)fill,
+		"########################################", (int)(w - fill), "",
+		tu->done, tu->total);
+	if (tu->done == tu->total)
+		fputc('\n', stderr);
+	fflush(stderr);
+}
+
 /* Both rounds, the frontier. Return: 0, or 1 after saying what failed. */
 static int tune_sweep(struct tune *tu, const struct tune_space *sp)
 {
@@ -559,6 +590,8 @@ static int tune_sweep(struct tune *tu, const struct tune_space *sp)
 		rc = tune_compose(tu, sp);
 	if (!rc || rc == -ENOENT)
 		rc = tune_frontier(tu);
+	if (tu->err[0])		/* the first failure, the others still ran */
+		fprintf(stderr, "uslab tune: %s\n", tu->err);
 	if (rc == -ENOMEM)
 		fprintf(stderr, "uslab tune: out of memory\n");
 	else if (rc == -ENOENT)
@@ -890,7 +923,7 @@ int cmd_tune(int argc, char **argv)
 	trace = argv[rc];
 	if (o.mean)
 		tu.peak = false;
-	if (sim_cost_model_load(&tu.model, o.calibration))
+	if (cmd_cost_model(&tu.model, o.calibration))
 		return 1;
 	if (!strcmp(trace, "-") && !o.model_only && !o.jobs) {
 		/* read once: nothing to replay, and every line says so */
@@ -909,12 +942,12 @@ int cmd_tune(int argc, char **argv)
 			stdout = f;
 		}
 	}
-	if (sim_trace_load(&t, trace, (unsigned int)o.cpus, "uslab tune")) {
+	if (cmd_sim_trace(&t, "uslab tune", trace, (unsigned int)o.cpus, false)) {
 		rc = 1;
 		goto out_stdout;
 	}
 	tu.t = &t;
-	tu.progress = isatty(2);
+	tu.progress = isatty(2) ? tune_bar : NULL;
 	if (o.jobs) {
 		rc = print_jobs(&tu, &o, trace);
 		goto out;

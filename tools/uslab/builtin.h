@@ -7,21 +7,14 @@
 #ifndef USLAB_TOOLS_BUILTIN_H
 #define USLAB_TOOLS_BUILTIN_H
 
-#include "trace/internal.h"
-#include "sim/internal.h"
+#include "trace/trace.h"
+#include "sim/sim.h"
 #include <signal.h>
 #include <sys/types.h>
 #include "uslab/statseg.h"
-#include "tools/uslab/parse-options.h"
-
-/* parse-options.c: --pid and --comm, the process of a multi-process trace
- * every reader of traces takes (trace/'s cmd_select). */
-const char *opt_select_pid(const struct cli_opt *opt, const char *arg);
-const char *opt_select_comm(const struct cli_opt *opt, const char *arg);
-#define OPT_PROC_SELECT()							\
-	OPT_CALLBACK(0, "pid", NULL, "PID", "the process with this pid (default: the\n"	\
-		     "program the command ran as: uslab record -h)", opt_select_pid),	\
-	OPT_CALLBACK(0, "comm", NULL, "NAME", "the process with this name", opt_select_comm)
+#include "lib/grow.h"
+#include "tools/lib/cmd.h"
+#include "tools/lib/parse-options.h"
 
 /* --calibration FILE of the commands that run the cost model (sim, tune). */
 #define OPT_CALIBRATION(path)							\
@@ -124,10 +117,6 @@ int cmd_gen(int argc, char **argv);
 int cmd_exe_dir(char *dir, size_t len);
 /* timeline_draw.c: a plot script, installed or in the source tree */
 int cmd_find_script(const char *name, char *buf, size_t len);
-/* builtin-report.c: grow *@p (*@n elements of @elem bytes, the new ones
- * zeroed) to hold @need, doubling from 1024, never beyond @limit.
- * Return: 0, -E2BIG past @limit, -ENOMEM. */
-int grow_array(void **p, uint64_t *n, uint64_t need, size_t elem, uint64_t limit);
 /*
  * A live object's slot in the array *@obj of @elem-byte entries (report's
  * stacks and timeline views): a freed slot first, else the array grows;
@@ -138,8 +127,31 @@ int obj_slot_take(void **obj, uint64_t *nobj, uint64_t *cap, size_t elem,
 		  const uint64_t *free_obj, uint64_t *nfree, struct hmap *ids, uint64_t id,
 		  uint64_t *slot);
 int obj_slot_put(uint64_t **free_obj, uint64_t *nfree, uint64_t *free_cap, uint64_t slot);
+/*
+ * builtin-report.c: every event of @r to a report view, as what it does to
+ * objects (trace_event_objects): @end(@ctx, ev, id) for the one it ends,
+ * then @make(@ctx, ev) for the one it makes. The reader's error is said
+ * (cmd_read_error: a truncated trace is a warning, and what came before
+ * counts). Return: 0, 1 after the reader's error, or a callback's (< 0).
+ */
+int report_walk(struct trace_reader *r,
+		int (*end)(void *ctx, const struct trace_event *ev, uint64_t id),
+		int (*make)(void *ctx, const struct trace_event *ev), void *ctx);
+/* builtin-report.c: a report view's error said: -ENOMEM, or -E2BIG
+ * (@too_big says what), with the trace @path; another negative one is the
+ * reader's, said by cmd_read_error() (a truncated trace: a warning, 0).
+ * Return: 1 when said as an error, else @rc (>= 0) or 0. */
+int report_view_error(struct trace_reader *r, const char *path, int rc, const char *too_big);
 /* builtin-sim.c */
 int cmd_sim(int argc, char **argv);
+/* @path opened for @who (--pid/--comm applied) and decoded into @t: whole
+ * (tune), or as a stream (sim, which reads it in sim_run). Says what
+ * failed (the byte offset of a bad trace). Return: 0 or 1. */
+int cmd_sim_trace(struct sim_trace *t, const char *who, const char *path,
+		  unsigned int cpus, bool stream);
+/* The cost model of --calibration @path (NULL: built in); says what is
+ * wrong with the file. Return: 0 or 1. */
+int cmd_cost_model(struct sim_cost_model *m, const char *path);
 /* builtin-calibrate.c */
 int cmd_calibrate(int argc, char **argv);
 

@@ -272,15 +272,9 @@ int plot_svg(const char *path, const char *title, const char *xlabel,
 	plot_view_of(&v, pts, n);
 	plot_scale(&fr, &v);
 	/* never clobbers (trace/outfile.c): a temporary renamed at the end */
-	rc = out_open(&o, path, err, sizeof(err));
+	rc = cmd_out_fopen(&o, path, &f, err, sizeof(err));
 	if (rc)
 		return rc;
-	f = fdopen(dup(o.fd), "w");
-	if (!f) {
-		rc = -errno;
-		out_abort(&o);
-		return rc;
-	}
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		"viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
@@ -302,11 +296,10 @@ int plot_svg(const char *path, const char *title, const char *xlabel,
 			"zoomed to the frontier: %zu swept configurations lie outside</text>\n",
 			W - MR, H - 8, v.outside);
 	fprintf(f, "</svg>\n");
-	if (fclose(f) && !rc)
-		rc = -errno;
 	if (rc) {
+		fclose(f);
 		out_abort(&o);
 		return rc;
 	}
-	return out_commit(&o, err, sizeof(err));
+	return cmd_out_fclose(&o, f, err, sizeof(err));
 }

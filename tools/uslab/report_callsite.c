@@ -270,8 +270,9 @@ static int live_add(struct cs *c, const struct trace_event *ev)
 	return rc;
 }
 
-static int on_alloc(struct cs *c, const struct trace_event *ev)
+static int on_alloc(void *ctx, const struct trace_event *ev)
 {
+	struct cs *c = ctx;
 	struct stack_rows *sr;
 	int rc;
 
@@ -299,8 +300,9 @@ static int on_alloc(struct cs *c, const struct trace_event *ev)
 	return live_add(c, ev);
 }
 
-static int on_free(struct cs *c, const struct trace_event *ev, uint64_t id)
+static int on_free(void *ctx, const struct trace_event *ev, uint64_t id)
 {
+	struct cs *c = ctx;
 	struct stack_rows *sr;
 	uint64_t slot, *last;
 	struct live *l;
@@ -341,7 +343,6 @@ int report_callsites(struct trace_reader *r, const char *path, bool by_size,
 		     bool children, unsigned int nrows_max)
 {
 	struct cs c = { .m = trace_reader_meta(r), .by_size = by_size, .children = children };
-	struct trace_event ev;
 	int rc;
 
 	if (!c.m->nstacks) {
@@ -361,22 +362,10 @@ int report_callsites(struct trace_reader *r, const char *path, bool by_size,
 		rc = -ENOMEM;
 		goto out;
 	}
-	while ((rc = trace_reader_next(r, &ev)) > 0) {
-		if (trace_op_is_free(ev.op)) {
-			rc = on_free(&c, &ev, ev.id);
-		} else if (ev.op == TRACE_OP_REALLOC) {
-			rc = 0;
-			if (ev.old_id && (ev.id || !ev.size))
-				rc = on_free(&c, &ev, ev.old_id);
-			if (!rc && (ev.id || ev.size))
-				rc = on_alloc(&c, &ev);
-		} else {
-			rc = on_alloc(&c, &ev);
-		}
-		if (rc)
-			goto out;
-	}
-	if (rc < 0 && (rc = cmd_read_error(r, rc)))	/* truncated: what came before */
+	rc = report_walk(r, on_free, on_alloc, &c);
+	if (rc < 0)
+		goto out;
+	if (rc)		/* the reader's error, said */
 		goto out_free;
 	if (c.nrows)
 		qsort(c.rows, c.nrows, sizeof(*c.rows), cmp_rows);
@@ -393,20 +382,14 @@ int report_callsites(struct trace_reader *r, const char *path, bool by_size,
 		       w->allocs, w->bytes, w->peak, w->live, w->temporary);
 		if (by_size)
 			printf("%-6" PRIu64 " ", w->size);
-		cmd_fput_printable(stdout, w->name);
+		trace_fput_printable(stdout, w->name);
 		putchar('\n');
 	}
 	if (c.nrows > nrows_max)
 		printf("  ... %u more rows (--rows N)\n", c.nrows - nrows_max);
 	rc = 0;
 out:
-	if (rc == -ENOMEM || rc == -E2BIG) {
-		fprintf(stderr, "uslab report: %s: %s\n", path,
-			rc == -E2BIG ? "object id too large" : strerror(-rc));
-		rc = 1;
-	} else if (rc < 0) {	/* the reader's, while a stack was read */
-		rc = cmd_read_error(r, rc);
-	}
+	rc = report_view_error(r, path, rc, "object id too large");
 out_free:
 	for (uint32_t i = 0; i < c.nrows; i++)
 		free(c.rows[i].name);

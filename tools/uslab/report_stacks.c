@@ -294,8 +294,9 @@ static void stack_live(struct stacks *s, uint64_t i, int64_t delta)
 	}
 }
 
-static int on_alloc(struct stacks *s, const struct trace_event *ev)
+static int on_alloc(void *ctx, const struct trace_event *ev)
 {
+	struct stacks *s = ctx;
 	struct stk *k;
 	uint64_t i, si;
 	int rc;
@@ -339,8 +340,9 @@ static int on_alloc(struct stacks *s, const struct trace_event *ev)
 	return 0;
 }
 
-static int on_free(struct stacks *s, uint64_t id)
+static int on_free(void *ctx, const struct trace_event *ev, uint64_t id)
 {
+	struct stacks *s = ctx;
 	uint64_t i;
 
 	if (!id || hmap_remove(&s->ids, id, &i))
@@ -627,16 +629,10 @@ static int write_flamegraph(struct stacks *s, const struct folded *fl, uint32_t 
 		nopen = min_t(uint32_t, nopen, d);
 		x += fl[i].w;
 	}
-	rc = out_open(&o, path, err, sizeof(err));
+	rc = cmd_out_fopen(&o, path, &f, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "uslab report: %s\n", err);
 		rc = 1;
-		goto out;
-	}
-	f = fdopen(dup(o.fd), "w");
-	if (!f) {
-		rc = -errno;
-		out_abort(&o);
 		goto out;
 	}
 	{
@@ -685,16 +681,7 @@ static int write_flamegraph(struct stacks *s, const struct folded *fl, uint32_t 
 		}
 		fputs("</svg>\n", f);
 	}
-	rc = 0;
-	if (fflush(f) || ferror(f))
-		rc = -EIO;
-	if (fclose(f) && !rc)
-		rc = -errno;
-	if (rc) {
-		out_abort(&o);
-		goto out;
-	}
-	rc = out_commit(&o, err, sizeof(err));
+	rc = cmd_out_fclose(&o, f, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "uslab report: %s\n", err);
 		rc = 1;
@@ -818,7 +805,6 @@ out:
 int report_stacks(struct trace_reader *r, const char *path, const struct report_stacks_opts *o)
 {
 	struct stacks s = { .r = r, .m = trace_reader_meta(r), .o = o };
-	struct trace_event ev;
 	struct folded *fl = NULL;
 	uint32_t nfl = 0;
 	uint64_t total;
@@ -842,22 +828,10 @@ int report_stacks(struct trace_reader *r, const char *path, const struct report_
 		rc = -ENOMEM;
 		goto out;
 	}
-	while ((rc = trace_reader_next(r, &ev)) > 0) {
-		if (trace_op_is_free(ev.op)) {
-			rc = on_free(&s, ev.id);
-		} else if (ev.op == TRACE_OP_REALLOC) {
-			rc = 0;
-			if (ev.old_id && (ev.id || !ev.size))
-				rc = on_free(&s, ev.old_id);
-			if (!rc && (ev.id || ev.size))
-				rc = on_alloc(&s, &ev);
-		} else {
-			rc = on_alloc(&s, &ev);
-		}
-		if (rc)
-			goto out;
-	}
-	if (rc < 0 && (rc = cmd_read_error(r, rc)))	/* truncated: what came before */
+	rc = report_walk(r, on_free, on_alloc, &s);
+	if (rc < 0)
+		goto out;
+	if (rc)		/* the reader's error, said */
 		goto out_free;
 	if (o->callsite) {
 		rc = print_callsite(&s, stdout);
@@ -879,13 +853,7 @@ int report_stacks(struct trace_reader *r, const char *path, const struct report_
 		rc = write_flamegraph(&s, fl, nfl, total, o->flamegraph, path);
 	}
 out:
-	if (rc == -ENOMEM || rc == -E2BIG) {
-		fprintf(stderr, "uslab report: %s: %s\n", path,
-			rc == -E2BIG ? "too many objects" : strerror(-rc));
-		rc = 1;
-	} else if (rc < 0) {	/* the reader's, while a stack was read */
-		rc = cmd_read_error(r, rc);
-	}
+	rc = report_view_error(r, path, rc, "too many objects");
 out_free:
 	for (uint32_t i = 0; i < nfl; i++)
 		free(fl[i].line);

@@ -46,8 +46,11 @@ struct tl {
 	struct hmap site_of_stack;
 	struct hmap site_by_addr;	/* call-site address (proc << 48 ^) -> index */
 	uint64_t site_unkeyed;		/* the key no map holds (UINT64_MAX): index + 1 */
-	uint64_t *site_live, *site_peak, *site_addr;
-	uint32_t *site_proc, *site_stack;
+	struct tl_site {
+		uint64_t live, peak;	/* bytes */
+		uint64_t addr;		/* the call site */
+		uint32_t proc, stack;	/* its process, the first stack met */
+	} *site;
 	uint64_t nsites, site_cap;
 	uint64_t live, peak, peak_time, last_time;
 	int chosen[TL_SITES];		/* pass 2: sites drawn, -1 none */
@@ -65,12 +68,10 @@ struct tl {
 static int class_sites(struct tl *t)
 {
 	uint64_t n = 0;
-	int rc = 0;
+	int rc;
 
 	t->nsites = NR_KMALLOC_CLASSES + 1;
-	rc = rc ? rc : grow_array((void **)&t->site_live, &n, t->nsites, sizeof(uint64_t), UINT32_MAX);
-	n = 0;
-	rc = rc ? rc : grow_array((void **)&t->site_peak, &n, t->nsites, sizeof(uint64_t), UINT32_MAX);
+	rc = grow_array((void **)&t->site, &n, t->nsites, sizeof(*t->site), UINT32_MAX);
 	t->site_cap = n;
 	t->by_class = true;
 	return rc;
@@ -110,23 +111,13 @@ static int site_of(struct tl *t, uint32_t sid, uint32_t *out)
 		v = hmap_find(&t->site_by_addr, key);
 	}
 	if (!v) {
-		uint64_t n = t->site_cap;
-
-		rc = grow_array((void **)&t->site_live, &n, t->nsites + 1, sizeof(uint64_t), UINT32_MAX);
-		n = t->site_cap;
-		rc = rc ? rc : grow_array((void **)&t->site_peak, &n, t->nsites + 1, sizeof(uint64_t), UINT32_MAX);
-		n = t->site_cap;
-		rc = rc ? rc : grow_array((void **)&t->site_addr, &n, t->nsites + 1, sizeof(uint64_t), UINT32_MAX);
-		n = t->site_cap;
-		rc = rc ? rc : grow_array((void **)&t->site_proc, &n, t->nsites + 1, sizeof(uint32_t), UINT32_MAX);
-		n = t->site_cap;
-		rc = rc ? rc : grow_array((void **)&t->site_stack, &n, t->nsites + 1, sizeof(uint32_t), UINT32_MAX);
+		rc = grow_array((void **)&t->site, &t->site_cap, t->nsites + 1, sizeof(*t->site),
+				UINT32_MAX);
 		if (rc)
 			return rc;
-		t->site_cap = n;
-		t->site_addr[t->nsites] = st->frames[k0];
-		t->site_proc[t->nsites] = st->proc;
-		t->site_stack[t->nsites] = sid;
+		t->site[t->nsites].addr = st->frames[k0];
+		t->site[t->nsites].proc = st->proc;
+		t->site[t->nsites].stack = sid;
 		if (key == UINT64_MAX) {
 			t->site_unkeyed = t->nsites + 1;
 		} else {
@@ -156,7 +147,7 @@ static void sample(struct tl *t, uint64_t time)
 	if (t->live > t->total_max[b])
 		t->total_max[b] = t->live;
 	for (uint32_t k = 0; k < t->nchosen; k++)
-		t->site_at[k][b] = t->site_live[t->chosen[k]];
+		t->site_at[k][b] = t->site[t->chosen[k]].live;
 }
 
 static int tl_alloc(struct tl *t, const struct trace_event *ev)
@@ -181,9 +172,9 @@ static int tl_alloc(struct tl *t, const struct trace_event *ev)
 	t->obj[i] = (struct tl_obj){ .size = ev->size, .site = site };
 	t->live += ev->size;
 	if (site) {
-		t->site_live[site - 1] += ev->size;
-		if (t->site_live[site - 1] > t->site_peak[site - 1])
-			t->site_peak[site - 1] = t->site_live[site - 1];
+		t->site[site - 1].live += ev->size;
+		if (t->site[site - 1].live > t->site[site - 1].peak)
+			t->site[site - 1].peak = t->site[site - 1].live;
 	}
 	if (t->live > t->peak) {
 		t->peak = t->live;
@@ -200,7 +191,7 @@ static int tl_free(struct tl *t, uint64_t id)
 		return 0;
 	t->live -= t->obj[i].size;
 	if (t->obj[i].site)
-		t->site_live[t->obj[i].site - 1] -= t->obj[i].size;
+		t->site[t->obj[i].site - 1].live -= t->obj[i].size;
 	return obj_slot_put(&t->free_obj, &t->nfree, &t->free_cap, i);
 }
 
@@ -210,7 +201,7 @@ static void tl_reset(struct tl *t)
 	t->nobj = t->nfree = 0;
 	t->live = 0;
 	for (uint64_t s = 0; s < t->nsites; s++)
-		t->site_live[s] = 0;
+		t->site[s].live = 0;
 }
 
 static int tl_pass(struct tl *t, struct trace_reader *r)
@@ -221,17 +212,12 @@ static int tl_pass(struct tl *t, struct trace_reader *r)
 	if (hmap_init(&t->ids))
 		return -ENOMEM;
 	while ((rc = trace_reader_next(r, &ev)) > 0) {
-		if (trace_op_is_free(ev.op)) {
-			rc = tl_free(t, ev.id);
-		} else if (ev.op == TRACE_OP_REALLOC) {
-			rc = 0;
-			if (ev.old_id && (ev.id || !ev.size))
-				rc = tl_free(t, ev.old_id);
-			if (!rc && (ev.id || ev.size))
-				rc = tl_alloc(t, &ev);
-		} else {
+		uint64_t ends;
+		unsigned int what = trace_event_objects(&ev, &ends);
+
+		rc = what & TRACE_OBJ_ENDS ? tl_free(t, ends) : 0;
+		if (!rc && what & TRACE_OBJ_MAKES)
 			rc = tl_alloc(t, &ev);
-		}
 		if (rc)
 			return rc;
 		t->last_time = ev.time_ns;
@@ -263,8 +249,8 @@ static void site_name(struct tl *t, struct symbolizer *sym, uint32_t s, char *bu
 			snprintf(buf, len, "above kmalloc-%u", (unsigned int)KMALLOC_MAX_CACHE_SIZE);
 		return;
 	}
-	a = t->site_addr[s];
-	o = report_object_of(&t->maps, t->site_proc[s], a);
+	a = t->site[s].addr;
+	o = report_object_of(&t->maps, t->site[s].proc, a);
 	if (o) {
 		if (!symbolize(sym, o->path, a - 1 - o->start + o->offset, &si) && si.func[0]) {
 			if (si.file[0]) {
@@ -279,7 +265,7 @@ static void site_name(struct tl *t, struct symbolizer *sym, uint32_t s, char *bu
 
 			snprintf(buf, len, "%s+0x%" PRIx64, b ? b + 1 : o->path, a - o->start + o->offset);
 		}
-		cmd_printable(buf, buf, len);
+		trace_printable(buf, buf, len);
 		return;
 	}
 	snprintf(buf, len, "?? [0x%" PRIx64 "]", a);
@@ -367,7 +353,7 @@ int report_timeline(const char *trace, const char *out)
 
 			for (uint32_t k = 0; k < t->nchosen; k++)
 				taken |= t->chosen[k] == (int)s;
-			if (!taken && t->site_peak[s] && (best < 0 || t->site_peak[s] > t->site_peak[best]))
+			if (!taken && t->site[s].peak && (best < 0 || t->site[s].peak > t->site[best].peak))
 				best = (int)s;
 		}
 		if (best < 0)
@@ -419,11 +405,7 @@ out:
 	free(t->free_obj);
 	hmap_destroy(&t->site_of_stack);
 	report_maps_free(&t->maps);
-	free(t->site_live);
-	free(t->site_peak);
-	free(t->site_addr);
-	free(t->site_proc);
-	free(t->site_stack);
+	free(t->site);
 	free(names);
 	symbolizer_free(sym);
 	free(t);

@@ -71,15 +71,10 @@ static int write_svg(const struct timeline_plot *p, const char *path)
 		ymax = 1;
 	if (xmax <= 0)
 		xmax = 1e-9;
-	rc = out_open(&o, path, err, sizeof(err));
+	rc = cmd_out_fopen(&o, path, &f, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "%s: %s\n", p->who, err);
 		return 1;
-	}
-	f = fdopen(dup(o.fd), "w");
-	if (!f) {
-		out_abort(&o);
-		return -ENOMEM;
 	}
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
 		"width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
@@ -139,12 +134,7 @@ static int write_svg(const struct timeline_plot *p, const char *path)
 			p->peak_x, p->xunit);
 	}
 	fputs("</svg>\n", f);
-	rc = fclose(f) ? -errno : 0;
-	if (rc) {
-		out_abort(&o);
-		return rc;
-	}
-	if (out_commit(&o, err, sizeof(err))) {
+	if (cmd_out_fclose(&o, f, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", p->who, err);
 		return 1;
 	}

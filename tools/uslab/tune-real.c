@@ -119,6 +119,20 @@ static void real_axis_worse(char *buf, size_t len, const char *pre, const char *
 			 pre, axis, 100 * d->hi, 100 * TUNE_TOLERANCE);
 }
 
+/* A goal of one axis: a significant @gain there, the @other axis (its
+ * change @d) within the tolerance; else @why says which failed. */
+static bool real_accept_axis(bool gain, bool other_ok, const char *no_gain, const char *other,
+			     const struct stat_est *d, char *why, size_t len)
+{
+	if (gain && other_ok)
+		return true;
+	if (!gain)
+		snprintf(why, len, "%s", no_gain);
+	else
+		real_axis_worse(why, len, "", other, d);
+	return false;
+}
+
 /* Does @x beat the defaults for @goal? @why says what decided. */
 static bool real_accept(enum tune_goal goal, const struct tune_real_point *x, char *why,
 			size_t len)
@@ -130,21 +144,12 @@ static bool real_accept(enum tune_goal goal, const struct tune_real_point *x, ch
 
 	switch (goal) {
 	case TUNE_TIME:
-		if (cpu_gain && mem_ok)
-			return true;
-		if (!cpu_gain)
-			snprintf(why, len, "no significant gain in CPU time");
-		else
-			real_axis_worse(why, len, "", "resident memory", &x->d_peak);
-		return false;
+		return real_accept_axis(cpu_gain, mem_ok, "no significant gain in CPU time",
+					"resident memory", &x->d_peak, why, len);
 	case TUNE_MEMORY:
-		if (mem_gain && cpu_ok)
-			return true;
-		if (!mem_gain)
-			snprintf(why, len, "no significant gain in peak resident memory");
-		else
-			real_axis_worse(why, len, "", "CPU time", &x->d_cpu);
-		return false;
+		return real_accept_axis(mem_gain, cpu_ok,
+					"no significant gain in peak resident memory",
+					"CPU time", &x->d_cpu, why, len);
 	case TUNE_BALANCED:
 		if ((mem_gain && cpu_ok) || (cpu_gain && mem_ok && x->d_peak.median <= 0))
 			return true;

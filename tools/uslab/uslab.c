@@ -4,7 +4,7 @@
  *
  * To add a subcommand: write `int cmd_xxx(int argc, char **argv)` in
  * tools/uslab/builtin-xxx.c (its options one table for parse_options(),
- * tools/uslab/parse-options.h), declare it in tools/uslab/builtin.h, add one
+ * tools/lib/parse-options.h), declare it in tools/uslab/builtin.h, add one
  * line to the table below, and a manual page docs/man/uslab-xxx.1.scd.
  */
 #include <errno.h>

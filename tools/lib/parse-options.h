@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/uslab/parse-options.c: the one option parser of the `uslab`
+ * tools/lib/parse-options.c: the one option parser of the `uslab`
  * subcommands, in the manner of perf's parse-options (our own code).
  *
  * A subcommand writes its options once, as a table:

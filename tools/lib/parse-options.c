@@ -17,8 +17,9 @@
 #include <strings.h>
 #include <stdlib.h>
 #include <string.h>
-#include "tools/uslab/builtin.h"
-#include "tools/uslab/parse-options.h"
+#include "trace/trace.h"
+#include "tools/lib/cmd.h"
+#include "tools/lib/parse-options.h"
 
 /* Options in one table, -h/--help not counted. */
 #define PARSE_OPT_MAX		48
@@ -441,7 +442,7 @@ int parse_options(int argc, char **argv, const struct cli_opt *opts,
 	return rc ? -rc : optind;
 }
 
-/* --pid and --comm of the trace readers (OPT_PROC_SELECT): trace/'s cmd_select. */
+/* --pid and --comm of the trace readers (OPT_PROC_SELECT): tools/lib/cmd.c's cmd_select. */
 const char *opt_select_pid(const struct cli_opt *opt, const char *arg)
 {
 	uint64_t v;
