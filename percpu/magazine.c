@@ -443,6 +443,8 @@ static struct pcp_mag *depot_get(struct pcp_cache *pc, bool full)
 	unsigned long *nr = full ? &d->nr_full : &d->nr_empty;
 	unsigned long *min = full ? &d->min_full : &d->min_empty;
 
+	if (!READ_ONCE(*head))
+		return NULL;	/* depot_exchange(): a look before the lock */
 	depot_lock(d);
 	m = *head;
 	if (m) {
@@ -502,6 +504,17 @@ static bool depot_at_limit(const struct pcp_cache *pc,
 	       (uint64_t)pc->depot_limit * READ_ONCE(pc->limit);
 }
 
+/* depot_at_limit() from outside the depot lock (depot_exchange()'s look). */
+static bool depot_looks_at_limit(const struct pcp_cache *pc,
+				 const struct pcp_depot *d,
+				 const struct pcp_mag *give)
+{
+	if (!READ_ONCE(pcp_adapt_on))
+		return READ_ONCE(d->nr_full) >= READ_ONCE(pc->depot_limit);
+	return READ_ONCE(d->full_objs) + give->count >
+	       (uint64_t)READ_ONCE(pc->depot_limit) * READ_ONCE(pc->limit);
+}
+
 /*
  * Bonwick's exchange, under one depot lock: take a magazine of the kind
  * @full asks for and, when there was one, leave @give (NULL, or a private
@@ -520,6 +533,17 @@ static struct pcp_mag *depot_exchange(struct pcp_cache *pc, bool full,
 	unsigned int cap;
 
 	*taken_give = false;
+	/*
+	 * A look before the lock: a depot with nothing to give (a growing
+	 * heap: every refill asked it for a full magazine first) or at its
+	 * limit for @give (a shrinking one: every flush offered it one) is
+	 * not locked at all. A stale look only misses an exchange or takes
+	 * the lock for nothing; the decision is made under the lock.
+	 */
+	if (full ? !READ_ONCE(d->full) :
+	    !give ? !READ_ONCE(d->empty) :
+	    (!mag_depot_size_ok(pc, give) || depot_looks_at_limit(pc, d, give)))
+		return NULL;
 	depot_lock(d);
 	if (!full && give) {
 		/* a full magazine in, then an empty one (if any) out */

@@ -311,6 +311,50 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* kmalloc */
 
+/*
+ * A refill that runs out of slabs makes all the slabs the rest of its
+ * batch needs in one window without the cache lock, then puts them on
+ * the lists under one retake (not one unlock/lock round trip per slab:
+ * gmalloc_t1 made 292,000 order-0 slabs in 104,000 refills). Seen from
+ * the constructor, which runs while a slab is made: every object of the
+ * four slabs of one refill sees the cache's slab count it had before the
+ * refill (one by one, the count grew between the slabs).
+ */
+static struct kmem_cache *window_cache;
+static unsigned long window_seen[8], window_nseen;
+
+static void window_ctor(void *p)
+{
+	unsigned long n = window_cache->nr_slabs;	/* this thread's only */
+
+	if (!window_nseen || window_seen[window_nseen - 1] != n)
+		if (window_nseen < ARRAY_SIZE(window_seen))
+			window_seen[window_nseen++] = n;
+}
+
+TEST(core, test_refill_makes_its_slabs_in_one_window)
+{
+	void *objs[256];
+	int n;
+
+	window_nseen = 0;
+	window_cache = kmem_cache_create("grow-window", 512, 0, 0, window_ctor);
+	ck_assert_ptr_nonnull(window_cache);
+	n = 4 * (int)window_cache->objects;
+	ck_assert_int_le(n, (int)ARRAY_SIZE(objs));
+	ck_assert_int_eq(slab_alloc_bulk(window_cache, GFP_KERNEL, objs, n, 0), n);
+	ck_assert_uint_eq(window_cache->nr_slabs, 4);
+	ck_assert_uint_eq(window_cache->nr_full, 4);
+	ck_assert_uint_eq(window_nseen, 1);
+	ck_assert_uint_eq(window_seen[0], 0);
+	for (int i = 1; i < n; i++)
+		for (int j = 0; j < i; j++)
+			ck_assert_ptr_ne(objs[i], objs[j]);
+	slab_free_bulk(window_cache, objs, n, 0);
+	kmem_cache_destroy(window_cache);
+}
+END_TEST
+
 TEST(core, test_kmalloc_ksize)
 {
 	size_t sz;
