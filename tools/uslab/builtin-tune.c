@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "lib/compiler.h"
+#include "uslab/percpu.h"
 #include "tools/uslab/builtin.h"
 
 /* Where `make install` puts plot-frontier.py, relative to bin/uslab. */
@@ -63,7 +64,9 @@ static const char *tune_goal_opt(const struct cli_opt *opt, const char *arg)
  * --adapt-budgets ('B'): up to TUNE_MAX_VALUES numbers, each read by its
  * row of <uslab/tunables.h> (sim_tunable_row(): the rows `uslab sim`'s
  * options read; a swept magazine size is at least 1: 0 means the
- * default), into the struct tune_space at opt->value.
+ * default; a swept largest adaptive magazine at least the smallest, which
+ * the sweep leaves at its default: percpu/ refuses less), into the struct
+ * tune_space at opt->value.
  */
 static const char *tune_list(const struct cli_opt *opt, const char *arg)
 {
@@ -72,6 +75,7 @@ static const char *tune_list(const struct cli_opt *opt, const char *arg)
 	bool mags = opt->data == 'm', amax = opt->data == 'x', abud = opt->data == 'B';
 	const struct uslab_tunable *t = sim_tunable_row((int)opt->data);
 	long *v = mags ? sp->mags : amax ? sp->amaxs : abud ? sp->abudgets : sp->depots;
+	unsigned long amin, amax_def, abud_def;
 	long lo = mags ? 1 : t->min;
 	unsigned int *n = mags ? &sp->nm : amax ? &sp->nam : abud ? &sp->nab : &sp->nd;
 	char buf[256], *item, *save = NULL;
@@ -79,6 +83,10 @@ static const char *tune_list(const struct cli_opt *opt, const char *arg)
 	bool ok = len && len < sizeof(buf) && arg[0] != ',' && arg[len - 1] != ',' &&
 		  !strstr(arg, ",,");
 
+	if (amax) {
+		pcp_adapt_get_bounds(&amin, &amax_def, &abud_def);
+		lo = max_t(long, lo, (long)amin);
+	}
 	if (ok)
 		strcpy(buf, arg);
 	for (*n = 0, item = ok ? strtok_r(buf, ",", &save) : NULL; item;
