@@ -32,7 +32,7 @@ refused "sim min above the default max" "--adapt-min: $((max + 1)) is above .*$m
 	sim --adapt 1 --adapt-min $((max + 1)) "$T/t.ustr"
 refused "sim max below the default min" "--adapt-max: 8 is below .*$min" \
 	sim --adapt 1 --adapt-max 8 "$T/t.ustr"
-refused "tune max below the default min" "--adapt-max: .*$min\.\." \
+refused "tune max below the default min" "--adapt-max: .*smallest magazine, $min bytes" \
 	tune --model-only -j 1 --mag-sizes 4 --depot-limits 0 --adapt-max 10 "$T/t.ustr"
 
 # bounds percpu/ takes still run

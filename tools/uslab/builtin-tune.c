@@ -65,12 +65,13 @@ static const char *tune_goal_opt(const struct cli_opt *opt, const char *arg)
  * row of <uslab/tunables.h> (sim_tunable_row(): the rows `uslab sim`'s
  * options read; a swept magazine size is at least 1: 0 means the
  * default; a swept largest adaptive magazine at least the smallest, which
- * the sweep leaves at its default: percpu/ refuses less), into the struct
+ * the sweep leaves at its default: percpu/ refuses less, said apart from
+ * the row's bounds), into the struct
  * tune_space at opt->value.
  */
 static const char *tune_list(const struct cli_opt *opt, const char *arg)
 {
-	static char expect[96];
+	static char expect[128];
 	struct tune_space *sp = opt->value;
 	bool mags = opt->data == 'm', amax = opt->data == 'x', abud = opt->data == 'B';
 	const struct uslab_tunable *t = sim_tunable_row((int)opt->data);
@@ -83,10 +84,6 @@ static const char *tune_list(const struct cli_opt *opt, const char *arg)
 	bool ok = len && len < sizeof(buf) && arg[0] != ',' && arg[len - 1] != ',' &&
 		  !strstr(arg, ",,");
 
-	if (amax) {
-		pcp_adapt_get_bounds(&amin, &amax_def, &abud_def);
-		lo = max_t(long, lo, (long)amin);
-	}
 	if (ok)
 		strcpy(buf, arg);
 	for (*n = 0, item = ok ? strtok_r(buf, ",", &save) : NULL; item;
@@ -97,6 +94,15 @@ static const char *tune_list(const struct cli_opt *opt, const char *arg)
 			break;
 		}
 		(*n)++;
+	}
+	if (ok && *n && amax) {	/* the smallest magazine: what percpu/ starts at */
+		pcp_adapt_get_bounds(&amin, &amax_def, &abud_def);
+		for (unsigned int i = 0; i < *n; i++)
+			if (v[i] < (long)amin) {
+				snprintf(expect, sizeof(expect), "sizes of at least the smallest "
+					 "magazine, %lu bytes (the default adapt_min)", amin);
+				return expect;
+			}
 	}
 	if (ok && *n)
 		return NULL;
