@@ -14,7 +14,15 @@ medians with bootstrap CIs (each side resampled apart).
 
   python3 bench/adapt_sweep.py [-u build/uslab] [--rounds 11]
       [--mags 16,32,64,128] [--depots 0,4,16,64] [--adapt-opts adapt=1]
-      TRACE[:COMM] ...
+      [--control] TRACE[:COMM] ...
+
+--control adds a second copy of the fixed defaults ("defaults'", the same
+USLAB_OPTIONS) and prints it against the first as adaptive is: what two
+settings doing the same work differ by in this run (an A/A control). Peak
+RSS of one replay moves by tens of KiB from run to run whatever the
+setting (the bundled default trace: 13364..13492 KiB above the start in 6
+runs of adapt=0, pinned or not), so a CI of a ratio of medians can miss 0
+on noise alone.
 
 TRACE:COMM replays process COMM of the trace (`--comm`). Prints one table
 per trace and a summary line per trace; exit 0 (a measurement, not a test).
@@ -62,10 +70,13 @@ def main():
     ap.add_argument("--depots", default="0,4,16,64")
     ap.add_argument("--adapt-opts", default="adapt=1")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--control", action="store_true")
     ap.add_argument("traces", nargs="+")
     a = ap.parse_args()
 
     settings = [("defaults", "adapt=0"), ("adaptive", a.adapt_opts)]
+    if a.control:
+        settings.append(("defaults'", "adapt=0"))
     for m in a.mags.split(","):
         for d in a.depots.split(","):
             settings.append(("mag=%s,depot=%s" % (m, d),
@@ -91,7 +102,7 @@ def main():
             print("  %-22s %10.3f [%8.3f, %8.3f] %10.0f [%7.0f, %7.0f]" %
                   (name, 1e3 * statistics.median(cpu[name]), 1e3 * lo, 1e3 * hi,
                    statistics.median(rss[name]), rlo, rhi))
-        fixed = [s for s, _ in settings if s != "adaptive"]
+        fixed = [s for s, _ in settings if s not in ("adaptive", "defaults'")]
         best = min(fixed, key=lambda s: statistics.median(cpu[s]))
         r, lo, hi = ratio_ci(cpu["adaptive"], cpu[best], rng)
         d, dlo, dhi = ratio_ci(cpu["adaptive"], cpu["defaults"], rng)
@@ -100,6 +111,12 @@ def main():
               (best, 100 * r, 100 * lo, 100 * hi))
         print("  adaptive vs defaults: CPU %+.1f%% [%+.1f, %+.1f], peak RSS %+.1f%% [%+.1f, %+.1f]" %
               (100 * d, 100 * dlo, 100 * dhi, 100 * m, 100 * mlo, 100 * mhi))
+        if a.control:
+            d, dlo, dhi = ratio_ci(cpu["defaults'"], cpu["defaults"], rng)
+            m, mlo, mhi = ratio_ci(rss["defaults'"], rss["defaults"], rng)
+            print("  control, defaults' vs defaults: CPU %+.1f%% [%+.1f, %+.1f], "
+                  "peak RSS %+.1f%% [%+.1f, %+.1f]" %
+                  (100 * d, 100 * dlo, 100 * dhi, 100 * m, 100 * mlo, 100 * mhi))
         sys.stdout.flush()
 
 

@@ -38,9 +38,9 @@ int malloc_parse_options(const char *str);
 void malloc_print_help(int fd);
 void malloc_apply_options(void);
 
-/* malloc/policy.c: sizes 1 .. this take the inline route; closing it
+/* malloc/policy.c: sizes below this take the inline route; closing it
  * (a kmalloc class may be a debug class) is for good */
-extern size_t malloc_small_max __attribute__((__visibility__("hidden")));
+extern size_t malloc_small_end __attribute__((__visibility__("hidden")));
 void malloc_small_close(void) __attribute__((__visibility__("hidden")));
 
 /* malloc/statseg.c */

@@ -15,8 +15,8 @@
 #include "malloc/policy.h"
 
 /*
- * Sizes 1 .. this take malloc()'s inline route (kmalloc_small_fast()).
- * 0 at start: that route's rseq section may run only once pcp_init() has
+ * Sizes below this take malloc()'s inline route (kmalloc_small_fast():
+ * KMALLOC_SMALL_MAX + 1 when open, malloc(0) included). 0 at start: that route's rseq section may run only once pcp_init() has
  * chosen the area it reads, so the first small malloc takes
  * malloc_sized(), which opens it (malloc_small_open()). It stays 0 in the
  * debug preset (red zones on every cache) and goes back to 0 for good
@@ -24,7 +24,7 @@
  * cache (malloc_small_close()), so that every size reaches kmalloc(),
  * which gives a debug class the size asked for.
  */
-size_t malloc_small_max;
+size_t malloc_small_end;
 static bool malloc_small_closed = IS_ENABLED(CONFIG_SLAB_DEBUG_ON);
 unsigned long malloc_foreign_frees;
 
@@ -50,7 +50,7 @@ __slowpath void *malloc_slow(size_t size, gfp_t gfp)
 }
 
 /*
- * Sizes above KMALLOC_SMALL_MAX, and small ones until malloc_small_max is
+ * Sizes above KMALLOC_SMALL_MAX, and small ones until malloc_small_end is
  * open (below): kmalloc() finds their class by fls and
  * takes the route of its other sizes (__kmalloc_index); the rest goes to
  * malloc_slow. @gfp may hold __GFP_ZERO.
@@ -60,26 +60,28 @@ static __slowpath void malloc_small_open(void)
 	if (__atomic_load_n(&malloc_small_closed, __ATOMIC_SEQ_CST) ||
 	    sigsafe_reentered() || !kmalloc_small_ready())
 		return;
-	__atomic_store_n(&malloc_small_max, KMALLOC_SMALL_MAX, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&malloc_small_end, KMALLOC_SMALL_MAX + 1, __ATOMIC_SEQ_CST);
 	/* closed meanwhile (malloc_small_close() on another thread) */
 	if (__atomic_load_n(&malloc_small_closed, __ATOMIC_SEQ_CST))
-		__atomic_store_n(&malloc_small_max, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&malloc_small_end, 0, __ATOMIC_SEQ_CST);
 }
 
 void malloc_small_close(void)
 {
 	__atomic_store_n(&malloc_small_closed, true, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&malloc_small_max, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&malloc_small_end, 0, __ATOMIC_SEQ_CST);
 }
 
 noinline void *malloc_sized(size_t size, gfp_t gfp)
 {
 	if (size - 1 < KMALLOC_SMALL_MAX &&
-	    unlikely(!__atomic_load_n(&malloc_small_max, __ATOMIC_RELAXED)))
+	    unlikely(!__atomic_load_n(&malloc_small_end, __ATOMIC_RELAXED)))
 		malloc_small_open();
 	if (unlikely(size - 1 >= KMALLOC_MAX_CACHE_SIZE) ||
 	    IS_ENABLED(CONFIG_SLAB_DEBUG_ON))
 		return malloc_slow(size, gfp);
+	if (!(gfp & __GFP_ZERO))
+		return kmalloc_nozero(size, gfp);
 	return kmalloc(size, gfp);
 }
 

@@ -26,7 +26,7 @@
 
 /* malloc/policy.c; hidden, so the fast paths load them PC-relative */
 #define __malloc_hidden	__attribute__((__visibility__("hidden")))
-extern size_t malloc_small_max __malloc_hidden;
+extern size_t malloc_small_end __malloc_hidden;
 extern unsigned long malloc_foreign_frees __malloc_hidden;
 void *malloc_fail(void) __malloc_hidden;
 void *malloc_slow(size_t size, gfp_t gfp) __malloc_hidden;
@@ -34,15 +34,15 @@ void *malloc_sized(size_t size, gfp_t gfp) __malloc_hidden;
 void malloc_free_foreign(const void *p) __malloc_hidden;
 
 /*
- * Fast path: one compare against malloc_small_max (size - 1 wraps for 0,
- * so it also catches malloc(0); 0 until the first small malloc's slow
- * route opens it and while debugging), then kmalloc_small_fast() inline
+ * Fast path: one compare against malloc_small_end (malloc(0) included: it
+ * is kmalloc(1); 0 until the first small malloc's slow route opens it and
+ * while debugging), then kmalloc_small_fast() inline
  * (the class's magazines from one table, rseq pop, the free mark). Larger
  * sizes reach the same caches through kmalloc().
  */
 static __always_inline void *__uslab_malloc(size_t size)
 {
-	if (likely(size - 1 < malloc_small_max))
+	if (likely(size < malloc_small_end))
 		return kmalloc_small_fast(size, MALLOC_GFP);
 	return malloc_sized(size, MALLOC_GFP);
 }
@@ -61,7 +61,7 @@ static __always_inline void *__uslab_calloc(size_t n, size_t size)
 
 	if (unlikely(__builtin_mul_overflow(n, size, &total)))
 		return malloc_fail();
-	if (likely(total - 1 < malloc_small_max)) {
+	if (likely(total < malloc_small_end)) {
 		p = kmalloc_small_fast(total, MALLOC_GFP);
 		if (likely(p))
 			memset(p, 0, total);

@@ -43,6 +43,7 @@ char *page_alloc_end;
 size_t page_alloc_span;
 struct page *page_alloc_map;
 unsigned char *page_alloc_tags;
+unsigned char *page_alloc_shadow;
 
 struct pa_zone pa_zone = {
 	.lock = OWNED_MUTEX_INITIALIZER,
@@ -65,6 +66,9 @@ static char *pa_map_top;	/* reserved end of the struct page map */
 static char *pa_map_end;	/* its logical end */
 static unsigned char *pa_tags_top;	/* reserved end of the tag bytes */
 static unsigned char *pa_tags_end;
+static unsigned char *pa_shadow_start;	/* the shadow's place: base >> 7 */
+static unsigned char *pa_shadow_top;	/* reserved end of the shadow */
+static unsigned char *pa_shadow_end;
 
 /*
  * Set when the place could not be chosen by a probe (valgrind puts new
@@ -99,9 +103,12 @@ static bool pa_map_fixed(void *addr, size_t len, int prot)
 	return false;
 }
 
+/* Bytes of shadow (one per PAGE_ALLOC_SHADOW_GRAIN of heap) for @size. */
+#define pa_shadow_size(size)	ALIGN_UP((size) >> PAGE_ALLOC_SHADOW_SHIFT, PAGE_SIZE)
+
 /*
- * Reserve the struct page map and the tag bytes of the heap up to @end
- * (rounded up to PA_MAP_STEP of map). Return: 0 or -ENOMEM.
+ * Reserve the struct page map, the tag bytes and the shadow of the heap up
+ * to @end (rounded up to PA_MAP_STEP of map). Return: 0 or -ENOMEM.
  */
 static int pa_meta_grow_locked(const char *end)
 {
@@ -110,9 +117,12 @@ static int pa_meta_grow_locked(const char *end)
 				     PA_MAP_STEP);
 	unsigned char *tags = (unsigned char *)ALIGN_UP(
 		(unsigned long)(page_alloc_tags + npages), PAGE_SIZE);
+	unsigned char *shadow = pa_shadow_start +
+		pa_shadow_size((size_t)(end - page_alloc_base));
 
 	map = min_t(char *, map, pa_map_end);
 	tags = min_t(unsigned char *, tags, pa_tags_end);
+	shadow = min_t(unsigned char *, shadow, pa_shadow_end);
 	if (map > pa_map_top) {
 		if (!pa_map_fixed(pa_map_top, (size_t)(map - pa_map_top),
 				  PROT_READ | PROT_WRITE))
@@ -124,6 +134,22 @@ static int pa_meta_grow_locked(const char *end)
 				  PROT_READ | PROT_WRITE))
 			return -ENOMEM;
 		pa_tags_top = tags;
+	}
+	/*
+	 * The shadow, if it has a place: at its first section something
+	 * else there (a sanitizer's shadow, a fixed mapping) leaves it out
+	 * for good (page_alloc_shadow NULL: its users keep their state
+	 * elsewhere); once in use it must follow the heap.
+	 */
+	if (page_alloc_shadow && shadow > pa_shadow_top) {
+		if (!pa_map_fixed(pa_shadow_top, (size_t)(shadow - pa_shadow_top),
+				  PROT_READ | PROT_WRITE)) {
+			if (pa_shadow_top > pa_shadow_start)
+				return -ENOMEM;
+			page_alloc_shadow = NULL;
+			return 0;
+		}
+		pa_shadow_top = shadow;
 	}
 	return 0;
 }
@@ -265,8 +291,12 @@ static size_t pa_base_align(size_t size)
 
 /*
  * The heap's layout for a range of @size at @base: the struct page map
- * (@mapsz bytes) just below it, the tags (@tagsz) below the map; nothing
- * of either reserved yet (pa_meta_grow_locked() does that).
+ * (@mapsz bytes) just below it, the tags (@tagsz) below the map, the
+ * shadow at @base >> PAGE_ALLOC_SHADOW_SHIFT (the shadow of an address is
+ * at the address >> 7: no offset to add on free()'s path), far below
+ * (1/128 of the address); nothing of any reserved yet
+ * (pa_meta_grow_locked() does that). In the up-front reservation
+ * (valgrind, which places mappings itself) there is no shadow.
  */
 static void pa_set_layout(char *base, size_t size, size_t mapsz, size_t tagsz)
 {
@@ -279,6 +309,10 @@ static void pa_set_layout(char *base, size_t size, size_t mapsz, size_t tagsz)
 	page_alloc_tags = (unsigned char *)pa_map_start - tagsz;
 	pa_tags_top = page_alloc_tags;
 	pa_tags_end = (unsigned char *)pa_map_start;
+	pa_shadow_start = (unsigned char *)((uintptr_t)base >> PAGE_ALLOC_SHADOW_SHIFT);
+	pa_shadow_top = pa_shadow_start;
+	pa_shadow_end = pa_shadow_start + pa_shadow_size(size);
+	page_alloc_shadow = pa_upfront ? NULL : pa_shadow_start;
 }
 
 /*
@@ -356,6 +390,9 @@ static int pa_reserve_locked(void)
 			munmap(pa_map_start, (size_t)(pa_map_top - (char *)pa_map_start));
 		if (pa_tags_top > page_alloc_tags)
 			munmap(page_alloc_tags, (size_t)(pa_tags_top - page_alloc_tags));
+		if (pa_shadow_top > pa_shadow_start)
+			munmap(pa_shadow_start,
+			       (size_t)(pa_shadow_top - pa_shadow_start));
 		base = NULL;
 		if (errno == ENOMEM) {
 			limited = true;

@@ -36,7 +36,11 @@ struct pcp_cpu {
 	unsigned int win_slow;		/* slow paths in the current window */
 	unsigned int win_miss;		/* of them, trips to the layer above */
 	uint64_t low;			/* objects held: low-water mark since the last pass */
+	uint64_t win_low;		/* the same, over the current window */
+	unsigned int win_quiet;		/* windows in a row with objects unused, few misses */
 	unsigned long acct;		/* bytes of growth in the CPU's budget account */
+	unsigned long base;		/* two magazines at the start size, in bytes */
+	unsigned long cap;		/* two magazines at @size, in bytes */
 } __cacheline_aligned;
 
 /* Full and empty magazines of one cache, behind every CPU. */

@@ -159,16 +159,38 @@ unsigned int pcp_cache_default_depot_limit(const struct pcp_cache *pc)
 /* Adaptive sizing (docs/percpu.md, "Adaptive sizing") */
 
 static void mag_free(struct pcp_mag *m);
+static void adapt_shed_locked(struct pcp_cache *pc, struct pcp_cpu *c);
 
-/* Slow paths per window; grow when half of them went to the layer above. */
+/* Slow paths per window; ask to grow when half went to the layer above. */
 #define PCP_ADAPT_WINDOW	16u
+/* Windows in a row with objects unused before a cache gives room. */
+#define PCP_ADAPT_QUIET		2u
 
 bool pcp_adapt_on = PCP_ADAPT_DEFAULT;
 static unsigned long adapt_min_bytes = PCP_ADAPT_MIN_BYTES;
 static unsigned long adapt_max_bytes = PCP_ADAPT_MAX_BYTES;
 static unsigned long adapt_budget = PCP_ADAPT_BUDGET_KB * 1024ul;
-/* bytes of objects each CPU's magazines may hold at their adaptive sizes */
-static unsigned long adapt_used[PCP_MAX_CPU_IDS];
+/*
+ * Each CPU's accounts, over every cache (one struct, so that the CPUs a
+ * process runs on touch one page of them, not three):
+ * @used: bytes of growth beyond the start sizes (the adapt_budget bound);
+ * @room: bytes of capacity its caches gave up below their start sizes and
+ *   no cache has taken yet. A cache starting on a CPU brings its two
+ *   magazines at the fixed size (its base); growth is paid out of the room
+ *   only, so the CPU's magazines never hold more than the fixed sizes of
+ *   the caches it uses would (tcmalloc moves capacity between size classes
+ *   the same way). Signed: a single cache's drain takes back what it gave,
+ *   which others may hold; no growth until that is paid back;
+ * @want: bytes of growth a cache of the CPU asked for and did not get;
+ * @wanter: which (its per-CPU state; compared, never followed): a cache
+ *   does not shrink to pay for its own growth.
+ */
+static struct {
+	unsigned long used;
+	long room;
+	unsigned long want;
+	const struct pcp_cpu *wanter;
+} adapt_acct[PCP_MAX_CPU_IDS];
 
 void pcp_adapt_set(bool on)
 {
@@ -218,6 +240,14 @@ static unsigned int adapt_lo(const struct pcp_cache *pc)
 	return adapt_objs(pc, READ_ONCE(adapt_min_bytes));
 }
 
+static unsigned int adapt_start(const struct pcp_cache *pc);
+
+/* The smallest size a shrink leaves: adapt_min, never above the start. */
+static unsigned int adapt_floor(const struct pcp_cache *pc)
+{
+	return min_t(unsigned int, adapt_lo(pc), adapt_start(pc));
+}
+
 /*
  * The upper bound: adapt_max's objects, and never fewer than the cache's
  * fixed size (8 objects of 32 KiB by default, where 32 KiB of bytes
@@ -226,16 +256,18 @@ static unsigned int adapt_lo(const struct pcp_cache *pc)
  */
 static unsigned int adapt_hi(const struct pcp_cache *pc)
 {
-	unsigned int hi = max_t(unsigned int, adapt_lo(pc),
-				adapt_objs(pc, READ_ONCE(adapt_max_bytes)));
+	unsigned int hi = adapt_objs(pc, READ_ONCE(adapt_max_bytes));
 
 	return max_t(unsigned int, hi, READ_ONCE(pc->limit));
 }
 
 /*
  * The size a CPU starts at (and goes back to when idle or drained): the
- * cache's fixed size (its limit: the default by object size, or mag_size),
- * not below the lower bound. Starting at adapt_min made the
+ * cache's fixed size (its limit: the default by object size, or
+ * mag_size), so that until a resize adaptive and fixed magazines are the
+ * same, also where adapt_min is above it (a mag_size or preset below 4 KiB
+ * of objects: kv_item's 40-byte objects at mag_size 64 started at 102, and
+ * slabinfo -w showed 102). Starting at adapt_min made the
  * random-replacement rows (glibc_thread, alloc_test, mt) run on magazines
  * a fraction of the fixed size for good: their slow paths are mostly swaps
  * with the spare, never half misses, so nothing grew them (speed against
@@ -243,7 +275,7 @@ static unsigned int adapt_hi(const struct pcp_cache *pc)
  */
 static unsigned int adapt_start(const struct pcp_cache *pc)
 {
-	return max_t(unsigned int, adapt_lo(pc), READ_ONCE(pc->limit));
+	return max_t(unsigned int, 1, READ_ONCE(pc->limit));
 }
 
 /*
@@ -260,16 +292,53 @@ static unsigned long adapt_bytes(const struct pcp_cache *pc, unsigned int size)
 	return 2ul * (size - start) * (pc->objsize ? pc->objsize : 1);
 }
 
-/* Move CPU @c of @pc to @size objects, in the CPU's budget account. */
+/* Two magazines of @size objects of @pc, in bytes. */
+static unsigned long adapt_cap_bytes(const struct pcp_cache *pc,
+				     unsigned int size)
+{
+	return 2ul * size * (pc->objsize ? pc->objsize : 1);
+}
+
+/*
+ * Move CPU @c of @pc to @size objects, in the CPU's budget account and its
+ * room (what it gives up below the start goes in, growth comes out).
+ */
 static void adapt_account(struct pcp_cache *pc, struct pcp_cpu *c,
 			  unsigned int size)
 {
-	unsigned long *used = &adapt_used[c->cpu], bytes = adapt_bytes(pc, size);
+	unsigned long *used = &adapt_acct[c->cpu].used, bytes = adapt_bytes(pc, size);
+	unsigned long cap = adapt_cap_bytes(pc, size);
 
 	__atomic_sub_fetch(used, c->acct, __ATOMIC_RELAXED);
 	__atomic_add_fetch(used, bytes, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&adapt_acct[c->cpu].room, (long)c->cap - (long)cap,
+			   __ATOMIC_RELAXED);
 	c->acct = bytes;
+	c->cap = cap;
 	c->size = size;
+}
+
+/* Take @need bytes out of CPU @cpu's room, if it has them. */
+static bool adapt_room_take(int cpu, unsigned long need)
+{
+	long room = __atomic_load_n(&adapt_acct[cpu].room, __ATOMIC_RELAXED);
+
+	do {
+		if (room < (long)need)
+			return false;
+	} while (!__atomic_compare_exchange_n(&adapt_acct[cpu].room, &room,
+					      room - (long)need, false,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return true;
+}
+
+/* @bytes of a pending growth request of CPU @cpu met (taken or given). */
+static void adapt_want_met(int cpu, unsigned long bytes)
+{
+	unsigned long w = __atomic_load_n(&adapt_acct[cpu].want, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&adapt_acct[cpu].want, w > bytes ? w - bytes : 0,
+			 __ATOMIC_RELAXED);
 }
 
 /*
@@ -281,18 +350,30 @@ static unsigned int cpu_mag_size(struct pcp_cache *pc, struct pcp_cpu *c)
 	if (!READ_ONCE(pcp_adapt_on))
 		return READ_ONCE(pc->limit);
 	if (!c->size) {
+		/* its two fixed-size magazines come with it: room unchanged */
+		c->base = c->cap = adapt_cap_bytes(pc, adapt_start(pc));
 		adapt_account(pc, c, adapt_start(pc));
-		c->low = ~0ull;
+		c->low = c->win_low = ~0ull;
+		c->win_quiet = 0;
 	}
 	return c->size;
 }
 
-/* Objects per refill or flush: the cache's batch, or half the magazine. */
+/*
+ * Objects per refill or flush: the cache's batch, also on an adaptive CPU
+ * at the start size (the same as fixed until a resize); at another size
+ * half the magazine.
+ */
 static unsigned int cpu_batch(struct pcp_cache *pc, struct pcp_cpu *c)
 {
+	unsigned int size;
+
 	if (!READ_ONCE(pcp_adapt_on))
 		return READ_ONCE(pc->batchcount);
-	return (cpu_mag_size(pc, c) + 1) / 2;
+	size = cpu_mag_size(pc, c);
+	if (size == adapt_start(pc))
+		return READ_ONCE(pc->batchcount);
+	return (size + 1) / 2;
 }
 
 /*
@@ -320,35 +401,77 @@ static void adapt_miss(struct pcp_cpu *c)
 /*
  * One slow path of CPU @c (an alloc on an empty or a free on a full loaded
  * magazine), @held objects in its magazines at that moment. Every
- * PCP_ADAPT_WINDOW slow paths: when half or more went to the layer above,
- * the magazine doubles, within the cache's upper bound and the CPU's
- * budget. Counted on the slow path only, in the same order in every mode,
- * so that the simulator takes the same decisions as a real run.
+ * PCP_ADAPT_WINDOW slow paths: when half or more went to the layer above
+ * and the CPU ran short (held less than half a magazine at one of them),
+ * the magazine doubles, within the cache's upper bound, the CPU's budget
+ * of growth and its room (paid by other caches' shrinks; when the room is
+ * short the CPU records what was wanted). Else, after PCP_ADAPT_QUIET
+ * windows in a row with half a magazine or more held at every slow path
+ * (jemalloc's low-water mark: objects it never needed) and few misses,
+ * while another cache of the CPU wants room, the cache shrinks by what is
+ * wanted (at most half, not below the floor) and gives the difference.
+ * Counted on the slow path only, in the same order in every mode, so that
+ * the simulator takes the same decisions as a real run.
+ * Return: true when the CPU shrank and must shed its spare (the caller
+ * does it: adapt_shed_locked).
  */
-static void adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
+static bool adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
 {
 	unsigned int size, hi, want;
+	unsigned long need, per;
+	bool unused, missed, drain = false;
 
 	if (!READ_ONCE(pcp_adapt_on))
-		return;
+		return false;
 	size = cpu_mag_size(pc, c);
 	if (held < c->low)
 		c->low = held;
+	if (held < c->win_low)
+		c->win_low = held;
 	if (++c->win_slow < PCP_ADAPT_WINDOW)
-		return;
-	if (2 * c->win_miss >= c->win_slow) {
-		hi = adapt_hi(pc);
-		want = min_t(unsigned int, 2 * size, hi);
-		if (want > size &&
-		    __atomic_load_n(&adapt_used[c->cpu], __ATOMIC_RELAXED) -
-		    c->acct + adapt_bytes(pc, want) <=
-		    READ_ONCE(adapt_budget)) {
+		return false;
+	hi = adapt_hi(pc);
+	want = min_t(unsigned int, 2 * size, hi);
+	unused = c->win_low >= (size + 1) / 2;
+	missed = 2 * c->win_miss >= c->win_slow;
+	c->win_quiet = unused && !missed ? c->win_quiet + 1 : 0;
+	if (!unused && missed && want > size &&
+	    __atomic_load_n(&adapt_acct[c->cpu].used, __ATOMIC_RELAXED) -
+	    c->acct + adapt_bytes(pc, want) <= READ_ONCE(adapt_budget)) {
+		need = adapt_cap_bytes(pc, want) - c->cap;
+		if (adapt_room_take(c->cpu, need)) {
+			c->cap += need;	/* paid out of the room already */
 			adapt_account(pc, c, want);
+			adapt_want_met(c->cpu, need);
 			pcp_stat(c, PCP_STAT_GROW);
 			pcp_probe(pcp_resize, pc->name, want, (want + 1) / 2);
+		} else if (need > __atomic_load_n(&adapt_acct[c->cpu].want,
+						  __ATOMIC_RELAXED)) {
+			__atomic_store_n(&adapt_acct[c->cpu].want, need,
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&adapt_acct[c->cpu].wanter, c,
+					 __ATOMIC_RELAXED);
 		}
+	} else if (c->win_quiet >= PCP_ADAPT_QUIET && size > adapt_floor(pc) &&
+		   __atomic_load_n(&adapt_acct[c->cpu].want, __ATOMIC_RELAXED) &&
+		   __atomic_load_n(&adapt_acct[c->cpu].wanter,
+				   __ATOMIC_RELAXED) != c) {
+		/* what is wanted, at most half of it, not below the floor */
+		per = adapt_cap_bytes(pc, 1);
+		need = __atomic_load_n(&adapt_acct[c->cpu].want, __ATOMIC_RELAXED);
+		need = (need + per - 1) / per;
+		want = size - (unsigned int)min_t(unsigned long, need, size / 2);
+		want = max_t(unsigned int, adapt_floor(pc), want);
+		adapt_want_met(c->cpu, c->cap - adapt_cap_bytes(pc, want));
+		adapt_account(pc, c, want);
+		pcp_stat(c, PCP_STAT_SHRINK);
+		pcp_probe(pcp_resize, pc->name, want, (want + 1) / 2);
+		c->win_quiet = 0;
+		drain = true;
 	}
 	c->win_slow = c->win_miss = 0;
+	c->win_low = ~0ull;
+	return drain;
 }
 
 /*
@@ -363,8 +486,11 @@ static void adapt_reset_locked(struct pcp_cache *pc, struct pcp_cpu *c)
 		return;
 	if (c->size > adapt_start(pc))
 		pcp_stat(c, PCP_STAT_SHRINK);
-	__atomic_sub_fetch(&adapt_used[c->cpu], c->acct, __ATOMIC_RELAXED);
-	c->acct = 0;
+	__atomic_sub_fetch(&adapt_acct[c->cpu].used, c->acct, __ATOMIC_RELAXED);
+	/* what it gave below its base goes back with it */
+	__atomic_add_fetch(&adapt_acct[c->cpu].room, (long)c->cap - (long)c->base,
+			   __ATOMIC_RELAXED);
+	c->acct = c->cap = c->base = 0;
 	c->size = 0;
 	c->win_slow = c->win_miss = 0;
 }
@@ -375,11 +501,18 @@ static void adapt_reset_locked(struct pcp_cache *pc, struct pcp_cpu *c)
  * larger one is kept: between CPUs of different sizes (producer and
  * consumer), replacing both ways freed and made a magazine at every
  * exchange; the reaper's drain and the depot's trim bring sizes back.
+ * Except on a CPU below its start size: it gave that capacity to other
+ * caches, and the depot's empties of the start size would take it back.
  */
 static struct pcp_mag *mag_fit(struct pcp_cache *pc, struct pcp_cpu *c,
 			       struct pcp_mag *m)
 {
-	if (m && READ_ONCE(pcp_adapt_on) && m->size < cpu_mag_size(pc, c)) {
+	unsigned int size;
+
+	if (!m || !READ_ONCE(pcp_adapt_on))
+		return m;
+	size = cpu_mag_size(pc, c);
+	if (m->size < size || (m->size > size && size < adapt_start(pc))) {
 		mag_free(m);
 		m = NULL;
 	}
@@ -931,9 +1064,12 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 		}
 		if (first) {
 			pcp_stat(c, PCP_STAT_ALLOC_SLOW);
-			adapt_slow(pc, c, c->spare ? c->spare->count : 0);
+			first = false;
+			if (adapt_slow(pc, c, c->spare ? c->spare->count : 0)) {
+				adapt_shed_locked(pc, c);
+				continue;
+			}
 		}
-		first = false;
 
 		if (c->spare && c->spare->count) {
 			if (prim_swap(pc, c, cpu, c->spare))
@@ -1040,10 +1176,13 @@ static int pcp_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 		}
 		if (first) {
 			pcp_stat(c, PCP_STAT_FREE_SLOW);
-			adapt_slow(pc, c, (mag_is_real(m) ? m->size : 0) +
-				   (c->spare ? c->spare->count : 0));
+			first = false;
+			if (adapt_slow(pc, c, (mag_is_real(m) ? m->size : 0) +
+				       (c->spare ? c->spare->count : 0))) {
+				adapt_shed_locked(pc, c);
+				continue;
+			}
 		}
-		first = false;
 
 		sp = c->spare;
 		if (sp && sp->count < sp->size) {
@@ -1177,6 +1316,25 @@ static void pcp_drain_cpu_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 		pcp_stat(c, PCP_STAT_DRAIN);
 		pcp_probe(pcp_drain, pc->name, c->cpu,
 			  (*m)->count + (*sp ? (*sp)->count : 0));
+	}
+}
+
+/*
+ * Adaptive: CPU @c shrank on its own slow path, at most by half, to pay
+ * another cache's growth. Its spare goes: objects back to the layer above,
+ * the magazine, of the old size, freed (kept in the depot, it would be
+ * loaded again and hold the capacity given). The loaded magazine alone
+ * holds no more than two of the new size; it stays until exchanged (no
+ * stop of the CPU's fast path, no refill right after).
+ */
+static void adapt_shed_locked(struct pcp_cache *pc, struct pcp_cpu *c)
+{
+	struct pcp_mag *sp = c->spare;
+
+	c->spare = NULL;
+	if (sp) {
+		mag_flush(pc, sp);
+		mag_free(sp);
 	}
 }
 
@@ -1322,7 +1480,7 @@ static uint64_t pcp_cpu_snapshot_locked(struct pcp_cache *pc,
 static void adapt_reap_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 			      bool idle, struct pcp_mag **m, struct pcp_mag **sp)
 {
-	unsigned int lo = adapt_lo(pc), want = c->size;
+	unsigned int lo = adapt_floor(pc), want = c->size;
 	uint64_t held = loaded_count(pc, c) + (c->spare ? c->spare->count : 0);
 	uint64_t low = min_t(uint64_t, c->low, held);
 
@@ -1524,7 +1682,7 @@ void pcp_cache_destroy(struct pcp_cache *pc)
 
 		if (c) {
 			/* its budget back */
-			__atomic_sub_fetch(&adapt_used[c->cpu], c->acct,
+			__atomic_sub_fetch(&adapt_acct[c->cpu].used, c->acct,
 					   __ATOMIC_RELAXED);
 			pthread_mutex_destroy(&c->lock.mutex);
 			pcp_mem_free(c, sizeof(*c));

@@ -552,7 +552,7 @@ static __slowpath size_t ksize_checked_slow(const void *p, const char *caller,
 	s = head->slab_cache;
 	if (!is_object(s, head, p))
 		return bad_object(caller, s, p, addr, fatal);
-	if (slab_obj_marked_free(p, s->mark_off) ||
+	if (slab_obj_marked_free(s, p) ||
 	    (slab_debug(s) && on_freelist(s, head, p)))
 		return freed_object(caller, s, p, addr, fatal);
 	return orig_size(s, p);
@@ -592,7 +592,7 @@ size_t ksize_checked(const void *p, const char *caller, unsigned long addr)
 	n = (uint64_t)((const char *)p - (const char *)slab_base(head));
 	/* (a debug cache's obj_magic and obj_limit fail every pointer) */
 	if (unlikely(slab_debug(s) || n * s->obj_magic >= s->obj_limit ||
-		     slab_obj_marked_free(p, s->mark_off)))
+		     slab_obj_marked_free(s, p)))
 		return ksize_checked_slow(p, caller, addr);
 	return s->object_size;	/* (a plain cache has no kmalloc red zone) */
 }

@@ -19,22 +19,20 @@
 
 #define __slab_hidden	__attribute__((__visibility__("hidden")))
 
-/* slab/debug.c: the free mark (docs/slab.md "Hardened frees") */
-extern unsigned long slab_free_key __slab_hidden;
-
 /*
- * The magazines of every size up to KMALLOC_SMALL_MAX, by size - 1:
+ * The magazines of every size 0 .. KMALLOC_SMALL_MAX, by size:
  * kmalloc_size_index[] and the class's pcp_cache folded into one load,
- * one entry per byte size so that the index is malloc's own size - 1
- * (no shift: 8 KiB where one entry per 8 bytes took 1 KiB; sh6bench,
- * whose sizes run 1..1000, took the same CPU time, docs/percpu.md "Cost").
- * Every entry always points at a valid pcp_cache: the bypass cache (every
- * fast path misses) until the class has a cache with magazines. The fast
- * path may only read it once pcp_init() has run (it reads the rseq area
- * pcp_init() chooses): callers gate it (malloc's malloc_small_max is 0
- * until kmalloc_small_ready()).
+ * one entry per byte size so that the index is malloc's own size (no
+ * shift: 8 KiB where one entry per 8 bytes took 1 KiB; sh6bench, whose
+ * sizes run 1..1000, took the same CPU time, docs/percpu.md "Cost"; no
+ * size - 1 either: size 0 has the entry of size 1, as malloc(0) is
+ * kmalloc(1)). Every entry always points at a valid pcp_cache: the bypass
+ * cache (every fast path misses) until the class has a cache with
+ * magazines. The fast path may only read it once pcp_init() has run (it
+ * reads the rseq area pcp_init() chooses): callers gate it (malloc's
+ * malloc_small_end is 0 until kmalloc_small_ready()).
  */
-extern struct pcp_cache *kmalloc_small_pcp[KMALLOC_SMALL_MAX] __slab_hidden;
+extern struct pcp_cache *kmalloc_small_pcp[KMALLOC_SMALL_MAX + 1] __slab_hidden;
 
 /*
  * What kfree_small_fast() needs of a class, by page tag (class + 1): the
@@ -51,17 +49,52 @@ struct kmalloc_free_tab {
 	uintptr_t slab_mask[NR_KMALLOC_TAGS];
 	uint64_t obj_magic[NR_KMALLOC_TAGS];
 	uint64_t obj_limit[NR_KMALLOC_TAGS];
+	uint64_t mark_mul[NR_KMALLOC_TAGS];	/* struct kmem_cache's (its
+						 * mark_bias is 0: word 0, or
+						 * the shadow at obj >> 7) */
 };
 extern struct kmalloc_free_tab kmalloc_free_tab __slab_hidden;
+
+/*
+ * slab_mark_at - the word that holds @obj's free mark, for a cache whose
+ * constants are @mul and @bias (struct kmem_cache's mark_mul, mark_bias):
+ * the high and the low half of @obj * @mul, added, plus @bias. With @mul
+ * 1 that is @obj + @bias (the mark in the object); with 2^57 it is
+ * @obj >> 7 for an @obj on a 128-byte boundary (the low half is 0; bias
+ * 0): the object's word in page_alloc's shadow, which lies at the heap's
+ * addresses >> 7. One multiply, no branch: free() finds the mark of every
+ * class the same way (docs/slab.md "Hardened frees"); kmalloc's classes
+ * all have bias 0, so the hit paths add nothing.
+ */
+static __always_inline unsigned long *slab_mark_at(const void *obj,
+						   uint64_t mul, uintptr_t bias)
+{
+#if defined(__x86_64__)
+	uintptr_t lo, hi;
+
+	/* (GCC 12 spends two more moves on the same product in C) */
+	__asm__ ("mulq %[mul]"
+		 : "=a" (lo), "=d" (hi)
+		 : "0" ((uintptr_t)obj), [mul] "rm" (mul)
+		 : "cc");
+	return (unsigned long *)(hi + lo + bias);
+#else
+	unsigned __int128 x = (unsigned __int128)(uintptr_t)obj * mul;
+
+	return (unsigned long *)((uintptr_t)(x >> 64) + bias + (uintptr_t)x);
+#endif
+}
 
 /* slab/kmalloc.c: the cold sides (never on a hit) */
 void *kmalloc_miss(size_t size, gfp_t gfp) __slab_hidden;
 void *kmalloc_small_bad(void *obj) __slab_hidden;
 void kfree_small_miss(void *p) __slab_hidden;
+void *kmalloc_nozero(size_t size, gfp_t gfp) __slab_hidden;
 bool kmalloc_small_ready(void) __slab_hidden;
 
 /**
- * kmalloc_small_fast - kmalloc(@size) for 1 <= @size <= KMALLOC_SMALL_MAX,
+ * kmalloc_small_fast - kmalloc(@size) for @size <= KMALLOC_SMALL_MAX (0 is
+ * served as 1: malloc(0)),
  * once kmalloc_small_ready() said yes (and no kmalloc class is a debug
  * class: those need kmalloc_slow(), which knows the size and call site).
  *
@@ -73,17 +106,19 @@ bool kmalloc_small_ready(void) __slab_hidden;
  */
 static __always_inline void *kmalloc_small_fast(size_t size, gfp_t gfp)
 {
+	struct pcp_cache *pc;
 	unsigned long *obj;
 
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
 		return kmalloc_miss(size, gfp);
 	/* acquire (a plain load on x86): kmalloc_small_publish() releases */
-	obj = pcp_alloc_fast(__atomic_load_n(&kmalloc_small_pcp[size - 1],
-					     __ATOMIC_ACQUIRE));
+	pc = __atomic_load_n(&kmalloc_small_pcp[size], __ATOMIC_ACQUIRE);
+	obj = pcp_alloc_fast(pc);
 	if (unlikely(!obj))
 		return kmalloc_miss(size, gfp);
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
-		if (unlikely(*obj != slab_free_key))
+		/* the class's mark is its pcp_cache's address (mark_key) */
+		if (unlikely(*obj != (unsigned long)pc))
 			return kmalloc_small_bad(obj);	/* a tail call */
 		*obj = 0;
 	}
@@ -101,7 +136,9 @@ static __always_inline void *kmalloc_small_fast(size_t size, gfp_t gfp)
  * kmalloc slab; small enough to stay in cache where a struct page per
  * 4 KiB of a large heap does not), the object-boundary test with the
  * class's constants (slabs are naturally aligned), the store of the free
- * mark (no load of the block), the rseq push.
+ * mark (the class's pcp_cache address; no load of the block; in word 0 up
+ * to 1 KiB, in page_alloc's shadow above, where one multiply by the
+ * class's mark_mul finds it: slab_mark_at()), the rseq push.
  * A failed hardened test (a double free, an interior pointer, every free
  * of a debug cache: their obj_limit is 0) goes to kfree() by a tail call,
  * so kfree()'s _RET_IP_ is free()'s caller at no cost here; it checks
@@ -112,6 +149,7 @@ static __always_inline void *kmalloc_small_fast(size_t size, gfp_t gfp)
 static __always_inline void kfree_small_fast(void *p, void (*foreign)(const void *))
 {
 	uintptr_t off = (uintptr_t)p - (uintptr_t)page_alloc_base;
+	struct pcp_cache *pc;
 	unsigned long tag;
 
 	if (unlikely(off >= page_alloc_span)) {
@@ -132,9 +170,14 @@ static __always_inline void kfree_small_fast(void *p, void (*foreign)(const void
 			kfree(p);
 			return;
 		}
-		*(unsigned long *)p = slab_free_key;	/* mark_off 0 */
 	}
-	if (likely(pcp_free_fast(kmalloc_free_tab.pc[tag], p)))
+	/* loaded once: the mark's store below might alias the table */
+	pc = kmalloc_free_tab.pc[tag];
+	/* the class's mark is its pcp_cache's address (mark_key) */
+	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+		*slab_mark_at(p, kmalloc_free_tab.mark_mul[tag], 0) =
+			(unsigned long)pc;
+	if (likely(pcp_free_fast(pc, p)))
 		return;
 	kfree_small_miss(p);
 }

@@ -32,6 +32,7 @@
 #include "uslab/percpu.h"
 #include "percpu/fastpath.h"
 #include "uslab/slab.h"
+#include "slab/fastpath.h"	/* slab_mark_at() */
 
 #define SLAB_NAME_LEN		48
 /* Debug fill bytes, the kernel's values (include/linux/poison.h). */
@@ -71,10 +72,12 @@
  * zone), so that malloc(50) from kmalloc-64 is guarded from byte 50.
  *
  * With CONFIG_SLAB_FREE_HARDENED every free object (in a magazine or on a
- * slab's freelist) also holds slab_free_key at @mark_off: word 0 of plain
- * caches (the free pointer then moves to word 1; 8-byte objects get a
- * 16-byte stride), a word past the free pointer for the others. A free
- * that finds the mark is a double free; handing an object out clears it.
+ * slab's freelist) also has a free mark ("Free marks" below): at
+ * @mark_off, word 0 of plain caches (the free pointer then moves to word
+ * 1; 8-byte objects get a 16-byte stride), a word past the free pointer
+ * for the others; for kmalloc classes above 1 KiB in page_alloc's shadow,
+ * outside the object (slab_mark()). Handing an object out checks and
+ * clears it.
  */
 struct kmem_cache {
 	/* Read-mostly, set at creation. */
@@ -100,6 +103,15 @@ struct kmem_cache {
 	 */
 	uint64_t obj_magic, obj_limit;
 	unsigned int mark_off;		/* where a free object holds the mark */
+	/*
+	 * Where the mark is, for slab_mark(): in the object (@mark_mul 1,
+	 * @mark_bias @mark_off), or for kmalloc classes above
+	 * KMALLOC_SMALL_MAX in page_alloc's shadow, outside the object
+	 * (slab_mark_layout()).
+	 */
+	uint64_t mark_mul;
+	uintptr_t mark_bias;
+	unsigned long mark_key;		/* the mark (slab_mark_key()) */
 	unsigned int track_off;		/* SLAB_STORE_USER tracks; 0: none */
 	unsigned int orig_off;		/* kmalloc red zone: size asked; 0: none */
 	/*
@@ -176,11 +188,18 @@ static inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp)
 	return __slab_alloc(s, gfp, 0);
 }
 extern unsigned long slab_free_key __attribute__((visibility("hidden")));
+/* The word of @obj's free mark (slab_mark_at() with @s's constants). */
+static __always_inline unsigned long *slab_mark(const struct kmem_cache *s,
+						const void *obj)
+{
+	return slab_mark_at(obj, s->mark_mul, s->mark_bias);
+}
+
 /* The slab layer's own frees (no API free marked @obj): marked here. */
 static inline void slab_free(struct kmem_cache *s, void *obj)
 {
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-		*(unsigned long *)((char *)obj + s->mark_off) = slab_free_key;
+		*slab_mark(s, obj) = s->mark_key;
 	__slab_free(s, obj, 0);
 }
 int slab_calculate_layout(struct kmem_cache *s);
@@ -311,23 +330,30 @@ void slab_drain_deferred(void);
 
 /*
  * Free marks (CONFIG_SLAB_FREE_HARDENED; docs/slab.md, "Hardened frees").
- * A free object holds one of two per-process random words at @mark_off:
+ * A free object's mark word (slab_mark(): word 0 of the object, or its
+ * word in page_alloc's shadow) holds one of two words of its cache:
  *
- *   slab_free_key    in a magazine or the depot: every free stores it
- *                    (a store, no load: the freed block is not read)
- *   ~slab_free_key   on a slab's freelist: slab_free_bulk() checks that
- *                    an object arriving holds slab_free_key and swaps it;
- *                    slab_alloc_bulk() checks and swaps it back
+ *   mark_key    in a magazine or the depot: every free stores it (a
+ *               store, no load: the freed block is not read)
+ *   ~mark_key   on a slab's freelist: slab_free_bulk() checks that an
+ *               object arriving holds mark_key and swaps it;
+ *               slab_alloc_bulk() checks and swaps it back
  *
- * Every allocation checks slab_free_key and clears it (slab_obj_take())
+ * mark_key is the address of the cache's pcp_cache (the bypass cache's
+ * when it has no magazines): the one word both hit paths already hold in
+ * a register (malloc()'s table entry, free()'s class entry), so neither
+ * loads a key; slab_free_key, random per process, without per-CPU caches
+ * (slab_mark_key()).
+ *
+ * Every allocation checks mark_key and clears it (slab_obj_take())
  * before the block is handed out, so an object freed twice is reported
  * at the latest when its second copy would be handed out or would reach
  * the slab, never given to two owners. The interior-pointer test stays
  * on the free (arithmetic, slab_free_test()).
  */
-static __always_inline unsigned long slab_mark_slab(void)
+static __always_inline unsigned long slab_mark_slab(const struct kmem_cache *s)
 {
-	return ~slab_free_key;
+	return ~s->mark_key;
 }
 
 /*
@@ -336,17 +362,25 @@ static __always_inline unsigned long slab_mark_slab(void)
  * double free, reported naming the cache and the object). Clears it.
  */
 __slowpath void slab_take_bad(struct kmem_cache *s, void *obj);
-static __always_inline void *slab_obj_take(struct kmem_cache *s, void *obj,
-					   unsigned int mark_off)
+/*
+ * slab_obj_take() with the mark's word and the cache's key already found
+ * (@s may be NULL: the report finds the cache)
+ */
+static __always_inline void *slab_obj_take_at(struct kmem_cache *s, void *obj,
+					      unsigned long *mark,
+					      unsigned long key)
 {
-	unsigned long *mark = (unsigned long *)((char *)obj + mark_off);
-
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
-		if (unlikely(*mark != slab_free_key))
+		if (unlikely(*mark != key))
 			slab_take_bad(s, obj);
 		*mark = 0;
 	}
 	return obj;
+}
+
+static __always_inline void *slab_obj_take(struct kmem_cache *s, void *obj)
+{
+	return slab_obj_take_at(s, obj, slab_mark(s, obj), s->mark_key);
 }
 
 /*
@@ -354,13 +388,15 @@ static __always_inline void *slab_obj_take(struct kmem_cache *s, void *obj,
  * slab's)? For the checks of other calls than a free (ksize_checked():
  * realloc, malloc_usable_size); false without CONFIG_SLAB_FREE_HARDENED.
  */
-static __always_inline bool slab_obj_marked_free(const void *obj,
-						 unsigned int mark_off)
+static __always_inline bool slab_obj_marked_free(const struct kmem_cache *s,
+						 const void *obj)
 {
-	unsigned long mark = *(const unsigned long *)((const char *)obj + mark_off);
+	unsigned long mark;
 
-	return IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) &&
-	       (mark == slab_free_key || mark == slab_mark_slab());
+	if (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+		return false;
+	mark = *slab_mark(s, obj);
+	return mark == s->mark_key || mark == slab_mark_slab(s);
 }
 
 enum slab_free_fault { SLAB_FREE_OK, SLAB_FREE_UNALIGNED };
@@ -373,23 +409,22 @@ enum slab_free_fault { SLAB_FREE_OK, SLAB_FREE_UNALIGNED };
  * Return: SLAB_FREE_OK (and @obj marked), else the fault.
  */
 static __always_inline enum slab_free_fault
-slab_free_test(struct kmem_cache *s, void *obj, uint64_t n,
-	       unsigned int mark_off)
+slab_free_test(struct kmem_cache *s, void *obj, uint64_t n)
 {
 	if (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
 		return SLAB_FREE_OK;
 	if (unlikely(n * s->obj_magic >= s->obj_limit))
 		return SLAB_FREE_UNALIGNED;
-	*(unsigned long *)((char *)obj + mark_off) = slab_free_key;
+	*slab_mark(s, obj) = s->mark_key;
 	return SLAB_FREE_OK;
 }
 
 /* @n: @obj's offset from the start of its slab. */
 static __always_inline bool slab_free_check_at(const char *caller,
 					       struct kmem_cache *s, void *obj,
-					       uint64_t n, unsigned int mark_off)
+					       uint64_t n)
 {
-	if (likely(slab_free_test(s, obj, n, mark_off) == SLAB_FREE_OK))
+	if (likely(slab_free_test(s, obj, n) == SLAB_FREE_OK))
 		return true;
 	slab_free_unaligned(caller, s, obj, _RET_IP_);
 	return false;
@@ -397,15 +432,14 @@ static __always_inline bool slab_free_check_at(const char *caller,
 
 static __always_inline bool slab_free_check(const char *caller,
 					    struct kmem_cache *s,
-					    const struct page *page, void *obj,
-					    unsigned int mark_off)
+					    const struct page *page, void *obj)
 {
 	/* struct page is 64 bytes: (page - head) pages of 4 KiB */
 	uint64_t n = ((uintptr_t)obj & ~PAGE_MASK) +
 		     (((uintptr_t)page - (uintptr_t)compound_head(page)) <<
 		      (PAGE_SHIFT - 6));
 
-	return slab_free_check_at(caller, s, obj, n, mark_off);
+	return slab_free_check_at(caller, s, obj, n);
 }
 
 /*
@@ -423,7 +457,7 @@ static __always_inline void *slab_alloc_fast(struct kmem_cache *s, gfp_t gfp)
 	if (IS_ENABLED(CONFIG_PERCPU_CACHE) && likely(!(gfp & __GFP_ZERO))) {
 		obj = pcp_alloc_fast(s->pcp);
 		if (likely(obj))
-			return slab_obj_take(s, obj, s->mark_off);
+			return slab_obj_take(s, obj);
 	}
 	return slab_alloc_miss(s, gfp, _RET_IP_);
 }

@@ -8,7 +8,7 @@
  *   kmalloc_aligned(size, align) ---------------+--> __kmalloc_index(idx)
  *        kmalloc_pcp[idx] -> pcp_alloc_fast() (one rseq section) -> hit
  *   malloc(size <= 1 KiB) -- kmalloc_small_fast(size) (slab/fastpath.h,
- *        inline): kmalloc_small_pcp[size - 1] -> pcp_alloc_fast() -> hit
+ *        inline): kmalloc_small_pcp[size] -> pcp_alloc_fast() -> hit
  *   either miss: kmalloc_miss(size) -> slab_alloc_miss(), which refills
  *        from the slabs without entering the section again (percpu
  *        retries an aborted section itself)
@@ -117,8 +117,8 @@ static struct pcp_cache *kmalloc_pcp[NR_KMALLOC_CLASSES];
 struct kmalloc_free_tab kmalloc_free_tab;
 
 /* slab/fastpath.h: every entry valid from the start (the bypass cache) */
-struct pcp_cache *kmalloc_small_pcp[KMALLOC_SMALL_MAX] = {
-	[0 ... KMALLOC_SMALL_MAX - 1] = PCP_BYPASS,
+struct pcp_cache *kmalloc_small_pcp[KMALLOC_SMALL_MAX + 1] = {
+	[0 ... KMALLOC_SMALL_MAX] = PCP_BYPASS,
 };
 
 /*
@@ -134,8 +134,8 @@ static void kmalloc_small_publish(unsigned int idx, struct pcp_cache *pc,
 	struct pcp_cache *bypass;
 	unsigned int i;
 
-	for (i = 0; i < KMALLOC_SMALL_MAX; i++) {
-		if (kmalloc_size_index[i >> 3] != idx)
+	for (i = 0; i <= KMALLOC_SMALL_MAX; i++) {
+		if (kmalloc_index_small(i ? i : 1) != idx)	/* 0: as 1 */
 			continue;
 		bypass = PCP_BYPASS;
 		if (first)
@@ -157,6 +157,10 @@ static void kmalloc_free_info_set(unsigned int idx, struct kmem_cache *s)
 		   IS_ENABLED(CONFIG_PERCPU_CACHE) ? s->pcp : NULL);
 	WRITE_ONCE(kmalloc_free_tab.slab_mask[tag], s->slab_mask);
 	WRITE_ONCE(kmalloc_free_tab.obj_magic[tag], s->obj_magic);
+	/* the hit paths find the mark with no bias (slab_mark_at()); a debug
+	 * class (obj_limit 0: every free fails) never reaches it */
+	BUG_ON(s->mark_bias && s->obj_limit);
+	WRITE_ONCE(kmalloc_free_tab.mark_mul[tag], s->mark_mul);
 	__atomic_store_n(&kmalloc_free_tab.obj_limit[tag], s->obj_limit,
 			 __ATOMIC_RELEASE);
 }
@@ -348,8 +352,8 @@ out_mask:
 /*
  * Behind __kmalloc_index() and kmalloc_small_fast() (slab/fastpath.h):
  * first use of the class, an empty magazine, a nocache build, a debug
- * class (its magazines are the bypass cache). @size: 1 ..
- * KMALLOC_MAX_CACHE_SIZE, any size of the class (the miss finds the class
+ * class (its magazines are the bypass cache). @size: 0 (as 1: malloc(0))
+ * .. KMALLOC_MAX_CACHE_SIZE, any size of the class (the miss finds the class
  * again: kept off the hit paths, which have the size or the class). No
  * call site for SLAB_STORE_USER: malloc's route pays nothing for it;
  * kmalloc() and malloc reach debug classes through kmalloc_slow(), which
@@ -357,7 +361,7 @@ out_mask:
  */
 __slowpath void *kmalloc_miss(size_t size, gfp_t gfp)
 {
-	unsigned int idx = kmalloc_index(size);
+	unsigned int idx = kmalloc_index(size ? size : 1);	/* malloc(0) */
 	struct kmem_cache *s = __atomic_load_n(&kmalloc_caches[idx], __ATOMIC_ACQUIRE);
 	struct pcp_cache *none = NULL;
 
@@ -396,7 +400,9 @@ __slowpath void *kmalloc_miss(size_t size, gfp_t gfp)
  */
 __slowpath void *kmalloc_small_bad(void *obj)
 {
-	return slab_obj_take(NULL, obj, 0);
+	slab_take_bad(NULL, obj);
+	*(unsigned long *)obj = 0;	/* classes up to 1 KiB: word 0 */
+	return obj;
 }
 
 /*
@@ -420,7 +426,7 @@ bool kmalloc_small_ready(void)
  *
  * Cost on a hit: one load of the class's pcp_cache and its NULL test, the rseq
  * pop (pcp_alloc_fast), the test of the result, the free mark's check
- * and clear (word 0 on every kmalloc cache with magazines).
+ * and clear (word 0 up to 1 KiB, the shadow word above: slab_mark_at()).
  * Context: any thread; lock-free on a hit.
  * Return: the object, or NULL with errno ENOMEM.
  */
@@ -437,7 +443,9 @@ __fastpath void *__kmalloc_index(unsigned long idx, gfp_t gfp)
 	obj = pcp_alloc_fast(pc);
 	if (unlikely(!obj))
 		return kmalloc_miss(kmalloc_info[idx].size, gfp);
-	return slab_obj_take(NULL, obj, 0);
+	return slab_obj_take_at(NULL, obj,
+				slab_mark_at(obj, kmalloc_free_tab.mark_mul[idx + 1], 0),
+				(unsigned long)pc);
 }
 
 /* __kmalloc_index() of @size, zeroed for __GFP_ZERO. */
@@ -560,6 +568,19 @@ void *kmalloc(size_t size, gfp_t flags)
 	return kmalloc_slow(size, flags, _RET_IP_);
 }
 
+/*
+ * kmalloc() for the malloc layer's sizes above KMALLOC_SMALL_MAX (never
+ * __GFP_ZERO): a direct call (kmalloc() is exported, so the library's own
+ * calls of it go through its PLT entry) and a tail call into the class's
+ * route, with no frame around it for the zeroing.
+ */
+__fastpath void *kmalloc_nozero(size_t size, gfp_t flags)
+{
+	if (likely(size - 1 < READ_ONCE(kmalloc_fast_max)))
+		return __kmalloc_index(kmalloc_index(size), flags);
+	return kmalloc_slow(size, flags, _RET_IP_);
+}
+
 void *kzalloc(size_t size, gfp_t flags)
 {
 	return kmalloc(size, flags | __GFP_ZERO);
@@ -652,8 +673,7 @@ void kfree(const void *p)
 	}
 	page = virt_to_page(p);
 	if (likely(PageFlag(page, PG_slab_page))) {
-		if (slab_free_check("kfree", page->slab_cache, page, (void *)p,
-				    page->slab_cache->mark_off))
+		if (slab_free_check("kfree", page->slab_cache, page, (void *)p))
 			slab_free_fast(page->slab_cache, (void *)p);
 		return;
 	}

@@ -149,6 +149,35 @@ static void slab_layout_obj_check(struct kmem_cache *s)
 	s->obj_limit = (uint64_t)s->objects * (s->obj_magic * s->size);
 }
 
+/*
+ * Where @s's free objects hold the mark (slab_mark()): in the object, at
+ * @mark_off; or, for the kmalloc classes above KMALLOC_SMALL_MAX (those
+ * malloc() reaches through __kmalloc_index(), never kmalloc_small_fast()),
+ * in page_alloc's shadow: the 8 bytes of shadow of the object's first
+ * KiB, its own (the stride is a multiple of 128 bytes and at least
+ * 1 KiB). A free and the allocation after it then never touch such a
+ * block: a program that does not write its blocks keeps them
+ * non-resident (docs/slab.md "Hardened frees"). Smaller classes, whose
+ * pages hold several objects each, keep it in word 0, and so does every
+ * class when page_alloc has no shadow (its place was taken: a
+ * sanitizer's own shadow; valgrind).
+ */
+static void slab_mark_layout(struct kmem_cache *s)
+{
+	s->mark_mul = 1;
+	s->mark_bias = s->mark_off;
+	if (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) ||
+	    !(s->flags & __SLAB_KMALLOC) || slab_debug(s) || s->red_left_pad ||
+	    s->object_size <= KMALLOC_SMALL_MAX ||
+	    s->size % PAGE_ALLOC_SHADOW_GRAIN ||
+	    s->size < sizeof(unsigned long) * PAGE_ALLOC_SHADOW_GRAIN ||
+	    page_alloc_init() || !page_alloc_shadow)
+		return;
+	/* the shadow of an address is at the address >> 7: no bias */
+	s->mark_mul = 1ULL << (64 - PAGE_ALLOC_SHADOW_SHIFT);
+	s->mark_bias = 0;
+}
+
 /**
  * slab_calculate_layout - place red zones and the free pointer, pick the
  * stride and the slab order of @s (object_size, align, flags, ctor set).
@@ -211,6 +240,7 @@ int slab_calculate_layout(struct kmem_cache *s)
 		inuse += sizeof(unsigned long);
 	}
 	s->size = ALIGN_UP(s->red_left_pad + inuse, align);
+	slab_mark_layout(s);
 
 	order = calculate_order(s->size);
 	if (order < 0)
@@ -276,9 +306,6 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp)
 	slab->frozen = 0;
 	INIT_LIST_HEAD(&slab->slab_list);
 
-	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) &&
-	    unlikely(!READ_ONCE(slab_free_key)))
-		slab_free_key_init();
 	/*
 	 * Plain caches write nothing here: objects are handed out from
 	 * @fresh on in address order (take_fresh_locked()), so a slab's
@@ -300,7 +327,7 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp)
 				s->ctor(obj);
 			set_freepointer(s, obj, next);
 			if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-				*(unsigned long *)(obj + s->mark_off) = slab_mark_slab();
+				*slab_mark(s, obj) = slab_mark_slab(s);
 		}
 		slab->fresh = (unsigned short)s->objects;
 	}
@@ -440,13 +467,13 @@ static const char *slab_free_name(const struct kmem_cache *s)
 static void __slowpath slab_find_doubled(struct kmem_cache *s,
 					 struct page *slab, void *bad)
 {
-	unsigned long visit = slab_mark_slab() ^ 1, *mark;
+	unsigned long visit = slab_mark_slab(s) ^ 1, *mark;
 	unsigned int n = 0;
 	void *obj;
 
 	for (obj = slab->freelist; obj && n <= s->objects;
 	     obj = get_freepointer(s, obj), n++) {
-		mark = (unsigned long *)((char *)obj + s->mark_off);
+		mark = slab_mark(s, obj);
 		if (*mark == visit)
 			slab_report_double_free(slab_free_name(s), s, obj, 0);
 		*mark = visit;
@@ -456,13 +483,13 @@ static void __slowpath slab_find_doubled(struct kmem_cache *s,
 
 static void slab_check_empty(struct kmem_cache *s, struct page *slab)
 {
-	char *obj = (char *)slab_base(slab) + s->red_left_pad + s->mark_off;
+	char *obj = (char *)slab_base(slab) + s->red_left_pad;
 	char *end = obj + (size_t)slab->fresh * s->size;
-	unsigned long want = slab_mark_slab();
+	unsigned long want = slab_mark_slab(s);
 
 	for (; obj < end; obj += s->size)
-		if (unlikely(*(unsigned long *)obj != want))
-			slab_find_doubled(s, slab, obj - s->mark_off);
+		if (unlikely(*slab_mark(s, obj) != want))
+			slab_find_doubled(s, slab, obj);
 }
 
 static void take_empty_locked(struct kmem_cache *s, unsigned long keep,
@@ -506,12 +533,12 @@ static void *take_object_locked(struct kmem_cache *s, struct page *slab,
 				unsigned long addr)
 {
 	void *obj = slab->freelist;
-	unsigned long *mark = (unsigned long *)((char *)obj + s->mark_off);
+	unsigned long *mark = slab_mark(s, obj);
 
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
-		if (unlikely(*mark != slab_mark_slab()) && !slab_debug(s))
+		if (unlikely(*mark != slab_mark_slab(s)) && !slab_debug(s))
 			slab_report_double_free(slab_free_name(s), s, obj, 0);
-		*mark = slab_free_key;
+		*mark = s->mark_key;
 	}
 	slab->freelist = get_freepointer(s, obj);
 	slab->inuse++;
@@ -560,8 +587,7 @@ static void mark_fresh(struct kmem_cache *s, void **objs, int n)
 
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
 		for (k = 0; k < n; k++)
-			*(unsigned long *)((char *)objs[k] + s->mark_off) =
-				slab_free_key;
+			*slab_mark(s, objs[k]) = s->mark_key;
 }
 
 /**
@@ -680,8 +706,7 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 			memset(objs[k], 0, s->object_size);
 			/* the mark may sit in the object: its taker checks it */
 			if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-				*(unsigned long *)((char *)objs[k] + s->mark_off) =
-					slab_free_key;
+				*slab_mark(s, objs[k]) = s->mark_key;
 		}
 	if (unlikely(i < n))
 		errno = ENOMEM;
@@ -713,7 +738,7 @@ static void slab_free_debug_locked(struct kmem_cache *s, void **objs, int n,
 		/* the mark is not checked here (debug's own checks are), but
 		 * kept as every free object's */
 		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-			*(unsigned long *)((char *)obj + s->mark_off) = slab_mark_slab();
+			*slab_mark(s, obj) = slab_mark_slab(s);
 		if (unlikely((char *)obj >= slab_fresh_obj(s, slab)))
 			slab_report_double_free(slab_free_name(s), s, obj, addr);
 		set_freepointer(s, obj, slab->freelist);
@@ -751,12 +776,12 @@ static void slab_free_runs_locked(struct kmem_cache *s, void **objs, int n,
 
 		while (k < n && (obj = objs[k]) >= base && obj < end) {
 			if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
-				unsigned long *mark = (unsigned long *)(obj + s->mark_off);
+				unsigned long *mark = slab_mark(s, obj);
 
-				if (unlikely(*mark != slab_free_key))
+				if (unlikely(*mark != s->mark_key))
 					slab_report_double_free(slab_free_name(s), s,
 								obj, addr);
-				*mark = slab_mark_slab();
+				*mark = slab_mark_slab(s);
 			}
 			/* never handed out: freed without an allocation */
 			if (unlikely(obj >= fresh))
@@ -851,7 +876,7 @@ static __slowpath void *slab_alloc_reentrant(struct kmem_cache *s, gfp_t gfp)
 	if (IS_ENABLED(CONFIG_PERCPU_CACHE)) {
 		obj = pcp_alloc_fast(s->pcp);	/* the bypass cache misses */
 		if (obj) {
-			slab_obj_take(s, obj, s->mark_off);
+			slab_obj_take(s, obj);
 			if (gfp & __GFP_ZERO)
 				memset(obj, 0, s->object_size);
 			return obj;
@@ -884,7 +909,7 @@ __slowpath void slab_drain_deferred(void)
 		s = page->slab_cache;
 		/* checked and marked when deferred; the link took the mark's word */
 		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-			*(unsigned long *)((char *)obj + s->mark_off) = slab_free_key;
+			*slab_mark(s, obj) = s->mark_key;
 		slab_free_miss(s, obj, 0);
 	}
 }
@@ -912,7 +937,7 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long addr)
 			/* no lock of ours held here: may start page_alloc's
 			 * decay thread (pthread_create may call malloc) */
 			page_alloc_decayd_poll();
-			return slab_obj_take(s, obj, s->mark_off);
+			return slab_obj_take(s, obj);
 		}
 		if (!(gfp & __GFP_NOFAIL))
 			break;
@@ -998,13 +1023,34 @@ const struct pcp_ops slab_pcp_ops = {
  * operation) or per-CPU caching is off. Without them (or if they cannot
  * be had) the cache has the bypass pcp_cache and works from its slabs.
  */
+/*
+ * @s's free mark (slab/internal.h, "Free marks"), before its first slab:
+ * the address of its pcp_cache, which the hit paths hold in a register
+ * (kmalloc_small_fast() compares the object's word with the table entry
+ * it popped from, kfree_small_fast() stores its class's entry), so
+ * neither loads a key. Also when that is the bypass cache (a debug cache,
+ * or magazines that could not be had: kfree_small_fast() marks with the
+ * class's entry all the same, then misses). slab_free_key without
+ * per-CPU caches.
+ */
+static void slab_mark_key(struct kmem_cache *s)
+{
+	if (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+		return;
+	if (unlikely(!READ_ONCE(slab_free_key)))
+		slab_free_key_init();
+	s->mark_key = READ_ONCE(slab_free_key);
+	if (IS_ENABLED(CONFIG_PERCPU_CACHE) && s->pcp)
+		s->mark_key = (unsigned long)s->pcp;
+}
+
 static void slab_pcp_attach(struct kmem_cache *s)
 {
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
 		return;
 	if (!slab_debug(s))
 		s->pcp = pcp_cache_create(s->name, s, &slab_pcp_ops, s->size);
-	/* __kmalloc_index() clears the free mark of a magazine hit at word 0 */
+	/* kmalloc_small_fast() clears the free mark of a magazine hit at word 0 */
 	BUG_ON(s->pcp && (s->flags & __SLAB_KMALLOC) && s->mark_off);
 	if (!s->pcp) {
 		s->pcp = pcp_cache_bypass();
@@ -1042,7 +1088,7 @@ noinline void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, unsigned long ad
 		obj = pcp_alloc_slow(pcp);
 	if (unlikely(!obj))
 		return __slab_alloc(s, gfp, addr);
-	slab_obj_take(s, obj, s->mark_off);
+	slab_obj_take(s, obj);
 	if (gfp & __GFP_ZERO)
 		memset(obj, 0, s->object_size);
 	return obj;
@@ -1112,6 +1158,7 @@ int __kmem_cache_create(struct kmem_cache *s, const char *name,
 	CDS_INIT_LIST_HEAD(&s->list);
 	slab_settings_resolve(s);	/* settings named before it existed */
 	slab_pcp_attach(s);
+	slab_mark_key(s);
 	return 0;
 }
 
@@ -1323,8 +1370,7 @@ void kmem_cache_free(struct kmem_cache *s, void *obj)
 				return;
 		} else if (likely(page->slab_cache == s)) {
 			/* (another cache's object: SLAB_FREE_CHECK's business) */
-			if (!slab_free_check("kmem_cache_free", s, page, obj,
-					     s->mark_off))
+			if (!slab_free_check("kmem_cache_free", s, page, obj))
 				return;
 		}
 	}
@@ -1340,7 +1386,7 @@ int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t flags, size_t nr, void **p
 		int got = slab_alloc_bulk(s, flags, p + done, want, _RET_IP_), k;
 
 		for (k = 0; k < got; k++)
-			slab_obj_take(s, p[done + (size_t)k], s->mark_off);
+			slab_obj_take(s, p[done + (size_t)k]);
 		done += (size_t)got;
 		if (got < want) {
 			/* All or nothing, as the kernel. */
@@ -1370,8 +1416,7 @@ void kmem_cache_free_bulk(struct kmem_cache *s, size_t nr, void **p)
 				    PageFlag(virt_to_page(p[k]), PG_slab_page) &&
 				    virt_to_page(p[k])->slab_cache == s)
 					slab_free_check("kmem_cache_free_bulk", s,
-							virt_to_page(p[k]), p[k],
-							s->mark_off);
+							virt_to_page(p[k]), p[k]);
 		slab_free_bulk(s, p, n, _RET_IP_);
 		p += n;
 		nr -= (size_t)n;

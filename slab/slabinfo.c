@@ -54,12 +54,15 @@ static void slabinfo_line(struct kmem_cache *s, char *buf, size_t len,
 	shared = s->shared;
 	slab_unlock(s);
 	/* adaptive magazines: the largest size in force over the CPUs, and
-	 * the batch they move (docs/percpu.md, "Adaptive sizing") */
+	 * the batch they move: the cache's at its fixed size, where each CPU
+	 * starts, else half (docs/percpu.md, "Adaptive sizing") */
 	if (s->pcp && pcp_adapt_enabled()) {
-		unsigned int lo;
+		unsigned int lo, hi;
 
-		pcp_cache_mag_range(s->pcp, &lo, &limit);
-		batch = (limit + 1) / 2;
+		pcp_cache_mag_range(s->pcp, &lo, &hi);
+		if (hi != limit)
+			batch = (hi + 1) / 2;
+		limit = hi;
 	}
 
 	uslab_bufprintf(buf, len, pos,

@@ -41,6 +41,18 @@ extern struct page *page_alloc_map __attribute__((__visibility__("hidden")));
  * heap finds its class in cache instead of missing on struct page.
  */
 extern unsigned char *page_alloc_tags __attribute__((__visibility__("hidden")));
+/*
+ * One byte per PAGE_ALLOC_SHADOW_GRAIN (128) bytes of heap, below the tags,
+ * reserved as the heap grows and resident only where written: for the
+ * owner of a block to keep state outside the block. The slab layer keeps
+ * there the free mark of objects of more than 1 KiB (8 bytes: the shadow
+ * of the object's first KiB, its own), so that freeing and handing out
+ * such a block never touches its memory (docs/slab.md "Hardened frees").
+ * 1/128 of the heap's address space.
+ */
+#define PAGE_ALLOC_SHADOW_SHIFT	7
+#define PAGE_ALLOC_SHADOW_GRAIN	(1UL << PAGE_ALLOC_SHADOW_SHIFT)
+extern unsigned char *page_alloc_shadow __attribute__((__visibility__("hidden")));
 
 #define __page_alloc_owns(addr)						\
 	((const char *)(addr) >= page_alloc_base &&			\

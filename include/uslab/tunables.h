@@ -79,17 +79,19 @@ enum uslab_tunable_scope {
 	  "(0 = no reaper and no page decay thread, as `uslab sim --no-reaper`)")\
 	X(ADAPT, adapt, NUM, PERCPU, 0, 1, PCP_ADAPT_DEFAULT,		\
 	  "1 = magazines size themselves per cache and CPU (grow on refills and "\
-	  "flushes, shrink on unused objects, within adapt_min..adapt_max bytes "\
-	  "and adapt_budget_kb per CPU; Kconfig PERCPU_ADAPT); 0 = fixed sizes "\
+	  "flushes, paid by caches with unused objects, within adapt_min.."\
+	  "adapt_max bytes and adapt_budget_kb per CPU; Kconfig PERCPU_ADAPT); 0 = fixed sizes "\
 	  "(mag_size)")							\
 	X(ADAPT_MIN, adapt_min, NUM, PERCPU, 8, 1L << 30, PCP_ADAPT_MIN_BYTES,	\
 	  "adaptive: smallest magazine a shrink leaves, bytes of objects (at "\
-	  "least one object; each CPU starts at the cache's fixed size)")						\
+	  "least one object, never above the cache's fixed size, where each "\
+	  "CPU starts)")						\
 	X(ADAPT_MAX, adapt_max, NUM, PERCPU, 8, 1L << 30, PCP_ADAPT_MAX_BYTES,	\
 	  "adaptive: largest magazine, bytes of objects (at most 4096 objects; "\
 	  "never below the cache's fixed size)")\
 	X(ADAPT_BUDGET_KB, adapt_budget_kb, NUM, PERCPU, 16, 1L << 30, PCP_ADAPT_BUDGET_KB,\
-	  "adaptive: KiB of objects one CPU's magazines may hold over all caches")\
+	  "adaptive: KiB of growth beyond the fixed sizes one CPU's magazines "\
+	  "may hold over all caches")\
 	X(TRIM, trim, NUM, PAGE_ALLOC, 0, 1L << 40, CONFIG_PAGE_ALLOC_RESIDENT_FREE_KB,\
 	  "KiB of free pages kept resident before the rest goes back to the OS")\
 	X(LIMIT_MB, limit_mb, NUM, PAGE_ALLOC, 0, 1L << 30, CONFIG_PAGE_ALLOC_LIMIT_MB,\

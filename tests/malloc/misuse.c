@@ -31,6 +31,9 @@
  * Under USLAB_OPTIONS=debug (the red zone starts at the size asked, issue
  * 20 finding 4):
  *   misuse overflow-asked	malloc(24), write byte 24 (inside its 32-byte class)
+ *
+ * MISUSE_SIZE=N in the environment: the blocks are N bytes instead of 24
+ * (a class whose free mark lies outside the block, above 1 KiB).
  */
 #include <sys/mman.h>
 #include <malloc.h>
@@ -47,12 +50,14 @@ int main(int argc, char **argv)
 	 * caches (nocache) an empty slab goes back to the page allocator at
 	 * once, and a write to it or a second free is no longer a slab's.
 	 */
-	void *neighbour = malloc(24);
-	char *p = malloc(24);
+	const char *env = getenv("MISUSE_SIZE");
+	size_t sz = env ? strtoul(env, NULL, 0) : 24;
+	void *neighbour = malloc(sz);
+	char *p = malloc(sz);
 
 	if (!p)
 		return 2;
-	memset(p, 'a', 24);
+	memset(p, 'a', sz);
 	if (!strcmp(mode, "overflow")) {
 		p[malloc_usable_size(p)] = 'X';
 		free(p);
@@ -61,7 +66,7 @@ int main(int argc, char **argv)
 		p[8] = 'X';
 		/* Reuse the class until the poisoned block comes back. */
 		for (int i = 0; i < 64; i++)
-			keep[i] = malloc(24);
+			keep[i] = malloc(sz);
 		for (int i = 0; i < 64; i++)
 			free(keep[i]);
 	} else if (!strcmp(mode, "double")) {
@@ -74,15 +79,15 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		free(p);
 		free(p);
-		a = malloc(24);
-		b = malloc(24);
+		a = malloc(sz);
+		b = malloc(sz);
 		if (a == b)
 			return 3;	/* handed out twice */
 	} else if (!strcmp(mode, "double-late")) {
 		static void *many[2000];
 
 		for (int i = 0; i < 2000; i++)
-			many[i] = malloc(24);
+			many[i] = malloc(sz);
 		printf("object %p\n", (void *)p);
 		fflush(stdout);
 		free(p);
@@ -92,13 +97,13 @@ int main(int argc, char **argv)
 		/* p is in a magazine and on its slab's freelist: the second
 		 * hand-out must stop (exit 3 if p comes back twice) */
 		for (int i = 0, seen = 0; i < 4000; i++)
-			if (malloc(24) == p && ++seen == 2)
+			if (malloc(sz) == p && ++seen == 2)
 				return 3;
 	} else if (!strcmp(mode, "interior")) {
 		printf("object %p\n", (void *)(p + 16));
 		fflush(stdout);
 		free(p + 16);
-		free(malloc(24));
+		free(malloc(sz));
 	} else if (!strcmp(mode, "double-large") || !strcmp(mode, "interior-large")) {
 		char *big = malloc(1 << 20);
 		char *at = mode[0] == 'd' ? big : big + 4096;
@@ -126,7 +131,7 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		q = realloc(p, 20);
-		r = malloc(24);
+		r = malloc(sz);
 		if (q && q == r)
 			return 3;	/* two owners */
 	} else if (!strcmp(mode, "realloc-interior")) {

@@ -26,6 +26,20 @@ expect() {
 expect double-next "double free of object 0x[0-9a-f]+"
 expect double-late "double free of object 0x[0-9a-f]+"
 expect interior "invalid pointer 0x[0-9a-f]+ \(not at an object boundary\)"
+# classes above 1 KiB keep the mark outside the block (page_alloc's
+# shadow): the same reports
+for size in 4096 20480; do
+	export MISUSE_SIZE=$size
+	cache=kmalloc-$((size / 1024))k
+	expect double-next "double free of object 0x[0-9a-f]+" $cache
+	expect double-late "double free of object 0x[0-9a-f]+" $cache
+	expect interior "invalid pointer 0x[0-9a-f]+ \(not at an object boundary\)" $cache
+	expect usable-freed "invalid pointer 0x[0-9a-f]+ \(object already freed\)" \
+		$cache malloc_usable_size
+	expect realloc-freed "invalid pointer 0x[0-9a-f]+ \(object already freed\)" \
+		$cache realloc
+done
+unset MISUSE_SIZE
 # blocks of the page allocator (above the kmalloc caches) alike
 expect double-large "double free of block 0x[0-9a-f]+ \(no block is allocated there\)" kmalloc-large
 expect interior-large "invalid pointer 0x[0-9a-f]+ \(inside a block\)" kmalloc-large

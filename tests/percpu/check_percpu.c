@@ -572,39 +572,125 @@ static unsigned int mag_hi(struct pcp_cache *pc)
 	return hi;
 }
 
-/* Slow paths that keep going to the layer above double the magazine, up
- * to the upper bound and no further; bigger batches mean fewer refills. */
+/*
+ * A second adaptive cache on this CPU, of 4 KiB objects in 16-object
+ * magazines (128 KiB for two; its upper bound is its start size, so it
+ * never asks for room). It holds two full magazines, then allocates 20
+ * and frees 20 over and over: two slow paths a round, both swaps with the
+ * full or empty spare (no miss), holding 16 objects or more at each (half
+ * its magazine unused). While another cache of the CPU wants room it
+ * shrinks by what is wanted, 16 -> 15 for the 512 bytes of a 64-byte
+ * cache's 4 -> 8 (one object: it gives 8 KiB), and drains; it stops there
+ * (smaller, its rounds would miss). Objects held[G0 ..].
+ */
+enum { G0 = 16000, GN = 20, GSIZE = 4096, GLIMIT = 16 };
+
+static struct pcp_cache *t_giver(void)
+{
+	struct pcp_cache *g = pcp_cache_create("giver", NULL, &t_ops, GSIZE);
+
+	ck_assert_ptr_nonnull(g);
+	ck_assert_int_eq(pcp_cache_set_tunables(g, GLIMIT, GLIMIT / 2), 0);
+	t_alloc_range(g, G0, G0 + 2 * GLIMIT);
+	t_free_range(g, G0, G0 + 2 * GLIMIT);
+	for (int r = 0; r < 8 * 16 && mag_hi(g) == GLIMIT; r++) {
+		t_alloc_range(g, G0, G0 + GN);
+		t_free_range(g, G0, G0 + GN);
+	}
+	return g;
+}
+
+/* Two magazines of @pc's sizes in force, in bytes of @objsize objects. */
+static unsigned long cap_of(struct pcp_cache *pc, unsigned long objsize)
+{
+	return 2ul * mag_hi(pc) * objsize;
+}
+
+/*
+ * Slow paths that keep going to the layer above double the magazine, up
+ * to the upper bound and no further, once another cache of the CPU gave
+ * the room (8 KiB; 4 -> 32 takes 3.5 KiB); bigger batches mean fewer
+ * refills.
+ */
 TEST(core, test_adapt_grows_to_the_bound)
 {
 	enum { N = 2000 };
-	struct pcp_cache *pc = t_adaptive(256, 2048, 4096, 4);
+	struct pcp_cache *pc = t_adaptive(256, 2048, 4096, 4), *g;
+	unsigned long refills;
 
 	ck_assert_uint_eq(mag_hi(pc), 4);	/* before any CPU: the start size */
-	t_alloc_range(pc, 0, N);
+	t_alloc_range(pc, 0, N);		/* asks; no room yet */
+	ck_assert_uint_eq(mag_hi(pc), 4);
+	g = t_giver();
+	ck_assert_uint_eq(mag_hi(g), GLIMIT - 1);
+	refills = refill_calls;
+	t_alloc_range(pc, N, 2 * N);
 	ck_assert_uint_eq(mag_hi(pc), 32);
 	ck_stat(stat_of(pc, PCP_STAT_GROW) == 3);	/* 4 -> 8 -> 16 -> 32 */
 	/* with 4-object magazines (batch 2) it would be N / 2 refills */
-	ck_assert_uint_lt(refill_calls, N / 8);
-	t_free_range(pc, 0, N);
+	ck_assert_uint_lt(refill_calls - refills, N / 8);
+	t_free_range(pc, 0, 2 * N);
 	ck_assert_uint_eq(mag_hi(pc), 32);
-	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
+	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL) +
+				      pcp_cache_objects(g, NULL));
+	pcp_cache_destroy(g);
 	t_destroy(pc);
 	pcp_adapt_set(false);
 }
 END_TEST
 
-/* The per-CPU budget stops growth: 16 KiB is two magazines of 132 objects
- * of 64 bytes beyond the start size of 4 (so 128 after 4 -> 8 .. -> 128),
- * though the upper bound allows 1024. */
+/*
+ * Growth is paid by other caches of the CPU: alone, a cache whose every
+ * slow path goes to the layer above stays at its fixed size (a CPU's
+ * magazines never hold more than the fixed sizes of its caches); a cache
+ * whose low-water mark shows half its magazine unused halves while the
+ * first one wants room, and the two together hold no more than their
+ * fixed sizes. Before: the first grew 4 -> 32 alone (the budget counted
+ * growth, 4 MiB of it per CPU), peak RSS above the fixed defaults'.
+ */
+TEST(core, test_adapt_growth_is_paid_by_other_caches)
+{
+	enum { N = 2000 };
+	struct pcp_cache *pc = t_adaptive(256, 65536, 4096, 4), *g;
+	unsigned long fixed;
+
+	t_alloc_range(pc, 0, N);
+	ck_assert_uint_eq(mag_hi(pc), 4);
+	ck_stat(stat_of(pc, PCP_STAT_GROW) == 0);
+	fixed = cap_of(pc, 64) + 2ul * GLIMIT * GSIZE;
+	g = t_giver();
+	ck_stat(stat_of(g, PCP_STAT_SHRINK) == 1);	/* 16 -> 15: 8 KiB */
+	ck_assert_uint_eq(mag_hi(g), GLIMIT - 1);
+	t_alloc_range(pc, N, 3 * N);
+	/* 4 -> .. -> 64 takes 7.5 KiB of the 8, 128 would take 8 more */
+	ck_assert_uint_eq(mag_hi(pc), 64);
+	ck_stat(stat_of(pc, PCP_STAT_GROW) == 4);
+	ck_assert_uint_le(cap_of(pc, 64) + cap_of(g, GSIZE), fixed);
+	t_free_range(pc, 0, 3 * N);
+	ck_assert_uint_le(cap_of(pc, 64) + cap_of(g, GSIZE), fixed);
+	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL) +
+				      pcp_cache_objects(g, NULL));
+	pcp_cache_destroy(g);
+	t_destroy(pc);
+	pcp_adapt_set(false);
+}
+END_TEST
+
+/* The per-CPU budget stops growth: 4 KiB is two magazines of 32 objects
+ * of 64 bytes beyond the start size of 4 (so 32 after 4 -> 8 -> 16 -> 32),
+ * though the upper bound allows 1024 and the giver's room 64. */
 TEST(core, test_adapt_budget_stops_growth)
 {
 	enum { N = 6000 };
-	struct pcp_cache *pc = t_adaptive(256, 65536, 16, 4);
+	struct pcp_cache *pc = t_adaptive(256, 65536, 4, 4), *g;
 
-	t_alloc_range(pc, 0, N);
-	ck_assert_uint_eq(mag_hi(pc), 128);
+	t_alloc_range(pc, 0, 100);	/* asks */
+	g = t_giver();
+	t_alloc_range(pc, 100, N);
+	ck_assert_uint_eq(mag_hi(pc), 32);
 	t_free_range(pc, 0, N);
-	ck_assert_uint_eq(mag_hi(pc), 128);
+	ck_assert_uint_eq(mag_hi(pc), 32);
+	pcp_cache_destroy(g);
 	t_destroy(pc);
 	pcp_adapt_set(false);
 }
@@ -613,17 +699,20 @@ END_TEST
 /*
  * Shrink: a period whose low-water mark is half a magazine or more halves
  * it (and drains the CPU); an idle period takes it back to the start size
- * (here the lower bound); every step counted. 40 objects stay in the test's hands until
- * after the first pass, so that the second period has slow paths (frees
- * on a full magazine) and never an empty CPU.
+ * (here the lower bound; the giver paid for the growth); every step
+ * counted. 40 objects stay in the test's hands until after the first
+ * pass, so that the second period has slow paths (frees on a full
+ * magazine) and never an empty CPU.
  */
 TEST(core, test_adapt_shrinks_on_low_water_then_idle)
 {
 	enum { N = 2000, KEEP = 40 };
-	struct pcp_cache *pc = t_adaptive(256, 2048, 4096, 4);
+	struct pcp_cache *pc = t_adaptive(256, 2048, 4096, 4), *g;
 	uint64_t slow;
 
-	t_alloc_range(pc, 0, N);
+	t_alloc_range(pc, 0, 100);	/* asks for room */
+	g = t_giver();
+	t_alloc_range(pc, 100, N);
 	t_free_range(pc, 0, N - KEEP);
 	ck_assert_uint_eq(mag_hi(pc), 32);
 	pcp_reap_all();		/* the alloc phase emptied the CPU: no shrink */
@@ -641,7 +730,9 @@ TEST(core, test_adapt_shrinks_on_low_water_then_idle)
 	/* still serves, at the new size */
 	t_alloc_range(pc, 0, 8);
 	t_free_range(pc, 0, 8);
-	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
+	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL) +
+				      pcp_cache_objects(g, NULL));
+	pcp_cache_destroy(g);
 	t_destroy(pc);
 	pcp_adapt_set(false);
 }
@@ -657,16 +748,20 @@ END_TEST
 TEST(core, test_adapt_depot_limit_counts_objects)
 {
 	enum { N = 2000 };
-	struct pcp_cache *pc = t_adaptive(256, 2048, 4096, 4);
+	struct pcp_cache *pc = t_adaptive(256, 2048, 4096, 4), *g;
 	unsigned long full;
 
-	t_alloc_range(pc, 0, N);
+	t_alloc_range(pc, 0, 100);	/* asks for room */
+	g = t_giver();
+	t_alloc_range(pc, 100, N);
 	ck_assert_uint_eq(mag_hi(pc), 32);
 	ck_assert_int_eq(pcp_cache_set_depot_limit(pc, 16), 0);
 	t_free_range(pc, 0, N);
 	pcp_cache_objects(pc, &full);
 	ck_assert_uint_eq(full, 2);
-	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
+	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL) +
+				      pcp_cache_objects(g, NULL));
+	pcp_cache_destroy(g);
 	t_destroy(pc);
 	pcp_adapt_set(false);
 }
@@ -700,6 +795,34 @@ TEST(core, test_adapt_starts_at_the_fixed_size)
 	pcp_reap_all();
 	pcp_reap_all();		/* idle: stays at the start size */
 	ck_assert_uint_eq(mag_hi(pc), fixed);
+	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
+	t_destroy(pc);
+	pcp_adapt_set(false);
+}
+END_TEST
+
+/*
+ * Also where adapt_min is above the fixed size (a mag_size or preset below
+ * 4 KiB of objects; slabinfo -w's kv_item at limit 64 started at 102): the
+ * start is the fixed size, so that adaptive and fixed magazines are the
+ * same until a resize. Before: max(adapt_min, fixed), 64 here.
+ */
+TEST(core, test_adapt_starts_at_the_fixed_size_below_the_floor)
+{
+	enum { N = 1000 };
+	struct pcp_cache *pc = t_adaptive(4096, 65536, 4096, 16);
+	unsigned int lo, hi;
+
+	pcp_cache_mag_range(pc, &lo, &hi);	/* 4096 / 64 = 64 objects */
+	ck_assert_uint_eq(lo, 16);
+	ck_assert_uint_eq(hi, 16);
+	t_alloc_range(pc, 0, N);	/* no room: stays */
+	pcp_cache_mag_range(pc, &lo, &hi);
+	ck_assert_uint_eq(lo, 16);
+	ck_assert_uint_eq(hi, 16);
+	/* the cache's batch (8) at the start size: N / 8 refills */
+	ck_assert_uint_ge(refill_calls, N / 8);
+	t_free_range(pc, 0, N);
 	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
 	t_destroy(pc);
 	pcp_adapt_set(false);
