@@ -49,9 +49,10 @@ struct kmalloc_free_tab {
 	uintptr_t slab_mask[NR_KMALLOC_TAGS];
 	uint64_t obj_magic[NR_KMALLOC_TAGS];
 	uint64_t obj_limit[NR_KMALLOC_TAGS];
-	uint64_t mark_mul[NR_KMALLOC_TAGS];	/* struct kmem_cache's (its
-						 * mark_bias is 0: word 0, or
-						 * the shadow at obj >> 7) */
+	/* where the free mark is: obj >> mark_shift, 0 (word 0) or
+	 * PAGE_ALLOC_SHADOW_SHIFT (the shadow); a shift, not slab_mark_at()'s
+	 * multiply: mulq's latency ahead of the store cost sh6bench 3-8% */
+	uint64_t mark_shift[NR_KMALLOC_TAGS];
 };
 extern struct kmalloc_free_tab kmalloc_free_tab __slab_hidden;
 
@@ -83,6 +84,17 @@ static __always_inline unsigned long *slab_mark_at(const void *obj,
 
 	return (unsigned long *)((uintptr_t)(x >> 64) + bias + (uintptr_t)x);
 #endif
+}
+
+/*
+ * kmalloc_mark_at - slab_mark_at() for an object of kmalloc tag @tag: the
+ * same word (bias 0; mark_mul 1 is shift 0, 2^57 is shift 7), by a shift.
+ */
+static __always_inline unsigned long *kmalloc_mark_at(const void *obj,
+						      unsigned int tag)
+{
+	return (unsigned long *)((uintptr_t)obj >>
+				 kmalloc_free_tab.mark_shift[tag]);
 }
 
 /* slab/kmalloc.c: the cold sides (never on a hit) */
@@ -137,8 +149,8 @@ static __always_inline void *kmalloc_small_fast(size_t size, gfp_t gfp)
  * 4 KiB of a large heap does not), the object-boundary test with the
  * class's constants (slabs are naturally aligned), the store of the free
  * mark (the class's pcp_cache address; no load of the block; in word 0 up
- * to 1 KiB, in page_alloc's shadow above, where one multiply by the
- * class's mark_mul finds it: slab_mark_at()), the rseq push.
+ * to 1 KiB, in page_alloc's shadow above, where one shift by the
+ * class's mark_shift finds it: kmalloc_mark_at()), the rseq push.
  * A failed hardened test (a double free, an interior pointer, every free
  * of a debug cache: their obj_limit is 0) goes to kfree() by a tail call,
  * so kfree()'s _RET_IP_ is free()'s caller at no cost here; it checks
@@ -175,8 +187,7 @@ static __always_inline void kfree_small_fast(void *p, void (*foreign)(const void
 	pc = kmalloc_free_tab.pc[tag];
 	/* the class's mark is its pcp_cache's address (mark_key) */
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
-		*slab_mark_at(p, kmalloc_free_tab.mark_mul[tag], 0) =
-			(unsigned long)pc;
+		*kmalloc_mark_at(p, tag) = (unsigned long)pc;
 	if (likely(pcp_free_fast(pc, p)))
 		return;
 	kfree_small_miss(p);

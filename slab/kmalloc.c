@@ -157,10 +157,13 @@ static void kmalloc_free_info_set(unsigned int idx, struct kmem_cache *s)
 		   IS_ENABLED(CONFIG_PERCPU_CACHE) ? s->pcp : NULL);
 	WRITE_ONCE(kmalloc_free_tab.slab_mask[tag], s->slab_mask);
 	WRITE_ONCE(kmalloc_free_tab.obj_magic[tag], s->obj_magic);
-	/* the hit paths find the mark with no bias (slab_mark_at()); a debug
+	/* the hit paths find the mark with no bias (kmalloc_mark_at()); a debug
 	 * class (obj_limit 0: every free fails) never reaches it */
 	BUG_ON(s->mark_bias && s->obj_limit);
-	WRITE_ONCE(kmalloc_free_tab.mark_mul[tag], s->mark_mul);
+	BUG_ON(s->mark_mul != 1 &&
+	       s->mark_mul != 1ULL << (64 - PAGE_ALLOC_SHADOW_SHIFT));
+	WRITE_ONCE(kmalloc_free_tab.mark_shift[tag],
+		   s->mark_mul == 1 ? 0 : PAGE_ALLOC_SHADOW_SHIFT);
 	__atomic_store_n(&kmalloc_free_tab.obj_limit[tag], s->obj_limit,
 			 __ATOMIC_RELEASE);
 }
@@ -444,7 +447,7 @@ __fastpath void *__kmalloc_index(unsigned long idx, gfp_t gfp)
 	if (unlikely(!obj))
 		return kmalloc_miss(kmalloc_info[idx].size, gfp);
 	return slab_obj_take_at(NULL, obj,
-				slab_mark_at(obj, kmalloc_free_tab.mark_mul[idx + 1], 0),
+				kmalloc_mark_at(obj, idx + 1),
 				(unsigned long)pc);
 }
 
