@@ -283,26 +283,9 @@ static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 } workloads[] = {
-	{ "study", wl_study },
-	{ "mt", wl_mt },
-	{ "gmalloc", wl_gmalloc },
-	{ "larson", wl_larson },
-	{ "larson_sized", wl_larson },
-	{ "rptest", wl_rptest },
-	{ "xmalloc", wl_xmalloc },
-	{ "alloc_test", wl_alloc_test },
-	{ "glibc_thread", wl_glibc_thread },
-	{ "malloc_large", wl_malloc_large },
-	{ "manythreads", wl_manythreads },
-	{ "rss_decay", wl_rss_decay },
-	{ "small_rss", wl_small_rss },
-	{ "cfrac", wl_cfrac },
-	{ "espresso", wl_espresso },
-	{ "sh6bench", wl_sh6bench },
-	{ "sh8bench", wl_sh8bench },
-	{ "mleak", wl_mleak },
-	{ "gmfill", wl_gmfill },
-	{ "rss_tax", wl_rss_tax },
+#define BENCH_WORKLOAD_ROW(name, fn) { #name, fn },
+	BENCH_WORKLOADS(BENCH_WORKLOAD_ROW)
+#undef BENCH_WORKLOAD_ROW
 };
 
 int main(int argc, char **argv)

@@ -10,6 +10,7 @@
 #define USLAB_BENCH_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,30 +51,32 @@ void *thread_args(int n, size_t size);
 pthread_t *spawn(int n, void *(*fn)(void *), void *args, size_t argsz);
 void join(pthread_t *t, int n);
 double timed_threads(int n, void *(*fn)(void *), void *args, size_t argsz);
+double stopped_threads(int n, void *(*fn)(void *), void *args, size_t argsz,
+		       long secs, atomic_int *stop);
+long sum_args(const void *args, int n, size_t argsz, size_t off);
 
-/* bench/workloads.c */
-int wl_study(int argc, char **argv);
-int wl_mt(int argc, char **argv);
-int wl_gmalloc(int argc, char **argv);
-int wl_larson(int argc, char **argv);
-int wl_rptest(int argc, char **argv);
-int wl_xmalloc(int argc, char **argv);
-int wl_alloc_test(int argc, char **argv);
-int wl_glibc_thread(int argc, char **argv);
-int wl_malloc_large(int argc, char **argv);
-int wl_manythreads(int argc, char **argv);
-int wl_rss_decay(int argc, char **argv);
-int wl_small_rss(int argc, char **argv);
+/* The sum of long @field over the @n thread arguments at @args. */
+#define SUM_ARGS(args, n, field)					\
+	sum_args(args, n, sizeof(*(args)), offsetof(__typeof__(*(args)), field))
 
-/* bench/shapes.c */
-int wl_sh6bench(int argc, char **argv);
-int wl_sh8bench(int argc, char **argv);
-int wl_mleak(int argc, char **argv);
-int wl_gmfill(int argc, char **argv);
-int wl_rss_tax(int argc, char **argv);
+/*
+ * The workloads alloc_bench runs by name, X(name, function), in the order
+ * its usage lists them: bench/workloads.c's, then bench/programs.c's and
+ * bench/shapes.c's.
+ */
+#define BENCH_WORKLOADS(X)						\
+	X(study, wl_study) X(mt, wl_mt) X(gmalloc, wl_gmalloc)		\
+	X(larson, wl_larson) X(larson_sized, wl_larson)			\
+	X(rptest, wl_rptest) X(xmalloc, wl_xmalloc)			\
+	X(alloc_test, wl_alloc_test) X(glibc_thread, wl_glibc_thread)	\
+	X(malloc_large, wl_malloc_large) X(manythreads, wl_manythreads)	\
+	X(rss_decay, wl_rss_decay) X(small_rss, wl_small_rss)		\
+	X(cfrac, wl_cfrac) X(espresso, wl_espresso)			\
+	X(sh6bench, wl_sh6bench) X(sh8bench, wl_sh8bench)		\
+	X(mleak, wl_mleak) X(gmfill, wl_gmfill) X(rss_tax, wl_rss_tax)
 
-/* bench/programs.c */
-int wl_cfrac(int argc, char **argv);
-int wl_espresso(int argc, char **argv);
+#define BENCH_WORKLOAD_DECLARE(name, fn) int fn(int argc, char **argv);
+BENCH_WORKLOADS(BENCH_WORKLOAD_DECLARE)
+#undef BENCH_WORKLOAD_DECLARE
 
 #endif /* USLAB_BENCH_H */

@@ -146,7 +146,6 @@ int wl_sh6bench(int argc, char **argv)
 	int t = (int)bench_arg(argc, argv, 2, 2);
 	long calls = bench_arg(argc, argv, 3, 10000) / t;
 	struct sh6_arg *a = thread_args(t, sizeof(*a));
-	long total = 0;
 	double c0 = bench_cpu_s(), wall;
 
 	for (int i = 0; i < t; i++) {
@@ -155,10 +154,8 @@ int wl_sh6bench(int argc, char **argv)
 		a[i].maxsize = (int)bench_arg(argc, argv, 5, 1000);
 	}
 	wall = timed_threads(t, sh6_thread, a, sizeof(*a));
-	for (int i = 0; i < t; i++)
-		total += a[i].nallocs;
 	printf("sh6_s=%.4f cpu_s=%.4f mallocs=%ld peak_rss_kb=%ld threads=%d\n",
-	       wall, bench_cpu_s() - c0, total, bench_peak_rss_kb(), t);
+	       wall, bench_cpu_s() - c0, SUM_ARGS(a, t, nallocs), bench_peak_rss_kb(), t);
 	free(a);
 	return 0;
 }
@@ -402,7 +399,6 @@ int wl_gmfill(int argc, char **argv)
 	size_t max = (size_t)bench_arg(argc, argv, 5, 512);
 	struct gmf_arg *a = thread_args(t, sizeof(*a));
 	double c0 = bench_cpu_s(), wall;
-	long blocks = 0;
 
 	if (max < min || max > 65535) {
 		fprintf(stderr, "alloc_bench gmfill: sizes %zu..%zu: need MIN <= MAX <= 65535\n",
@@ -412,10 +408,8 @@ int wl_gmfill(int argc, char **argv)
 	for (int i = 0; i < t; i++)
 		a[i] = (struct gmf_arg){ .bytes = total / (size_t)t, .min = min, .max = max, .id = i };
 	wall = timed_threads(t, gmf_thread, a, sizeof(*a));
-	for (int i = 0; i < t; i++)
-		blocks += a[i].blocks;
 	printf("gmfill_s=%.4f cpu_s=%.4f blocks=%ld peak_rss_kb=%ld threads=%d\n",
-	       wall, bench_cpu_s() - c0, blocks, bench_peak_rss_kb(), t);
+	       wall, bench_cpu_s() - c0, SUM_ARGS(a, t, blocks), bench_peak_rss_kb(), t);
 	free(a);
 	return 0;
 }

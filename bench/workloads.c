@@ -6,10 +6,11 @@
  * passes smaller counts in quick mode. docs/benchmarks.md lists which
  * workload mirrors what.
  *
- * The threaded workloads open alike on purpose (wl_mt and wl_manythreads
- * most of all): thread count from argv[2], their own counts after it, one
- * argument slot per thread (thread_args), timed_threads around the run.
- * What differs, each one's parameters and loop, is the benchmark it mirrors.
+ * The threaded workloads open alike: thread count from argv[2], their own
+ * counts after it, one argument slot per thread (thread_args),
+ * timed_threads or stopped_threads around the run; those whose threads
+ * only take a count and a size bound share count_threads. What differs,
+ * each one's parameters and loop, is the benchmark it mirrors.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -63,6 +64,80 @@ double timed_threads(int n, void *(*fn)(void *), void *args, size_t argsz)
 	return bench_now() - t0;
 }
 
+/* As timed_threads(), the threads told to stop (*@stop = 1) after @secs
+ * seconds (a run of a benchmark that counts what it did in a time). */
+double stopped_threads(int n, void *(*fn)(void *), void *args, size_t argsz,
+		       long secs, atomic_int *stop)
+{
+	struct timespec ts = { (time_t)secs, 0 };
+	double t0 = bench_now();
+	pthread_t *th = spawn(n, fn, args, argsz);
+
+	nanosleep(&ts, NULL);
+	atomic_store(stop, 1);
+	join(th, n);
+	return bench_now() - t0;
+}
+
+/*
+ * The arguments of the workloads whose threads each make a count of
+ * operations on blocks of a bounded size (mt, alloc_test, manythreads).
+ */
+struct count_arg {
+	long iters;		/* this thread's operations */
+	long slots;		/* alloc_test: the blocks it keeps */
+	size_t max;		/* largest block */
+	int id;
+};
+
+/* Wall seconds of @t threads of @fn, each given @iters, @slots, @max and
+ * its index. */
+static double count_threads(int t, void *(*fn)(void *), long iters, long slots,
+			    size_t max)
+{
+	struct count_arg *a = thread_args(t, sizeof(*a));
+	double wall;
+
+	for (int i = 0; i < t; i++)
+		a[i] = (struct count_arg){ .iters = iters, .slots = slots, .max = max, .id = i };
+	wall = timed_threads(t, fn, a, sizeof(*a));
+	free(a);
+	return wall;
+}
+
+/* The sum of the long at offset @off of the @n thread arguments at @args,
+ * @argsz bytes each (SUM_ARGS). */
+long sum_args(const void *args, int n, size_t argsz, size_t off)
+{
+	long sum = 0;
+
+	for (int i = 0; i < n; i++)
+		sum += *(const long *)((const char *)args + (size_t)i * argsz + off);
+	return sum;
+}
+
+/*
+ * rpmalloc's benchmark's own arguments, which study and rptest both take at
+ * argv[3..7]: LOOPS BLOCKS OPS MIN MAX (each thread's BLOCKS blocks of
+ * MIN..MAX bytes with a linear falloff, and OPS of them replaced LOOPS
+ * times); @def where one is absent.
+ */
+struct rpm_args {
+	long loops, blocks, ops;
+	size_t min, max;
+};
+
+static struct rpm_args rpm_args(int argc, char **argv, struct rpm_args def)
+{
+	return (struct rpm_args){
+		.loops = bench_arg(argc, argv, 3, def.loops),
+		.blocks = bench_arg(argc, argv, 4, def.blocks),
+		.ops = bench_arg(argc, argv, 5, def.ops),
+		.min = (size_t)bench_arg(argc, argv, 6, (long)def.min),
+		.max = (size_t)bench_arg(argc, argv, 7, (long)def.max),
+	};
+}
+
 /* ------------------------------------------------------------------ */
 /*
  * study T LOOPS [BLOCKS OPS MIN MAX]: seed 000's thread-cache study
@@ -73,8 +148,7 @@ double timed_threads(int n, void *(*fn)(void *), void *args, size_t argsz)
  * `make bench` fewer (the rate settles within a few).
  */
 struct study_arg {
-	long blocks, loops, ops;
-	size_t min, max;
+	struct rpm_args rpm;
 	int id;
 	size_t peak_req;
 	long nops;
@@ -122,37 +196,37 @@ static void *study_thread(void *p)
 {
 	struct study_arg *a = p;
 	uint64_t s = 0x9e3779b97f4a7c15ULL * (uint64_t)(a->id + 1);
-	void **blk = malloc((size_t)a->blocks * sizeof(void *));
-	size_t *sz = malloc((size_t)a->blocks * sizeof(size_t));
+	void **blk = malloc((size_t)a->rpm.blocks * sizeof(void *));
+	size_t *sz = malloc((size_t)a->rpm.blocks * sizeof(size_t));
 	size_t live = 0, peak = 0;
 	long nops = 0, stride = 7919;
 
 	if (!blk || !sz)
 		exit(1);
-	for (long i = 0; i < a->blocks; i++) {
-		sz[i] = bench_linear_falloff(&s, a->min, a->max);
+	for (long i = 0; i < a->rpm.blocks; i++) {
+		sz[i] = bench_linear_falloff(&s, a->rpm.min, a->rpm.max);
 		blk[i] = malloc(sz[i]);
 		memset(blk[i], (int)i, sz[i]);	/* every byte: RSS means memory */
 		live += sz[i];
 	}
-	nops += a->blocks;
+	nops += a->rpm.blocks;
 	peak = live;
 	a->live = live;
 	study_sample(a);
-	for (long l = 0; l < a->loops; l++) {
-		long start = (long)(bench_rng(&s) % (uint64_t)a->blocks);
+	for (long l = 0; l < a->rpm.loops; l++) {
+		long start = (long)(bench_rng(&s) % (uint64_t)a->rpm.blocks);
 
 		/* scattered: a stride prime to the block count, from a random start */
-		for (long k = 0; k < a->ops; k++) {
-			long i = (start + k * stride) % a->blocks;
+		for (long k = 0; k < a->rpm.ops; k++) {
+			long i = (start + k * stride) % a->rpm.blocks;
 
 			free(blk[i]);
 			live -= sz[i];
 		}
-		for (long k = 0; k < a->ops; k++) {
-			long i = (start + k * stride) % a->blocks;
+		for (long k = 0; k < a->rpm.ops; k++) {
+			long i = (start + k * stride) % a->rpm.blocks;
 
-			sz[i] = bench_linear_falloff(&s, a->min, a->max);
+			sz[i] = bench_linear_falloff(&s, a->rpm.min, a->rpm.max);
 			blk[i] = malloc(sz[i]);
 			memset(blk[i], (int)l, sz[i]);
 			live += sz[i];
@@ -161,11 +235,11 @@ static void *study_thread(void *p)
 			peak = live;
 		a->live = live;
 		study_sample(a);
-		nops += 2 * a->ops;
+		nops += 2 * a->rpm.ops;
 	}
-	for (long i = 0; i < a->blocks; i++)
+	for (long i = 0; i < a->rpm.blocks; i++)
 		free(blk[i]);
-	nops += a->blocks;
+	nops += a->rpm.blocks;
 	free(blk);
 	free(sz);
 	a->peak_req = peak;
@@ -181,15 +255,12 @@ int wl_study(int argc, char **argv)
 	size_t req = 0;
 	long nops = 0;
 	double c0, wall, cpu;
+	struct rpm_args rpm = rpm_args(argc, argv, (struct rpm_args){ 1000, 150000, 75000, 16, 16000 });
 
 	pthread_barrier_init(&y.stop, NULL, (unsigned int)t);
 	pthread_barrier_init(&y.go, NULL, (unsigned int)t);
 	for (int i = 0; i < t; i++) {
-		a[i].loops = bench_arg(argc, argv, 3, 1000);
-		a[i].blocks = bench_arg(argc, argv, 4, 150000);
-		a[i].ops = bench_arg(argc, argv, 5, 75000);
-		a[i].min = (size_t)bench_arg(argc, argv, 6, 16);
-		a[i].max = (size_t)bench_arg(argc, argv, 7, 16000);
+		a[i].rpm = rpm;
 		a[i].id = i;
 		a[i].sync = &y;
 	}
@@ -222,15 +293,9 @@ int wl_study(int argc, char **argv)
  * in [0, MAXBYTES], touching its first byte; ITERS iterations split across
  * the threads. Reported: ns per iteration per thread.
  */
-struct mt_arg {
-	long iters;
-	size_t max;
-	int id;
-};
-
 static void *mt_thread(void *p)
 {
-	struct mt_arg *a = p;
+	struct count_arg *a = p;
 	uint64_t s = 1234567ULL * (uint64_t)(a->id + 1);
 	void *ring[32] = { 0 };
 
@@ -249,23 +314,15 @@ static void *mt_thread(void *p)
 	return NULL;
 }
 
-/* Opens as wl_manythreads does (see the top of the file). */
 int wl_mt(int argc, char **argv)
 {
 	int t = (int)bench_arg(argc, argv, 2, 2);
 	long iters = bench_arg(argc, argv, 3, 1000000);
-	struct mt_arg *a = thread_args(t, sizeof(*a));
-	double wall;
+	size_t max = (size_t)bench_arg(argc, argv, 4, 32768);
+	double wall = count_threads(t, mt_thread, iters / t, 0, max);
 
-	for (int i = 0; i < t; i++) {
-		a[i].iters = iters / t;
-		a[i].max = (size_t)bench_arg(argc, argv, 4, 32768);
-		a[i].id = i;
-	}
-	wall = timed_threads(t, mt_thread, a, sizeof(*a));
 	printf("mt_ns=%.2f peak_rss_kb=%ld threads=%d\n",
 	       wall * 1e9 / (double)(iters / t), bench_peak_rss_kb(), t);
-	free(a);
 	return 0;
 }
 
@@ -469,14 +526,12 @@ int wl_larson(int argc, char **argv)
 	int sized = !strcmp(argv[1], "larson_sized");
 	const char *how = "free";
 	int t = (int)bench_arg(argc, argv, 2, 2);
-	double secs = (double)bench_arg(argc, argv, 3, 5);
+	long secs = bench_arg(argc, argv, 3, 5);
 	long chunks = bench_arg(argc, argv, 6, 5000);
 	struct larson_slot *sl = thread_args(t, sizeof(*sl));
 	atomic_long ops = 0;
 	atomic_int stop = 0;
-	struct timespec ts = { (time_t)secs, 0 };
-	double t0, wall, c0;
-	pthread_t *th;
+	double wall, c0;
 
 	if (sized)
 		sized_free = find_sized_free(&how);
@@ -501,12 +556,7 @@ int wl_larson(int argc, char **argv)
 		sl[i].seed = s;
 	}
 	c0 = bench_cpu_s();
-	t0 = bench_now();
-	th = spawn(t, larson_slot_runner, sl, sizeof(*sl));
-	nanosleep(&ts, NULL);
-	atomic_store(&stop, 1);
-	join(th, t);
-	wall = bench_now() - t0;
+	wall = stopped_threads(t, larson_slot_runner, sl, sizeof(*sl), secs, &stop);
 	c0 = bench_cpu_s() - c0;
 	for (int i = 0; i < t; i++) {
 		for (long c = 0; c < chunks; c++)
@@ -536,8 +586,8 @@ struct rp_box {
 };
 
 struct rp_arg {
-	long loops, blocks, ops, cross;
-	size_t min, max;
+	struct rpm_args rpm;
+	long cross;
 	int id, nthreads;
 	struct rp_box *boxes;
 	long nops;
@@ -547,22 +597,22 @@ static void *rp_thread(void *p)
 {
 	struct rp_arg *a = p;
 	uint64_t s = 99ULL * (uint64_t)(a->id + 1);
-	void **blk = malloc((size_t)a->blocks * sizeof(void *));
+	void **blk = malloc((size_t)a->rpm.blocks * sizeof(void *));
 	struct rp_box *mine = &a->boxes[a->id];
 	struct rp_box *next = &a->boxes[(a->id + 1) % a->nthreads];
 	long nops = 0;
 
-	for (long i = 0; i < a->blocks; i++)
-		blk[i] = malloc(bench_linear_falloff(&s, a->min, a->max));
-	for (long l = 0; l < a->loops; l++) {
-		for (long k = 0; k < a->ops; k++) {
-			long i = (long)(bench_rng(&s) % (uint64_t)a->blocks);
+	for (long i = 0; i < a->rpm.blocks; i++)
+		blk[i] = malloc(bench_linear_falloff(&s, a->rpm.min, a->rpm.max));
+	for (long l = 0; l < a->rpm.loops; l++) {
+		for (long k = 0; k < a->rpm.ops; k++) {
+			long i = (long)(bench_rng(&s) % (uint64_t)a->rpm.blocks);
 
 			free(blk[i]);
-			blk[i] = malloc(bench_linear_falloff(&s, a->min, a->max));
+			blk[i] = malloc(bench_linear_falloff(&s, a->rpm.min, a->rpm.max));
 			*(char *)blk[i] = 1;
 		}
-		nops += 2 * a->ops;
+		nops += 2 * a->rpm.ops;
 		/* free what others handed us */
 		pthread_mutex_lock(&mine->lock);
 		for (long k = 0; k < mine->n; k++)
@@ -572,17 +622,17 @@ static void *rp_thread(void *p)
 		pthread_mutex_unlock(&mine->lock);
 		if (a->cross && l % a->cross == 0 && a->nthreads > 1) {
 			pthread_mutex_lock(&next->lock);
-			for (long k = 0; k < a->ops && next->n < next->cap; k++) {
-				long i = (long)(bench_rng(&s) % (uint64_t)a->blocks);
+			for (long k = 0; k < a->rpm.ops && next->n < next->cap; k++) {
+				long i = (long)(bench_rng(&s) % (uint64_t)a->rpm.blocks);
 
 				next->items[next->n++] = blk[i];
-				blk[i] = malloc(bench_linear_falloff(&s, a->min, a->max));
+				blk[i] = malloc(bench_linear_falloff(&s, a->rpm.min, a->rpm.max));
 				nops++;
 			}
 			pthread_mutex_unlock(&next->lock);
 		}
 	}
-	for (long i = 0; i < a->blocks; i++)
+	for (long i = 0; i < a->rpm.blocks; i++)
 		free(blk[i]);
 	free(blk);
 	a->nops = nops;
@@ -596,19 +646,16 @@ int wl_rptest(int argc, char **argv)
 	struct rp_box *boxes = thread_args(t, sizeof(*boxes));
 	long nops = 0;
 	double wall;
+	struct rpm_args rpm = rpm_args(argc, argv, (struct rpm_args){ 500, 1000, 100, 8, 16000 });
 
 	for (int i = 0; i < t; i++) {
-		a[i].loops = bench_arg(argc, argv, 3, 500);
-		a[i].blocks = bench_arg(argc, argv, 4, 1000);
-		a[i].ops = bench_arg(argc, argv, 5, 100);
-		a[i].min = (size_t)bench_arg(argc, argv, 6, 8);
-		a[i].max = (size_t)bench_arg(argc, argv, 7, 16000);
+		a[i].rpm = rpm;
 		a[i].cross = bench_arg(argc, argv, 8, 2);
 		a[i].id = i;
 		a[i].nthreads = t;
 		a[i].boxes = boxes;
 		pthread_mutex_init(&boxes[i].lock, NULL);
-		boxes[i].cap = 64 * a[i].ops;
+		boxes[i].cap = 64 * rpm.ops;
 		boxes[i].items = malloc((size_t)boxes[i].cap * sizeof(void *));
 	}
 	wall = timed_threads(t, rp_thread, a, sizeof(*a));
@@ -718,7 +765,7 @@ int wl_xmalloc(int argc, char **argv)
 	struct timespec ts = { (time_t)secs, 0 };
 	atomic_int stop = 0;
 	pthread_t *pt, *ct;
-	long frees = 0;
+	long frees;
 	double t0, wall, c0 = bench_cpu_s();
 
 	for (int i = 0; i < t; i++) {
@@ -745,8 +792,7 @@ int wl_xmalloc(int argc, char **argv)
 	}
 	join(ct, t);
 	wall = bench_now() - t0;
-	for (int i = 0; i < t; i++)
-		frees += ca[i].frees;
+	frees = SUM_ARGS(ca, t, frees);
 	printf("xmalloc_mops=%.3f xmalloc_mops_cpu=%.3f peak_rss_kb=%ld threads=%d\n",
 	       (double)frees / wall / 1e6, (double)frees / (bench_cpu_s() - c0) / 1e6,
 	       bench_peak_rss_kb(), t);
@@ -764,12 +810,6 @@ int wl_xmalloc(int argc, char **argv)
  * log-uniform in [8, MAXSIZE] (most small, some up to 64 KiB), writing
  * its first bytes.
  */
-struct at_arg {
-	long iters, slots;
-	size_t max;
-	int id;
-};
-
 static size_t log_uniform(uint64_t *s, size_t lo, size_t hi)
 {
 	unsigned int lb = 63 - (unsigned int)__builtin_clzl(lo);
@@ -783,7 +823,7 @@ static size_t log_uniform(uint64_t *s, size_t lo, size_t hi)
 
 static void *at_thread(void *p)
 {
-	struct at_arg *a = p;
+	struct count_arg *a = p;
 	uint64_t s = 555ULL * (uint64_t)(a->id + 1);
 	void **slot = calloc((size_t)a->slots, sizeof(void *));
 
@@ -804,20 +844,13 @@ static void *at_thread(void *p)
 int wl_alloc_test(int argc, char **argv)
 {
 	int t = (int)bench_arg(argc, argv, 2, 1);
-	struct at_arg *a = thread_args(t, sizeof(*a));
-	double wall;
 	long iters = bench_arg(argc, argv, 3, 10000000);
+	long slots = bench_arg(argc, argv, 4, 8192);
+	size_t max = (size_t)bench_arg(argc, argv, 5, 65536);
+	double wall = count_threads(t, at_thread, iters / t, slots, max);
 
-	for (int i = 0; i < t; i++) {
-		a[i].iters = iters / t;
-		a[i].slots = bench_arg(argc, argv, 4, 8192);
-		a[i].max = (size_t)bench_arg(argc, argv, 5, 65536);
-		a[i].id = i;
-	}
-	wall = timed_threads(t, at_thread, a, sizeof(*a));
 	printf("alloc_test_mops=%.3f peak_rss_kb=%ld threads=%d\n",
 	       (double)(iters / t * t) / wall / 1e6, bench_peak_rss_kb(), t);
-	free(a);
 	return 0;
 }
 
@@ -861,22 +894,14 @@ int wl_glibc_thread(int argc, char **argv)
 	int t = (int)bench_arg(argc, argv, 2, 1);
 	long secs = bench_arg(argc, argv, 3, 2);
 	struct gt_arg *a = thread_args(t, sizeof(*a));
-	struct timespec ts = { (time_t)secs, 0 };
 	atomic_int stop = 0;
-	long iters = 0;
-	double t0, wall, c0 = bench_cpu_s();
-	pthread_t *th;
+	long iters;
+	double wall, c0 = bench_cpu_s();
 
 	for (int i = 0; i < t; i++)
 		a[i] = (struct gt_arg){ .stop = &stop, .id = i };
-	t0 = bench_now();
-	th = spawn(t, gt_thread, a, sizeof(*a));
-	nanosleep(&ts, NULL);
-	atomic_store(&stop, 1);
-	join(th, t);
-	wall = bench_now() - t0;
-	for (int i = 0; i < t; i++)
-		iters += a[i].iters;
+	wall = stopped_threads(t, gt_thread, a, sizeof(*a), secs, &stop);
+	iters = SUM_ARGS(a, t, iters);
 	printf("glibc_thread_mops=%.3f glibc_thread_mops_cpu=%.3f peak_rss_kb=%ld threads=%d\n",
 	       (double)iters / wall / 1e6, (double)iters / (bench_cpu_s() - c0) / 1e6,
 	       bench_peak_rss_kb(), t);
@@ -920,18 +945,13 @@ int wl_malloc_large(int argc, char **argv)
  * machine's 2 CPUs, each allocating and freeing N blocks of 16..512 bytes
  * in batches of 64; reported: wall seconds.
  */
-struct many_arg {
-	long n;
-	int id;
-};
-
 static void *many_thread(void *p)
 {
-	struct many_arg *a = p;
+	struct count_arg *a = p;
 	uint64_t s = 4242ULL * (uint64_t)(a->id + 1);
 	void *b[64];
 
-	for (long i = 0; i < a->n; i += 64) {
+	for (long i = 0; i < a->iters; i += 64) {
 		for (int k = 0; k < 64; k++) {
 			b[k] = malloc(bench_uniform(&s, 16, 512));
 			*(char *)b[k] = 1;
@@ -942,19 +962,13 @@ static void *many_thread(void *p)
 	return NULL;
 }
 
-/* Opens as wl_mt does (see the top of the file). */
 int wl_manythreads(int argc, char **argv)
 {
 	int t = (int)bench_arg(argc, argv, 2, 64);
 	long n = bench_arg(argc, argv, 3, 200000);
-	struct many_arg *a = thread_args(t, sizeof(*a));
-	double wall;
+	double wall = count_threads(t, many_thread, n, 0, 0);
 
-	for (int i = 0; i < t; i++)
-		a[i] = (struct many_arg){ .n = n, .id = i };
-	wall = timed_threads(t, many_thread, a, sizeof(*a));
 	printf("many_s=%.4f peak_rss_kb=%ld threads=%d\n", wall, bench_peak_rss_kb(), t);
-	free(a);
 	return 0;
 }
 
@@ -970,7 +984,7 @@ static void *decay_thread(void *p)
 {
 	struct study_arg *a = p;
 
-	a->loops = 0;
+	a->rpm.loops = 0;
 	return study_thread(a);
 }
 
@@ -982,7 +996,9 @@ int wl_rss_decay(int argc, char **argv)
 	struct timespec ts = { 0, 250000000L };
 
 	for (int i = 0; i < t; i++)
-		a[i] = (struct study_arg){ .blocks = 150000, .min = 16, .max = 16000, .id = i };
+		a[i] = (struct study_arg){
+			.rpm = { .blocks = 150000, .min = 16, .max = 16000 }, .id = i,
+		};
 	join(spawn(t, decay_thread, a, sizeof(*a)), t);
 	printf("peak_rss_kb=%ld rss_t0_kb=%ld", bench_peak_rss_kb(), bench_rss_kb());
 	for (long ms = 250; ms <= secs * 1000; ms += 250) {

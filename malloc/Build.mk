@@ -32,26 +32,30 @@ $(obj)/tests/malloc/conform-static: $(obj)/tests/malloc/conform.o $(obj)/libusla
 # The suite calls malloc for its effects: no folding of malloc/free pairs.
 $(obj)/tests/malloc/conform.o: CFLAGS += -fno-builtin
 
-$(obj)/tests/malloc/misuse: $(obj)/tests/malloc/misuse.o
+# The other test programs, one object each and no uslab linked in (they run
+# on glibc or preloaded), calling malloc for its effects like the suite:
+#   misuse      heap misuse for the debug option (tests/malloc/test_malloc_options.sh,
+#               test_malloc_hardened.sh)
+#   faults      fault injection's randomized workload (test_malloc_faults.sh)
+#   robust      hostile workloads (test_malloc_robust.sh): threads, fork,
+#               signals, migrations, larson, xmalloc-test, ENOMEM under ulimit -v
+#   slabdebug   slab_debug's preload test (tests/slab/test_slab_debug.sh):
+#               call sites by name
+#   introspect  malloc_info/malloc_stats/mallinfo2/uslab_stats_print
+#               (test_malloc_introspect.sh): plain, run on glibc and preloaded
+#   aslimit     the heap under an address-space limit (test_malloc_aslimit.sh)
+malloc-test-one := $(addprefix $(obj)/tests/malloc/,misuse faults robust slabdebug introspect aslimit)
+$(malloc-test-one): %: %.o
 	$(quiet) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^
-$(obj)/tests/malloc/misuse.o: CFLAGS += -fno-builtin -Wno-use-after-free -Wno-free-nonheap-object -Wno-stringop-overflow -Wno-array-bounds
-progs += $(obj)/tests/malloc/misuse
-
-# Fault injection's randomized workload (tests/malloc/test_malloc_faults.sh).
-$(obj)/tests/malloc/faults: $(obj)/tests/malloc/faults.o
-	$(quiet) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^
-$(obj)/tests/malloc/faults.o: CFLAGS += -fno-builtin
-progs += $(obj)/tests/malloc/faults
-
-# Hostile workloads (tests/malloc/test_malloc_robust.sh): threads, fork, signals,
-# migrations, larson, xmalloc-test, ENOMEM under ulimit -v.
-$(obj)/tests/malloc/robust: $(obj)/tests/malloc/robust.o
-	$(quiet) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lpthread
-$(obj)/tests/malloc/robust.o: CFLAGS += -fno-builtin
-progs += $(obj)/tests/malloc/robust
+	$(Q)$(CC) $(LDFLAGS) $(malloc-test-ldflags-$(notdir $@)) -o $@ $^ $(malloc-test-libs-$(notdir $@))
+malloc-test-libs-robust := -lpthread
+malloc-test-libs-introspect := -ldl
+malloc-test-ldflags-slabdebug := -Wl,--export-dynamic
+$(addsuffix .o,$(malloc-test-one)): CFLAGS += -fno-builtin
+# the two that free bad pointers and use freed memory on purpose
+$(obj)/tests/malloc/misuse.o $(obj)/tests/malloc/slabdebug.o: \
+	CFLAGS += -Wno-use-after-free -Wno-free-nonheap-object -Wno-stringop-overflow -Wno-array-bounds
+progs += $(malloc-test-one)
 
 # `make stress` also runs the hostile workloads for longer
 # (USLAB_STRESS_SECONDS per case and mode, 10 by default).
@@ -62,25 +66,3 @@ stress-malloc: $(obj)/tests/malloc/robust $(obj)/tests/percpu/percpu_no_rseq $(o
 		$(srctree)/tests/malloc/test_malloc_robust.sh
 	$(Q)O=$(obj) bash $(srctree)/tests/malloc/test_malloc_faults.sh
 .PHONY: stress-malloc
-
-# slab_debug's preload test (tests/slab/test_slab_debug.sh): call sites by name.
-$(obj)/tests/malloc/slabdebug: $(obj)/tests/malloc/slabdebug.o
-	$(quiet) LD $@
-	$(Q)$(CC) $(LDFLAGS) -Wl,--export-dynamic -o $@ $^
-$(obj)/tests/malloc/slabdebug.o: CFLAGS += -fno-builtin -Wno-use-after-free -Wno-free-nonheap-object -Wno-stringop-overflow -Wno-array-bounds
-progs += $(obj)/tests/malloc/slabdebug
-
-# malloc_info/malloc_stats/mallinfo2/uslab_stats_print's test program
-# (tests/malloc/test_malloc_introspect.sh): plain, run on glibc and preloaded.
-$(obj)/tests/malloc/introspect: $(obj)/tests/malloc/introspect.o
-	$(quiet) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -ldl
-$(obj)/tests/malloc/introspect.o: CFLAGS += -fno-builtin
-progs += $(obj)/tests/malloc/introspect
-
-# The heap under an address-space limit (tests/malloc/test_malloc_aslimit.sh).
-$(obj)/tests/malloc/aslimit: $(obj)/tests/malloc/aslimit.o
-	$(quiet) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^
-$(obj)/tests/malloc/aslimit.o: CFLAGS += -fno-builtin
-progs += $(obj)/tests/malloc/aslimit

@@ -35,9 +35,42 @@
 	".popsection\n\t"
 
 /*
+ * Every section's end and operands: 2 follows the committing store, 6 the
+ * stubs; the result is k; the inputs are the rseq area, @cpu, header @h
+ * and its fields' offsets (a section adds its own after a comma).
+ */
+#define PCP_RSEQ_END_ON_CPU						\
+	"2:\n\t"							\
+	PCP_RSEQ_FAIL_STUBS("%[k]")					\
+	"6:\n\t"							\
+	: [k] "=&r" (k)							\
+	: PCP_RSEQ_OPERANDS, [cpu] "r" (cpu), [h] "r" (h),		\
+	  [cur] "i" (PCP_HDR_CUR), [begin] "i" (PCP_HDR_BEGIN),		\
+	  [end] "i" (PCP_HDR_END)
+
+/* k = min(n, %r8), the objects a batch moves; 8 is where k = 0 joins. */
+#define PCP_RSEQ_MIN_N							\
+	"movq %[n], %[k]\n\t"						\
+	"cmpq %%r8, %[k]\n\t"						\
+	"cmovaq %%r8, %[k]\n\t"					\
+	"8:\n\t"
+
+/* Copy k words from @src to @dst (%rax counts, %r9 carries); then 6. */
+#define PCP_RSEQ_COPY_K(src, dst)					\
+	"xorl %%eax, %%eax\n\t"					\
+	"5:\n\t"							\
+	"cmpq %[k], %%rax\n\t"						\
+	"je 6f\n\t"							\
+	"movq (" src ", %%rax, 8), %%r9\n\t"				\
+	"movq %%r9, (" dst ", %%rax, 8)\n\t"				\
+	"incq %%rax\n\t"						\
+	"jmp 5b\n\t"							\
+	"6:\n\t"
+
+/*
  * pcp_rseq_pop - move min(@n, objects) from below @h's cur to @out.
- * Mirrored on purpose by pcp_rseq_push below (the same operands, abort
- * stubs and commit; one asm block with a direction would read worse).
+ * pcp_rseq_push below is its mirror: what they share is in the macros
+ * above; one asm block with a direction would read worse.
  * Return: objects moved (0 when the header is empty or closed), -1 not
  * on @cpu, -2 aborted.
  */
@@ -54,38 +87,21 @@ long pcp_rseq_pop(struct pcp_hdr *h, int cpu, void **out, unsigned long n)
 		"xorl %k[k], %k[k]\n\t"
 		"cmpq %c[begin](%[h]), %%rcx\n\t"
 		"jbe 8f\n\t"				/* empty or closed */
-		"shrq $3, %%r8\n\t"
-		"movq %[n], %[k]\n\t"
-		"cmpq %%r8, %[k]\n\t"
-		"cmovaq %%r8, %[k]\n\t"			/* k = min(n, held) */
-		"8:\n\t"
+		"shrq $3, %%r8\n\t"			/* held */
+		PCP_RSEQ_MIN_N
 		"leaq (, %[k], 8), %%r8\n\t"
 		"negq %%r8\n\t"
 		"addq %%rcx, %%r8\n\t"			/* new cur */
-		"xorl %%eax, %%eax\n\t"
-		"5:\n\t"
-		"cmpq %[k], %%rax\n\t"
-		"je 6f\n\t"
-		"movq (%%r8, %%rax, 8), %%r9\n\t"
-		"movq %%r9, (%[out], %%rax, 8)\n\t"
-		"incq %%rax\n\t"
-		"jmp 5b\n\t"
-		"6:\n\t"
+		PCP_RSEQ_COPY_K("%%r8", "%[out]")
 		"movq %%r8, %c[cur](%[h])\n\t"		/* commit */
-		"2:\n\t"
-		PCP_RSEQ_FAIL_STUBS("%[k]")
-		"6:\n\t"
-		: [k] "=&r" (k)
-		: PCP_RSEQ_OPERANDS, [cpu] "r" (cpu), [h] "r" (h),
-		  [out] "r" (out), [n] "r" (n),
-		  [cur] "i" (PCP_HDR_CUR), [begin] "i" (PCP_HDR_BEGIN)
+		PCP_RSEQ_END_ON_CPU, [out] "r" (out), [n] "r" (n)
 		: "rax", "rcx", "r8", "r9", "memory", "cc");
 	return k;
 }
 
 /*
- * pcp_rseq_push - copy min(@n, room) objects of @in at @h's cur. A
- * deliberate mirror of pcp_rseq_pop (its operands and commit).
+ * pcp_rseq_push - copy min(@n, room) objects of @in at @h's cur, the
+ * mirror of pcp_rseq_pop.
  * Return: objects moved (0 when full or closed), -1 not on @cpu, -2
  * aborted.
  */
@@ -104,28 +120,11 @@ long pcp_rseq_push(struct pcp_hdr *h, int cpu, void *const *in,
 		"jae 8f\n\t"				/* full or closed */
 		"subq %%rcx, %%r8\n\t"
 		"shrq $3, %%r8\n\t"			/* room */
-		"movq %[n], %[k]\n\t"
-		"cmpq %%r8, %[k]\n\t"
-		"cmovaq %%r8, %[k]\n\t"			/* k = min(n, room) */
-		"8:\n\t"
-		"xorl %%eax, %%eax\n\t"
-		"5:\n\t"
-		"cmpq %[k], %%rax\n\t"
-		"je 6f\n\t"
-		"movq (%[in], %%rax, 8), %%r9\n\t"
-		"movq %%r9, (%%rcx, %%rax, 8)\n\t"
-		"incq %%rax\n\t"
-		"jmp 5b\n\t"
-		"6:\n\t"
+		PCP_RSEQ_MIN_N
+		PCP_RSEQ_COPY_K("%[in]", "%%rcx")
 		"leaq (%%rcx, %[k], 8), %%rcx\n\t"
 		"movq %%rcx, %c[cur](%[h])\n\t"		/* commit */
-		"2:\n\t"
-		PCP_RSEQ_FAIL_STUBS("%[k]")
-		"6:\n\t"
-		: [k] "=&r" (k)
-		: PCP_RSEQ_OPERANDS, [cpu] "r" (cpu), [h] "r" (h),
-		  [in] "r" (in), [n] "r" (n),
-		  [cur] "i" (PCP_HDR_CUR), [end] "i" (PCP_HDR_END)
+		PCP_RSEQ_END_ON_CPU, [in] "r" (in), [n] "r" (n)
 		: "rax", "rcx", "r8", "r9", "memory", "cc");
 	return k;
 }
@@ -147,13 +146,7 @@ long pcp_rseq_close(struct pcp_hdr *h, int cpu)
 		"movq $0, %c[end](%[h])\n\t"
 		"movq %c[cur](%[h]), %[k]\n\t"
 		"movq $-1, %c[begin](%[h])\n\t"		/* commit */
-		"2:\n\t"
-		PCP_RSEQ_FAIL_STUBS("%[k]")
-		"6:\n\t"
-		: [k] "=&r" (k)
-		: PCP_RSEQ_OPERANDS, [cpu] "r" (cpu), [h] "r" (h),
-		  [cur] "i" (PCP_HDR_CUR), [begin] "i" (PCP_HDR_BEGIN),
-		  [end] "i" (PCP_HDR_END)
+		PCP_RSEQ_END_ON_CPU
 		: "rax", "rcx", "memory", "cc");
 	return k;
 }

@@ -470,14 +470,16 @@ static double fit_error(const struct fit_rows *fr, const double *x)
 	return fr->n ? sqrt(resid / fr->n) : 0;
 }
 
-/* Written as FILE.tmp and renamed. Return: 0, or 1 after saying why. */
-static int write_model(const char *out, const char *model, const double *x,
+/* Written as FILE.tmp and renamed; the folders of the default path made
+ * (@make_dirs), a FILE named by -o only where it is, as every other -o.
+ * Return: 0, or 1 after saying why. */
+static int write_model(const char *out, bool make_dirs, const char *model, const double *x,
 		       double page_ns, double fault_ns, double resid)
 {
 	char tmp[4200];
 	FILE *f;
 
-	if (mkdirs(out)) {
+	if (make_dirs && mkdirs(out)) {
 		fprintf(stderr, "uslab calibrate: cannot create the folder of %s: %s\n", out,
 			strerror(errno));
 		return 1;
@@ -485,7 +487,7 @@ static int write_model(const char *out, const char *model, const double *x,
 	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
 	f = fopen(tmp, "w");
 	if (!f) {
-		fprintf(stderr, "uslab calibrate: %s: %s\n", tmp, strerror(errno));
+		fprintf(stderr, "uslab calibrate: %s: %s\n", out, strerror(errno));
 		return 1;
 	}
 	fprintf(f, "# uslab cost model, written by `uslab calibrate` at %ld (Unix time)\n"
@@ -566,5 +568,5 @@ int main(int argc, char **argv)
 	printf("fit: hit %.2f ns, refill %.1f + %.2f ns/object, flush %.1f + %.2f ns/object, "
 	       "depot %.1f ns, page %.1f ns, fault %.0f ns (rms error %.1f%%)\n",
 	       x[0], x[1], x[4], x[2], x[5], x[3], page_ns, fault_ns, 100 * resid);
-	return write_model(out, model, x, page_ns, fault_ns, resid);
+	return write_model(out, out == path, model, x, page_ns, fault_ns, resid);
 }

@@ -63,9 +63,9 @@ _Static_assert(KMALLOC_SMALL_MAX <= KMALLOC_MAX_CACHE_SIZE,
 	KMALLOC_CLASS(n5, (top) / 8 * 5), KMALLOC_CLASS(n6, (top) / 8 * 6),	\
 	KMALLOC_CLASS(n7, (top) / 8 * 7), KMALLOC_CLASS(n8, top)
 
-/* The #if groups repeat on purpose: a doubling exists only up to
- * CONFIG_KMALLOC_MAX_CACHE_SIZE. */
-const struct kmalloc_info_struct kmalloc_info[NR_KMALLOC_CLASSES] = {
+/* Every class up to the largest CONFIG_KMALLOC_MAX_CACHE_SIZE (256 KiB), as
+ * the kernel's kmalloc_info[]; a build has the first NR_KMALLOC_CLASSES. */
+const struct kmalloc_info_struct kmalloc_info[] = {
 	KMALLOC_CLASS("8", 8), KMALLOC_CLASS("16", 16), KMALLOC_CLASS("32", 32),
 	KMALLOC_CLASS("48", 48), KMALLOC_CLASS("64", 64),			/* 0 .. 4 */
 	KMALLOC_QUARTET(128, "80", "96", "112", "128"),	/* 5 .. 8 */
@@ -74,25 +74,15 @@ const struct kmalloc_info_struct kmalloc_info[NR_KMALLOC_CLASSES] = {
 	KMALLOC_QUARTET(1024, "640", "768", "896", "1k"),	/* 17 .. 20 */
 	KMALLOC_QUARTET(2048, "1280", "1536", "1792", "2k"),	/* 21 .. 24 */
 	KMALLOC_QUARTET(4096, "2560", "3k", "3584", "4k"),	/* 25 .. 28 */
-#if KMALLOC_SHIFT_HIGH >= 13
 	KMALLOC_QUARTET(8192, "5k", "6k", "7k", "8k"),	/* 29 .. 32 */
-#endif
-#if KMALLOC_SHIFT_HIGH >= 14
 	KMALLOC_QUARTET(16384, "10k", "12k", "14k", "16k"),	/* 33 .. 36 */
-#endif
-#if KMALLOC_SHIFT_HIGH >= 15
 	KMALLOC_QUARTET(32768, "20k", "24k", "28k", "32k"),	/* 37 .. 40 */
-#endif
-#if KMALLOC_SHIFT_HIGH >= 16
 	KMALLOC_QUARTET(65536, "40k", "48k", "56k", "64k"),	/* 41 .. 44 */
-#endif
-#if KMALLOC_SHIFT_HIGH >= 17
 	KMALLOC_QUARTET(131072, "80k", "96k", "112k", "128k"),	/* 45 .. 48 */
-#endif
-#if KMALLOC_SHIFT_HIGH >= 18
 	KMALLOC_QUARTET(262144, "160k", "192k", "224k", "256k"),	/* 49 .. 52 */
-#endif
 };
+_Static_assert(ARRAY_SIZE(kmalloc_info) >= NR_KMALLOC_CLASSES,
+	       "kmalloc_info[] must list every class up to KMALLOC_MAX_CACHE_SIZE");
 
 /* The class of every size up to KMALLOC_SMALL_MAX, by (size - 1) / 8: one
  * line per row of kmalloc_info[] above. */

@@ -26,6 +26,9 @@
  *		return test_run_suite(test_suite("slab", cases, ARRAY_SIZE(cases)));
  *	}
  *
+ * A suite of one case needs no table: TEST_SUITE_MAIN("slab-rcu", "rcu", 120)
+ * is that main().
+ *
  * Within a case, tests run in the order of the file. test_run_suite() takes
  * CK_FORK and CK_DEFAULT_TIMEOUT from the environment, as tests/run-all.sh
  * sets them.
@@ -106,6 +109,17 @@ static inline void test_add_case(TCase *tc, const struct test_case *c)
 		last = (*next->test)->line;
 	}
 }
+
+/* main() of suite @suite with the one test case @tc, timeout @secs. */
+#define TEST_SUITE_MAIN(suite, tc, secs)					\
+	int main(void)							\
+	{								\
+		static const struct test_case cases[] = {		\
+			{ .name = (tc), .timeout = (secs) },		\
+		};							\
+									\
+		return test_run_suite(test_suite(suite, cases, ARRAY_SIZE(cases))); \
+	}
 
 static inline Suite *test_suite(const char *name, const struct test_case *cases, size_t n)
 {

@@ -72,7 +72,8 @@ struct kmalloc_info_struct {
 	const char *name;	/* "kmalloc-64", "kmalloc-1280", "kmalloc-8k" */
 	unsigned int size;	/* object size: the largest request served */
 };
-extern const struct kmalloc_info_struct kmalloc_info[NR_KMALLOC_CLASSES];
+/* the first NR_KMALLOC_CLASSES rows are this build's classes */
+extern const struct kmalloc_info_struct kmalloc_info[];
 /* Class of sizes 8i + 1 .. 8i + 8, for sizes up to KMALLOC_SMALL_MAX. */
 extern const unsigned char kmalloc_size_index[KMALLOC_SMALL_MAX / 8];
 

@@ -566,6 +566,21 @@ static struct pcp_cache *t_adaptive(unsigned long min_b, unsigned long max_b,
 	return pc;
 }
 
+/*
+ * t_adaptive()'s end, the test's objects all freed: every object out of
+ * the pool is in the magazines of @pc or of @g (t_giver()'s cache, or
+ * NULL), none in the pool once both are destroyed, and fixed sizes again.
+ */
+static void t_adaptive_destroy(struct pcp_cache *pc, struct pcp_cache *g)
+{
+	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL) +
+				      (g ? pcp_cache_objects(g, NULL) : 0));
+	if (g)
+		pcp_cache_destroy(g);
+	t_destroy(pc);
+	pcp_adapt_set(false);
+}
+
 static unsigned int mag_hi(struct pcp_cache *pc)
 {
 	unsigned int lo, hi;
@@ -633,11 +648,7 @@ TEST(core, test_adapt_grows_to_the_bound)
 	ck_assert_uint_lt(refill_calls - refills, N / 8);
 	t_free_range(pc, 0, 2 * N);
 	ck_assert_uint_eq(mag_hi(pc), 32);
-	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL) +
-				      pcp_cache_objects(g, NULL));
-	pcp_cache_destroy(g);
-	t_destroy(pc);
-	pcp_adapt_set(false);
+	t_adaptive_destroy(pc, g);
 }
 END_TEST
 
@@ -670,11 +681,7 @@ TEST(core, test_adapt_growth_is_paid_by_other_caches)
 	ck_assert_uint_le(cap_of(pc, 64) + cap_of(g, GSIZE), fixed);
 	t_free_range(pc, 0, 3 * N);
 	ck_assert_uint_le(cap_of(pc, 64) + cap_of(g, GSIZE), fixed);
-	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL) +
-				      pcp_cache_objects(g, NULL));
-	pcp_cache_destroy(g);
-	t_destroy(pc);
-	pcp_adapt_set(false);
+	t_adaptive_destroy(pc, g);
 }
 END_TEST
 
@@ -692,9 +699,7 @@ TEST(core, test_adapt_budget_stops_growth)
 	ck_assert_uint_eq(mag_hi(pc), 32);
 	t_free_range(pc, 0, N);
 	ck_assert_uint_eq(mag_hi(pc), 32);
-	pcp_cache_destroy(g);
-	t_destroy(pc);
-	pcp_adapt_set(false);
+	t_adaptive_destroy(pc, g);
 }
 END_TEST
 
@@ -732,11 +737,7 @@ TEST(core, test_adapt_shrinks_on_low_water_then_idle)
 	/* still serves, at the new size */
 	t_alloc_range(pc, 0, 8);
 	t_free_range(pc, 0, 8);
-	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL) +
-				      pcp_cache_objects(g, NULL));
-	pcp_cache_destroy(g);
-	t_destroy(pc);
-	pcp_adapt_set(false);
+	t_adaptive_destroy(pc, g);
 }
 END_TEST
 
@@ -761,11 +762,7 @@ TEST(core, test_adapt_depot_limit_counts_objects)
 	t_free_range(pc, 0, N);
 	pcp_cache_objects(pc, &full);
 	ck_assert_uint_eq(full, 2);
-	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL) +
-				      pcp_cache_objects(g, NULL));
-	pcp_cache_destroy(g);
-	t_destroy(pc);
-	pcp_adapt_set(false);
+	t_adaptive_destroy(pc, g);
 }
 END_TEST
 
@@ -797,9 +794,7 @@ TEST(core, test_adapt_starts_at_the_fixed_size)
 	pcp_reap_all();
 	pcp_reap_all();		/* idle: stays at the start size */
 	ck_assert_uint_eq(mag_hi(pc), fixed);
-	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
-	t_destroy(pc);
-	pcp_adapt_set(false);
+	t_adaptive_destroy(pc, NULL);
 }
 END_TEST
 
@@ -825,9 +820,7 @@ TEST(core, test_adapt_starts_at_the_fixed_size_below_the_floor)
 	/* the cache's batch (8) at the start size: N / 8 refills */
 	ck_assert_uint_ge(refill_calls, N / 8);
 	t_free_range(pc, 0, N);
-	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
-	t_destroy(pc);
-	pcp_adapt_set(false);
+	t_adaptive_destroy(pc, NULL);
 }
 END_TEST
 

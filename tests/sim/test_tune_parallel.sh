@@ -27,8 +27,10 @@ grep -Eq '^\[model only\] (recommended by the model alone: |keep the defaults)' 
 # the same simulation as tune's own sweep: equal hit rates per configuration
 "$U" tune "$T/pc.ustr" -j 2 "${sweep[@]}" --no-compose --model-only --all > "$T/direct.txt" 2>/dev/null ||
 	fail "tune (direct)"
-rows() { sed -n 's/^\[model only\] \+[0-9.]\+ \+[0-9.]\+ \+[0-9.]\+ \+\([0-9.]\+\) \+[0-9]\+ \+\(.*\)$/\2 \1/p' "$1" |
-	sed 's/ *<-.*//; s/ (not on the frontier)//' | sort; }
+# (the marks at a row's end go first: "<- the model's knee" may mark
+# another row in each, the model's time following the address layout)
+rows() { sed 's/ *<-.*//; s/ (not on the frontier)//' "$1" |
+	sed -n 's/^\[model only\] \+[0-9.]\+ \+[0-9.]\+ \+[0-9.]\+ \+\([0-9.]\+\) \+[0-9]\+ \+\(.*\)$/\2 \1/p' | sort; }
 rows "$T/merged.txt" > "$T/m.rows"
 rows "$T/direct.txt" > "$T/d.rows"
 [ -s "$T/m.rows" ] || fail "no frontier rows from --merge"

@@ -314,11 +314,4 @@ TEST_IF(IS_ENABLED(CONFIG_PERCPU_CACHE) && !IS_ENABLED(CONFIG_SLAB_DEBUG_ON),
 }
 END_TEST
 
-static const struct test_case cases[] = {
-	{ .name = "core", .timeout = 60 },
-};
-
-int main(void)
-{
-	return test_run_suite(test_suite("kmalloc_classes", cases, ARRAY_SIZE(cases)));
-}
+TEST_SUITE_MAIN("kmalloc_classes", "core", 60)

@@ -434,11 +434,4 @@ TEST(rcu, test_slabinfo_during_churn)
 }
 END_TEST
 
-static const struct test_case cases[] = {
-	{ .name = "rcu", .timeout = 120 },
-};
-
-int main(void)
-{
-	return test_run_suite(test_suite("slab-rcu", cases, ARRAY_SIZE(cases)));
-}
+TEST_SUITE_MAIN("slab-rcu", "rcu", 120)

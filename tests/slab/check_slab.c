@@ -1019,31 +1019,40 @@ static void dbg_not_slab(int fd)
  * without debug flags stop a double free and an interior free with one
  * line before the object could be handed out twice (a double free when
  * the second copy would be handed out or reach the slab).
+ *
+ * Here an object of a new cache @name (@size bytes, @ctor) is freed twice
+ * in a row: the second free, into the magazine, only stores the mark; it
+ * is found when the object would be handed out again.
  */
-static void hard_double_free_magazine(int fd)
+static void double_free_in_magazine(int fd, const char *name, unsigned int size,
+				    void (*ctor)(void *))
 {
-	struct kmem_cache *s = kmem_cache_create("hard-dbl", 64, 0, 0, NULL);
+	struct kmem_cache *s = kmem_cache_create(name, size, 0, 0, ctor);
 	void *o = kmem_cache_alloc(s, GFP_KERNEL);
 
 	kmem_cache_free(s, o);
-	expect_line(fd, "kmem_cache_free(hard-dbl): double free of object 0x%lx",
-		    (unsigned long)o);
+	expect_line(fd, "kmem_cache_free(%s): double free of object 0x%lx",
+		    name, (unsigned long)o);
 	kmem_cache_free(s, o);	/* a store only: found when handed out */
 	if (kmem_cache_alloc(s, GFP_KERNEL) == o)
 		kmem_cache_alloc(s, GFP_KERNEL);	/* must stop here */
 }
 
-/*
- * The first free reached the slab's freelist (magazines drained). A live
- * object of the same slab keeps it: two allocations in a row may come
- * from different slabs (a migration between them, each CPU's magazine
- * refilled on its own: issue 20 finding 3, seen in fallback mode), and
- * kmem_cache_shrink() gives an empty slab back.
- */
-static void hard_double_free_slab(int fd)
+static void hard_double_free_magazine(int fd)
 {
-	struct kmem_cache *s = kmem_cache_create("hard-slab", 48, 0, 0, NULL);
-	void *o = kmem_cache_alloc(s, GFP_KERNEL);
+	double_free_in_magazine(fd, "hard-dbl", 64, NULL);
+}
+
+/*
+ * Free @o of @s so that it reaches its slab's freelist while the slab
+ * stays: returns a live object of the same slab, which keeps it (two
+ * allocations in a row may come from different slabs: a migration between
+ * them, each CPU's magazine refilled on its own, issue 20 finding 3, seen
+ * in fallback mode); the other objects taken on the way are freed and
+ * kmem_cache_shrink() gives empty slabs back.
+ */
+static void *free_keeping_slab(struct kmem_cache *s, void *o)
+{
 	void *keep = NULL, *other[1024];
 	unsigned int i, n = 0;
 
@@ -1062,6 +1071,17 @@ static void hard_double_free_slab(int fd)
 	kmem_cache_free(s, o);
 	kmem_cache_shrink(s);
 	ck_assert_ptr_eq(virt_to_slab(o), virt_to_slab(keep));
+	return keep;
+}
+
+/* The first free reached the slab's freelist (magazines drained). */
+static void hard_double_free_slab(int fd)
+{
+	struct kmem_cache *s = kmem_cache_create("hard-slab", 48, 0, 0, NULL);
+	void *o = kmem_cache_alloc(s, GFP_KERNEL);
+	void *keep = free_keeping_slab(s, o);
+	unsigned int i;
+
 	expect_line(fd, "kmem_cache_free(hard-slab): double free of object 0x%lx",
 		    (unsigned long)o);
 	kmem_cache_free(s, o);
@@ -1081,25 +1101,8 @@ static void hard_double_free_both_flushed(int fd)
 {
 	struct kmem_cache *s = kmem_cache_create("hard-both", 48, 0, 0, NULL);
 	void *o = kmem_cache_alloc(s, GFP_KERNEL);
-	void *live = NULL, *other[1024];
-	unsigned int i, n = 0;
+	void *live = free_keeping_slab(s, o);
 
-	/* a live object of o's slab (as hard_double_free_slab) */
-	while (!live && n < ARRAY_SIZE(other)) {
-		void *k = kmem_cache_alloc(s, GFP_KERNEL);
-
-		ck_assert_ptr_nonnull(k);
-		if (virt_to_slab(k) == virt_to_slab(o))
-			live = k;
-		else
-			other[n++] = k;
-	}
-	ck_assert_ptr_nonnull(live);
-	for (i = 0; i < n; i++)
-		kmem_cache_free(s, other[i]);
-	kmem_cache_free(s, o);
-	kmem_cache_shrink(s);
-	ck_assert_ptr_eq(virt_to_slab(o), virt_to_slab(live));
 	expect_line(fd, "kmem_cache_free(hard-both): double free of object 0x%lx",
 		    (unsigned long)o);
 	kmem_cache_free(s, o);
@@ -1139,16 +1142,7 @@ static void hard_interior(int fd)
 /* A constructor cache: the mark lives outside the constructed object. */
 static void hard_ctor_double(int fd)
 {
-	struct kmem_cache *s = kmem_cache_create("hard-ctor", sizeof(struct ctor_obj), 0, 0,
-						 test_ctor);
-	void *o = kmem_cache_alloc(s, GFP_KERNEL);
-
-	kmem_cache_free(s, o);
-	expect_line(fd, "kmem_cache_free(hard-ctor): double free of object 0x%lx",
-		    (unsigned long)o);
-	kmem_cache_free(s, o);
-	if (kmem_cache_alloc(s, GFP_KERNEL) == o)
-		kmem_cache_alloc(s, GFP_KERNEL);	/* must stop here */
+	double_free_in_magazine(fd, "hard-ctor", sizeof(struct ctor_obj), test_ctor);
 }
 
 static void hard_kfree_double(int fd)

@@ -71,19 +71,20 @@ struct trace_reader *cmd_open_trace(const char *path)
 }
 
 bool cmd_truncated;
+const char *cmd_who = "uslab";
 
 int cmd_read_error(struct trace_reader *r, int rc)
 {
 	if (rc >= 0)
 		return 0;
 	if (trace_reader_truncated(r)) {
-		fprintf(stderr, "uslab: warning: %s; what the complete chunks before it "
-			"hold follows (exit status %d)\n", trace_reader_error(r),
+		fprintf(stderr, "%s: warning: %s; what the complete chunks before it "
+			"hold follows (exit status %d)\n", cmd_who, trace_reader_error(r),
 			CMD_EXIT_TRUNCATED);
 		cmd_truncated = true;
 		return 0;
 	}
-	fprintf(stderr, "uslab: %s\n", trace_reader_error(r));
+	fprintf(stderr, "%s: %s\n", cmd_who, trace_reader_error(r));
 	return 1;
 }
 

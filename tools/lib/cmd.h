@@ -38,6 +38,9 @@ struct trace_reader *cmd_open_trace_as(const char *who, const char *path);
 int cmd_read_error(struct trace_reader *r, int rc);
 #define CMD_EXIT_TRUNCATED	3
 extern bool cmd_truncated;
+/* The name cmd_read_error() says its words under: "uslab COMMAND", set by
+ * uslab's main before the command runs ("uslab" before that). */
+extern const char *cmd_who;
 /*
  * An output file that never clobbers (trace/outfile.c's out_open: a
  * temporary renamed at the end) as a stdio stream @f: opened, then closed

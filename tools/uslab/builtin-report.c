@@ -764,8 +764,8 @@ int cmd_report(int argc, char **argv)
 		return usage_error(opts, report_usage, "--weight goes with --folded or --flamegraph");
 	if (so.callsite && (so.folded || so.flamegraph))
 		return usage_error(opts, report_usage, "--callsite goes without --folded and --flamegraph");
-	if (children && sort != 1 && !so.folded && !so.flamegraph && !so.callsite)
-		return usage_error(opts, report_usage, "--children goes with --sort callsite, --folded, --flamegraph or --callsite");
+	if (children && !sort && !so.folded && !so.flamegraph && !so.callsite)
+		return usage_error(opts, report_usage, "--children goes with --sort callsite[,size], --folded, --flamegraph or --callsite");
 	r = cmd_open_trace_as("uslab report", argv[first]);
 	if (!r)
 		return 1;

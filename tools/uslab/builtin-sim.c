@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "lib/compiler.h"
+#include "uslab/percpu.h"
 #include "uslab/slab.h"
 #include "tools/uslab/builtin.h"
 
@@ -337,9 +338,36 @@ static const char *sim_tunable(const struct cli_opt *opt, const char *arg)
 	return cls;
 }
 
+/*
+ * Adaptive bounds percpu/ would refuse (pcp_adapt_set_bounds(): the smallest
+ * magazine above the largest, each as given or the build's default) said
+ * in @buf with the options' names. Return: true when refused.
+ */
+static bool sim_adapt_bounds_bad(const struct sim_config *cfg, char *buf, size_t len)
+{
+	unsigned long lo, hi, budget;
+
+	pcp_adapt_get_bounds(&lo, &hi, &budget);	/* the defaults: nothing set yet */
+	if (cfg->adapt_min && cfg->adapt_max && cfg->adapt_min > cfg->adapt_max)
+		snprintf(buf, len, "--adapt-min: %ld is above --adapt-max %ld",
+			 cfg->adapt_min, cfg->adapt_max);
+	else if (cfg->adapt_min && !cfg->adapt_max && (unsigned long)cfg->adapt_min > hi)
+		snprintf(buf, len, "--adapt-min: %ld is above the largest magazine, %lu bytes "
+			 "(the default --adapt-max)", cfg->adapt_min, hi);
+	else if (cfg->adapt_max && !cfg->adapt_min && (unsigned long)cfg->adapt_max < lo)
+		snprintf(buf, len, "--adapt-max: %ld is below the smallest magazine, %lu bytes "
+			 "(the default --adapt-min)", cfg->adapt_max, lo);
+	else
+		return false;
+	return true;
+}
+
 /* Return: as parse_options() (the trace at the index returned). */
 static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_cli *o)
 {
+	char bad[160];
+	int rc;
+
 	const struct cli_opt opts[] = {
 		OPT_ULONG(0, "cpus", &o->cpus, "N", "virtual CPUs (trace CPU ids are folded onto\n"
 			  "them; default: the trace's CPU count)", 1, TRACE_MAX_CPUS),
@@ -379,7 +407,10 @@ static int sim_parse(int argc, char **argv, struct sim_config *cfg, struct sim_c
 		OPT_END(),
 	};
 
-	return parse_options(argc, argv, opts, sim_usage, PARSE_OPT_ONE_TRACE);
+	rc = parse_options(argc, argv, opts, sim_usage, PARSE_OPT_ONE_TRACE);
+	if (rc > 0 && sim_adapt_bounds_bad(cfg, bad, sizeof(bad)))
+		return -usage_error(opts, sim_usage, "%s", bad);
+	return rc;
 }
 
 static void print_run_error(const char *path, int err, const struct sim_trace *t,

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "lib/compiler.h"
+#include "uslab/percpu.h"
 #include "tools/uslab/builtin.h"
 
 /* Where `make install` puts plot-frontier.py, relative to bin/uslab. */
@@ -63,15 +64,19 @@ static const char *tune_goal_opt(const struct cli_opt *opt, const char *arg)
  * --adapt-budgets ('B'): up to TUNE_MAX_VALUES numbers, each read by its
  * row of <uslab/tunables.h> (sim_tunable_row(): the rows `uslab sim`'s
  * options read; a swept magazine size is at least 1: 0 means the
- * default), into the struct tune_space at opt->value.
+ * default; a swept largest adaptive magazine at least the smallest, which
+ * the sweep leaves at its default: percpu/ refuses less, said apart from
+ * the row's bounds), into the struct
+ * tune_space at opt->value.
  */
 static const char *tune_list(const struct cli_opt *opt, const char *arg)
 {
-	static char expect[96];
+	static char expect[128];
 	struct tune_space *sp = opt->value;
 	bool mags = opt->data == 'm', amax = opt->data == 'x', abud = opt->data == 'B';
 	const struct uslab_tunable *t = sim_tunable_row((int)opt->data);
 	long *v = mags ? sp->mags : amax ? sp->amaxs : abud ? sp->abudgets : sp->depots;
+	unsigned long amin, amax_def, abud_def;
 	long lo = mags ? 1 : t->min;
 	unsigned int *n = mags ? &sp->nm : amax ? &sp->nam : abud ? &sp->nab : &sp->nd;
 	char buf[256], *item, *save = NULL;
@@ -89,6 +94,15 @@ static const char *tune_list(const struct cli_opt *opt, const char *arg)
 			break;
 		}
 		(*n)++;
+	}
+	if (ok && *n && amax) {	/* the smallest magazine: what percpu/ starts at */
+		pcp_adapt_get_bounds(&amin, &amax_def, &abud_def);
+		for (unsigned int i = 0; i < *n; i++)
+			if (v[i] < (long)amin) {
+				snprintf(expect, sizeof(expect), "sizes of at least the smallest "
+					 "magazine, %lu bytes (the default adapt_min)", amin);
+				return expect;
+			}
 	}
 	if (ok && *n)
 		return NULL;

@@ -34,7 +34,10 @@ struct stack_rows {
 	bool done;
 	uint32_t n;			/* rows it charges */
 	uint32_t *rows;
-	const char *site;		/* --sort callsite,size: its call site */
+	/* --sort callsite,size: the names it charges (its call site, or with
+	 * --children each function once), a row of each by the size met */
+	const char **sites;
+	uint32_t nsites;
 };
 
 struct live {
@@ -159,8 +162,36 @@ static const char *frame_name(struct cs *c, uint32_t proc, uint64_t addr)
 	return name;
 }
 
+/* --sort callsite,size: the names stack @t charges from frame @k0 on, into
+ * @sr->sites once (and room for their rows). Return: 0, -ENOMEM. */
+static int stack_sites(struct cs *c, const struct trace_stack *t, uint32_t k0,
+		       struct stack_rows *sr)
+{
+	uint32_t end = c->children ? t->nframes : min_t(uint32_t, t->nframes, k0 + 1);
+	uint32_t cap = end > k0 ? end - k0 : 1;
+
+	sr->sites = malloc(cap * sizeof(*sr->sites));
+	sr->rows = malloc(cap * sizeof(*sr->rows));
+	if (!sr->sites || !sr->rows)
+		return -ENOMEM;
+	for (uint32_t k = k0; k < end; k++) {
+		const char *name = frame_name(c, t->proc, t->frames[k]);
+		bool dup = false;
+
+		if (!name)
+			return -ENOMEM;
+		for (uint32_t j = 0; j < sr->nsites && !dup; j++)	/* recursion: once */
+			dup = !strcmp(sr->sites[j], name);
+		if (!dup)
+			sr->sites[sr->nsites++] = name;
+	}
+	if (!sr->nsites)
+		sr->sites[sr->nsites++] = "(empty stack)";
+	return 0;
+}
+
 /* The rows a stack charges: its call site, or each function once; with
- * --sort callsite,size the call site's row of @size. */
+ * --sort callsite,size those names' rows of @size. */
 static int stack_rows(struct cs *c, uint32_t sid, uint64_t size, struct stack_rows **out)
 {
 	uint64_t *slot = hmap_find(&c->st_ids, sid);
@@ -185,25 +216,25 @@ static int stack_rows(struct cs *c, uint32_t sid, uint64_t size, struct stack_ro
 		*out = sr;
 		return 0;
 	}
-	if (!(c->by_size && sr->rows)) {
+	if (!(c->by_size && sr->sites)) {
 		rc = trace_reader_stack(c->r, sid, t, c->frames_buf);
 		if (rc)
 			return rc;
 		/* frames inside the allocation wrappers: charged to their caller */
 		k0 = report_wrapper_frames(&c->maps, t);
 	}
-	if (c->by_size) {	/* keyed by size too: the name once, the row each time */
-		if (!sr->rows) {
-			sr->rows = malloc(sizeof(*sr->rows));
-			sr->site = t->nframes ? frame_name(c, t->proc, t->frames[k0]) : "(empty stack)";
-			if (!sr->rows || !sr->site)
-				return -ENOMEM;
+	if (c->by_size) {	/* keyed by size too: the names once, the rows each time */
+		if (!sr->sites) {
+			rc = stack_sites(c, t, k0, sr);
+			if (rc)
+				return rc;
 		}
-		rc = row_of(c, sr->site, size, &row);
-		if (rc)
-			return rc;
-		sr->rows[0] = row;
-		sr->n = 1;
+		for (uint32_t j = 0; j < sr->nsites; j++) {
+			rc = row_of(c, sr->sites[j], size, &sr->rows[j]);
+			if (rc)
+				return rc;
+		}
+		sr->n = sr->nsites;
 		*out = sr;
 		return 0;
 	}
@@ -370,7 +401,8 @@ int report_callsites(struct trace_reader *r, const char *path, bool by_size,
 	if (c.nrows)
 		qsort(c.rows, c.nrows, sizeof(*c.rows), cmp_rows);
 	printf("# %s, %" PRIu64 " allocations with a call stack%s\n",
-	       children ? "functions, each charged once for every allocation below it (--children)" :
+	       children ? (by_size ? "functions by size, each charged once for every allocation below it (--children)" :
+			   "functions, each charged once for every allocation below it (--children)") :
 	       by_size ? "call sites by size" : "call sites (the allocator's callers)",
 	       c.with_stack, c.without ? " (some without one)" : "");
 	printf("# %12s %14s %14s %14s %12s  %s%s\n", "allocations", "bytes", "peak live",
@@ -395,8 +427,10 @@ out_free:
 		free(c.rows[i].name);
 	free(c.rows);
 	free(c.slots);
-	for (uint64_t i = 0; i < c.nst; i++)
+	for (uint64_t i = 0; i < c.nst; i++) {
 		free(c.st[i].rows);
+		free(c.st[i].sites);
+	}
 	free(c.st);
 	if (c.st_ids.slots)
 		hmap_destroy(&c.st_ids);

@@ -150,7 +150,12 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
 		if (!strcmp(argv[1], cmds[i].name)) {
-			int rc = cmds[i].fn(argc - 1, argv + 1);
+			static char who[64];
+			int rc;
+
+			snprintf(who, sizeof(who), "uslab %s", cmds[i].name);
+			cmd_who = who;
+			rc = cmds[i].fn(argc - 1, argv + 1);
 
 			/* a truncated trace read as far as it goes: said, and
 			 * told apart from a complete one (uslab(1)) */

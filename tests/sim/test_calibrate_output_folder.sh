@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# `uslab calibrate -o FILE` writes FILE where it is named, as every other
+# -o does: a FILE whose folder does not exist is refused (exit 1, the path
+# named), no folder made and nothing written. Only the default path
+# ($USLAB_CALIBRATION, else ~/.cache/uslab/calibration) gets its folders
+# made. Before, -o /no/such/dir/model made /no/such/dir and wrote there.
+. "$(dirname "$0")/../lib.sh"
+run_rc "$U" calibrate -o "$T/no/such/model" >"$T/out" 2>"$T/err"
+[ "$rc" -eq 1 ] || fail "-o in a missing folder: exit $rc, not 1: $(cat "$T/err")"
+[ ! -e "$T/no" ] || fail "-o in a missing folder made it: $(find "$T/no")"
+grep -q "$T/no/such/model" "$T/err" || fail "the path is not named: $(cat "$T/err")"
+grep -q '^wrote' "$T/out" && fail "says it wrote: $(grep '^wrote' "$T/out")"
+
+# the default path still gets its folders
+HOME=$T/home USLAB_CALIBRATION= XDG_CACHE_HOME= "$U" calibrate >"$T/out" 2>"$T/err" ||
+	fail "calibrate to the default path: $(cat "$T/err")"
+[ -s "$T/home/.cache/uslab/calibration" ] ||
+	fail "no model at the default path: $(ls -R "$T/home" 2>&1)"
+"$U" calibrate -o "$T/m" >/dev/null 2>"$T/err" || fail "-o in an existing folder: $(cat "$T/err")"
+grep -q '^hit_ns=' "$T/m" || fail "-o wrote no model"
+echo "calibrate -o makes no folder; the default path does"
