@@ -27,7 +27,6 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
-#include "lib/procfs.h"
 #include "lib/compiler.h"
 #include "uslab/malloc.h"
 #include "uslab/page_alloc.h"
@@ -51,8 +50,8 @@ struct sim_state {
 	/* resident memory: see struct sim_result */
 	int statm_fd;			/* /proc/self/statm, -1 unknown */
 	long page;
-	bool started, hwm;		/* first segment seen; high-water mark reset */
-	int64_t anon_base, total_base;	/* bytes at the first segment's start */
+	bool started;			/* first segment seen */
+	int64_t anon_base;		/* bytes at the first segment's start */
 	int64_t own;			/* growth between segments: the simulator's */
 	int64_t anon_end;		/* at the last segment's end */
 	uint64_t flt0;			/* minor faults at the segment's start */
@@ -177,8 +176,6 @@ static void sim_segment_begin(struct sim_state *st)
 		st->started = true;
 		st->res->res_known = true;
 		st->anon_base = anon;
-		st->total_base = total;
-		st->hwm = proc_reset_hwm();
 	} else {
 		st->own += anon - st->anon_end;
 	}
@@ -614,14 +611,11 @@ int sim_run(struct sim_trace *t, const struct sim_config *cfg,
 	/* One last sample at the end, so short traces have one too. */
 	if (!res->nr_samples || res->samples[res->nr_samples - 1].events != res->events)
 		sim_sample(&st, st.last_time);
-	/* In memory, one segment: nothing of ours grew, and the kernel's
-	 * high-water mark is the heap's exact peak (samples may miss it). */
-	if (!t->r && st.hwm) {
-		int64_t hwm = proc_hwm_bytes() - st.total_base;
-
-		if (hwm > 0 && (uint64_t)hwm > res->res_peak)
-			res->res_peak = (uint64_t)hwm;
-	}
+	/* The peak is the sampled anonymous figure in memory too, as a stream
+	 * has it: the kernel's high-water mark (VmHWM) counts the whole process
+	 * (the code pages a forked tune child faults in, the simulator's own
+	 * tables), so tune's figures moved with the address layout and were
+	 * above `uslab sim`'s for the same setting. */
 	sim_layers_collect(res);
 	res->live_end = st.live;
 out_free:
