@@ -376,28 +376,14 @@ int report_callsites(struct trace_reader *r, const char *path, bool by_size,
 	struct cs c = { .m = trace_reader_meta(r), .by_size = by_size, .children = children };
 	int rc;
 
-	if (!c.m->nstacks) {
-		fprintf(stderr, "uslab report: %s: no call stacks in this trace (record it with 'uslab record -g')\n",
-			path);
-		return 1;
-	}
 	c.r = r;
-	rc = report_maps_init(&c.maps, r);
-	if (rc)
-		return cmd_read_error(r, rc);
-	c.sym = symbolizer_new();
-	c.nframe_maps = c.m->nprocs ? c.m->nprocs : 1;
-	c.frames = calloc(c.nframe_maps, sizeof(*c.frames));
-	if (!c.sym || !c.frames || hmap_init(&c.ids) ||
-	    hmap_init(&c.last_alloc) || hmap_init(&c.st_ids)) {
+	if (hmap_init(&c.ids) || hmap_init(&c.last_alloc) || hmap_init(&c.st_ids))
 		rc = -ENOMEM;
+	else
+		rc = report_stacks_walk(r, path, &c.maps, &c.sym, &c.frames, &c.nframe_maps,
+					on_free, on_alloc, &c);
+	if (rc)
 		goto out;
-	}
-	rc = report_walk(r, on_free, on_alloc, &c);
-	if (rc < 0)
-		goto out;
-	if (rc)		/* the reader's error, said */
-		goto out_free;
 	if (c.nrows)
 		qsort(c.rows, c.nrows, sizeof(*c.rows), cmp_rows);
 	printf("# %s, %" PRIu64 " allocations with a call stack%s\n",
@@ -422,7 +408,6 @@ int report_callsites(struct trace_reader *r, const char *path, bool by_size,
 	rc = 0;
 out:
 	rc = report_view_error(r, path, rc, "object id too large");
-out_free:
 	for (uint32_t i = 0; i < c.nrows; i++)
 		free(c.rows[i].name);
 	free(c.rows);
