@@ -149,10 +149,8 @@ static const char *frame_name(struct cs *c, uint32_t proc, uint64_t addr)
 	if (!name)
 		return NULL;
 	if (h && addr != UINT64_MAX) {
-		if (!h->slots && hmap_init(h)) {
-			free(name);
-			return NULL;
-		}
+		if (!h->slots)
+			hmap_init(h);
 		if (hmap_insert(h, addr, c->nnames)) {
 			free(name);
 			return NULL;
@@ -377,10 +375,10 @@ int report_callsites(struct trace_reader *r, const char *path, bool by_size,
 	int rc;
 
 	c.r = r;
-	if (hmap_init(&c.ids) || hmap_init(&c.last_alloc) || hmap_init(&c.st_ids))
-		rc = -ENOMEM;
-	else
-		rc = report_stacks_walk(r, path, &c.maps, &c.sym, &c.frames, &c.nframe_maps,
+	hmap_init(&c.ids);
+	hmap_init(&c.last_alloc);
+	hmap_init(&c.st_ids);
+	rc = report_stacks_walk(r, path, &c.maps, &c.sym, &c.frames, &c.nframe_maps,
 					on_free, on_alloc, &c);
 	if (rc)
 		goto out;

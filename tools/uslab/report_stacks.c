@@ -88,8 +88,8 @@ static const struct fname *frame(struct names *nm, uint32_t proc, uint64_t addr)
 		return name_frame(nm, proc, addr, &unkeyed) ? NULL : &unkeyed;
 	}
 	h = &nm->byaddr[proc];
-	if (!h->slots && hmap_init(h))
-		return NULL;
+	if (!h->slots)
+		hmap_init(h);
 	v = hmap_find(h, addr);
 	if (v)
 		return &nm->v[*v];
@@ -811,10 +811,9 @@ int report_stacks(struct trace_reader *r, const char *path, const struct report_
 	int rc;
 
 	s.nm.maps = &s.maps;
-	if (hmap_init(&s.ids) || hmap_init(&s.st_ids))
-		rc = -ENOMEM;
-	else
-		rc = report_stacks_walk(r, path, &s.maps, &s.nm.sym, &s.nm.byaddr, &s.nm.nmaps,
+	hmap_init(&s.ids);
+	hmap_init(&s.st_ids);
+	rc = report_stacks_walk(r, path, &s.maps, &s.nm.sym, &s.nm.byaddr, &s.nm.nmaps,
 					on_free, on_alloc, &s);
 	if (rc)
 		goto out;
