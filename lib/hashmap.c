@@ -92,11 +92,15 @@ static struct hmap_slot *slots_alloc(uint64_t n)
 	return (struct hmap_slot *)p;
 }
 
+/* A new table's one slot, empty and never written: the first insert grows
+ * the table (3/4 full at most) to slots of its own. */
+static struct hmap_slot hmap_empty[1];
+
 static void slots_free(struct hmap_slot *s, uint64_t n)
 {
 	size_t len = (size_t)n * sizeof(*s);
 
-	if (!s)
+	if (!s || s == hmap_empty)
 		return;
 	if (len < HMAP_HUGE)
 		free(s);
@@ -104,7 +108,7 @@ static void slots_free(struct hmap_slot *s, uint64_t n)
 		munmap(s, len);
 }
 
-int hmap_init(struct hmap *m)
+void hmap_init(struct hmap *m)
 {
 	memset(m, 0, sizeof(*m));
 	if (getrandom(m->key, sizeof(m->key), GRND_NONBLOCK) != sizeof(m->key)) {
@@ -115,9 +119,7 @@ int hmap_init(struct hmap *m)
 		m->key[0] = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uintptr_t)m;
 		m->key[1] = (uint64_t)ts.tv_sec ^ (uintptr_t)&ts ^ (uint64_t)getpid() << 32;
 	}
-	m->mask = 63;
-	m->slots = slots_alloc(m->mask + 1);
-	return m->slots ? 0 : -ENOMEM;
+	m->slots = hmap_empty;
 }
 
 void hmap_destroy(struct hmap *m)
@@ -154,7 +156,7 @@ static int hmap_grow(struct hmap *m)
 	struct hmap n = *m;
 	uint64_t i, j;
 
-	n.mask = 2 * m->mask + 1;
+	n.mask = m->slots == hmap_empty ? 63 : 2 * m->mask + 1;
 	n.slots = slots_alloc(n.mask + 1);
 	if (!n.slots)
 		return -ENOMEM;

@@ -21,7 +21,7 @@ struct hmap {
 	uint64_t mask, count;
 	uint64_t key[2];
 };
-int hmap_init(struct hmap *m);			/* 0 or -ENOMEM */
+void hmap_init(struct hmap *m);	/* empty: slots come with the first insert */
 void hmap_destroy(struct hmap *m);
 uint64_t *hmap_find(const struct hmap *m, uint64_t key);	/* NULL: absent */
 /*

@@ -129,9 +129,8 @@ static int sim_trace_begin(struct sim_trace *t, struct trace_reader *r, unsigned
 	/* --cpus, else the recording machine's, else Kconfig's default */
 	t->cpus = cpus ? cpus : (m->cpus ? m->cpus : CONFIG_SIM_DEFAULT_CPUS);
 	t->cmdline = strdup(m->cmdline ? m->cmdline : "");
-	if (!t->cmdline || trace_decoder_init(&t->dec, r, TRACE_DENSE_BY_ID, t->cpus))
-		return -ENOMEM;
-	return 0;
+	trace_decoder_init(&t->dec, r, TRACE_DENSE_BY_ID, t->cpus);
+	return t->cmdline ? 0 : -ENOMEM;
 }
 
 int sim_trace_load(struct sim_trace *t, struct trace_reader *r, unsigned int cpus,

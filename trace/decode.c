@@ -45,7 +45,7 @@ int trace_decoder_over_budget(struct trace_decoder *d, uint64_t budget, const ch
 				   "quarter of the memory it may use", budget, who);
 }
 
-int trace_decoder_init(struct trace_decoder *d, struct trace_reader *r,
+void trace_decoder_init(struct trace_decoder *d, struct trace_reader *r,
 		       enum trace_dense_ids ids, unsigned int cpus)
 {
 	memset(d, 0, sizeof(*d));
@@ -53,7 +53,7 @@ int trace_decoder_init(struct trace_decoder *d, struct trace_reader *r,
 	d->mode = ids;
 	d->cpus = cpus ? cpus : 1;
 	d->id_space = 1;
-	return hmap_init(&d->ids);
+	hmap_init(&d->ids);
 }
 
 void trace_decoder_destroy(struct trace_decoder *d)

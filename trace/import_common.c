@@ -30,12 +30,9 @@ struct idmap *idmap_new(void)
 {
 	struct idmap *m = calloc(1, sizeof(*m));
 
-	if (!m)
-		return NULL;
-	m->next_id = 1;
-	if (hmap_init(&m->addr)) {
-		free(m);
-		return NULL;
+	if (m) {
+		m->next_id = 1;
+		hmap_init(&m->addr);
 	}
 	return m;
 }

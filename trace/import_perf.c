@@ -458,8 +458,10 @@ int import_perf(FILE *in, const char *name, const struct import_sink *sink,
 	int rc = -ENOMEM;
 
 	p.tids = idmap_new();
-	if (p.tids && !hmap_init(&p.cache_ix) && !hmap_init(&p.anon_ev) &&
-	    !hmap_init(&p.anon_size))
+	hmap_init(&p.cache_ix);
+	hmap_init(&p.anon_ev);
+	hmap_init(&p.anon_size);
+	if (p.tids)
 		rc = import_run(&p.im, in, &perf_format, &line);
 	idmap_free(p.tids);
 	hmap_destroy(&p.cache_ix);

@@ -326,8 +326,8 @@ struct trace_decoder {
 };
 
 /* Decode @r's events; @cpus: fold CPUs (an unknown CPU: the tid) onto as
- * many, 0 = 1. Return: 0 or -ENOMEM. */
-int trace_decoder_init(struct trace_decoder *d, struct trace_reader *r,
+ * many, 0 = 1. */
+void trace_decoder_init(struct trace_decoder *d, struct trace_reader *r,
 		       enum trace_dense_ids ids, unsigned int cpus);
 /* The next event into @e. Return: 1, 0 at the end, -errno: the reader's
  * error (trace_reader_error(), naming the byte offset), or -ENOMEM. */

@@ -1244,8 +1244,7 @@ int trace_reader_select(struct trace_reader *r, int proc)
 	if (proc < 0)
 		return 0;
 	if ((r->meta.flags & TRACE_HDR_ONE_HEAP) && !r->sel_one_heap) {
-		if (hmap_init(&r->sel_live))
-			return -ENOMEM;
+		hmap_init(&r->sel_live);
 		r->sel_one_heap = true;
 	}
 	r->meta.pid = r->procs[proc].pid;

@@ -149,8 +149,7 @@ static int index_raw(struct image *im)
 	struct hmap tids;	/* raw tid -> index in im->cur[] */
 	int rc;
 
-	if (hmap_init(&tids))
-		return -ENOMEM;
+	hmap_init(&tids);
 	rc = 0;
 	for (uint32_t i = 0; i < im->ncur && !rc; i++)
 		rc = hmap_insert(&tids, im->cur[i].raw_tid, i);
@@ -556,8 +555,7 @@ static int pre_block(struct merge *m, uint64_t addr, uint64_t size, bool is_free
 	if (m->w || !im->rm.attach || !addr || !size)
 		return 0;
 	if (!im->pre_init) {
-		if (hmap_init(&im->pre_seen))
-			return -ENOMEM;
+		hmap_init(&im->pre_seen);
 		im->pre_init = true;
 	}
 	if (hmap_find(&im->pre_seen, addr))

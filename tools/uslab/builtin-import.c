@@ -122,8 +122,7 @@ static struct trace_proc *imp_procs(struct imp *im, uint32_t *n)
 	uint32_t np = 0, next = 0;
 
 	*n = 1;
-	if (hmap_init(&by_pid))
-		return NULL;
+	hmap_init(&by_pid);
 	procs = calloc(im->ntasks ? im->ntasks : 1, sizeof(*procs));
 	if (!procs)
 		goto out;
@@ -249,10 +248,7 @@ int cmd_import(int argc, char **argv)
 		return usage_error(opts, import_usage, "unknown format '%s' (mtrace, perf)",
 				   argv[first]);
 	in_name = argv[first + 1];
-	if (hmap_init(&im.named)) {
-		fprintf(stderr, "uslab import: out of memory\n");
-		return 1;
-	}
+	hmap_init(&im.named);
 	in = strcmp(in_name, "-") ? fopen(in_name, "re") : stdin;
 	if (!in) {
 		fprintf(stderr, "uslab import: %s: %s\n", in_name, strerror(errno));

@@ -255,8 +255,8 @@ static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 		rc = -EINVAL;
 		goto out;
 	}
-	if (trace_decoder_init(&dec, r, TRACE_DENSE_BY_LIFETIME, 1) || hmap_init(&tids))
-		goto out_nomem;
+	hmap_init(&tids);
+	trace_decoder_init(&dec, r, TRACE_DENSE_BY_LIFETIME, 1);
 	rp->t = rp_map(RP_MAX_THREADS * sizeof(*rp->t));	/* touched as used */
 	if (!rp->t)
 		goto out_nomem;

@@ -787,11 +787,13 @@ int cmd_report(int argc, char **argv)
 		return rc;
 	}
 	rp = calloc(1, sizeof(*rp));
-	if (!rp || hmap_init(&rp->ids) || hmap_init(&rp->tids)) {
+	if (!rp) {
 		fprintf(stderr, "uslab report: out of memory\n");
 		rc = 1;
 		goto out;
 	}
+	hmap_init(&rp->ids);
+	hmap_init(&rp->tids);
 	rp->r = r;
 	while ((rc = trace_reader_next(r, &ev)) > 0) {
 		rc = account(rp, &ev);

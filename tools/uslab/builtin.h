@@ -275,6 +275,18 @@ struct report_maps {
  * or a reader's error. */
 int report_maps_init(struct report_maps *rm, struct trace_reader *r);
 void report_maps_free(struct report_maps *rm);
+/*
+ * A call-stack report's opening and walk: @r has call stacks (else says
+ * so), its object table into @rm, a symbolizer into *@sym, one address
+ * map per process into *@byproc (*@nprocs of them, zeroed: each made at
+ * first use), then report_walk(@r, @end, @make, @ctx). Return: 0, 1 after
+ * saying why, or < 0 (memory, the reader's, a callback's) for
+ * report_view_error() to say; what was made is the caller's to free.
+ */
+int report_stacks_walk(struct trace_reader *r, const char *path, struct report_maps *rm,
+		       struct symbolizer **sym, struct hmap **byproc, uint32_t *nprocs,
+		       int (*end)(void *ctx, const struct trace_event *ev, uint64_t id),
+		       int (*make)(void *ctx, const struct trace_event *ev), void *ctx);
 /* The mapping of process @proc holding @addr: of those starting at or below
  * it, the one starting last (the earliest entry on a tie); or NULL. */
 const struct trace_object *report_object_of(const struct report_maps *rm, uint32_t proc,

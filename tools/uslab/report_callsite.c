@@ -149,10 +149,8 @@ static const char *frame_name(struct cs *c, uint32_t proc, uint64_t addr)
 	if (!name)
 		return NULL;
 	if (h && addr != UINT64_MAX) {
-		if (!h->slots && hmap_init(h)) {
-			free(name);
-			return NULL;
-		}
+		if (!h->slots)
+			hmap_init(h);
 		if (hmap_insert(h, addr, c->nnames)) {
 			free(name);
 			return NULL;
@@ -376,28 +374,14 @@ int report_callsites(struct trace_reader *r, const char *path, bool by_size,
 	struct cs c = { .m = trace_reader_meta(r), .by_size = by_size, .children = children };
 	int rc;
 
-	if (!c.m->nstacks) {
-		fprintf(stderr, "uslab report: %s: no call stacks in this trace (record it with 'uslab record -g')\n",
-			path);
-		return 1;
-	}
 	c.r = r;
-	rc = report_maps_init(&c.maps, r);
+	hmap_init(&c.ids);
+	hmap_init(&c.last_alloc);
+	hmap_init(&c.st_ids);
+	rc = report_stacks_walk(r, path, &c.maps, &c.sym, &c.frames, &c.nframe_maps,
+					on_free, on_alloc, &c);
 	if (rc)
-		return cmd_read_error(r, rc);
-	c.sym = symbolizer_new();
-	c.nframe_maps = c.m->nprocs ? c.m->nprocs : 1;
-	c.frames = calloc(c.nframe_maps, sizeof(*c.frames));
-	if (!c.sym || !c.frames || hmap_init(&c.ids) ||
-	    hmap_init(&c.last_alloc) || hmap_init(&c.st_ids)) {
-		rc = -ENOMEM;
 		goto out;
-	}
-	rc = report_walk(r, on_free, on_alloc, &c);
-	if (rc < 0)
-		goto out;
-	if (rc)		/* the reader's error, said */
-		goto out_free;
 	if (c.nrows)
 		qsort(c.rows, c.nrows, sizeof(*c.rows), cmp_rows);
 	printf("# %s, %" PRIu64 " allocations with a call stack%s\n",
@@ -422,7 +406,6 @@ int report_callsites(struct trace_reader *r, const char *path, bool by_size,
 	rc = 0;
 out:
 	rc = report_view_error(r, path, rc, "object id too large");
-out_free:
 	for (uint32_t i = 0; i < c.nrows; i++)
 		free(c.rows[i].name);
 	free(c.rows);

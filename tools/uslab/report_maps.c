@@ -187,3 +187,29 @@ void report_frame_names(const struct report_maps *rm, struct symbolizer *sym, ui
 	else
 		snprintf(full, len, "%s", si.func);
 }
+
+int report_stacks_walk(struct trace_reader *r, const char *path, struct report_maps *rm,
+		       struct symbolizer **sym, struct hmap **byproc, uint32_t *nprocs,
+		       int (*end)(void *ctx, const struct trace_event *ev, uint64_t id),
+		       int (*make)(void *ctx, const struct trace_event *ev), void *ctx)
+{
+	const struct trace_meta *m = trace_reader_meta(r);
+	int rc;
+
+	if (!m->nstacks) {
+		fprintf(stderr, "uslab report: %s: no call stacks in this trace (record it with 'uslab record -g')\n",
+			path);
+		return 1;
+	}
+	/* the tables are checked at open; the mappings are loaded, the
+	 * stacks read one at a time as the events name them (trace.h) */
+	rc = report_maps_init(rm, r);
+	if (rc)
+		return rc;
+	*sym = symbolizer_new();
+	*nprocs = m->nprocs ? m->nprocs : 1;
+	*byproc = calloc(*nprocs, sizeof(**byproc));	/* each made at first use */
+	if (!*sym || !*byproc)
+		return -ENOMEM;
+	return report_walk(r, end, make, ctx);
+}

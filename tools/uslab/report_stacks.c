@@ -88,8 +88,8 @@ static const struct fname *frame(struct names *nm, uint32_t proc, uint64_t addr)
 		return name_frame(nm, proc, addr, &unkeyed) ? NULL : &unkeyed;
 	}
 	h = &nm->byaddr[proc];
-	if (!h->slots && hmap_init(h))
-		return NULL;
+	if (!h->slots)
+		hmap_init(h);
 	v = hmap_find(h, addr);
 	if (v)
 		return &nm->v[*v];
@@ -810,29 +810,13 @@ int report_stacks(struct trace_reader *r, const char *path, const struct report_
 	uint64_t total;
 	int rc;
 
-	if (!s.m->nstacks) {
-		fprintf(stderr, "uslab report: %s: no call stacks in this trace (record it with 'uslab record -g')\n",
-			path);
-		return 1;
-	}
-	/* the tables are checked at open; the mappings are loaded, the
-	 * stacks read one at a time as the events name them (trace.h) */
-	rc = report_maps_init(&s.maps, r);
-	if (rc)
-		return cmd_read_error(r, rc);
 	s.nm.maps = &s.maps;
-	s.nm.sym = symbolizer_new();
-	s.nm.nmaps = trace_reader_meta(r)->nprocs ? trace_reader_meta(r)->nprocs : 1;
-	s.nm.byaddr = calloc(s.nm.nmaps, sizeof(*s.nm.byaddr));	/* each made at first use */
-	if (!s.nm.sym || !s.nm.byaddr || hmap_init(&s.ids) || hmap_init(&s.st_ids)) {
-		rc = -ENOMEM;
+	hmap_init(&s.ids);
+	hmap_init(&s.st_ids);
+	rc = report_stacks_walk(r, path, &s.maps, &s.nm.sym, &s.nm.byaddr, &s.nm.nmaps,
+					on_free, on_alloc, &s);
+	if (rc)
 		goto out;
-	}
-	rc = report_walk(r, on_free, on_alloc, &s);
-	if (rc < 0)
-		goto out;
-	if (rc)		/* the reader's error, said */
-		goto out_free;
 	if (o->callsite) {
 		rc = print_callsite(&s, stdout);
 		goto out;
@@ -854,7 +838,6 @@ int report_stacks(struct trace_reader *r, const char *path, const struct report_
 	}
 out:
 	rc = report_view_error(r, path, rc, "too many objects");
-out_free:
 	for (uint32_t i = 0; i < nfl; i++)
 		free(fl[i].line);
 	free(fl);

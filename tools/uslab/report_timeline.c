@@ -209,8 +209,7 @@ static int tl_pass(struct tl *t, struct trace_reader *r)
 	struct trace_event ev;
 	int rc;
 
-	if (hmap_init(&t->ids))
-		return -ENOMEM;
+	hmap_init(&t->ids);
 	while ((rc = trace_reader_next(r, &ev)) > 0) {
 		uint64_t ends;
 		unsigned int what = trace_event_objects(&ev, &ends);
@@ -335,8 +334,9 @@ int report_timeline(const char *trace, const char *out)
 		goto close;
 	}
 	rc = 1;
-	if (hmap_init(&t->site_of_stack) || hmap_init(&t->site_by_addr) ||
-	    (!t->m->nstacks && class_sites(t)))
+	hmap_init(&t->site_of_stack);
+	hmap_init(&t->site_by_addr);
+	if (!t->m->nstacks && class_sites(t))
 		goto nomem;
 	rc = tl_pass(t, r);
 	if (rc) {
