@@ -24,7 +24,7 @@
  * cache (malloc_small_close()), so that every size reaches kmalloc(),
  * which gives a debug class the size asked for.
  */
-size_t malloc_small_end;
+struct malloc_small malloc_small __attribute__((aligned(4096)));
 static bool malloc_small_closed = IS_ENABLED(CONFIG_SLAB_DEBUG_ON);
 unsigned long malloc_foreign_frees;
 
