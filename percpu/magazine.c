@@ -93,14 +93,19 @@ static unsigned int pcp_table_limit(unsigned int size)
 
 /*
  * Objects by size (the table above, more for small objects, or
- * CONFIG_PERCPU_MAG_SIZE), then the byte bound: a magazine never holds
- * more than CONFIG_PERCPU_MAG_BYTES of objects (at least one object), so
- * the two magazines one CPU keeps per cache stay within
- * 2 * max(CONFIG_PERCPU_MAG_BYTES, size) bytes. docs/percpu.md, "Sizing".
+ * CONFIG_PERCPU_MAG_SIZE), then the byte bound: a magazine holds at most
+ * CONFIG_PERCPU_MAG_BYTES of objects, but never fewer than
+ * CONFIG_PERCPU_MAG_MIN (nor more than the count). The floor is for the
+ * large classes: how far one class's working set moves is a number of
+ * blocks, whatever their size, and magazines of 1-3 blocks of 64-256 KiB
+ * went to the depot on one operation in ten of mtmalloc's ring of 32
+ * blocks (issue 18; docs/percpu.md, "Tunables and defaults"). The two
+ * magazines one CPU keeps per cache stay within
+ * 2 * max(CONFIG_PERCPU_MAG_BYTES, CONFIG_PERCPU_MAG_MIN * size) bytes.
  */
 unsigned int pcp_default_limit(unsigned int size)
 {
-	unsigned int objs, cap;
+	unsigned int objs, cap, floor;
 
 	if (CONFIG_PERCPU_MAG_SIZE > 0) {
 		objs = CONFIG_PERCPU_MAG_SIZE;
@@ -111,7 +116,9 @@ unsigned int pcp_default_limit(unsigned int size)
 				     PCP_MAG_SMALL_MAX);
 	}
 	cap = size ? CONFIG_PERCPU_MAG_BYTES / size : objs;
-	return max_t(unsigned int, 1, min_t(unsigned int, objs, cap));
+	floor = min_t(unsigned int, objs, CONFIG_PERCPU_MAG_MIN);
+	return max_t(unsigned int, 1,
+		     max_t(unsigned int, floor, min_t(unsigned int, objs, cap)));
 }
 
 unsigned int pcp_default_batchcount(unsigned int limit)
