@@ -30,6 +30,7 @@ struct pcp_cpu {
 	struct owned_mutex lock;	/* slow paths and drains of this CPU */
 	int cpu;
 	uint64_t slow_ops;		/* slow paths taken (idle detection) */
+	unsigned int last_miss;		/* PCP_MISS_*: the direction of the last slow path */
 	uint64_t idle_snap;		/* state at the last reaper pass */
 	/* adaptive sizing (pcp_adapt_on; docs/percpu.md "Adaptive sizing") */
 	unsigned int size;		/* magazine size in objects; 0 = not yet set */
@@ -42,6 +43,9 @@ struct pcp_cpu {
 	unsigned long base;		/* two magazines at the start size, in bytes */
 	unsigned long cap;		/* two magazines at @size, in bytes */
 } __cacheline_aligned;
+
+/* struct pcp_cpu's last_miss: which fast path missed last (none yet, alloc, free). */
+enum { PCP_MISS_NONE, PCP_MISS_ALLOC, PCP_MISS_FREE };
 
 /* Full and empty magazines of one cache, behind every CPU. */
 struct pcp_depot {

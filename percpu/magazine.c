@@ -1046,6 +1046,57 @@ static int pcp_refill_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 }
 
 /*
+ * The fast paths of CPU @c missed in one direction right after missing in
+ * the other, with the spare full (alloc) or empty (free): the loaded and
+ * spare magazines sit at their boundary (one full, one empty), where a
+ * swap leaves the loaded magazine one operation from a miss the other
+ * way, and a program that alternates malloc and free there (mtmalloc's
+ * ring: 34,700 swaps in 500,000 iterations of `mt 1 500000 65536`,
+ * pinned) takes the CPU lock and two rseq sections per operation. Move
+ * half a magazine between them instead, in one rseq section on the
+ * loaded one: both half full, half a magazine of operations either way
+ * before the next slow path. A run in one direction (the previous miss
+ * was the same way) swaps whole magazines as before: no copy, one slow
+ * path per magazine (Bonwick's loaded and previous pair).
+ * Return: objects moved into (@fill) or out of the loaded magazine, 0
+ * when it did not apply, -1 when no longer on @cpu.
+ */
+static long mag_split_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
+			     struct pcp_mag *m, unsigned int prev, bool fill)
+{
+	struct pcp_mag *sp = c->spare;
+	unsigned long n;
+	long k;
+
+	if (!sp || !mag_is_real(m) || m->size < 2)
+		return 0;
+	if (fill) {
+		/* alloc missed: loaded empty; the spare full, a free missed last */
+		if (prev != PCP_MISS_FREE || sp->count != sp->size)
+			return 0;
+		n = min_t(uint64_t, sp->count, m->size / 2);
+		k = prim_push(pc, c, cpu, &sp->objs[sp->count - n], n);
+		if (k <= 0)
+			return k;
+		/* the first k of the n went in: close the gap they left */
+		memmove(&sp->objs[sp->count - n], &sp->objs[sp->count - n + (unsigned long)k],
+			(n - (unsigned long)k) * sizeof(void *));
+		sp->count -= (uint64_t)k;
+	} else {
+		/* free missed: loaded full; the spare empty, an alloc missed last */
+		if (prev != PCP_MISS_ALLOC || sp->count != 0)
+			return 0;
+		n = min_t(uint64_t, sp->size, m->size / 2);
+		k = prim_pop(pc, c, cpu, sp->objs, n);
+		if (k <= 0)
+			return k;
+		sp->count = (uint64_t)k;
+	}
+	pcp_stat(c, PCP_STAT_SWAP);
+	return k;
+}
+
+/*
  * Return: 0 with *objp set (NULL: out of memory), -EAGAIN to retry.
  * Mirrored on purpose by pcp_free_locked (the same three steps the other
  * way round).
@@ -1055,6 +1106,7 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 {
 	bool first = true, gave;
 	struct pcp_mag *m, *full, *old;
+	unsigned int prev = PCP_MISS_NONE;
 	long k;
 	int r;
 
@@ -1072,10 +1124,17 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 		if (first) {
 			pcp_stat(c, PCP_STAT_ALLOC_SLOW);
 			first = false;
+			prev = c->last_miss;
+			c->last_miss = PCP_MISS_ALLOC;
 			if (adapt_slow(pc, c, c->spare ? c->spare->count : 0)) {
 				adapt_shed_locked(pc, c);
 				continue;
 			}
+			k = mag_split_locked(pc, c, cpu, m, prev, true);
+			if (k < 0)
+				return -EAGAIN;
+			if (k)
+				continue;
 		}
 
 		if (c->spare && c->spare->count) {
@@ -1167,6 +1226,7 @@ static int pcp_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 {
 	bool first = true, gave;
 	struct pcp_mag *m, *sp, *em;
+	unsigned int prev = PCP_MISS_NONE;
 	long k;
 	int r;
 
@@ -1184,11 +1244,18 @@ static int pcp_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 		if (first) {
 			pcp_stat(c, PCP_STAT_FREE_SLOW);
 			first = false;
+			prev = c->last_miss;
+			c->last_miss = PCP_MISS_FREE;
 			if (adapt_slow(pc, c, (mag_is_real(m) ? m->size : 0) +
 				       (c->spare ? c->spare->count : 0))) {
 				adapt_shed_locked(pc, c);
 				continue;
 			}
+			k = mag_split_locked(pc, c, cpu, m, prev, false);
+			if (k < 0)
+				return -EAGAIN;
+			if (k)
+				continue;
 		}
 
 		sp = c->spare;
