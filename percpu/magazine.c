@@ -1057,7 +1057,10 @@ static int pcp_refill_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
  * loaded one: both half full, half a magazine of operations either way
  * before the next slow path. A run in one direction (the previous miss
  * was the same way) swaps whole magazines as before: no copy, one slow
- * path per magazine (Bonwick's loaded and previous pair).
+ * path per magazine (Bonwick's loaded and previous pair). Fixed sizes
+ * only: the adaptive policy reads its windows of slow paths as they were
+ * (with the split, `gen rpmalloc -b 20000 -l 20 --max 512`, the trace
+ * tests/sim/test_sim_fidelity.sh grows on, made no adaptive grow).
  * Return: objects moved into (@fill) or out of the loaded magazine, 0
  * when it did not apply, -1 when no longer on @cpu.
  */
@@ -1068,7 +1071,7 @@ static long mag_split_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 	unsigned long n;
 	long k;
 
-	if (!sp || !mag_is_real(m) || m->size < 2)
+	if (!sp || !mag_is_real(m) || m->size < 2 || READ_ONCE(pcp_adapt_on))
 		return 0;
 	if (fill) {
 		/* alloc missed: loaded empty; the spare full, a free missed last */
