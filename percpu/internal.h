@@ -31,6 +31,7 @@ struct pcp_cpu {
 	int cpu;
 	uint64_t slow_ops;		/* slow paths taken (idle detection) */
 	unsigned int last_miss;		/* PCP_MISS_*: the direction of the last slow path */
+	unsigned int flips;		/* slow paths in a row, each the other way from the last */
 	uint64_t idle_snap;		/* state at the last reaper pass */
 	/* adaptive sizing (pcp_adapt_on; docs/percpu.md "Adaptive sizing") */
 	unsigned int size;		/* magazine size in objects; 0 = not yet set */

@@ -1046,57 +1046,84 @@ static int pcp_refill_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 }
 
 /*
- * The fast paths of CPU @c missed in one direction right after missing in
- * the other, with the spare full (alloc) or empty (free): the loaded and
- * spare magazines sit at their boundary (one full, one empty), where a
- * swap leaves the loaded magazine one operation from a miss the other
- * way, and a program that alternates malloc and free there (mtmalloc's
- * ring: 34,700 swaps in 500,000 iterations of `mt 1 500000 65536`,
- * pinned) takes the CPU lock and two rseq sections per operation. Move
- * half a magazine between them instead, in one rseq section on the
- * loaded one: both half full, half a magazine of operations either way
- * before the next slow path. A run in one direction (the previous miss
- * was the same way) swaps whole magazines as before: no copy, one slow
- * path per magazine (Bonwick's loaded and previous pair). Fixed sizes
+ * Objects a split moves: half the loaded magazine, at most PCP_SPLIT_MAX
+ * (the large classes' 8-25-object magazines move 4-12; a small class's
+ * 1024 would copy 512 pointers where a walk across the boundary needs a
+ * few dozen operations of room).
+ */
+#define PCP_SPLIT_MAX	16u
+
+static unsigned long mag_split_n(const struct pcp_mag *m)
+{
+	return min_t(uint64_t, m->size / 2, PCP_SPLIT_MAX);
+}
+
+/*
+ * The fast paths of CPU @c missed the other way from the last miss for
+ * the second time in a row, with the spare full (alloc) or empty (free):
+ * the loaded and spare magazines sit at their boundary (one full, one
+ * empty), where a swap leaves the loaded magazine one operation from a
+ * miss the other way, and a program whose count of blocks walks across
+ * it (mtmalloc's ring: 34,700 swaps in 500,000 iterations of `mt 1
+ * 500000 65536`, pinned) takes the CPU lock and two rseq sections per
+ * step. Leave the loaded magazine with objects and room instead: the top
+ * of the full magazine into the empty one, which is (or, on a free miss,
+ * becomes) the loaded one, so that it holds the blocks freed last. A
+ * burst in one direction and its first turn swap whole magazines as
+ * before: no copy, one slow path per magazine (Bonwick's loaded and
+ * previous pair). docs/percpu.md, "At the boundary". Fixed sizes
  * only: the adaptive policy reads its windows of slow paths as they were
  * (with the split, `gen rpmalloc -b 20000 -l 20 --max 512`, the trace
  * tests/sim/test_sim_fidelity.sh grows on, made no adaptive grow).
- * Return: objects moved into (@fill) or out of the loaded magazine, 0
- * when it did not apply, -1 when no longer on @cpu.
+ * Return: > 0 when done, 0 when it did not apply, -1 when no longer on
+ * @cpu.
  */
 static long mag_split_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
-			     struct pcp_mag *m, unsigned int prev, bool fill)
+			     struct pcp_mag *m, bool fill)
 {
 	struct pcp_mag *sp = c->spare;
+	unsigned int dir = fill ? PCP_MISS_ALLOC : PCP_MISS_FREE;
 	unsigned long n;
 	long k;
 
-	if (!sp || !mag_is_real(m) || m->size < 2 || READ_ONCE(pcp_adapt_on))
+	/* the third miss in a row each the other way from the last: a walk
+	 * across the boundary, not the turn of a run (sh6bench's bursts:
+	 * splitting at every turn made 26% more slow paths) */
+	if (c->last_miss != PCP_MISS_NONE && c->last_miss != dir)
+		c->flips = c->flips < 2 ? c->flips + 1 : 2;
+	else
+		c->flips = 0;
+	c->last_miss = dir;
+	if (c->flips < 2 || !sp || !mag_is_real(m) || m->size < 2 ||
+	    READ_ONCE(pcp_adapt_on))
 		return 0;
-	if (fill) {
-		/* alloc missed: loaded empty; the spare full, a free missed last */
-		if (prev != PCP_MISS_FREE || sp->count != sp->size)
-			return 0;
-		n = min_t(uint64_t, sp->count, m->size / 2);
-		k = prim_push(pc, c, cpu, &sp->objs[sp->count - n], n);
-		if (k <= 0)
-			return k;
-		/* the first k of the n went in: close the gap they left */
-		memmove(&sp->objs[sp->count - n], &sp->objs[sp->count - n + (unsigned long)k],
-			(n - (unsigned long)k) * sizeof(void *));
-		sp->count -= (uint64_t)k;
-	} else {
-		/* free missed: loaded full; the spare empty, an alloc missed last */
-		if (prev != PCP_MISS_ALLOC || sp->count != 0)
-			return 0;
-		n = min_t(uint64_t, sp->size, m->size / 2);
-		k = prim_pop(pc, c, cpu, sp->objs, n);
-		if (k <= 0)
-			return k;
-		sp->count = (uint64_t)k;
+	if (fill ? sp->count != sp->size : sp->count != 0)
+		return 0;
+	if (!fill) {
+		/*
+		 * free missed: loaded full, the spare empty. Load the empty
+		 * one and fill it from the top of the full one, as an alloc
+		 * miss does: the loaded magazine then holds the blocks freed
+		 * last (popping them out of the full one instead left the
+		 * older ones to be handed out first: sh6bench_t2 7% more CPU)
+		 */
+		if (prim_swap(pc, c, cpu, sp))
+			return -1;
+		c->spare = m;
+		sp = m;
+		m = c->mag;
 	}
+	/* the loaded magazine empty, the spare full: its top half in */
+	n = min_t(uint64_t, sp->count, mag_split_n(m));
+	k = prim_push(pc, c, cpu, &sp->objs[sp->count - n], n);
+	if (k < 0)
+		return fill ? k : -1;
+	/* the first k of the n went in: close the gap they left */
+	memmove(&sp->objs[sp->count - n], &sp->objs[sp->count - n + (unsigned long)k],
+		(n - (unsigned long)k) * sizeof(void *));
+	sp->count -= (uint64_t)k;
 	pcp_stat(c, PCP_STAT_SWAP);
-	return k;
+	return fill ? k : 1;
 }
 
 /*
@@ -1109,7 +1136,6 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 {
 	bool first = true, gave;
 	struct pcp_mag *m, *full, *old;
-	unsigned int prev = PCP_MISS_NONE;
 	long k;
 	int r;
 
@@ -1127,13 +1153,11 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 		if (first) {
 			pcp_stat(c, PCP_STAT_ALLOC_SLOW);
 			first = false;
-			prev = c->last_miss;
-			c->last_miss = PCP_MISS_ALLOC;
 			if (adapt_slow(pc, c, c->spare ? c->spare->count : 0)) {
 				adapt_shed_locked(pc, c);
 				continue;
 			}
-			k = mag_split_locked(pc, c, cpu, m, prev, true);
+			k = mag_split_locked(pc, c, cpu, m, true);
 			if (k < 0)
 				return -EAGAIN;
 			if (k)
@@ -1229,7 +1253,6 @@ static int pcp_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 {
 	bool first = true, gave;
 	struct pcp_mag *m, *sp, *em;
-	unsigned int prev = PCP_MISS_NONE;
 	long k;
 	int r;
 
@@ -1247,14 +1270,12 @@ static int pcp_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 		if (first) {
 			pcp_stat(c, PCP_STAT_FREE_SLOW);
 			first = false;
-			prev = c->last_miss;
-			c->last_miss = PCP_MISS_FREE;
 			if (adapt_slow(pc, c, (mag_is_real(m) ? m->size : 0) +
 				       (c->spare ? c->spare->count : 0))) {
 				adapt_shed_locked(pc, c);
 				continue;
 			}
-			k = mag_split_locked(pc, c, cpu, m, prev, false);
+			k = mag_split_locked(pc, c, cpu, m, false);
 			if (k < 0)
 				return -EAGAIN;
 			if (k)
