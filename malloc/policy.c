@@ -92,18 +92,13 @@ noinline void *malloc_sized(size_t size, gfp_t gfp)
 
 /*
  * malloc() of a size from malloc_small_end up (malloc/policy.h): below
- * malloc_mid_end the second inline route (kmalloc_mid_fast()); its misses
- * and every other size, malloc_sized().
+ * malloc_mid_end the second inline route (kmalloc_mid_fast(), which
+ * takes its own misses); every other size, malloc_sized().
  */
 __fastpath __attribute__((aligned(64))) void *malloc_mid(size_t size)
 {
-	void *p;
-
-	if (likely(size < malloc_mid_end)) {
-		p = kmalloc_mid_fast(size);
-		if (likely(p))
-			return p;
-	}
+	if (likely(size < malloc_mid_end))
+		return kmalloc_mid_fast(size, MALLOC_GFP);
 	return malloc_sized(size, MALLOC_GFP);
 }
 

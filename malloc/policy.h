@@ -62,7 +62,7 @@ void malloc_free_foreign(const void *p) __malloc_hidden;
  * kmalloc_mid_fast(), the same pop from a table by size / 256 with the
  * mark in the shadow, where kmalloc() spent three calls and fls (a third
  * of glibc_thread's malloc calls, half of alloc_test's: docs/percpu.md
- * "Cost"). Its misses and everything larger take malloc_sized().
+ * "Cost"). Everything larger takes malloc_sized().
  */
 static __always_inline void *__uslab_malloc(size_t size)
 {

@@ -114,12 +114,35 @@ static __always_inline unsigned long *kmalloc_mark_at(const void *obj,
 				 kmalloc_free_tab.mark_shift[tag]);
 }
 
+/*
+ * kmalloc_mark_take - check and clear the free mark @key at @mark in one
+ * read-modify-write: *@mark ^= @key, which is 0 iff the mark was there.
+ * Return: true when it was not (the word is then *@mark ^ @key: the bad
+ * path xors it back before it reports). One instruction where a compare
+ * and a store of 0 were two; GCC 12 spells the C as load, xor, store and
+ * compare, hence the asm.
+ */
+static __always_inline bool kmalloc_mark_take(unsigned long *mark,
+					      unsigned long key)
+{
+#if defined(__x86_64__)
+	bool bad;
+
+	__asm__ ("xorq %[key], %[mark]"
+		 : [mark] "+m" (*mark), "=@ccnz" (bad)
+		 : [key] "r" (key));
+	return bad;
+#else
+	return (*mark ^= key) != 0;
+#endif
+}
+
 /* slab/kmalloc.c: the cold sides (never on a hit) */
 void *kmalloc_miss(size_t size, gfp_t gfp) __slab_hidden;
-void *kmalloc_small_bad(void *obj) __slab_hidden;
+void *kmalloc_small_bad(void *obj, struct pcp_cache *pc) __slab_hidden;
 void kfree_small_miss(void *p) __slab_hidden;
 void *kmalloc_nozero(size_t size, gfp_t gfp) __slab_hidden;
-void *kmalloc_mid_bad(void *obj) __slab_hidden __attribute__((returns_nonnull));
+void *kmalloc_mid_bad(void *obj, struct pcp_cache *pc) __slab_hidden;
 bool kmalloc_small_ready(void) __slab_hidden;
 
 /**
@@ -147,47 +170,54 @@ static __always_inline void *kmalloc_small_fast(size_t size, gfp_t gfp)
 	if (unlikely(!obj))
 		return kmalloc_miss(size, gfp);
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
-		/* the class's mark is its pcp_cache's address (mark_key) */
-		if (unlikely(*obj != (unsigned long)pc))
-			return kmalloc_small_bad(obj);	/* a tail call */
-		*obj = 0;
+		/*
+		 * the class's mark is its pcp_cache's address (mark_key):
+		 * checked and cleared by one xor, 0 iff it was there
+		 * (kmalloc_small_bad() xors a wrong word back)
+		 */
+		if (unlikely(kmalloc_mark_take(obj, (unsigned long)pc)))
+			return kmalloc_small_bad(obj, pc);	/* a tail call */
 	}
 	return obj;
 }
 
 /**
  * kmalloc_mid_fast - kmalloc(@size) for KMALLOC_SMALL_MAX < @size <=
- * KMALLOC_MAX_CACHE_SIZE on a hit, under the same conditions as
- * kmalloc_small_fast() (its caller's gate).
+ * KMALLOC_MAX_CACHE_SIZE, under the same conditions as
+ * kmalloc_small_fast() (its caller's gate) and no __GFP_ZERO in @gfp.
  *
  * Cost on a hit: the class's magazines from kmalloc_mid_pcp[] (an add, a
  * shift, one load), the rseq pop, the free mark's check and clear in the
  * shadow word at obj >> PAGE_ALLOC_SHADOW_SHIFT (a double free is
  * reported here, before the object has a second owner: the entry is set
  * only for classes whose mark is there).
+ * A miss of the class's magazines goes straight to kmalloc_miss(), as
+ * __kmalloc_index()'s does; on the bypass cache (the class not made yet,
+ * its mark not in the shadow, a debug class) kmalloc's own route.
  * Context: any thread; lock-free on a hit.
- * Return: the object, or NULL on a miss (nothing taken: the caller takes
- * kmalloc()'s route, which misses there too and refills).
+ * Return: the object, or NULL with errno ENOMEM.
  */
-static __always_inline void *kmalloc_mid_fast(size_t size)
+static __always_inline void *kmalloc_mid_fast(size_t size, gfp_t gfp)
 {
 	struct pcp_cache *pc;
 	unsigned long *obj, *mark;
 
 	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
-		return NULL;
+		return kmalloc_nozero(size, gfp);
 	/* acquire (a plain load on x86): kmalloc_mid_publish() releases */
 	pc = __atomic_load_n(&kmalloc_mid_pcp[(size + (1 << KMALLOC_MID_SHIFT) - 1) >>
 					      KMALLOC_MID_SHIFT], __ATOMIC_ACQUIRE);
 	obj = pcp_alloc_fast(pc);
-	if (unlikely(!obj))
-		return NULL;
+	if (unlikely(!obj)) {
+		if (pc == PCP_BYPASS)
+			return kmalloc_nozero(size, gfp);
+		return kmalloc_miss(size, gfp);
+	}
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
 		/* kmalloc_mark_at() with the shadow's shift; the mark is pc */
 		mark = (unsigned long *)((uintptr_t)obj >> PAGE_ALLOC_SHADOW_SHIFT);
-		if (unlikely(*mark != (unsigned long)pc))
-			return kmalloc_mid_bad(obj);	/* a tail call */
-		*mark = 0;
+		if (unlikely(kmalloc_mark_take(mark, (unsigned long)pc)))
+			return kmalloc_mid_bad(obj, pc);	/* a tail call */
 	}
 	return obj;
 }

@@ -431,8 +431,9 @@ __slowpath void *kmalloc_miss(size_t size, gfp_t gfp)
  * reported (slab_obj_take()'s report); the object as slab_obj_take()
  * leaves it when the report returns.
  */
-__slowpath void *kmalloc_small_bad(void *obj)
+__slowpath void *kmalloc_small_bad(void *obj, struct pcp_cache *pc)
 {
+	*(unsigned long *)obj ^= (unsigned long)pc;	/* the word as found */
 	slab_take_bad(NULL, obj);
 	*(unsigned long *)obj = 0;	/* classes up to 1 KiB: word 0 */
 	return obj;
@@ -442,8 +443,10 @@ __slowpath void *kmalloc_small_bad(void *obj)
  * kmalloc_mid_fast()'s object lacked the free mark in the shadow: a
  * double free, reported as kmalloc_small_bad() does; the mark cleared.
  */
-__slowpath void *kmalloc_mid_bad(void *obj)
+__slowpath void *kmalloc_mid_bad(void *obj, struct pcp_cache *pc)
 {
+	*(unsigned long *)((uintptr_t)obj >> PAGE_ALLOC_SHADOW_SHIFT) ^=
+		(unsigned long)pc;			/* the word as found */
 	slab_take_bad(NULL, obj);
 	*(unsigned long *)((uintptr_t)obj >> PAGE_ALLOC_SHADOW_SHIFT) = 0;
 	return obj;

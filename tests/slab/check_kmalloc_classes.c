@@ -180,13 +180,14 @@ TEST(core, test_mid_table_every_size)
 	for (size = KMALLOC_SMALL_MAX + 1; size <= KMALLOC_MAX_CACHE_SIZE; size++) {
 		struct kmem_cache *s = kmalloc_slab(size);
 		struct pcp_cache *want;
-		void *p, *q;
+		void *p, *q, *last;
 
 		ck_assert_ptr_nonnull(s);
 		/* make the class and fill this CPU's magazine */
 		p = kmalloc(size, GFP_KERNEL);
 		ck_assert_ptr_nonnull(p);
 		kfree_fast(p);
+		last = p;
 		want = s->pcp;
 		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) &&
 		    s->mark_mul != 1ULL << (64 - PAGE_ALLOC_SHADOW_SHIFT))
@@ -195,10 +196,9 @@ TEST(core, test_mid_table_every_size)
 			want = PCP_BYPASS;
 		ck_assert_msg(kmalloc_mid_pcp[(size + 255) >> KMALLOC_MID_SHIFT] == want,
 			      "size %zu: entry is not %s's magazines", size, s->name);
-		p = kmalloc_mid_fast(size);
-		if (!p)		/* a miss (no rseq here, bypass): kmalloc's route */
-			p = kmalloc(size, GFP_KERNEL);
-		else
+		/* a hit when this CPU's magazine holds the block just freed */
+		p = kmalloc_mid_fast(size, GFP_KERNEL);
+		if (p && want != PCP_BYPASS && p == last)
 			served++;
 		q = kmalloc(size, GFP_KERNEL);
 		ck_assert_ptr_nonnull(p);
