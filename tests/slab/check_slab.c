@@ -1295,17 +1295,17 @@ END_TEST
  * A flush does its per-object work (the mark's check and store, the free
  * pointer) before it takes the cache lock, and only splices the detached
  * runs under it: the lock's hold time is per run, not per object, and a
- * cold object's miss (or here a page fault) never holds it. The objects'
- * pages are made PROT_NONE before the flush; the SIGSEGV handler notes
- * whether the cache lock was held at each first touch.
+ * cold object's miss (or here a page fault) never holds it. The pages of
+ * one slab whose objects are all flushed are made PROT_NONE before the
+ * flush; the SIGSEGV handler notes whether the cache lock was held at
+ * each first touch.
  */
 TEST(core, test_flush_touches_objects_unlocked)
 {
 	struct sigaction sa = { .sa_sigaction = fresh_segv, .sa_flags = SA_SIGINFO }, old;
-	enum { N = 12 };
-	void *objs[N];
-	uintptr_t lo = UINTPTR_MAX, hi = 0;
-	int i;
+	void *objs[64];
+	struct page *slab;
+	int i, n;
 
 	fresh_faults = fresh_faults_locked = 0;
 	fresh_cache = kmem_cache_create("flush-unlocked", 2000, 0, 0, NULL);
@@ -1313,23 +1313,20 @@ TEST(core, test_flush_touches_objects_unlocked)
 		kmem_cache_destroy(fresh_cache);
 		return;
 	}
-	ck_assert_int_eq(slab_alloc_bulk(fresh_cache, GFP_KERNEL, objs, N, 0), N);
-	for (i = 0; i < N; i++) {
-		struct page *slab = virt_to_slab(objs[i]);
-		uintptr_t b = (uintptr_t)slab_base(slab);
-
-		lo = b < lo ? b : lo;
-		b += PAGE_SIZE << slab->slab_order;
-		hi = b > hi ? b : hi;
-	}
-	/* the test's slabs, and whatever lies between them, for the handler */
-	ck_assert_uint_le(hi - lo, 64 * PAGE_SIZE);
-	fresh_lo = lo;
-	fresh_hi = hi;
+	/* a new cache's first refill of one slab's worth: that whole slab */
+	n = (int)fresh_cache->objects;
+	ck_assert_int_le(n, (int)ARRAY_SIZE(objs));
+	ck_assert_int_eq(slab_alloc_bulk(fresh_cache, GFP_KERNEL, objs, n, 0), n);
+	slab = virt_to_slab(objs[0]);
+	ck_assert_ptr_nonnull(slab);
+	for (i = 1; i < n; i++)
+		ck_assert_ptr_eq(virt_to_slab(objs[i]), slab);
+	fresh_lo = (uintptr_t)slab_base(slab);
+	fresh_hi = fresh_lo + (PAGE_SIZE << slab->slab_order);
 	ck_assert_int_eq(sigaction(SIGSEGV, &sa, &old), 0);
-	ck_assert_int_eq(mprotect((void *)lo, hi - lo, PROT_NONE), 0);
-	slab_free_bulk(fresh_cache, objs, N, 0);
-	mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE);
+	ck_assert_int_eq(mprotect((void *)fresh_lo, fresh_hi - fresh_lo, PROT_NONE), 0);
+	slab_free_bulk(fresh_cache, objs, n, 0);
+	mprotect((void *)fresh_lo, fresh_hi - fresh_lo, PROT_READ | PROT_WRITE);
 	ck_assert_int_eq(sigaction(SIGSEGV, &old, NULL), 0);
 	ck_assert_int_gt(fresh_faults, 0);
 	ck_assert_int_eq(fresh_faults_locked, 0);
