@@ -342,20 +342,28 @@ static void adapt_want_met(int cpu, unsigned long bytes)
 }
 
 /*
- * The size a new magazine of CPU @c gets: the cache's fixed limit, or
- * (adaptive) the CPU's own size, which starts at the lower bound.
+ * First use of CPU @c of @pc (adaptive), or the first after a drain: the
+ * start size; its two fixed-size magazines come with it (room unchanged).
+ * Out of line: once per CPU and cache. The window (its marks and count)
+ * starts with the CPU (pcp_get_cpu) or the drain (adapt_reset_locked).
  */
-static unsigned int cpu_mag_size(struct pcp_cache *pc, struct pcp_cpu *c)
+static __slowpath void adapt_cpu_init(struct pcp_cache *pc,
+				      struct pcp_cpu *c)
+{
+	c->base = c->cap = adapt_cap_bytes(pc, adapt_start(pc));
+	adapt_account(pc, c, adapt_start(pc));
+}
+
+/*
+ * The size a new magazine of CPU @c gets: the cache's fixed limit, or
+ * (adaptive) the CPU's own size, which starts at the fixed size.
+ */
+static inline unsigned int cpu_mag_size(struct pcp_cache *pc, struct pcp_cpu *c)
 {
 	if (!READ_ONCE(pcp_adapt_on))
 		return READ_ONCE(pc->limit);
-	if (!c->size) {
-		/* its two fixed-size magazines come with it: room unchanged */
-		c->base = c->cap = adapt_cap_bytes(pc, adapt_start(pc));
-		adapt_account(pc, c, adapt_start(pc));
-		c->low = c->win_low = ~0ull;
-		c->win_quiet = 0;
-	}
+	if (unlikely(!c->size))
+		adapt_cpu_init(pc, c);
 	return c->size;
 }
 
@@ -392,10 +400,30 @@ static bool mag_depot_size_ok(const struct pcp_cache *pc,
  * above (refill, flush) or to the depot (get, put). Bonwick's contention
  * signal, tcmalloc's miss; a swap with the spare is not one.
  */
-static void adapt_miss(struct pcp_cpu *c)
+static inline void adapt_miss(struct pcp_cpu *c)
 {
-	if (READ_ONCE(pcp_adapt_on))
-		c->win_miss++;
+	if (!IS_ENABLED(CONFIG_PERCPU_STATS) && READ_ONCE(pcp_adapt_on))
+		c->misses++;
+}
+
+/*
+ * Trips so far: with PERCPU_STATS the four counters each trip bumps anyway
+ * (a slow path pays nothing more for adapting), else adapt_miss()'s count.
+ */
+static inline uint64_t adapt_misses(const struct pcp_cpu *c)
+{
+	if (!IS_ENABLED(CONFIG_PERCPU_STATS))
+		return c->misses;
+	return c->stat[PCP_STAT_REFILL] + c->stat[PCP_STAT_FLUSH] +
+	       c->stat[PCP_STAT_DEPOT_GET] + c->stat[PCP_STAT_DEPOT_PUT];
+}
+
+/* A new window of CPU @c: its count, its misses' start, its low-water mark. */
+static void adapt_window_start(struct pcp_cpu *c)
+{
+	c->win_left = PCP_ADAPT_WINDOW;
+	c->miss_snap = adapt_misses(c);
+	c->win_low = ~0ull;
 }
 
 /*
@@ -412,28 +440,23 @@ static void adapt_miss(struct pcp_cpu *c)
  * wanted (at most half, not below the floor) and gives the difference.
  * Counted on the slow path only, in the same order in every mode, so that
  * the simulator takes the same decisions as a real run.
+ * adapt_window() is the window's end (every PCP_ADAPT_WINDOW-th slow path).
  * Return: true when the CPU shrank and must shed its spare (the caller
  * does it: adapt_shed_locked).
  */
-static bool adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
+static noinline bool adapt_window(struct pcp_cache *pc,
+				  struct pcp_cpu *c)
 {
-	unsigned int size, hi, want;
+	unsigned int size = cpu_mag_size(pc, c), hi, want;
 	unsigned long need, per;
 	bool unused, missed, drain = false;
 
-	if (!READ_ONCE(pcp_adapt_on))
-		return false;
-	size = cpu_mag_size(pc, c);
-	if (held < c->low)
-		c->low = held;
-	if (held < c->win_low)
-		c->win_low = held;
-	if (++c->win_slow < PCP_ADAPT_WINDOW)
-		return false;
+	if (c->win_low < c->low)	/* the reaper's mark, window by window */
+		c->low = c->win_low;
 	hi = adapt_hi(pc);
 	want = min_t(unsigned int, 2 * size, hi);
 	unused = c->win_low >= (size + 1) / 2;
-	missed = 2 * c->win_miss >= c->win_slow;
+	missed = 2 * (adapt_misses(c) - c->miss_snap) >= PCP_ADAPT_WINDOW;
 	c->win_quiet = unused && !missed ? c->win_quiet + 1 : 0;
 	if (!unused && missed && want > size &&
 	    __atomic_load_n(&adapt_acct[c->cpu].used, __ATOMIC_RELAXED) -
@@ -469,9 +492,28 @@ static bool adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
 		c->win_quiet = 0;
 		drain = true;
 	}
-	c->win_slow = c->win_miss = 0;
-	c->win_low = ~0ull;
+	adapt_window_start(c);
 	return drain;
+}
+
+/*
+ * What every slow path pays (inline, a few instructions; the rest once a
+ * window, out of line): the window's low-water mark and its count. The
+ * reaper's mark (c->low) is folded in at the window's end and read with
+ * the open window's (adapt_reap_locked), not kept on every slow path: on
+ * rows whose every operation is a slow path (mt_256k) the bookkeeping
+ * cost 3-8% of CPU time (docs/percpu.md, "Adaptive sizing").
+ */
+static inline bool adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c,
+			      uint64_t held)
+{
+	if (!READ_ONCE(pcp_adapt_on))
+		return false;
+	if (held < c->win_low)
+		c->win_low = held;
+	if (likely(--c->win_left))
+		return false;
+	return adapt_window(pc, c);
 }
 
 /*
@@ -492,7 +534,9 @@ static void adapt_reset_locked(struct pcp_cache *pc, struct pcp_cpu *c)
 			   __ATOMIC_RELAXED);
 	c->acct = c->cap = c->base = 0;
 	c->size = 0;
-	c->win_slow = c->win_miss = 0;
+	c->low = ~0ull;
+	c->win_quiet = 0;
+	adapt_window_start(c);
 }
 
 /*
@@ -504,15 +548,17 @@ static void adapt_reset_locked(struct pcp_cache *pc, struct pcp_cpu *c)
  * Except on a CPU below its start size: it gave that capacity to other
  * caches, and the depot's empties of the start size would take it back.
  */
-static struct pcp_mag *mag_fit(struct pcp_cache *pc, struct pcp_cpu *c,
-			       struct pcp_mag *m)
+static inline struct pcp_mag *mag_fit(struct pcp_cache *pc, struct pcp_cpu *c,
+				      struct pcp_mag *m)
 {
 	unsigned int size;
 
 	if (!m || !READ_ONCE(pcp_adapt_on))
 		return m;
 	size = cpu_mag_size(pc, c);
-	if (m->size < size || (m->size > size && size < adapt_start(pc))) {
+	if (likely(m->size == size))
+		return m;
+	if (m->size < size || size < adapt_start(pc)) {
 		mag_free(m);
 		m = NULL;
 	}
@@ -825,6 +871,8 @@ static struct pcp_cpu *pcp_get_cpu(struct pcp_cache *pc, int cpu)
 		if (c) {
 			c->mag = &pcp_empty_mag;
 			c->cpu = cpu;
+			c->low = ~0ull;
+			adapt_window_start(c);
 			owned_init(&c->lock);
 			/* the header stays zero (both fast paths miss) until
 			 * the first slow path loads a magazine */
@@ -1482,7 +1530,7 @@ static void adapt_reap_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 {
 	unsigned int lo = adapt_floor(pc), want = c->size;
 	uint64_t held = loaded_count(pc, c) + (c->spare ? c->spare->count : 0);
-	uint64_t low = min_t(uint64_t, c->low, held);
+	uint64_t low = min_t(uint64_t, min_t(uint64_t, c->low, c->win_low), held);
 
 	if (idle)	/* drained already: growth goes, a shrink stays */
 		want = min_t(unsigned int, c->size, adapt_start(pc));
