@@ -165,6 +165,13 @@ static void adapt_shed_locked(struct pcp_cache *pc, struct pcp_cpu *c);
 #define PCP_ADAPT_WINDOW	16u
 /* Windows in a row with objects unused before a cache gives room. */
 #define PCP_ADAPT_QUIET		2u
+/*
+ * Slow paths per window of a CPU whose bounds leave it one size (its start
+ * is both its floor and its upper bound: the one-object magazines of the
+ * 128-256 KiB classes): nothing to decide, so its windows end this seldom
+ * (a bounds change reaches it within as many slow paths, or at a drain).
+ */
+#define PCP_ADAPT_ONE_SIZE_WINDOW	65536u
 
 bool pcp_adapt_on = PCP_ADAPT_DEFAULT;
 static unsigned long adapt_min_bytes = PCP_ADAPT_MIN_BYTES;
@@ -454,6 +461,12 @@ static noinline bool adapt_window(struct pcp_cache *pc,
 	if (c->win_low < c->low)	/* the reaper's mark, window by window */
 		c->low = c->win_low;
 	hi = adapt_hi(pc);
+	if (hi <= size && size <= adapt_floor(pc)) {
+		c->win_quiet = 0;
+		adapt_window_start(c);
+		c->win_left = PCP_ADAPT_ONE_SIZE_WINDOW;
+		return false;
+	}
 	want = min_t(unsigned int, 2 * size, hi);
 	unused = c->win_low >= (size + 1) / 2;
 	missed = 2 * (adapt_misses(c) - c->miss_snap) >= PCP_ADAPT_WINDOW;
