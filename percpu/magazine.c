@@ -177,6 +177,8 @@ bool pcp_adapt_on = PCP_ADAPT_DEFAULT;
 static unsigned long adapt_min_bytes = PCP_ADAPT_MIN_BYTES;
 static unsigned long adapt_max_bytes = PCP_ADAPT_MAX_BYTES;
 static unsigned long adapt_budget = PCP_ADAPT_BUDGET_KB * 1024ul;
+/* Bumped by each change of the bounds: a CPU's copy of them is stale. */
+static unsigned int adapt_gen = 1;
 /*
  * Each CPU's accounts, over every cache (one struct, so that the CPUs a
  * process runs on touch one page of them, not three):
@@ -222,6 +224,7 @@ int pcp_adapt_set_bounds(unsigned long min_bytes, unsigned long max_bytes,
 	WRITE_ONCE(adapt_max_bytes, hi);
 	if (budget_kb)
 		WRITE_ONCE(adapt_budget, budget_kb * 1024ul);
+	__atomic_add_fetch(&adapt_gen, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -354,9 +357,23 @@ static void adapt_want_met(int cpu, unsigned long bytes)
  * Out of line: once per CPU and cache. The window (its marks and count)
  * starts with the CPU (pcp_get_cpu) or the drain (adapt_reset_locked).
  */
+/*
+ * CPU @c's copy of @pc's bounds in objects (a window's end reads them: two
+ * divisions by the object size a window were most of what a window cost).
+ * Taken again after a bounds change (adapt_gen) or a drain (a new limit
+ * drains every CPU).
+ */
+static void adapt_cpu_bounds(struct pcp_cache *pc, struct pcp_cpu *c)
+{
+	c->hi = (uint16_t)adapt_hi(pc);
+	c->floor = (uint16_t)adapt_floor(pc);
+	c->gen = READ_ONCE(adapt_gen);
+}
+
 static __slowpath void adapt_cpu_init(struct pcp_cache *pc,
 				      struct pcp_cpu *c)
 {
+	adapt_cpu_bounds(pc, c);
 	c->base = c->cap = adapt_cap_bytes(pc, adapt_start(pc));
 	adapt_account(pc, c, adapt_start(pc));
 }
@@ -460,8 +477,10 @@ static noinline bool adapt_window(struct pcp_cache *pc,
 
 	if (c->win_low < c->low)	/* the reaper's mark, window by window */
 		c->low = c->win_low;
-	hi = adapt_hi(pc);
-	if (hi <= size && size <= adapt_floor(pc)) {
+	if (unlikely(c->gen != READ_ONCE(adapt_gen)))
+		adapt_cpu_bounds(pc, c);
+	hi = c->hi;
+	if (hi <= size && size <= c->floor) {
 		c->win_quiet = 0;
 		adapt_window_start(c);
 		c->win_left = PCP_ADAPT_ONE_SIZE_WINDOW;
@@ -488,7 +507,7 @@ static noinline bool adapt_window(struct pcp_cache *pc,
 			__atomic_store_n(&adapt_acct[c->cpu].wanter, c,
 					 __ATOMIC_RELAXED);
 		}
-	} else if (c->win_quiet >= PCP_ADAPT_QUIET && size > adapt_floor(pc) &&
+	} else if (c->win_quiet >= PCP_ADAPT_QUIET && size > c->floor &&
 		   __atomic_load_n(&adapt_acct[c->cpu].want, __ATOMIC_RELAXED) &&
 		   __atomic_load_n(&adapt_acct[c->cpu].wanter,
 				   __ATOMIC_RELAXED) != c) {
@@ -497,7 +516,7 @@ static noinline bool adapt_window(struct pcp_cache *pc,
 		need = __atomic_load_n(&adapt_acct[c->cpu].want, __ATOMIC_RELAXED);
 		need = (need + per - 1) / per;
 		want = size - (unsigned int)min_t(unsigned long, need, size / 2);
-		want = max_t(unsigned int, adapt_floor(pc), want);
+		want = max_t(unsigned int, c->floor, want);
 		adapt_want_met(c->cpu, c->cap - adapt_cap_bytes(pc, want));
 		adapt_account(pc, c, want);
 		pcp_stat(c, PCP_STAT_SHRINK);
