@@ -685,6 +685,30 @@ TEST(core, test_adapt_growth_is_paid_by_other_caches)
 }
 END_TEST
 
+/*
+ * A change of the bounds reaches CPUs already running: each keeps its
+ * cache's bounds in objects (a window's end read them with two divisions
+ * by the object size), taken again when the bounds change. Here 2048 bytes
+ * (32 objects) stop growth at 32; raised to 4096, the next windows grow
+ * 32 -> 64 (7.5 KiB of the giver's 8). A stale copy stayed at 32.
+ */
+TEST(core, test_adapt_bounds_change_reaches_running_cpus)
+{
+	enum { N = 2000 };
+	struct pcp_cache *pc = t_adaptive(256, 2048, 4096, 4), *g;
+
+	t_alloc_range(pc, 0, 100);	/* asks for room */
+	g = t_giver();
+	t_alloc_range(pc, 100, N);
+	ck_assert_uint_eq(mag_hi(pc), 32);
+	ck_assert_int_eq(pcp_adapt_set_bounds(256, 4096, 4096), 0);
+	t_alloc_range(pc, N, 2 * N);
+	ck_assert_uint_eq(mag_hi(pc), 64);
+	t_free_range(pc, 0, 2 * N);
+	t_adaptive_destroy(pc, g);
+}
+END_TEST
+
 /* The per-CPU budget stops growth: 4 KiB is two magazines of 32 objects
  * of 64 bytes beyond the start size of 4 (so 32 after 4 -> 8 -> 16 -> 32),
  * though the upper bound allows 1024 and the giver's room 64. */
