@@ -35,11 +35,14 @@ struct pcp_cpu {
 	uint64_t idle_snap;		/* state at the last reaper pass */
 	/* adaptive sizing (pcp_adapt_on; docs/percpu.md "Adaptive sizing") */
 	unsigned int size;		/* magazine size in objects; 0 = not yet set */
-	unsigned int win_slow;		/* slow paths in the current window */
-	unsigned int win_miss;		/* of them, trips to the layer above */
+	unsigned int win_left;		/* slow paths left in the current window */
+	unsigned int misses;		/* trips to the layer above (without PERCPU_STATS) */
+	uint16_t hi, floor;		/* the cache's bounds in objects, as of @gen */
+	uint64_t miss_snap;		/* trips when the window started */
 	uint64_t low;			/* objects held: low-water mark since the last pass */
 	uint64_t win_low;		/* the same, over the current window */
 	unsigned int win_quiet;		/* windows in a row with objects unused, few misses */
+	unsigned int gen;		/* adapt_gen when @hi and @floor were taken */
 	unsigned long acct;		/* bytes of growth in the CPU's budget account */
 	unsigned long base;		/* two magazines at the start size, in bytes */
 	unsigned long cap;		/* two magazines at @size, in bytes */

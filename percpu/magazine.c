@@ -172,11 +172,20 @@ static void adapt_shed_locked(struct pcp_cache *pc, struct pcp_cpu *c);
 #define PCP_ADAPT_WINDOW	16u
 /* Windows in a row with objects unused before a cache gives room. */
 #define PCP_ADAPT_QUIET		2u
+/*
+ * Slow paths per window of a CPU whose bounds leave it one size (its start
+ * is both its floor and its upper bound: the one-object magazines of the
+ * 128-256 KiB classes): nothing to decide, so its windows end this seldom
+ * (a bounds change reaches it within as many slow paths, or at a drain).
+ */
+#define PCP_ADAPT_ONE_SIZE_WINDOW	65536u
 
 bool pcp_adapt_on = PCP_ADAPT_DEFAULT;
 static unsigned long adapt_min_bytes = PCP_ADAPT_MIN_BYTES;
 static unsigned long adapt_max_bytes = PCP_ADAPT_MAX_BYTES;
 static unsigned long adapt_budget = PCP_ADAPT_BUDGET_KB * 1024ul;
+/* Bumped by each change of the bounds: a CPU's copy of them is stale. */
+static unsigned int adapt_gen = 1;
 /*
  * Each CPU's accounts, over every cache (one struct, so that the CPUs a
  * process runs on touch one page of them, not three):
@@ -222,6 +231,7 @@ int pcp_adapt_set_bounds(unsigned long min_bytes, unsigned long max_bytes,
 	WRITE_ONCE(adapt_max_bytes, hi);
 	if (budget_kb)
 		WRITE_ONCE(adapt_budget, budget_kb * 1024ul);
+	__atomic_add_fetch(&adapt_gen, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -349,20 +359,42 @@ static void adapt_want_met(int cpu, unsigned long bytes)
 }
 
 /*
- * The size a new magazine of CPU @c gets: the cache's fixed limit, or
- * (adaptive) the CPU's own size, which starts at the lower bound.
+ * First use of CPU @c of @pc (adaptive), or the first after a drain: the
+ * start size; its two fixed-size magazines come with it (room unchanged).
+ * Out of line: once per CPU and cache. The window (its marks and count)
+ * starts with the CPU (pcp_get_cpu) or the drain (adapt_reset_locked).
  */
-static unsigned int cpu_mag_size(struct pcp_cache *pc, struct pcp_cpu *c)
+/*
+ * CPU @c's copy of @pc's bounds in objects (a window's end reads them: two
+ * divisions by the object size a window were most of what a window cost).
+ * Taken again after a bounds change (adapt_gen) or a drain (a new limit
+ * drains every CPU).
+ */
+static void adapt_cpu_bounds(struct pcp_cache *pc, struct pcp_cpu *c)
+{
+	c->hi = (uint16_t)adapt_hi(pc);
+	c->floor = (uint16_t)adapt_floor(pc);
+	c->gen = READ_ONCE(adapt_gen);
+}
+
+static __slowpath void adapt_cpu_init(struct pcp_cache *pc,
+				      struct pcp_cpu *c)
+{
+	adapt_cpu_bounds(pc, c);
+	c->base = c->cap = adapt_cap_bytes(pc, adapt_start(pc));
+	adapt_account(pc, c, adapt_start(pc));
+}
+
+/*
+ * The size a new magazine of CPU @c gets: the cache's fixed limit, or
+ * (adaptive) the CPU's own size, which starts at the fixed size.
+ */
+static inline unsigned int cpu_mag_size(struct pcp_cache *pc, struct pcp_cpu *c)
 {
 	if (!READ_ONCE(pcp_adapt_on))
 		return READ_ONCE(pc->limit);
-	if (!c->size) {
-		/* its two fixed-size magazines come with it: room unchanged */
-		c->base = c->cap = adapt_cap_bytes(pc, adapt_start(pc));
-		adapt_account(pc, c, adapt_start(pc));
-		c->low = c->win_low = ~0ull;
-		c->win_quiet = 0;
-	}
+	if (unlikely(!c->size))
+		adapt_cpu_init(pc, c);
 	return c->size;
 }
 
@@ -399,10 +431,30 @@ static bool mag_depot_size_ok(const struct pcp_cache *pc,
  * above (refill, flush) or to the depot (get, put). Bonwick's contention
  * signal, tcmalloc's miss; a swap with the spare is not one.
  */
-static void adapt_miss(struct pcp_cpu *c)
+static inline void adapt_miss(struct pcp_cpu *c)
 {
-	if (READ_ONCE(pcp_adapt_on))
-		c->win_miss++;
+	if (!IS_ENABLED(CONFIG_PERCPU_STATS) && READ_ONCE(pcp_adapt_on))
+		c->misses++;
+}
+
+/*
+ * Trips so far: with PERCPU_STATS the four counters each trip bumps anyway
+ * (a slow path pays nothing more for adapting), else adapt_miss()'s count.
+ */
+static inline uint64_t adapt_misses(const struct pcp_cpu *c)
+{
+	if (!IS_ENABLED(CONFIG_PERCPU_STATS))
+		return c->misses;
+	return c->stat[PCP_STAT_REFILL] + c->stat[PCP_STAT_FLUSH] +
+	       c->stat[PCP_STAT_DEPOT_GET] + c->stat[PCP_STAT_DEPOT_PUT];
+}
+
+/* A new window of CPU @c: its count, its misses' start, its low-water mark. */
+static void adapt_window_start(struct pcp_cpu *c)
+{
+	c->win_left = PCP_ADAPT_WINDOW;
+	c->miss_snap = adapt_misses(c);
+	c->win_low = ~0ull;
 }
 
 /*
@@ -419,28 +471,31 @@ static void adapt_miss(struct pcp_cpu *c)
  * wanted (at most half, not below the floor) and gives the difference.
  * Counted on the slow path only, in the same order in every mode, so that
  * the simulator takes the same decisions as a real run.
+ * adapt_window() is the window's end (every PCP_ADAPT_WINDOW-th slow path).
  * Return: true when the CPU shrank and must shed its spare (the caller
  * does it: adapt_shed_locked).
  */
-static bool adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
+static noinline bool adapt_window(struct pcp_cache *pc,
+				  struct pcp_cpu *c)
 {
-	unsigned int size, hi, want;
+	unsigned int size = cpu_mag_size(pc, c), hi, want;
 	unsigned long need, per;
 	bool unused, missed, drain = false;
 
-	if (!READ_ONCE(pcp_adapt_on))
+	if (c->win_low < c->low)	/* the reaper's mark, window by window */
+		c->low = c->win_low;
+	if (unlikely(c->gen != READ_ONCE(adapt_gen)))
+		adapt_cpu_bounds(pc, c);
+	hi = c->hi;
+	if (hi <= size && size <= c->floor) {
+		c->win_quiet = 0;
+		adapt_window_start(c);
+		c->win_left = PCP_ADAPT_ONE_SIZE_WINDOW;
 		return false;
-	size = cpu_mag_size(pc, c);
-	if (held < c->low)
-		c->low = held;
-	if (held < c->win_low)
-		c->win_low = held;
-	if (++c->win_slow < PCP_ADAPT_WINDOW)
-		return false;
-	hi = adapt_hi(pc);
+	}
 	want = min_t(unsigned int, 2 * size, hi);
 	unused = c->win_low >= (size + 1) / 2;
-	missed = 2 * c->win_miss >= c->win_slow;
+	missed = 2 * (adapt_misses(c) - c->miss_snap) >= PCP_ADAPT_WINDOW;
 	c->win_quiet = unused && !missed ? c->win_quiet + 1 : 0;
 	if (!unused && missed && want > size &&
 	    __atomic_load_n(&adapt_acct[c->cpu].used, __ATOMIC_RELAXED) -
@@ -459,7 +514,7 @@ static bool adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
 			__atomic_store_n(&adapt_acct[c->cpu].wanter, c,
 					 __ATOMIC_RELAXED);
 		}
-	} else if (c->win_quiet >= PCP_ADAPT_QUIET && size > adapt_floor(pc) &&
+	} else if (c->win_quiet >= PCP_ADAPT_QUIET && size > c->floor &&
 		   __atomic_load_n(&adapt_acct[c->cpu].want, __ATOMIC_RELAXED) &&
 		   __atomic_load_n(&adapt_acct[c->cpu].wanter,
 				   __ATOMIC_RELAXED) != c) {
@@ -468,7 +523,7 @@ static bool adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
 		need = __atomic_load_n(&adapt_acct[c->cpu].want, __ATOMIC_RELAXED);
 		need = (need + per - 1) / per;
 		want = size - (unsigned int)min_t(unsigned long, need, size / 2);
-		want = max_t(unsigned int, adapt_floor(pc), want);
+		want = max_t(unsigned int, c->floor, want);
 		adapt_want_met(c->cpu, c->cap - adapt_cap_bytes(pc, want));
 		adapt_account(pc, c, want);
 		pcp_stat(c, PCP_STAT_SHRINK);
@@ -476,9 +531,28 @@ static bool adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
 		c->win_quiet = 0;
 		drain = true;
 	}
-	c->win_slow = c->win_miss = 0;
-	c->win_low = ~0ull;
+	adapt_window_start(c);
 	return drain;
+}
+
+/*
+ * What every slow path pays (inline, a few instructions; the rest once a
+ * window, out of line): the window's low-water mark and its count. The
+ * reaper's mark (c->low) is folded in at the window's end and read with
+ * the open window's (adapt_reap_locked), not kept on every slow path: on
+ * rows whose every operation is a slow path (mt_256k) the bookkeeping
+ * cost 3-8% of CPU time (docs/percpu.md, "Adaptive sizing").
+ */
+static inline bool adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c,
+			      uint64_t held)
+{
+	if (!READ_ONCE(pcp_adapt_on))
+		return false;
+	if (held < c->win_low)
+		c->win_low = held;
+	if (likely(--c->win_left))
+		return false;
+	return adapt_window(pc, c);
 }
 
 /*
@@ -499,7 +573,9 @@ static void adapt_reset_locked(struct pcp_cache *pc, struct pcp_cpu *c)
 			   __ATOMIC_RELAXED);
 	c->acct = c->cap = c->base = 0;
 	c->size = 0;
-	c->win_slow = c->win_miss = 0;
+	c->low = ~0ull;
+	c->win_quiet = 0;
+	adapt_window_start(c);
 }
 
 /*
@@ -511,15 +587,17 @@ static void adapt_reset_locked(struct pcp_cache *pc, struct pcp_cpu *c)
  * Except on a CPU below its start size: it gave that capacity to other
  * caches, and the depot's empties of the start size would take it back.
  */
-static struct pcp_mag *mag_fit(struct pcp_cache *pc, struct pcp_cpu *c,
-			       struct pcp_mag *m)
+static inline struct pcp_mag *mag_fit(struct pcp_cache *pc, struct pcp_cpu *c,
+				      struct pcp_mag *m)
 {
 	unsigned int size;
 
 	if (!m || !READ_ONCE(pcp_adapt_on))
 		return m;
 	size = cpu_mag_size(pc, c);
-	if (m->size < size || (m->size > size && size < adapt_start(pc))) {
+	if (likely(m->size == size))
+		return m;
+	if (m->size < size || size < adapt_start(pc)) {
 		mag_free(m);
 		m = NULL;
 	}
@@ -832,6 +910,8 @@ static struct pcp_cpu *pcp_get_cpu(struct pcp_cache *pc, int cpu)
 		if (c) {
 			c->mag = &pcp_empty_mag;
 			c->cpu = cpu;
+			c->low = ~0ull;
+			adapt_window_start(c);
 			owned_init(&c->lock);
 			/* the header stays zero (both fast paths miss) until
 			 * the first slow path loads a magazine */
@@ -1580,7 +1660,7 @@ static void adapt_reap_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 {
 	unsigned int lo = adapt_floor(pc), want = c->size;
 	uint64_t held = loaded_count(pc, c) + (c->spare ? c->spare->count : 0);
-	uint64_t low = min_t(uint64_t, c->low, held);
+	uint64_t low = min_t(uint64_t, min_t(uint64_t, c->low, c->win_low), held);
 
 	if (idle)	/* drained already: growth goes, a shrink stays */
 		want = min_t(unsigned int, c->size, adapt_start(pc));

@@ -808,6 +808,30 @@ TEST(core, test_adapt_growth_is_paid_by_other_caches)
 }
 END_TEST
 
+/*
+ * A change of the bounds reaches CPUs already running: each keeps its
+ * cache's bounds in objects (a window's end read them with two divisions
+ * by the object size), taken again when the bounds change. Here 2048 bytes
+ * (32 objects) stop growth at 32; raised to 4096, the next windows grow
+ * 32 -> 64 (7.5 KiB of the giver's 8). A stale copy stayed at 32.
+ */
+TEST(core, test_adapt_bounds_change_reaches_running_cpus)
+{
+	enum { N = 2000 };
+	struct pcp_cache *pc = t_adaptive(256, 2048, 4096, 4), *g;
+
+	t_alloc_range(pc, 0, 100);	/* asks for room */
+	g = t_giver();
+	t_alloc_range(pc, 100, N);
+	ck_assert_uint_eq(mag_hi(pc), 32);
+	ck_assert_int_eq(pcp_adapt_set_bounds(256, 4096, 4096), 0);
+	t_alloc_range(pc, N, 2 * N);
+	ck_assert_uint_eq(mag_hi(pc), 64);
+	t_free_range(pc, 0, 2 * N);
+	t_adaptive_destroy(pc, g);
+}
+END_TEST
+
 /* The per-CPU budget stops growth: 4 KiB is two magazines of 32 objects
  * of 64 bytes beyond the start size of 4 (so 32 after 4 -> 8 -> 16 -> 32),
  * though the upper bound allows 1024 and the giver's room 64. */
@@ -861,6 +885,51 @@ TEST(core, test_adapt_shrinks_on_low_water_then_idle)
 	t_alloc_range(pc, 0, 8);
 	t_free_range(pc, 0, 8);
 	t_adaptive_destroy(pc, g);
+}
+END_TEST
+
+/* Slow paths of @pc so far (adaptive: each one counts in a window). */
+static uint64_t slow_of(struct pcp_cache *pc)
+{
+	return stat_of(pc, PCP_STAT_ALLOC_SLOW) + stat_of(pc, PCP_STAT_FREE_SLOW);
+}
+
+/*
+ * The reaper's low-water mark includes the window still open: a cycle
+ * that empties the CPU (two magazines of 32 allocated, then freed) keeps
+ * it from halving at the next pass, also when every slow path of the
+ * cycle fell in a window that has not ended yet. The slow paths keep one
+ * mark per window (folded into the reaper's at its end), no longer the
+ * reaper's on every slow path: a pass that read only the folded mark
+ * halved the CPU, 32 -> 16, for objects it had just used. Without
+ * PERCPU_STATS the window's position is unknown: the cycles run all the
+ * same and no pass may halve.
+ */
+TEST(core, test_adapt_reaper_sees_the_open_window)
+{
+	/* PCP_ADAPT_WINDOW: slow paths per window (percpu/magazine.c) */
+	enum { N = 400, M = 64, WINDOW = 16 };
+	struct pcp_cache *pc = t_adaptive(256, 2048, 4096, 32);
+	uint64_t s0 = 0, s1 = 0;
+	int tries;
+
+	t_alloc_range(pc, 0, N);
+	t_free_range(pc, 0, N);		/* the CPU holds both magazines full */
+	for (tries = 0; tries < WINDOW; tries++) {
+		pcp_reap_all();		/* each period emptied the CPU: no shrink */
+		ck_assert_uint_eq(mag_hi(pc), 32);
+		s0 = slow_of(pc);
+		t_alloc_range(pc, 0, M);
+		t_free_range(pc, 0, M);
+		s1 = slow_of(pc);
+		if (s1 > s0 && s0 / WINDOW == s1 / WINDOW)
+			break;	/* the whole cycle inside the open window */
+	}
+	ck_stat(s1 > s0 && s0 / WINDOW == s1 / WINDOW);
+	pcp_reap_all();
+	ck_assert_uint_eq(mag_hi(pc), 32);
+	ck_stat(stat_of(pc, PCP_STAT_SHRINK) == 0);
+	t_adaptive_destroy(pc, NULL);
 }
 END_TEST
 
