@@ -830,6 +830,23 @@ static int print_jobs(const struct tune *tu, const struct tune_cli *o, const cha
 }
 
 /*
+ * A count field of a result line (" KEY=digits"): sscanf's %llu takes "-1"
+ * as 2^64-1 and saturates past 2^64, so the field is read again here.
+ * Return: true when KEY is followed by a number 0..2^64-1 and a space.
+ */
+static bool merge_count(const char *line, const char *key, unsigned long long *v)
+{
+	const char *p = strstr(line, key);
+	char *end;
+
+	if (!p || !(*(p += strlen(key)) >= '0' && *p <= '9'))
+		return false;
+	errno = 0;
+	*v = strtoull(p, &end, 10);
+	return !errno && *end == ' ';
+}
+
+/*
  * --merge FILE: the result lines of those jobs, in any order (other lines
  * are skipped), become round 1's jobs, the defaults last (tu->grid).
  * Return: 0, or 1 after saying what is wrong (with the line).
@@ -866,6 +883,33 @@ static int merge_results(struct tune *tu, const char *path)
 			fprintf(stderr, "uslab tune: --merge %s:%u: not a result line of this "
 				"version (uslab sim --result)\n", path, lineno);
 			goto bad;
+		}
+		/* counts, sizes and the hit rate as uslab sim prints them (a
+		 * damaged "res_peak=-1" was 16 EiB, "hit=7" a hit rate of 700%) */
+		{
+			static const char *const keys[] = { " res_peak=", " faults=",
+							    " page_ops=" };
+			unsigned long long *counts[] = { &peak, &faults, &pops };
+			const char *what = NULL, *is = "a count (0..2^64-1)";
+
+			for (unsigned int k = 0; k < ARRAY_SIZE(keys) && !what; k++)
+				if (!merge_count(line, keys[k], counts[k]))
+					what = keys[k] + 1;
+			if (!what && !isfinite(j.out.cost_ns))
+				what = "cost_ns=", is = "a finite time";
+			if (!what && !(isfinite(j.out.res_mean) && j.out.res_mean >= 0))
+				what = "res_mean=", is = "a mean of bytes (0 or more)";
+			if (!what && !(j.out.hit_rate >= 0 && j.out.hit_rate <= 1))
+				what = "hit=", is = "a hit rate (0..1)";
+			if (!what && !isfinite(j.out.ovh_mean))
+				what = "ovh_mean=", is = "a finite mean";
+			if (what) {
+				const char *v = strstr(line, what);
+
+				fprintf(stderr, "uslab tune: --merge %s:%u: %.*s is not %s\n",
+					path, lineno, (int)strcspn(v, " \n"), v, is);
+				goto bad;
+			}
 		}
 		if (strcmp(model, tu->model.calibrated ? "calibrated" : "built-in")) {
 			fprintf(stderr, "uslab tune: --merge %s:%u: simulated with the %s cost model, "
