@@ -309,6 +309,11 @@ struct tune {
 
 /* Round 1: the uniform grid and the defaults. Return: 0, -ENOMEM, -EIO when
  * a simulation failed (the others still ran), -errno of fork/pipe/wait. */
+/* Before a counted simulation: the program's writable file pages and the
+ * .bss after them get their own copies, its read-only file pages are
+ * mapped (tune's forked children and uslab sim alike, so that both count
+ * the same page faults and resident peak for the same setting). */
+void sim_own_program_pages(void);
 int tune_grid(struct tune *tu, const struct tune_space *sp);
 /* A job ranked by @key (time, memory, a frontier's overhead). */
 struct tune_rank {

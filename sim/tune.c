@@ -91,9 +91,12 @@ static void tune_fill_out(struct tune *tu, const struct sim_result *res,
  * its own copy here, and its read-only file pages are mapped, before
  * anything is timed (the clock's page: sim_segment_begin, for both). The parent's heap (the decoded
  * trace, only read) stays shared. Best effort: an older kernel
- * without MADV_POPULATE_WRITE counts as before.
+ * without MADV_POPULATE_WRITE counts as before. uslab sim does the same
+ * before its run (builtin-sim.c): without it, the defaults' run wrote a
+ * page of the program's .bss first inside its run and sim counted one
+ * fault and one resident page more than tune for the same setting.
  */
-static void tune_child_own_data(void)
+void sim_own_program_pages(void)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
 	char line[512];
@@ -128,7 +131,7 @@ static __attribute__((noreturn)) void tune_child(struct tune *tu, struct tune_jo
 	unsigned int c;
 	ssize_t w;
 
-	tune_child_own_data();
+	sim_own_program_pages();
 	sim_config_init(&cfg);
 	cfg.cpus = tu->t->cpus;
 	cfg.depot_limit = job->depot;

@@ -486,6 +486,7 @@ int cmd_sim(int argc, char **argv)
 	cfg.cpus = t.cpus;
 	if (!cfg.sample_every)	/* 1000 samples, when the trailer says how many events */
 		cfg.sample_every = t.n >= 1000 ? t.n / 1000 : (t.n ? 1 : 10000);
+	sim_own_program_pages();	/* as tune's children: the same faults */
 	err = sim_run(&t, &cfg, &res);
 	if (err) {
 		print_run_error(path, err, &t, &res);
