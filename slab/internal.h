@@ -52,6 +52,12 @@
 /* Slab orders are tried up to this before accepting fewer objects. */
 #define SLAB_PREFERRED_MAX_ORDER	3
 #define SLAB_MIN_OBJECTS		4
+/* Rule 1 of the order rule starts here (Kconfig SLAB_MIN_ORDER). */
+#ifdef CONFIG_SLAB_MIN_ORDER
+#define SLAB_MIN_ORDER			CONFIG_SLAB_MIN_ORDER
+#else
+#define SLAB_MIN_ORDER			0
+#endif
 #define SLAB_MIN_PARTIAL		2
 #define SLAB_MAX_PARTIAL		10
 

@@ -88,21 +88,21 @@ static bool order_fits(unsigned int size, unsigned int order,
 }
 
 /*
- * The slab order rule (docs/slab.md): the smallest order up to
- * SLAB_PREFERRED_MAX_ORDER that holds SLAB_MIN_OBJECTS objects with a tail
- * of at most CONFIG_SLAB_MAX_WASTE_PERCENT; failing that, the smallest order
- * up to MAX_PAGE_ORDER that holds one object within the waste bound;
- * failing that (objects just above a power of two pages), the order with
- * the least waste. Return: the order, or -EINVAL when no block is big
- * enough.
+ * The slab order rule (docs/slab.md): the smallest order from @min_order
+ * up to SLAB_PREFERRED_MAX_ORDER that holds SLAB_MIN_OBJECTS objects with
+ * a tail of at most CONFIG_SLAB_MAX_WASTE_PERCENT; failing that, the
+ * smallest order up to MAX_PAGE_ORDER that holds one object within the
+ * waste bound; failing that (objects just above a power of two pages), the
+ * order with the least waste. Return: the order, or -EINVAL when no block
+ * is big enough.
  */
-static int calculate_order(unsigned int size)
+static int calculate_order(unsigned int size, unsigned int min_order)
 {
 	unsigned int pct = CONFIG_SLAB_MAX_WASTE_PERCENT;
 	unsigned int order, best = 0;
 	size_t best_waste = SIZE_MAX;
 
-	for (order = 0; order <= SLAB_PREFERRED_MAX_ORDER &&
+	for (order = min_order; order <= SLAB_PREFERRED_MAX_ORDER &&
 			order <= MAX_PAGE_ORDER; order++)
 		if (order_fits(size, order, SLAB_MIN_OBJECTS, pct))
 			return (int)order;
@@ -187,7 +187,7 @@ static void slab_mark_layout(struct kmem_cache *s)
 int slab_calculate_layout(struct kmem_cache *s)
 {
 	unsigned int inuse, align;
-	int order;
+	int order, base_order;
 
 	if ((s->flags & SLAB_POISON) && !s->ctor &&
 	    !(s->flags & SLAB_TYPESAFE_BY_RCU))
@@ -242,7 +242,9 @@ int slab_calculate_layout(struct kmem_cache *s)
 	s->size = ALIGN_UP(s->red_left_pad + inuse, align);
 	slab_mark_layout(s);
 
-	order = calculate_order(s->size);
+	/* one page's order first: the kept empty slabs scale by the step */
+	base_order = calculate_order(s->size, 0);
+	order = calculate_order(s->size, SLAB_MIN_ORDER);
 	if (order < 0)
 		return order;
 	s->order = (unsigned int)order;
@@ -258,6 +260,10 @@ int slab_calculate_layout(struct kmem_cache *s)
 
 		s->min_partial = min_t(unsigned int, SLAB_MAX_PARTIAL,
 				       max_t(unsigned int, SLAB_MIN_PARTIAL, lg / 2));
+		/* as many bytes kept as with the one-page slab, one slab at least */
+		if (order > base_order)
+			s->min_partial = max_t(unsigned int, 1,
+					s->min_partial >> (order - base_order));
 	}
 	return 0;
 }

@@ -355,6 +355,78 @@ TEST(core, test_refill_makes_its_slabs_in_one_window)
 }
 END_TEST
 
+/*
+ * Small objects get slabs of 2^SLAB_MIN_ORDER pages (32 KiB by default),
+ * not one page: the kmalloc classes up to a page whose one-page slab held
+ * four objects (kmalloc-8 .. kmalloc-1k) are order 3 and keep at most as
+ * many bytes of empty slabs as before (one 32 KiB slab, not 2-5 pages).
+ */
+TEST_IF(SLAB_MIN_ORDER == 3 && IS_ENABLED(CONFIG_SLAB_KEEP_EMPTY), core,
+	test_small_objects_get_32k_slabs)
+{
+	unsigned int i;
+
+	for_each_kmalloc_class(i) {
+		struct kmem_cache *s = kmalloc_slab(kmalloc_info[i].size);
+
+		ck_assert_ptr_nonnull(s);
+		if (s->size * 4 > PAGE_SIZE)
+			continue;
+		ck_assert_msg(s->order == 3, "%s: order %u", s->name, s->order);
+		ck_assert_uint_eq(s->objects, (PAGE_SIZE << 3) / s->size);
+		ck_assert_msg(s->min_partial == 1, "%s: %u empty slabs kept",
+			      s->name, s->min_partial);
+	}
+}
+END_TEST
+
+/*
+ * A 32 KiB slab costs memory only as its objects are handed out: objects
+ * leave in address order and a slab's untouched pages are not written, so
+ * after one page's worth of objects the slab's later pages are still not
+ * resident.
+ */
+static bool test_page_resident(const void *p)
+{
+	unsigned char vec = 0;
+
+	ck_assert_int_eq(mincore((void *)((uintptr_t)p & PAGE_MASK), PAGE_SIZE, &vec), 0);
+	return vec & 1;
+}
+
+TEST_IF(SLAB_MIN_ORDER == 3, core, test_big_slab_touched_as_used)
+{
+	struct kmem_cache *s = kmem_cache_create("lazy-pages", 256, 0, 0, NULL);
+	unsigned int per_page, i;
+	void *first, *objs[64];
+	char *base;
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(s->order, 3);
+	per_page = PAGE_SIZE / s->size;
+	ck_assert_uint_le(per_page, ARRAY_SIZE(objs));
+	ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, &first, 1, 0), 1);
+	base = slab_base(virt_to_slab(first));
+	ck_assert_ptr_eq(first, base);
+	/* whatever the block held before: its pages past the first dropped */
+	ck_assert_int_eq(madvise(base + PAGE_SIZE, 7 * PAGE_SIZE, MADV_DONTNEED), 0);
+	/* the rest of page 0 and all of page 1 */
+	ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, objs, (int)(2 * per_page - 1), 0),
+			 (int)(2 * per_page - 1));
+	for (i = 0; i < 2 * per_page - 1; i++)
+		ck_assert_ptr_eq(virt_to_slab(objs[i]), virt_to_slab(first));
+	/* page 1 was touched by the refill itself (each object's mark) */
+	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+		ck_assert(test_page_resident(base + PAGE_SIZE));
+	for (i = 2; i < 8; i++)
+		ck_assert_msg(!test_page_resident(base + (size_t)i * PAGE_SIZE),
+			      "page %u of the slab touched before use", i);
+	slab_free_bulk(s, objs, (int)(2 * per_page - 1), 0);
+	slab_free_bulk(s, &first, 1, 0);
+	kmem_cache_destroy(s);
+}
+END_TEST
+
 TEST(core, test_kmalloc_ksize)
 {
 	size_t sz;
@@ -685,7 +757,7 @@ static int cmp_ptr(const void *a, const void *b)
  */
 TEST(core, test_free_bulk_runs)
 {
-	enum { N = 120, CHUNK = 37 };
+	enum { N = 600, CHUNK = 37 };	/* over three slabs of 32 KiB */
 	struct kmem_cache *s = kmem_cache_create("bulk-runs", 200, 0, 0, NULL);
 	void *objs[N], *order[N], *again[N];
 	unsigned int per, nslabs, i, j, k = 0;
