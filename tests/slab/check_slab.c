@@ -427,6 +427,71 @@ TEST_IF(SLAB_MIN_ORDER == 3, core, test_big_slab_touched_as_used)
 }
 END_TEST
 
+/*
+ * The classes whose marks live outside the objects (kmalloc above 1 KiB)
+ * write nothing into fresh objects for a program that does not write its
+ * blocks; once the program is seen writing them (the probe page of the
+ * last refill resident), a refill writes each page of its fresh objects
+ * ahead, leaving at most one probe page for the program.
+ */
+static bool test_obj_pages_resident(struct kmem_cache *s, void *obj,
+				    uintptr_t skip)
+{
+	uintptr_t p = (uintptr_t)obj & PAGE_MASK, end = (uintptr_t)obj + s->size;
+
+	for (; p < end; p += PAGE_SIZE)
+		if (p != skip && !test_page_resident((void *)p))
+			return false;
+	return true;
+}
+
+TEST_IF(IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) && !IS_ENABLED(CONFIG_SLAB_DEBUG_ON),
+	core, test_fresh_pages_written_ahead_only_for_writers)
+{
+	enum { HELD = 4096, BATCH = 8, ROUNDS = 4 };
+	struct kmem_cache *s = kmalloc_slab(4096);
+	static void *held[HELD], *objs[2][ROUNDS][BATCH];
+	unsigned int nheld = 0, w, r, i;
+
+	ck_assert_ptr_nonnull(s);
+	if (s->mark_mul == 1)
+		return;		/* no shadow (valgrind, a sanitizer): marks in the objects */
+	ck_assert_uint_eq(s->objects, BATCH);
+	/* no slab with objects left to hand out: every batch below is fresh */
+	while (!list_empty(&s->partial) || !list_empty(&s->empty)) {
+		ck_assert_uint_lt(nheld, HELD);
+		ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, &held[nheld++], 1, 0), 1);
+	}
+	WRITE_ONCE(s->prefault, false);
+	WRITE_ONCE(s->fresh_probe, 0);
+	for (w = 0; w < 2; w++) {
+		for (r = 0; r < ROUNDS; r++) {
+			ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, objs[w][r], BATCH, 0),
+					 BATCH);
+			for (i = 0; i < BATCH; i++) {
+				bool res = test_obj_pages_resident(s, objs[w][r][i],
+								   s->fresh_probe);
+
+				if (!w)		/* never written: nothing resident */
+					ck_assert_msg(!test_page_resident(objs[w][r][i]),
+						      "round %u: block %u touched", r, i);
+				else if (r)	/* written since round 0: ahead */
+					ck_assert_msg(res, "round %u: block %u not written ahead",
+						      r, i);
+			}
+			if (w)
+				for (i = 0; i < BATCH; i++)
+					memset(objs[w][r][i], 0x5a, s->object_size);
+		}
+	}
+	for (w = 0; w < 2; w++)
+		for (r = 0; r < ROUNDS; r++)
+			slab_free_bulk(s, objs[w][r], BATCH, 0);
+	for (i = 0; i < nheld; i++)
+		slab_free_bulk(s, &held[i], 1, 0);
+}
+END_TEST
+
 TEST(core, test_kmalloc_ksize)
 {
 	size_t sz;
