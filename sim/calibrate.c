@@ -470,24 +470,37 @@ static double fit_error(const struct fit_rows *fr, const double *x)
 	return fr->n ? sqrt(resid / fr->n) : 0;
 }
 
-/* Written as FILE.tmp and renamed; the folders of the default path made
+/* Written to a temporary beside FILE and renamed; the folders of the default path made
  * (@make_dirs), a FILE named by -o only where it is, as every other -o.
  * Return: 0, or 1 after saying why. */
 static int write_model(const char *out, bool make_dirs, const char *model, const double *x,
 		       double page_ns, double fault_ns, double resid)
 {
 	char tmp[4200];
+	mode_t mask;
 	FILE *f;
+	int fd;
 
 	if (make_dirs && mkdirs(out)) {
 		fprintf(stderr, "uslab calibrate: cannot create the folder of %s: %s\n", out,
 			strerror(errno));
 		return 1;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
-	f = fopen(tmp, "w");
+	/* A fresh name made with O_EXCL (mkstemp): a FILE.tmp left there, or a
+	 * symlink planted by name, is never followed or overwritten. */
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", out);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		fprintf(stderr, "uslab calibrate: %s: %s\n", out, strerror(errno));
+		return 1;
+	}
+	mask = umask(0);
+	umask(mask);
+	f = fchmod(fd, 0666 & ~mask) ? NULL : fdopen(fd, "w");
 	if (!f) {
 		fprintf(stderr, "uslab calibrate: %s: %s\n", out, strerror(errno));
+		close(fd);
+		unlink(tmp);
 		return 1;
 	}
 	fprintf(f, "# uslab cost model, written by `uslab calibrate` at %ld (Unix time)\n"

@@ -157,6 +157,10 @@ static void sim_segment_begin(struct sim_state *st)
 
 	if (!st->started) {
 		sim_prefault_stack();
+		/* the vDSO's data page, which the segments read the clock from:
+		 * its first read faults, in a forked child (tune) and not always
+		 * in a process that read the clock before */
+		now_ns(CLOCK_MONOTONIC);
 		/* the samples' array grows outside the library: room now */
 		if (!st->res->cap_samples && st->every != UINT64_MAX) {
 			struct sim_result *res = st->res;

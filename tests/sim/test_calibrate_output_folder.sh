@@ -3,7 +3,8 @@
 # -o does: a FILE whose folder does not exist is refused (exit 1, the path
 # named), no folder made and nothing written. Only the default path
 # ($USLAB_CALIBRATION, else ~/.cache/uslab/calibration) gets its folders
-# made. Before, -o /no/such/dir/model made /no/such/dir and wrote there.
+# made. Before, -o /no/such/dir/model made /no/such/dir and wrote there,
+# and the model went through FILE.tmp by a fixed name (a symlink followed).
 . "$(dirname "$0")/../lib.sh"
 run_rc "$U" calibrate -o "$T/no/such/model" >"$T/out" 2>"$T/err"
 [ "$rc" -eq 1 ] || fail "-o in a missing folder: exit $rc, not 1: $(cat "$T/err")"
@@ -16,6 +17,14 @@ HOME=$T/home USLAB_CALIBRATION= XDG_CACHE_HOME= "$U" calibrate >"$T/out" 2>"$T/e
 	fail "calibrate to the default path: $(cat "$T/err")"
 [ -s "$T/home/.cache/uslab/calibration" ] ||
 	fail "no model at the default path: $(ls -R "$T/home" 2>&1)"
+# the temporary is a fresh name: a symlink planted at FILE.tmp (the fixed
+# name used before) is not followed, its target not written
+echo victim >"$T/victim"
+ln -s "$T/victim" "$T/m.tmp"
 "$U" calibrate -o "$T/m" >/dev/null 2>"$T/err" || fail "-o in an existing folder: $(cat "$T/err")"
 grep -q '^hit_ns=' "$T/m" || fail "-o wrote no model"
-echo "calibrate -o makes no folder; the default path does"
+[ "$(cat "$T/victim")" = victim ] || fail "calibrate wrote through the symlink $T/m.tmp"
+[ "$(stat -c %a "$T/m")" = "$(printf '%o' $((0666 & ~$(umask))))" ] ||
+	fail "the model's mode $(stat -c %a "$T/m") is not 0666 less the umask $(umask)"
+ls "$T"/m.?????? 2>/dev/null && fail "a temporary is left: $(ls "$T"/m.??????)"
+echo "calibrate -o makes no folder; the default path does; no fixed temporary name"

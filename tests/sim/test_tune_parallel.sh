@@ -45,6 +45,15 @@ sed '2s/cost_ns=[0-9.]*/cost_ns=x/' "$T/results.txt" > "$T/bad.txt"
 run_rc "$U" tune "$T/pc.ustr" --merge "$T/bad.txt" --model-only > /dev/null 2> "$T/err"
 [ "$rc" -eq 1 ] && grep -q -- "--merge $T/bad.txt:2: not a result line" "$T/err" ||
 	fail "damaged result: exit $rc, $(cat "$T/err")"
+# a depot limit that is not one (was read as 0) or out of range: named
+for d in abc 12x 99999999; do
+	awk -v d="$d" '!done && /depot=0 /{ sub(/depot=0 /, "depot=" d " "); done = 1 } 1' \
+		"$T/results.txt" > "$T/baddepot.txt"
+	grep -q "depot=$d " "$T/baddepot.txt" || fail "no depot=0 line to damage"
+	run_rc "$U" tune "$T/pc.ustr" --merge "$T/baddepot.txt" --model-only > /dev/null 2> "$T/err"
+	[ "$rc" -eq 1 ] && grep -q -- "--merge $T/baddepot.txt:[0-9]*: depot=$d is not a depot limit" "$T/err" ||
+		fail "depot=$d: exit $rc, $(cat "$T/err")"
+done
 # no defaults: said
 grep -v 'depot=default' "$T/results.txt" > "$T/nodef.txt"
 run_rc "$U" tune "$T/pc.ustr" --merge "$T/nodef.txt" --model-only > /dev/null 2> "$T/err"

@@ -24,6 +24,12 @@ for cmd in sim tune; do
 		bad "$cmd does not say which process holds the allocations: $(cat "$T/$cmd.err")"
 done
 
+# replay --runs N: the notice of which process it took is said once, not
+# once per run (each run is a fresh process that says it again)
+"$U" replay "$T/sh.ustr" --runs 3 > /dev/null 2> "$T/runs.err" || bad "replay --runs 3: $(cat "$T/runs.err")"
+n=$(grep -c 'chooses another' "$T/runs.err")
+[ "$n" -eq 1 ] || bad "replay --runs 3 said which process it took $n times, not once: $(cat "$T/runs.err")"
+
 "$U" tune "$T/sh.ustr" --comm perl -j 2 --runs 3 --candidates 1 --mag-sizes 4 --depot-limits 0 \
 	--no-compose > "$T/tune.txt" 2> "$T/tune.err" || bad "tune --comm perl: $(tail -3 "$T/tune.err")"
 grep -q "^round 1, selection: .*each of the $perl_events events simulated, --comm perl;" "$T/tune.txt" ||

@@ -848,7 +848,7 @@ static int merge_results(struct tune *tu, const char *path)
 	}
 	while (fgets(line, sizeof(line), f)) {
 		struct tune_job j = { .uniform = true };
-		char depot[16], model[16];
+		char depot[16], model[16], *end;
 		unsigned long long peak, faults, pops;
 		long long ovh_peak;
 		int mag, batch;
@@ -887,7 +887,17 @@ static int merge_results(struct tune *tu, const char *path)
 			have_def = true;
 			continue;
 		}
-		j.depot = strtol(depot, NULL, 10);
+		errno = 0;
+		j.depot = strtol(depot, &end, 10);
+		if (errno || end == depot || *end ||
+		    j.depot < uslab_tunables[USLAB_OPT_DEPOT_LIMIT].min ||
+		    j.depot > uslab_tunables[USLAB_OPT_DEPOT_LIMIT].max) {
+			fprintf(stderr, "uslab tune: --merge %s:%u: depot=%s is not a depot limit "
+				"(%ld..%ld, or default with mag=-1)\n", path, lineno, depot,
+				uslab_tunables[USLAB_OPT_DEPOT_LIMIT].min,
+				uslab_tunables[USLAB_OPT_DEPOT_LIMIT].max);
+			goto bad;
+		}
 		if (mag < 1) {
 			fprintf(stderr, "uslab tune: --merge %s:%u: a magazine size below 1\n",
 				path, lineno);

@@ -140,6 +140,44 @@ void replay_child_setup(const char *opts, int cpu)
 	}
 }
 
+/* The child's stderr @err to ours, unless the previous call forwarded
+ * the same text (kept here: one replay at a time per process). */
+static void forward_once(FILE *err)
+{
+	static char *prev;
+	static size_t prev_len;
+	char *text = NULL;
+	size_t len = 0, cap = 0, n;
+	char buf[4096];
+
+	rewind(err);
+	while ((n = fread(buf, 1, sizeof(buf), err)) > 0) {
+		if (len + n > cap) {
+			char *t = realloc(text, cap = 2 * (len + n));
+
+			if (!t) {	/* no room to compare: say it all */
+				fwrite(text, 1, len, stderr);
+				fwrite(buf, 1, n, stderr);
+				while ((n = fread(buf, 1, sizeof(buf), err)) > 0)
+					fwrite(buf, 1, n, stderr);
+				free(text);
+				return;
+			}
+			text = t;
+		}
+		memcpy(text + len, buf, n);
+		len += n;
+	}
+	if (!len || (prev && len == prev_len && !memcmp(text, prev, len))) {
+		free(text);
+		return;
+	}
+	fwrite(text, 1, len, stderr);
+	free(prev);
+	prev = text;
+	prev_len = len;
+}
+
 /**
  * replay_run_once - `uslab replay ARGS...` once, in a child of this binary.
  * @args: the replay's arguments after "replay", NULL-terminated.
@@ -148,7 +186,9 @@ void replay_child_setup(const char *opts, int cpu)
  * @cpu: >= 0 pins the run to that CPU.
  * @opt_line: when non-NULL, the replay's "options: ..." line (@len bytes).
  * @quiet: keep the replay's stderr (what process it took, the library's
- *         warnings) unless it fails; else it goes to ours.
+ *         warnings) unless it fails; else it goes to ours once the replay
+ *         ends, unless it is the very text the previous run said (--runs
+ *         N said the same notice N times).
  * Return: 0 with @f filled, or -1 (said on stderr, naming @who).
  */
 int replay_run_once(char *const args[], const char *opts, int cpu, struct replay_fig *f,
@@ -183,8 +223,7 @@ int replay_run_once(char *const args[], const char *opts, int cpu, struct replay
 	}
 	if (!pid) {
 		dup2(fds[1], 1);
-		if (quiet)
-			dup2(fileno(err), 2);
+		dup2(fileno(err), 2);
 		close(fds[0]);
 		close(fds[1]);
 		replay_child_setup(opts, cpu);
@@ -232,6 +271,8 @@ int replay_run_once(char *const args[], const char *opts, int cpu, struct replay
 		fclose(err);
 		return -1;
 	}
+	if (!quiet)
+		forward_once(err);
 	/* a setting the library refused would measure the defaults under
 	 * another name */
 	rewind(err);
