@@ -23,10 +23,18 @@
  * resident memory and unmaps the least recently freed first (PROT_NONE
  * again, which hands every page back to the OS at once).
  *
+ * Struct pages: only the head and the last page of a mapping or a free
+ * range are written; the pages between them stay zero (never touched: the
+ * struct page map of a 128 MiB buffer is 2 MiB, which gmalloc's arrays,
+ * of which the program uses a few MiB, made resident for nothing).
+ * compound_head() of such a page finds the head by page_large_head().
+ * Kept so: a free range joining a neighbour clears the two struct pages
+ * that end up inside it; a mapping made from a PROT_NONE range (which may
+ * hold a released section's struct pages) clears its inside first.
+ *
  * Locking: the free ranges, page_alloc_end and the head and last page of
  * each range or mapping are under pa_zone.lock (see zone.c). The mmap calls
- * and the tail pages of a mapping are done outside it: the address range
- * belongs to the caller by then.
+ * are done outside it: the address range belongs to the caller by then.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -40,6 +48,9 @@ static inline bool range_dirty(const struct page *head)
 {
 	return PageFlag(head, PG_resident);
 }
+
+/* The largest own mapping so far, in pages: how far page_large_head() looks. */
+static size_t large_max_pages;
 
 void large_range_del_locked(struct page *head)
 {
@@ -79,8 +90,13 @@ void large_range_put_locked(struct page *page, size_t npages, bool dirty)
 	pa_assert_locked();
 	if (next < end_page && PageFlag(next, PG_reserved) &&
 	    range_dirty(next) == dirty) {
-		npages += next->range_pages;
+		size_t more = next->range_pages;
+
 		large_range_del_locked(next);
+		/* both end up inside the joined range: zero, as its inside is */
+		memset(&page[npages - 1], 0, sizeof(struct page));
+		memset(next, 0, sizeof(struct page));
+		npages += more;
 	}
 	if (page > page_alloc_map) {
 		struct page *ph = page[-1].compound_head;
@@ -89,7 +105,8 @@ void large_range_put_locked(struct page *page, size_t npages, bool dirty)
 		    ph + ph->range_pages == page) {
 			npages += ph->range_pages;
 			large_range_del_locked(ph);
-			page->flags = 0;
+			memset(&page[-1], 0, sizeof(struct page));
+			memset(page, 0, sizeof(struct page));
 			page = ph;
 		}
 	}
@@ -207,12 +224,11 @@ char *pa_space_get_locked(size_t bytes, size_t align, bool section, bool *fresh)
  * any leftover is put back, so the leftovers cannot join it.
  */
 static struct page *large_range_get_locked(size_t npages, size_t align,
-					   bool *dirty)
+					   bool *dirty, bool *fresh)
 {
 	size_t bytes = npages << PAGE_SHIFT, best_pages = SIZE_MAX;
 	struct page *head, *r, *best = NULL;
 	char *lo = NULL, *hi = NULL, *addr = NULL;
-	bool fresh;
 
 	pa_assert_locked();
 	list_for_each_entry(r, &pa_zone.large_dirty, range_list) {
@@ -227,6 +243,7 @@ static struct page *large_range_get_locked(size_t npages, size_t align,
 		}
 	}
 	*dirty = best != NULL;
+	*fresh = false;
 	if (best) {
 		lo = page_address(best);
 		hi = lo + (best->range_pages << PAGE_SHIFT);
@@ -234,7 +251,7 @@ static struct page *large_range_get_locked(size_t npages, size_t align,
 		large_range_del_locked(best);
 		pa_stat_inc(large_reuse);
 	} else {
-		addr = pa_space_get_locked(bytes, align, false, &fresh);
+		addr = pa_space_get_locked(bytes, align, false, fresh);
 		if (!addr)
 			return NULL;
 	}
@@ -247,9 +264,65 @@ static struct page *large_range_get_locked(size_t npages, size_t align,
 	head[npages - 1].compound_head = head;
 	if (npages > 1)
 		head[npages - 1].flags = 1UL << PG_tail;
+	if (npages > large_max_pages)
+		large_max_pages = npages;
 	if (best)
 		range_put_leftovers(lo, hi, addr, bytes, true);
 	return head;
+}
+
+/*
+ * Zero the struct pages strictly inside a mapping of @npages at @head: the
+ * map pages wholly inside given back (zero again, and not resident), the
+ * edges cleared. For a mapping made from a PROT_NONE range, whose struct
+ * pages may be a released section's. The mapping is the caller's.
+ */
+static void large_clear_inside(struct page *head, size_t npages)
+{
+	char *from = (char *)(head + 1), *to = (char *)(head + npages - 1);
+	char *lo = (char *)ALIGN_UP((unsigned long)from, PAGE_SIZE);
+	char *hi = (char *)ALIGN_DOWN((unsigned long)to, PAGE_SIZE);
+
+	if (npages < 3)
+		return;
+	if (hi > lo) {
+		memset(from, 0, (size_t)(lo - from));
+		if (madvise(lo, (size_t)(hi - lo), MADV_DONTNEED))
+			memset(lo, 0, (size_t)(hi - lo));
+		memset(hi, 0, (size_t)(to - hi));
+	} else {
+		memset(from, 0, (size_t)(to - from));
+	}
+}
+
+/**
+ * page_large_head - compound_head() of a page whose own field is NULL: the
+ * head of the live own mapping @page lies inside (its struct page is one
+ * of the zero ones between the head and the last page), else NULL (a page
+ * never handed out). Looks back over the struct pages, at most as far as
+ * the largest mapping so far: the first that is not zero is the head, if
+ * @page is inside a live mapping. A slow path: frees and size queries of
+ * pointers inside a block (which report them), kfree_rcu() of an rcu_head
+ * past a block's first page.
+ * Context: any thread; no lock (the mapping, if any, is the caller's).
+ */
+struct page *page_large_head(const struct page *page)
+{
+	size_t limit = __atomic_load_n(&large_max_pages, __ATOMIC_RELAXED), k;
+	const struct page *q = page;
+
+	if (!page_alloc_map || page < page_alloc_map)
+		return NULL;
+	for (k = 0; k < limit && q > page_alloc_map; k++) {
+		q--;
+		if (!q->flags && !q->compound_head)
+			continue;
+		if (PageFlag(q, PG_large) && q->compound_head == q &&
+		    (size_t)(page - q) < q->large_pages)
+			return (struct page *)q;
+		return NULL;
+	}
+	return NULL;
 }
 
 /**
@@ -266,15 +339,17 @@ static struct page *large_range_get_locked(size_t npages, size_t align,
  *
  * Context: thread-safe; takes the zone lock briefly (a sigsafe section), mmap
  * outside it.
- * Cost: at most one mmap, plus one store per page for compound_head.
+ * Cost: at most one mmap (and a madvise of the struct page map when it
+ * reuses a PROT_NONE range); only the first and the last struct page are
+ * written.
  * Return: the address, or NULL with errno EINVAL (size 0, bad alignment)
  * or ENOMEM (cap reached, address space used up, mmap refused).
  */
 void *alloc_pages_large(size_t size, size_t align, gfp_t gfp)
 {
 	struct page *head;
-	size_t npages, bytes, i;
-	bool dirty;
+	size_t npages, bytes;
+	bool dirty, fresh;
 	char *addr;
 
 	if (unlikely(!size || (align & (align - 1)) ||
@@ -296,7 +371,7 @@ void *alloc_pages_large(size_t size, size_t align, gfp_t gfp)
 	pa_lock_irqsave();
 	if (pa_zone.limit && pa_zone.bytes_allocated + bytes > pa_zone.limit)
 		goto out_enomem;
-	head = large_range_get_locked(npages, align, &dirty);
+	head = large_range_get_locked(npages, align, &dirty, &fresh);
 	if (!head)
 		goto out_enomem;
 	pa_add_allocated_locked(bytes);
@@ -323,10 +398,9 @@ void *alloc_pages_large(size_t size, size_t align, gfp_t gfp)
 		large_range_put_locked(head, npages, false);
 		goto out_enomem;
 	}
-	for (i = 1; i + 1 < npages; i++) {
-		head[i].flags = 1UL << PG_tail;
-		head[i].compound_head = head;
-	}
+	/* the inside of a cached range and of fresh address space is zero */
+	if (!dirty && !fresh)
+		large_clear_inside(head, npages);
 	pa_probe(large_map, addr, bytes);
 	return addr;
 

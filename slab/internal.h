@@ -60,6 +60,13 @@
 #endif
 #define SLAB_MIN_PARTIAL		2
 #define SLAB_MAX_PARTIAL		10
+/*
+ * The part of a slab's last used page that its objects leave unused, at
+ * most this percent of the objects' bytes, looked for up to
+ * SLAB_TAIL_MAX_ORDER (calculate_order(), docs/slab.md "Slab orders").
+ */
+#define SLAB_PAGE_TAIL_PERCENT		3
+#define SLAB_TAIL_MAX_ORDER		4
 
 /*
  * A cache. Objects are laid out in a slab with a stride of @size:

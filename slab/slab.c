@@ -125,6 +125,46 @@ static int calculate_order(unsigned int size, unsigned int min_order)
 	return best_waste == SIZE_MAX ? -EINVAL : (int)best;
 }
 
+/* @n objects of @size leave this much of their last page unused. */
+static size_t page_tail(size_t n, unsigned int size)
+{
+	return ALIGN_UP(n * size, PAGE_SIZE) - n * size;
+}
+
+/*
+ * Objects per slab of @size at *@order (calculate_order()'s), the order
+ * raised where that leaves less unused: objects are handed out in address
+ * order from fresh memory (take_fresh_locked()), so a slab's pages are
+ * touched only as far as its objects reach, and a tail of whole pages
+ * past them never is. What costs memory is the part of the last used page
+ * that no object fills: at kmalloc-10k's order 3 (3 objects, 30 KiB of
+ * 32) a sixteenth of every slab, touched. So when that part is above
+ * SLAB_PAGE_TAIL_PERCENT of the objects' bytes, the smallest order up to
+ * SLAB_TAIL_MAX_ORDER and the most objects (within the waste bound) that
+ * end within it are taken instead: kmalloc-10k 6 objects in order 4
+ * (15 pages used, the 16th never touched), kmalloc-320 51 in order 2
+ * (64 bytes unused instead of 256 per page).
+ */
+static unsigned int calculate_objects(unsigned int size, unsigned int *order)
+{
+	unsigned int pct = CONFIG_SLAB_MAX_WASTE_PERCENT, o;
+	size_t n = (PAGE_SIZE << *order) / size, m;
+
+	if (page_tail(n, size) * 100 <= n * size * SLAB_PAGE_TAIL_PERCENT)
+		return (unsigned int)n;
+	for (o = *order; o <= SLAB_TAIL_MAX_ORDER && o <= MAX_PAGE_ORDER; o++) {
+		size_t bytes = PAGE_SIZE << o;
+
+		for (m = min_t(size_t, bytes / size, USHRT_MAX);
+		     m && (bytes - m * size) * 100 <= bytes * pct; m--)
+			if (page_tail(m, size) * 100 <= m * size * SLAB_PAGE_TAIL_PERCENT) {
+				*order = o;
+				return (unsigned int)m;
+			}
+	}
+	return (unsigned int)n;
+}
+
 /*
  * The object-boundary test of slab_free_check(): with c = 2^64 / size + 1
  * (integer division) and e = c * size mod 2^64 (1 <= e <= size), an
@@ -248,8 +288,8 @@ int slab_calculate_layout(struct kmem_cache *s)
 	if (order < 0)
 		return order;
 	s->order = (unsigned int)order;
-	s->slab_mask = (PAGE_SIZE << order) - 1;
-	s->objects = (unsigned int)((PAGE_SIZE << order) / s->size);
+	s->objects = calculate_objects(s->size, &s->order);
+	s->slab_mask = (PAGE_SIZE << s->order) - 1;
 	slab_layout_obj_check(s);
 
 	/* Empty slabs kept: more for big objects, whose slabs cost more to make. */
@@ -261,9 +301,9 @@ int slab_calculate_layout(struct kmem_cache *s)
 		s->min_partial = min_t(unsigned int, SLAB_MAX_PARTIAL,
 				       max_t(unsigned int, SLAB_MIN_PARTIAL, lg / 2));
 		/* as many bytes kept as with the one-page slab, one slab at least */
-		if (order > base_order)
+		if ((int)s->order > base_order)
 			s->min_partial = max_t(unsigned int, 1,
-					s->min_partial >> (order - base_order));
+					s->min_partial >> (s->order - base_order));
 	}
 	return 0;
 }

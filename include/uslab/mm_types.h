@@ -3,9 +3,11 @@
  * struct page: one per 4 KiB page of the reserved range, in a flat map, so
  * that pointer -> page is arithmetic (the kernel's vmemmap). The page
  * allocator owns flags, order and the buddy arm of the union; a slab owns the
- * slab arm while PG_slab is set on its head page. Tail pages of a multi-page
+ * slab arm while PG_slab is set on its head page. Tail pages of a buddy
  * block point to their head (compound_head), set by the page allocator for
- * every block it hands out.
+ * every block it hands out; of an own mapping only the last page does, the
+ * others stay zero (their map pages untouched) and compound_head() finds
+ * the head by page_large_head().
  */
 #ifndef USLAB_MM_TYPES_H
 #define USLAB_MM_TYPES_H
@@ -40,7 +42,9 @@ enum pageflags {
  *   flags          page allocator; slab sets/clears PG_slab and PG_rcu on the
  *                  head of a block it holds, PG_slab_page on every page of
  *                  it (never the allocator's bits).
- *   compound_head  page allocator, set on every page of an allocated block.
+ *   compound_head  page allocator, set on every page of a buddy block and on
+ *                  the first and last page of an own mapping (read it with
+ *                  compound_head(), which finds the head for the others).
  *   order          page allocator: order of the block this page heads, kept
  *                  outside the union so that slab may overwrite its arm while
  *                  it owns the block. Read-only for everyone else.
@@ -107,9 +111,21 @@ static inline void ClearPageFlag(struct page *p, enum pageflags f)
 	p->flags &= ~(1UL << f);
 }
 
+/* page_alloc/large.c: the head of the own mapping @p is inside, or NULL */
+struct page *page_large_head(const struct page *p);
+
+/*
+ * The head of @p's block: the field, or for the pages inside an own mapping
+ * (the field NULL) page_large_head()'s search; NULL for a page that is not
+ * part of an allocated block and never was.
+ */
 static inline struct page *compound_head(const struct page *p)
 {
-	return p->compound_head;
+	struct page *h = p->compound_head;
+
+	if (__builtin_expect(!h, 0))
+		h = page_large_head(p);
+	return h;
 }
 
 #endif /* USLAB_MM_TYPES_H */

@@ -156,7 +156,8 @@ USLAB_API void free_pages(unsigned long addr, unsigned int order);
  * most 1 GiB). The memory is always zero.
  * Context: thread-safe; the zone lock briefly, mmap outside it.
  * Return: address, or NULL with errno ENOMEM/EINVAL. The head page has
- * PG_large and large_size set; every page's compound_head points to it.
+ * PG_large and large_size set; compound_head() of every page leads to it
+ * (only the first and the last struct page are written).
  * free_pages_large() unmaps it at once (memory back to the OS).
  */
 USLAB_API void *alloc_pages_large(size_t size, size_t align, gfp_t gfp);

@@ -105,6 +105,34 @@ TEST(core, test_caches_follow_table)
 }
 END_TEST
 
+/*
+ * A fresh slab's pages are touched only as far as its objects reach
+ * (objects are handed out in address order): the part of the last used
+ * page that no object fills is memory the program holds for nothing, at
+ * most SLAB_PAGE_TAIL_PERCENT (3) of the objects' bytes for every class
+ * (main before: kmalloc-320/640/1280/2560/5120/10240 and the 3 * 2^k
+ * classes left a quarter or half of their last page, 6.7%, on every slab;
+ * gmalloc seq 256 held 306 MiB against glibc's 267).
+ */
+TEST(core, test_slab_last_page_filled)
+{
+	unsigned int i;
+
+	for_each_kmalloc_class(i) {
+		struct kmem_cache *s = kmalloc_slab(kmalloc_info[i].size);
+		size_t used = (size_t)s->objects * s->size;
+		size_t tail = ALIGN_UP(used, PAGE_SIZE) - used;
+
+		ck_assert_msg(tail * 100 <= used * SLAB_PAGE_TAIL_PERCENT,
+			      "%s: %u objects of %u in order %u leave %zu bytes "
+			      "of their last page", s->name, s->objects, s->size,
+			      s->order, tail);
+		ck_assert_uint_le(used, PAGE_SIZE << s->order);
+		ck_assert_uint_le(s->order, MAX_PAGE_ORDER);
+	}
+}
+END_TEST
+
 TEST(core, test_every_size_same_class)
 {
 	size_t size;
