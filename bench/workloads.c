@@ -578,11 +578,15 @@ int wl_larson(int argc, char **argv)
  * thread holds BLOCKS blocks of [MIN, MAX] bytes (linear falloff), and
  * each of LOOPS loops replaces OPS of them; every CROSS loops it hands OPS
  * blocks to the next thread, which frees them (cross-thread frees).
+ * The threads start their loops together (a barrier after their first
+ * blocks). A box fills while its thread is off the CPU, to its cap (6400
+ * blocks, ~40 MiB) under load: the peak RSS follows how full the boxes
+ * got, which box_peak prints (the most blocks a box held).
  */
 struct rp_box {
 	pthread_mutex_t lock;
 	void **items;
-	long n, cap;
+	long n, cap, peak;	/* peak: the most blocks it held at once */
 };
 
 struct rp_arg {
@@ -590,6 +594,7 @@ struct rp_arg {
 	long cross;
 	int id, nthreads;
 	struct rp_box *boxes;
+	pthread_barrier_t *start;
 	long nops;
 };
 
@@ -604,6 +609,7 @@ static void *rp_thread(void *p)
 
 	for (long i = 0; i < a->rpm.blocks; i++)
 		blk[i] = malloc(bench_linear_falloff(&s, a->rpm.min, a->rpm.max));
+	pthread_barrier_wait(a->start);
 	for (long l = 0; l < a->rpm.loops; l++) {
 		for (long k = 0; k < a->rpm.ops; k++) {
 			long i = (long)(bench_rng(&s) % (uint64_t)a->rpm.blocks);
@@ -629,6 +635,8 @@ static void *rp_thread(void *p)
 				blk[i] = malloc(bench_linear_falloff(&s, a->rpm.min, a->rpm.max));
 				nops++;
 			}
+			if (next->n > next->peak)
+				next->peak = next->n;
 			pthread_mutex_unlock(&next->lock);
 		}
 	}
@@ -644,12 +652,15 @@ int wl_rptest(int argc, char **argv)
 	int t = (int)bench_arg(argc, argv, 2, 2);
 	struct rp_arg *a = thread_args(t, sizeof(*a));
 	struct rp_box *boxes = thread_args(t, sizeof(*boxes));
-	long nops = 0;
+	long nops = 0, box_peak = 0;
 	double wall;
 	struct rpm_args rpm = rpm_args(argc, argv, (struct rpm_args){ 500, 1000, 100, 8, 16000 });
+	pthread_barrier_t start;
 
+	pthread_barrier_init(&start, NULL, (unsigned int)t);
 	for (int i = 0; i < t; i++) {
 		a[i].rpm = rpm;
+		a[i].start = &start;
 		a[i].cross = bench_arg(argc, argv, 8, 2);
 		a[i].id = i;
 		a[i].nthreads = t;
@@ -664,9 +675,11 @@ int wl_rptest(int argc, char **argv)
 			free(boxes[i].items[k]);
 		free(boxes[i].items);
 		nops += a[i].nops;
+		box_peak = boxes[i].peak > box_peak ? boxes[i].peak : box_peak;
 	}
-	printf("rptest_mops=%.3f peak_rss_kb=%ld threads=%d\n",
-	       (double)nops / wall / 1e6, bench_peak_rss_kb(), t);
+	printf("rptest_mops=%.3f peak_rss_kb=%ld threads=%d box_peak=%ld\n",
+	       (double)nops / wall / 1e6, bench_peak_rss_kb(), t, box_peak);
+	pthread_barrier_destroy(&start);
 	free(a);
 	free(boxes);
 	return 0;

@@ -61,20 +61,25 @@ static __slowpath void malloc_small_open(void)
 	    sigsafe_reentered() || !kmalloc_small_ready())
 		return;
 	__atomic_store_n(&malloc_small_end, KMALLOC_SMALL_MAX + 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&malloc_mid_end, KMALLOC_MAX_CACHE_SIZE + 1, __ATOMIC_SEQ_CST);
 	/* closed meanwhile (malloc_small_close() on another thread) */
-	if (__atomic_load_n(&malloc_small_closed, __ATOMIC_SEQ_CST))
+	if (__atomic_load_n(&malloc_small_closed, __ATOMIC_SEQ_CST)) {
 		__atomic_store_n(&malloc_small_end, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&malloc_mid_end, 0, __ATOMIC_SEQ_CST);
+	}
 }
 
 void malloc_small_close(void)
 {
 	__atomic_store_n(&malloc_small_closed, true, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&malloc_small_end, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&malloc_mid_end, 0, __ATOMIC_SEQ_CST);
 }
 
 noinline void *malloc_sized(size_t size, gfp_t gfp)
 {
-	if (size - 1 < KMALLOC_SMALL_MAX &&
+	/* (either route's first size opens both) */
+	if (size - 1 < KMALLOC_MAX_CACHE_SIZE &&
 	    unlikely(!__atomic_load_n(&malloc_small_end, __ATOMIC_RELAXED)))
 		malloc_small_open();
 	if (unlikely(size - 1 >= KMALLOC_MAX_CACHE_SIZE) ||
@@ -83,6 +88,18 @@ noinline void *malloc_sized(size_t size, gfp_t gfp)
 	if (!(gfp & __GFP_ZERO))
 		return kmalloc_nozero(size, gfp);
 	return kmalloc(size, gfp);
+}
+
+/*
+ * malloc() of a size from malloc_small_end up (malloc/policy.h): below
+ * malloc_mid_end the second inline route (kmalloc_mid_fast(), which
+ * takes its own misses); every other size, malloc_sized().
+ */
+__fastpath __attribute__((aligned(64))) void *malloc_mid(size_t size)
+{
+	if (likely(size < malloc_mid_end))
+		return kmalloc_mid_fast(size, MALLOC_GFP);
+	return malloc_sized(size, MALLOC_GFP);
 }
 
 /*

@@ -40,27 +40,37 @@
 struct malloc_small {
 	char below[MALLOC_SMALL_END_OFFSET];
 	size_t end;
+	size_t mid_end;		/* the second route's gate, beside the first */
 };
 extern struct malloc_small malloc_small __malloc_hidden;
 #define malloc_small_end (malloc_small.end)
+#define malloc_mid_end (malloc_small.mid_end)
 extern unsigned long malloc_foreign_frees __malloc_hidden;
 void *malloc_fail(void) __malloc_hidden;
 void *malloc_slow(size_t size, gfp_t gfp) __malloc_hidden;
 void *malloc_sized(size_t size, gfp_t gfp) __malloc_hidden;
+void *malloc_mid(size_t size) __malloc_hidden;
 void malloc_free_foreign(const void *p) __malloc_hidden;
 
 /*
  * Fast path: one compare against malloc_small_end (malloc(0) included: it
- * is kmalloc(1); 0 until the first small malloc's slow route opens it and
+ * is kmalloc(1); 0 until the first malloc's slow route opens it and
  * while debugging), then kmalloc_small_fast() inline
- * (the class's magazines from one table, rseq pop, the free mark). Larger
- * sizes reach the same caches through kmalloc().
+ * (the class's magazines from one table, rseq pop, the free mark). Sizes
+ * up to KMALLOC_MAX_CACHE_SIZE take the second inline route below
+ * malloc_mid_end (opened and closed with malloc_small_end):
+ * kmalloc_mid_fast(), the same pop from a table by size / 256 with the
+ * mark in the shadow, where kmalloc() spent three calls and fls (a third
+ * of glibc_thread's malloc calls, half of alloc_test's: docs/percpu.md
+ * "Cost"). Everything larger takes malloc_sized().
  */
 static __always_inline void *__uslab_malloc(size_t size)
 {
 	if (likely(size < malloc_small_end))
 		return kmalloc_small_fast(size, MALLOC_GFP);
-	return malloc_sized(size, MALLOC_GFP);
+	/* a function of its own: inline here, its tail merged with the small
+	 * route's and cost that route two moves */
+	return malloc_mid(size);
 }
 
 /* Fast path: kfree_small_fast() inline; pointers not ours are foreign. */

@@ -35,6 +35,23 @@
 extern struct pcp_cache *kmalloc_small_pcp[KMALLOC_SMALL_MAX + 1] __slab_hidden;
 
 /*
+ * The magazines of the classes above KMALLOC_SMALL_MAX, by size in steps
+ * of 256 bytes: entry (size + 255) >> KMALLOC_MID_SHIFT serves the sizes
+ * (256 * (i - 1), 256 * i], one class each (from 1 KiB up every class
+ * bound is a multiple of 256: four classes per doubling). malloc's second
+ * inline route (kmalloc_mid_fast()) reads it where kmalloc() took three
+ * calls and fls to the same magazines. An entry is the class's
+ * pcp_cache only once its free mark is in page_alloc's shadow (or not
+ * kept: !CONFIG_SLAB_FREE_HARDENED); the bypass cache otherwise (no
+ * shadow, a debug class, not made yet), on which the route always misses
+ * and malloc takes kmalloc()'s route. Gated as kmalloc_small_pcp[] is
+ * (it reads the rseq area): by malloc_mid_end.
+ */
+#define KMALLOC_MID_SHIFT	8
+#define KMALLOC_MID_ENTRIES	((KMALLOC_MAX_CACHE_SIZE >> KMALLOC_MID_SHIFT) + 1)
+extern struct pcp_cache *kmalloc_mid_pcp[KMALLOC_MID_ENTRIES] __slab_hidden;
+
+/*
  * What kfree_small_fast() needs of a class, by page tag (class + 1): the
  * magazines and the object-boundary test's constants (struct kmem_cache's
  * slab_mask, obj_magic, obj_limit), one array each so that one base
@@ -97,11 +114,35 @@ static __always_inline unsigned long *kmalloc_mark_at(const void *obj,
 				 kmalloc_free_tab.mark_shift[tag]);
 }
 
+/*
+ * kmalloc_mark_take - check and clear the free mark @key at @mark in one
+ * read-modify-write: *@mark ^= @key, which is 0 iff the mark was there.
+ * Return: true when it was not (the word is then *@mark ^ @key: the bad
+ * path xors it back before it reports). One instruction where a compare
+ * and a store of 0 were two; GCC 12 spells the C as load, xor, store and
+ * compare, hence the asm.
+ */
+static __always_inline bool kmalloc_mark_take(unsigned long *mark,
+					      unsigned long key)
+{
+#if defined(__x86_64__)
+	bool bad;
+
+	__asm__ ("xorq %[key], %[mark]"
+		 : [mark] "+m" (*mark), "=@ccnz" (bad)
+		 : [key] "r" (key));
+	return bad;
+#else
+	return (*mark ^= key) != 0;
+#endif
+}
+
 /* slab/kmalloc.c: the cold sides (never on a hit) */
 void *kmalloc_miss(size_t size, gfp_t gfp) __slab_hidden;
-void *kmalloc_small_bad(void *obj) __slab_hidden;
+void *kmalloc_small_bad(void *obj, struct pcp_cache *pc) __slab_hidden;
 void kfree_small_miss(void *p) __slab_hidden;
 void *kmalloc_nozero(size_t size, gfp_t gfp) __slab_hidden;
+void *kmalloc_mid_bad(void *obj, struct pcp_cache *pc) __slab_hidden;
 bool kmalloc_small_ready(void) __slab_hidden;
 
 /**
@@ -129,10 +170,54 @@ static __always_inline void *kmalloc_small_fast(size_t size, gfp_t gfp)
 	if (unlikely(!obj))
 		return kmalloc_miss(size, gfp);
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
-		/* the class's mark is its pcp_cache's address (mark_key) */
-		if (unlikely(*obj != (unsigned long)pc))
-			return kmalloc_small_bad(obj);	/* a tail call */
-		*obj = 0;
+		/*
+		 * the class's mark is its pcp_cache's address (mark_key):
+		 * checked and cleared by one xor, 0 iff it was there
+		 * (kmalloc_small_bad() xors a wrong word back)
+		 */
+		if (unlikely(kmalloc_mark_take(obj, (unsigned long)pc)))
+			return kmalloc_small_bad(obj, pc);	/* a tail call */
+	}
+	return obj;
+}
+
+/**
+ * kmalloc_mid_fast - kmalloc(@size) for KMALLOC_SMALL_MAX < @size <=
+ * KMALLOC_MAX_CACHE_SIZE, under the same conditions as
+ * kmalloc_small_fast() (its caller's gate) and no __GFP_ZERO in @gfp.
+ *
+ * Cost on a hit: the class's magazines from kmalloc_mid_pcp[] (an add, a
+ * shift, one load), the rseq pop, the free mark's check and clear in the
+ * shadow word at obj >> PAGE_ALLOC_SHADOW_SHIFT (a double free is
+ * reported here, before the object has a second owner: the entry is set
+ * only for classes whose mark is there).
+ * A miss of the class's magazines goes straight to kmalloc_miss(), as
+ * __kmalloc_index()'s does; on the bypass cache (the class not made yet,
+ * its mark not in the shadow, a debug class) kmalloc's own route.
+ * Context: any thread; lock-free on a hit.
+ * Return: the object, or NULL with errno ENOMEM.
+ */
+static __always_inline void *kmalloc_mid_fast(size_t size, gfp_t gfp)
+{
+	struct pcp_cache *pc;
+	unsigned long *obj, *mark;
+
+	if (!IS_ENABLED(CONFIG_PERCPU_CACHE))
+		return kmalloc_nozero(size, gfp);
+	/* acquire (a plain load on x86): kmalloc_mid_publish() releases */
+	pc = __atomic_load_n(&kmalloc_mid_pcp[(size + (1 << KMALLOC_MID_SHIFT) - 1) >>
+					      KMALLOC_MID_SHIFT], __ATOMIC_ACQUIRE);
+	obj = pcp_alloc_fast(pc);
+	if (unlikely(!obj)) {
+		if (pc == PCP_BYPASS)
+			return kmalloc_nozero(size, gfp);
+		return kmalloc_miss(size, gfp);
+	}
+	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
+		/* kmalloc_mark_at() with the shadow's shift; the mark is pc */
+		mark = (unsigned long *)((uintptr_t)obj >> PAGE_ALLOC_SHADOW_SHIFT);
+		if (unlikely(kmalloc_mark_take(mark, (unsigned long)pc)))
+			return kmalloc_mid_bad(obj, pc);	/* a tail call */
 	}
 	return obj;
 }

@@ -139,6 +139,43 @@ static void kmalloc_small_publish(unsigned int idx, struct pcp_cache *pc,
 	}
 }
 
+/* slab/fastpath.h: every entry valid from the start (the bypass cache) */
+struct pcp_cache *kmalloc_mid_pcp[KMALLOC_MID_ENTRIES] = {
+	[0 ... KMALLOC_MID_ENTRIES - 1] = PCP_BYPASS,
+};
+
+/*
+ * Class @idx (cache @s) in kmalloc_mid_pcp[], as kmalloc_small_publish()
+ * does for kmalloc_small_pcp[]: its magazines where its mark is in the
+ * shadow (kmalloc_mid_fast() checks it there), the bypass cache otherwise.
+ */
+static void kmalloc_mid_publish(unsigned int idx, struct kmem_cache *s,
+				bool first)
+{
+	struct pcp_cache *pc = s->pcp, *bypass;
+	unsigned int i;
+
+	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) &&
+	    (s->mark_mul != 1ULL << (64 - PAGE_ALLOC_SHADOW_SHIFT) || s->mark_bias))
+		pc = PCP_BYPASS;
+	for (i = (KMALLOC_SMALL_MAX >> KMALLOC_MID_SHIFT) + 1;
+	     i < KMALLOC_MID_ENTRIES; i++) {
+		/* the entry's sizes are one class: the largest names it */
+		if (kmalloc_index((size_t)i << KMALLOC_MID_SHIFT) != idx)
+			continue;
+		BUG_ON(kmalloc_index(((size_t)(i - 1) << KMALLOC_MID_SHIFT) + 1) != idx);
+		bypass = PCP_BYPASS;
+		if (first)
+			__atomic_compare_exchange_n(&kmalloc_mid_pcp[i],
+						    &bypass, pc, false,
+						    __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED);
+		else
+			__atomic_store_n(&kmalloc_mid_pcp[i], pc,
+					 __ATOMIC_RELEASE);
+	}
+}
+
 static void kmalloc_free_info_set(unsigned int idx, struct kmem_cache *s)
 {
 	unsigned int tag = idx + 1;
@@ -334,6 +371,7 @@ int kmalloc_cache_remake(struct kmem_cache *old)
 	if (IS_ENABLED(CONFIG_PERCPU_CACHE)) {
 		__atomic_store_n(&kmalloc_pcp[idx], fresh->pcp, __ATOMIC_RELEASE);
 		kmalloc_small_publish(idx, fresh->pcp, false);
+		kmalloc_mid_publish(idx, fresh, false);
 	}
 	pthread_mutex_unlock(&slab_mutex);
 	slab_settings_recheck(fresh);
@@ -382,6 +420,8 @@ __slowpath void *kmalloc_miss(size_t size, gfp_t gfp)
 					    __ATOMIC_RELAXED);
 		if (idx <= kmalloc_size_index[KMALLOC_SMALL_MAX / 8 - 1])
 			kmalloc_small_publish(idx, s->pcp, true);
+		else
+			kmalloc_mid_publish(idx, s, true);
 	}
 	return slab_alloc_miss(s, gfp, 0);
 }
@@ -391,10 +431,24 @@ __slowpath void *kmalloc_miss(size_t size, gfp_t gfp)
  * reported (slab_obj_take()'s report); the object as slab_obj_take()
  * leaves it when the report returns.
  */
-__slowpath void *kmalloc_small_bad(void *obj)
+__slowpath void *kmalloc_small_bad(void *obj, struct pcp_cache *pc)
 {
+	*(unsigned long *)obj ^= (unsigned long)pc;	/* the word as found */
 	slab_take_bad(NULL, obj);
 	*(unsigned long *)obj = 0;	/* classes up to 1 KiB: word 0 */
+	return obj;
+}
+
+/*
+ * kmalloc_mid_fast()'s object lacked the free mark in the shadow: a
+ * double free, reported as kmalloc_small_bad() does; the mark cleared.
+ */
+__slowpath void *kmalloc_mid_bad(void *obj, struct pcp_cache *pc)
+{
+	*(unsigned long *)((uintptr_t)obj >> PAGE_ALLOC_SHADOW_SHIFT) ^=
+		(unsigned long)pc;			/* the word as found */
+	slab_take_bad(NULL, obj);
+	*(unsigned long *)((uintptr_t)obj >> PAGE_ALLOC_SHADOW_SHIFT) = 0;
 	return obj;
 }
 

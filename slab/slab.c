@@ -815,8 +815,10 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
  * slab_free_bulk - give @n objects of @s back to their slabs (the flush
  * path of the per-CPU layer). Slabs that become empty beyond min_partial
  * go back to page_alloc (after a grace period for SLAB_TYPESAFE_BY_RCU).
- * Context: thread-safe; takes the cache lock once. Debug caches check each
- * object and abort with a report on a double free or a bad pointer; the
+ * Context: thread-safe; takes the cache lock once per SLAB_FLUSH_RUNS runs
+ * of one slab (once for a magazine in address order), after the objects
+ * were checked and linked without it. Debug caches check each object under
+ * the lock and abort with a report on a double free or a bad pointer; the
  * others check the free mark (each object was marked by its free: a
  * second copy of one finds the slab's mark).
  */
@@ -848,30 +850,60 @@ static void slab_free_debug_locked(struct kmem_cache *s, void **objs, int n,
 }
 
 /*
+ * One run of a flush: objects of one slab, linked into a detached freelist
+ * (head .. tail) before the cache lock is taken; @hi is the run's highest
+ * object, checked against the slab's fresh index under the lock.
+ */
+struct flush_run {
+	struct page *slab;
+	void *head, *tail;
+	char *hi;
+	unsigned int cnt;
+};
+
+/* Runs one hold of the cache lock splices (a flush with more takes it again). */
+#define SLAB_FLUSH_RUNS		64
+/* How far ahead a flush asks for the struct page of a run's first object. */
+#define SLAB_FLUSH_AHEAD	8
+
+/*
  * The objects of a flush come in runs of one slab (a magazine is filled
  * and emptied in address order more often than not): each run is linked
- * into a detached freelist and put on its slab once, with one update of
- * the slab's inuse and at most one relist (the kernel's
- * build_detached_freelist() in kmem_cache_free_bulk()). Per object: the
- * mark's check and store, the never-handed-out test against the run's
- * bound, one store of the free pointer; the struct page, the slab's
- * bounds and its fresh mark are read once per run.
+ * into a detached freelist (the kernel's build_detached_freelist() in
+ * kmem_cache_free_bulk()) **before** the cache lock is taken, and put on
+ * its slab under it with one store into the run's last object, one
+ * update of the slab's inuse and at most one relist. Per object, all
+ * without the lock: the mark's check and store, the free pointer's store
+ * (the objects are the caller's until the splice: nobody else reaches
+ * them). The lock covers per run: the never-handed-out test (the run's
+ * highest object against the slab's fresh index, which moves under the
+ * lock), the splice and the lists. The struct page, the slab's bounds are
+ * read once per run (stable: the run's own objects keep the slab in use).
+ * Return: objects of @objs taken into @runs (up to SLAB_FLUSH_RUNS runs).
  */
-static void slab_free_runs_locked(struct kmem_cache *s, void **objs, int n,
-				  unsigned long addr)
+static int flush_build_runs(struct kmem_cache *s, void **objs, int n,
+			    struct flush_run *runs, int *nruns,
+			    unsigned long addr)
 {
-	int k = 0;
+	int k = 0, nr = 0;
 
-	while (k < n) {
-		struct page *slab = compound_head(virt_to_page(objs[k]));
-		char *base = slab_base(slab);
-		char *end = base + ((size_t)PAGE_SIZE << slab->slab_order);
-		char *fresh = slab_fresh_obj(s, slab);
-		void *head = slab->freelist;
-		enum slab_state before = slab_state(slab);
+	while (k < n && nr < SLAB_FLUSH_RUNS) {
+		struct page *slab;
+		char *base, *end;
+		struct flush_run *r = &runs[nr++];
+		void *head = NULL;
+		char *obj, *hi = NULL;
 		unsigned int cnt = 0;
-		char *obj;
 
+		/* struct pages are cold in a large heap: ask for the one of
+		 * the run SLAB_FLUSH_AHEAD objects on (short runs: that many
+		 * runs ahead; long ones: one prefetch a run, not an object) */
+		if (k + SLAB_FLUSH_AHEAD < n)
+			__builtin_prefetch(virt_to_page(objs[k + SLAB_FLUSH_AHEAD]));
+		slab = compound_head(virt_to_page(objs[k]));
+		base = slab_base(slab);
+		end = base + ((size_t)PAGE_SIZE << slab->slab_order);
+		r->tail = objs[k];
 		while (k < n && (obj = objs[k]) >= base && obj < end) {
 			if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
 				unsigned long *mark = slab_mark(s, obj);
@@ -881,16 +913,39 @@ static void slab_free_runs_locked(struct kmem_cache *s, void **objs, int n,
 								obj, addr);
 				*mark = slab_mark_slab(s);
 			}
-			/* never handed out: freed without an allocation */
-			if (unlikely(obj >= fresh))
-				slab_report_double_free(slab_free_name(s), s, obj, addr);
 			set_freepointer(s, obj, head);
 			head = obj;
+			hi = obj > hi ? obj : hi;
 			cnt++;
 			k++;
 		}
-		slab->freelist = head;
-		slab->inuse -= (unsigned short)cnt;
+		r->slab = slab;
+		r->head = head;
+		r->hi = hi;
+		r->cnt = cnt;
+	}
+	*nruns = nr;
+	return k;
+}
+
+/* Put the detached runs on their slabs. */
+static void flush_splice_locked(struct kmem_cache *s, struct flush_run *runs,
+				int nr, unsigned long addr)
+{
+	int i;
+
+	slab_assert_locked(s);
+	for (i = 0; i < nr; i++) {
+		struct flush_run *r = &runs[i];
+		struct page *slab = r->slab;
+		enum slab_state before = slab_state(slab);
+
+		/* never handed out: freed without an allocation */
+		if (unlikely(r->hi >= slab_fresh_obj(s, slab)))
+			slab_report_double_free(slab_free_name(s), s, r->hi, addr);
+		set_freepointer(s, r->tail, slab->freelist);
+		slab->freelist = r->head;
+		slab->inuse -= (unsigned short)r->cnt;
 		/* only a full slab (now partial or empty) and a last object
 		 * (now empty) change lists */
 		if (unlikely(before == SLAB_FULL || !slab->inuse))
@@ -901,35 +956,34 @@ static void slab_free_runs_locked(struct kmem_cache *s, void **objs, int n,
 void slab_free_bulk(struct kmem_cache *s, void **objs, int n,
 		    unsigned long addr)
 {
-	struct page *last = NULL;
+	struct flush_run runs[SLAB_FLUSH_RUNS];
 	LIST_HEAD(discard);
-	int k;
+	int k = 0, done, nr;
 
-	/*
-	 * The struct pages of a flush are cold in a large heap (51% of
-	 * slab_free_bulk's samples on gmalloc_t1 were the load of the run's
-	 * struct page with a prefetch four objects ahead): ask for them all
-	 * before the lock, each page's once (in a slab of higher order an
-	 * object's own page, whose compound_head then leads to the head).
-	 */
-	for (k = 0; k < n; k++) {
-		struct page *page = virt_to_page(objs[k]);
-
-		if (page != last) {
-			__builtin_prefetch(page);
-			last = page;
-		}
-	}
-	slab_lock(s);
-	if (slab_debug(s))
+	if (slab_debug(s)) {
+		slab_lock(s);
 		slab_free_debug_locked(s, objs, n, addr);
-	else
-		slab_free_runs_locked(s, objs, n, addr);
-	s->nr_inuse -= (unsigned long)n;
-	s->free_calls++;
-	if (s->nr_empty > s->min_partial)
-		take_empty_locked(s, s->min_partial, &discard);
-	slab_unlock(s);
+		s->nr_inuse -= (unsigned long)n;
+		s->free_calls++;
+		if (s->nr_empty > s->min_partial)
+			take_empty_locked(s, s->min_partial, &discard);
+		slab_unlock(s);
+		slab_probe(slab_flush, s->name, n);
+		discard_slabs(s, &discard);
+		return;
+	}
+	do {
+		done = flush_build_runs(s, objs + k, n - k, runs, &nr, addr);
+		slab_lock(s);
+		flush_splice_locked(s, runs, nr, addr);
+		s->nr_inuse -= (unsigned long)done;
+		if (!k)
+			s->free_calls++;
+		if (s->nr_empty > s->min_partial)
+			take_empty_locked(s, s->min_partial, &discard);
+		slab_unlock(s);
+		k += done;
+	} while (k < n);
 	slab_probe(slab_flush, s->name, n);
 
 	discard_slabs(s, &discard);

@@ -191,6 +191,63 @@ TEST(core, test_small_table_every_size)
 }
 END_TEST
 
+/*
+ * malloc's second inline route (kmalloc_mid_fast(): kmalloc_mid_pcp[],
+ * one entry per 256 bytes of size) gives every size above
+ * KMALLOC_SMALL_MAX up to KMALLOC_MAX_CACHE_SIZE an object of kmalloc's
+ * own class for that size, and once the class is made, the entry of
+ * every one of its sizes is its magazines when its free mark is in the
+ * shadow (the route checks it there), the bypass cache otherwise.
+ */
+TEST(core, test_mid_table_every_size)
+{
+	size_t size;
+	unsigned int served = 0;
+
+	ck_assert(kmalloc_small_ready());
+	for (size = KMALLOC_SMALL_MAX + 1; size <= KMALLOC_MAX_CACHE_SIZE; size++) {
+		struct kmem_cache *s = kmalloc_slab(size);
+		struct pcp_cache *want;
+		void *p, *q, *last;
+
+		ck_assert_ptr_nonnull(s);
+		/* make the class and fill this CPU's magazine */
+		p = kmalloc(size, GFP_KERNEL);
+		ck_assert_ptr_nonnull(p);
+		kfree_fast(p);
+		last = p;
+		want = s->pcp;
+		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) &&
+		    s->mark_mul != 1ULL << (64 - PAGE_ALLOC_SHADOW_SHIFT))
+			want = PCP_BYPASS;
+		if (!IS_ENABLED(CONFIG_PERCPU_CACHE) || slab_debug(s))
+			want = PCP_BYPASS;
+		ck_assert_msg(kmalloc_mid_pcp[(size + 255) >> KMALLOC_MID_SHIFT] == want,
+			      "size %zu: entry is not %s's magazines", size, s->name);
+		/* a hit when this CPU's magazine holds the block just freed */
+		p = kmalloc_mid_fast(size, GFP_KERNEL);
+		if (p && want != PCP_BYPASS && p == last)
+			served++;
+		q = kmalloc(size, GFP_KERNEL);
+		ck_assert_ptr_nonnull(p);
+		ck_assert_ptr_nonnull(q);
+		ck_assert_msg(compound_head(virt_to_page(p))->slab_cache == s &&
+			      compound_head(virt_to_page(q))->slab_cache == s,
+			      "size %zu: not from %s", size, s->name);
+		ck_assert_uint_ge(ksize(p), size);
+		memset(p, 0x5a, 16);
+		kfree_fast(q);
+		kfree_fast(p);
+		/* only the sizes where a class starts and ends: fast enough */
+		if (size % 256 == 1 && size > 4096)
+			size += 254;
+	}
+	if (IS_ENABLED(CONFIG_PERCPU_CACHE) && !strcmp(pcp_mode(), "rseq") &&
+	    page_alloc_shadow && !IS_ENABLED(CONFIG_SLAB_DEBUG_ON))
+		ck_assert_uint_gt(served, 0);
+}
+END_TEST
+
 /* kzalloc and kcalloc zero what the route hands out, recycled or fresh. */
 TEST(core, test_zeroed_on_the_route)
 {

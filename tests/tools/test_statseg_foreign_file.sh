@@ -25,7 +25,11 @@ esc=$'\033'
 # forge FILE PID [options]: a forged segment served in the background ($fpid)
 forge_bg() {
 	local f=$1
-	"$forge" "$@" >"$T/forge.out" 2>&1 &
+	# emptied here, not by the background job's redirection: that one may
+	# run after the wait below has read the last forge's "ready" (a race
+	# seen once on a busy machine: the reader met no segment yet)
+	: >"$T/forge.out"
+	"$forge" "$@" >>"$T/forge.out" 2>&1 &
 	fpid=$!; pids+=($fpid); files+=("$f")
 	for _ in $(seq 100); do grep -q ready "$T/forge.out" && return 0; sleep 0.05; done
 	fail "statseg_forge did not start: $(cat "$T/forge.out")"
