@@ -1517,7 +1517,7 @@ END_TEST
  */
 TEST(core, test_free_bulk_many_runs)
 {
-	enum { N = 300 };
+	enum { N = 600 };	/* over three slabs of 32 KiB */
 	struct kmem_cache *s = kmem_cache_create("bulk-many-runs", 200, 0, 0, NULL);
 	static void *objs[N], *order[N], *again[N];
 	unsigned int per, nslabs, i, j, k = 0;
