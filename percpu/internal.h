@@ -30,18 +30,26 @@ struct pcp_cpu {
 	struct owned_mutex lock;	/* slow paths and drains of this CPU */
 	int cpu;
 	uint64_t slow_ops;		/* slow paths taken (idle detection) */
+	unsigned int last_miss;		/* PCP_MISS_*: the direction of the last slow path */
+	unsigned int flips;		/* slow paths in a row, each the other way from the last */
 	uint64_t idle_snap;		/* state at the last reaper pass */
 	/* adaptive sizing (pcp_adapt_on; docs/percpu.md "Adaptive sizing") */
 	unsigned int size;		/* magazine size in objects; 0 = not yet set */
-	unsigned int win_slow;		/* slow paths in the current window */
-	unsigned int win_miss;		/* of them, trips to the layer above */
+	unsigned int win_left;		/* slow paths left in the current window */
+	unsigned int misses;		/* trips to the layer above (without PERCPU_STATS) */
+	uint16_t hi, floor;		/* the cache's bounds in objects, as of @gen */
+	uint64_t miss_snap;		/* trips when the window started */
 	uint64_t low;			/* objects held: low-water mark since the last pass */
 	uint64_t win_low;		/* the same, over the current window */
 	unsigned int win_quiet;		/* windows in a row with objects unused, few misses */
+	unsigned int gen;		/* adapt_gen when @hi and @floor were taken */
 	unsigned long acct;		/* bytes of growth in the CPU's budget account */
 	unsigned long base;		/* two magazines at the start size, in bytes */
 	unsigned long cap;		/* two magazines at @size, in bytes */
 } __cacheline_aligned;
+
+/* struct pcp_cpu's last_miss: which fast path missed last (none yet, alloc, free). */
+enum { PCP_MISS_NONE, PCP_MISS_ALLOC, PCP_MISS_FREE };
 
 /* Full and empty magazines of one cache, behind every CPU. */
 struct pcp_depot {

@@ -93,14 +93,19 @@ static unsigned int pcp_table_limit(unsigned int size)
 
 /*
  * Objects by size (the table above, more for small objects, or
- * CONFIG_PERCPU_MAG_SIZE), then the byte bound: a magazine never holds
- * more than CONFIG_PERCPU_MAG_BYTES of objects (at least one object), so
- * the two magazines one CPU keeps per cache stay within
- * 2 * max(CONFIG_PERCPU_MAG_BYTES, size) bytes. docs/percpu.md, "Sizing".
+ * CONFIG_PERCPU_MAG_SIZE), then the byte bound: a magazine holds at most
+ * CONFIG_PERCPU_MAG_BYTES of objects, but never fewer than
+ * CONFIG_PERCPU_MAG_MIN (nor more than the count). The floor is for the
+ * large classes: how far one class's working set moves is a number of
+ * blocks, whatever their size, and magazines of 1-3 blocks of 64-256 KiB
+ * went to the depot on one operation in ten of mtmalloc's ring of 32
+ * blocks (issue 18; docs/percpu.md, "Tunables and defaults"). The two
+ * magazines one CPU keeps per cache stay within
+ * 2 * max(CONFIG_PERCPU_MAG_BYTES, CONFIG_PERCPU_MAG_MIN * size) bytes.
  */
 unsigned int pcp_default_limit(unsigned int size)
 {
-	unsigned int objs, cap;
+	unsigned int objs, cap, floor;
 
 	if (CONFIG_PERCPU_MAG_SIZE > 0) {
 		objs = CONFIG_PERCPU_MAG_SIZE;
@@ -111,7 +116,9 @@ unsigned int pcp_default_limit(unsigned int size)
 				     PCP_MAG_SMALL_MAX);
 	}
 	cap = size ? CONFIG_PERCPU_MAG_BYTES / size : objs;
-	return max_t(unsigned int, 1, min_t(unsigned int, objs, cap));
+	floor = min_t(unsigned int, objs, CONFIG_PERCPU_MAG_MIN);
+	return max_t(unsigned int, 1,
+		     max_t(unsigned int, floor, min_t(unsigned int, objs, cap)));
 }
 
 unsigned int pcp_default_batchcount(unsigned int limit)
@@ -165,11 +172,20 @@ static void adapt_shed_locked(struct pcp_cache *pc, struct pcp_cpu *c);
 #define PCP_ADAPT_WINDOW	16u
 /* Windows in a row with objects unused before a cache gives room. */
 #define PCP_ADAPT_QUIET		2u
+/*
+ * Slow paths per window of a CPU whose bounds leave it one size (its start
+ * is both its floor and its upper bound: the one-object magazines of the
+ * 128-256 KiB classes): nothing to decide, so its windows end this seldom
+ * (a bounds change reaches it within as many slow paths, or at a drain).
+ */
+#define PCP_ADAPT_ONE_SIZE_WINDOW	65536u
 
 bool pcp_adapt_on = PCP_ADAPT_DEFAULT;
 static unsigned long adapt_min_bytes = PCP_ADAPT_MIN_BYTES;
 static unsigned long adapt_max_bytes = PCP_ADAPT_MAX_BYTES;
 static unsigned long adapt_budget = PCP_ADAPT_BUDGET_KB * 1024ul;
+/* Bumped by each change of the bounds: a CPU's copy of them is stale. */
+static unsigned int adapt_gen = 1;
 /*
  * Each CPU's accounts, over every cache (one struct, so that the CPUs a
  * process runs on touch one page of them, not three):
@@ -215,6 +231,7 @@ int pcp_adapt_set_bounds(unsigned long min_bytes, unsigned long max_bytes,
 	WRITE_ONCE(adapt_max_bytes, hi);
 	if (budget_kb)
 		WRITE_ONCE(adapt_budget, budget_kb * 1024ul);
+	__atomic_add_fetch(&adapt_gen, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -342,20 +359,42 @@ static void adapt_want_met(int cpu, unsigned long bytes)
 }
 
 /*
- * The size a new magazine of CPU @c gets: the cache's fixed limit, or
- * (adaptive) the CPU's own size, which starts at the lower bound.
+ * First use of CPU @c of @pc (adaptive), or the first after a drain: the
+ * start size; its two fixed-size magazines come with it (room unchanged).
+ * Out of line: once per CPU and cache. The window (its marks and count)
+ * starts with the CPU (pcp_get_cpu) or the drain (adapt_reset_locked).
  */
-static unsigned int cpu_mag_size(struct pcp_cache *pc, struct pcp_cpu *c)
+/*
+ * CPU @c's copy of @pc's bounds in objects (a window's end reads them: two
+ * divisions by the object size a window were most of what a window cost).
+ * Taken again after a bounds change (adapt_gen) or a drain (a new limit
+ * drains every CPU).
+ */
+static void adapt_cpu_bounds(struct pcp_cache *pc, struct pcp_cpu *c)
+{
+	c->hi = (uint16_t)adapt_hi(pc);
+	c->floor = (uint16_t)adapt_floor(pc);
+	c->gen = READ_ONCE(adapt_gen);
+}
+
+static __slowpath void adapt_cpu_init(struct pcp_cache *pc,
+				      struct pcp_cpu *c)
+{
+	adapt_cpu_bounds(pc, c);
+	c->base = c->cap = adapt_cap_bytes(pc, adapt_start(pc));
+	adapt_account(pc, c, adapt_start(pc));
+}
+
+/*
+ * The size a new magazine of CPU @c gets: the cache's fixed limit, or
+ * (adaptive) the CPU's own size, which starts at the fixed size.
+ */
+static inline unsigned int cpu_mag_size(struct pcp_cache *pc, struct pcp_cpu *c)
 {
 	if (!READ_ONCE(pcp_adapt_on))
 		return READ_ONCE(pc->limit);
-	if (!c->size) {
-		/* its two fixed-size magazines come with it: room unchanged */
-		c->base = c->cap = adapt_cap_bytes(pc, adapt_start(pc));
-		adapt_account(pc, c, adapt_start(pc));
-		c->low = c->win_low = ~0ull;
-		c->win_quiet = 0;
-	}
+	if (unlikely(!c->size))
+		adapt_cpu_init(pc, c);
 	return c->size;
 }
 
@@ -392,10 +431,30 @@ static bool mag_depot_size_ok(const struct pcp_cache *pc,
  * above (refill, flush) or to the depot (get, put). Bonwick's contention
  * signal, tcmalloc's miss; a swap with the spare is not one.
  */
-static void adapt_miss(struct pcp_cpu *c)
+static inline void adapt_miss(struct pcp_cpu *c)
 {
-	if (READ_ONCE(pcp_adapt_on))
-		c->win_miss++;
+	if (!IS_ENABLED(CONFIG_PERCPU_STATS) && READ_ONCE(pcp_adapt_on))
+		c->misses++;
+}
+
+/*
+ * Trips so far: with PERCPU_STATS the four counters each trip bumps anyway
+ * (a slow path pays nothing more for adapting), else adapt_miss()'s count.
+ */
+static inline uint64_t adapt_misses(const struct pcp_cpu *c)
+{
+	if (!IS_ENABLED(CONFIG_PERCPU_STATS))
+		return c->misses;
+	return c->stat[PCP_STAT_REFILL] + c->stat[PCP_STAT_FLUSH] +
+	       c->stat[PCP_STAT_DEPOT_GET] + c->stat[PCP_STAT_DEPOT_PUT];
+}
+
+/* A new window of CPU @c: its count, its misses' start, its low-water mark. */
+static void adapt_window_start(struct pcp_cpu *c)
+{
+	c->win_left = PCP_ADAPT_WINDOW;
+	c->miss_snap = adapt_misses(c);
+	c->win_low = ~0ull;
 }
 
 /*
@@ -412,28 +471,31 @@ static void adapt_miss(struct pcp_cpu *c)
  * wanted (at most half, not below the floor) and gives the difference.
  * Counted on the slow path only, in the same order in every mode, so that
  * the simulator takes the same decisions as a real run.
+ * adapt_window() is the window's end (every PCP_ADAPT_WINDOW-th slow path).
  * Return: true when the CPU shrank and must shed its spare (the caller
  * does it: adapt_shed_locked).
  */
-static bool adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
+static noinline bool adapt_window(struct pcp_cache *pc,
+				  struct pcp_cpu *c)
 {
-	unsigned int size, hi, want;
+	unsigned int size = cpu_mag_size(pc, c), hi, want;
 	unsigned long need, per;
 	bool unused, missed, drain = false;
 
-	if (!READ_ONCE(pcp_adapt_on))
+	if (c->win_low < c->low)	/* the reaper's mark, window by window */
+		c->low = c->win_low;
+	if (unlikely(c->gen != READ_ONCE(adapt_gen)))
+		adapt_cpu_bounds(pc, c);
+	hi = c->hi;
+	if (hi <= size && size <= c->floor) {
+		c->win_quiet = 0;
+		adapt_window_start(c);
+		c->win_left = PCP_ADAPT_ONE_SIZE_WINDOW;
 		return false;
-	size = cpu_mag_size(pc, c);
-	if (held < c->low)
-		c->low = held;
-	if (held < c->win_low)
-		c->win_low = held;
-	if (++c->win_slow < PCP_ADAPT_WINDOW)
-		return false;
-	hi = adapt_hi(pc);
+	}
 	want = min_t(unsigned int, 2 * size, hi);
 	unused = c->win_low >= (size + 1) / 2;
-	missed = 2 * c->win_miss >= c->win_slow;
+	missed = 2 * (adapt_misses(c) - c->miss_snap) >= PCP_ADAPT_WINDOW;
 	c->win_quiet = unused && !missed ? c->win_quiet + 1 : 0;
 	if (!unused && missed && want > size &&
 	    __atomic_load_n(&adapt_acct[c->cpu].used, __ATOMIC_RELAXED) -
@@ -452,7 +514,7 @@ static bool adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
 			__atomic_store_n(&adapt_acct[c->cpu].wanter, c,
 					 __ATOMIC_RELAXED);
 		}
-	} else if (c->win_quiet >= PCP_ADAPT_QUIET && size > adapt_floor(pc) &&
+	} else if (c->win_quiet >= PCP_ADAPT_QUIET && size > c->floor &&
 		   __atomic_load_n(&adapt_acct[c->cpu].want, __ATOMIC_RELAXED) &&
 		   __atomic_load_n(&adapt_acct[c->cpu].wanter,
 				   __ATOMIC_RELAXED) != c) {
@@ -461,7 +523,7 @@ static bool adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
 		need = __atomic_load_n(&adapt_acct[c->cpu].want, __ATOMIC_RELAXED);
 		need = (need + per - 1) / per;
 		want = size - (unsigned int)min_t(unsigned long, need, size / 2);
-		want = max_t(unsigned int, adapt_floor(pc), want);
+		want = max_t(unsigned int, c->floor, want);
 		adapt_want_met(c->cpu, c->cap - adapt_cap_bytes(pc, want));
 		adapt_account(pc, c, want);
 		pcp_stat(c, PCP_STAT_SHRINK);
@@ -469,9 +531,28 @@ static bool adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c, uint64_t held)
 		c->win_quiet = 0;
 		drain = true;
 	}
-	c->win_slow = c->win_miss = 0;
-	c->win_low = ~0ull;
+	adapt_window_start(c);
 	return drain;
+}
+
+/*
+ * What every slow path pays (inline, a few instructions; the rest once a
+ * window, out of line): the window's low-water mark and its count. The
+ * reaper's mark (c->low) is folded in at the window's end and read with
+ * the open window's (adapt_reap_locked), not kept on every slow path: on
+ * rows whose every operation is a slow path (mt_256k) the bookkeeping
+ * cost 3-8% of CPU time (docs/percpu.md, "Adaptive sizing").
+ */
+static inline bool adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c,
+			      uint64_t held)
+{
+	if (!READ_ONCE(pcp_adapt_on))
+		return false;
+	if (held < c->win_low)
+		c->win_low = held;
+	if (likely(--c->win_left))
+		return false;
+	return adapt_window(pc, c);
 }
 
 /*
@@ -492,7 +573,9 @@ static void adapt_reset_locked(struct pcp_cache *pc, struct pcp_cpu *c)
 			   __ATOMIC_RELAXED);
 	c->acct = c->cap = c->base = 0;
 	c->size = 0;
-	c->win_slow = c->win_miss = 0;
+	c->low = ~0ull;
+	c->win_quiet = 0;
+	adapt_window_start(c);
 }
 
 /*
@@ -504,15 +587,17 @@ static void adapt_reset_locked(struct pcp_cache *pc, struct pcp_cpu *c)
  * Except on a CPU below its start size: it gave that capacity to other
  * caches, and the depot's empties of the start size would take it back.
  */
-static struct pcp_mag *mag_fit(struct pcp_cache *pc, struct pcp_cpu *c,
-			       struct pcp_mag *m)
+static inline struct pcp_mag *mag_fit(struct pcp_cache *pc, struct pcp_cpu *c,
+				      struct pcp_mag *m)
 {
 	unsigned int size;
 
 	if (!m || !READ_ONCE(pcp_adapt_on))
 		return m;
 	size = cpu_mag_size(pc, c);
-	if (m->size < size || (m->size > size && size < adapt_start(pc))) {
+	if (likely(m->size == size))
+		return m;
+	if (m->size < size || size < adapt_start(pc)) {
 		mag_free(m);
 		m = NULL;
 	}
@@ -825,6 +910,8 @@ static struct pcp_cpu *pcp_get_cpu(struct pcp_cache *pc, int cpu)
 		if (c) {
 			c->mag = &pcp_empty_mag;
 			c->cpu = cpu;
+			c->low = ~0ull;
+			adapt_window_start(c);
 			owned_init(&c->lock);
 			/* the header stays zero (both fast paths miss) until
 			 * the first slow path loads a magazine */
@@ -1039,6 +1126,87 @@ static int pcp_refill_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 }
 
 /*
+ * Objects a split moves: half the loaded magazine, at most PCP_SPLIT_MAX
+ * (the large classes' 8-25-object magazines move 4-12; a small class's
+ * 1024 would copy 512 pointers where a walk across the boundary needs a
+ * few dozen operations of room).
+ */
+#define PCP_SPLIT_MAX	16u
+
+static unsigned long mag_split_n(const struct pcp_mag *m)
+{
+	return min_t(uint64_t, m->size / 2, PCP_SPLIT_MAX);
+}
+
+/*
+ * The fast paths of CPU @c missed the other way from the last miss for
+ * the second time in a row, with the spare full (alloc) or empty (free):
+ * the loaded and spare magazines sit at their boundary (one full, one
+ * empty), where a swap leaves the loaded magazine one operation from a
+ * miss the other way, and a program whose count of blocks walks across
+ * it (mtmalloc's ring: 34,700 swaps in 500,000 iterations of `mt 1
+ * 500000 65536`, pinned) takes the CPU lock and two rseq sections per
+ * step. Leave the loaded magazine with objects and room instead: the top
+ * of the full magazine into the empty one, which is (or, on a free miss,
+ * becomes) the loaded one, so that it holds the blocks freed last. A
+ * burst in one direction and its first turn swap whole magazines as
+ * before: no copy, one slow path per magazine (Bonwick's loaded and
+ * previous pair). docs/percpu.md, "At the boundary". Fixed sizes
+ * only: the adaptive policy reads its windows of slow paths as they were
+ * (with the split, `gen rpmalloc -b 20000 -l 20 --max 512`, the trace
+ * tests/sim/test_sim_fidelity.sh grows on, made no adaptive grow).
+ * Return: > 0 when done, 0 when it did not apply, -1 when no longer on
+ * @cpu.
+ */
+static long mag_split_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
+			     struct pcp_mag *m, bool fill)
+{
+	struct pcp_mag *sp = c->spare;
+	unsigned int dir = fill ? PCP_MISS_ALLOC : PCP_MISS_FREE;
+	unsigned long n;
+	long k;
+
+	/* the third miss in a row each the other way from the last: a walk
+	 * across the boundary, not the turn of a run (sh6bench's bursts:
+	 * splitting at every turn made 26% more slow paths) */
+	if (c->last_miss != PCP_MISS_NONE && c->last_miss != dir)
+		c->flips = c->flips < 2 ? c->flips + 1 : 2;
+	else
+		c->flips = 0;
+	c->last_miss = dir;
+	if (c->flips < 2 || !sp || !mag_is_real(m) || m->size < 2 ||
+	    READ_ONCE(pcp_adapt_on))
+		return 0;
+	if (fill ? sp->count != sp->size : sp->count != 0)
+		return 0;
+	if (!fill) {
+		/*
+		 * free missed: loaded full, the spare empty. Load the empty
+		 * one and fill it from the top of the full one, as an alloc
+		 * miss does: the loaded magazine then holds the blocks freed
+		 * last (popping them out of the full one instead left the
+		 * older ones to be handed out first: sh6bench_t2 7% more CPU)
+		 */
+		if (prim_swap(pc, c, cpu, sp))
+			return -1;
+		c->spare = m;
+		sp = m;
+		m = c->mag;
+	}
+	/* the loaded magazine empty, the spare full: its top half in */
+	n = min_t(uint64_t, sp->count, mag_split_n(m));
+	k = prim_push(pc, c, cpu, &sp->objs[sp->count - n], n);
+	if (k < 0)
+		return fill ? k : -1;
+	/* the first k of the n went in: close the gap they left */
+	memmove(&sp->objs[sp->count - n], &sp->objs[sp->count - n + (unsigned long)k],
+		(n - (unsigned long)k) * sizeof(void *));
+	sp->count -= (uint64_t)k;
+	pcp_stat(c, PCP_STAT_SWAP);
+	return fill ? k : 1;
+}
+
+/*
  * Return: 0 with *objp set (NULL: out of memory), -EAGAIN to retry.
  * Mirrored on purpose by pcp_free_locked (the same three steps the other
  * way round).
@@ -1069,6 +1237,11 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 				adapt_shed_locked(pc, c);
 				continue;
 			}
+			k = mag_split_locked(pc, c, cpu, m, true);
+			if (k < 0)
+				return -EAGAIN;
+			if (k)
+				continue;
 		}
 
 		if (c->spare && c->spare->count) {
@@ -1182,6 +1355,11 @@ static int pcp_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 				adapt_shed_locked(pc, c);
 				continue;
 			}
+			k = mag_split_locked(pc, c, cpu, m, false);
+			if (k < 0)
+				return -EAGAIN;
+			if (k)
+				continue;
 		}
 
 		sp = c->spare;
@@ -1482,7 +1660,7 @@ static void adapt_reap_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 {
 	unsigned int lo = adapt_floor(pc), want = c->size;
 	uint64_t held = loaded_count(pc, c) + (c->spare ? c->spare->count : 0);
-	uint64_t low = min_t(uint64_t, c->low, held);
+	uint64_t low = min_t(uint64_t, min_t(uint64_t, c->low, c->win_low), held);
 
 	if (idle)	/* drained already: growth goes, a shrink stays */
 		want = min_t(unsigned int, c->size, adapt_start(pc));

@@ -125,7 +125,8 @@ unsigned int pcp_nr_cpu_ids(void);
  * pcp_default_limit - magazine size for objects of @size bytes: by object
  * count, CONFIG_PERCPU_MAG_SIZE or when that is 0 120 up to 256 B, 54 up
  * to 1 KiB, 64 above; then bounded in bytes, at most
- * CONFIG_PERCPU_MAG_BYTES / @size objects (at least 1).
+ * CONFIG_PERCPU_MAG_BYTES / @size objects but at least
+ * CONFIG_PERCPU_MAG_MIN (or the count, when that is smaller), and 1.
  * Return: the limit.
  */
 unsigned int pcp_default_limit(unsigned int size);
