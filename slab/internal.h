@@ -52,6 +52,12 @@
 /* Slab orders are tried up to this before accepting fewer objects. */
 #define SLAB_PREFERRED_MAX_ORDER	3
 #define SLAB_MIN_OBJECTS		4
+/* Rule 1 of the order rule starts here (Kconfig SLAB_MIN_ORDER). */
+#ifdef CONFIG_SLAB_MIN_ORDER
+#define SLAB_MIN_ORDER			CONFIG_SLAB_MIN_ORDER
+#else
+#define SLAB_MIN_ORDER			0
+#endif
 #define SLAB_MIN_PARTIAL		2
 #define SLAB_MAX_PARTIAL		10
 /*
@@ -148,6 +154,17 @@ struct kmem_cache {
 	unsigned long nr_inuse;		/* objects handed out by the slab layer */
 	unsigned long slabs_allocated, slabs_freed;
 	unsigned long alloc_calls, free_calls;
+
+	/*
+	 * Caches whose marks live outside the objects (mark_mul != 1): the
+	 * page of the last fresh object a refill handed out, left for the
+	 * program to write, and whether the last probe found it written
+	 * (then the next refill writes each page of its fresh objects
+	 * first: slab_alloc_bulk()). Racy hints, READ_ONCE/WRITE_ONCE.
+	 */
+	uintptr_t fresh_probe;
+	unsigned int fresh_refills;	/* refills that handed out fresh objects */
+	bool prefault;
 
 	/* slab_caches, under slab_mutex for writers and RCU for readers. */
 	struct cds_list_head list;

@@ -355,6 +355,181 @@ TEST(core, test_refill_makes_its_slabs_in_one_window)
 }
 END_TEST
 
+/*
+ * Small objects get slabs of 2^SLAB_MIN_ORDER pages (32 KiB by default),
+ * not one page: the kmalloc classes up to a page whose one-page slab held
+ * four objects (kmalloc-8 .. kmalloc-1k) are order 3 and keep at most as
+ * many bytes of empty slabs as before (one 32 KiB slab, not 2-5 pages).
+ */
+TEST_IF(SLAB_MIN_ORDER == 3 && IS_ENABLED(CONFIG_SLAB_KEEP_EMPTY), core,
+	test_small_objects_get_32k_slabs)
+{
+	unsigned int i;
+
+	for_each_kmalloc_class(i) {
+		struct kmem_cache *s = kmalloc_slab(kmalloc_info[i].size);
+
+		ck_assert_ptr_nonnull(s);
+		if (s->size * 4 > PAGE_SIZE)
+			continue;
+		ck_assert_msg(s->order == 3, "%s: order %u", s->name, s->order);
+		ck_assert_uint_eq(s->objects, (PAGE_SIZE << 3) / s->size);
+		ck_assert_msg(s->min_partial == 1, "%s: %u empty slabs kept",
+			      s->name, s->min_partial);
+	}
+}
+END_TEST
+
+/*
+ * A 32 KiB slab costs memory only as its objects are handed out: objects
+ * leave in address order and a slab's untouched pages are not written, so
+ * after one page's worth of objects the slab's later pages are still not
+ * resident.
+ */
+static bool test_page_resident(const void *p)
+{
+	unsigned char vec = 0;
+
+	ck_assert_int_eq(mincore((void *)((uintptr_t)p & PAGE_MASK), PAGE_SIZE, &vec), 0);
+	return vec & 1;
+}
+
+TEST_IF(SLAB_MIN_ORDER == 3, core, test_big_slab_touched_as_used)
+{
+	struct kmem_cache *s = kmem_cache_create("lazy-pages", 256, 0, 0, NULL);
+	unsigned int per_page, i;
+	void *first, *objs[64];
+	char *base;
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(s->order, 3);
+	per_page = PAGE_SIZE / s->size;
+	ck_assert_uint_le(per_page, ARRAY_SIZE(objs));
+	ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, &first, 1, 0), 1);
+	base = slab_base(virt_to_slab(first));
+	ck_assert_ptr_eq(first, base);
+	/* whatever the block held before: its pages past the first dropped */
+	ck_assert_int_eq(madvise(base + PAGE_SIZE, 7 * PAGE_SIZE, MADV_DONTNEED), 0);
+	/* the rest of page 0 and all of page 1 */
+	ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, objs, (int)(2 * per_page - 1), 0),
+			 (int)(2 * per_page - 1));
+	for (i = 0; i < 2 * per_page - 1; i++)
+		ck_assert_ptr_eq(virt_to_slab(objs[i]), virt_to_slab(first));
+	/* page 1 was touched by the refill itself (each object's mark) */
+	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
+		ck_assert(test_page_resident(base + PAGE_SIZE));
+	for (i = 2; i < 8; i++)
+		ck_assert_msg(!test_page_resident(base + (size_t)i * PAGE_SIZE),
+			      "page %u of the slab touched before use", i);
+	slab_free_bulk(s, objs, (int)(2 * per_page - 1), 0);
+	slab_free_bulk(s, &first, 1, 0);
+	kmem_cache_destroy(s);
+}
+END_TEST
+
+/*
+ * The classes whose marks live outside the objects (kmalloc above 1 KiB)
+ * write nothing into fresh objects for a program that does not write its
+ * blocks; once the program is seen writing them (the probe page of the
+ * last refill resident), a refill writes each page of its fresh objects
+ * ahead, leaving at most one probe page for the program.
+ */
+static bool test_obj_pages_resident(struct kmem_cache *s, void *obj,
+				    uintptr_t skip)
+{
+	uintptr_t p = (uintptr_t)obj & PAGE_MASK, end = (uintptr_t)obj + s->size;
+
+	for (; p < end; p += PAGE_SIZE)
+		if (p != skip && !test_page_resident((void *)p))
+			return false;
+	return true;
+}
+
+TEST_IF(IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) && !IS_ENABLED(CONFIG_SLAB_DEBUG_ON),
+	core, test_fresh_pages_written_ahead_only_for_writers)
+{
+	enum { HELD = 4096, BATCH = 8, ROUNDS = 4 };
+	struct kmem_cache *s = kmalloc_slab(4096);
+	static void *held[HELD], *objs[2][ROUNDS][BATCH];
+	unsigned int nheld = 0, w, r, i;
+
+	ck_assert_ptr_nonnull(s);
+	if (s->mark_mul == 1)
+		return;		/* no shadow (valgrind, a sanitizer): marks in the objects */
+	ck_assert_uint_eq(s->objects, BATCH);
+	/* a cache big enough to write ahead (PREFAULT_MIN_SLABS), and no
+	 * slab with objects left to hand out: every batch below is fresh */
+	while (s->nr_slabs < 64 || !list_empty(&s->partial) || !list_empty(&s->empty)) {
+		ck_assert_uint_lt(nheld, HELD);
+		ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, &held[nheld++], 1, 0), 1);
+	}
+	WRITE_ONCE(s->prefault, false);
+	WRITE_ONCE(s->fresh_probe, 0);
+	for (w = 0; w < 2; w++) {
+		for (r = 0; r < ROUNDS; r++) {
+			ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, objs[w][r], BATCH, 0),
+					 BATCH);
+			for (i = 0; i < BATCH; i++) {
+				bool res = test_obj_pages_resident(s, objs[w][r][i],
+								   s->fresh_probe);
+
+				if (!w)		/* never written: nothing resident */
+					ck_assert_msg(!test_page_resident(objs[w][r][i]),
+						      "round %u: block %u touched", r, i);
+				else if (r)	/* written since round 0: ahead */
+					ck_assert_msg(res, "round %u: block %u not written ahead",
+						      r, i);
+			}
+			if (w)
+				for (i = 0; i < BATCH; i++)
+					memset(objs[w][r][i], 0x5a, s->object_size);
+		}
+	}
+	for (w = 0; w < 2; w++)
+		for (r = 0; r < ROUNDS; r++)
+			slab_free_bulk(s, objs[w][r], BATCH, 0);
+	for (i = 0; i < nheld; i++)
+		slab_free_bulk(s, &held[i], 1, 0);
+}
+END_TEST
+
+/*
+ * Writing a run's pages ahead writes only the run's own bytes: with 3 KiB
+ * objects a fresh run can start inside a page whose first bytes belong to
+ * the object handed out before it, which the program has written.
+ */
+TEST_IF(IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) && !IS_ENABLED(CONFIG_SLAB_DEBUG_ON),
+	core, test_written_ahead_keeps_neighbours)
+{
+	enum { HELD = 4096, N = 24 };
+	struct kmem_cache *s = kmalloc_slab(3072);
+	static void *held[HELD], *objs[N];
+	unsigned int nheld = 0, i, j;
+
+	ck_assert_ptr_nonnull(s);
+	if (s->mark_mul == 1)
+		return;		/* no shadow: marks in the objects, nothing ahead */
+	ck_assert_uint_eq(s->size, 3072);
+	while (s->nr_slabs < 64 || !list_empty(&s->partial) || !list_empty(&s->empty)) {
+		ck_assert_uint_lt(nheld, HELD);
+		ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, &held[nheld++], 1, 0), 1);
+	}
+	WRITE_ONCE(s->prefault, true);
+	WRITE_ONCE(s->fresh_probe, 0);
+	for (i = 0; i < N; i++) {
+		ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, &objs[i], 1, 0), 1);
+		memset(objs[i], 0x40 + (int)i, s->object_size);
+	}
+	for (i = 0; i < N; i++)
+		for (j = 0; j < s->object_size; j++)
+			ck_assert_msg(((unsigned char *)objs[i])[j] == 0x40 + i,
+				      "block %u byte %u changed", i, j);
+	slab_free_bulk(s, objs, N, 0);
+	for (i = 0; i < nheld; i++)
+		slab_free_bulk(s, &held[i], 1, 0);
+}
+END_TEST
+
 TEST(core, test_kmalloc_ksize)
 {
 	size_t sz;
@@ -685,7 +860,7 @@ static int cmp_ptr(const void *a, const void *b)
  */
 TEST(core, test_free_bulk_runs)
 {
-	enum { N = 120, CHUNK = 37 };
+	enum { N = 600, CHUNK = 37 };	/* over three slabs of 32 KiB */
 	struct kmem_cache *s = kmem_cache_create("bulk-runs", 200, 0, 0, NULL);
 	void *objs[N], *order[N], *again[N];
 	unsigned int per, nslabs, i, j, k = 0;
@@ -1343,7 +1518,7 @@ END_TEST
  */
 TEST(core, test_free_bulk_many_runs)
 {
-	enum { N = 300 };
+	enum { N = 600 };	/* over three slabs of 32 KiB */
 	struct kmem_cache *s = kmem_cache_create("bulk-many-runs", 200, 0, 0, NULL);
 	static void *objs[N], *order[N], *again[N];
 	unsigned int per, nslabs, i, j, k = 0;
