@@ -655,13 +655,6 @@ static void mark_fresh(struct kmem_cache *s, void **objs, int n)
  */
 /* While prefaulting, one refill in this many leaves a probe page. */
 #define PREFAULT_PROBE_EVERY	8
-/*
- * Only caches of at least this many slabs (2 MiB of 32 KiB slabs) write
- * ahead: a refill's batch is written whole, also the objects that stay in
- * the magazine, which on a small heap is a share of its RSS to see (the
- * gcc cc1 replay of test_sim_resident: 8.7 -> 10.1 MiB peak resident).
- */
-#define PREFAULT_MIN_SLABS	64
 
 static void prefault_fresh(struct kmem_cache *s, void **objs, int n,
 			   uintptr_t probe)
@@ -788,8 +781,7 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 
 	for (k = 0; k < nfr; k++)
 		mark_fresh(s, objs + fr[k].from, fr[k].nr);
-	if (nfr && s->mark_mul != 1 &&
-	    READ_ONCE(s->nr_slabs) >= PREFAULT_MIN_SLABS) {
+	if (nfr && s->mark_mul != 1) {
 		uintptr_t old = READ_ONCE(s->fresh_probe), probe = 0;
 		bool on = old ? page_alloc_page_resident((void *)old) :
 				READ_ONCE(s->prefault);

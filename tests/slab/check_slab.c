@@ -457,9 +457,8 @@ TEST_IF(IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) && !IS_ENABLED(CONFIG_SLAB_DEBUG_O
 	if (s->mark_mul == 1)
 		return;		/* no shadow (valgrind, a sanitizer): marks in the objects */
 	ck_assert_uint_eq(s->objects, BATCH);
-	/* a cache big enough to write ahead (PREFAULT_MIN_SLABS), and no
-	 * slab with objects left to hand out: every batch below is fresh */
-	while (s->nr_slabs < 64 || !list_empty(&s->partial) || !list_empty(&s->empty)) {
+	/* no slab with objects left to hand out: every batch below is fresh */
+	while (!list_empty(&s->partial) || !list_empty(&s->empty)) {
 		ck_assert_uint_lt(nheld, HELD);
 		ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, &held[nheld++], 1, 0), 1);
 	}
@@ -510,7 +509,7 @@ TEST_IF(IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) && !IS_ENABLED(CONFIG_SLAB_DEBUG_O
 	if (s->mark_mul == 1)
 		return;		/* no shadow: marks in the objects, nothing ahead */
 	ck_assert_uint_eq(s->size, 3072);
-	while (s->nr_slabs < 64 || !list_empty(&s->partial) || !list_empty(&s->empty)) {
+	while (!list_empty(&s->partial) || !list_empty(&s->empty)) {
 		ck_assert_uint_lt(nheld, HELD);
 		ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, &held[nheld++], 1, 0), 1);
 	}
