@@ -659,15 +659,11 @@ static void mark_fresh(struct kmem_cache *s, void **objs, int n)
 static void prefault_fresh(struct kmem_cache *s, void **objs, int n,
 			   uintptr_t probe)
 {
-	uintptr_t p = (uintptr_t)objs[0];
+	uintptr_t p = (uintptr_t)objs[0] & PAGE_MASK;
 	uintptr_t end = (uintptr_t)objs[n - 1] + s->size;
 
-	/*
-	 * Only bytes of the run itself (its objects are contiguous): the
-	 * start of the first page may belong to an object handed out before.
-	 */
-	for (; p < end; p = (p & PAGE_MASK) + PAGE_SIZE)
-		if ((p & PAGE_MASK) != probe)
+	for (; p < end; p += PAGE_SIZE)
+		if (p != probe)
 			WRITE_ONCE(*(char *)p, 0);
 }
 

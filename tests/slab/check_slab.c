@@ -492,43 +492,6 @@ TEST_IF(IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) && !IS_ENABLED(CONFIG_SLAB_DEBUG_O
 }
 END_TEST
 
-/*
- * Writing a run's pages ahead writes only the run's own bytes: with 3 KiB
- * objects a fresh run can start inside a page whose first bytes belong to
- * the object handed out before it, which the program has written.
- */
-TEST_IF(IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) && !IS_ENABLED(CONFIG_SLAB_DEBUG_ON),
-	core, test_written_ahead_keeps_neighbours)
-{
-	enum { HELD = 4096, N = 24 };
-	struct kmem_cache *s = kmalloc_slab(3072);
-	static void *held[HELD], *objs[N];
-	unsigned int nheld = 0, i, j;
-
-	ck_assert_ptr_nonnull(s);
-	if (s->mark_mul == 1)
-		return;		/* no shadow: marks in the objects, nothing ahead */
-	ck_assert_uint_eq(s->size, 3072);
-	while (!list_empty(&s->partial) || !list_empty(&s->empty)) {
-		ck_assert_uint_lt(nheld, HELD);
-		ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, &held[nheld++], 1, 0), 1);
-	}
-	WRITE_ONCE(s->prefault, true);
-	WRITE_ONCE(s->fresh_probe, 0);
-	for (i = 0; i < N; i++) {
-		ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, &objs[i], 1, 0), 1);
-		memset(objs[i], 0x40 + (int)i, s->object_size);
-	}
-	for (i = 0; i < N; i++)
-		for (j = 0; j < s->object_size; j++)
-			ck_assert_msg(((unsigned char *)objs[i])[j] == 0x40 + i,
-				      "block %u byte %u changed", i, j);
-	slab_free_bulk(s, objs, N, 0);
-	for (i = 0; i < nheld; i++)
-		slab_free_bulk(s, &held[i], 1, 0);
-}
-END_TEST
-
 TEST(core, test_kmalloc_ksize)
 {
 	size_t sz;
