@@ -440,15 +440,6 @@ int page_alloc_init(void)
 	return ret;
 }
 
-bool page_alloc_page_resident(const void *addr)
-{
-	unsigned char vec = 0;
-
-	if (mincore((void *)((uintptr_t)addr & PAGE_MASK), PAGE_SIZE, &vec))
-		return false;
-	return vec & 1;
-}
-
 bool pa_page_in_buddy(const struct page *page)
 {
 	size_t i;

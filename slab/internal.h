@@ -155,17 +155,6 @@ struct kmem_cache {
 	unsigned long slabs_allocated, slabs_freed;
 	unsigned long alloc_calls, free_calls;
 
-	/*
-	 * Caches whose marks live outside the objects (mark_mul != 1): the
-	 * page of the last fresh object a refill handed out, left for the
-	 * program to write, and whether the last probe found it written
-	 * (then the next refill writes each page of its fresh objects
-	 * first: slab_alloc_bulk()). Racy hints, READ_ONCE/WRITE_ONCE.
-	 */
-	uintptr_t fresh_probe;
-	unsigned int fresh_refills;	/* refills that handed out fresh objects */
-	bool prefault;
-
 	/* slab_caches, under slab_mutex for writers and RCU for readers. */
 	struct cds_list_head list;
 	char name[SLAB_NAME_LEN];

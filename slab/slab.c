@@ -636,37 +636,6 @@ static void mark_fresh(struct kmem_cache *s, void **objs, int n)
 			*slab_mark(s, objs[k]) = s->mark_key;
 }
 
-/*
- * The objects of the classes whose mark lives outside them (page_alloc's
- * shadow) are never written by the slab layer, so a program that does not
- * write its blocks keeps them out of memory; one that does takes each
- * fresh page's fault inside its own code, often a vector memset, which
- * costs more than a fault on a plain store (a loop over a fresh mapping:
- * 1,570-1,650 ns per page through memset against 1,380-1,450 ns writing
- * one byte per page; docs/slab.md "Fresh pages of the big classes").
- * So a refill asks whether the program wrote the page it left untouched
- * last time (@fresh_probe: the page of the last fresh object handed out,
- * which leaves the magazine first) and, if so, writes one byte of each
- * page of its fresh objects (zero: fresh memory reads as zero) except the
- * new probe's. While it does, only one refill in PREFAULT_PROBE_EVERY
- * leaves a probe (and pays a mincore()): a program that stops writing its
- * blocks gets at most that many refills' pages written for it. A program
- * that writes nothing never sees its pages touched.
- */
-/* While prefaulting, one refill in this many leaves a probe page. */
-#define PREFAULT_PROBE_EVERY	8
-
-static void prefault_fresh(struct kmem_cache *s, void **objs, int n,
-			   uintptr_t probe)
-{
-	uintptr_t p = (uintptr_t)objs[0] & PAGE_MASK;
-	uintptr_t end = (uintptr_t)objs[n - 1] + s->size;
-
-	for (; p < end; p += PAGE_SIZE)
-		if (p != probe)
-			WRITE_ONCE(*(char *)p, 0);
-}
-
 /**
  * slab_alloc_bulk - take up to @n objects from the slabs of @s (the refill
  * path of the per-CPU layer). Partial slabs first, then kept empty ones,
@@ -777,23 +746,6 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 
 	for (k = 0; k < nfr; k++)
 		mark_fresh(s, objs + fr[k].from, fr[k].nr);
-	if (nfr && s->mark_mul != 1) {
-		uintptr_t old = READ_ONCE(s->fresh_probe), probe = 0;
-		bool on = old ? page_alloc_page_resident((void *)old) :
-				READ_ONCE(s->prefault);
-		unsigned int nth = READ_ONCE(s->fresh_refills) + 1;
-
-		/* off: a probe every time; on: every PREFAULT_PROBE_EVERY-th */
-		WRITE_ONCE(s->fresh_refills, nth);
-		if (!on || !(nth % PREFAULT_PROBE_EVERY))
-			probe = (uintptr_t)objs[fr[nfr - 1].from +
-						fr[nfr - 1].nr - 1] & PAGE_MASK;
-		WRITE_ONCE(s->prefault, on);
-		WRITE_ONCE(s->fresh_probe, probe);
-		if (on)
-			for (k = 0; k < nfr; k++)
-				prefault_fresh(s, objs + fr[k].from, fr[k].nr, probe);
-	}
 	slab_probe(slab_refill, s->name, n, i);
 	if (gfp & __GFP_ZERO)
 		for (k = 0; k < i; k++) {

@@ -230,15 +230,6 @@ void *page_alloc_emergency_alloc(size_t size, size_t align);
 size_t page_alloc_emergency_size(const void *p);
 bool page_alloc_emergency_free(const void *p);
 
-/*
- * page_alloc_page_resident - whether the page holding @addr (inside a block
- * the caller owns) is in memory: mincore(), one system call. The slab
- * layer's refill asks it of one page per run of fresh objects of the
- * classes whose blocks it never writes (slab_alloc_bulk(): does the
- * program write its blocks?). Return: false also when the kernel cannot say.
- */
-bool page_alloc_page_resident(const void *addr);
-
 extern int page_alloc_decayd_state;
 #define PAGE_ALLOC_DECAYD_WANTED	1
 void page_alloc_decayd_start(void);
