@@ -43,10 +43,10 @@ fi
 "$U" gen resize -l 40000 --seed 7 --max 20000 -w 2000 -o "$T/resize-big.ustr" 2>/dev/null ||
 	bad "gen resize (big)"
 "$U" gen rpmalloc -b 3000 -l 20 -o "$T/rp.ustr" 2>/dev/null || bad "gen rpmalloc"
-# small blocks (16..512 B) in many classes at once: with adapt=1 some
+# small blocks (16..256 B) in many classes at once: with adapt=1 some
 # classes grow, paid by others that shrink on their own slow paths
 # (docs/percpu.md, "Adaptive sizing"); on the bundled traces nothing does
-"$U" gen rpmalloc -b 20000 -l 20 --max 512 -o "$T/rp-small.ustr" 2>/dev/null ||
+"$U" gen rpmalloc -b 20000 -l 40 --max 256 -o "$T/rp-small.ustr" 2>/dev/null ||
 	bad "gen rpmalloc (small)"
 
 # The operation columns of the kmalloc rows, sorted by size:
