@@ -246,6 +246,8 @@ static void pcp_init_once(void)
 {
 	enum pcp_mode_id mode;
 
+	memcpy(pcp_bypass_store.pc.name, "bypass", sizeof("bypass"));
+
 	/* until decided, fast paths read the never-registered area */
 	pcp_rseq_off = (long)((char *)&pcp_idle_rseq -
 			      (char *)__builtin_thread_pointer());

@@ -108,7 +108,6 @@ struct pcp_cache {
 	struct pcp_depot *depot;
 	struct pcp_cache *next;		/* registry */
 	unsigned long nr_direct;	/* ops that bypassed magazines */
-	bool bypass;
 	/* read by the fast paths */
 	struct pcp_hdr hdr_guard[2];	/* hdr[-2], hdr[-1] */
 	struct pcp_hdr hdr[];		/* pcp_nr_cpu_ids() entries */
@@ -121,7 +120,12 @@ struct pcp_cache {
  * The bypass cache (pcp_cache_bypass()): zero headers for every CPU id,
  * so that both fast paths always miss on it. Static, so that a table of
  * pcp_cache pointers can start out pointing at it (no NULL test on a
- * fast path); its pages are only ever read (the zero page).
+ * fast path); its pages are only ever read (the zero page). All zero, so
+ * that it lies in .bss: with one initialised field (its name) the whole
+ * 512 KiB went into .data, file-backed pages that the kernel's fault-around
+ * mapped 64 KiB at a time into every process (rss_tax: +300 KiB of
+ * RssFile). It is told apart by its address (pcp_is_bypass()); pcp_init()
+ * writes its name.
  */
 struct pcp_bypass_store {
 	struct pcp_cache pc;
@@ -130,6 +134,11 @@ struct pcp_bypass_store {
 extern struct pcp_bypass_store pcp_bypass_store
 	__attribute__((visibility("hidden")));
 #define PCP_BYPASS	(&pcp_bypass_store.pc)
+
+static inline bool pcp_is_bypass(const struct pcp_cache *pc)
+{
+	return pc == PCP_BYPASS;
+}
 
 static inline struct pcp_hdr *pcp_hdr(struct pcp_cache *pc, int cpu)
 {

@@ -1550,7 +1550,7 @@ static void pcp_drain_depot(struct pcp_cache *pc)
 
 void pcp_cache_drain(struct pcp_cache *pc)
 {
-	if (pc->bypass)
+	if (pcp_is_bypass(pc))
 		return;
 	sigsafe_enter();
 	pthread_mutex_lock(&pc->lock);
@@ -1580,7 +1580,7 @@ int pcp_cache_set_tunables(struct pcp_cache *pc, unsigned int limit,
 	if (limit < 1 || limit > PCP_MAX_LIMIT || batchcount < 1 ||
 	    batchcount > limit)
 		return -EINVAL;
-	if (pc->bypass)
+	if (pcp_is_bypass(pc))
 		return 0;
 	sigsafe_enter();
 	pthread_mutex_lock(&pc->lock);
@@ -1748,13 +1748,11 @@ static unsigned int pcp_cache_order(void)
 }
 
 /* Zero headers: both fast paths miss on them (percpu/fastpath.h). */
-struct pcp_bypass_store pcp_bypass_store = {
-	.pc = { .name = "bypass", .bypass = true },
-};
+struct pcp_bypass_store pcp_bypass_store;
 
 bool pcp_cache_is_bypass(const struct pcp_cache *pc)
 {
-	return pc->bypass;
+	return pcp_is_bypass(pc);
 }
 
 struct pcp_cache *pcp_cache_bypass(void)
@@ -1825,7 +1823,7 @@ void pcp_cache_destroy(struct pcp_cache *pc)
 	struct pcp_cache *prev;
 	unsigned int cpu;
 
-	if (!pc || pc->bypass)
+	if (!pc || pcp_is_bypass(pc))
 		return;
 	sigsafe_enter();
 	pthread_mutex_lock(&pcp_registry_lock);
@@ -1869,7 +1867,7 @@ void pcp_cache_mag_range(struct pcp_cache *pc, unsigned int *lo,
 	unsigned int cpu, n = 0;
 
 	*lo = *hi = READ_ONCE(pc->limit);
-	if (pc->bypass || !READ_ONCE(pcp_adapt_on))
+	if (pcp_is_bypass(pc) || !READ_ONCE(pcp_adapt_on))
 		return;
 	for (cpu = 0; cpu < pcp_nr_cpus; cpu++) {
 		struct pcp_cpu *c = __atomic_load_n(&pc->slow[cpu], __ATOMIC_ACQUIRE);
@@ -1891,7 +1889,7 @@ void pcp_cache_stats(struct pcp_cache *pc, int cpu, struct pcp_stats *st)
 	unsigned int i, c;
 
 	memset(st, 0, sizeof(*st));
-	if (!IS_ENABLED(CONFIG_PERCPU_STATS) || pc->bypass)
+	if (!IS_ENABLED(CONFIG_PERCPU_STATS) || pcp_is_bypass(pc))
 		return;
 	for (c = 0; c < pcp_nr_cpus; c++) {
 		struct pcp_cpu *pcpu = __atomic_load_n(&pc->slow[c], __ATOMIC_ACQUIRE);
@@ -1918,7 +1916,7 @@ unsigned long pcp_cache_objects(struct pcp_cache *pc, unsigned long *depot_full)
 
 	if (depot_full)
 		*depot_full = 0;
-	if (pc->bypass)
+	if (pcp_is_bypass(pc))
 		return 0;
 	for (cpu = 0; cpu < pcp_nr_cpus; cpu++) {
 		struct pcp_cpu *c = __atomic_load_n(&pc->slow[cpu], __ATOMIC_ACQUIRE);
