@@ -1205,6 +1205,24 @@ static long mag_split_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 }
 
 /*
+ * The first slow path of an operation on CPU @c (@fill: an alloc): the
+ * adaptive policy's window (a shrink sheds the spare) and the split at
+ * the loaded/spare boundary, each of which may leave the loaded magazine
+ * able to serve. @held: objects the CPU holds, for the low-water mark.
+ * Return: > 0 to try the loaded magazine again, 0 to go on, < 0 when no
+ * longer on @cpu.
+ */
+static long first_slow_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
+			      struct pcp_mag *m, bool fill, uint64_t held)
+{
+	if (adapt_slow(pc, c, held)) {
+		adapt_shed_locked(pc, c);
+		return 1;
+	}
+	return mag_split_locked(pc, c, cpu, m, fill);
+}
+
+/*
  * Return: 0 with *objp set (NULL: out of memory), -EAGAIN to retry.
  * Mirrored on purpose by pcp_free_locked (the same three steps the other
  * way round).
@@ -1231,11 +1249,8 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 		if (first) {
 			pcp_stat(c, PCP_STAT_ALLOC_SLOW);
 			first = false;
-			if (adapt_slow(pc, c, c->spare ? c->spare->count : 0)) {
-				adapt_shed_locked(pc, c);
-				continue;
-			}
-			k = mag_split_locked(pc, c, cpu, m, true);
+			k = first_slow_locked(pc, c, cpu, m, true,
+					      c->spare ? c->spare->count : 0);
 			if (k < 0)
 				return -EAGAIN;
 			if (k)
@@ -1348,12 +1363,9 @@ static int pcp_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 		if (first) {
 			pcp_stat(c, PCP_STAT_FREE_SLOW);
 			first = false;
-			if (adapt_slow(pc, c, (mag_is_real(m) ? m->size : 0) +
-				       (c->spare ? c->spare->count : 0))) {
-				adapt_shed_locked(pc, c);
-				continue;
-			}
-			k = mag_split_locked(pc, c, cpu, m, false);
+			k = first_slow_locked(pc, c, cpu, m, false,
+					      (mag_is_real(m) ? m->size : 0) +
+					      (c->spare ? c->spare->count : 0));
 			if (k < 0)
 				return -EAGAIN;
 			if (k)

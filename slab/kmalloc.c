@@ -112,31 +112,34 @@ struct pcp_cache *kmalloc_small_pcp[KMALLOC_SMALL_MAX + 1] = {
 };
 
 /*
- * Class @idx's magazines become @pc in kmalloc_small_pcp[] for the sizes
- * it serves: @first, only where the entry is still the bypass cache (the
- * class's first use, lock-free; it never undoes a re-making's entry);
- * else every entry (a re-making, under slab_mutex). Release stores: the
- * cache is complete before a fast path can reach it.
+ * Entry @e of an inline route's table becomes @pc: @first, only where it
+ * is still the bypass cache (the class's first use, lock-free; it never
+ * undoes a re-making's entry); else unconditionally (a re-making, under
+ * slab_mutex). A release store: the cache is complete before a fast path
+ * can reach it.
  */
+static void kmalloc_entry_publish(struct pcp_cache **e, struct pcp_cache *pc,
+				  bool first)
+{
+	struct pcp_cache *bypass = PCP_BYPASS;
+
+	if (first)
+		__atomic_compare_exchange_n(e, &bypass, pc, false,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	else
+		__atomic_store_n(e, pc, __ATOMIC_RELEASE);
+}
+
+/* Class @idx's magazines become @pc in kmalloc_small_pcp[] for the sizes
+ * it serves (kmalloc_entry_publish()). */
 static void kmalloc_small_publish(unsigned int idx, struct pcp_cache *pc,
 				  bool first)
 {
-	struct pcp_cache *bypass;
 	unsigned int i;
 
-	for (i = 0; i <= KMALLOC_SMALL_MAX; i++) {
-		if (kmalloc_index_small(i ? i : 1) != idx)	/* 0: as 1 */
-			continue;
-		bypass = PCP_BYPASS;
-		if (first)
-			__atomic_compare_exchange_n(&kmalloc_small_pcp[i],
-						    &bypass, pc, false,
-						    __ATOMIC_RELEASE,
-						    __ATOMIC_RELAXED);
-		else
-			__atomic_store_n(&kmalloc_small_pcp[i], pc,
-					 __ATOMIC_RELEASE);
-	}
+	for (i = 0; i <= KMALLOC_SMALL_MAX; i++)
+		if (kmalloc_index_small(i ? i : 1) == idx)	/* 0: as 1 */
+			kmalloc_entry_publish(&kmalloc_small_pcp[i], pc, first);
 }
 
 /* slab/fastpath.h: every entry valid from the start (the bypass cache) */
@@ -152,7 +155,7 @@ struct pcp_cache *kmalloc_mid_pcp[KMALLOC_MID_ENTRIES] = {
 static void kmalloc_mid_publish(unsigned int idx, struct kmem_cache *s,
 				bool first)
 {
-	struct pcp_cache *pc = s->pcp, *bypass;
+	struct pcp_cache *pc = s->pcp;
 	unsigned int i;
 
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) &&
@@ -164,15 +167,7 @@ static void kmalloc_mid_publish(unsigned int idx, struct kmem_cache *s,
 		if (kmalloc_index((size_t)i << KMALLOC_MID_SHIFT) != idx)
 			continue;
 		BUG_ON(kmalloc_index(((size_t)(i - 1) << KMALLOC_MID_SHIFT) + 1) != idx);
-		bypass = PCP_BYPASS;
-		if (first)
-			__atomic_compare_exchange_n(&kmalloc_mid_pcp[i],
-						    &bypass, pc, false,
-						    __ATOMIC_RELEASE,
-						    __ATOMIC_RELAXED);
-		else
-			__atomic_store_n(&kmalloc_mid_pcp[i], pc,
-					 __ATOMIC_RELEASE);
+		kmalloc_entry_publish(&kmalloc_mid_pcp[i], pc, first);
 	}
 }
 

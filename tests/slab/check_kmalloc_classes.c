@@ -155,6 +155,17 @@ TEST(core, test_every_size_same_class)
 }
 END_TEST
 
+/* @p and @q, two blocks of @size bytes, both come from @s and hold it. */
+static void assert_both_from(struct kmem_cache *s, void *p, void *q, size_t size)
+{
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(q);
+	ck_assert_msg(compound_head(virt_to_page(p))->slab_cache == s &&
+		      compound_head(virt_to_page(q))->slab_cache == s,
+		      "size %zu: not from %s", size, s->name);
+	ck_assert_uint_ge(ksize(p), size);
+}
+
 /*
  * malloc's inline route (kmalloc_small_fast(): kmalloc_small_pcp[size],
  * one entry per byte size) gives every size up to KMALLOC_SMALL_MAX an
@@ -173,12 +184,7 @@ TEST(core, test_small_table_every_size)
 		void *q = kmalloc_small_fast(size, GFP_KERNEL);
 
 		ck_assert_ptr_nonnull(s);
-		ck_assert_ptr_nonnull(p);
-		ck_assert_ptr_nonnull(q);
-		ck_assert_msg(compound_head(virt_to_page(p))->slab_cache == s &&
-			      compound_head(virt_to_page(q))->slab_cache == s,
-			      "size %zu: not from %s", size, s->name);
-		ck_assert_uint_ge(ksize(p), size);
+		assert_both_from(s, p, q, size);
 		if (IS_ENABLED(CONFIG_PERCPU_CACHE) && !slab_debug(s))
 			ck_assert_msg(kmalloc_small_pcp[size] == s->pcp,
 				      "size %zu: entry is not %s's magazines",
@@ -229,12 +235,7 @@ TEST(core, test_mid_table_every_size)
 		if (p && want != PCP_BYPASS && p == last)
 			served++;
 		q = kmalloc(size, GFP_KERNEL);
-		ck_assert_ptr_nonnull(p);
-		ck_assert_ptr_nonnull(q);
-		ck_assert_msg(compound_head(virt_to_page(p))->slab_cache == s &&
-			      compound_head(virt_to_page(q))->slab_cache == s,
-			      "size %zu: not from %s", size, s->name);
-		ck_assert_uint_ge(ksize(p), size);
+		assert_both_from(s, p, q, size);
 		memset(p, 0x5a, 16);
 		kfree_fast(q);
 		kfree_fast(p);

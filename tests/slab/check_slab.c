@@ -748,6 +748,21 @@ static int cmp_ptr(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Every object of @s (all @n of them free) taken again once each, by one
+ * refill into @again: the lists and counters agree; then @s destroyed. */
+static void take_all_once_and_destroy(struct kmem_cache *s, void **again,
+				      unsigned int n)
+{
+	ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, again, (int)n, 0), (int)n);
+	ck_assert_uint_eq(check_cache_invariants(s), n);
+	qsort(again, n, sizeof(again[0]), cmp_ptr);
+	for (unsigned int i = 1; i < n; i++)
+		ck_assert_ptr_ne(again[i - 1], again[i]);
+	slab_free_bulk(s, again, (int)n, 0);
+	ck_assert_uint_eq(check_cache_invariants(s), 0);
+	kmem_cache_destroy(s);
+}
+
 /*
  * A flush gives objects back in runs of one slab (slab_free_bulk(): one
  * detached freelist per run). Runs of one object (slabs interleaved), long
@@ -789,14 +804,7 @@ TEST(core, test_free_bulk_runs)
 		slab_free_bulk(s, order + i, (int)n, 0);
 		ck_assert_uint_eq(check_cache_invariants(s), N - i - n);
 	}
-	ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, again, N, 0), N);
-	ck_assert_uint_eq(check_cache_invariants(s), N);
-	qsort(again, N, sizeof(again[0]), cmp_ptr);
-	for (i = 1; i < N; i++)
-		ck_assert_ptr_ne(again[i - 1], again[i]);
-	slab_free_bulk(s, again, N, 0);
-	ck_assert_uint_eq(check_cache_invariants(s), 0);
-	kmem_cache_destroy(s);
+	take_all_once_and_destroy(s, again, N);
 }
 END_TEST
 
@@ -1431,14 +1439,7 @@ TEST(core, test_free_bulk_many_runs)
 	ck_assert_uint_eq(k, N);
 	slab_free_bulk(s, order, N, 0);
 	ck_assert_uint_eq(check_cache_invariants(s), 0);
-	ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, again, N, 0), N);
-	ck_assert_uint_eq(check_cache_invariants(s), N);
-	qsort(again, N, sizeof(again[0]), cmp_ptr);
-	for (i = 1; i < N; i++)
-		ck_assert_ptr_ne(again[i - 1], again[i]);
-	slab_free_bulk(s, again, N, 0);
-	ck_assert_uint_eq(check_cache_invariants(s), 0);
-	kmem_cache_destroy(s);
+	take_all_once_and_destroy(s, again, N);
 }
 END_TEST
 
