@@ -397,7 +397,8 @@ static int parse_args(int argc, char **argv, char *path, size_t len, const char 
 				"unknown option", argv[k]);
 		fprintf(help ? stdout : stderr, "usage: uslab calibrate [-o FILE]\n"
 			"  times each allocator path here and writes the cost model to FILE\n"
-			"  (default $USLAB_CALIBRATION or ~/.cache/uslab/calibration)\n");
+			"  (default $USLAB_CALIBRATION or ~/.cache/uslab/calibration; - for\n"
+			"  standard output, the measurements then on standard error)\n");
 		return help ? -1 : 2;
 	}
 	if (!*out) {
@@ -406,6 +407,39 @@ static int parse_args(int argc, char **argv, char *path, size_t len, const char 
 			return 2;
 		}
 		*out = path;
+	}
+	return 0;
+}
+
+/*
+ * -o FILE is checked before the measurement (the CLI's rule: output paths
+ * before a long run): a folder, or a FILE in a folder that does not exist
+ * or cannot be written, is refused at once. Return: 0, or 1 after saying why.
+ */
+static int check_out(const char *out)
+{
+	char dir[4096], *slash;
+	struct stat st;
+
+	if (!*out) {
+		fprintf(stderr, "uslab calibrate: -o: an empty path\n");
+		return 1;
+	}
+	if (!stat(out, &st) && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "uslab calibrate: %s: %s\n", out, strerror(EISDIR));
+		return 1;
+	}
+	snprintf(dir, sizeof(dir), "%s", out);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if (access(dir, W_OK | X_OK)) {
+		fprintf(stderr, "uslab calibrate: %s: %s\n", out, strerror(errno));
+		return 1;
 	}
 	return 0;
 }
@@ -470,6 +504,20 @@ static double fit_error(const struct fit_rows *fr, const double *x)
 	return fr->n ? sqrt(resid / fr->n) : 0;
 }
 
+/* -o -: the descriptor the model goes to (standard output as it was), -1 otherwise */
+static int model_fd = -1;
+
+static void print_model(FILE *f, const char *model, const double *x, double page_ns,
+			double fault_ns, double resid)
+{
+	fprintf(f, "# uslab cost model, written by `uslab calibrate` at %ld (Unix time)\n"
+		"# %s, mode %s, fit rms error %.1f%%\n"
+		"hit_ns=%.3f\nrefill_ns=%.3f\nflush_ns=%.3f\nrefill_obj_ns=%.3f\n"
+		"flush_obj_ns=%.3f\ndepot_ns=%.3f\npage_ns=%.3f\nfault_ns=%.3f\n",
+		(long)time(NULL), model, pcp_mode(), 100 * resid, x[0], x[1], x[2], x[4], x[5],
+		x[3], page_ns, fault_ns);
+}
+
 /* Written to a temporary beside FILE and renamed; the folders of the default path made
  * (@make_dirs), a FILE named by -o only where it is, as every other -o.
  * Return: 0, or 1 after saying why. */
@@ -481,6 +529,21 @@ static int write_model(const char *out, bool make_dirs, const char *model, const
 	FILE *f;
 	int fd;
 
+	if (model_fd >= 0) {	/* -o -: the model alone on standard output */
+		fflush(stdout);	/* the measurements, on stderr, first */
+		f = fdopen(model_fd, "w");
+		if (!f) {
+			fprintf(stderr, "uslab calibrate: standard output: %s\n", strerror(errno));
+			return 1;
+		}
+		print_model(f, model, x, page_ns, fault_ns, resid);
+		if (fflush(f) || ferror(f) || fclose(f)) {
+			fprintf(stderr, "uslab calibrate: standard output: %s\n",
+				errno ? strerror(errno) : "write error");
+			return 1;
+		}
+		return 0;
+	}
 	if (make_dirs && mkdirs(out)) {
 		fprintf(stderr, "uslab calibrate: cannot create the folder of %s: %s\n", out,
 			strerror(errno));
@@ -503,12 +566,7 @@ static int write_model(const char *out, bool make_dirs, const char *model, const
 		unlink(tmp);
 		return 1;
 	}
-	fprintf(f, "# uslab cost model, written by `uslab calibrate` at %ld (Unix time)\n"
-		"# %s, mode %s, fit rms error %.1f%%\n"
-		"hit_ns=%.3f\nrefill_ns=%.3f\nflush_ns=%.3f\nrefill_obj_ns=%.3f\n"
-		"flush_obj_ns=%.3f\ndepot_ns=%.3f\npage_ns=%.3f\nfault_ns=%.3f\n",
-		(long)time(NULL), model, pcp_mode(), 100 * resid, x[0], x[1], x[2], x[4], x[5],
-		x[3], page_ns, fault_ns);
+	print_model(f, model, x, page_ns, fault_ns, resid);
 	if (fclose(f) || rename(tmp, out)) {
 		fprintf(stderr, "uslab calibrate: %s: %s\n", out, strerror(errno));
 		unlink(tmp);
@@ -542,6 +600,17 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, path, sizeof(path), &out);
 	if (rc)
 		return rc < 0 ? 0 : rc;
+	if (!strcmp(out, "-")) {
+		/* the model on standard output, every other line on stderr */
+		fflush(stdout);
+		model_fd = dup(STDOUT_FILENO);
+		if (model_fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+			fprintf(stderr, "uslab calibrate: standard output: %s\n", strerror(errno));
+			return 1;
+		}
+	} else if (out != path && check_out(out)) {
+		return 1;
+	}
 	cpu = sched_getcpu();
 	CPU_ZERO(&set);
 	CPU_SET(cpu < 0 ? 0 : cpu, &set);
