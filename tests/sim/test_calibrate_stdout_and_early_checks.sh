@@ -4,7 +4,7 @@
 # standard output is an error (exit 1). Before, -o - wrote a file named
 # "-" in the current folder. -o naming a folder, or a file in a folder
 # that does not exist, is refused before anything is measured (the rule for
-# output paths); before, the measurement ran first.
+# output paths; main's open_model() since c3234a6, checked here beside -).
 . "$(dirname "$0")/../lib.sh"
 set +e
 U=$(realpath "$U")
