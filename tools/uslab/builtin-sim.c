@@ -458,7 +458,7 @@ int cmd_cost_model(struct sim_cost_model *m, const char *path)
 
 	if (!sim_cost_model_load(m, path, err, sizeof(err)))
 		return 0;
-	fprintf(stderr, "uslab: %s\n", err);
+	fprintf(stderr, "%s: %s\n", cmd_who, err);	/* uslab sim:, uslab tune: */
 	return 1;
 }
 

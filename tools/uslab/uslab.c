@@ -155,6 +155,7 @@ int main(int argc, char **argv)
 
 			snprintf(who, sizeof(who), "uslab %s", cmds[i].name);
 			cmd_who = who;
+			trace_writer_who = who;
 			rc = cmds[i].fn(argc - 1, argv + 1);
 			/* whatever a command printed last, a write error is
 			 * said, not left to exit()'s silent flush (replay's
