@@ -85,7 +85,7 @@ static inline bool mag_is_real(const struct pcp_mag *m)
 
 /*
  * USDT probes (provider uslab) on slow paths: pcp_refill, pcp_flush,
- * pcp_drain, pcp_trim, pcp_resize (`perf probe sdt_uslab:pcp_*`); a stub
+ * pcp_drain, pcp_trim, pcp_resize, pcp_depot_grow (`perf probe sdt_uslab:pcp_*`); a stub
  * when CONFIG_USDT is off.
  */
 #ifdef CONFIG_USDT

@@ -728,6 +728,7 @@ static void depot_grow_on_refill(struct pcp_cache *pc)
 	if (!d->pinned && d->grow < max) {
 		d->grow = min_t(unsigned long, d->grow + n, max);
 		d->grew = true;
+		pcp_probe(pcp_depot_grow, pc->name, n, d->grow);
 	}
 	depot_unlock(d);
 }
