@@ -726,7 +726,7 @@ static void depot_grow_on_refill(struct pcp_cache *pc)
 	depot_lock(d);
 	max = depot_grow_max(pc);
 	if (!d->pinned && d->grow < max) {
-		d->grow = min_t(unsigned long, d->grow + n, max);
+		WRITE_ONCE(d->grow, min_t(unsigned long, d->grow + n, max));
 		d->grew = true;
 		pcp_probe(pcp_depot_grow, pc->name, n, d->grow);
 	}
@@ -927,7 +927,7 @@ static struct pcp_mag *depot_take_all_locked(struct pcp_depot *d)
 	d->nr_full = d->nr_empty = d->min_full = d->min_empty = 0;
 	d->full_objs = 0;
 	/* a drain or a resize starts the depot over at its limit */
-	d->grow = 0;
+	WRITE_ONCE(d->grow, 0);
 	d->grew = false;
 	__atomic_store_n(&d->flushed, 0, __ATOMIC_RELAXED);
 	return list;
@@ -949,7 +949,7 @@ static void depot_trim(struct pcp_cache *pc)
 
 	depot_lock(d);
 	if (!d->grew)
-		d->grow /= 2;
+		WRITE_ONCE(d->grow, d->grow / 2);
 	d->grew = false;
 	__atomic_store_n(&d->flushed, 0, __ATOMIC_RELAXED);
 	lim = depot_limit_now(pc, d);
@@ -1731,7 +1731,7 @@ int pcp_cache_set_depot_limit(struct pcp_cache *pc, unsigned int limit)
 	WRITE_ONCE(pc->depot_limit, limit);
 	/* a limit set stays as set: no growth (pcp_cache_default_depot_limit()) */
 	WRITE_ONCE(pc->depot->pinned, true);
-	pc->depot->grow = 0;
+	WRITE_ONCE(pc->depot->grow, 0);
 	pc->depot->grew = false;
 	__atomic_store_n(&pc->depot->flushed, 0, __ATOMIC_RELAXED);
 	/* over the new limit: the depot's objects go back to the layer above */
