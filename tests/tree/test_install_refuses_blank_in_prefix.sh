@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # make install with a blank in PREFIX or DESTDIR stops before anything is
-# made, naming the path: the recipe's `install -d` split it (PREFIX='/opt/my
-# lib' made /opt/my, and lib/... relative to the tree), and the pkg-config
-# flags README's `cc` lines expand unquoted would split it again. The
-# second word here is absolute, so the old recipe scattered folders inside
-# the scratch folder, not the tree. A relative PREFIX is refused too.
+# built or made (when make reads the Makefile), naming the path: the
+# recipe's `install -d` split it (PREFIX='/opt/my lib' made /opt/my, and
+# lib/... relative to the tree), and the pkg-config flags README's `cc`
+# lines expand unquoted would split it again. The second word here is
+# absolute, so the old recipe scattered folders inside the scratch folder,
+# not the tree. A relative PREFIX is refused too.
 set -u
 cd "$(dirname "$0")/../.."
 O=${O:-build}
