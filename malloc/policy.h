@@ -198,7 +198,9 @@ static inline int __uslab_posix_memalign(void **out, size_t align, size_t size)
  */
 static inline void *__uslab_memalign(size_t align, size_t size)
 {
-	if (align > MALLOC_MAX_SIZE / 2 + 1) {
+	/* glibc's bound: 2^63 itself rounds to nothing and is only too much
+	 * memory (ENOMEM, from __uslab_aligned) */
+	if (align > SIZE_MAX / 2 + 1) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -340,6 +340,14 @@ static void test_memalign(void)
 	errno = 0;
 	CHECK(memalign(opaque(((size_t)1 << 63) + 1), 16) == NULL && errno == EINVAL,
 	      "memalign huge alignment");
+	/* alignments from 2^62 + 1 to 2^63 round to a power of two that is
+	 * possible as an alignment: too much memory, ENOMEM, as glibc says */
+	errno = 0;
+	CHECK(memalign(opaque((size_t)1 << 63), 10) == NULL && errno == ENOMEM,
+	      "memalign(2^63) errno %d, not ENOMEM", errno);
+	errno = 0;
+	CHECK(aligned_alloc(opaque(((size_t)1 << 62) + 1), 10) == NULL && errno == ENOMEM,
+	      "aligned_alloc(2^62 + 1) errno %d, not ENOMEM", errno);
 	void *q = NULL;
 
 	CHECK(posix_memalign(&q, 64, opaque(SIZE_MAX - 4096)) == ENOMEM && !q,
