@@ -56,6 +56,7 @@ struct pa_zone {
 	struct list_head large_dirty;
 
 	unsigned long nr_sections;	/* sections made usable (buddy memory) */
+	unsigned long section_grows;	/* buddy_grow_locked() calls that made some */
 
 	size_t bytes_allocated;		/* handed out: buddy + large */
 	size_t bytes_allocated_peak;	/* its high-water mark (page_alloc_reset_peak) */

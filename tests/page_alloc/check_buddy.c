@@ -1118,6 +1118,49 @@ static size_t vm_size(void)
 }
 
 /*
+ * A growing heap makes its sections in batches (buddy_grow_batch(): a
+ * quarter of those made, at most 16 at a time), so that the system calls
+ * that take the mmap lock for writing (an mprotect and the reservation's
+ * mmaps per grow) are a few dozen for a big heap, not one set per 4 MiB:
+ * 64 sections held beyond those free take at most 24 grows (64 when each
+ * grow made one). The sections made ahead are on the free list, whole.
+ */
+TEST(core, test_sections_grow_in_batches)
+{
+	struct page *held[256];
+	unsigned long grows0, made0, grows, made, free0;
+	size_t n = 0, want, i;
+
+	ck_assert_int_eq(page_alloc_init(), 0);
+	t_lock();
+	grows0 = pa_zone.section_grows;
+	made0 = pa_zone.nr_sections;
+	free0 = pa_zone.nr_free[MAX_PAGE_ORDER];
+	t_unlock();
+	want = free0 + 64;
+	ck_assert_uint_le(want, ARRAY_SIZE(held));
+	for (n = 0; n < want; n++) {
+		held[n] = alloc_pages(__GFP_NOWARN, MAX_PAGE_ORDER);
+		ck_assert_ptr_nonnull(held[n]);
+	}
+	t_lock();
+	grows = pa_zone.section_grows - grows0;
+	made = pa_zone.nr_sections - made0;
+	t_unlock();
+	ck_assert_uint_ge(made, 64);
+	ck_assert_msg(grows >= 1 && grows <= 24,
+		      "%lu grows made %lu sections (want at most 24)", grows, made);
+	/* what was made ahead is free, whole sections, untouched */
+	t_lock();
+	ck_assert_uint_eq(pa_zone.nr_free[MAX_PAGE_ORDER], made - 64);
+	t_unlock();
+	for (i = 0; i < n; i++)
+		__free_pages(held[i], MAX_PAGE_ORDER);
+	verify_zone(NULL, 0);
+}
+END_TEST
+
+/*
  * A setrlimit(RLIMIT_AS) made after init holds (issue 20, item 5): with
  * 64 MiB of room, sections stop at it with ENOMEM instead of growing
  * into a reservation made up front; freed sections serve an own mapping
@@ -1129,6 +1172,7 @@ TEST(core, test_rlimit_as_followed)
 	struct rlimit old, rl;
 	struct page *held[64];
 	size_t n = 0, room = 64UL << 20, i;
+	unsigned long grows0, made0;
 	char *end0, *big;
 	void *own;
 
@@ -1138,6 +1182,10 @@ TEST(core, test_rlimit_as_followed)
 	t_lock();
 	end0 = page_alloc_end;
 	t_unlock();
+	t_lock();
+	grows0 = pa_zone.section_grows;
+	made0 = pa_zone.nr_sections;
+	t_unlock();
 	rl.rlim_cur = rl.rlim_max = vm_size() + room;
 	rl.rlim_max = old.rlim_max;
 	ck_assert_int_eq(setrlimit(RLIMIT_AS, &rl), 0);
@@ -1146,6 +1194,11 @@ TEST(core, test_rlimit_as_followed)
 	       (held[n] = alloc_pages(__GFP_NOWARN, MAX_PAGE_ORDER)))
 		n++;
 	ck_assert_int_eq(errno, ENOMEM);
+	/* under the limit, one section a grow (buddy_grow_batch()) */
+	t_lock();
+	ck_assert_uint_eq(pa_zone.section_grows - grows0,
+			  pa_zone.nr_sections - made0);
+	t_unlock();
 	/* the map grows with the heap (1/64), the rest is sections */
 	ck_assert_uint_le(n * SECTION_SIZE, room);
 	ck_assert_uint_ge(n * SECTION_SIZE, room - 3 * SECTION_SIZE);
