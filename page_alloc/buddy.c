@@ -46,18 +46,9 @@ void buddy_del_free_locked(struct page *page, unsigned int order)
 }
 
 /*
- * Sections one grow makes usable: a quarter of those already made (at
- * most PA_GROW_MAX_SECTIONS), so a heap that keeps growing makes its
- * sections in a few dozen system calls, not one mprotect plus three or
- * four mmaps (heap, struct page map, shadow, tags) per 4 MiB. Each of
- * those takes the process's mmap lock for writing, under the zone lock:
- * a thread faulting in its fresh pages waits for the lock, and every other
- * thread that needs a page block waits for the zone lock (gmfill 2 1024:
- * 267 sections, 1,160 such calls, 60% of its context switches). The
- * sections beyond the first cost address space and reserved map only:
- * nothing of them is touched before it is handed out. One at a time under
- * a finite RLIMIT_AS, where the heap must get exactly what the limit
- * leaves (docs/page_alloc.md "Address space").
+ * Sections one grow makes usable: a quarter of those already made, at
+ * most PA_GROW_MAX_SECTIONS, one at a time under a finite RLIMIT_AS
+ * (docs/page_alloc.md "Sections made in batches").
  */
 #define PA_GROW_SHARE		4
 #define PA_GROW_MAX_SECTIONS	16

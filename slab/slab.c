@@ -611,16 +611,9 @@ static inline char *slab_fresh_obj(const struct kmem_cache *s,
  * lock made every other CPU refilling the cache wait for it (gmalloc_t2).
  * Nobody else reaches these objects meanwhile: they are below @fresh and
  * counted in @inuse, so no check of an empty slab reads their marks.
- * They go into @objs highest address first: a magazine (and a caller of
- * kmem_cache_alloc_bulk() that uses its array from the end) pops from the
- * top, so the program gets a fresh slab's objects in ascending address
- * order, as it walks them later (a fill, then a pass that writes every
- * block: gmfill), and the hardware prefetcher follows one forward stream
- * per class instead of a backward run of a batch (27 objects of
- * kmalloc-512) and a jump. gmfill 1 1024: the program's memset 1,052 ->
- * 804 samples, CPU 0.964 (0.858..1.035) of before, gmfill 2 1024 0.957
- * (0.946..0.964); the study and gmalloc seq, which write each block as
- * they get it, the same (docs/slab.md "Fresh objects").
+ * They go into @objs highest address first: a magazine pops from the
+ * top, so the program gets them in ascending address order (docs/slab.md
+ * "Fresh objects leave in ascending order").
  * Return: objects taken.
  */
 static int take_fresh_locked(struct kmem_cache *s, struct page *slab,
@@ -629,8 +622,7 @@ static int take_fresh_locked(struct kmem_cache *s, struct page *slab,
 	char *obj = slab_fresh_obj(s, slab);
 	int k, nr = min_t(int, n, slab->objects - slab->fresh);
 
-	/* highest first: the magazine hands out from its top, so the
-	 * program gets them in ascending address order (see above) */
+	/* highest first (above) */
 	for (k = nr - 1; k >= 0; k--, obj += s->size)
 		objs[k] = obj;
 	slab->fresh += (unsigned short)nr;
