@@ -611,9 +611,6 @@ static inline char *slab_fresh_obj(const struct kmem_cache *s,
  * lock made every other CPU refilling the cache wait for it (gmalloc_t2).
  * Nobody else reaches these objects meanwhile: they are below @fresh and
  * counted in @inuse, so no check of an empty slab reads their marks.
- * They go into @objs highest address first: a magazine pops from the
- * top, so the program gets them in ascending address order (docs/slab.md
- * "Fresh objects leave in ascending order").
  * Return: objects taken.
  */
 static int take_fresh_locked(struct kmem_cache *s, struct page *slab,
@@ -622,8 +619,7 @@ static int take_fresh_locked(struct kmem_cache *s, struct page *slab,
 	char *obj = slab_fresh_obj(s, slab);
 	int k, nr = min_t(int, n, slab->objects - slab->fresh);
 
-	/* highest first (above) */
-	for (k = nr - 1; k >= 0; k--, obj += s->size)
+	for (k = 0; k < nr; k++, obj += s->size)
 		objs[k] = obj;
 	slab->fresh += (unsigned short)nr;
 	slab->inuse += (unsigned short)nr;

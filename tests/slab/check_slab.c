@@ -478,50 +478,6 @@ TEST_IF(SLAB_MIN_ORDER == 3, core, test_big_slab_touched_as_used)
 }
 END_TEST
 
-/*
- * A fresh slab's objects reach the program in ascending address order
- * (take_fresh_locked() puts the highest first into the batch, the
- * magazine hands out from its top): one forward stream per class for the
- * hardware prefetcher when the program walks its blocks in the order it
- * got them. Before, each refill's batch came out backwards.
- */
-TEST(core, test_fresh_objects_leave_ascending)
-{
-	struct kmem_cache *s = kmem_cache_create("ascending", 512, 0, 0, NULL);
-	enum { N = 400 };
-	static void *o[N];
-	void *b[8];
-	unsigned int i, down = 0, same = 0;
-
-	ck_assert_ptr_nonnull(s);
-	for (i = 0; i < N; i++) {
-		o[i] = kmem_cache_alloc(s, GFP_KERNEL);
-		ck_assert_ptr_nonnull(o[i]);
-	}
-	for (i = 1; i < N; i++) {
-		if (virt_to_slab(o[i]) != virt_to_slab(o[i - 1]))
-			continue;
-		same++;
-		if ((char *)o[i] < (char *)o[i - 1])
-			down++;
-	}
-	ck_assert_uint_ge(same, N / 2);
-	ck_assert_msg(down == 0, "%u of %u steps within a slab went down", down, same);
-	for (i = 0; i < N; i++)
-		kmem_cache_free(s, o[i]);
-	kmem_cache_destroy(s);
-
-	/* the mechanism: a bulk take of fresh objects, highest first */
-	s = kmem_cache_create("ascending-bulk", 512, 0, 0, NULL);
-	ck_assert_ptr_nonnull(s);
-	ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, b, 8, 0), 8);
-	for (i = 1; i < 8; i++)
-		ck_assert_ptr_eq((char *)b[i], (char *)b[i - 1] - s->size);
-	slab_free_bulk(s, b, 8, 0);
-	kmem_cache_destroy(s);
-}
-END_TEST
-
 TEST(core, test_kmalloc_ksize)
 {
 	size_t sz;
@@ -1457,9 +1413,8 @@ TEST(hardened, test_refill_touches_fresh_objects_unlocked)
 	ck_assert_int_eq(slab_alloc_bulk(fresh_cache, GFP_KERNEL, objs + 1, n, 0), n);
 	mprotect((void *)fresh_lo, fresh_hi - fresh_lo, PROT_READ | PROT_WRITE);
 	ck_assert_int_eq(sigaction(SIGSEGV, &old, NULL), 0);
-	/* the batch's highest object comes first (take_fresh_locked()) */
-	ck_assert_ptr_eq(virt_to_slab(objs[1]), slab);
-	ck_assert_uint_ge((uintptr_t)objs[1], fresh_lo);	/* one was on them */
+	ck_assert_ptr_eq(virt_to_slab(objs[n]), slab);
+	ck_assert_uint_ge((uintptr_t)objs[n], fresh_lo);	/* one was on them */
 	ck_assert_int_gt(fresh_faults, 0);
 	ck_assert_int_eq(fresh_faults_locked, 0);
 	slab_free_bulk(fresh_cache, objs, n + 1, 0);
