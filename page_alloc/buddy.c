@@ -104,9 +104,10 @@ int buddy_grow_locked(void)
 	char *sec;
 
 	pa_assert_locked();
+	/* ahead only from the top; else one, by the rule for one */
 	if (k > 1) {
-		sec = pa_space_get_locked(k * SECTION_SIZE, SECTION_SIZE, true, &fresh);
-		if (sec && !buddy_map_sections_locked(sec, k, fresh))
+		sec = pa_space_top_locked(k * SECTION_SIZE, SECTION_SIZE);
+		if (sec && !buddy_map_sections_locked(sec, k, true))
 			return 0;
 	}
 	sec = pa_space_get_locked(SECTION_SIZE, SECTION_SIZE, true, &fresh);

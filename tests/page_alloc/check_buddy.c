@@ -1161,6 +1161,60 @@ TEST(core, test_sections_grow_in_batches)
 END_TEST
 
 /*
+ * Sections made ahead come from the top only: when the top has room for
+ * one section but not for the batch (something mapped above it), the
+ * grow makes one there, and the address range of a freed own mapping
+ * stays free (a double free of that mapping must stay a free of no
+ * block: "Sections and own mappings share it", docs/page_alloc.md).
+ */
+TEST(core, test_sections_ahead_only_from_the_top)
+{
+	struct page *held[512];
+	size_t n = 0, i;
+	char *gone, *top, *sec;
+	void *block;
+	unsigned long k;
+
+	ck_assert_int_eq(page_alloc_init(), 0);
+	gone = alloc_pages_large(16 * SECTION_SIZE, SECTION_SIZE, 0);
+	ck_assert_ptr_nonnull(gone);
+	free_pages_large(gone);
+	page_alloc_trim();
+	/* no whole free section left, and enough made for a batch */
+	for (;;) {
+		t_lock();
+		k = pa_zone.nr_sections;
+		i = pa_zone.nr_free[MAX_PAGE_ORDER];
+		t_unlock();
+		if (!i && k >= 2 * 4)
+			break;
+		ck_assert_uint_lt(n, ARRAY_SIZE(held));
+		held[n] = alloc_pages(__GFP_NOWARN, MAX_PAGE_ORDER);
+		ck_assert_ptr_nonnull(held[n]);
+		n++;
+	}
+	/* room for one section at the top, not for two */
+	t_lock();
+	top = (char *)ALIGN_UP((unsigned long)page_alloc_end, SECTION_SIZE);
+	t_unlock();
+	block = mmap(top + SECTION_SIZE, PAGE_SIZE, PROT_NONE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	ck_assert_ptr_eq(block, top + SECTION_SIZE);
+	held[n] = alloc_pages(__GFP_NOWARN, MAX_PAGE_ORDER);
+	ck_assert_ptr_nonnull(held[n]);
+	sec = page_address(held[n]);
+	n++;
+	munmap(block, PAGE_SIZE);
+	ck_assert_msg(sec + SECTION_SIZE <= gone || sec >= gone + 16 * SECTION_SIZE,
+		      "section %p made inside the freed mapping %p", sec, gone);
+	ck_assert_ptr_eq(sec, top);
+	for (i = 0; i < n; i++)
+		__free_pages(held[i], MAX_PAGE_ORDER);
+	verify_zone(NULL, 0);
+}
+END_TEST
+
+/*
  * A setrlimit(RLIMIT_AS) made after init holds (issue 20, item 5): with
  * 64 MiB of room, sections stop at it with ENOMEM instead of growing
  * into a reservation made up front; freed sections serve an own mapping
