@@ -46,35 +46,74 @@ void buddy_del_free_locked(struct page *page, unsigned int order)
 }
 
 /*
- * Make a section usable and put it on the free list of the largest order
- * as one known-zero block: at the top of the reservation, grown, else (at
- * the limit) a free address range that fits (pa_space_get_locked).
+ * Sections one grow makes usable: a quarter of those already made, at
+ * most PA_GROW_MAX_SECTIONS, one at a time under a finite RLIMIT_AS
+ * (docs/page_alloc.md "Sections made in batches").
+ */
+#define PA_GROW_SHARE		4
+#define PA_GROW_MAX_SECTIONS	16
+
+static unsigned long buddy_grow_batch(void)
+{
+	unsigned long k = pa_zone.nr_sections / PA_GROW_SHARE;
+
+	if (k <= 1)
+		return 1;
+	if (pa_as_limited())
+		return 1;
+	return min_t(unsigned long, k, PA_GROW_MAX_SECTIONS);
+}
+
+/* @k sections at @sec made read-write; 0, or -ENOMEM with the range back. */
+static int buddy_map_sections_locked(char *sec, unsigned long k, bool fresh)
+{
+	struct page *page = virt_to_page(sec);
+	unsigned long i;
+
+	if (mprotect(sec, k * SECTION_SIZE, PROT_READ | PROT_WRITE) != 0) {
+		large_range_put_locked(page, k * SECTION_PAGES, false);
+		return -ENOMEM;
+	}
+	/* a range that held own mappings before: no stale struct pages */
+	if (!fresh)
+		memset(page, 0, k * SECTION_PAGES * sizeof(struct page));
+	/* lowest first: non-resident blocks go to the tail of the list */
+	for (i = 0; i < k; i++, sec += SECTION_SIZE) {
+		pa_section_set_locked(sec);
+		pa_zone.nr_sections++;
+		add_free_locked(virt_to_page(sec), MAX_PAGE_ORDER, 0);
+		pa_stat_inc(sections);
+		pa_probe(section_grow, sec, SECTION_SIZE);
+	}
+	pa_zone.section_grows++;
+	return 0;
+}
+
+/*
+ * Make sections usable (buddy_grow_batch() of them, else one) and put each
+ * on the free list of the largest order as a known-zero block: at the top
+ * of the reservation, grown, else (at the limit) a free address range that
+ * fits (pa_space_get_locked).
  * Return: 0, or -ENOMEM when no address space can be had (RLIMIT_AS, the
  * logical range used up) or mprotect fails.
  */
 int buddy_grow_locked(void)
 {
+	unsigned long k = buddy_grow_batch();
 	bool fresh;
-	char *sec = pa_space_get_locked(SECTION_SIZE, SECTION_SIZE, true, &fresh);
-	struct page *page;
+	char *sec;
 
 	pa_assert_locked();
+	/* ahead only from the top; else one, by the rule for one */
+	if (k > 1) {
+		sec = pa_space_top_locked(k * SECTION_SIZE, SECTION_SIZE);
+		if (sec && !buddy_map_sections_locked(sec, k, true))
+			return 0;
+	}
+	sec = pa_space_get_locked(SECTION_SIZE, SECTION_SIZE, true, &fresh);
 	if (!sec)
 		return -ENOMEM;
-	page = virt_to_page(sec);
-	if (mprotect(sec, SECTION_SIZE, PROT_READ | PROT_WRITE) != 0) {
-		large_range_put_locked(page, SECTION_PAGES, false);
-		return -ENOMEM;
-	}
-	/* a range that held own mappings before: no stale struct pages */
-	if (!fresh)
-		memset(page, 0, SECTION_PAGES * sizeof(struct page));
-	pa_section_set_locked(sec);
-	pa_zone.nr_sections++;
-	add_free_locked(page, MAX_PAGE_ORDER, 0);
-	pa_stat_inc(sections);
-	pa_probe(section_grow, sec, SECTION_SIZE);
-	return 0;
+	return buddy_map_sections_locked(sec, 1, fresh);
 }
 
 /*

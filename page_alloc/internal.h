@@ -56,6 +56,7 @@ struct pa_zone {
 	struct list_head large_dirty;
 
 	unsigned long nr_sections;	/* sections made usable (buddy memory) */
+	unsigned long section_grows;	/* buddy_grow_locked() calls that made some */
 
 	size_t bytes_allocated;		/* handed out: buddy + large */
 	size_t bytes_allocated_peak;	/* its high-water mark (page_alloc_reset_peak) */
@@ -184,6 +185,7 @@ void buddy_free_block_locked(struct page *page, unsigned int order,
 /* page_alloc/large.c */
 char *pa_space_get_locked(size_t bytes, size_t align, bool section,
 			  bool *fresh);
+char *pa_space_top_locked(size_t bytes, size_t align);
 void large_range_put_locked(struct page *page, size_t npages, bool dirty);
 void large_range_del_locked(struct page *head);
 

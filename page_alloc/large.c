@@ -179,6 +179,18 @@ static char *space_from_top_locked(size_t bytes, size_t align)
 	return addr;
 }
 
+/*
+ * pa_space_top_locked - @bytes at the top only, the reservation grown to
+ * hold them (fresh: their struct pages zero), or NULL: the sections a
+ * grow makes ahead (buddy_grow_batch()) never take a freed range while
+ * one section could still come from the top.
+ */
+char *pa_space_top_locked(size_t bytes, size_t align)
+{
+	pa_assert_locked();
+	return space_from_top_locked(bytes, align);
+}
+
 /**
  * pa_space_get_locked - @bytes of PROT_NONE address space aligned to
  * @align, the caller's, unmarked (large_range_put_locked() gives it back).

@@ -154,6 +154,8 @@ struct kmem_cache {
 	unsigned long nr_inuse;		/* objects handed out by the slab layer */
 	unsigned long slabs_allocated, slabs_freed;
 	unsigned long alloc_calls, free_calls;
+	/* refills that dropped the lock to make slabs (grow_slabs()) */
+	unsigned long grow_relocks;
 
 	/* slab_caches, under slab_mutex for writers and RCU for readers. */
 	struct cds_list_head list;

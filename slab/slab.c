@@ -686,7 +686,36 @@ static int grow_slabs(struct kmem_cache *s, gfp_t gfp, int nr,
 		list_add_tail(&slab->slab_list, list);
 	}
 	slab_lock(s);
+	s->grow_relocks++;
 	return k;
+}
+
+/*
+ * Slabs a refill of @n objects will have to make, guessed before it takes
+ * the cache lock: the free objects the cache's slabs hold (their capacity
+ * less what is handed out) are fewer than @n, as every refill of a cache
+ * that grows finds them (a fill: gmfill, the study's first loop). Those
+ * slabs are then made before the lock is taken, not in a window that
+ * drops and retakes it (grow_slabs()): one lock round trip per refill,
+ * not two, and the hold that waits for page_alloc is gone. The counts are
+ * read without the lock: a wrong guess costs the window (too few) or
+ * leaves a new slab on the empty list (too many), never a wrong result.
+ * Debug caches and constructors keep the window (their objects are
+ * prepared at the making, which may fail or allocate).
+ */
+static int grow_ahead(struct kmem_cache *s, int n)
+{
+	unsigned long cap, used, free;
+
+	if (slab_debug(s) || s->ctor)
+		return 0;
+	cap = READ_ONCE(s->nr_slabs) * s->objects;
+	used = READ_ONCE(s->nr_inuse);
+	free = cap > used ? cap - used : 0;
+	if (free >= (unsigned long)n)
+		return 0;
+	return min_t(int, SLAB_GROW_BATCH,
+		     DIV_ROUND_UP((unsigned long)n - free, s->objects));
 }
 
 int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
@@ -704,6 +733,12 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 		return 0;
 	}
 
+	for (k = grow_ahead(s, n); k > 0; k--) {
+		slab = allocate_slab(s, gfp);
+		if (!slab)
+			break;
+		list_add_tail(&slab->slab_list, &fresh);
+	}
 	slab_lock(s);
 	while (i < n) {
 		enum slab_state before;

@@ -1118,6 +1118,103 @@ static size_t vm_size(void)
 }
 
 /*
+ * A growing heap makes its sections in batches (buddy_grow_batch(): a
+ * quarter of those made, at most 16 at a time), so that the system calls
+ * that take the mmap lock for writing (an mprotect and the reservation's
+ * mmaps per grow) are a few dozen for a big heap, not one set per 4 MiB:
+ * 64 sections held beyond those free take at most 24 grows (64 when each
+ * grow made one). The sections made ahead are on the free list, whole.
+ */
+TEST(core, test_sections_grow_in_batches)
+{
+	struct page *held[256];
+	unsigned long grows0, made0, grows, made, free0;
+	size_t n = 0, want, i;
+
+	ck_assert_int_eq(page_alloc_init(), 0);
+	t_lock();
+	grows0 = pa_zone.section_grows;
+	made0 = pa_zone.nr_sections;
+	free0 = pa_zone.nr_free[MAX_PAGE_ORDER];
+	t_unlock();
+	want = free0 + 64;
+	ck_assert_uint_le(want, ARRAY_SIZE(held));
+	for (n = 0; n < want; n++) {
+		held[n] = alloc_pages(__GFP_NOWARN, MAX_PAGE_ORDER);
+		ck_assert_ptr_nonnull(held[n]);
+	}
+	t_lock();
+	grows = pa_zone.section_grows - grows0;
+	made = pa_zone.nr_sections - made0;
+	t_unlock();
+	ck_assert_uint_ge(made, 64);
+	ck_assert_msg(grows >= 1 && grows <= 24,
+		      "%lu grows made %lu sections (want at most 24)", grows, made);
+	/* what was made ahead is free, whole sections, untouched */
+	t_lock();
+	ck_assert_uint_eq(pa_zone.nr_free[MAX_PAGE_ORDER], made - 64);
+	t_unlock();
+	for (i = 0; i < n; i++)
+		__free_pages(held[i], MAX_PAGE_ORDER);
+	verify_zone(NULL, 0);
+}
+END_TEST
+
+/*
+ * Sections made ahead come from the top only: when the top has room for
+ * one section but not for the batch (something mapped above it), the
+ * grow makes one there, and the address range of a freed own mapping
+ * stays free (a double free of that mapping must stay a free of no
+ * block: "Sections and own mappings share it", docs/page_alloc.md).
+ */
+TEST(core, test_sections_ahead_only_from_the_top)
+{
+	struct page *held[512];
+	size_t n = 0, i;
+	char *gone, *top, *sec;
+	void *block;
+	unsigned long k;
+
+	ck_assert_int_eq(page_alloc_init(), 0);
+	gone = alloc_pages_large(16 * SECTION_SIZE, SECTION_SIZE, 0);
+	ck_assert_ptr_nonnull(gone);
+	free_pages_large(gone);
+	page_alloc_trim();
+	/* no whole free section left, and enough made for a batch */
+	for (;;) {
+		t_lock();
+		k = pa_zone.nr_sections;
+		i = pa_zone.nr_free[MAX_PAGE_ORDER];
+		t_unlock();
+		if (!i && k >= 2 * 4)
+			break;
+		ck_assert_uint_lt(n, ARRAY_SIZE(held));
+		held[n] = alloc_pages(__GFP_NOWARN, MAX_PAGE_ORDER);
+		ck_assert_ptr_nonnull(held[n]);
+		n++;
+	}
+	/* room for one section at the top, not for two */
+	t_lock();
+	top = (char *)ALIGN_UP((unsigned long)page_alloc_end, SECTION_SIZE);
+	t_unlock();
+	block = mmap(top + SECTION_SIZE, PAGE_SIZE, PROT_NONE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	ck_assert_ptr_eq(block, top + SECTION_SIZE);
+	held[n] = alloc_pages(__GFP_NOWARN, MAX_PAGE_ORDER);
+	ck_assert_ptr_nonnull(held[n]);
+	sec = page_address(held[n]);
+	n++;
+	munmap(block, PAGE_SIZE);
+	ck_assert_msg(sec + SECTION_SIZE <= gone || sec >= gone + 16 * SECTION_SIZE,
+		      "section %p made inside the freed mapping %p", sec, gone);
+	ck_assert_ptr_eq(sec, top);
+	for (i = 0; i < n; i++)
+		__free_pages(held[i], MAX_PAGE_ORDER);
+	verify_zone(NULL, 0);
+}
+END_TEST
+
+/*
  * A setrlimit(RLIMIT_AS) made after init holds (issue 20, item 5): with
  * 64 MiB of room, sections stop at it with ENOMEM instead of growing
  * into a reservation made up front; freed sections serve an own mapping
@@ -1129,6 +1226,7 @@ TEST(core, test_rlimit_as_followed)
 	struct rlimit old, rl;
 	struct page *held[64];
 	size_t n = 0, room = 64UL << 20, i;
+	unsigned long grows0, made0;
 	char *end0, *big;
 	void *own;
 
@@ -1138,6 +1236,10 @@ TEST(core, test_rlimit_as_followed)
 	t_lock();
 	end0 = page_alloc_end;
 	t_unlock();
+	t_lock();
+	grows0 = pa_zone.section_grows;
+	made0 = pa_zone.nr_sections;
+	t_unlock();
 	rl.rlim_cur = rl.rlim_max = vm_size() + room;
 	rl.rlim_max = old.rlim_max;
 	ck_assert_int_eq(setrlimit(RLIMIT_AS, &rl), 0);
@@ -1146,6 +1248,11 @@ TEST(core, test_rlimit_as_followed)
 	       (held[n] = alloc_pages(__GFP_NOWARN, MAX_PAGE_ORDER)))
 		n++;
 	ck_assert_int_eq(errno, ENOMEM);
+	/* under the limit, one section a grow (buddy_grow_batch()) */
+	t_lock();
+	ck_assert_uint_eq(pa_zone.section_grows - grows0,
+			  pa_zone.nr_sections - made0);
+	t_unlock();
 	/* the map grows with the heap (1/64), the rest is sections */
 	ck_assert_uint_le(n * SECTION_SIZE, room);
 	ck_assert_uint_ge(n * SECTION_SIZE, room - 3 * SECTION_SIZE);

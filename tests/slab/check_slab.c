@@ -356,6 +356,57 @@ TEST(core, test_refill_makes_its_slabs_in_one_window)
 END_TEST
 
 /*
+ * A refill that needs new slabs makes them before it takes the cache lock
+ * (grow_ahead()): it takes the lock once, not once more per window
+ * (grow_relocks stays). From an empty cache, four slabs' worth; then from
+ * a cache whose partial slab holds fewer free objects than the refill
+ * asks (the fill's common case); then a refill the cache can serve makes
+ * nothing. A constructor's cache keeps the window.
+ */
+TEST(core, test_refill_grows_before_the_lock)
+{
+	struct kmem_cache *s = kmem_cache_create("grow-ahead", 512, 0, 0, NULL);
+	static void *objs[512];
+	int n, m, i;
+
+	ck_assert_ptr_nonnull(s);
+	n = 4 * (int)s->objects;
+	ck_assert_int_le(n + 2 * (int)s->objects, (int)ARRAY_SIZE(objs));
+	ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, objs, n, 0), n);
+	ck_assert_uint_eq(s->nr_slabs, 4);
+	ck_assert_uint_eq(s->nr_full, 4);
+	ck_assert_uint_eq(s->grow_relocks, 0);
+	/* a partial slab with a third of its objects, a refill of a slab's worth */
+	m = (int)s->objects / 3;
+	ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, objs + n, (int)s->objects - m, 0),
+			 (int)s->objects - m);
+	ck_assert_uint_eq(s->grow_relocks, 0);
+	ck_assert_uint_eq(s->nr_slabs, 5);
+	ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, objs + n + s->objects - m,
+					 (int)s->objects, 0), (int)s->objects);
+	ck_assert_uint_eq(s->grow_relocks, 0);
+	ck_assert_uint_eq(s->nr_slabs, 6);
+	ck_assert_uint_eq(s->nr_empty, 0);
+	n += 2 * (int)s->objects - m;
+	for (i = 1; i < n; i++)
+		ck_assert_ptr_ne(objs[i], objs[i - 1]);
+	slab_free_bulk(s, objs, n, 0);
+	/* room for it: nothing made */
+	ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, objs, 8, 0), 8);
+	ck_assert_uint_eq(s->slabs_allocated, 6);
+	slab_free_bulk(s, objs, 8, 0);
+	kmem_cache_destroy(s);
+
+	window_cache = kmem_cache_create("grow-window-ctor", 512, 0, 0, window_ctor);
+	ck_assert_ptr_nonnull(window_cache);
+	ck_assert_int_eq(slab_alloc_bulk(window_cache, GFP_KERNEL, objs, 8, 0), 8);
+	ck_assert_uint_eq(window_cache->grow_relocks, 1);
+	slab_free_bulk(window_cache, objs, 8, 0);
+	kmem_cache_destroy(window_cache);
+}
+END_TEST
+
+/*
  * Small objects get slabs of 2^SLAB_MIN_ORDER pages (32 KiB by default),
  * not one page: the kmalloc classes up to a page whose one-page slab held
  * four objects (kmalloc-8 .. kmalloc-1k) are order 3 and keep at most as
