@@ -470,13 +470,16 @@ static double fit_error(const struct fit_rows *fr, const double *x)
 	return fr->n ? sqrt(resid / fr->n) : 0;
 }
 
-/* Written to a temporary beside FILE and renamed; the folders of the default path made
- * (@make_dirs), a FILE named by -o only where it is, as every other -o.
- * Return: 0, or 1 after saying why. */
-static int write_model(const char *out, bool make_dirs, const char *model, const double *x,
-		       double page_ns, double fault_ns, double resid)
+/*
+ * The model goes to a temporary beside FILE, renamed over FILE at the end;
+ * the folders of the default path made (@make_dirs), a FILE named by -o
+ * only where it is, as every other -o. Opened before anything is timed, so
+ * that a FILE that cannot be written is said at once, not after the run.
+ * Return: the stream (@tmp holds its name), or NULL after saying why.
+ */
+static FILE *open_model(const char *out, bool make_dirs, char *tmp, size_t len)
 {
-	char tmp[4200];
+	struct stat st;
 	mode_t mask;
 	FILE *f;
 	int fd;
@@ -484,15 +487,19 @@ static int write_model(const char *out, bool make_dirs, const char *model, const
 	if (make_dirs && mkdirs(out)) {
 		fprintf(stderr, "uslab calibrate: cannot create the folder of %s: %s\n", out,
 			strerror(errno));
-		return 1;
+		return NULL;
+	}
+	if (!stat(out, &st) && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "uslab calibrate: %s: %s\n", out, strerror(EISDIR));
+		return NULL;
 	}
 	/* A fresh name made with O_EXCL (mkstemp): a FILE.tmp left there, or a
 	 * symlink planted by name, is never followed or overwritten. */
-	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", out);
+	snprintf(tmp, len, "%s.XXXXXX", out);
 	fd = mkstemp(tmp);
 	if (fd < 0) {
 		fprintf(stderr, "uslab calibrate: %s: %s\n", out, strerror(errno));
-		return 1;
+		return NULL;
 	}
 	mask = umask(0);
 	umask(mask);
@@ -501,8 +508,15 @@ static int write_model(const char *out, bool make_dirs, const char *model, const
 		fprintf(stderr, "uslab calibrate: %s: %s\n", out, strerror(errno));
 		close(fd);
 		unlink(tmp);
-		return 1;
 	}
+	return f;
+}
+
+/* Write the model into @f (from open_model()) and rename @tmp over @out.
+ * Return: 0, or 1 after saying why. */
+static int write_model(FILE *f, const char *tmp, const char *out, const char *model,
+		       const double *x, double page_ns, double fault_ns, double resid)
+{
 	fprintf(f, "# uslab cost model, written by `uslab calibrate` at %ld (Unix time)\n"
 		"# %s, mode %s, fit rms error %.1f%%\n"
 		"hit_ns=%.3f\nrefill_ns=%.3f\nflush_ns=%.3f\nrefill_obj_ns=%.3f\n"
@@ -516,6 +530,14 @@ static int write_model(const char *out, bool make_dirs, const char *model, const
 	}
 	printf("wrote %s (used where named: uslab tune --calibration %s)\n", out, out);
 	return 0;
+}
+
+/* A failed run leaves no temporary behind. */
+static int drop_model(FILE *f, const char *tmp)
+{
+	fclose(f);
+	unlink(tmp);
+	return 1;
 }
 
 int main(int argc, char **argv)
@@ -532,7 +554,8 @@ int main(int argc, char **argv)
 	};
 	static struct fit_rows fr;
 	const char *out;
-	char path[4096], model[256];
+	char path[4096], model[256], tmp[4200];
+	FILE *mf;
 	double x[NX], page_ns, fault_ns, resid;
 	struct kmem_cache *s;
 	void **objs;
@@ -542,6 +565,9 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, path, sizeof(path), &out);
 	if (rc)
 		return rc < 0 ? 0 : rc;
+	mf = open_model(out, out == path, tmp, sizeof(tmp));
+	if (!mf)
+		return 1;
 	cpu = sched_getcpu();
 	CPU_ZERO(&set);
 	CPU_SET(cpu < 0 ? 0 : cpu, &set);
@@ -551,12 +577,12 @@ int main(int argc, char **argv)
 	objs = calloc(4096 * 64, sizeof(void *));
 	if (!s || !objs) {
 		fprintf(stderr, "uslab calibrate: cannot create the test cache\n");
-		return 1;
+		return drop_model(mf, tmp);
 	}
 	if (!kmem_cache_pcp(s)) {
 		fprintf(stderr, "uslab calibrate: this build has no per-CPU magazines "
 			"(mode %s): nothing to calibrate\n", pcp_mode());
-		return 1;
+		return drop_model(mf, tmp);
 	}
 	printf("uslab calibrate: mode %s, CPU %d, %s\n", pcp_mode(), cpu,
 	       (cpu_model(model, sizeof(model)), model));
@@ -566,20 +592,20 @@ int main(int argc, char **argv)
 	if (!fault_ns) {
 		fprintf(stderr, "uslab calibrate: page_alloc counted no fresh pages "
 			"(statistics compiled out?)\n");
-		return 1;
+		return drop_model(mf, tmp);
 	}
 	printf("  %-52s %8.1f ns per page\n", "first touch of pages handed out fresh (faults)",
 	       fault_ns);
 	if (run_all(s, wls, objs, page_ns, &fr))
-		return 1;
+		return drop_model(mf, tmp);
 	if (fit(fr.x, fr.n, fr.y, x)) {
 		fprintf(stderr, "uslab calibrate: the workloads did not separate the paths "
 			"(singular fit); counters off?\n");
-		return 1;
+		return drop_model(mf, tmp);
 	}
 	resid = fit_error(&fr, x);
 	printf("fit: hit %.2f ns, refill %.1f + %.2f ns/object, flush %.1f + %.2f ns/object, "
 	       "depot %.1f ns, page %.1f ns, fault %.0f ns (rms error %.1f%%)\n",
 	       x[0], x[1], x[4], x[2], x[5], x[3], page_ns, fault_ns, 100 * resid);
-	return write_model(out, out == path, model, x, page_ns, fault_ns, resid);
+	return write_model(mf, tmp, out, model, x, page_ns, fault_ns, resid);
 }

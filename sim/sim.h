@@ -318,6 +318,7 @@ int tune_grid(struct tune *tu, const struct tune_space *sp);
 /* A job ranked by @key (time, memory, a frontier's overhead). */
 struct tune_rank {
 	double key;
+	double key2;	/* the other axis: breaks ties of @key */
 	size_t job;
 };
 int tune_rank_cmp(const void *a, const void *b);

@@ -385,8 +385,17 @@ int trace_pick_proc(const struct trace_meta *m, uint32_t pid, const char *comm,
 
 	why[0] = 0;
 	if (!m->nprocs) {
+		/* one process, its name only in the command line, when recorded */
+		struct trace_proc one = { .pid = m->pid, .comm = "", .exe = "",
+					  .cmdline = m->cmdline };
+
 		if (pid && m->pid && pid != m->pid) {
 			snprintf(why, len, "the trace holds only pid %u", m->pid);
+			return -ENOENT;
+		}
+		if (comm && m->cmdline && !proc_matches(&one, 0, comm)) {
+			snprintf(why, len, "no process named %s in the trace: it holds one process, "
+				 "'%.200s'", comm, trace_printable(m->cmdline, c1, sizeof(c1)));
 			return -ENOENT;
 		}
 		return -1;

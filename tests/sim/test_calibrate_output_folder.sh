@@ -12,6 +12,15 @@ run_rc "$U" calibrate -o "$T/no/such/model" >"$T/out" 2>"$T/err"
 grep -q "$T/no/such/model" "$T/err" || fail "the path is not named: $(cat "$T/err")"
 grep -q '^wrote' "$T/out" && fail "says it wrote: $(grep '^wrote' "$T/out")"
 
+# -o naming a folder is refused before anything is timed (it used to time
+# every path, then fail at the rename), and nothing is left beside it
+mkdir "$T/dir"
+run_rc "$U" calibrate -o "$T/dir" >"$T/out" 2>"$T/err"
+[ "$rc" -eq 1 ] || fail "-o a folder: exit $rc, not 1: $(cat "$T/err")"
+grep -q "$T/dir: Is a directory" "$T/err" || fail "-o a folder: not said: $(cat "$T/err")"
+grep -q 'ns per' "$T/out" && fail "-o a folder: measured first: $(head -3 "$T/out")"
+ls "$T"/dir.?????? 2>/dev/null && fail "-o a folder left a temporary: $(ls "$T"/dir.??????)"
+
 # the default path still gets its folders
 HOME=$T/home USLAB_CALIBRATION= XDG_CACHE_HOME= "$U" calibrate >"$T/out" 2>"$T/err" ||
 	fail "calibrate to the default path: $(cat "$T/err")"
@@ -27,4 +36,4 @@ grep -q '^hit_ns=' "$T/m" || fail "-o wrote no model"
 [ "$(stat -c %a "$T/m")" = "$(printf '%o' $((0666 & ~$(umask))))" ] ||
 	fail "the model's mode $(stat -c %a "$T/m") is not 0666 less the umask $(umask)"
 ls "$T"/m.?????? 2>/dev/null && fail "a temporary is left: $(ls "$T"/m.??????)"
-echo "calibrate -o makes no folder; the default path does; no fixed temporary name"
+echo "calibrate -o makes no folder, refuses a folder before timing; the default path does; no fixed temporary name"

@@ -263,8 +263,10 @@ int replay_run_once(char *const args[], const char *opts, int cpu, struct replay
 	fclose(in);
 	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) ||
 	    got != 31) {
-		fprintf(stderr, "%s: a replay (USLAB_OPTIONS='%s') failed:\n", who,
-			opts ? opts : "as set");
+		/* the user's own settings: the child's reason says it all */
+		if (opts)
+			fprintf(stderr, "%s: a replay (USLAB_OPTIONS='%s') failed:\n", who,
+				opts);
 		rewind(err);
 		while (fgets(line, sizeof(line), err))
 			fputs(line, stderr);
