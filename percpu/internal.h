@@ -59,6 +59,19 @@ struct pcp_depot {
 	unsigned long full_objs;	/* objects in the full ones (adaptive limit) */
 	/* Bonwick's working set: lowest counts seen since the last trim */
 	unsigned long min_full, min_empty;
+	/*
+	 * The limit grows while the cache cycles through the layer above
+	 * (docs/percpu.md, "A depot that grows while a cache cycles"):
+	 * @grow full magazines are kept beyond pc->depot_limit; @flushed
+	 * counts full magazines flushed at the limit since a refill last
+	 * looked (atomic: flushes add to it without the depot lock); @grew
+	 * says the limit grew since the reaper's last pass, which otherwise
+	 * halves @grow. @pinned: the limit was set (depot_limit option,
+	 * pcp_cache_set_depot_limit()) and stays as set.
+	 */
+	unsigned long grow;
+	unsigned long flushed;
+	bool grew, pinned;
 };
 
 /* Size 0, count 0: what a CPU has loaded before its first magazine and
@@ -72,7 +85,7 @@ static inline bool mag_is_real(const struct pcp_mag *m)
 
 /*
  * USDT probes (provider uslab) on slow paths: pcp_refill, pcp_flush,
- * pcp_drain, pcp_trim, pcp_resize (`perf probe sdt_uslab:pcp_*`); a stub
+ * pcp_drain, pcp_trim, pcp_resize, pcp_depot_grow (`perf probe sdt_uslab:pcp_*`); a stub
  * when CONFIG_USDT is off.
  */
 #ifdef CONFIG_USDT
@@ -81,6 +94,13 @@ static inline bool mag_is_real(const struct pcp_mag *m)
 #define pcp_probe(name, ...)	STAP_PROBEV(uslab, name, ##__VA_ARGS__)
 #else
 #define pcp_probe(name, ...)	do { } while (0)
+#endif
+
+/* Kconfig PERCPU_DEPOT_GROW_KB where magazines are built (docs/percpu.md). */
+#ifdef CONFIG_PERCPU_DEPOT_GROW_KB
+#define PCP_DEPOT_GROW_KB	CONFIG_PERCPU_DEPOT_GROW_KB
+#else
+#define PCP_DEPOT_GROW_KB	0
 #endif
 
 #define PCP_MAX_LIMIT	4096u

@@ -671,6 +671,106 @@ TEST(core, test_working_set_kept)
 }
 END_TEST
 
+/*
+ * A depot that grows while its cache cycles (docs/percpu.md, "A depot
+ * that grows while a cache cycles"): the round trips of sh8bench's ring,
+ * N blocks freed and allocated again, more than the two magazines and
+ * the depot's own limit hold.
+ */
+#ifdef CONFIG_PERCPU_DEPOT_GROW_KB
+#define T_GROW_KB	CONFIG_PERCPU_DEPOT_GROW_KB
+#else
+#define T_GROW_KB	0
+#endif
+enum { GROW_L = 8, GROW_B = 4, GROW_N = 2000 };
+
+/* The test cache's depot can grow to hold GROW_N objects. */
+static bool t_depot_can_grow(struct pcp_cache *pc)
+{
+	unsigned int d = pcp_cache_get_depot_limit(pc);
+	uint64_t per = GROW_L * (sizeof(struct tobj) + sizeof(void *));
+
+	return d && d != PCP_DEPOT_UNLIMITED && (uint64_t)d * GROW_L < GROW_N &&
+	       (uint64_t)T_GROW_KB * 1024 / per >= GROW_N / GROW_L;
+}
+
+/* Calls to the layer above (refills + flushes) of one round trip. */
+static unsigned long t_round_trip(struct pcp_cache *pc)
+{
+	unsigned long calls = refill_calls + flush_calls;
+
+	t_alloc_range(pc, 0, GROW_N);
+	t_free_range(pc, 0, GROW_N);
+	return refill_calls + flush_calls - calls;
+}
+
+TEST(core, test_depot_grows_while_a_cache_cycles)
+{
+	struct pcp_cache *pc = t_create_here(GROW_L, GROW_B);
+	unsigned long first, second, third;
+
+	first = t_round_trip(pc);
+	second = t_round_trip(pc);
+	third = t_round_trip(pc);
+	ck_assert_uint_eq(pool_out(), pcp_cache_objects(pc, NULL));
+	if (!t_depot_can_grow(pc)) {
+		/* growth off (size preset) or nothing to grow: each round trip
+		 * after the first (which started empty) as the one before */
+		ck_assert_uint_eq(third, second);
+		t_destroy(pc);
+		return;
+	}
+	/* the first trip flushed (N - 2 L) / L - depot magazines and the
+	 * second refilled them; the depot grew by what was flushed, so the
+	 * third goes nowhere beyond the CPU and the depot */
+	ck_assert_uint_gt(first, 0);
+	if (third)
+		ck_abort_msg("round trip 3 of %d objects: %lu calls to the layer "
+			     "above (the first made %lu): the depot did not grow",
+			     GROW_N, third, first);
+	ck_assert_uint_eq(pcp_cache_objects(pc, NULL), GROW_N);
+	t_destroy(pc);
+}
+END_TEST
+
+/* Idle reaper passes give the growth back; a limit that was set never grows. */
+TEST(core, test_depot_growth_goes_back_when_idle)
+{
+	struct pcp_cache *pc = t_create_here(GROW_L, GROW_B);
+	unsigned long first;
+	int pass;
+
+	first = t_round_trip(pc);
+	t_round_trip(pc);
+	if (!t_depot_can_grow(pc)) {
+		t_destroy(pc);
+		pc = t_create_here(GROW_L, GROW_B);
+		ck_assert_uint_eq(t_round_trip(pc), first);
+		t_destroy(pc);
+		return;
+	}
+	ck_assert_uint_eq(t_round_trip(pc), 0);
+	/* idle: Bonwick's trim returns the unused magazines, and each pass
+	 * without growth halves it (log2 of 2000 / 8 passes and two more) */
+	for (pass = 0; pass < 10; pass++)
+		pcp_reap_all();
+	ck_assert_uint_eq(pool_out(), 0);
+	ck_assert_uint_eq(pcp_cache_objects(pc, NULL), 0);
+	/* back at its own limit: the next round trip flushes again */
+	ck_assert_uint_gt(t_round_trip(pc), 0);
+	t_destroy(pc);
+
+	/* a limit set by the program (depot_limit option) stays as set */
+	pc = t_create_here(GROW_L, GROW_B);
+	ck_assert_int_eq(pcp_cache_set_depot_limit(pc, 4), 0);
+	t_round_trip(pc);
+	first = t_round_trip(pc);
+	ck_assert_uint_gt(first, 0);
+	ck_assert_uint_eq(t_round_trip(pc), first);
+	t_destroy(pc);
+}
+END_TEST
+
 TEST(core, test_resize_keeps_objects)
 {
 	enum { N = 500 };
