@@ -291,6 +291,20 @@ define install-to
 		sed -e 's|@PREFIX@|$(2)|g' -e 's|@VERSION@|$(USLAB_RELEASE)|g' scripts/$$pc.pc.in > $(1)/lib/pkgconfig/$$pc.pc || exit 1; \
 	done
 endef
+# Refused before anything is built or made, when the goals name install: a
+# path with blanks (the recipe's install -d split it: PREFIX='/opt/my lib'
+# made /opt/my and ./lib/... in the tree, and the pkg-config flags README's
+# cc lines expand unquoted would split it again), and a relative PREFIX (the
+# .pc files and the rpath would name it relative: usable from the tree's top
+# only).
+ifneq ($(filter install,$(MAKECMDGOALS)),)
+ifneq ($(word 2,$(DESTDIR)$(PREFIX)),)
+$(error make install: PREFIX or DESTDIR '$(DESTDIR)$(PREFIX)' holds a blank: the pkg-config flags would split it; nothing installed)
+endif
+ifeq ($(filter /%,$(PREFIX)),)
+$(error make install: PREFIX '$(PREFIX)' is not an absolute path (the pkg-config files name it); PREFIX=$$PWD/$(PREFIX)? nothing installed)
+endif
+endif
 install: all
 	$(quiet) INSTALL "$(DESTDIR)$(PREFIX)"
 	$(call install-to,$(DESTDIR)$(PREFIX),$(PREFIX))

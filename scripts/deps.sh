@@ -29,7 +29,7 @@ set -euo pipefail
 declare -A need=(
 	[core]="gcc make pkg-config binutils liburcu-dev python3 python3-kconfiglib systemtap-sdt-dev"
 	[tools]="libzstd-dev zstd libdw-dev libunwind-dev scdoc man-db gdb"
-	[test]="check libsubunit-dev valgrind libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 git sqlite3 perl redis-tools python3-matplotlib parallel"
+	[test]="check libsubunit-dev g++ valgrind libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 git sqlite3 perl redis-tools python3-matplotlib parallel"
 	[fuzz]="clang libclang-rt-14-dev"
 	[bench]="libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 heaptrack"
 	[plot]="python3-matplotlib"

@@ -397,7 +397,8 @@ static int parse_args(int argc, char **argv, char *path, size_t len, const char 
 				"unknown option", argv[k]);
 		fprintf(help ? stdout : stderr, "usage: uslab calibrate [-o FILE]\n"
 			"  times each allocator path here and writes the cost model to FILE\n"
-			"  (default $USLAB_CALIBRATION or ~/.cache/uslab/calibration)\n");
+			"  (default $USLAB_CALIBRATION or ~/.cache/uslab/calibration; - for\n"
+			"  standard output, the measurements then on standard error)\n");
 		return help ? -1 : 2;
 	}
 	if (!*out) {
@@ -512,17 +513,54 @@ static FILE *open_model(const char *out, bool make_dirs, char *tmp, size_t len)
 	return f;
 }
 
-/* Write the model into @f (from open_model()) and rename @tmp over @out.
+/*
+ * -o -: the model alone on standard output (the descriptor it had, in a
+ * stream of its own), everything else on stderr, which takes over
+ * descriptor 1 (it wrote a file named "-"). @tmp becomes "": no temporary.
+ * Return: the stream, or NULL after saying why.
+ */
+static FILE *open_model_stdout(char *tmp)
+{
+	int fd;
+	FILE *f;
+
+	tmp[0] = '\0';
+	fflush(stdout);
+	fd = dup(STDOUT_FILENO);
+	f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+		fprintf(stderr, "uslab calibrate: standard output: %s\n", strerror(errno));
+		if (f)
+			fclose(f);
+		else if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	return f;
+}
+
+/* Write the model into @f (from open_model()) and rename @tmp over @out
+ * (with -o -, @tmp is "": @f is standard output, checked).
  * Return: 0, or 1 after saying why. */
 static int write_model(FILE *f, const char *tmp, const char *out, const char *model,
 		       const double *x, double page_ns, double fault_ns, double resid)
 {
+	if (!tmp[0])
+		fflush(stdout);	/* the measurements, on stderr, before the model */
 	fprintf(f, "# uslab cost model, written by `uslab calibrate` at %ld (Unix time)\n"
 		"# %s, mode %s, fit rms error %.1f%%\n"
 		"hit_ns=%.3f\nrefill_ns=%.3f\nflush_ns=%.3f\nrefill_obj_ns=%.3f\n"
 		"flush_obj_ns=%.3f\ndepot_ns=%.3f\npage_ns=%.3f\nfault_ns=%.3f\n",
 		(long)time(NULL), model, pcp_mode(), 100 * resid, x[0], x[1], x[2], x[4], x[5],
 		x[3], page_ns, fault_ns);
+	if (!tmp[0]) {
+		if (fflush(f) || ferror(f) || fclose(f)) {
+			fprintf(stderr, "uslab calibrate: standard output: %s\n",
+				errno ? strerror(errno) : "write error");
+			return 1;
+		}
+		return 0;
+	}
 	if (fclose(f) || rename(tmp, out)) {
 		fprintf(stderr, "uslab calibrate: %s: %s\n", out, strerror(errno));
 		unlink(tmp);
@@ -536,7 +574,8 @@ static int write_model(FILE *f, const char *tmp, const char *out, const char *mo
 static int drop_model(FILE *f, const char *tmp)
 {
 	fclose(f);
-	unlink(tmp);
+	if (tmp[0])
+		unlink(tmp);
 	return 1;
 }
 
@@ -565,7 +604,8 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, path, sizeof(path), &out);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	mf = open_model(out, out == path, tmp, sizeof(tmp));
+	mf = strcmp(out, "-") ? open_model(out, out == path, tmp, sizeof(tmp)) :
+				open_model_stdout(tmp);
 	if (!mf)
 		return 1;
 	cpu = sched_getcpu();

@@ -22,6 +22,13 @@
 #include <assert.h>
 #include "uslab/trace.h"
 
+/*
+ * What begins the writer's own messages on stderr ("uslab: FILE: ..."): the
+ * command that runs it sets its name ("uslab import"), so a message names
+ * the command that says it. Not thread-safe: set once, at start.
+ */
+extern const char *trace_writer_who;
+
 /* ---- On-disk layout (docs/trace-format.md); all integers little-endian. */
 
 #define TRACE_MAGIC		"USLABTRC"	/* 8 bytes, file header */

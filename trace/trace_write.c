@@ -14,6 +14,8 @@
 #include <zstd.h>
 #include "trace/internal.h"
 
+const char *trace_writer_who = "uslab";
+
 struct trace_writer {
 	struct out_file out;
 	int failed;		/* -errno once a write failed */
@@ -119,7 +121,7 @@ int trace_writer_open(struct trace_writer **wp, const char *path,
 		goto out_free;
 	rc = out_open(&w->out, path, w->err, sizeof(w->err));
 	if (rc) {
-		fprintf(stderr, "uslab: %s\n", w->err);
+		fprintf(stderr, "%s: %s\n", trace_writer_who, w->err);
 		goto out_free;
 	}
 	rc = write_header(w, meta);
@@ -129,7 +131,7 @@ int trace_writer_open(struct trace_writer **wp, const char *path,
 	return 0;
 
 out_abort:
-	fprintf(stderr, "uslab: %s\n", w->err);
+	fprintf(stderr, "%s: %s\n", trace_writer_who, w->err);
 	out_abort(&w->out);
 out_free:
 	free(w->hdr);
@@ -585,7 +587,7 @@ int trace_writer_close(struct trace_writer *w)
 		if (!w->err[0])
 			snprintf(w->err, sizeof(w->err), "%s: %s", w->out.name ? w->out.name : "trace",
 				 strerror(-rc));
-		fprintf(stderr, "uslab: %s\n", w->err);
+		fprintf(stderr, "%s: %s\n", trace_writer_who, w->err);
 	}
 	writer_free(w);
 	return rc;

@@ -9,6 +9,10 @@
 #ifndef USLAB_GFP_H
 #define USLAB_GFP_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef unsigned int gfp_t;
 
 #define __GFP_DIRECT_RECLAIM	0x0001u
@@ -31,5 +35,9 @@ typedef unsigned int gfp_t;
 #define GFP_NOIO		(__GFP_RECLAIM)
 #define GFP_NOFS		(__GFP_RECLAIM | __GFP_IO)
 #define GFP_USER		(__GFP_RECLAIM | __GFP_IO | __GFP_FS)
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* USLAB_GFP_H */

@@ -16,6 +16,10 @@
 #include <stdint.h>
 #include "uslab/types.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define PAGE_SHIFT	12
 #define PAGE_SIZE	(1UL << PAGE_SHIFT)
 #define PAGE_MASK	(~(PAGE_SIZE - 1))
@@ -94,7 +98,11 @@ struct page {
 	unsigned int pa_pad;	/* page allocator: spare */
 };
 
+#ifdef __cplusplus
+static_assert(sizeof(struct page) == 64, "struct page must stay one cache line");
+#else
 _Static_assert(sizeof(struct page) == 64, "struct page must stay one cache line");
+#endif
 
 static inline int PageFlag(const struct page *p, enum pageflags f)
 {
@@ -127,5 +135,9 @@ static inline struct page *compound_head(const struct page *p)
 		h = page_large_head(p);
 	return h;
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* USLAB_MM_TYPES_H */

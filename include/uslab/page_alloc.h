@@ -17,6 +17,10 @@
 #include "uslab/gfp.h"
 #include "uslab/mm_types.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define MAX_PAGE_ORDER	CONFIG_PAGE_MAX_ORDER
 #define NR_PAGE_ORDERS	(MAX_PAGE_ORDER + 1)
 
@@ -320,6 +324,10 @@ USLAB_API size_t page_alloc_buddyinfo(char *buf, size_t len);
 void page_alloc_fork_prepare(void);
 void page_alloc_fork_parent(void);
 void page_alloc_fork_child(void);
+#endif
+
+#ifdef __cplusplus
+}
 #endif
 
 #endif /* USLAB_PAGE_ALLOC_H */

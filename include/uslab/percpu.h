@@ -37,6 +37,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The primitive behind the fast paths, chosen once per process. */
 enum pcp_mode_id {
 	PCP_MODE_OFF,		/* CONFIG_PERCPU_CACHE=n: no magazines */
@@ -335,5 +339,9 @@ void *pcp_alloc_slow(struct pcp_cache *pc);
  * still the caller's).
  */
 bool pcp_free_slow(struct pcp_cache *pc, void *obj);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* USLAB_PERCPU_H */

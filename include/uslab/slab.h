@@ -17,6 +17,10 @@
 #include "uslab/gfp.h"
 #include "uslab/tunables.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef unsigned int slab_flags_t;
 
 /* kmem_cache_create() flags, the kernel's names */
@@ -382,6 +386,10 @@ USLAB_API void kmem_cache_shrink_all(void);
 void slab_fork_prepare(void);
 void slab_fork_parent(void);
 void slab_fork_child(void);
+#endif
+
+#ifdef __cplusplus
+}
 #endif
 
 #endif /* USLAB_SLAB_H */

@@ -32,6 +32,10 @@
 #include <stdint.h>
 #include "uslab/slab.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define USLAB_STATSEG_MAGIC	0x31474553424c5355ull	/* "USLBSEG1" */
 #define USLAB_STATSEG_VERSION	3	/* 2: the alive lock, lib/shmseg.h; 3: adaptive magazine fields */
 #define USLAB_STATSEG_DIR	"/dev/shm"
@@ -70,5 +74,9 @@ struct uslab_statseg {
 };
 
 #define USLAB_STATSEG_F_COUNTED	0x1	/* hit/refill/flush counters compiled in */
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* USLAB_STATSEG_H */

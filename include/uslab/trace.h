@@ -26,6 +26,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define TRACE_FORMAT_MAJOR	1
 #define TRACE_FORMAT_MINOR	2
 
@@ -472,5 +476,9 @@ int trace_reader_reject(struct trace_reader *r, enum trace_field field,
 const char *trace_reader_error(const struct trace_reader *r);
 
 void trace_reader_close(struct trace_reader *r);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* USLAB_TRACE_H */

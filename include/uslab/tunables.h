@@ -20,6 +20,10 @@
 #include "uslab/api.h"
 #include "uslab/percpu.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* How a row's value is read. */
 enum uslab_tunable_kind {
 	USLAB_TK_NUM,		/* a decimal in [min, max] */
@@ -112,7 +116,6 @@ enum uslab_tunable_scope {
 	  "allocations to fail with ENOMEM")				\
 	X(HELP, help, FLAG, MALLOC, 0, 1, 0, "print this table on stderr")
 
-
 #define USLAB_TUNABLE_ID(id, name, kind, scope, min, max, def, help)	\
 	USLAB_OPT_##id,
 enum uslab_tunable_id {
@@ -150,5 +153,9 @@ int uslab_tunable_parse(const struct uslab_tunable *t, const char *val, long *ou
  * place that splits one): @cache and @val are NULL when absent.
  */
 void uslab_tunable_split(char *item, char **name, char **cache, char **val);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* USLAB_TUNABLES_H */

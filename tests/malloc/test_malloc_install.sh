@@ -64,6 +64,12 @@ while read -r h; do
 		cc -std=$std -Wall -Wextra -Werror -c -o one.o one.c $(pkg-config --cflags uslab) 2>err.txt ||
 			{ head -8 err.txt; fail "installed <$inc> does not compile alone (-std=$std)"; }
 	done
+	# and as C++ (the declarations in extern "C", no C-only syntax)
+	cp one.c one.cc
+	for std in c++11 c++17; do
+		g++ -std=$std -Wall -Werror -c -o one.o one.cc $(pkg-config --cflags uslab) 2>err.txt ||
+			{ head -8 err.txt; fail "installed <$inc> does not compile alone as C++ (-std=$std)"; }
+	done
 	nh=$((nh + 1))
 done < <(find "$prefix/include/uslab" -name '*.h' | sort)
 [ "$nh" -ge 8 ] || fail "only $nh installed headers found"
@@ -251,7 +257,30 @@ int main(void) { puts(uslab_version()); return 0; }
 C
 gcc ver.c $(pkg-config --cflags --libs uslab) -Wl,-rpath,"$prefix/lib" -o ver || fail "uslab_version program"
 libv=$(./ver)
+# A C++ program on the kernel API links with C names (before, only malloc.h
+# said extern "C": kmalloc(unsigned long, unsigned int) was undefined)
+cat > kapi.cc <<'C'
+#include <cstdio>
+#include <linux/slab.h>
+#include <uslab/page_alloc.h>
+int main()
+{
+	struct kmem_cache *c = kmem_cache_create("cxx-48", 48, 0, 0, nullptr);
+	void *p = kmalloc(100, GFP_KERNEL), *q = c ? kmem_cache_alloc(c, GFP_KERNEL) : nullptr;
+
+	if (!p || !q)
+		return 1;
+	kfree(p);
+	kmem_cache_free(c, q);
+	kmem_cache_destroy(c);
+	std::puts("cxx ok");
+	return 0;
+}
+C
+g++ kapi.cc $(pkg-config --cflags --libs uslab) -Wl,-rpath,"$prefix/lib" -o kapi 2>err.txt ||
+	{ head -8 err.txt; fail "a C++ kernel-API program does not build against the install"; }
+[ "$(./kapi)" = "cxx ok" ] || fail "the C++ kernel-API program failed"
 [ "uslab $libv (trace format ${clv##*(trace format }" = "$clv" ] ||
 	fail "library version '$libv' differs from uslab --version '$clv'"
 
-echo "install: ok ($nh headers alone; kernel API + malloc program shared and static from README.md; replay; help of $((ncmd - 1)) commands)"
+echo "install: ok ($nh headers alone, as C and C++; kernel API + malloc program shared and static from README.md; replay; help of $((ncmd - 1)) commands)"

@@ -47,6 +47,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -60,6 +61,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/close_range.h>
+#include <linux/membarrier.h>
 #include <sys/rseq.h>
 #include <time.h>
 #include <unistd.h>
@@ -152,6 +154,14 @@ struct rec_buf {
 	_Atomic uint64_t fill;
 	uint64_t first_time;	/* of the block's first event */
 	struct rec_state st;
+	/* Set by the owner around each append (emit_stack): flush_all (exit,
+	 * exec) waits for it to clear before taking the block, and an owner
+	 * that sees `exiting` set writes its event alone, leaving the buffer
+	 * to flush_all. Without it the owner refilled data[] and rewrote hdr
+	 * while flush_all's write(2) was copying them: a header of one event
+	 * before 32 KiB of another block, and the collector kept nothing of
+	 * the raw file after it. */
+	_Atomic int emitting;
 	bool in_use;
 	struct rec_buf *next_all;
 	struct rec_buf *next_free;
@@ -205,6 +215,7 @@ static char raw_path[640];	/* this image's raw file */
  * until it execs, and must not open files into (or flush) its parent's. */
 static pid_t owner_pid;
 static bool exiting;
+static bool membarrier_private;	/* MEMBARRIER_CMD_PRIVATE_EXPEDITED registered */
 static pthread_key_t thread_key;
 static char rec_dir[512];
 /* `uslab record -p`: loaded into a running process (uslab_record_attach):
@@ -626,14 +637,49 @@ static void flush_buf(struct rec_buf *b)
 	write_block(&b->hdr, b->hdr.tid, atomic_exchange(&b->fill, 0));
 }
 
-/* exit, exec: every buffer (others' threads may lose an event in flight). */
+/*
+ * A full barrier on every thread of the process that is running now
+ * (membarrier, registered by record_init), so that after it either an
+ * owner's `emitting` store is seen here or the owner sees `exiting`.
+ * Return: whether the barrier was made.
+ */
+static bool fence_all_threads(void)
+{
+	syscall_fn fn = real.syscall;
+
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!fn)
+		return false;
+	if (membarrier_private && !fn(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
+		return true;
+	return !fn(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
+}
+
+/*
+ * exit, exec: every buffer. Other threads still running append their next
+ * events as blocks of their own while `exiting` stands (an exec that fails
+ * gives them their buffers back); an append already under way when it was
+ * set is waited for (a bounded wait: an owner that never comes back, left
+ * by longjmp from a signal handler, is flushed as it stands).
+ */
 static void flush_all(void)
 {
+	bool was = READ_ONCE(exiting), fenced;
+
+	WRITE_ONCE(exiting, true);
+	fenced = fence_all_threads();
 	spin_lock(&pool_lock);
-	for (struct rec_buf *b = all_bufs; b; b = b->next_all)
-		if (b->in_use)
-			flush_buf(b);
+	for (struct rec_buf *b = all_bufs; b; b = b->next_all) {
+		if (!b->in_use)
+			continue;
+		for (unsigned int spins = 0; fenced && b != self.buf &&
+		     atomic_load_explicit(&b->emitting, memory_order_acquire) &&
+		     spins < 100000; spins++)
+			sched_yield();
+		flush_buf(b);
+	}
 	spin_unlock(&pool_lock);
+	WRITE_ONCE(exiting, was);
 }
 
 /* ---- Threads --------------------------------------------------------- */
@@ -750,6 +796,14 @@ static __always_inline void emit_stack(uint8_t op, uint64_t t, const void *addr,
 			return;
 		}
 	}
+	/* the store before the load: flush_all's membarrier orders them */
+	atomic_store_explicit(&b->emitting, 1, memory_order_relaxed);
+	barrier();
+	if (unlikely(READ_ONCE(exiting))) {
+		atomic_store_explicit(&b->emitting, 0, memory_order_release);
+		write_direct(&e, def);
+		return;
+	}
 	fill = atomic_load_explicit(&b->fill, memory_order_relaxed);
 	if (unlikely(def)) {
 		/* the definition and its event in the same block */
@@ -774,6 +828,7 @@ static __always_inline void emit_stack(uint8_t op, uint64_t t, const void *addr,
 	if (unlikely((uint32_t)fill + REC_EVENT_MAX > REC_BLOCK_BYTES ||
 		     READ_ONCE(exiting)))
 		flush_buf(b);
+	atomic_store_explicit(&b->emitting, 0, memory_order_release);
 }
 
 static __always_inline void emit(uint8_t op, uint64_t t, const void *addr,
@@ -1287,6 +1342,10 @@ static __slowpath void record_init(void)
 		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	}
 	pthread_key_create(&thread_key, thread_exit);
+	/* flush_all's barrier: the cheap one when the kernel has it */
+	if (real.syscall)
+		membarrier_private = !real.syscall(SYS_membarrier,
+					MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	at_quick_exit(record_quick_exit);
 	/* Every image gets its raw file (and so its table entry) at start,

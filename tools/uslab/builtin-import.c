@@ -263,7 +263,7 @@ int cmd_import(int argc, char **argv)
 		char err[512];
 
 		if (out_check(out, err, sizeof(err))) {	/* before the whole input is read */
-			fprintf(stderr, "uslab: %s\n", err);
+			fprintf(stderr, "uslab import: %s\n", err);
 			if (in != stdin)
 				fclose(in);
 			return 1;

@@ -43,6 +43,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -578,6 +579,33 @@ static int rp_reexec(const char *name, const char *lib, char **argv)
 	return 1;
 }
 
+/*
+ * In the re-executed child: does the preloaded library serve malloc? ld.so
+ * only warns about a file it cannot preload (not an ELF object, another
+ * architecture) and goes on, and a library without malloc (-a libz.so)
+ * loads fine: either way the C library served the replay that was
+ * reported under @alloc's name, with exit 0. A library whose malloc lives
+ * in a library it needs (a shim) passes: only the C library's is refused.
+ * Return: 0 when malloc is not the C library's (or this cannot be told),
+ * else 1 after saying so.
+ */
+static int rp_check_preload(const char *alloc, const char *lib)
+{
+	void *(*volatile m)(size_t) = malloc;
+	pid_t (*volatile libc_fn)(void) = getpid;
+	struct stat sm, sc;
+	Dl_info dm, dc;
+
+	if (!dladdr((void *)m, &dm) || !dm.dli_fname || !dladdr((void *)libc_fn, &dc) ||
+	    !dc.dli_fname || stat(dm.dli_fname, &sm) || stat(dc.dli_fname, &sc) ||
+	    sm.st_dev != sc.st_dev || sm.st_ino != sc.st_ino)
+		return 0;
+	fprintf(stderr, "uslab replay: -a %s: malloc comes from the C library (%s), not from "
+		"%s (not a shared object ld.so could preload, or one without malloc): nothing "
+		"replayed\n", alloc, dm.dli_fname, lib ? lib : "the preload");
+	return 1;
+}
+
 static const char rp_usage[] =
 	"uslab replay TRACE [-a uslab|glibc|jemalloc|tcmalloc|mimalloc|PATH.so]\n"
 	"                   [--threads-as-recorded | --threads N] [--touch=first|all|none]\n"
@@ -1007,6 +1035,8 @@ int cmd_replay(int argc, char **argv)
 	if (!child || strcmp(child, alloc))
 		return rp_reexec(alloc, rp_allocators[i][1], argv);
 	unsetenv(RP_ENV_CHILD);
+	if (rp_allocators[i][1] && rp_check_preload(alloc, getenv("LD_PRELOAD")))
+		goto out;
 	unsetenv("LD_PRELOAD");		/* not for anything we might start */
 
 	rp.timeline = timeline;

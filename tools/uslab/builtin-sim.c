@@ -458,7 +458,7 @@ int cmd_cost_model(struct sim_cost_model *m, const char *path)
 
 	if (!sim_cost_model_load(m, path, err, sizeof(err)))
 		return 0;
-	fprintf(stderr, "uslab: %s\n", err);
+	fprintf(stderr, "%s: %s\n", cmd_who, err);	/* uslab sim:, uslab tune: */
 	return 1;
 }
 
@@ -469,6 +469,7 @@ int cmd_sim(int argc, char **argv)
 	struct sim_result res;
 	struct sim_trace t;
 	const char *path;
+	FILE *rep;
 	int err;
 
 	sim_fixed_layout(argv - 1);	/* argv[-1] is "uslab" */
@@ -494,10 +495,13 @@ int cmd_sim(int argc, char **argv)
 		sim_trace_free(&t);
 		return 1;
 	}
+	/* --timeline -: the CSV owns standard output, the text goes to stderr
+	 * (it came first on stdout: `> t.csv` began with 75 lines of prose) */
+	rep = o.timeline && !strcmp(o.timeline, "-") ? stderr : stdout;
 	if (o.result)
-		sim_print_result(stdout, &cfg, &res, &o.model);
+		sim_print_result(rep, &cfg, &res, &o.model);
 	else
-		sim_print(stdout, &t, &cfg, &res, path, o.rows, &o.model);
+		sim_print(rep, &t, &cfg, &res, path, o.rows, &o.model);
 	if (cmd_check_stdout("uslab sim")) {	/* no further work after it */
 		sim_result_free(&res);
 		sim_trace_free(&t);

@@ -38,7 +38,7 @@ static int slabinfo_gc(const char *cmd)
 		return 1;
 	}
 	printf("removed %d stale segment%s from %s\n", n, n == 1 ? "" : "s", USLAB_STATSEG_DIR);
-	return fflush(stdout) ? 1 : 0;
+	return cmd_check_stdout(cmd);
 }
 
 int cmd_slabinfo(int argc, char **argv)

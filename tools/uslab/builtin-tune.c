@@ -117,6 +117,7 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 	static const long mags[] = { 4, 8, 16, 32, 64, 128, 256 };
 	static const long depots[] = { 0, 2, 8, 32, -1 };
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	int i;
 	const struct cli_opt opts[] = {
 		OPT_UINT('j', "workers", &tu->workers, "N",
 			 "simulations at once (default: online CPUs)", 1, 256),
@@ -192,7 +193,14 @@ static int tune_parse(int argc, char **argv, struct tune *tu, struct tune_cli *o
 	tu->peak = true;
 	tu->workers = online > 0 ? (unsigned int)online : 1;
 	tu->batch = -1;
-	return parse_options(argc, argv, opts, tune_usage, PARSE_OPT_ONE_TRACE);
+	i = parse_options(argc, argv, opts, tune_usage, PARSE_OPT_ONE_TRACE);
+	/* --jobs prints the command lines and stops: what it would never do is
+	 * refused, not dropped (a merge, a picture, the grid's replays) */
+	if (i > 0 && o->jobs && (o->merge || o->svg || o->png || o->verify_grid))
+		return -usage_error(opts, tune_usage, "--jobs prints the sweep's command lines "
+				    "and stops: not with %s", o->merge ? "--merge" :
+				    o->svg ? "--svg" : o->png ? "--png" : "--verify-grid");
+	return i;
 }
 
 /* An adaptive job's settings in one syntax: @s->on, then each bound set

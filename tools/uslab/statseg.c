@@ -58,6 +58,49 @@ static bool statseg_maps_libuslab(pid_t pid)
 	return found;
 }
 
+/*
+ * Whether the environment @pid started with (/proc/<pid>/environ: the one
+ * of its exec, which a fork child shares) asks for stats_shm: an item
+ * "stats_shm" of USLAB_OPTIONS. False when it cannot be read.
+ */
+static bool statseg_env_asks(pid_t pid)
+{
+	char path[64], *env = NULL;
+	size_t len = 0, got;
+	bool asks = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	for (;;) {	/* whole, however long: NUL-separated strings */
+		char *grown = realloc(env, len + 4097);
+
+		if (!grown)
+			break;
+		env = grown;
+		got = fread(env + len, 1, 4096, f);
+		len += got;
+		if (got < 4096)
+			break;
+	}
+	fclose(f);
+	if (env)
+		env[len] = '\0';
+	for (size_t off = 0; env && off < len; off += strlen(env + off) + 1) {
+		const char *v = env + off, *item;
+
+		if (strncmp(v, "USLAB_OPTIONS=", 14))
+			continue;
+		for (item = v + 14; *item; item += strcspn(item, ",") + (item[strcspn(item, ",")] != 0))
+			if (!strncmp(item, "stats_shm", 9) && (item[9] == ',' || !item[9]))
+				asks = true;
+	}
+	free(env);
+	return asks;
+}
+
 /* The Uid: line of /proc/<pid>/status (real, effective, saved, fs). Return: 0 or -errno. */
 static int proc_uids(pid_t pid, uid_t uids[4])
 {
@@ -269,7 +312,12 @@ int statseg_open(const char *cmd, pid_t pid, struct statseg_handle *h)
 		fprintf(stderr, "%s: %s/%s: %s\n", cmd, USLAB_STATSEG_DIR, bad, why);
 		return -1;
 	}
-	if (statseg_maps_libuslab(pid))
+	if (statseg_maps_libuslab(pid) && statseg_env_asks(pid))
+		fprintf(stderr, "%s: process %d runs libuslab.so with USLAB_OPTIONS=stats_shm "
+			"but serves no statistics: only the process that started with it serves "
+			"them, not a child it forked (or the segment could not be made: its "
+			"stderr said why at start)\n", cmd, (int)pid);
+	else if (statseg_maps_libuslab(pid))
 		fprintf(stderr, "%s: process %d runs libuslab.so but serves no statistics: "
 			"start it with USLAB_OPTIONS=stats_shm\n", cmd, (int)pid);
 	else

@@ -155,7 +155,13 @@ int main(int argc, char **argv)
 
 			snprintf(who, sizeof(who), "uslab %s", cmds[i].name);
 			cmd_who = who;
+			trace_writer_who = who;
 			rc = cmds[i].fn(argc - 1, argv + 1);
+			/* whatever a command printed last, a write error is
+			 * said, not left to exit()'s silent flush (replay's
+			 * report, tune --model-only's verdict) */
+			if (!rc && cmd_check_stdout(who))
+				rc = 1;
 
 			/* a truncated trace read as far as it goes: said, and
 			 * told apart from a complete one (uslab(1)) */
