@@ -1856,16 +1856,50 @@ static size_t pcp_cache_bytes(void)
 	return sizeof(struct pcp_cache) + pcp_nr_cpus * sizeof(struct pcp_hdr);
 }
 
-/* Order of the block holding a pcp_cache, its depot and slow[]. */
+/* Bytes of a pcp_cache, its depot and slow[], from the cache's start. */
+static size_t pcp_cache_block_bytes(void)
+{
+	return ALIGN_UP(pcp_cache_bytes(), 64) +
+	       ALIGN_UP(sizeof(struct pcp_depot), 64) + pcp_array_bytes();
+}
+
+/* Cache colours (pcp_cache_colour()) that every block has room for. */
+#define PCP_CACHE_MIN_COLOURS	16
+
+/* Order of the block holding a pcp_cache, its depot and slow[], with room
+ * to start it at any of PCP_CACHE_MIN_COLOURS colours. */
 static unsigned int pcp_cache_order(void)
 {
-	size_t bytes = ALIGN_UP(pcp_cache_bytes(), 64) +
-		       ALIGN_UP(sizeof(struct pcp_depot), 64) + pcp_array_bytes();
+	size_t bytes = pcp_cache_block_bytes() + (PCP_CACHE_MIN_COLOURS - 1) * 64;
 	unsigned int order = 0;
 
 	while ((PAGE_SIZE << order) < bytes)
 		order++;
 	return order;
+}
+
+/*
+ * Where in its block the next pcp_cache starts: a colour, as Bonwick's
+ * slabs colour their first object. The block is page-aligned, so with
+ * the cache at its start every cache's hdr[cpu] sat at the same page
+ * offset (0x140 + 64 * cpu): the same set of a 64-set L1 (bits 6-11 of
+ * the address), eight ways for every class a program uses, which the
+ * hit paths' first load of the header then missed (docs/percpu.md
+ * "Cost"). Each new cache starts 64 bytes x a counter further in, within
+ * the block's slack (room for at least PCP_CACHE_MIN_COLOURS colours,
+ * pcp_cache_order()) and below PAGE_SIZE, so that virt_to_page() of the
+ * cache is still the block's first page.
+ */
+static size_t pcp_cache_colour(void)
+{
+	static unsigned int next;
+	size_t slack = (PAGE_SIZE << pcp_cache_order()) - pcp_cache_block_bytes();
+	size_t colours;
+
+	if (slack > PAGE_SIZE - 64)
+		slack = PAGE_SIZE - 64;
+	colours = slack / 64 + 1;
+	return (__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % colours) * 64;
 }
 
 /* Zero headers: both fast paths miss on them (percpu/fastpath.h). */
@@ -1911,7 +1945,7 @@ struct pcp_cache *pcp_cache_create(const char *name, void *owner,
 	page = alloc_pages(__GFP_ZERO | __GFP_NOWARN, pcp_cache_order());
 	if (!page)
 		goto out_enomem;
-	pc = page_address(page);
+	pc = (void *)((char *)page_address(page) + pcp_cache_colour());
 	d = (void *)((char *)pc + ALIGN_UP(pcp_cache_bytes(), 64));
 	slow = (void *)((char *)d + ALIGN_UP(sizeof(*d), 64));
 
