@@ -17,7 +17,8 @@
  * and the workloads of bench/workloads.c, bench/shapes.c and
  * bench/programs.c (study, mt, gmalloc, larson, larson_sized, rptest,
  * xmalloc, alloc_test, glibc_thread, malloc_large, manythreads, rss_decay,
- * sh6bench, sh8bench, mleak, gmfill, rss_tax, cfrac, espresso): see there.
+ * sh6bench, sh8bench, mleak, gmfill, rss_tax, scratch, cfrac, espresso): see
+ * there.
  *
  * Times come from CLOCK_MONOTONIC; peak RSS from getrusage(ru_maxrss).
  */

@@ -73,7 +73,8 @@ long sum_args(const void *args, int n, size_t argsz, size_t off);
 	X(rss_decay, wl_rss_decay) X(small_rss, wl_small_rss)		\
 	X(cfrac, wl_cfrac) X(espresso, wl_espresso)			\
 	X(sh6bench, wl_sh6bench) X(sh8bench, wl_sh8bench)		\
-	X(mleak, wl_mleak) X(gmfill, wl_gmfill) X(rss_tax, wl_rss_tax)
+	X(mleak, wl_mleak) X(gmfill, wl_gmfill) X(rss_tax, wl_rss_tax)	\
+	X(scratch, wl_scratch)
 
 #define BENCH_WORKLOAD_DECLARE(name, fn) int fn(int argc, char **argv);
 BENCH_WORKLOADS(BENCH_WORKLOAD_DECLARE)

@@ -27,6 +27,7 @@ PRIMARY = [
     ("sh6bench", "sh6_s", False, "sh6bench-shaped (mimalloc-bench), s"),
     ("sh8bench", "sh8_s", False, "sh8bench-shaped (mimalloc-bench), s"),
     ("mleak", "mleak_s", False, "mleak-shaped (mimalloc-bench), s"),
+    ("scratch", "scratch_s", False, "cache-scratch (Hoard's, as mimalloc-bench runs it), s"),
     ("gmalloc_t", "gmfill_s", False, "gmalloc shape (seed 003: 16..512 B, touched, freed), s"),
     ("larson_sized", "larson_mops", True, "larson-sized (mimalloc-bench), Mops/s"),
     ("study_t", "study_mops_cpu", True, "thread-cache study (seed 000), Mops per CPU-second"),

@@ -118,10 +118,12 @@ if [ "$quick" = 1 ]; then
 	S_BLOCKS=20000 S_LOOPS=1 PAIR_N=5000000 MT_ITERS=50000 GM_MB=128 SECS=1
 	RP_LOOPS=100 AT_ITERS=500000 CFRAC=3000 ESPRESSO=60 LARGE=40
 	MANY_N=20000 DECAY_S=3 SH6_REP=250 SH8_ITERS=14000 GMF_MB=256 MLEAK="5"
+	SCRATCH_W=200000
 else
 	S_BLOCKS=30000 S_LOOPS=2 PAIR_N=10000000 MT_ITERS=1000000 GM_MB=256 SECS=1
 	RP_LOOPS=5000 AT_ITERS=1000000 CFRAC=10000 ESPRESSO=150 LARGE=100
 	MANY_N=50000 DECAY_S=5 SH6_REP=1000 SH8_ITERS=70000 GMF_MB=1024 MLEAK="5 50"
+	SCRATCH_W=2000000
 fi
 
 # Cases: name, allocators (study: presets + peers), alloc_bench arguments.
@@ -162,6 +164,11 @@ for t in 2 4; do
 done
 for m in $MLEAK; do
 	add "mleak$((m * 2))|all|mleak $m"
+done
+# Hoard's cache-scratch as mimalloc-bench runs it (1000 rounds of 1-byte
+# blocks, 2,000,000 writes shared among the threads): passive false sharing
+for t in 1 2; do
+	add "scratch_t$t|all|scratch $t 1000 1 $SCRATCH_W"
 done
 add "gmalloc_t1|all|gmfill 1 $GMF_MB"
 add "gmalloc_t2|all|gmfill 2 $GMF_MB"

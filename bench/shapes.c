@@ -10,6 +10,7 @@
  *   gmfill T MB [MIN MAX]                seed 003's gmalloc run: MB of
  *                                        MIN..MAX-byte blocks, touched, freed
  *   rss_tax [KB]                         RSS of a program holding KB KiB
+ *   scratch T [ROUNDS SIZE WRITES]       Hoard's cache-scratch
  *
  * Each prints one line of key=value results, CPU seconds (cpu_s) among
  * them: a loaded machine moves wall time more than CPU time. A workload
@@ -441,5 +442,62 @@ int wl_rss_tax(int argc, char **argv)
 	free(blk);
 	printf("rss_kb=%ld rss_before_kb=%ld requested_kb=%zu blocks=%zu peak_rss_kb=%ld\n",
 	       live, before, done >> 10, n, bench_peak_rss_kb());
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/*
+ * scratch T [ROUNDS SIZE WRITES]: Hoard's cache-scratch, which
+ * mimalloc-bench runs with 1 and N threads, 1000 rounds, 1-byte objects
+ * and 2,000,000 repetitions: passive false sharing. The main thread allocates one SIZE-byte
+ * block per thread (neighbours, likely in one cache line) and hands each
+ * to its thread, which frees it; then each thread, ROUNDS times, allocates
+ * a SIZE-byte block, writes and reads every byte WRITES/T times, and frees
+ * it. An allocator that gives a thread back the block another thread's
+ * neighbour shares a line with makes the threads fight over that line.
+ */
+struct scratch_arg {
+	char *given;
+	long rounds, writes;
+	size_t size;
+	long written;	/* bytes written, the work's own count */
+};
+
+static void *scratch_thread(void *p)
+{
+	struct scratch_arg *a = p;
+
+	free(a->given);
+	for (long i = 0; i < a->rounds; i++) {
+		volatile char *b = must_malloc(a->size);
+
+		for (long w = 0; w < a->writes; w++)
+			for (size_t k = 0; k < a->size; k++) {
+				b[k] = (char)k;
+				(void)b[k];
+			}
+		a->written += a->writes * (long)a->size;
+		free((void *)b);
+	}
+	return NULL;
+}
+
+int wl_scratch(int argc, char **argv)
+{
+	int t = (int)bench_arg(argc, argv, 2, 2);
+	long rounds = bench_arg(argc, argv, 3, 1000);
+	size_t size = (size_t)bench_arg(argc, argv, 4, 1);
+	long writes = bench_arg(argc, argv, 5, 2000000);
+	struct scratch_arg *a = thread_args(t, sizeof(*a));
+	double c0 = bench_cpu_s(), wall;
+
+	for (int i = 0; i < t; i++)
+		a[i] = (struct scratch_arg){ .given = must_malloc(size ? size : 1),
+					     .rounds = rounds, .size = size ? size : 1,
+					     .writes = writes / t };
+	wall = timed_threads(t, scratch_thread, a, sizeof(*a));
+	printf("scratch_s=%.4f cpu_s=%.4f written=%ld peak_rss_kb=%ld threads=%d\n", wall,
+	       bench_cpu_s() - c0, SUM_ARGS(a, t, written), bench_peak_rss_kb(), t);
+	free(a);
 	return 0;
 }

@@ -32,6 +32,9 @@ for a in uslab glibc; do
 	# 8 MiB of 16..512-byte blocks (264 on average): about 31,800
 	n=$(field blocks)
 	[ "${n:-0}" -gt 25000 ] && [ "$n" -lt 40000 ] || bad "$a: gmfill made $n blocks of 8 MiB"
+	# scratch: 2 threads x 10 rounds x (1000 / 2 writes) x 3 bytes
+	line=$("${pre[@]}" "$B" scratch 2 10 3 1000) || bad "$a: scratch failed"
+	[ "$(field written)" = 30000 ] || bad "$a: scratch wrote $(field written) bytes, not 30000"
 	line=$("${pre[@]}" "$B" rss_tax 1024) || bad "$a: rss_tax failed"
 	[ "$(field requested_kb)" = 1024 ] || bad "$a: rss_tax held $(field requested_kb) KiB"
 	[ "$(field rss_kb)" -gt 1024 ] || bad "$a: rss_tax: RSS $(field rss_kb) KiB while holding 1 MiB"
