@@ -1230,6 +1230,46 @@ static int pcp_refill_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 }
 
 /*
+ * A free on CPU @c, which holds nothing of the class: its first, or its
+ * first since a drain (the loaded magazine is none, no spare). Such a
+ * block is often a neighbour of blocks that other CPUs hold and write: a
+ * thread frees a block another thread allocated (Hoard's cache-scratch:
+ * the main thread's adjacent blocks, one handed to each thread). Loaded
+ * on top, it is the block this CPU hands out next, again and again, and
+ * two CPUs then write one cache line (scratch_t2 at 0.31 of mimalloc,
+ * docs/benchmarks.md "cache-scratch"). So it goes to the bottom of a
+ * magazine filled on top of it with one batch from the layer above, as an
+ * alloc miss's refill: the CPU hands out the batch first.
+ * Return: 0 when @obj is placed, 1 to take the ordinary way (no memory for
+ * a magazine, or one of a single slot).
+ */
+static int pcp_first_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
+				 void *obj)
+{
+	struct pcp_mag *nm = mag_fit(pc, c, depot_get_empty(pc));
+	unsigned int want, got;
+
+	if (!nm)
+		nm = mag_new(cpu_mag_size(pc, c));
+	if (!nm)
+		return 1;
+	if (nm->size < 2) {
+		mag_release(pc, nm);
+		return 1;
+	}
+	want = (unsigned int)min_t(uint64_t, cpu_batch(pc, c), nm->size - 1);
+	depot_grow_on_refill(pc);
+	pcp_stat(c, PCP_STAT_REFILL);
+	pcp_probe(pcp_refill, pc->name, cpu, want);
+	nm->objs[0] = obj;
+	got = pc->ops->refill(pc->owner, nm->objs + 1, want);
+	nm->count = 1 + got;
+	if (prim_swap(pc, c, cpu, nm))
+		c->spare = nm;	/* migrated: this CPU's spare, the object in it */
+	return 0;
+}
+
+/*
  * Objects a split moves: half the loaded magazine, at most PCP_SPLIT_MAX
  * (the large classes' 8-25-object magazines move 4-12; a small class's
  * 1024 would copy 512 pointers where a walk across the boundary needs a
@@ -1484,6 +1524,8 @@ static int pcp_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 			pcp_stat(c, PCP_STAT_SWAP);
 			continue;
 		}
+		if (!mag_is_real(m) && !sp && !pcp_first_free_locked(pc, c, cpu, obj))
+			return 0;
 		if (!mag_is_real(m) || !sp) {
 			/* load an empty magazine; a full one becomes the spare */
 			r = pcp_load_empty_locked(pc, c, cpu);

@@ -733,6 +733,52 @@ TEST(core, test_depot_grows_while_a_cache_cycles)
 }
 END_TEST
 
+/*
+ * A free on a CPU that holds nothing of the cache puts the block under a
+ * batch from the layer above, so that the CPU does not hand it out first
+ * (a block another CPU allocated: its neighbours are written there;
+ * docs/percpu.md "The first free on a CPU"). Two objects on CPU A; on CPU
+ * B, which holds none, one of them freed, then one allocated: another
+ * block. Before, B loaded an empty magazine, pushed the block and handed
+ * it out again at once.
+ */
+TEST(core, test_first_free_on_a_cpu_is_not_handed_out_first)
+{
+	struct pcp_cache *pc;
+	cpu_set_t old, set;
+	void *x, *y, *z;
+	int a, b = -1;
+
+	a = test_pin(&old);
+	for (int i = 0; i < CPU_SETSIZE && b < 0; i++)
+		if (i != a && CPU_ISSET(i, &old))
+			b = i;
+	if (b < 0) {
+		/* one CPU allowed: there is no second CPU to free on */
+		fprintf(stderr, "test_first_free_on_a_cpu_is_not_handed_out_first: "
+			"one CPU allowed, nothing to check\n");
+		test_unpin(&old);
+		return;
+	}
+	pc = t_create(8, 4);
+	ck_assert_ptr_nonnull(x = t_alloc(pc));
+	ck_assert_ptr_nonnull(y = t_alloc(pc));
+	CPU_ZERO(&set);
+	CPU_SET(b, &set);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+	ck_assert_int_eq(sched_getcpu(), b);
+	t_free(pc, x);
+	ck_assert_ptr_nonnull(z = t_alloc(pc));
+	if (z == x)
+		ck_abort_msg("CPU %d, holding nothing, handed out first the block "
+			     "it was given back (%p, allocated on CPU %d)", b, x, a);
+	t_free(pc, z);
+	t_free(pc, y);
+	test_unpin(&old);
+	t_destroy(pc);
+}
+END_TEST
+
 /* Idle reaper passes give the growth back; a limit that was set never grows. */
 TEST(core, test_depot_growth_goes_back_when_idle)
 {
