@@ -733,6 +733,33 @@ TEST(core, test_depot_grows_while_a_cache_cycles)
 }
 END_TEST
 
+/* Another CPU allowed to this thread than @a, or -1 (@old: its mask). */
+static int other_cpu(const cpu_set_t *old, int a)
+{
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (i != a && CPU_ISSET(i, old))
+			return i;
+	return -1;
+}
+
+static void move_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+	ck_assert_int_eq(sched_getcpu(), cpu);
+}
+
+static bool in_set(struct tobj *const *set, int n, const struct tobj *o)
+{
+	for (int i = 0; i < n; i++)
+		if (set[i] == o)
+			return true;
+	return false;
+}
+
 /*
  * A free on a CPU that holds nothing of the cache puts the block under a
  * batch from the layer above, so that the CPU does not hand it out first
@@ -745,14 +772,12 @@ END_TEST
 TEST(core, test_first_free_on_a_cpu_is_not_handed_out_first)
 {
 	struct pcp_cache *pc;
-	cpu_set_t old, set;
+	cpu_set_t old;
 	void *x, *y, *z;
-	int a, b = -1;
+	int a, b;
 
 	a = test_pin(&old);
-	for (int i = 0; i < CPU_SETSIZE && b < 0; i++)
-		if (i != a && CPU_ISSET(i, &old))
-			b = i;
+	b = other_cpu(&old, a);
 	if (b < 0) {
 		/* one CPU allowed: there is no second CPU to free on */
 		fprintf(stderr, "test_first_free_on_a_cpu_is_not_handed_out_first: "
@@ -763,10 +788,7 @@ TEST(core, test_first_free_on_a_cpu_is_not_handed_out_first)
 	pc = t_create(8, 4);
 	ck_assert_ptr_nonnull(x = t_alloc(pc));
 	ck_assert_ptr_nonnull(y = t_alloc(pc));
-	CPU_ZERO(&set);
-	CPU_SET(b, &set);
-	ck_assert_int_eq(sched_setaffinity(0, sizeof(set), &set), 0);
-	ck_assert_int_eq(sched_getcpu(), b);
+	move_to(b);
 	t_free(pc, x);
 	ck_assert_ptr_nonnull(z = t_alloc(pc));
 	if (z == x)
@@ -774,6 +796,59 @@ TEST(core, test_first_free_on_a_cpu_is_not_handed_out_first)
 			     "it was given back (%p, allocated on CPU %d)", b, x, a);
 	t_free(pc, z);
 	t_free(pc, y);
+	test_unpin(&old);
+	t_destroy(pc);
+}
+END_TEST
+
+/*
+ * The depot gives a CPU back the full magazines it put (docs/percpu.md,
+ * "The depot gives a CPU its own magazines"): CPU A and CPU B each free 4
+ * magazines' worth of their own blocks, B last (its magazines the newest
+ * in the depot); A then allocates as many as it freed and gets only its
+ * own blocks. Before, A took the newest full magazines, B's, as soon as
+ * its own two (loaded, spare) were empty.
+ */
+TEST(core, test_depot_gives_a_cpu_its_own_magazines)
+{
+	enum { L = 8, N = 4 * L };
+	struct tobj *x[N], *y[N], *got[N], *o;
+	struct pcp_cache *pc;
+	cpu_set_t old;
+	int a, b;
+
+	a = test_pin(&old);
+	b = other_cpu(&old, a);
+	if (b < 0) {
+		fprintf(stderr, "test_depot_gives_a_cpu_its_own_magazines: one CPU "
+			"allowed, nothing to check\n");
+		test_unpin(&old);
+		return;
+	}
+	pc = t_create(L, L / 2);
+	ck_assert_int_eq(pcp_cache_set_depot_limit(pc, 2 * N / L), 0);
+	for (int i = 0; i < N; i++)
+		ck_assert_ptr_nonnull(x[i] = t_alloc(pc));
+	move_to(b);
+	for (int i = 0; i < N; i++)
+		ck_assert_ptr_nonnull(y[i] = t_alloc(pc));
+	move_to(a);
+	for (int i = 0; i < N; i++)
+		t_free(pc, x[i]);
+	move_to(b);
+	for (int i = 0; i < N; i++)
+		t_free(pc, y[i]);
+	move_to(a);
+	for (int i = 0; i < N; i++) {
+		ck_assert_ptr_nonnull(o = t_alloc(pc));
+		if (!in_set(x, N, o))
+			ck_abort_msg("allocation %d of %d on CPU %d: %s block %p, not one "
+				     "it freed", i + 1, N, a,
+				     in_set(y, N, o) ? "the other CPU's" : "a new", (void *)o);
+		got[i] = o;
+	}
+	for (int i = 0; i < N; i++)
+		t_free(pc, got[i]);
 	test_unpin(&old);
 	t_destroy(pc);
 }
