@@ -742,6 +742,22 @@ static int other_cpu(const cpu_set_t *old, int a)
 	return -1;
 }
 
+/*
+ * Pin this thread where it runs (@a) and find another allowed CPU (@b).
+ * Return: false, said and unpinned, when only one CPU is allowed: a test
+ * of two CPUs then has nothing to check.
+ */
+static bool pin_with_other(cpu_set_t *old, int *a, int *b, const char *test)
+{
+	*a = test_pin(old);
+	*b = other_cpu(old, *a);
+	if (*b >= 0)
+		return true;
+	fprintf(stderr, "%s: one CPU allowed, nothing to check\n", test);
+	test_unpin(old);
+	return false;
+}
+
 static void move_to(int cpu)
 {
 	cpu_set_t set;
@@ -776,15 +792,8 @@ TEST(core, test_first_free_on_a_cpu_is_not_handed_out_first)
 	void *x, *y, *z;
 	int a, b;
 
-	a = test_pin(&old);
-	b = other_cpu(&old, a);
-	if (b < 0) {
-		/* one CPU allowed: there is no second CPU to free on */
-		fprintf(stderr, "test_first_free_on_a_cpu_is_not_handed_out_first: "
-			"one CPU allowed, nothing to check\n");
-		test_unpin(&old);
+	if (!pin_with_other(&old, &a, &b, "test_first_free_on_a_cpu_is_not_handed_out_first"))
 		return;
-	}
 	pc = t_create(8, 4);
 	ck_assert_ptr_nonnull(x = t_alloc(pc));
 	ck_assert_ptr_nonnull(y = t_alloc(pc));
@@ -817,14 +826,8 @@ TEST(core, test_depot_gives_a_cpu_its_own_magazines)
 	cpu_set_t old;
 	int a, b;
 
-	a = test_pin(&old);
-	b = other_cpu(&old, a);
-	if (b < 0) {
-		fprintf(stderr, "test_depot_gives_a_cpu_its_own_magazines: one CPU "
-			"allowed, nothing to check\n");
-		test_unpin(&old);
+	if (!pin_with_other(&old, &a, &b, "test_depot_gives_a_cpu_its_own_magazines"))
 		return;
-	}
 	pc = t_create(L, L / 2);
 	ck_assert_int_eq(pcp_cache_set_depot_limit(pc, 2 * N / L), 0);
 	for (int i = 0; i < N; i++)
