@@ -1191,6 +1191,15 @@ static void pcp_direct_free(struct pcp_cache *pc, void *obj)
 	pc->ops->flush(pc->owner, &obj, 1);
 }
 
+/* An empty magazine of this CPU's size: the depot's, else a new one; NULL
+ * without memory. */
+static struct pcp_mag *mag_get_empty(struct pcp_cache *pc, struct pcp_cpu *c)
+{
+	struct pcp_mag *nm = mag_fit(pc, c, depot_get_empty(pc));
+
+	return nm ? nm : mag_new(cpu_mag_size(pc, c));
+}
+
 /* Loaded magazine is the empty sentinel: load a real, empty one. */
 static int pcp_load_empty_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 				 int cpu)
@@ -1204,9 +1213,7 @@ static int pcp_load_empty_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 		c->spare = NULL;
 		return 0;
 	}
-	nm = mag_fit(pc, c, depot_get_empty(pc));
-	if (!nm)
-		nm = mag_new(cpu_mag_size(pc, c));
+	nm = mag_get_empty(pc, c);
 	if (!nm)
 		return -ENOMEM;
 	if (prim_swap(pc, c, cpu, nm)) {
@@ -1214,6 +1221,19 @@ static int pcp_load_empty_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 		return -EAGAIN;
 	}
 	return 0;
+}
+
+/* A refill: one batch from the layer above into @nm's slots from @at on
+ * (one call, one hold of the slab lock), counted. Return: objects got. */
+static unsigned int mag_fill_batch(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
+				   struct pcp_mag *nm, unsigned int at)
+{
+	unsigned int want = (unsigned int)min_t(uint64_t, cpu_batch(pc, c), nm->size - at);
+
+	depot_grow_on_refill(pc);
+	pcp_stat(c, PCP_STAT_REFILL);
+	pcp_probe(pcp_refill, pc->name, cpu, want);
+	return pc->ops->refill(pc->owner, nm->objs + at, want);
 }
 
 /*
@@ -1228,24 +1248,18 @@ static int pcp_refill_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 			     struct pcp_mag *m, void **objp)
 {
 	struct pcp_mag *nm = c->spare;
-	unsigned int want, got;
+	unsigned int got;
 
 	*objp = NULL;
 	c->spare = NULL;
 	if (nm && READ_ONCE(pcp_adapt_on))
 		nm = mag_fit(pc, c, nm);	/* empty here */
 	if (!nm)
-		nm = mag_fit(pc, c, depot_get_empty(pc));
-	if (!nm)
-		nm = mag_new(cpu_mag_size(pc, c));
+		nm = mag_get_empty(pc, c);
 	if (!nm)
 		return 0;	/* no memory for a magazine: the slab layer serves */
-	want = (unsigned int)min_t(uint64_t, cpu_batch(pc, c), nm->size);
-	depot_grow_on_refill(pc);
-	pcp_stat(c, PCP_STAT_REFILL);
 	adapt_miss(c);
-	pcp_probe(pcp_refill, pc->name, cpu, want);
-	got = pc->ops->refill(pc->owner, nm->objs, want);
+	got = mag_fill_batch(pc, c, cpu, nm, 0);
 	if (!got) {
 		c->spare = nm;
 		return 0;
@@ -1278,24 +1292,16 @@ static int pcp_refill_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 static int pcp_first_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 				 void *obj)
 {
-	struct pcp_mag *nm = mag_fit(pc, c, depot_get_empty(pc));
-	unsigned int want, got;
+	struct pcp_mag *nm = mag_get_empty(pc, c);
 
-	if (!nm)
-		nm = mag_new(cpu_mag_size(pc, c));
 	if (!nm)
 		return 1;
 	if (nm->size < 2) {
 		mag_release(pc, nm);
 		return 1;
 	}
-	want = (unsigned int)min_t(uint64_t, cpu_batch(pc, c), nm->size - 1);
-	depot_grow_on_refill(pc);
-	pcp_stat(c, PCP_STAT_REFILL);
-	pcp_probe(pcp_refill, pc->name, cpu, want);
 	nm->objs[0] = obj;
-	got = pc->ops->refill(pc->owner, nm->objs + 1, want);
-	nm->count = 1 + got;
+	nm->count = 1 + mag_fill_batch(pc, c, cpu, nm, 1);
 	if (prim_swap(pc, c, cpu, nm))
 		c->spare = nm;	/* migrated: this CPU's spare, the object in it */
 	return 0;
