@@ -51,10 +51,17 @@ struct pcp_cpu {
 /* struct pcp_cpu's last_miss: which fast path missed last (none yet, alloc, free). */
 enum { PCP_MISS_NONE, PCP_MISS_ALLOC, PCP_MISS_FREE };
 
+/* One CPU's magazines in its cache's depot: those it put (docs/percpu.md,
+ * "The depot keeps each CPU's magazines apart"). Under the depot lock. */
+struct pcp_depot_cpu {
+	struct pcp_mag *full, *empty;	/* stacks, linked through ->next */
+};
+
 /* Full and empty magazines of one cache, behind every CPU. */
 struct pcp_depot {
 	pthread_mutex_t lock;
-	struct pcp_mag *full, *empty;	/* singly linked through ->next */
+	struct pcp_depot_cpu *cpu;	/* pcp_nr_cpus stacks, in the cache's block */
+	unsigned int steal[2];		/* empty, full: where a take from another CPU last found one */
 	unsigned long nr_full, nr_empty;
 	unsigned long full_objs;	/* objects in the full ones (adaptive limit) */
 	/* Bonwick's working set: lowest counts seen since the last trim */
