@@ -741,16 +741,22 @@ static void depot_grow_on_refill(struct pcp_cache *pc)
  * blocks and slots are lines in the cache of the CPU that filled or
  * emptied it.
  */
-static struct pcp_mag **depot_top(struct pcp_depot *d, bool full, unsigned int cpu)
+static struct pcp_mag **depot_top(struct pcp_cache *pc, bool full, unsigned int cpu)
 {
-	return full ? &d->cpu[cpu].full : &d->cpu[cpu].empty;
+	struct pcp_cpu *c = __atomic_load_n(&pc->slow[cpu], __ATOMIC_ACQUIRE);
+
+	if (!c)
+		return NULL;
+	return full ? &c->depot_full : &c->depot_empty;
 }
 
-/* Put @m on CPU @cpu's stack of its kind (@full), counted. */
-static void depot_push_locked(struct pcp_depot *d, bool full, int cpu,
+/* Put @m on CPU @cpu's stack of its kind (@full), counted; the CPU has a
+ * struct pcp_cpu (it is the one a slow path or a drain runs for). */
+static void depot_push_locked(struct pcp_cache *pc, bool full, int cpu,
 			      struct pcp_mag *m)
 {
-	struct pcp_mag **top = depot_top(d, full, (unsigned int)cpu);
+	struct pcp_depot *d = pc->depot;
+	struct pcp_mag **top = depot_top(pc, full, (unsigned int)cpu);
 
 	m->cpu = (uint64_t)cpu;
 	m->next = *top;
@@ -771,8 +777,9 @@ static void depot_push_locked(struct pcp_depot *d, bool full, int cpu,
  * low-water mark follows (Bonwick's working set). NULL when the depot
  * holds none.
  */
-static struct pcp_mag *depot_pop_locked(struct pcp_depot *d, bool full, int cpu)
+static struct pcp_mag *depot_pop_locked(struct pcp_cache *pc, bool full, int cpu)
 {
+	struct pcp_depot *d = pc->depot;
 	unsigned long *nr = full ? &d->nr_full : &d->nr_empty;
 	unsigned long *min = full ? &d->min_full : &d->min_empty;
 	struct pcp_mag **top = NULL, *m;
@@ -781,14 +788,14 @@ static struct pcp_mag *depot_pop_locked(struct pcp_depot *d, bool full, int cpu)
 	if (!*nr)
 		return NULL;
 	if (cpu >= 0)
-		top = depot_top(d, full, (unsigned int)cpu);
+		top = depot_top(pc, full, (unsigned int)cpu);
 	if (!top || !*top) {
 		at = d->steal[full];
 		for (unsigned int i = 0; i < pcp_nr_cpus; i++) {
 			if (at >= pcp_nr_cpus)
 				at = 0;
-			top = depot_top(d, full, at);
-			if (*top)
+			top = depot_top(pc, full, at);
+			if (top && *top)
 				break;
 			at++;
 		}
@@ -812,7 +819,7 @@ static struct pcp_mag *depot_get_empty(struct pcp_cache *pc, int cpu)
 	if (!READ_ONCE(d->nr_empty))
 		return NULL;	/* depot_exchange(): a look before the lock */
 	depot_lock(d);
-	m = depot_pop_locked(d, false, cpu);
+	m = depot_pop_locked(pc, false, cpu);
 	depot_unlock(d);
 	return m;
 }
@@ -831,7 +838,7 @@ static void mag_release(struct pcp_cache *pc, int cpu, struct pcp_mag *m)
 	/* as many empties as full ones may come back, and two to spare */
 	kept = mag_depot_size_ok(pc, m) && d->nr_empty < depot_empty_cap(pc, d);
 	if (kept)
-		depot_push_locked(d, false, cpu, m);
+		depot_push_locked(pc, false, cpu, m);
 	depot_unlock(d);
 	if (!kept)
 		mag_free(m);
@@ -909,18 +916,18 @@ static struct pcp_mag *depot_exchange(struct pcp_cache *pc, int cpu, bool full,
 			depot_note_flush(d);
 			return NULL;
 		}
-		depot_push_locked(d, true, cpu, give);
+		depot_push_locked(pc, true, cpu, give);
 		*taken_give = true;
-		m = depot_pop_locked(d, false, cpu);
+		m = depot_pop_locked(pc, false, cpu);
 		depot_unlock(d);
 		return m;
 	}
-	m = depot_pop_locked(d, full, cpu);
+	m = depot_pop_locked(pc, full, cpu);
 	if (m) {
 		if (give) {	/* an empty magazine for the full one */
 			if (mag_depot_size_ok(pc, give) &&
 			    d->nr_empty < depot_empty_cap(pc, d)) {
-				depot_push_locked(d, false, cpu, give);
+				depot_push_locked(pc, false, cpu, give);
 			} else {
 				drop = give;
 			}
@@ -945,15 +952,16 @@ static void mag_list_free(struct pcp_cache *pc, struct pcp_mag *m)
 }
 
 /* Take every magazine out of the depot; Return: the list. */
-static struct pcp_mag *depot_take_all_locked(struct pcp_depot *d)
+static struct pcp_mag *depot_take_all_locked(struct pcp_cache *pc)
 {
+	struct pcp_depot *d = pc->depot;
 	struct pcp_mag *list = NULL, *m;
 
 	for (unsigned int cpu = 0; cpu < pcp_nr_cpus; cpu++) {
 		for (int full = 0; full < 2; full++) {
-			struct pcp_mag **top = depot_top(d, full, cpu);
+			struct pcp_mag **top = depot_top(pc, full, cpu);
 
-			while ((m = *top)) {
+			while (top && (m = *top)) {
 				*top = m->next;
 				m->next = list;
 				list = m;
@@ -995,11 +1003,11 @@ static void depot_trim(struct pcp_cache *pc)
 		d->min_empty = (unsigned long)(d->nr_empty - (lim + 2));
 	nf = d->min_full;
 	ne = d->min_empty;
-	for (n = nf; n && (m = depot_pop_locked(d, true, -1)); n--) {
+	for (n = nf; n && (m = depot_pop_locked(pc, true, -1)); n--) {
 		m->next = out;
 		out = m;
 	}
-	for (n = ne; n && (m = depot_pop_locked(d, false, -1)); n--) {
+	for (n = ne; n && (m = depot_pop_locked(pc, false, -1)); n--) {
 		m->next = out;
 		out = m;
 	}
@@ -1738,7 +1746,7 @@ static void pcp_drain_depot(struct pcp_cache *pc)
 	struct pcp_mag *list;
 
 	depot_lock(pc->depot);
-	list = depot_take_all_locked(pc->depot);
+	list = depot_take_all_locked(pc);
 	depot_unlock(pc->depot);
 	mag_list_free(pc, list);
 }
@@ -1790,7 +1798,7 @@ int pcp_cache_set_tunables(struct pcp_cache *pc, unsigned int limit,
 	/* from here on the depot takes only magazines of the new size */
 	pcp_probe(pcp_resize, pc->name, limit, batchcount);
 	WRITE_ONCE(pc->limit, limit);
-	list = depot_take_all_locked(pc->depot);
+	list = depot_take_all_locked(pc);
 	depot_unlock(pc->depot);
 	mag_list_free(pc, list);
 	/* every CPU gives up its old magazines; new ones come on demand */
@@ -1815,7 +1823,7 @@ int pcp_cache_set_depot_limit(struct pcp_cache *pc, unsigned int limit)
 	__atomic_store_n(&pc->depot->flushed, 0, __ATOMIC_RELAXED);
 	/* over the new limit: the depot's objects go back to the layer above */
 	if (pc->depot->nr_full > limit)
-		list = depot_take_all_locked(pc->depot);
+		list = depot_take_all_locked(pc);
 	depot_unlock(pc->depot);
 	mag_list_free(pc, list);
 	pthread_mutex_unlock(&pc->lock);
@@ -1935,13 +1943,11 @@ static size_t pcp_cache_bytes(void)
 	return sizeof(struct pcp_cache) + pcp_nr_cpus * sizeof(struct pcp_hdr);
 }
 
-/* Bytes of a pcp_cache, its depot, slow[] and the depot's stacks per CPU,
- * from the cache's start. */
+/* Bytes of a pcp_cache, its depot and slow[], from the cache's start. */
 static size_t pcp_cache_block_bytes(void)
 {
 	return ALIGN_UP(pcp_cache_bytes(), 64) +
-	       ALIGN_UP(sizeof(struct pcp_depot), 64) + pcp_array_bytes() +
-	       pcp_nr_cpus * sizeof(struct pcp_depot_cpu);
+	       ALIGN_UP(sizeof(struct pcp_depot), 64) + pcp_array_bytes();
 }
 
 /* Cache colours (pcp_cache_colour()) that every block has room for. */
@@ -2029,7 +2035,6 @@ struct pcp_cache *pcp_cache_create(const char *name, void *owner,
 	pc = (void *)((char *)page_address(page) + pcp_cache_colour());
 	d = (void *)((char *)pc + ALIGN_UP(pcp_cache_bytes(), 64));
 	slow = (void *)((char *)d + ALIGN_UP(sizeof(*d), 64));
-	d->cpu = (void *)(slow + pcp_nr_cpus);
 
 	pc->slow = slow;
 	pc->ops = ops;
@@ -2081,6 +2086,9 @@ void pcp_cache_destroy(struct pcp_cache *pc)
 	sigsafe_exit();
 
 	pcp_cache_drain(pc);
+	/* what the CPU drain released into it: the depot's stacks live in
+	 * the pcp_cpus freed below */
+	pcp_drain_depot(pc);
 	for (cpu = 0; cpu < pcp_nr_cpus; cpu++) {
 		struct pcp_cpu *c = pc->slow[cpu];
 
@@ -2089,10 +2097,10 @@ void pcp_cache_destroy(struct pcp_cache *pc)
 			__atomic_sub_fetch(&adapt_acct[c->cpu].used, c->acct,
 					   __ATOMIC_RELAXED);
 			pthread_mutex_destroy(&c->lock.mutex);
+			pc->slow[cpu] = NULL;
 			pcp_mem_free(c, sizeof(*c));
 		}
 	}
-	pcp_drain_depot(pc);	/* what the CPU drain released into it */
 	pthread_mutex_destroy(&pc->depot->lock);
 	pthread_mutex_destroy(&pc->lock);
 	__free_pages(virt_to_page(pc), pcp_cache_order());
@@ -2167,9 +2175,12 @@ unsigned long pcp_cache_objects(struct pcp_cache *pc, unsigned long *depot_full)
 		pcp_cpu_unlock(c);
 	}
 	depot_lock(pc->depot);
-	for (cpu = 0; cpu < pcp_nr_cpus; cpu++)
-		for (m = pc->depot->cpu[cpu].full; m; m = m->next)
+	for (cpu = 0; cpu < pcp_nr_cpus; cpu++) {
+		struct pcp_mag **top = depot_top(pc, true, cpu);
+
+		for (m = top ? *top : NULL; m; m = m->next)
 			n += m->count;
+	}
 	if (depot_full)
 		*depot_full = pc->depot->nr_full;
 	depot_unlock(pc->depot);
