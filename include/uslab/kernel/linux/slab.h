@@ -10,4 +10,9 @@
 #include "uslab/gfp.h"
 #include "uslab/slab.h"
 
+/* A cache named after its struct, of its size and alignment (the kernel's). */
+#define KMEM_CACHE(__struct, __flags)					\
+	kmem_cache_create(#__struct, sizeof(struct __struct),		\
+			  __alignof__(struct __struct), (__flags), NULL)
+
 #endif /* USLAB_LINUX_SLAB_H */
