@@ -71,7 +71,10 @@ static inline char *kstrdup(const char *s, gfp_t flags)
 
 static inline char *kstrndup(const char *s, size_t max, gfp_t flags)
 {
-	return s ? kmemdup_nul(s, strnlen(s, max), flags) : NULL;
+	/* strnlen() is POSIX, not ISO C: memchr, for -std=c11 builds */
+	const char *end = s ? (const char *)memchr(s, '\0', max) : NULL;
+
+	return s ? kmemdup_nul(s, end ? (size_t)(end - s) : max, flags) : NULL;
 }
 
 /* Always a copy here (no .rodata test): kfree_const() is kfree(). */
