@@ -636,6 +636,185 @@ static void mark_fresh(struct kmem_cache *s, void **objs, int n)
 			*slab_mark(s, objs[k]) = s->mark_key;
 }
 
+/* A run of objs[] that take_fresh_locked() filled: ascending addresses. */
+struct fresh_run {
+	int from, nr;
+};
+
+/*
+ * Caches whose fresh objects nothing but the program writes: their mark
+ * is in page_alloc's shadow (kmalloc classes above 1 KiB), or there is no
+ * mark. The others' fresh pages are touched by mark_fresh() anyway.
+ */
+static inline bool slab_fresh_unwritten(const struct kmem_cache *s)
+{
+	return !IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) || s->mark_mul != 1;
+}
+
+/*
+ * The bytes at the start of every block of @s that a program writing what
+ * it asked for writes: a kmalloc class serves requests above the class
+ * below it, which above 128 B is at least 4/5 of it (1024 of 1280, 14k of
+ * 16k; docs/slab.md "Size classes"), up to 128 B at least half.
+ */
+static inline unsigned long fill_prefix(const struct kmem_cache *s)
+{
+	if (!(s->flags & __SLAB_KMALLOC))
+		return s->object_size;
+	return s->object_size > 128 ? s->object_size / 5 * 4 : s->object_size / 2;
+}
+
+/*
+ * Where to look whether the program wrote @obj (a fresh object) past its
+ * first bytes: the byte every block of the class holds, fill_prefix() - 1,
+ * on a page where no other object of the slab starts (a program writing
+ * only the first bytes of its blocks, as alloc_test's 16, touches every
+ * page an object starts on). 0 when @obj has no such page. With a stride
+ * of at most a page none has, and the byte is taken where it is: a
+ * program that writes the start of each object it gets touches every page
+ * of such a run anyway, so populating the run's pages ahead costs it no
+ * page it would not have touched, only sooner.
+ */
+static uintptr_t fill_probe_of(const struct kmem_cache *s, const void *obj)
+{
+	uintptr_t o = (uintptr_t)obj, b = o + fill_prefix(s) - 1;
+
+	if (s->size <= PAGE_SIZE)
+		return b;
+	if ((b & PAGE_MASK) > (o & PAGE_MASK) &&
+	    ((o + s->size) & PAGE_MASK) > (b & PAGE_MASK))
+		return b;
+	return 0;
+}
+
+/*
+ * Objects from the top of a refill whose probes are looked at (one mincore
+ * over their span, at most FILL_PROBE_SPAN pages) for one out of memory.
+ */
+#define FILL_PROBE_TRIES	4
+#define FILL_PROBE_SPAN		256
+/* Refills skipped at most between two looks when the probe stays out. */
+#define FILL_BACKOFF_MAX	32
+
+/*
+ * A probe for the next refill: the highest of this refill's fresh
+ * objects' fill_probe_of() bytes (at most FILL_PROBE_TRIES) whose page is
+ * out of memory now; 0 when there is none.
+ */
+static uintptr_t fill_new_probe(const struct kmem_cache *s, void **objs,
+				const struct fresh_run *fr, int nfr)
+{
+	uintptr_t b[FILL_PROBE_TRIES], lo;
+	unsigned char vec[FILL_PROBE_SPAN];
+	int r, k, m = 0;
+
+	for (r = nfr - 1; r >= 0 && m < FILL_PROBE_TRIES; r--)
+		for (k = fr[r].from + fr[r].nr - 1;
+		     k >= fr[r].from && m < FILL_PROBE_TRIES; k--) {
+			uintptr_t p = fill_probe_of(s, objs[k]);
+
+			/* descending; all within the span */
+			if (p && (!m || (b[0] & PAGE_MASK) - (p & PAGE_MASK) <
+					   FILL_PROBE_SPAN * PAGE_SIZE))
+				b[m++] = p;
+		}
+	if (!m)
+		return 0;
+	lo = b[m - 1] & PAGE_MASK;
+	if (page_alloc_residency((void *)lo, (b[0] & PAGE_MASK) + PAGE_SIZE - lo, vec))
+		return 0;
+	for (k = 0; k < m; k++)
+		if (!(vec[((b[k] & PAGE_MASK) - lo) >> PAGE_SHIFT] & 1))
+			return b[k];
+	return 0;
+}
+
+/*
+ * Populate [@lo, @hi) but the page of @skip (the next probe: the program
+ * must be the one to touch it).
+ */
+static void populate_but(uintptr_t lo, uintptr_t hi, uintptr_t skip)
+{
+	skip &= PAGE_MASK;
+	if (skip >= lo && skip < hi) {
+		if (skip > lo)
+			page_alloc_populate((void *)lo, skip - lo);
+		lo = skip + PAGE_SIZE;
+	}
+	if (hi > lo)
+		page_alloc_populate((void *)lo, hi - lo);
+}
+
+/*
+ * Fresh pages populated ahead (docs/slab.md "Fresh pages of the big
+ * classes"). Each refill of @s that hands out fresh objects leaves a
+ * probe: a byte of one of them (fill_probe_of()) on a page out of memory
+ * now, so that only the program's write to that object brings it in
+ * (pages a slab reuses may be resident with what an earlier slab left).
+ * The next refill asks whether it is resident (one mincore): if so, the
+ * program writes its blocks, and the pages that this refill's fresh
+ * objects' prefixes cover are made resident by one
+ * madvise(MADV_POPULATE_WRITE) per contiguous range (but the new probe's),
+ * not by a page fault each inside the program's memset: a fault taken by
+ * `rep stosb` costs more than one on a plain store, and the program's
+ * memset runs slower after it (docs/page_alloc.md "Pages populated
+ * ahead"). A program that does not write its blocks, or only their first
+ * bytes (alloc_test's 16 of up to 64 KiB), leaves the probe out of memory
+ * and nothing is populated. The magazine hands a run out from its top,
+ * the highest object first (docs/slab.md "Fresh objects: the order they
+ * leave in"), so the probe is taken from the top.
+ * Context: no lock held (the faults happen here).
+ */
+static void slab_prefault_fresh(struct kmem_cache *s, void **objs,
+				const struct fresh_run *fr, int nfr)
+{
+	unsigned long prefix = fill_prefix(s);
+	uintptr_t old = READ_ONCE(s->fill_probe), probe;
+	unsigned int wait = READ_ONCE(s->fill_wait), backoff;
+	int r, k;
+
+	if (wait > 1) {		/* backing off: no look, no probe */
+		WRITE_ONCE(s->fill_wait, wait - 1);
+		return;
+	}
+	probe = fill_new_probe(s, objs, fr, nfr);
+	WRITE_ONCE(s->fill_probe, probe);
+	if (wait == 1) {	/* the look is the next refill's */
+		WRITE_ONCE(s->fill_wait, 0);
+		return;
+	}
+	backoff = READ_ONCE(s->fill_backoff);
+	if (!old && !backoff) {
+		/* nothing to look at (the first refill; no probe last time):
+		 * the next refill looks at this one's, a second miss backs off */
+		WRITE_ONCE(s->fill_backoff, 1);
+		return;
+	}
+	if (!old || !page_alloc_resident((void *)old)) {
+		backoff = min_t(unsigned int, 2 * backoff, FILL_BACKOFF_MAX);
+		WRITE_ONCE(s->fill_backoff, backoff);
+		WRITE_ONCE(s->fill_wait, backoff);
+		return;
+	}
+	WRITE_ONCE(s->fill_backoff, 0);
+	for (r = 0; r < nfr; r++) {
+		uintptr_t lo = 0, hi = 0;
+
+		for (k = fr[r].from; k < fr[r].from + fr[r].nr; k++) {
+			uintptr_t a = (uintptr_t)objs[k] & PAGE_MASK;
+			uintptr_t b = ALIGN_UP((uintptr_t)objs[k] + prefix, PAGE_SIZE);
+
+			if (a > hi) {
+				populate_but(lo, hi, probe);
+				lo = a;
+			}
+			hi = b;
+		}
+		populate_but(lo, hi, probe);
+	}
+	WRITE_ONCE(s->fill_prefaults, s->fill_prefaults + 1);
+}
+
 /**
  * slab_alloc_bulk - take up to @n objects from the slabs of @s (the refill
  * path of the per-CPU layer). Partial slabs first, then kept empty ones,
@@ -724,7 +903,7 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 	struct page *slab, *tmp;
 	LIST_HEAD(fresh);
 	/* objs[] ranges of never-written objects, marked after the lock */
-	struct { int from, nr; } fr[8];
+	struct fresh_run fr[8];
 	int i = 0, k, nfr = 0;
 
 	if (!(gfp & __GFP_NOFAIL) &&
@@ -763,7 +942,7 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 		if (i < n && slab->fresh < slab->objects) {
 			k = take_fresh_locked(s, slab, objs + i, n - i);
 			if (nfr < (int)ARRAY_SIZE(fr))
-				fr[nfr++] = (typeof(fr[0])){ i, k };
+				fr[nfr++] = (struct fresh_run){ i, k };
 			else
 				mark_fresh(s, objs + i, k);
 			i += k;
@@ -779,6 +958,8 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 	s->alloc_calls++;
 	slab_unlock(s);
 
+	if (nfr && slab_fresh_unwritten(s))
+		slab_prefault_fresh(s, objs, fr, nfr);
 	for (k = 0; k < nfr; k++)
 		mark_fresh(s, objs + fr[k].from, fr[k].nr);
 	slab_probe(slab_refill, s->name, n, i);
