@@ -665,24 +665,37 @@ static inline unsigned long fill_prefix(const struct kmem_cache *s)
 }
 
 /*
+ * What the last look at a probe found (slab_prefault_fresh()), per cache
+ * (@fill_seen) and of any cache (fill_seen_last): classes that seldom or
+ * never have a probe (kmalloc-2k and -4k: fill_probe_of()) go by the
+ * other classes of the same program. 0: no look yet.
+ */
+#define FILL_WRITES_NOT		1
+#define FILL_WRITES		2
+static int fill_seen_last;
+
+/*
  * Where to look whether the program wrote @obj (a fresh object) past its
  * first bytes: the byte every block of the class holds, fill_prefix() - 1,
- * on a page where no other object of the slab starts (a program writing
- * only the first bytes of its blocks, as alloc_test's 16, touches every
- * page an object starts on). 0 when @obj has no such page. With a stride
- * of at most a page none has, and the byte is taken where it is: a
- * program that writes the start of each object it gets touches every page
- * of such a run anyway, so populating the run's pages ahead costs it no
- * page it would not have touched, only sooner.
+ * when it lies on a later page than @obj's start and no object handed out
+ * with it starts on that page (a program writing only the first bytes of
+ * its blocks, as alloc_test's 16, touches every page an object starts
+ * on). With a stride above a page: no object starts there (the next one
+ * starts on a later page). With a stride of a page or less the next
+ * object always starts there, so only the refill's highest object (@top)
+ * qualifies: the next is still fresh in the slab. 0 when @obj has no such
+ * byte (kmalloc-2k and -4k never: their prefix never leaves the page).
  */
-static uintptr_t fill_probe_of(const struct kmem_cache *s, const void *obj)
+static uintptr_t fill_probe_of(const struct kmem_cache *s, const void *obj,
+			       bool top)
 {
 	uintptr_t o = (uintptr_t)obj, b = o + fill_prefix(s) - 1;
 
+	if ((b & PAGE_MASK) == (o & PAGE_MASK))
+		return 0;
 	if (s->size <= PAGE_SIZE)
-		return b;
-	if ((b & PAGE_MASK) > (o & PAGE_MASK) &&
-	    ((o + s->size) & PAGE_MASK) > (b & PAGE_MASK))
+		return top ? b : 0;
+	if (((o + s->size) & PAGE_MASK) > (b & PAGE_MASK))
 		return b;
 	return 0;
 }
@@ -711,7 +724,8 @@ static uintptr_t fill_new_probe(const struct kmem_cache *s, void **objs,
 	for (r = nfr - 1; r >= 0 && m < FILL_PROBE_TRIES; r--)
 		for (k = fr[r].from + fr[r].nr - 1;
 		     k >= fr[r].from && m < FILL_PROBE_TRIES; k--) {
-			uintptr_t p = fill_probe_of(s, objs[k]);
+			uintptr_t p = fill_probe_of(s, objs[k], !m && r == nfr - 1 &&
+						    k == fr[r].from + fr[r].nr - 1);
 
 			/* descending; all within the span */
 			if (p && (!m || (b[0] & PAGE_MASK) - (p & PAGE_MASK) <
@@ -730,6 +744,52 @@ static uintptr_t fill_new_probe(const struct kmem_cache *s, void **objs,
 }
 
 /*
+ * Populates a refill under the per-CPU layer's CPU lock leaves to its
+ * thread's slab_alloc_miss(), which runs them once pcp_alloc_slow() has
+ * dropped that lock: the page faults of a batch would otherwise hold it,
+ * and a thread that shares the CPU and misses meanwhile waits for them
+ * (before the populate those faults were the program's own, under no
+ * lock). A signal handler inside the allocator never refills (it takes
+ * no lock, slab_pcp_may_lock()), so it never appends here.
+ */
+#define FILL_DEFER_MAX		16
+
+struct fill_deferred {
+	int active;		/* inside slab_alloc_miss()'s pcp_alloc_slow() */
+	int nr;
+	struct { uintptr_t lo, hi; } r[FILL_DEFER_MAX];
+};
+
+static __thread struct fill_deferred fill_deferred
+	__attribute__((tls_model("initial-exec")));
+
+static void fill_populate(uintptr_t lo, uintptr_t hi)
+{
+	struct fill_deferred *d = &fill_deferred;
+
+	if (hi <= lo)
+		return;
+	if (d->active && d->nr < FILL_DEFER_MAX) {
+		d->r[d->nr].lo = lo;
+		d->r[d->nr].hi = hi;
+		d->nr++;
+		return;
+	}
+	page_alloc_populate((void *)lo, hi - lo);
+}
+
+/* The populates deferred while the CPU lock was held, in their order. */
+static void fill_run_deferred(void)
+{
+	struct fill_deferred *d = &fill_deferred;
+	int k;
+
+	for (k = 0; k < d->nr; k++)
+		page_alloc_populate((void *)d->r[k].lo, d->r[k].hi - d->r[k].lo);
+	d->nr = 0;
+}
+
+/*
  * Populate [@lo, @hi) but the page of @skip (the next probe: the program
  * must be the one to touch it).
  */
@@ -737,12 +797,10 @@ static void populate_but(uintptr_t lo, uintptr_t hi, uintptr_t skip)
 {
 	skip &= PAGE_MASK;
 	if (skip >= lo && skip < hi) {
-		if (skip > lo)
-			page_alloc_populate((void *)lo, skip - lo);
+		fill_populate(lo, skip);
 		lo = skip + PAGE_SIZE;
 	}
-	if (hi > lo)
-		page_alloc_populate((void *)lo, hi - lo);
+	fill_populate(lo, hi);
 }
 
 /*
@@ -763,7 +821,9 @@ static void populate_but(uintptr_t lo, uintptr_t hi, uintptr_t skip)
  * and nothing is populated. The magazine hands a run out from its top,
  * the highest object first (docs/slab.md "Fresh objects: the order they
  * leave in"), so the probe is taken from the top.
- * Context: no lock held (the faults happen here).
+ * Context: no cache lock held. Under the per-CPU layer's CPU lock (its
+ * refill inside slab_alloc_miss()) the populates wait until it is dropped
+ * (fill_populate()); elsewhere the faults happen here.
  */
 static void slab_prefault_fresh(struct kmem_cache *s, void **objs,
 				const struct fresh_run *fr, int nfr)
@@ -771,7 +831,7 @@ static void slab_prefault_fresh(struct kmem_cache *s, void **objs,
 	unsigned long prefix = fill_prefix(s);
 	uintptr_t old = READ_ONCE(s->fill_probe), probe;
 	unsigned int wait = READ_ONCE(s->fill_wait), backoff;
-	int r, k;
+	int r, k, seen;
 
 	if (wait > 1) {		/* backing off: no look, no probe */
 		WRITE_ONCE(s->fill_wait, wait - 1);
@@ -783,20 +843,25 @@ static void slab_prefault_fresh(struct kmem_cache *s, void **objs,
 		WRITE_ONCE(s->fill_wait, 0);
 		return;
 	}
-	backoff = READ_ONCE(s->fill_backoff);
-	if (!old && !backoff) {
-		/* nothing to look at (the first refill; no probe last time):
-		 * the next refill looks at this one's, a second miss backs off */
-		WRITE_ONCE(s->fill_backoff, 1);
-		return;
-	}
-	if (!old || !page_alloc_resident((void *)old)) {
-		backoff = min_t(unsigned int, 2 * backoff, FILL_BACKOFF_MAX);
+	if (old) {
+		seen = page_alloc_resident((void *)old) ? FILL_WRITES : FILL_WRITES_NOT;
+		WRITE_ONCE(s->fill_seen, seen);
+		WRITE_ONCE(fill_seen_last, seen);
+		backoff = 0;
+		if (seen == FILL_WRITES_NOT) {
+			backoff = min_t(unsigned int, 2 * READ_ONCE(s->fill_backoff) + 1,
+					FILL_BACKOFF_MAX);
+			WRITE_ONCE(s->fill_wait, backoff);
+		}
 		WRITE_ONCE(s->fill_backoff, backoff);
-		WRITE_ONCE(s->fill_wait, backoff);
-		return;
+	} else {
+		/* no probe last time: what this class saw last, else any */
+		seen = READ_ONCE(s->fill_seen);
+		if (!seen)
+			seen = READ_ONCE(fill_seen_last);
 	}
-	WRITE_ONCE(s->fill_backoff, 0);
+	if (seen != FILL_WRITES)
+		return;
 	for (r = 0; r < nfr; r++) {
 		uintptr_t lo = 0, hi = 0;
 
@@ -1400,8 +1465,15 @@ noinline void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, unsigned long ad
 		return __slab_alloc(s, gfp, addr);
 	/* __GFP_ZERO: the hit path leaves the memset here */
 	obj = gfp & __GFP_ZERO ? pcp_alloc_fast(pcp) : NULL;
-	if (!obj)
+	if (!obj) {
+		int nested = fill_deferred.active;
+
+		fill_deferred.active = 1;
 		obj = pcp_alloc_slow(pcp);
+		fill_deferred.active = nested;
+		if (!nested && fill_deferred.nr)
+			fill_run_deferred();
+	}
 	if (unlikely(!obj))
 		return __slab_alloc(s, gfp, addr);
 	slab_obj_take(s, obj);

@@ -24,10 +24,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "lib/log.h"
+#include "lib/sigsafe.h"
 #include "tests/testutil.h"
 #include "slab/internal.h"
 #include "tests/suite.h"
@@ -494,17 +496,17 @@ struct fill_case {
 	char *base;
 };
 
-static void fill_setup(struct fill_case *c)
+static void fill_setup_size(struct fill_case *c, size_t size)
 {
-	struct kmem_cache *s = kmalloc_slab(8192);
+	struct kmem_cache *s = kmalloc_slab(size);
 	struct page *slab;
 
 	ck_assert_ptr_nonnull(s);
 	c->s = s;
 	/* the mark is in the shadow: nothing of the slab layer writes them */
 	ck_assert(s->mark_mul != 1);
-	ck_assert_uint_eq(s->size, 8192);
-	ck_assert_uint_ge(s->objects, 4);
+	ck_assert_uint_eq(s->size, size);
+	ck_assert_uint_ge(s->objects, size < 8192 ? 9 : 4);
 	for (c->nheld = 0;; c->nheld++) {
 		ck_assert_int_lt(c->nheld, (int)ARRAY_SIZE(c->held));
 		ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, &c->held[c->nheld], 1, 0), 1);
@@ -515,16 +517,24 @@ static void fill_setup(struct fill_case *c)
 	}
 	c->nheld++;
 	c->base = slab_base(slab);
-	ck_assert_int_eq(madvise(c->base + s->size, (size_t)(s->objects - 1) * s->size,
-				 MADV_DONTNEED), 0);
+	/* the pages after object 0's (its page keeps object 1's start) */
+	ck_assert_int_eq(madvise((void *)ALIGN_UP((uintptr_t)c->base + s->size, PAGE_SIZE),
+				 (size_t)(s->objects - 1) * s->size, MADV_DONTNEED), 0);
 	s->fill_probe = 0;
 	s->fill_wait = 0;
 	s->fill_backoff = 0;
+	s->fill_seen = 0;
+}
+
+static void fill_setup(struct fill_case *c)
+{
+	fill_setup_size(c, 8192);
 }
 
 static void fill_done(struct fill_case *c, void **objs, int n)
 {
-	slab_free_bulk(c->s, objs, n, 0);
+	if (n)
+		slab_free_bulk(c->s, objs, n, 0);
 	slab_free_bulk(c->s, c->held, c->nheld, 0);
 }
 
@@ -584,29 +594,135 @@ END_TEST
 /*
  * A slab's pages may be resident with what an earlier slab left there: a
  * probe on such a page says nothing about the program, so none is taken
- * (alloc_test's RSS went 25 -> 65 MiB when it was).
+ * there (alloc_test's RSS went 25 -> 65 MiB when it was): of objects 1
+ * and 2 handed out together, 2 (the top) has its second page resident,
+ * so the probe is object 1's; with it resident too, there is none.
  */
 TEST_IF(IS_ENABLED(CONFIG_SLAB_FREE_HARDENED), core,
 	test_fill_probe_not_on_a_resident_page)
 {
 	struct fill_case c;
-	unsigned long before;
-	void *a, *b[2];
+	void *a[2];
 
 	fill_setup(&c);
-	before = c.s->fill_prefaults;
-	/* object 1's second page resident before it is handed out */
+	memset(c.base + 2 * 8192 + PAGE_SIZE, 0, PAGE_SIZE);
+	ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, a, 2, 0), 2);
+	ck_assert_ptr_eq(a[0], c.base + 8192);
+	ck_assert_ptr_eq(a[1], c.base + 2 * 8192);
+	ck_assert_uint_eq(c.s->fill_probe & PAGE_MASK, (uintptr_t)a[0] + PAGE_SIZE);
+	slab_free_bulk(c.s, a, 2, 0);
+	fill_done(&c, NULL, 0);
+
+	fill_setup(&c);
 	memset(c.base + 8192 + PAGE_SIZE, 0, PAGE_SIZE);
-	ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, &a, 1, 0), 1);
-	ck_assert_ptr_eq(a, c.base + 8192);
+	memset(c.base + 2 * 8192 + PAGE_SIZE, 0, PAGE_SIZE);
+	ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, a, 2, 0), 2);
+	ck_assert_ptr_eq(a[1], c.base + 2 * 8192);
 	ck_assert_uint_eq(c.s->fill_probe, 0);
-	memset(a, 16, 16);
-	ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, b, 2, 0), 2);
-	ck_assert_uint_eq(c.s->fill_prefaults, before);
-	ck_assert(!test_page_resident(b[0]));
-	ck_assert(!test_page_resident((char *)b[0] + PAGE_SIZE));
-	fill_done(&c, b, 2);
-	slab_free_bulk(c.s, &a, 1, 0);
+	slab_free_bulk(c.s, a, 2, 0);
+	fill_done(&c, NULL, 0);
+}
+END_TEST
+
+/*
+ * kmalloc-2k never has a probe (its 4/5 prefix never leaves the page an
+ * object starts on), so its refills go by what the last look of any class
+ * found: after kmalloc-8k's program was seen writing its blocks, a
+ * kmalloc-2k refill populates its fresh objects' pages; after it was
+ * seen writing only their first bytes, it does not.
+ */
+TEST_IF(IS_ENABLED(CONFIG_SLAB_FREE_HARDENED), core,
+	test_class_without_probe_follows_the_last_look)
+{
+	struct fill_case c, c2;
+	int round;
+
+	for (round = 0; round < 2; round++) {
+		bool writes = round == 0;
+		void *a, *b, *q[8];
+		unsigned long before;
+		int i;
+
+		fill_setup(&c);
+		ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, &a, 1, 0), 1);
+		memset(a, 1, writes ? 8192 : 16);
+		ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, &b, 1, 0), 1);
+		ck_assert_int_eq(c.s->fill_seen, writes ? 2 : 1);
+		/* objects 1..8 of a kmalloc-2k slab, pages 1..4 dropped */
+		fill_setup_size(&c2, 2048);
+		before = c2.s->fill_prefaults;
+		ck_assert_int_eq(slab_alloc_bulk(c2.s, GFP_KERNEL, q, 8, 0), 8);
+		ck_assert_ptr_eq(q[0], c2.base + 2048);
+		ck_assert_uint_eq(c2.s->fill_probe, 0);
+		ck_assert_uint_eq(c2.s->fill_prefaults - before, (writes ? 1 : 0));
+		for (i = 1; i <= 4; i++)
+			ck_assert_msg(test_page_resident(c2.base + i * PAGE_SIZE) == writes,
+				      "round %d: page %d", round, i);
+		fill_done(&c2, q, 8);
+		fill_done(&c, NULL, 0);
+		slab_free_bulk(c.s, &a, 1, 0);
+		slab_free_bulk(c.s, &b, 1, 0);
+	}
+}
+END_TEST
+
+/*
+ * madvise() of this program (the library's objects are linked in, so
+ * page_alloc's calls come here): MADV_POPULATE_WRITE calls counted, and
+ * those made with an allocator lock held (sigsafe's depth: every lock of
+ * the library is taken inside a section).
+ */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23
+#endif
+static int populate_calls, populate_calls_locked;
+
+int madvise(void *addr, size_t len, int advice)
+{
+	if (advice == MADV_POPULATE_WRITE) {
+		__atomic_fetch_add(&populate_calls, 1, __ATOMIC_RELAXED);
+		if (sigsafe.depth)
+			__atomic_fetch_add(&populate_calls_locked, 1, __ATOMIC_RELAXED);
+	}
+	return (int)syscall(SYS_madvise, addr, len, advice);
+}
+
+/*
+ * Through kmalloc, the per-CPU layer refills kmalloc-8k under its CPU
+ * lock; the populates of a program that writes its blocks wait until
+ * slab_alloc_miss() has that lock dropped (the batch's page faults would
+ * otherwise make the threads sharing the CPU wait), and they still come
+ * before the block reaches the program.
+ */
+TEST_IF(IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) && IS_ENABLED(CONFIG_PERCPU_CACHE), core,
+	test_refill_populates_outside_the_cpu_lock)
+{
+	struct kmem_cache *s = kmalloc_slab(8192);
+	static void *p[400];
+	unsigned long before;
+	int i, resident = 0;
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert(s->mark_mul != 1);
+	before = s->fill_prefaults;
+	populate_calls = populate_calls_locked = 0;
+	for (i = 0; i < (int)ARRAY_SIZE(p); i++) {
+		unsigned char vec[2];
+
+		p[i] = kmalloc(8192, GFP_KERNEL);
+		ck_assert_ptr_nonnull(p[i]);
+		ck_assert_int_eq(mincore(p[i], 2 * PAGE_SIZE, vec), 0);
+		resident += (vec[0] & vec[1] & 1);
+		memset(p[i], 1, 8192);
+	}
+	ck_assert_uint_gt(s->fill_prefaults, before);
+	ck_assert_int_gt(populate_calls, 0);
+	ck_assert_int_eq(populate_calls_locked, 0);
+	/* most blocks arrived resident: populated before malloc returned */
+	ck_assert_msg(resident > (int)ARRAY_SIZE(p) / 2, "%d of %zu resident",
+		      resident, ARRAY_SIZE(p));
+	for (i = 0; i < (int)ARRAY_SIZE(p); i++)
+		kfree(p[i]);
 }
 END_TEST
 
