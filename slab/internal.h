@@ -164,6 +164,7 @@ struct kmem_cache {
 	 * that populated their fresh objects' pages ahead.
 	 */
 	unsigned long fill_probe;
+	void *fill_probe_owner;	/* the thread that left it (its TLS block) */
 	unsigned int fill_wait, fill_backoff;
 	int fill_seen;		/* FILL_WRITES(_NOT): what the last look found */
 	unsigned long fill_prefaults;

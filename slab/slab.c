@@ -818,9 +818,12 @@ static void populate_but(uintptr_t lo, uintptr_t hi, uintptr_t skip)
  * memset runs slower after it (docs/page_alloc.md "Pages populated
  * ahead"). A program that does not write its blocks, or only their first
  * bytes (alloc_test's 16 of up to 64 KiB), leaves the probe out of memory
- * and nothing is populated. The magazine hands a run out from its top,
- * the highest object first (docs/slab.md "Fresh objects: the order they
- * leave in"), so the probe is taken from the top.
+ * and nothing is populated; the looks then back off (@fill_wait). A
+ * refill without a probe from the one before goes by the last look of
+ * its class, else of any class (@fill_seen, fill_seen_last). The magazine
+ * hands a run out from its top, the highest object first (docs/slab.md
+ * "Fresh objects: the order they leave in"), so the probe is taken from
+ * the top.
  * Context: no cache lock held. Under the per-CPU layer's CPU lock (its
  * refill inside slab_alloc_miss()) the populates wait until it is dropped
  * (fill_populate()); elsewhere the faults happen here.
@@ -833,12 +836,17 @@ static void slab_prefault_fresh(struct kmem_cache *s, void **objs,
 	unsigned int wait = READ_ONCE(s->fill_wait), backoff;
 	int r, k, seen;
 
+	/* another thread's probe: its object may not have reached it yet */
+	if (READ_ONCE(s->fill_probe_owner) != &fill_deferred)
+		old = 0;
+
 	if (wait > 1) {		/* backing off: no look, no probe */
 		WRITE_ONCE(s->fill_wait, wait - 1);
 		return;
 	}
 	probe = fill_new_probe(s, objs, fr, nfr);
 	WRITE_ONCE(s->fill_probe, probe);
+	WRITE_ONCE(s->fill_probe_owner, (void *)&fill_deferred);
 	if (wait == 1) {	/* the look is the next refill's */
 		WRITE_ONCE(s->fill_wait, 0);
 		return;
