@@ -717,25 +717,29 @@ static uintptr_t fill_probe_of(const struct kmem_cache *s, const void *obj,
 static uintptr_t fill_new_probe(const struct kmem_cache *s, void **objs,
 				const struct fresh_run *fr, int nfr)
 {
-	uintptr_t b[FILL_PROBE_TRIES], lo;
+	uintptr_t b[FILL_PROBE_TRIES], lo = UINTPTR_MAX, hi = 0;
 	unsigned char vec[FILL_PROBE_SPAN];
 	int r, k, m = 0;
 
+	/* runs of different slabs lie anywhere: all within one span */
 	for (r = nfr - 1; r >= 0 && m < FILL_PROBE_TRIES; r--)
 		for (k = fr[r].from + fr[r].nr - 1;
 		     k >= fr[r].from && m < FILL_PROBE_TRIES; k--) {
 			uintptr_t p = fill_probe_of(s, objs[k], !m && r == nfr - 1 &&
 						    k == fr[r].from + fr[r].nr - 1);
+			uintptr_t l, h;
 
-			/* descending; all within the span */
-			if (p && (!m || (b[0] & PAGE_MASK) - (p & PAGE_MASK) <
-					   FILL_PROBE_SPAN * PAGE_SIZE))
-				b[m++] = p;
+			if (!p)
+				continue;
+			l = min_t(uintptr_t, lo, p & PAGE_MASK);
+			h = max_t(uintptr_t, hi, p & PAGE_MASK);
+			if (h - l >= FILL_PROBE_SPAN * PAGE_SIZE)
+				continue;
+			lo = l;
+			hi = h;
+			b[m++] = p;
 		}
-	if (!m)
-		return 0;
-	lo = b[m - 1] & PAGE_MASK;
-	if (page_alloc_residency((void *)lo, (b[0] & PAGE_MASK) + PAGE_SIZE - lo, vec))
+	if (!m || page_alloc_residency((void *)lo, hi + PAGE_SIZE - lo, vec))
 		return 0;
 	for (k = 0; k < m; k++)
 		if (!(vec[((b[k] & PAGE_MASK) - lo) >> PAGE_SHIFT] & 1))
