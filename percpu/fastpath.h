@@ -46,7 +46,7 @@ struct pcp_mag {
 	uint64_t count;
 	uint64_t size;
 	struct pcp_mag *next;		/* depot list */
-	uint64_t cpu;			/* the depot: the CPU that put it full */
+	uint64_t cpu;			/* the depot: the CPU whose stack it is on */
 	void *objs[];
 };
 

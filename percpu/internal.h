@@ -33,6 +33,9 @@ struct pcp_cpu {
 	unsigned int last_miss;		/* PCP_MISS_*: the direction of the last slow path */
 	unsigned int flips;		/* slow paths in a row, each the other way from the last */
 	uint64_t idle_snap;		/* state at the last reaper pass */
+	/* the magazines this CPU put in the depot, under the depot's lock
+	 * (docs/percpu.md "The depot keeps each CPU's magazines apart") */
+	struct pcp_mag *depot_full, *depot_empty;	/* stacks, through ->next */
 	/* adaptive sizing (pcp_adapt_on; docs/percpu.md "Adaptive sizing") */
 	unsigned int size;		/* magazine size in objects; 0 = not yet set */
 	unsigned int win_left;		/* slow paths left in the current window */
@@ -54,7 +57,10 @@ enum { PCP_MISS_NONE, PCP_MISS_ALLOC, PCP_MISS_FREE };
 /* Full and empty magazines of one cache, behind every CPU. */
 struct pcp_depot {
 	pthread_mutex_t lock;
-	struct pcp_mag *full, *empty;	/* singly linked through ->next */
+	/* the magazines are on the stacks of the CPUs that put them
+	 * (struct pcp_cpu's depot_full, depot_empty); @steal: empty, full:
+	 * the CPU where a take from another CPU last found one */
+	unsigned int steal[2];
 	unsigned long nr_full, nr_empty;
 	unsigned long full_objs;	/* objects in the full ones (adaptive limit) */
 	/* Bonwick's working set: lowest counts seen since the last trim */

@@ -733,37 +733,100 @@ static void depot_grow_on_refill(struct pcp_cache *pc)
 	depot_unlock(d);
 }
 
-/* A full magazine (@full) or an empty one from the depot, or NULL; the
- * list's low-water mark follows (Bonwick's working set). */
-static struct pcp_mag *depot_get(struct pcp_cache *pc, bool full)
+/*
+ * The depot keeps each CPU's magazines apart (docs/percpu.md, "The depot
+ * keeps each CPU's magazines apart"): a magazine put by CPU @cpu goes on
+ * that CPU's stack of its kind, and CPU @cpu takes from its own stacks
+ * first, from another CPU's only when its own is empty: a magazine's
+ * blocks and slots are lines in the cache of the CPU that filled or
+ * emptied it.
+ */
+static struct pcp_mag **depot_top(struct pcp_cache *pc, bool full, unsigned int cpu)
+{
+	struct pcp_cpu *c = __atomic_load_n(&pc->slow[cpu], __ATOMIC_ACQUIRE);
+
+	if (!c)
+		return NULL;
+	return full ? &c->depot_full : &c->depot_empty;
+}
+
+/* Put @m on CPU @cpu's stack of its kind (@full), counted; the CPU has a
+ * struct pcp_cpu (it is the one a slow path or a drain runs for). */
+static void depot_push_locked(struct pcp_cache *pc, bool full, int cpu,
+			      struct pcp_mag *m)
 {
 	struct pcp_depot *d = pc->depot;
-	struct pcp_mag **head = full ? &d->full : &d->empty, *m;
+	struct pcp_mag **top = depot_top(pc, full, (unsigned int)cpu);
+
+	m->cpu = (uint64_t)cpu;
+	m->next = *top;
+	*top = m;
+	if (full) {
+		d->nr_full++;
+		d->full_objs += m->count;
+	} else {
+		d->nr_empty++;
+	}
+}
+
+/*
+ * Take a magazine of the kind @full asks for: CPU @cpu's newest, else
+ * (or for @cpu -1) the newest of the CPU where the last such take from
+ * another CPU found one, looking on from there: a producer CPU that
+ * always takes its consumer CPU's finds them at once. The stack's
+ * low-water mark follows (Bonwick's working set). NULL when the depot
+ * holds none.
+ */
+static struct pcp_mag *depot_pop_locked(struct pcp_cache *pc, bool full, int cpu)
+{
+	struct pcp_depot *d = pc->depot;
 	unsigned long *nr = full ? &d->nr_full : &d->nr_empty;
 	unsigned long *min = full ? &d->min_full : &d->min_empty;
+	struct pcp_mag **top = NULL, *m;
+	unsigned int at;
 
-	if (!READ_ONCE(*head))
+	if (!*nr)
+		return NULL;
+	if (cpu >= 0)
+		top = depot_top(pc, full, (unsigned int)cpu);
+	if (!top || !*top) {
+		at = d->steal[full];
+		for (unsigned int i = 0; i < pcp_nr_cpus; i++) {
+			if (at >= pcp_nr_cpus)
+				at = 0;
+			top = depot_top(pc, full, at);
+			if (top && *top)
+				break;
+			at++;
+		}
+		d->steal[full] = at;
+	}
+	m = *top;
+	*top = m->next;
+	if (--*nr < *min)
+		*min = *nr;
+	if (full)
+		d->full_objs -= m->count;
+	return m;
+}
+
+/* An empty magazine from the depot for CPU @cpu, or NULL. */
+static struct pcp_mag *depot_get_empty(struct pcp_cache *pc, int cpu)
+{
+	struct pcp_depot *d = pc->depot;
+	struct pcp_mag *m;
+
+	if (!READ_ONCE(d->nr_empty))
 		return NULL;	/* depot_exchange(): a look before the lock */
 	depot_lock(d);
-	m = *head;
-	if (m) {
-		*head = m->next;
-		if (--*nr < *min)
-			*min = *nr;
-		if (full)
-			d->full_objs -= m->count;
-	}
+	m = depot_pop_locked(pc, false, cpu);
 	depot_unlock(d);
 	return m;
 }
 
-static struct pcp_mag *depot_get_empty(struct pcp_cache *pc)
-{
-	return depot_get(pc, false);
-}
-
-/* A private magazine is no longer needed: keep it empty in the depot. */
-static void mag_release(struct pcp_cache *pc, struct pcp_mag *m)
+/* A private magazine of CPU @cpu is no longer needed: keep it empty in
+ * the depot, on that CPU's stack. */
+static void mag_release(struct pcp_cache *pc, int cpu, struct pcp_mag *m)
 {
 	struct pcp_depot *d = pc->depot;
 	bool kept;
@@ -774,11 +837,8 @@ static void mag_release(struct pcp_cache *pc, struct pcp_mag *m)
 	depot_lock(d);
 	/* as many empties as full ones may come back, and two to spare */
 	kept = mag_depot_size_ok(pc, m) && d->nr_empty < depot_empty_cap(pc, d);
-	if (kept) {
-		m->next = d->empty;
-		d->empty = m;
-		d->nr_empty++;
-	}
+	if (kept)
+		depot_push_locked(pc, false, cpu, m);
 	depot_unlock(d);
 	if (!kept)
 		mag_free(m);
@@ -810,35 +870,6 @@ static bool depot_looks_at_limit(const struct pcp_cache *pc,
 		return READ_ONCE(d->nr_full) >= depot_limit_now(pc, d);
 	return READ_ONCE(d->full_objs) + give->count >
 	       depot_limit_now(pc, d) * READ_ONCE(pc->limit);
-}
-
-/*
- * How many of the newest full magazines a CPU looks through for one it put
- * itself (depot_pop_full_locked()).
- */
-#define DEPOT_OWN_SCAN	4
-
-/*
- * Take a full magazine out of the depot for CPU @cpu: of the newest
- * DEPOT_OWN_SCAN, the first that @cpu put, else the newest. Its blocks'
- * lines (the free's mark, the program's last writes) are likely still in
- * that CPU's cache; another CPU's blocks cost a line transfer each at the
- * alloc's mark check. sh6bench, whose two threads each cycle their own
- * blocks through the depot, ran 470 ms with the threads on two CPUs and
- * 190 on one (docs/percpu.md, "The depot gives a CPU its own magazines").
- */
-static struct pcp_mag *depot_pop_full_locked(struct pcp_depot *d, int cpu)
-{
-	struct pcp_mag **pp = &d->full, **pick = &d->full, *m;
-
-	for (int k = 0; k < DEPOT_OWN_SCAN && *pp; k++, pp = &(*pp)->next)
-		if ((*pp)->cpu == (uint64_t)cpu) {
-			pick = pp;
-			break;
-		}
-	m = *pick;
-	*pick = m->next;
-	return m;
 }
 
 /*
@@ -874,7 +905,7 @@ static struct pcp_mag *depot_exchange(struct pcp_cache *pc, int cpu, bool full,
 			depot_note_flush(d);
 			return NULL;
 		}
-	} else if (full ? !READ_ONCE(d->full) : !READ_ONCE(d->empty)) {
+	} else if (full ? !READ_ONCE(d->nr_full) : !READ_ONCE(d->nr_empty)) {
 		return NULL;
 	}
 	depot_lock(d);
@@ -885,41 +916,18 @@ static struct pcp_mag *depot_exchange(struct pcp_cache *pc, int cpu, bool full,
 			depot_note_flush(d);
 			return NULL;
 		}
-		give->cpu = (uint64_t)cpu;
-		give->next = d->full;
-		d->full = give;
-		d->nr_full++;
-		d->full_objs += give->count;
+		depot_push_locked(pc, true, cpu, give);
 		*taken_give = true;
-		m = d->empty;
-		if (m) {
-			d->empty = m->next;
-			if (--d->nr_empty < d->min_empty)
-				d->min_empty = d->nr_empty;
-		}
+		m = depot_pop_locked(pc, false, cpu);
 		depot_unlock(d);
 		return m;
 	}
-	if (full)
-		m = d->full ? depot_pop_full_locked(d, cpu) : NULL;
-	else
-		m = d->empty;
+	m = depot_pop_locked(pc, full, cpu);
 	if (m) {
-		if (full) {
-			if (--d->nr_full < d->min_full)
-				d->min_full = d->nr_full;
-			d->full_objs -= m->count;
-		} else {
-			d->empty = m->next;
-			if (--d->nr_empty < d->min_empty)
-				d->min_empty = d->nr_empty;
-		}
 		if (give) {	/* an empty magazine for the full one */
 			if (mag_depot_size_ok(pc, give) &&
 			    d->nr_empty < depot_empty_cap(pc, d)) {
-				give->next = d->empty;
-				d->empty = give;
-				d->nr_empty++;
+				depot_push_locked(pc, false, cpu, give);
 			} else {
 				drop = give;
 			}
@@ -944,18 +952,22 @@ static void mag_list_free(struct pcp_cache *pc, struct pcp_mag *m)
 }
 
 /* Take every magazine out of the depot; Return: the list. */
-static struct pcp_mag *depot_take_all_locked(struct pcp_depot *d)
+static struct pcp_mag *depot_take_all_locked(struct pcp_cache *pc)
 {
-	struct pcp_mag *list = d->full, *m;
+	struct pcp_depot *d = pc->depot;
+	struct pcp_mag *list = NULL, *m;
 
-	if (list) {
-		for (m = list; m->next; m = m->next)
-			;
-		m->next = d->empty;
-	} else {
-		list = d->empty;
+	for (unsigned int cpu = 0; cpu < pcp_nr_cpus; cpu++) {
+		for (int full = 0; full < 2; full++) {
+			struct pcp_mag **top = depot_top(pc, full, cpu);
+
+			while (top && (m = *top)) {
+				*top = m->next;
+				m->next = list;
+				list = m;
+			}
+		}
 	}
-	d->full = d->empty = NULL;
 	d->nr_full = d->nr_empty = d->min_full = d->min_empty = 0;
 	d->full_objs = 0;
 	/* a drain or a resize starts the depot over at its limit */
@@ -976,7 +988,7 @@ static void depot_trim(struct pcp_cache *pc)
 {
 	struct pcp_depot *d = pc->depot;
 	struct pcp_mag *out = NULL, *m;
-	unsigned long n;
+	unsigned long n, nf, ne;
 	uint64_t lim;
 
 	depot_lock(d);
@@ -989,22 +1001,17 @@ static void depot_trim(struct pcp_cache *pc)
 		d->min_full = (unsigned long)(d->nr_full - lim);
 	if (d->nr_empty > lim + 2 && d->nr_empty - (lim + 2) > d->min_empty)
 		d->min_empty = (unsigned long)(d->nr_empty - (lim + 2));
-	for (n = d->min_full; n && d->full; n--) {
-		m = d->full;
-		d->full = m->next;
-		d->nr_full--;
-		d->full_objs -= m->count;
+	nf = d->min_full;
+	ne = d->min_empty;
+	for (n = nf; n && (m = depot_pop_locked(pc, true, -1)); n--) {
 		m->next = out;
 		out = m;
 	}
-	for (n = d->min_empty; n && d->empty; n--) {
-		m = d->empty;
-		d->empty = m->next;
-		d->nr_empty--;
+	for (n = ne; n && (m = depot_pop_locked(pc, false, -1)); n--) {
 		m->next = out;
 		out = m;
 	}
-	pcp_probe(pcp_trim, pc->name, d->min_full, d->min_empty);
+	pcp_probe(pcp_trim, pc->name, nf, ne);
 	d->min_full = d->nr_full;
 	d->min_empty = d->nr_empty;
 	depot_unlock(d);
@@ -1195,7 +1202,7 @@ static void pcp_direct_free(struct pcp_cache *pc, void *obj)
  * without memory. */
 static struct pcp_mag *mag_get_empty(struct pcp_cache *pc, struct pcp_cpu *c)
 {
-	struct pcp_mag *nm = mag_fit(pc, c, depot_get_empty(pc));
+	struct pcp_mag *nm = mag_fit(pc, c, depot_get_empty(pc, c->cpu));
 
 	return nm ? nm : mag_new(cpu_mag_size(pc, c));
 }
@@ -1217,7 +1224,7 @@ static int pcp_load_empty_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 	if (!nm)
 		return -ENOMEM;
 	if (prim_swap(pc, c, cpu, nm)) {
-		mag_release(pc, nm);
+		mag_release(pc, c->cpu, nm);
 		return -EAGAIN;
 	}
 	return 0;
@@ -1297,7 +1304,7 @@ static int pcp_first_free_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cp
 	if (!nm)
 		return 1;
 	if (nm->size < 2) {
-		mag_release(pc, nm);
+		mag_release(pc, c->cpu, nm);
 		return 1;
 	}
 	nm->objs[0] = obj;
@@ -1457,12 +1464,12 @@ static int pcp_alloc_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 				/* migrated: it is this CPU's spare now */
 				old = c->spare;
 				c->spare = full;
-				mag_release(pc, old);
+				mag_release(pc, cpu, old);
 				return -EAGAIN;
 			}
 			old = c->spare;
 			c->spare = mag_is_real(m) ? m : NULL;
-			mag_release(pc, old);
+			mag_release(pc, cpu, old);
 			continue;
 		}
 		if (!mag_is_real(m)) {
@@ -1718,8 +1725,8 @@ static void pcp_drain_cpu(struct pcp_cache *pc, struct pcp_cpu *c)
 	pcp_drain_cpu_locked(pc, c, &m, &sp);
 	adapt_reset_locked(pc, c);
 	pcp_cpu_unlock(c);
-	mag_release(pc, m);
-	mag_release(pc, sp);
+	mag_release(pc, c->cpu, m);
+	mag_release(pc, c->cpu, sp);
 }
 
 static void pcp_drain_cpus(struct pcp_cache *pc)
@@ -1739,7 +1746,7 @@ static void pcp_drain_depot(struct pcp_cache *pc)
 	struct pcp_mag *list;
 
 	depot_lock(pc->depot);
-	list = depot_take_all_locked(pc->depot);
+	list = depot_take_all_locked(pc);
 	depot_unlock(pc->depot);
 	mag_list_free(pc, list);
 }
@@ -1791,7 +1798,7 @@ int pcp_cache_set_tunables(struct pcp_cache *pc, unsigned int limit,
 	/* from here on the depot takes only magazines of the new size */
 	pcp_probe(pcp_resize, pc->name, limit, batchcount);
 	WRITE_ONCE(pc->limit, limit);
-	list = depot_take_all_locked(pc->depot);
+	list = depot_take_all_locked(pc);
 	depot_unlock(pc->depot);
 	mag_list_free(pc, list);
 	/* every CPU gives up its old magazines; new ones come on demand */
@@ -1816,7 +1823,7 @@ int pcp_cache_set_depot_limit(struct pcp_cache *pc, unsigned int limit)
 	__atomic_store_n(&pc->depot->flushed, 0, __ATOMIC_RELAXED);
 	/* over the new limit: the depot's objects go back to the layer above */
 	if (pc->depot->nr_full > limit)
-		list = depot_take_all_locked(pc->depot);
+		list = depot_take_all_locked(pc);
 	depot_unlock(pc->depot);
 	mag_list_free(pc, list);
 	pthread_mutex_unlock(&pc->lock);
@@ -1900,8 +1907,8 @@ static void pcp_reap_idle_cpus(struct pcp_cache *pc)
 			snap = pcp_cpu_snapshot_locked(pc, c);
 		c->idle_snap = snap;
 		pcp_cpu_unlock(c);
-		mag_release(pc, m);
-		mag_release(pc, sp);
+		mag_release(pc, c->cpu, m);
+		mag_release(pc, c->cpu, sp);
 	}
 }
 
@@ -2079,6 +2086,9 @@ void pcp_cache_destroy(struct pcp_cache *pc)
 	sigsafe_exit();
 
 	pcp_cache_drain(pc);
+	/* what the CPU drain released into it: the depot's stacks live in
+	 * the pcp_cpus freed below */
+	pcp_drain_depot(pc);
 	for (cpu = 0; cpu < pcp_nr_cpus; cpu++) {
 		struct pcp_cpu *c = pc->slow[cpu];
 
@@ -2087,10 +2097,10 @@ void pcp_cache_destroy(struct pcp_cache *pc)
 			__atomic_sub_fetch(&adapt_acct[c->cpu].used, c->acct,
 					   __ATOMIC_RELAXED);
 			pthread_mutex_destroy(&c->lock.mutex);
+			pc->slow[cpu] = NULL;
 			pcp_mem_free(c, sizeof(*c));
 		}
 	}
-	pcp_drain_depot(pc);	/* what the CPU drain released into it */
 	pthread_mutex_destroy(&pc->depot->lock);
 	pthread_mutex_destroy(&pc->lock);
 	__free_pages(virt_to_page(pc), pcp_cache_order());
@@ -2165,8 +2175,12 @@ unsigned long pcp_cache_objects(struct pcp_cache *pc, unsigned long *depot_full)
 		pcp_cpu_unlock(c);
 	}
 	depot_lock(pc->depot);
-	for (m = pc->depot->full; m; m = m->next)
-		n += m->count;
+	for (cpu = 0; cpu < pcp_nr_cpus; cpu++) {
+		struct pcp_mag **top = depot_top(pc, true, cpu);
+
+		for (m = top ? *top : NULL; m; m = m->next)
+			n += m->count;
+	}
 	if (depot_full)
 		*depot_full = pc->depot->nr_full;
 	depot_unlock(pc->depot);

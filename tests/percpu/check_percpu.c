@@ -857,6 +857,89 @@ TEST(core, test_depot_gives_a_cpu_its_own_magazines)
 }
 END_TEST
 
+/* The magazine loaded on @cpu. */
+static const struct pcp_mag *loaded_mag(struct pcp_cache *pc, int cpu)
+{
+	void **slots = __atomic_load_n(&pc->hdr[cpu].begin, __ATOMIC_RELAXED);
+
+	return (const void *)((char *)slots - __builtin_offsetof(struct pcp_mag, objs));
+}
+
+/*
+ * The depot keeps each CPU's magazines apart (docs/percpu.md): the empty
+ * magazines CPU A takes when it frees are ones A put back, not the ones
+ * CPU B put after them, and A's full magazines under ten of B's still
+ * come back to A: A hands out none of B's blocks. Before, A took the
+ * newest empty magazine (B's) and looked at the newest four full ones
+ * only (B's).
+ */
+TEST(core, test_depot_keeps_each_cpus_magazines_apart)
+{
+	enum { L = 8, N = 4 * L, M = 12 * L };
+	struct tobj *x[N], *y[M], *o;
+	const struct pcp_mag *m, *was;
+	struct pcp_cache *pc;
+	cpu_set_t old;
+	int a, b;
+
+	if (!pin_with_other(&old, &a, &b, "test_depot_keeps_each_cpus_magazines_apart"))
+		return;
+	pc = t_create(L, L / 2);
+	ck_assert_int_eq(pcp_cache_set_depot_limit(pc, 64), 0);
+	/* B fills ten magazines, puts them full, takes them back: its empties
+	 * stay in the depot */
+	move_to(b);
+	for (int i = 0; i < M; i++)
+		ck_assert_ptr_nonnull(y[i] = t_alloc(pc));
+	for (int i = 0; i < M; i++)
+		t_free(pc, y[i]);
+	for (int i = 0; i < M; i++)
+		ck_assert_ptr_nonnull(y[i] = t_alloc(pc));
+	/* A does the same with four: two go through the depot and back */
+	move_to(a);
+	for (int i = 0; i < N; i++)
+		ck_assert_ptr_nonnull(x[i] = t_alloc(pc));
+	for (int i = 0; i < N; i++)
+		t_free(pc, x[i]);
+	for (int i = 0; i < N; i++)
+		ck_assert_ptr_nonnull(x[i] = t_alloc(pc));
+	/* then B, with four: its empties go back last */
+	move_to(b);
+	for (int i = 0; i < N; i++)
+		t_free(pc, y[i]);
+	for (int i = 0; i < N; i++)
+		ck_assert_ptr_nonnull(y[i] = t_alloc(pc));
+	/* A frees into empty magazines from the depot: the ones it put */
+	move_to(a);
+	was = loaded_mag(pc, a);
+	for (int i = 0; i < N; i++) {
+		t_free(pc, x[i]);
+		m = loaded_mag(pc, a);
+		if (m != was && m->cpu == (uint64_t)b)
+			ck_abort_msg("free %d of %d on CPU %d loaded an empty magazine "
+				     "CPU %d put in the depot (%p)", i + 1, N, a, b,
+				     (const void *)m);
+		was = m;
+	}
+	/* B's ten full magazines go in on top of A's two */
+	move_to(b);
+	for (int i = 0; i < M; i++)
+		t_free(pc, y[i]);
+	move_to(a);
+	for (int i = 0; i < N; i++) {
+		ck_assert_ptr_nonnull(o = t_alloc(pc));
+		if (in_set(y, M, o))
+			ck_abort_msg("allocation %d of %d on CPU %d: block %p, which "
+				     "CPU %d freed", i + 1, N, a, (void *)o, b);
+		x[i] = o;
+	}
+	for (int i = 0; i < N; i++)
+		t_free(pc, x[i]);
+	test_unpin(&old);
+	t_destroy(pc);
+}
+END_TEST
+
 /* Idle reaper passes give the growth back; a limit that was set never grows. */
 TEST(core, test_depot_growth_goes_back_when_idle)
 {
