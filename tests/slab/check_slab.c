@@ -571,7 +571,7 @@ TEST_IF(IS_ENABLED(CONFIG_SLAB_FREE_HARDENED), core,
 {
 	struct fill_case c;
 	unsigned long before;
-	void *a, *b[2];
+	void *a, *b, *d;
 
 	if (!fill_setup(&c))
 		return;
@@ -579,21 +579,26 @@ TEST_IF(IS_ENABLED(CONFIG_SLAB_FREE_HARDENED), core,
 	ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, &a, 1, 0), 1);
 	ck_assert_ptr_eq(a, c.base + 8192);
 	ck_assert_uint_eq(c.s->fill_probe & PAGE_MASK, (uintptr_t)a + PAGE_SIZE);
-	ck_assert_uint_eq(c.s->fill_prefaults, before);
 	memset(a, 1, 8192);	/* the program writes its block */
-	ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, b, 2, 0), 2);
-	ck_assert_ptr_eq(b[0], c.base + 2 * 8192);
-	ck_assert_ptr_eq(b[1], c.base + 3 * 8192);
+	/* one look that says so: not yet acted on */
+	ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, &b, 1, 0), 1);
+	ck_assert_ptr_eq(b, c.base + 2 * 8192);
+	ck_assert_int_eq(c.s->fill_seen, 2);
+	ck_assert_uint_eq(c.s->fill_prefaults, before);
+	ck_assert(!test_page_resident(b));
+	memset(b, 1, 8192);
+	/* the second: object 3's first page before any write */
+	ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, &d, 1, 0), 1);
+	ck_assert_ptr_eq(d, c.base + 3 * 8192);
+	ck_assert_int_eq(c.s->fill_seen, 3);
 	ck_assert_uint_eq(c.s->fill_prefaults, before + 1);
-	/* both pages of object 2 and the first of object 3 before any write */
-	ck_assert(test_page_resident(b[0]));
-	ck_assert(test_page_resident((char *)b[0] + PAGE_SIZE));
-	ck_assert(test_page_resident(b[1]));
-	/* object 3's second page is the next probe: the program's to touch */
-	ck_assert_uint_eq(c.s->fill_probe & PAGE_MASK, (uintptr_t)b[1] + PAGE_SIZE);
-	ck_assert(!test_page_resident((char *)b[1] + PAGE_SIZE));
-	fill_done(&c, b, 2);
+	ck_assert(test_page_resident(d));
+	/* its second page is the next probe: the program's to touch */
+	ck_assert_uint_eq(c.s->fill_probe & PAGE_MASK, (uintptr_t)d + PAGE_SIZE);
+	ck_assert(!test_page_resident((char *)d + PAGE_SIZE));
+	fill_done(&c, &d, 1);
 	slab_free_bulk(c.s, &a, 1, 0);
+	slab_free_bulk(c.s, &b, 1, 0);
 }
 END_TEST
 
@@ -659,7 +664,8 @@ END_TEST
 /*
  * kmalloc-2k never has a probe (its 4/5 prefix never leaves the page an
  * object starts on), so its refills go by what the last look of any class
- * found: after kmalloc-8k's program was seen writing its blocks, a
+ * found: after kmalloc-8k's program was seen writing its blocks (two
+ * looks in a row), a
  * kmalloc-2k refill populates its fresh objects' pages; after it was
  * seen writing only their first bytes, it does not.
  */
@@ -671,16 +677,18 @@ TEST_IF(IS_ENABLED(CONFIG_SLAB_FREE_HARDENED), core,
 
 	for (round = 0; round < 2; round++) {
 		bool writes = round == 0;
-		void *a, *b, *q[8];
+		void *a, *b, *e, *q[8];
 		unsigned long before;
 		int i;
 
 		if (!fill_setup(&c))
-		return;
+			return;
 		ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, &a, 1, 0), 1);
 		memset(a, 1, writes ? 8192 : 16);
 		ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, &b, 1, 0), 1);
-		ck_assert_int_eq(c.s->fill_seen, writes ? 2 : 1);
+		memset(b, 1, writes ? 8192 : 16);
+		ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, &e, 1, 0), 1);
+		ck_assert_int_eq(c.s->fill_seen, writes ? 3 : 1);
 		/* objects 1..8 of a kmalloc-2k slab, pages 1..4 dropped */
 		ck_assert(fill_setup_size(&c2, 2048));
 		before = c2.s->fill_prefaults;
@@ -692,7 +700,7 @@ TEST_IF(IS_ENABLED(CONFIG_SLAB_FREE_HARDENED), core,
 			ck_assert_msg(test_page_resident(c2.base + i * PAGE_SIZE) == writes,
 				      "round %d: page %d", round, i);
 		fill_done(&c2, q, 8);
-		fill_done(&c, NULL, 0);
+		fill_done(&c, &e, 1);
 		slab_free_bulk(c.s, &a, 1, 0);
 		slab_free_bulk(c.s, &b, 1, 0);
 	}
