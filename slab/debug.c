@@ -182,6 +182,25 @@ void slab_report_double_free(const char *caller, struct kmem_cache *s,
 	report_double_free(caller, s, obj, addr);
 }
 
+/*
+ * An object about to be handed out lacks its free mark (slab_take_bad()):
+ * a mark read back as 0 was cleared by an earlier allocation (freed
+ * twice); any other value was written since its free, by its owner after
+ * a second hand-out or by a write after free: the two cannot be told
+ * apart, so the line names both.
+ */
+void slab_report_taken_twice(const char *caller, struct kmem_cache *s,
+			     const void *obj, unsigned long word)
+{
+	if (!word)
+		report_double_free(caller, s, obj, 0);
+	pr_err("%s(%s): double free of object 0x%lx, or a write into it "
+	       "after its free (its free mark reads 0x%lx)", caller, s->name,
+	       (unsigned long)obj, word);
+	print_user(s, obj, caller, 0);
+	slab_fatal();
+}
+
 /**
  * report_interior - @obj is inside a slab of @s but no object start;
  * SLAB_STORE_USER caches name the object around it and its call sites.

@@ -288,6 +288,9 @@ void slab_free_key_init(void);
 __slowpath void slab_report_double_free(const char *caller,
 					struct kmem_cache *s, const void *obj,
 					unsigned long addr);
+__slowpath void slab_report_taken_twice(const char *caller,
+					struct kmem_cache *s, const void *obj,
+					unsigned long word);
 __slowpath void slab_free_unaligned(const char *caller, struct kmem_cache *s,
 				    void *obj, unsigned long addr);
 void slab_debug_init_object(struct kmem_cache *s, void *obj);

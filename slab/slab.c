@@ -575,7 +575,7 @@ __slowpath void slab_take_bad(struct kmem_cache *s, void *obj)
 
 	if (slab)
 		s = slab->slab_cache;
-	slab_report_double_free(slab_free_name(s), s, obj, 0);
+	slab_report_taken_twice(slab_free_name(s), s, obj, *slab_mark(s, obj));
 }
 
 /*

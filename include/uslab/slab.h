@@ -183,8 +183,20 @@ size_t ksize_checked(const void *p, const char *caller, unsigned long addr);
  * of its struct rcu_head member (liburcu's, from <urcu/call-rcu.h>,
  * included here so that this header alone is enough). kvfree_rcu(ptr) is
  * the single-argument form (no rcu_head needed: it waits inline).
+ *
+ * call-rcu.h declares its calls under the names of the flavour mapped when
+ * it is first included (liburcu includes it from a flavour's header), and
+ * its include guard keeps it from being read again: taken here unmapped, it
+ * would declare call_rcu() and a later <urcu.h> (<linux/rcupdate.h>) would
+ * map call_rcu to urcu_memb_call_rcu, never declared. So it is read under
+ * the memb flavour's mapping (uslab's, pkg-config's Requires), which is
+ * cleared again: this header defines no generic RCU names itself.
  */
+#ifndef _URCU_CALL_RCU_H
+#include <urcu/map/urcu-memb.h>
 #include <urcu/call-rcu.h>
+#include <urcu/map/clear.h>
+#endif
 USLAB_API void __kfree_rcu(struct rcu_head *head, size_t offset);
 #define kfree_rcu(ptr, field)						\
 	__kfree_rcu(&(ptr)->field, __builtin_offsetof(__typeof__(*(ptr)), field))

@@ -101,7 +101,7 @@ enum uslab_tunable_scope {
 	X(LIMIT_MB, limit_mb, NUM, PAGE_ALLOC, 0, 1L << 30, CONFIG_PAGE_ALLOC_LIMIT_MB,\
 	  "cap on memory held, MiB (0 = none); beyond it malloc fails with ENOMEM")\
 	X(STATS, stats, FLAG, MALLOC, 0, 1, 0,				\
-	  "print slabinfo, buddyinfo and malloc counters on stderr at exit")\
+	  "print slabinfo, buddyinfo, the per-cache counters (allocs, frees, hit%, refills, flushes, depot) and malloc counters on stderr at exit")\
 	X(STATS_SHM, stats_shm, FLAG, MALLOC, 0, 1, 0,			\
 	  "serve live statistics to `uslab slabinfo -p PID` and `uslab top -p PID` "\
 	  "(/dev/shm/uslab.PID and one sleeping thread)")		\

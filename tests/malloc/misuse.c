@@ -15,6 +15,9 @@
  *			reaches the slab freelist), free again, mallocs:
  *			must stop before the block is handed out twice
  *   misuse interior	free(p + 16)
+ *   misuse write-freed	free, a write into the block's first word,
+ *			malloc: stops there, naming both causes (a write
+ *			after free and a double free read alike)
  *   misuse double-large	a 1 MiB block (the page allocator's) freed twice
  *   misuse interior-large	free(p + 4096) of a 1 MiB block
  *   misuse foreign	free pointers that are not uslab's: ignored, exit 0
@@ -83,6 +86,13 @@ int main(int argc, char **argv)
 		b = malloc(sz);
 		if (a == b)
 			return 3;	/* handed out twice */
+	} else if (!strcmp(mode, "write-freed")) {
+		printf("object %p\n", (void *)p);
+		fflush(stdout);
+		free(p);
+		memcpy(p, "overwrit", 8);	/* the free mark's word */
+		if (malloc(sz) == p)
+			return 3;	/* handed out with the write in it */
 	} else if (!strcmp(mode, "double-late")) {
 		static void *many[2000];
 

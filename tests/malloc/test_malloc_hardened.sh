@@ -25,6 +25,9 @@ expect() {
 }
 expect double-next "double free of object 0x[0-9a-f]+"
 expect double-late "double free of object 0x[0-9a-f]+"
+# a write into a freed block's first word reads as a double free does
+# (its free mark gone): the line names both causes and the word found
+expect write-freed "double free of object 0x[0-9a-f]+, or a write into it after its free \(its free mark reads 0x746972777265766f\)"
 expect interior "invalid pointer 0x[0-9a-f]+ \(not at an object boundary\)"
 # classes above 1 KiB keep the mark outside the block (page_alloc's
 # shadow): the same reports

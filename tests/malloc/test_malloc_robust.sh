@@ -32,17 +32,23 @@ for c in $cases; do
 	run "glibc $c" $tmo "$robust" $c $S
 	run "uslab $c" $tmo env LD_PRELOAD="$lib" "$robust" $c $S
 done
-# Handlers that call malloc: glibc may deadlock on its arena lock and
-# uslab's locked fallback mode on its per-CPU lock (malloc is not
-# async-signal-safe); uslab's rseq mode must not, nor its lazy creation of
-# kmalloc caches (slab_mutex, signals blocked there).
+# Handlers that call malloc: glibc may deadlock on its arena lock (malloc
+# is not async-signal-safe); uslab must not, in rseq mode, with its own
+# rseq area, in fallback mode (every lock held in a sigsafe section: the
+# handler takes none, docs/percpu.md "Signal handlers that allocate") and
+# with debug caches (no magazines: the locked slab paths), nor in its lazy
+# creation of kmalloc caches (slab_mutex, signals blocked there).
 # Builds where every operation takes a lock (no magazines: nocache; debug
-# caches bypass them: SLAB_DEBUG_ON) have the fallback's limit.
+# caches bypass them: SLAB_DEBUG_ON) are not run here.
 if grep -q '^CONFIG_PERCPU_CACHE=y' "$O/auto.conf" 2>/dev/null &&
    ! grep -q '^CONFIG_SLAB_DEBUG_ON=y' "$O/auto.conf"; then
 	run "uslab signals" $tmo env LD_PRELOAD="$lib" "$robust" signals $S
 	run "uslab own rseq area: signals" $tmo env GLIBC_TUNABLES=glibc.pthread.rseq=0 \
 		LD_PRELOAD="$lib" "$robust" signals $S
+	run "uslab fallback (no rseq): signals" $tmo "$noseq" env LD_PRELOAD="$lib" \
+		"$robust" signals $S
+	run "uslab debug caches: signals" $tmo env USLAB_OPTIONS=debug LD_PRELOAD="$lib" \
+		"$robust" signals $S
 	# Handlers allocating beyond the kmalloc caches on threads that live
 	# in the page allocator (finding 4: the zone lock is only held with
 	# signals blocked). 20 s without it ends in a hang (the timeout).

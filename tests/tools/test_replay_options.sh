@@ -23,7 +23,9 @@ d=$(( g > u ? g - u : u - g ))
 [ $(( d * 10 )) -le "$g" ] || bad "the baseline depends on the allocator: glibc $g KiB, uslab $u KiB"
 
 # --touch: one block of 8 MiB. first (the default) and all write its pages,
-# none leaves them free; the options line says which.
+# none leaves them free; the options line says which. The bar is 7 MiB,
+# not 8: peak minus the start's RSS came out 7888-7960 KiB at load 9-13
+# (the start's own pages are not all there at the peak); none stays <= 2.
 printf 'malloc 0 0 1 0 8388608 0\nfree 0 0 1 0 0 0\n' | "$F" "$T/big.ustr" || fail "forge"
 for t in first all none; do
 	replay "$T/big.ustr" -a uslab --touch=$t > "$T/$t.txt" 2>&1 || bad "--touch=$t: $(tail -2 "$T/$t.txt")"
@@ -33,8 +35,8 @@ done
 replay "$T/big.ustr" -a uslab > "$T/default.txt" 2>&1
 grep -q -- '--touch=first,' "$T/default.txt" || bad "the default is not --touch=first"
 above() { sed -n 's/^peak RSS: [0-9]* KiB (\([0-9]*\) KiB above.*/\1/p' "$1"; }
-[ "$(above "$T/first.txt")" -ge 8000 ] || bad "--touch=first: $(above "$T/first.txt") KiB above the start, the block has 8192"
-[ "$(above "$T/all.txt")" -ge 8000 ] || bad "--touch=all: $(above "$T/all.txt") KiB"
+[ "$(above "$T/first.txt")" -ge 7168 ] || bad "--touch=first: $(above "$T/first.txt") KiB above the start, the block has 8192"
+[ "$(above "$T/all.txt")" -ge 7168 ] || bad "--touch=all: $(above "$T/all.txt") KiB"
 [ "$(above "$T/none.txt")" -le 2048 ] || bad "--touch=none: $(above "$T/none.txt") KiB above the start"
 run_rc "$U" replay "$T/big.ustr" --touch=some 2> "$T/err"
 [ "$rc" -eq 2 ] && grep -q -- "--touch: expected first, all or none, found 'some'" "$T/err" ||

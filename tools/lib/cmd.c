@@ -78,9 +78,17 @@ int cmd_read_error(struct trace_reader *r, int rc)
 	if (rc >= 0)
 		return 0;
 	if (trace_reader_truncated(r)) {
-		fprintf(stderr, "%s: warning: %s; what the complete chunks before it "
-			"hold follows (exit status %d)\n", cmd_who, trace_reader_error(r),
-			CMD_EXIT_TRUNCATED);
+		/* once: a command that reads the file twice (report --timeline)
+		 * meets the same end twice */
+		static char said[512];
+		const char *why = trace_reader_error(r);
+
+		if (strncmp(said, why, sizeof(said) - 1)) {
+			fprintf(stderr, "%s: warning: %s; what the complete chunks before it "
+				"hold follows (exit status %d)\n", cmd_who, why,
+				CMD_EXIT_TRUNCATED);
+			snprintf(said, sizeof(said), "%s", why);
+		}
 		cmd_truncated = true;
 		return 0;
 	}

@@ -32,7 +32,8 @@ struct trace_reader *cmd_open_trace(const char *path);
 struct trace_reader *cmd_open_trace_as(const char *who, const char *path);
 /* After the last trace_reader_next(): 0 at the end; on an error prints it
  * and returns 1, except for a file that ends early (a truncated trace):
- * then a warning naming the offset, cmd_truncated set and 0, so the
+ * then a warning naming the offset (once for the same end of the same
+ * file), cmd_truncated set and 0, so the
  * command prints what the complete chunks before it held, and uslab exits
  * with status 3 (CMD_EXIT_TRUNCATED) when the command otherwise succeeds. */
 int cmd_read_error(struct trace_reader *r, int rc);

@@ -418,10 +418,147 @@ static __always_inline void rp_touch(struct replay *rp, void *p, uint64_t size)
 	}
 }
 
-/* The process's malloc family (the preloaded allocator's). */
-static const struct malloc_family rp_calls = {
+/*
+ * The process's malloc family: the preloaded allocator's own calls. A call
+ * the allocator does not define would resolve to the C library's, whose
+ * blocks the allocator's free() then takes (jemalloc 5.3 has no pvalloc:
+ * replay -a jemalloc died of SIGSEGV); rp_own_family() puts in its place
+ * the same request made of the allocator's own aligned call (rp_aligned).
+ */
+static struct malloc_family rp_calls = {
 	malloc, calloc, memalign, posix_memalign, aligned_alloc, valloc, pvalloc,
 };
+static int (*rp_aligned)(void **p, size_t align, size_t size);
+static size_t rp_page;
+
+static int rp_pm_memalign(void **p, size_t align, size_t size)
+{
+	void *q = memalign(align, size);
+
+	if (!q)
+		return ENOMEM;
+	*p = q;
+	return 0;
+}
+
+static int rp_pm_aligned_alloc(void **p, size_t align, size_t size)
+{
+	size_t n = size + align - 1;
+	void *q = n < size ? NULL : aligned_alloc(align, n & ~(align - 1));
+
+	if (!q)
+		return ENOMEM;
+	*p = q;
+	return 0;
+}
+
+static void *rp_own_aligned(size_t align, size_t size)
+{
+	void *p;
+
+	if (align < sizeof(void *))
+		align = sizeof(void *);
+	return rp_aligned(&p, align, size) ? NULL : p;
+}
+
+static int rp_posix_memalign(void **p, size_t align, size_t size)
+{
+	return rp_aligned(p, align, size);
+}
+
+static void *rp_calloc(size_t n, size_t size)
+{
+	void *p = n && size > SIZE_MAX / n ? NULL : malloc(n * size);
+
+	if (p)
+		memset(p, 0, n * size);
+	return p;
+}
+
+static void *rp_valloc(size_t size)
+{
+	return rp_own_aligned(rp_page, size);
+}
+
+static void *rp_pvalloc(size_t size)
+{
+	size_t n = size ? size + rp_page - 1 : rp_page;
+
+	return n < size ? NULL : rp_own_aligned(rp_page, n & ~(rp_page - 1));
+}
+
+static const void *rp_object(const void *fn, const char **name)
+{
+	Dl_info d;
+
+	if (!dladdr(fn, &d) || !d.dli_fname)
+		return NULL;
+	*name = d.dli_fname;
+	return d.dli_fbase;
+}
+
+/*
+ * In the re-executed child, after rp_check_preload(): each call of the
+ * family that is not the preloaded allocator's own (not from malloc's
+ * object) is replayed on the allocator's posix_memalign, memalign or
+ * aligned_alloc (calloc on its malloc), and stderr says which.
+ * Return: 0, or 1 after saying why when a call has nothing to stand on.
+ */
+static int rp_own_family(const char *alloc)
+{
+	const char *lib = NULL, *other = NULL, *n;
+	const void *mine = rp_object((const void *)(uintptr_t)malloc, &lib);
+	struct {
+		const char *name;
+		const void *fn;
+		void *emu;
+		void **slot;
+	} c[] = {
+		{ "calloc", (const void *)(uintptr_t)calloc, (void *)(uintptr_t)rp_calloc,
+		  (void **)&rp_calls.calloc },
+		{ "posix_memalign", (const void *)(uintptr_t)posix_memalign,
+		  (void *)(uintptr_t)rp_posix_memalign, (void **)&rp_calls.posix_memalign },
+		{ "memalign", (const void *)(uintptr_t)memalign, (void *)(uintptr_t)rp_own_aligned,
+		  (void **)&rp_calls.memalign },
+		{ "aligned_alloc", (const void *)(uintptr_t)aligned_alloc,
+		  (void *)(uintptr_t)rp_own_aligned, (void **)&rp_calls.aligned_alloc },
+		{ "valloc", (const void *)(uintptr_t)valloc, (void *)(uintptr_t)rp_valloc,
+		  (void **)&rp_calls.valloc },
+		{ "pvalloc", (const void *)(uintptr_t)pvalloc, (void *)(uintptr_t)rp_pvalloc,
+		  (void **)&rp_calls.pvalloc },
+	};
+	const char *on = NULL;
+
+	if (!mine)
+		return 0;	/* cannot be told: as before */
+	rp_page = (size_t)sysconf(_SC_PAGESIZE);
+	if (rp_object(c[1].fn, &n) == mine) {
+		rp_aligned = posix_memalign;
+		on = "posix_memalign";
+	} else if (rp_object(c[2].fn, &n) == mine) {
+		rp_aligned = rp_pm_memalign;
+		on = "memalign";
+	} else if (rp_object(c[3].fn, &n) == mine) {
+		rp_aligned = rp_pm_aligned_alloc;
+		on = "aligned_alloc";
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(c); i++) {
+		other = NULL;
+		if (rp_object(c[i].fn, &other) == mine)
+			continue;
+		if (i && !rp_aligned) {
+			fprintf(stderr, "uslab replay: -a %s: %s is not %s's own (it comes from %s) "
+				"and %s has no aligned allocation of its own to replay it on: "
+				"nothing replayed\n", alloc, c[i].name, lib, other ? other : "?", lib);
+			return 1;
+		}
+		*c[i].slot = c[i].emu;
+		fprintf(stderr, "uslab replay: -a %s: %s is not %s's own (it comes from %s, "
+			"whose blocks its free would take): replayed on its %s\n", alloc,
+			c[i].name, lib, other ? other : "?", i ? on : "malloc");
+	}
+	return 0;
+}
 
 static __always_inline void *rp_alloc(const struct rp_ev *e)
 {
@@ -1035,7 +1172,8 @@ int cmd_replay(int argc, char **argv)
 	if (!child || strcmp(child, alloc))
 		return rp_reexec(alloc, rp_allocators[i][1], argv);
 	unsetenv(RP_ENV_CHILD);
-	if (rp_allocators[i][1] && rp_check_preload(alloc, getenv("LD_PRELOAD")))
+	if (rp_allocators[i][1] && (rp_check_preload(alloc, getenv("LD_PRELOAD")) ||
+				    rp_own_family(alloc)))
 		goto out;
 	unsetenv("LD_PRELOAD");		/* not for anything we might start */
 

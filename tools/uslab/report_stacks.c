@@ -657,6 +657,8 @@ static int write_flamegraph(struct stacks *s, const struct folded *fl, uint32_t 
 		fprintf(f, ", %" PRIu64 " in all</text>\n<text x=\"%d\" y=\"40\" text-anchor=\"middle\" fill=\"#555\">",
 			total, FG_WIDTH / 2);
 		xml_put(f, trace, SIZE_MAX);
+		if (cmd_truncated)
+			xml_put(f, " (truncated: its complete chunks only)", SIZE_MAX);
 		fprintf(f, " (uslab report; hover: frame and share, click: zoom)</text>\n"
 			"<text id=\"reset\" x=\"10\" y=\"22\" fill=\"#06c\" style=\"display:none\">Reset zoom</text>\n"
 			"<text id=\"details\" x=\"10\" y=\"%d\"> </text>\n", h - 12);

@@ -290,7 +290,8 @@ static int report_draw(struct tl *t, const char *out, const char *trace, char na
 		free(y);
 		return -ENOMEM;
 	}
-	snprintf(title, sizeof(title), "Live bytes over time: %s", trace);
+	snprintf(title, sizeof(title), "Live bytes over time: %s%s", trace,
+		 cmd_truncated ? " (truncated: its complete chunks only)" : "");
 	for (uint32_t k = 0; k <= t->nchosen; k++) {
 		ys[k] = y + (size_t)k * TL_BUCKETS;
 		nm[k] = k ? names[k - 1] : "total";

@@ -204,8 +204,9 @@ static int statseg_try(int dirfd, const char *name, const uid_t uids[4], uint64_
 		goto out_close;
 	}
 	if (st.st_mode & 077) {
-		snprintf(why, whylen, "mode %04o: others may write it, not a segment (ignored)",
-			 (unsigned)(st.st_mode & 07777));
+		snprintf(why, whylen, "mode %04o, not the 0600 a segment is made with%s: "
+			 "not a segment (ignored)", (unsigned)(st.st_mode & 07777),
+			 st.st_mode & 022 ? " (others may write it)" : "");
 		goto out_close;
 	}
 	if (st.st_size != (off_t)sizeof(struct uslab_statseg) ||
