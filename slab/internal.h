@@ -156,6 +156,18 @@ struct kmem_cache {
 	unsigned long alloc_calls, free_calls;
 	/* refills that dropped the lock to make slabs (grow_slabs()) */
 	unsigned long grow_relocks;
+	/*
+	 * Written without the lock (hints, slab_prefault_fresh()): a byte
+	 * of a fresh object the last refill handed out, out of memory then
+	 * (0: none), the refills still to pass before the next look at one
+	 * and the current backoff, what the last look found, and the refills
+	 * that populated their fresh objects' pages ahead.
+	 */
+	unsigned long fill_probe;
+	void *fill_probe_owner;	/* the thread that left it (its TLS block) */
+	unsigned int fill_wait, fill_backoff;
+	int fill_seen;		/* FILL_WRITES(_NOT): what the last look found */
+	unsigned long fill_prefaults;
 
 	/* slab_caches, under slab_mutex for writers and RCU for readers. */
 	struct cds_list_head list;

@@ -391,6 +391,15 @@ static void discard_slab(struct kmem_cache *s, struct page *slab)
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) && !slab_debug(s))
 		slab_check_empty(s, slab);
 	slab_probe(slab_discard, s->name, slab_base(slab), slab->slab_order);
+	/*
+	 * A fill probe on it (slab_prefault_fresh()) says nothing once its
+	 * pages serve others: they stay resident with what those write
+	 * (alloc_test read as a program writing its blocks whole: kmalloc-64k,
+	 * one object a slab, populated 8 refills, +0.3 MiB peak RSS).
+	 */
+	if (READ_ONCE(s->fill_probe) - (uintptr_t)slab_base(slab) <
+	    (PAGE_SIZE << slab->slab_order))
+		WRITE_ONCE(s->fill_probe, 0);
 	/* Empty: no free of one of its objects can look at its pages. */
 	slab_mark_pages(slab, s, false);
 	if (s->flags & SLAB_TYPESAFE_BY_RCU) {
@@ -636,6 +645,268 @@ static void mark_fresh(struct kmem_cache *s, void **objs, int n)
 			*slab_mark(s, objs[k]) = s->mark_key;
 }
 
+/* A run of objs[] that take_fresh_locked() filled: ascending addresses. */
+struct fresh_run {
+	int from, nr;
+};
+
+/*
+ * Caches whose fresh objects nothing but the program writes: their mark
+ * is in page_alloc's shadow (kmalloc classes above 1 KiB), or there is no
+ * mark. The others' fresh pages are touched by mark_fresh() anyway.
+ */
+static inline bool slab_fresh_unwritten(const struct kmem_cache *s)
+{
+	return !IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) || s->mark_mul != 1;
+}
+
+/*
+ * The bytes at the start of every block of @s that a program writing what
+ * it asked for writes: a kmalloc class serves requests above the class
+ * below it, which above 128 B is at least 4/5 of it (1024 of 1280, 14k of
+ * 16k; docs/slab.md "Size classes"), up to 128 B at least half.
+ */
+static inline unsigned long fill_prefix(const struct kmem_cache *s)
+{
+	if (!(s->flags & __SLAB_KMALLOC))
+		return s->object_size;
+	return s->object_size > 128 ? s->object_size / 5 * 4 : s->object_size / 2;
+}
+
+/*
+ * What the last look at a probe found (slab_prefault_fresh()), per cache
+ * (@fill_seen) and of any cache (fill_seen_last): classes that seldom or
+ * never have a probe (kmalloc-2k and -4k: fill_probe_of()) go by the
+ * other classes of the same program. 0: no look yet. Populating takes
+ * two looks in a row that found the probe written: alloc_test writes one
+ * 64 KiB block whole (its calloc'ed slot array), its others 16 bytes,
+ * and one look had kmalloc-64k populate 8 ranges, +0.3 MiB peak RSS.
+ */
+#define FILL_WRITES_NOT		1
+#define FILL_WRITES_ONCE	2	/* one look said so: not yet acted on */
+#define FILL_WRITES		3	/* two looks in a row */
+static int fill_seen_last;
+
+/*
+ * Where to look whether the program wrote @obj (a fresh object) past its
+ * first bytes: the byte every block of the class holds, fill_prefix() - 1,
+ * when it lies on a later page than @obj's start and no object handed out
+ * with it starts on that page (a program writing only the first bytes of
+ * its blocks, as alloc_test's 16, touches every page an object starts
+ * on). With a stride above a page: no object starts there (the next one
+ * starts on a later page). With a stride of a page or less the next
+ * object always starts there, so only the refill's highest object (@top)
+ * qualifies: the next is still fresh in the slab. 0 when @obj has no such
+ * byte (kmalloc-2k and -4k never: their prefix never leaves the page).
+ */
+static uintptr_t fill_probe_of(const struct kmem_cache *s, const void *obj,
+			       bool top)
+{
+	uintptr_t o = (uintptr_t)obj, b = o + fill_prefix(s) - 1;
+
+	if ((b & PAGE_MASK) == (o & PAGE_MASK))
+		return 0;
+	if (s->size <= PAGE_SIZE)
+		return top ? b : 0;
+	if (((o + s->size) & PAGE_MASK) > (b & PAGE_MASK))
+		return b;
+	return 0;
+}
+
+/*
+ * Objects from the top of a refill whose probes are looked at (one mincore
+ * over their span, at most FILL_PROBE_SPAN pages) for one out of memory.
+ */
+#define FILL_PROBE_TRIES	4
+#define FILL_PROBE_SPAN		256
+/* Refills skipped at most between two looks when the probe stays out. */
+#define FILL_BACKOFF_MAX	32
+
+/*
+ * A probe for the next refill: the highest of this refill's fresh
+ * objects' fill_probe_of() bytes (at most FILL_PROBE_TRIES) whose page is
+ * out of memory now; 0 when there is none.
+ */
+static uintptr_t fill_new_probe(const struct kmem_cache *s, void **objs,
+				const struct fresh_run *fr, int nfr)
+{
+	uintptr_t b[FILL_PROBE_TRIES], lo = UINTPTR_MAX, hi = 0;
+	unsigned char vec[FILL_PROBE_SPAN];
+	int r, k, m = 0;
+
+	/* runs of different slabs lie anywhere: all within one span */
+	for (r = nfr - 1; r >= 0 && m < FILL_PROBE_TRIES; r--)
+		for (k = fr[r].from + fr[r].nr - 1;
+		     k >= fr[r].from && m < FILL_PROBE_TRIES; k--) {
+			uintptr_t p = fill_probe_of(s, objs[k], !m && r == nfr - 1 &&
+						    k == fr[r].from + fr[r].nr - 1);
+			uintptr_t l, h;
+
+			if (!p)
+				continue;
+			l = min_t(uintptr_t, lo, p & PAGE_MASK);
+			h = max_t(uintptr_t, hi, p & PAGE_MASK);
+			if (h - l >= FILL_PROBE_SPAN * PAGE_SIZE)
+				continue;
+			lo = l;
+			hi = h;
+			b[m++] = p;
+		}
+	if (!m || page_alloc_residency((void *)lo, hi + PAGE_SIZE - lo, vec))
+		return 0;
+	for (k = 0; k < m; k++)
+		if (!(vec[((b[k] & PAGE_MASK) - lo) >> PAGE_SHIFT] & 1))
+			return b[k];
+	return 0;
+}
+
+/*
+ * Populates a refill under the per-CPU layer's CPU lock leaves to its
+ * thread's slab_alloc_miss(), which runs them once pcp_alloc_slow() has
+ * dropped that lock: the page faults of a batch would otherwise hold it,
+ * and a thread that shares the CPU and misses meanwhile waits for them
+ * (before the populate those faults were the program's own, under no
+ * lock). A signal handler inside the allocator never refills (it takes
+ * no lock, slab_pcp_may_lock()), so it never appends here.
+ */
+#define FILL_DEFER_MAX		16
+
+struct fill_deferred {
+	int active;		/* inside slab_alloc_miss()'s pcp_alloc_slow() */
+	int nr;
+	struct { uintptr_t lo, hi; } r[FILL_DEFER_MAX];
+};
+
+static __thread struct fill_deferred fill_deferred
+	__attribute__((tls_model("initial-exec")));
+
+static void fill_populate(uintptr_t lo, uintptr_t hi)
+{
+	struct fill_deferred *d = &fill_deferred;
+
+	if (hi <= lo)
+		return;
+	if (d->active && d->nr < FILL_DEFER_MAX) {
+		d->r[d->nr].lo = lo;
+		d->r[d->nr].hi = hi;
+		d->nr++;
+		return;
+	}
+	page_alloc_populate((void *)lo, hi - lo);
+}
+
+/* The populates deferred while the CPU lock was held, in their order. */
+static void fill_run_deferred(void)
+{
+	struct fill_deferred *d = &fill_deferred;
+	int k;
+
+	for (k = 0; k < d->nr; k++)
+		page_alloc_populate((void *)d->r[k].lo, d->r[k].hi - d->r[k].lo);
+	d->nr = 0;
+}
+
+/*
+ * Populate [@lo, @hi) but the page of @skip (the next probe: the program
+ * must be the one to touch it).
+ */
+static void populate_but(uintptr_t lo, uintptr_t hi, uintptr_t skip)
+{
+	skip &= PAGE_MASK;
+	if (skip >= lo && skip < hi) {
+		fill_populate(lo, skip);
+		lo = skip + PAGE_SIZE;
+	}
+	fill_populate(lo, hi);
+}
+
+/*
+ * Fresh pages populated ahead (docs/slab.md "Fresh pages of the big
+ * classes"). Each refill of @s that hands out fresh objects leaves a
+ * probe: a byte of one of them (fill_probe_of()) on a page out of memory
+ * now, so that only the program's write to that object brings it in
+ * (pages a slab reuses may be resident with what an earlier slab left).
+ * The next refill asks whether it is resident (one mincore): if so, the
+ * program writes its blocks, and the pages that this refill's fresh
+ * objects' prefixes cover are made resident by one
+ * madvise(MADV_POPULATE_WRITE) per contiguous range (but the new probe's),
+ * not by a page fault each inside the program's memset: a fault taken by
+ * `rep stosb` costs more than one on a plain store, and the program's
+ * memset runs slower after it (docs/page_alloc.md "Pages populated
+ * ahead"). A program that does not write its blocks, or only their first
+ * bytes (alloc_test's 16 of up to 64 KiB), leaves the probe out of memory
+ * and nothing is populated; the looks then back off (@fill_wait). A
+ * refill without a probe from the one before goes by the last look of
+ * its class, else of any class (@fill_seen, fill_seen_last). The magazine
+ * hands a run out from its top, the highest object first (docs/slab.md
+ * "Fresh objects: the order they leave in"), so the probe is taken from
+ * the top.
+ * Context: no cache lock held. Under the per-CPU layer's CPU lock (its
+ * refill inside slab_alloc_miss()) the populates wait until it is dropped
+ * (fill_populate()); elsewhere the faults happen here.
+ */
+static void slab_prefault_fresh(struct kmem_cache *s, void **objs,
+				const struct fresh_run *fr, int nfr)
+{
+	unsigned long prefix = fill_prefix(s);
+	uintptr_t old = READ_ONCE(s->fill_probe), probe;
+	unsigned int wait = READ_ONCE(s->fill_wait), backoff;
+	int r, k, seen;
+
+	/* another thread's probe: its object may not have reached it yet */
+	if (READ_ONCE(s->fill_probe_owner) != &fill_deferred)
+		old = 0;
+
+	if (wait > 1) {		/* backing off: no look, no probe */
+		WRITE_ONCE(s->fill_wait, wait - 1);
+		return;
+	}
+	probe = fill_new_probe(s, objs, fr, nfr);
+	WRITE_ONCE(s->fill_probe, probe);
+	WRITE_ONCE(s->fill_probe_owner, (void *)&fill_deferred);
+	if (wait == 1) {	/* the look is the next refill's */
+		WRITE_ONCE(s->fill_wait, 0);
+		return;
+	}
+	if (old) {
+		seen = !page_alloc_resident((void *)old) ? FILL_WRITES_NOT :
+		       READ_ONCE(s->fill_seen) >= FILL_WRITES_ONCE ? FILL_WRITES :
+		       FILL_WRITES_ONCE;
+		WRITE_ONCE(s->fill_seen, seen);
+		WRITE_ONCE(fill_seen_last, seen);
+		backoff = 0;
+		if (seen == FILL_WRITES_NOT) {
+			backoff = min_t(unsigned int, 2 * READ_ONCE(s->fill_backoff) + 1,
+					FILL_BACKOFF_MAX);
+			WRITE_ONCE(s->fill_wait, backoff);
+		}
+		WRITE_ONCE(s->fill_backoff, backoff);
+	} else {
+		/* no probe last time: what this class saw last, else any */
+		seen = READ_ONCE(s->fill_seen);
+		if (!seen)
+			seen = READ_ONCE(fill_seen_last);
+	}
+	if (seen != FILL_WRITES)
+		return;
+	for (r = 0; r < nfr; r++) {
+		uintptr_t lo = 0, hi = 0;
+
+		for (k = fr[r].from; k < fr[r].from + fr[r].nr; k++) {
+			uintptr_t a = (uintptr_t)objs[k] & PAGE_MASK;
+			uintptr_t b = ALIGN_UP((uintptr_t)objs[k] + prefix, PAGE_SIZE);
+
+			if (a > hi) {
+				populate_but(lo, hi, probe);
+				lo = a;
+			}
+			hi = b;
+		}
+		populate_but(lo, hi, probe);
+	}
+	WRITE_ONCE(s->fill_prefaults, s->fill_prefaults + 1);
+}
+
 /**
  * slab_alloc_bulk - take up to @n objects from the slabs of @s (the refill
  * path of the per-CPU layer). Partial slabs first, then kept empty ones,
@@ -724,7 +995,7 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 	struct page *slab, *tmp;
 	LIST_HEAD(fresh);
 	/* objs[] ranges of never-written objects, marked after the lock */
-	struct { int from, nr; } fr[8];
+	struct fresh_run fr[8];
 	int i = 0, k, nfr = 0;
 
 	if (!(gfp & __GFP_NOFAIL) &&
@@ -763,7 +1034,7 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 		if (i < n && slab->fresh < slab->objects) {
 			k = take_fresh_locked(s, slab, objs + i, n - i);
 			if (nfr < (int)ARRAY_SIZE(fr))
-				fr[nfr++] = (typeof(fr[0])){ i, k };
+				fr[nfr++] = (struct fresh_run){ i, k };
 			else
 				mark_fresh(s, objs + i, k);
 			i += k;
@@ -779,6 +1050,8 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 	s->alloc_calls++;
 	slab_unlock(s);
 
+	if (nfr && slab_fresh_unwritten(s))
+		slab_prefault_fresh(s, objs, fr, nfr);
 	for (k = 0; k < nfr; k++)
 		mark_fresh(s, objs + fr[k].from, fr[k].nr);
 	slab_probe(slab_refill, s->name, n, i);
@@ -1219,8 +1492,15 @@ noinline void *slab_alloc_miss(struct kmem_cache *s, gfp_t gfp, unsigned long ad
 		return __slab_alloc(s, gfp, addr);
 	/* __GFP_ZERO: the hit path leaves the memset here */
 	obj = gfp & __GFP_ZERO ? pcp_alloc_fast(pcp) : NULL;
-	if (!obj)
+	if (!obj) {
+		int nested = fill_deferred.active;
+
+		fill_deferred.active = 1;
 		obj = pcp_alloc_slow(pcp);
+		fill_deferred.active = nested;
+		if (!nested && fill_deferred.nr)
+			fill_run_deferred();
+	}
 	if (unlikely(!obj))
 		return __slab_alloc(s, gfp, addr);
 	slab_obj_take(s, obj);

@@ -256,6 +256,32 @@ static inline void page_alloc_decayd_poll(void)
  */
 void page_alloc_set_decay_agent(bool on);
 
+/**
+ * page_resident - whether the page holding @addr is in memory (mincore).
+ * Return: false also where nothing is mapped.
+ */
+bool page_alloc_resident(const void *addr);
+
+/**
+ * page_residency - mincore(): @vec[i] bit 0 set when page i of the pages
+ * from the one holding @addr over @len bytes is in memory.
+ * Return: 0 or -errno (-ENOMEM: part of it is not mapped).
+ */
+int page_alloc_residency(const void *addr, size_t len, unsigned char *vec);
+
+/**
+ * page_populate - make the pages [@addr, @addr + @len) (page-aligned)
+ * resident and writable now, their content unchanged (MADV_POPULATE_WRITE):
+ * one system call where the program's first writes took a page fault per
+ * page (docs/page_alloc.md "Pages populated ahead").
+ * Context: no lock taken; call it without the zone lock and cache locks.
+ * Return: 0 or -errno (-EOPNOTSUPP once the kernel refused the advice).
+ */
+int page_alloc_populate(void *addr, size_t len);
+
+/** page_populated_total - pages page_alloc_populate() made resident so far. */
+unsigned long page_alloc_populated(void);
+
 #endif
 
 struct page_alloc_stats {

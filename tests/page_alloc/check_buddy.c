@@ -1161,6 +1161,48 @@ TEST(core, test_sections_grow_in_batches)
 END_TEST
 
 /*
+ * page_alloc_populate() makes pages resident without a write of ours
+ * (content kept: a page written before keeps its bytes, a new one reads
+ * zero), page_alloc_residency() reports each page, and a range not mapped
+ * is an error, not a crash (docs/page_alloc.md "Pages populated ahead").
+ */
+TEST(core, test_populate_makes_pages_resident_content_kept)
+{
+	struct page *pg = alloc_pages(0, 3);
+	unsigned char vec[8];
+	unsigned long pop0 = page_alloc_populated();
+	char *p;
+	int i;
+
+	ck_assert_ptr_nonnull(pg);
+	p = page_address(pg);
+	ck_assert_int_eq(madvise(p, 8 * PAGE_SIZE, MADV_DONTNEED), 0);
+	p[0] = 'x';			/* page 0 written, 1..7 not */
+	ck_assert_int_eq(page_alloc_residency(p, 8 * PAGE_SIZE, vec), 0);
+	ck_assert(vec[0] & 1);
+	for (i = 1; i < 8; i++)
+		ck_assert_msg(!(vec[i] & 1), "page %d resident before", i);
+	ck_assert(!page_alloc_resident(p + 3 * PAGE_SIZE));
+	ck_assert_int_eq(page_alloc_populate(p, 4 * PAGE_SIZE), 0);
+	ck_assert_uint_eq(page_alloc_populated() - pop0, 4);
+	ck_assert_int_eq(page_alloc_residency(p, 8 * PAGE_SIZE, vec), 0);
+	for (i = 0; i < 8; i++)
+		ck_assert_msg(!(vec[i] & 1) == (i >= 4), "page %d", i);
+	ck_assert_int_eq(p[0], 'x');
+	for (i = 1; i < 4; i++)
+		ck_assert_int_eq(p[i * PAGE_SIZE + 5], 0);
+	__free_pages(pg, 3);
+	/* nothing mapped there */
+	p = mmap(NULL, PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	ck_assert_int_eq(munmap(p, PAGE_SIZE), 0);
+	ck_assert(!page_alloc_resident(p));
+	ck_assert_int_eq(page_alloc_residency(p, PAGE_SIZE, vec), -ENOMEM);
+	ck_assert_int_lt(page_alloc_populate(p, PAGE_SIZE), 0);
+}
+END_TEST
+
+/*
  * Sections made ahead come from the top only: when the top has room for
  * one section but not for the batch (something mapped above it), the
  * grow makes one there, and the address range of a freed own mapping

@@ -24,10 +24,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "lib/log.h"
+#include "lib/sigsafe.h"
 #include "tests/testutil.h"
 #include "slab/internal.h"
 #include "tests/suite.h"
@@ -475,6 +477,294 @@ TEST_IF(SLAB_MIN_ORDER == 3, core, test_big_slab_touched_as_used)
 	slab_free_bulk(s, objs, (int)(2 * per_page - 1), 0);
 	slab_free_bulk(s, &first, 1, 0);
 	kmem_cache_destroy(s);
+}
+END_TEST
+
+/*
+ * Fresh pages populated ahead (docs/slab.md "Fresh pages of the big
+ * classes"). kmalloc-8k keeps its mark in page_alloc's shadow, so the
+ * slab layer never writes its objects. fill_setup() takes objects until
+ * one is the first of a slab whose other objects are all fresh, drops
+ * those pages, and forgets the probes of the tests before; the refill
+ * after it hands out object 1, whose probe is its second page (the byte
+ * at 4/5 of the class), and the next refill of two gets objects 2 and 3.
+ */
+struct fill_case {
+	struct kmem_cache *s;
+	void *held[64];
+	int nheld;
+	char *base;
+};
+
+/*
+ * Without page_alloc's shadow (under valgrind) the class keeps its mark
+ * in its objects: each refill's marks touch their pages, and nothing is
+ * probed or populated. Checks that, and says so (true).
+ */
+static bool fill_marks_in_objects(struct kmem_cache *s)
+{
+	unsigned long before = s->fill_prefaults;
+	void *a, *b;
+
+	if (s->mark_mul != 1)
+		return false;
+	ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, &a, 1, 0), 1);
+	/* its second half, past its mark (which slab_free_bulk() wants) */
+	ck_assert_uint_lt(s->mark_off, s->object_size / 2);
+	memset((char *)a + s->object_size / 2, 1, s->object_size / 2);
+	ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, &b, 1, 0), 1);
+	ck_assert(test_page_resident(b));	/* its mark */
+	ck_assert_uint_eq(s->fill_prefaults, before);
+	ck_assert_uint_eq(s->fill_probe, 0);
+	slab_free_bulk(s, &a, 1, 0);
+	slab_free_bulk(s, &b, 1, 0);
+	return true;
+}
+
+/* false: the marks are in the objects (checked, nothing else to do) */
+static bool fill_setup_size(struct fill_case *c, size_t size)
+{
+	struct kmem_cache *s = kmalloc_slab(size);
+	struct page *slab;
+
+	ck_assert_ptr_nonnull(s);
+	c->s = s;
+	/* the mark is in the shadow: nothing of the slab layer writes them */
+	if (fill_marks_in_objects(s))
+		return false;
+	ck_assert_uint_eq(s->size, size);
+	ck_assert_uint_ge(s->objects, size < 8192 ? 9 : 4);
+	for (c->nheld = 0;; c->nheld++) {
+		ck_assert_int_lt(c->nheld, (int)ARRAY_SIZE(c->held));
+		ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, &c->held[c->nheld], 1, 0), 1);
+		slab = virt_to_slab(c->held[c->nheld]);
+		if (c->held[c->nheld] == slab_base(slab) && slab->fresh == 1 &&
+		    !slab->freelist)
+			break;
+	}
+	c->nheld++;
+	c->base = slab_base(slab);
+	/* the pages after object 0's (its page keeps object 1's start) */
+	ck_assert_int_eq(madvise((void *)ALIGN_UP((uintptr_t)c->base + s->size, PAGE_SIZE),
+				 (size_t)(s->objects - 1) * s->size, MADV_DONTNEED), 0);
+	s->fill_probe = 0;
+	s->fill_wait = 0;
+	s->fill_backoff = 0;
+	s->fill_seen = 0;
+	return true;
+}
+
+static bool fill_setup(struct fill_case *c)
+{
+	return fill_setup_size(c, 8192);
+}
+
+static void fill_done(struct fill_case *c, void **objs, int n)
+{
+	if (n)
+		slab_free_bulk(c->s, objs, n, 0);
+	slab_free_bulk(c->s, c->held, c->nheld, 0);
+}
+
+TEST_IF(IS_ENABLED(CONFIG_SLAB_FREE_HARDENED), core,
+	test_fresh_pages_populated_when_blocks_are_written)
+{
+	struct fill_case c;
+	unsigned long before;
+	void *a, *b, *d;
+
+	if (!fill_setup(&c))
+		return;
+	before = c.s->fill_prefaults;
+	ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, &a, 1, 0), 1);
+	ck_assert_ptr_eq(a, c.base + 8192);
+	ck_assert_uint_eq(c.s->fill_probe & PAGE_MASK, (uintptr_t)a + PAGE_SIZE);
+	memset(a, 1, 8192);	/* the program writes its block */
+	/* one look that says so: not yet acted on */
+	ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, &b, 1, 0), 1);
+	ck_assert_ptr_eq(b, c.base + 2 * 8192);
+	ck_assert_int_eq(c.s->fill_seen, 2);
+	ck_assert_uint_eq(c.s->fill_prefaults, before);
+	ck_assert(!test_page_resident(b));
+	memset(b, 1, 8192);
+	/* the second: object 3's first page before any write */
+	ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, &d, 1, 0), 1);
+	ck_assert_ptr_eq(d, c.base + 3 * 8192);
+	ck_assert_int_eq(c.s->fill_seen, 3);
+	ck_assert_uint_eq(c.s->fill_prefaults, before + 1);
+	ck_assert(test_page_resident(d));
+	/* its second page is the next probe: the program's to touch */
+	ck_assert_uint_eq(c.s->fill_probe & PAGE_MASK, (uintptr_t)d + PAGE_SIZE);
+	ck_assert(!test_page_resident((char *)d + PAGE_SIZE));
+	fill_done(&c, &d, 1);
+	slab_free_bulk(c.s, &a, 1, 0);
+	slab_free_bulk(c.s, &b, 1, 0);
+}
+END_TEST
+
+TEST_IF(IS_ENABLED(CONFIG_SLAB_FREE_HARDENED), core,
+	test_fresh_pages_not_populated_when_only_first_bytes_written)
+{
+	struct fill_case c;
+	unsigned long before;
+	void *a, *b[2];
+
+	if (!fill_setup(&c))
+		return;
+	before = c.s->fill_prefaults;
+	ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, &a, 1, 0), 1);
+	ck_assert_ptr_eq(a, c.base + 8192);
+	memset(a, 1, 16);	/* alloc_test's 16 bytes */
+	ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, b, 2, 0), 2);
+	ck_assert_ptr_eq(b[0], c.base + 2 * 8192);
+	ck_assert_uint_eq(c.s->fill_prefaults, before);
+	ck_assert(!test_page_resident(b[0]));
+	ck_assert(!test_page_resident((char *)b[0] + PAGE_SIZE));
+	ck_assert(!test_page_resident(b[1]));
+	fill_done(&c, b, 2);
+	slab_free_bulk(c.s, &a, 1, 0);
+}
+END_TEST
+
+/*
+ * A slab's pages may be resident with what an earlier slab left there: a
+ * probe on such a page says nothing about the program, so none is taken
+ * there (alloc_test's RSS went 25 -> 65 MiB when it was): of objects 1
+ * and 2 handed out together, 2 (the top) has its second page resident,
+ * so the probe is object 1's; with it resident too, there is none.
+ */
+TEST_IF(IS_ENABLED(CONFIG_SLAB_FREE_HARDENED), core,
+	test_fill_probe_not_on_a_resident_page)
+{
+	struct fill_case c;
+	void *a[2];
+
+	if (!fill_setup(&c))
+		return;
+	memset(c.base + 2 * 8192 + PAGE_SIZE, 0, PAGE_SIZE);
+	ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, a, 2, 0), 2);
+	ck_assert_ptr_eq(a[0], c.base + 8192);
+	ck_assert_ptr_eq(a[1], c.base + 2 * 8192);
+	ck_assert_uint_eq(c.s->fill_probe & PAGE_MASK, (uintptr_t)a[0] + PAGE_SIZE);
+	slab_free_bulk(c.s, a, 2, 0);
+	fill_done(&c, NULL, 0);
+
+	if (!fill_setup(&c))
+		return;
+	memset(c.base + 8192 + PAGE_SIZE, 0, PAGE_SIZE);
+	memset(c.base + 2 * 8192 + PAGE_SIZE, 0, PAGE_SIZE);
+	ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, a, 2, 0), 2);
+	ck_assert_ptr_eq(a[1], c.base + 2 * 8192);
+	ck_assert_uint_eq(c.s->fill_probe, 0);
+	slab_free_bulk(c.s, a, 2, 0);
+	fill_done(&c, NULL, 0);
+}
+END_TEST
+
+/*
+ * kmalloc-2k never has a probe (its 4/5 prefix never leaves the page an
+ * object starts on), so its refills go by what the last look of any class
+ * found: after kmalloc-8k's program was seen writing its blocks (two
+ * looks in a row), a
+ * kmalloc-2k refill populates its fresh objects' pages; after it was
+ * seen writing only their first bytes, it does not.
+ */
+TEST_IF(IS_ENABLED(CONFIG_SLAB_FREE_HARDENED), core,
+	test_class_without_probe_follows_the_last_look)
+{
+	struct fill_case c, c2;
+	int round;
+
+	for (round = 0; round < 2; round++) {
+		bool writes = round == 0;
+		void *a, *b, *e, *q[8];
+		unsigned long before;
+		int i;
+
+		if (!fill_setup(&c))
+			return;
+		ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, &a, 1, 0), 1);
+		memset(a, 1, writes ? 8192 : 16);
+		ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, &b, 1, 0), 1);
+		memset(b, 1, writes ? 8192 : 16);
+		ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, &e, 1, 0), 1);
+		ck_assert_int_eq(c.s->fill_seen, writes ? 3 : 1);
+		/* objects 1..8 of a kmalloc-2k slab, pages 1..4 dropped */
+		ck_assert(fill_setup_size(&c2, 2048));
+		before = c2.s->fill_prefaults;
+		ck_assert_int_eq(slab_alloc_bulk(c2.s, GFP_KERNEL, q, 8, 0), 8);
+		ck_assert_ptr_eq(q[0], c2.base + 2048);
+		ck_assert_uint_eq(c2.s->fill_probe, 0);
+		ck_assert_uint_eq(c2.s->fill_prefaults - before, (writes ? 1 : 0));
+		for (i = 1; i <= 4; i++)
+			ck_assert_msg(test_page_resident(c2.base + i * PAGE_SIZE) == writes,
+				      "round %d: page %d", round, i);
+		fill_done(&c2, q, 8);
+		fill_done(&c, &e, 1);
+		slab_free_bulk(c.s, &a, 1, 0);
+		slab_free_bulk(c.s, &b, 1, 0);
+	}
+}
+END_TEST
+
+/*
+ * madvise() of this program (the library's objects are linked in, so
+ * page_alloc's calls come here): MADV_POPULATE_WRITE calls counted, and
+ * those made with an allocator lock held (sigsafe's depth: every lock of
+ * the library is taken inside a section).
+ */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23
+#endif
+static int populate_calls, populate_calls_locked;
+
+int madvise(void *addr, size_t len, int advice)
+{
+	if (advice == MADV_POPULATE_WRITE) {
+		__atomic_fetch_add(&populate_calls, 1, __ATOMIC_RELAXED);
+		if (sigsafe.depth)
+			__atomic_fetch_add(&populate_calls_locked, 1, __ATOMIC_RELAXED);
+	}
+	return (int)syscall(SYS_madvise, addr, len, advice);
+}
+
+/*
+ * Through kmalloc, the per-CPU layer refills kmalloc-8k under its CPU
+ * lock; the populates of a program that writes its blocks wait until
+ * slab_alloc_miss() has that lock dropped (the batch's page faults would
+ * otherwise make the threads sharing the CPU wait), and they still come
+ * before the block reaches the program.
+ */
+TEST_IF(IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) && IS_ENABLED(CONFIG_PERCPU_CACHE), core,
+	test_refill_populates_outside_the_cpu_lock)
+{
+	struct kmem_cache *s = kmalloc_slab(8192);
+	static void *p[400];
+	unsigned long before;
+	int i, resident = 0;
+
+	ck_assert_ptr_nonnull(s);
+	if (fill_marks_in_objects(s))
+		return;
+	before = s->fill_prefaults;
+	populate_calls = populate_calls_locked = 0;
+	for (i = 0; i < (int)ARRAY_SIZE(p); i++) {
+		unsigned char vec[2];
+
+		p[i] = kmalloc(8192, GFP_KERNEL);
+		ck_assert_ptr_nonnull(p[i]);
+		ck_assert_int_eq(mincore(p[i], 2 * PAGE_SIZE, vec), 0);
+		resident += (vec[0] & vec[1] & 1);
+		memset(p[i], 1, 8192);
+	}
+	ck_assert_uint_gt(s->fill_prefaults, before);
+	ck_assert_int_gt(populate_calls, 0);
+	ck_assert_int_eq(populate_calls_locked, 0);
+	/* most blocks arrived resident: populated before malloc returned */
+	ck_assert_msg(resident > (int)ARRAY_SIZE(p) / 2, "%d of %zu resident",
+		      resident, ARRAY_SIZE(p));
+	for (i = 0; i < (int)ARRAY_SIZE(p); i++)
+		kfree(p[i]);
 }
 END_TEST
 
