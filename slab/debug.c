@@ -602,6 +602,9 @@ size_t ksize_checked(const void *p, const char *caller, unsigned long addr)
 	struct kmem_cache *s;
 	uint64_t n;
 
+	n = kmalloc_usable_fast(p);	/* a live kmalloc object */
+	if (likely(n))
+		return n;
 	if (unlikely(ZERO_OR_NULL_PTR(p) || !page_alloc_owns(p)))
 		return ksize(p);
 	head = compound_head(virt_to_page(p));

@@ -288,6 +288,7 @@ void slab_free_key_init(void);
 __slowpath void slab_report_double_free(const char *caller,
 					struct kmem_cache *s, const void *obj,
 					unsigned long addr);
+size_t kmalloc_usable_fast(const void *p);
 __slowpath void slab_report_taken_twice(const char *caller,
 					struct kmem_cache *s, const void *obj,
 					unsigned long word);

@@ -249,6 +249,46 @@ TEST(core, test_mid_table_every_size)
 }
 END_TEST
 
+/*
+ * malloc_usable_size()'s and realloc's size (ksize_checked()) of a live
+ * kmalloc object comes from free()'s tables with no struct page read
+ * (kmalloc_usable_fast()): the same size as ksize() for every class, and
+ * no answer (0: the whole check runs and reports) for a free object, an
+ * interior pointer, NULL and a pointer not the heap's.
+ */
+TEST(core, test_usable_size_from_the_tables)
+{
+	const bool fast = IS_ENABLED(CONFIG_PERCPU_CACHE) &&
+			  IS_ENABLED(CONFIG_SLAB_FREE_HARDENED);
+	unsigned int answered = 0;
+	int local;
+
+	for (unsigned int i = 0; i < NR_KMALLOC_CLASSES; i++) {
+		size_t size = kmalloc_info[i].size;
+		unsigned char *p = kmalloc(size, GFP_KERNEL), *q;
+		struct kmem_cache *s = kmalloc_slab(size);
+		size_t n = kmalloc_usable_fast(p);
+
+		ck_assert_ptr_nonnull(p);
+		ck_assert_uint_eq(ksize_checked(p, "test", 0), ksize(p));
+		if (fast && !slab_debug(s)) {
+			ck_assert_msg(n == ksize(p), "%s: %zu, ksize %zu",
+				      s->name, n, ksize(p));
+			answered++;
+		}
+		ck_assert_uint_eq(kmalloc_usable_fast(p + 8), 0);
+		q = kmalloc(size, GFP_KERNEL);	/* keeps the slab */
+		kfree(p);
+		ck_assert_uint_eq(kmalloc_usable_fast(p), 0);	/* free */
+		kfree(q);
+	}
+	ck_assert_uint_eq(kmalloc_usable_fast(NULL), 0);
+	ck_assert_uint_eq(kmalloc_usable_fast(&local), 0);
+	if (fast && !IS_ENABLED(CONFIG_SLAB_DEBUG_ON))
+		ck_assert_uint_eq(answered, NR_KMALLOC_CLASSES);
+}
+END_TEST
+
 /* kzalloc and kcalloc zero what the route hands out, recycled or fresh. */
 TEST(core, test_zeroed_on_the_route)
 {
