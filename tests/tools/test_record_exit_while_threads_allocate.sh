@@ -9,7 +9,12 @@
 # nothing of that file after it (2 to 6 runs in 20 of this program). Now
 # the owner marks each append and exit waits for it (a membarrier orders
 # the two), and threads append their later events as blocks of their own.
-# 30 recordings, each must be read whole.
+# 30 recordings, each must be read whole but for one thing no recorder
+# can stop: the process's end (exit_group) cuts short a write(2) that a
+# still-running thread has under way between two pages of the file, so
+# the last block may be part-written; the collector calls that "the last
+# block is cut short" (test_record_last_block_cut_short.sh), counted here
+# and bounded (seen about once in 100 recordings under load).
 . "$(dirname "$0")/../lib.sh"
 set +e
 
@@ -50,6 +55,7 @@ C
 gcc -O2 -pthread -o "$T/exitrace" "$T/exitrace.c" || fail "cannot build the program"
 
 runs=30
+cut=0
 for i in $(seq 1 $runs); do
 	run_rc "$U" record -q -o "$T/x.ustr" -- "$T/exitrace" 16 2> "$T/err"
 	[ "$rc" -eq 0 ] || bad "run $i: record exit status $rc: $(head -3 "$T/err")"
@@ -57,7 +63,9 @@ for i in $(seq 1 $runs); do
 		bad "run $i: a raw file was not read whole: $(grep "raw block header" "$T/err" | head -1)"
 		break
 	fi
+	grep -q "the last block is cut short" "$T/err" && cut=$((cut + 1))
 	"$U" report "$T/x.ustr" > /dev/null 2> "$T/rerr" || bad "run $i: report: $(head -2 "$T/rerr")"
 done
-[ "$failed" -eq 0 ] && echo "$runs recordings of exit() with 16 threads allocating: every raw file read whole"
+[ "$cut" -le 3 ] || bad "$cut of $runs recordings ended in a cut-short block (seen: about 1 in 100)"
+[ "$failed" -eq 0 ] && echo "$runs recordings of exit() with 16 threads allocating: every raw file read whole ($cut with their last block cut short by the process's end)"
 exit $failed

@@ -208,10 +208,33 @@ static int index_raw_blocks(struct image *im, struct hmap *tids)
 			n = pread(im->fd, &h, sizeof(h), (off_t)off);
 		if (n == 0)
 			return 0;
+		/* the file ends inside the header, or inside a block whose
+		 * header is sound */
+		if (off + sizeof(h) > (uint64_t)sb.st_size ||
+		    (n == sizeof(h) && h.magic == REC_BLOCK_MAGIC &&
+		     h.count != 0 && h.bytes <= REC_BLOCK_BYTES && h.bytes >= h.count &&
+		     h.tid < MAX_RAW_TID &&
+		     off + sizeof(h) + h.bytes > (uint64_t)sb.st_size)) {
+			/*
+			 * The file's last block, cut short: a process that
+			 * ends (exit_group) while another of its threads is in
+			 * write(2) stops that write between two pages of the
+			 * file, so a thread still allocating during exit can
+			 * leave its last block part-written. Nothing follows it
+			 * (every writer is being killed); its events are that
+			 * thread's last.
+			 */
+			if (!(im->flags & TRACE_PROC_RUNNING))
+				fprintf(stderr, "uslab record: %s: byte offset %" PRIu64
+					": the last block is cut short (%" PRIu64 " bytes of "
+					"it; the process ended while a thread wrote it): "
+					"keeping the events before it\n", im->raw, off,
+					(uint64_t)sb.st_size - off);
+			return 0;
+		}
 		if (n != sizeof(h) || h.magic != REC_BLOCK_MAGIC ||
 		    h.count == 0 || h.bytes > REC_BLOCK_BYTES || h.bytes < h.count ||
-		    h.tid >= MAX_RAW_TID ||
-		    off + sizeof(h) + h.bytes > (uint64_t)sb.st_size) {
+		    h.tid >= MAX_RAW_TID) {
 			if (!(im->flags & TRACE_PROC_RUNNING))
 				fprintf(stderr, "uslab record: %s: byte offset %" PRIu64
 					": expected a raw block header (the recorder was cut off?); "
