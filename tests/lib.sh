@@ -9,6 +9,9 @@
 #   need_magazines WHAT skip unless per-CPU magazines are in force
 #   run_rc CMD...       run CMD whatever its exit status; the status in $rc
 #   preload_abort PROG MODE [OPTIONS]  see below
+#   kernel_c_and_cxx SRC OUT  build kernel-style SRC (a .c file) against
+#                       the <linux/...> shims and libuslab-core.a as C and
+#                       as C++, run both: each must print exactly OUT
 set -eu
 O=${O:-build}
 U=$O/uslab
@@ -38,4 +41,19 @@ preload_abort() {
 	obj=$(sed -n 's/^object 0x\([0-9a-f]*\)$/\1/p' "$T/out")
 	[ -n "$obj" ] || { bad "$mode: no object printed"; return 1; }
 	[ "$st" -eq 134 ] || bad "$mode: exit status $st, not SIGABRT"
+}
+kernel_c_and_cxx() {
+	local src=$1 want=$2 out
+	local flags="-Iinclude -Iinclude/uslab/kernel -I$O/include -include $O/include/generated/autoconf.h"
+	local libs="$O/libuslab-core.a -lurcu-memb -lurcu-common -lpthread -lrt -lm"
+
+	cp "$src" "${src%.c}.cc"
+	gcc -std=gnu11 -Wall -Werror -Werror=implicit-function-declaration $flags \
+		-o "${src%.c}" "$src" $libs 2> "$T/err" || fail "C: $(grep -m1 -e error "$T/err")"
+	out=$("${src%.c}") || fail "C: exit status $?, output '$out'"
+	[ "$out" = "$want" ] || fail "C: printed '$out'"
+	g++ -std=c++11 -Wall -Werror $flags -o "${src%.c}-cxx" "${src%.c}.cc" $libs 2> "$T/err" ||
+		fail "C++: $(grep -m1 error "$T/err")"
+	out=$("${src%.c}-cxx") || fail "C++: exit status $?, output '$out'"
+	[ "$out" = "$want" ] || fail "C++: printed '$out'"
 }

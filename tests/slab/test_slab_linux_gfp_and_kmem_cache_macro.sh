@@ -52,15 +52,5 @@ int main(void)
 	return 0;
 }
 C
-cp "$T/k.c" "$T/k.cc"
-flags="-Iinclude -Iinclude/uslab/kernel -I$O/include -include $O/include/generated/autoconf.h"
-libs="$O/libuslab-core.a -lurcu-memb -lurcu-common -lpthread -lrt -lm"
-gcc -std=gnu11 -Wall -Werror -Werror=implicit-function-declaration $flags \
-	-o "$T/k" "$T/k.c" $libs 2> "$T/err" || fail "C: $(grep -m1 -e error "$T/err")"
-out=$("$T/k") || fail "C: exit status $?, output '$out'"
-[ "$out" = "pages ok 1" ] || fail "C: printed '$out'"
-g++ -std=c++11 -Wall -Werror $flags -o "$T/kx" "$T/k.cc" $libs 2> "$T/err" ||
-	fail "C++: $(grep -m1 error "$T/err")"
-out=$("$T/kx") || fail "C++: exit status $?, output '$out'"
-[ "$out" = "pages ok 1" ] || fail "C++: printed '$out'"
+kernel_c_and_cxx "$T/k.c" "pages ok 1"
 echo "test_slab_linux_gfp_and_kmem_cache_macro: ok"
