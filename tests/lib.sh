@@ -9,9 +9,10 @@
 #   need_magazines WHAT skip unless per-CPU magazines are in force
 #   run_rc CMD...       run CMD whatever its exit status; the status in $rc
 #   preload_abort PROG MODE [OPTIONS]  see below
-#   kernel_c_and_cxx SRC OUT  build kernel-style SRC (a .c file) against
-#                       the <linux/...> shims and libuslab-core.a as C and
-#                       as C++, run both: each must print exactly OUT
+#   kernel_c_and_cxx SRC OUT [CFLAGS...]  build kernel-style SRC (a .c
+#                       file) against the <linux/...> shims and
+#                       libuslab-core.a as C (with CFLAGS) and as C++, run
+#                       both: each must print exactly OUT
 set -eu
 O=${O:-build}
 U=$O/uslab
@@ -47,13 +48,15 @@ kernel_c_and_cxx() {
 	local flags="-Iinclude -Iinclude/uslab/kernel -I$O/include -include $O/include/generated/autoconf.h"
 	local libs="$O/libuslab-core.a -lurcu-memb -lurcu-common -lpthread -lrt -lm"
 
+	shift 2
 	cp "$src" "${src%.c}.cc"
-	gcc -std=gnu11 -Wall -Werror -Werror=implicit-function-declaration $flags \
-		-o "${src%.c}" "$src" $libs 2> "$T/err" || fail "C: $(grep -m1 -e error "$T/err")"
-	out=$("${src%.c}") || fail "C: exit status $?, output '$out'"
-	[ "$out" = "$want" ] || fail "C: printed '$out'"
+	gcc -std=gnu11 -Wall -Werror -Werror=implicit-function-declaration "$@" $flags \
+		-o "${src%.c}" "$src" $libs 2> "$T/err" ||
+		fail "C, $src: $(grep -m1 -e error -e warning "$T/err")"
+	out=$("${src%.c}") || fail "C, $src: exit status $?, output '$out'"
+	[ "$out" = "$want" ] || fail "C, $src: printed '$out'"
 	g++ -std=c++11 -Wall -Werror $flags -o "${src%.c}-cxx" "${src%.c}.cc" $libs 2> "$T/err" ||
-		fail "C++: $(grep -m1 error "$T/err")"
-	out=$("${src%.c}-cxx") || fail "C++: exit status $?, output '$out'"
-	[ "$out" = "$want" ] || fail "C++: printed '$out'"
+		fail "C++, $src: $(grep -m1 error "$T/err")"
+	out=$("${src%.c}-cxx") || fail "C++, $src: exit status $?, output '$out'"
+	[ "$out" = "$want" ] || fail "C++, $src: printed '$out'"
 }

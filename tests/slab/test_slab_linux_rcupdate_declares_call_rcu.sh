@@ -49,8 +49,6 @@ int main(void)
 	return called == 1 ? 0 : 3;
 }
 '
-flags="-Iinclude -Iinclude/uslab/kernel -I$O/include -include $O/include/generated/autoconf.h"
-libs="$O/libuslab-core.a -lurcu-memb -lurcu-common -lpthread -lrt -lm"
 n=0
 for order in 'linux/slab.h linux/rcupdate.h' 'linux/rcupdate.h linux/slab.h' \
 	     'uslab/slab.h urcu.h'; do
@@ -61,16 +59,7 @@ for order in 'linux/slab.h linux/rcupdate.h' 'linux/rcupdate.h linux/slab.h' \
 		echo "#include <$h>" >> "$src.c"
 	done
 	echo "$body" >> "$src.c"
-	cp "$src.c" "$src.cc"
-	gcc -std=gnu11 -Wall -Werror -Werror=implicit-function-declaration \
-		-Wsystem-headers -Wno-error=cpp $flags -c -o "$src.o" "$src.c" 2> "$T/err" ||
-		fail "C, $order: $(grep -m1 -e error -e warning "$T/err")"
-	gcc -o "$src" "$src.o" $libs
-	out=$("$src") || fail "C, $order: exit status $?, output '$out'"
-	[ "$out" = "called 1" ] || fail "C, $order: printed '$out'"
-	g++ -std=c++11 -Wall -Werror $flags -o "$src-cxx" "$src.cc" $libs 2> "$T/err" ||
-		fail "C++, $order: $(grep -m1 error "$T/err")"
-	out=$("$src-cxx") || fail "C++, $order: exit status $?, output '$out'"
-	[ "$out" = "called 1" ] || fail "C++, $order: printed '$out'"
+	echo "headers: $order"
+	kernel_c_and_cxx "$src.c" "called 1" -Wsystem-headers -Wno-error=cpp
 done
 echo "test_slab_linux_rcupdate_declares_call_rcu: ok"
