@@ -74,6 +74,18 @@ struct kmalloc_free_tab {
 extern struct kmalloc_free_tab kmalloc_free_tab __slab_hidden;
 
 /*
+ * kmalloc_tab_is_object - @p is an object's start in a slab of kmalloc tag
+ * @tag: slab_free_test() with the class's constants from the table. Tag 0
+ * (not a kmalloc slab) and debug classes have obj_limit 0 and fail.
+ */
+static __always_inline bool kmalloc_tab_is_object(const void *p,
+						  unsigned long tag)
+{
+	return ((uintptr_t)p & kmalloc_free_tab.slab_mask[tag]) *
+	       kmalloc_free_tab.obj_magic[tag] < kmalloc_free_tab.obj_limit[tag];
+}
+
+/*
  * slab_mark_at - the word that holds @obj's free mark, for a cache whose
  * constants are @mul and @bias (struct kmem_cache's mark_mul, mark_bias):
  * the high and the low half of @obj * @mul, added, plus @bias. With @mul
@@ -260,10 +272,7 @@ static __always_inline void kfree_small_fast(void *p, void (*foreign)(const void
 		return;
 	}
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
-		/* slab_free_test() with the class's constants; tag 0 fails */
-		if (unlikely(((uintptr_t)p & kmalloc_free_tab.slab_mask[tag]) *
-			     kmalloc_free_tab.obj_magic[tag] >=
-			     kmalloc_free_tab.obj_limit[tag])) {
+		if (unlikely(!kmalloc_tab_is_object(p, tag))) {
 			kfree(p);
 			return;
 		}

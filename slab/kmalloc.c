@@ -805,10 +805,7 @@ size_t kmalloc_usable_fast(const void *p)
 	    !IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) || off >= page_alloc_span)
 		return 0;
 	tag = page_alloc_tags[off >> PAGE_SHIFT];
-	/* tag 0 and debug classes: obj_limit 0, every pointer fails */
-	if (((uintptr_t)p & kmalloc_free_tab.slab_mask[tag]) *
-	    kmalloc_free_tab.obj_magic[tag] >=
-	    __atomic_load_n(&kmalloc_free_tab.obj_limit[tag], __ATOMIC_ACQUIRE))
+	if (!kmalloc_tab_is_object(p, tag))
 		return 0;
 	/* free: the magazine's mark (the class's pcp_cache) or the slab's */
 	key = (unsigned long)kmalloc_free_tab.pc[tag];
