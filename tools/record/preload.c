@@ -1281,6 +1281,8 @@ static void *sym(const char *name)
 	return dlsym(RTLD_NEXT, name);
 }
 
+static void note_own_malloc(void);
+
 static __slowpath void record_init(void)
 {
 	int expect = 0;
@@ -1357,6 +1359,7 @@ static __slowpath void record_init(void)
 	atomic_store(&state, 2);
 	catch_fatal();
 	dump_maps();
+	note_own_malloc();
 }
 
 static __attribute__((constructor)) void record_ctor(void)
@@ -2145,6 +2148,33 @@ static void write_note(const char *why, pid_t pid, pid_t ppid, const char *path)
 		return;
 	write_full(fd, line, pos);
 	close(fd);
+}
+
+/*
+ * A program that defines malloc itself (linked with libuslab.a, a static
+ * jemalloc or tcmalloc, its own allocator) is found before the preloaded
+ * recorder: its calls, and the C library's, never reach the wrappers, and
+ * the trace would be empty without a word. The note "ownmalloc PID PPID
+ * MONO OBJECT" names the object whose malloc the process runs on; the
+ * collector warns (uslab-record(1), DESCRIPTION).
+ */
+static void note_own_malloc(void)
+{
+	void *m = dlsym(RTLD_DEFAULT, "malloc");
+	Dl_info own, di;
+	char path[1024];
+	ssize_t len;
+
+	if (!m || !dladdr((void *)record_init, &own) ||
+	    (dladdr(m, &di) && di.dli_fbase == own.dli_fbase))
+		return;
+	if (di.dli_fname && di.dli_fname[0]) {
+		put_str(path, 0, sizeof(path), di.dli_fname);	/* ends it */
+	} else {	/* the program itself: ld.so names it "" */
+		len = readlink("/proc/self/exe", path, sizeof(path) - 1);
+		path[len > 0 ? len : 0] = 0;
+	}
+	write_note("ownmalloc ", getpid(), getppid(), path);
 }
 
 /* exec keeps the pid: the note goes first (the exec may not return). */
