@@ -1066,6 +1066,12 @@ static int read_notes(const char *dir, struct image **img, size_t *n, size_t *ca
 				pid, file);
 			continue;
 		}
+		if (!strcmp(kind, "ownmalloc-p")) {
+			fprintf(stderr, "uslab record: warning: pid %u defines malloc itself (%s): "
+				"its own calls of it pass no GOT slot and are not recorded, "
+				"the other objects' calls are\n", pid, file);
+			continue;
+		}
 		if (!add_unrecorded(img, n, cap, pid, ppid, mono, file)) {
 			fclose(f);
 			return -ENOMEM;

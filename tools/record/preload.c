@@ -2156,25 +2156,31 @@ static void write_note(const char *why, pid_t pid, pid_t ppid, const char *path)
  * recorder: its calls, and the C library's, never reach the wrappers, and
  * the trace would be empty without a word. The note "ownmalloc PID PPID
  * MONO OBJECT" names the object whose malloc the process runs on; the
- * collector warns (uslab-record(1), DESCRIPTION).
+ * collector warns (uslab-record(1), DESCRIPTION). Attached (-p), the GOT
+ * slots catch the other objects' calls: "ownmalloc-p" only when the
+ * program itself defines malloc (its own calls use no slot).
  */
 static void note_own_malloc(void)
 {
 	void *m = dlsym(RTLD_DEFAULT, "malloc");
 	Dl_info own, di;
-	char path[1024];
+	char path[PATH_MAX], exe[PATH_MAX];
 	ssize_t len;
 
-	if (!m || !dladdr((void *)record_init, &own) ||
-	    (dladdr(m, &di) && di.dli_fbase == own.dli_fbase))
+	if (!m || !dladdr((void *)record_init, &own) || !dladdr(m, &di) ||
+	    di.dli_fbase == own.dli_fbase)
 		return;
-	if (di.dli_fname && di.dli_fname[0]) {
-		put_str(path, 0, sizeof(path), di.dli_fname);	/* ends it */
-	} else {	/* the program itself: ld.so names it "" */
-		len = readlink("/proc/self/exe", path, sizeof(path) - 1);
-		path[len > 0 ? len : 0] = 0;
-	}
-	write_note("ownmalloc ", getpid(), getppid(), path);
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[len > 0 ? len : 0] = 0;
+	/* the program itself: ld.so names it "" or as it was started
+	 * ("./prog"); PATH_MAX fits: realpath() writes no more */
+	if (!di.dli_fname || !di.dli_fname[0] || !realpath(di.dli_fname, path))
+		put_str(path, 0, sizeof(path), exe);	/* ends it */
+	/* -p: the GOT slots catch every object's calls through them, but not
+	 * the program's own calls of a malloc it defines */
+	if (attached && strcmp(path, exe))
+		return;
+	write_note(attached ? "ownmalloc-p " : "ownmalloc ", getpid(), getppid(), path);
 }
 
 /* exec keeps the pid: the note goes first (the exec may not return). */
@@ -2624,6 +2630,7 @@ __visible long uslab_record_attach(const char *dir, unsigned int depth)
 	dump_maps();
 	kreal_resolve();	/* libuslab.so's, if the process has it */
 	atomic_store(&state, 2);
+	note_own_malloc();
 	n = rec_got_patch(names, fns, ARRAY_SIZE(names), skip, skip[0] ? 1 : 0);
 	return n < 0 ? -ENOMEM : n;
 }
