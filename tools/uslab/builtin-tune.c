@@ -1023,6 +1023,14 @@ int cmd_tune(int argc, char **argv)
 		goto out_stdout;
 	}
 	tu.t = &t;
+	if (!t.n) {
+		/* every configuration models 0 work: a "gain" would be noise
+		 * (--model-only recommended mag=4 depot=0 at "-100%") */
+		fprintf(stderr, "uslab tune: %s: the process read has no allocation events: "
+			"nothing to tune\n", trace);
+		rc = 1;
+		goto out;
+	}
 	tu.progress = isatty(2) ? tune_bar : NULL;
 	if (o.jobs) {
 		rc = print_jobs(&tu, &o, trace);
