@@ -16,7 +16,7 @@ F=$O/tests/trace/trace_forge
 for mode in "--model-only -j 1" "-j 1 --runs 3" "--jobs"; do
 	run_rc "$U" tune $mode "$T/empty.ustr" >"$T/out" 2>"$T/err"
 	[ "$rc" = 1 ] || { cat "$T/out" "$T/err"; fail "tune $mode of an empty trace: exit $rc, not 1"; }
-	grep -qxF "uslab tune: $T/empty.ustr: the process read has no allocation events: nothing to tune" "$T/err" ||
+	grep -qxF "uslab tune: $T/empty.ustr: the process read allocated nothing: nothing to tune" "$T/err" ||
 		{ cat "$T/err"; fail "tune $mode: not the 'nothing to tune' message"; }
 	grep -q 'recommend\|USLAB_OPTIONS=' "$T/out" && { cat "$T/out"; fail "tune $mode of an empty trace recommended something"; }
 done

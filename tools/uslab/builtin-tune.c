@@ -1036,7 +1036,7 @@ int cmd_tune(int argc, char **argv)
 	if (!trace_has_object(&t)) {
 		/* every configuration models 0 work: a "gain" would be noise
 		 * (--model-only recommended mag=4 depot=0 at "-100%") */
-		fprintf(stderr, "uslab tune: %s: the process read has no allocation events: "
+		fprintf(stderr, "uslab tune: %s: the process read allocated nothing: "
 			"nothing to tune\n", trace);
 		rc = 1;
 		goto out;
