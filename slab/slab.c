@@ -31,6 +31,7 @@
 #include <time.h>
 #include <urcu/urcu-memb.h>
 #include <urcu/rculist.h>
+#include "lib/cpuclock.h"
 #include "lib/fault_inject.h"
 #include "slab/internal.h"
 
@@ -547,6 +548,74 @@ static void slab_check_empty(struct kmem_cache *s, struct page *slab)
 			slab_find_doubled(s, slab, obj);
 }
 
+/*
+ * Fresh objects: one slab per CPU. Each CPU slot takes the fresh objects
+ * of its own slab (s->fresh_slab[slot - 1], marked slab->frozen = slot),
+ * and no other slot takes that slab's: two CPUs filling one class touch
+ * their own pages, not neighbouring runs of one slab, whose page faults
+ * then met on the kernel's page-table lock and whose lines the program's
+ * two threads then wrote side by side (docs/slab.md "Fresh objects: one
+ * slab per CPU"). The freelists of every slab stay open to all.
+ */
+static inline unsigned int slab_fresh_slot(void)
+{
+	int cpu = uslab_cpu_id();
+
+	return (cpu < 0 ? 0U : (unsigned int)cpu % SLAB_FRESH_SLOTS) + 1;
+}
+
+/* @slab's fresh objects are another slot's (slot @me may not take them). */
+static inline bool slab_fresh_other(const struct page *slab, unsigned int me)
+{
+	return slab->frozen && slab->frozen != me;
+}
+
+/* @slab is no slot's fresh slab any more. */
+static void fresh_release_locked(struct kmem_cache *s, struct page *slab)
+{
+	slab_assert_locked(s);
+	if (!slab->frozen)
+		return;
+	s->fresh_slab[slab->frozen - 1] = NULL;
+	s->fresh_held -= (unsigned long)(slab->objects - slab->fresh);
+	slab->frozen = 0;
+}
+
+/*
+ * Slot @me took fresh objects of @slab (released first if it was @me's):
+ * with fresh objects left it becomes @me's fresh slab, the one before
+ * released (its fresh objects are then anyone's).
+ */
+static void fresh_own_locked(struct kmem_cache *s, struct page *slab,
+			     unsigned int me)
+{
+	struct page *old = s->fresh_slab[me - 1];
+
+	if (slab->fresh == slab->objects)
+		return;
+	if (old)
+		fresh_release_locked(s, old);
+	slab->frozen = (unsigned char)me;
+	s->fresh_slab[me - 1] = slab;
+	s->fresh_held += (unsigned long)(slab->objects - slab->fresh);
+}
+
+/*
+ * The first slab of @list a refill of slot @me can take from: one with
+ * freed objects, or with fresh ones that are no other slot's. At most
+ * SLAB_FRESH_SLOTS - 1 slabs are passed over.
+ */
+static struct page *first_usable_locked(struct list_head *list,
+					unsigned int me)
+{
+	struct page *slab;
+
+	list_for_each_entry(slab, list, slab_list)
+		if (slab->freelist || !slab_fresh_other(slab, me))
+			return slab;
+	return NULL;
+}
+
 static void take_empty_locked(struct kmem_cache *s, unsigned long keep,
 			      struct list_head *discard)
 {
@@ -556,6 +625,7 @@ static void take_empty_locked(struct kmem_cache *s, unsigned long keep,
 						     slab_list);
 
 		/* checked by discard_slab(), after the lock */
+		fresh_release_locked(s, slab);
 		list_move(&slab->slab_list, discard);
 		s->nr_empty--;
 		s->nr_slabs--;
@@ -974,14 +1044,20 @@ static int grow_slabs(struct kmem_cache *s, gfp_t gfp, int nr,
  * Debug caches and constructors keep the window (their objects are
  * prepared at the making, which may fail or allocate).
  */
-static int grow_ahead(struct kmem_cache *s, int n)
+static int grow_ahead(struct kmem_cache *s, int n, unsigned int me)
 {
 	unsigned long cap, used, free;
+	struct page *own;
 
 	if (slab_debug(s) || s->ctor)
 		return 0;
 	cap = READ_ONCE(s->nr_slabs) * s->objects;
-	used = READ_ONCE(s->nr_inuse);
+	/* the fresh objects of the slots' slabs, but this slot's own */
+	used = READ_ONCE(s->nr_inuse) + READ_ONCE(s->fresh_held);
+	own = READ_ONCE(s->fresh_slab[me - 1]);
+	if (own)
+		used -= min_t(unsigned long, READ_ONCE(s->fresh_held),
+			      (unsigned long)(s->objects - READ_ONCE(own->fresh)));
 	free = cap > used ? cap - used : 0;
 	if (free >= (unsigned long)n)
 		return 0;
@@ -997,6 +1073,7 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 	/* objs[] ranges of never-written objects, marked after the lock */
 	struct fresh_run fr[8];
 	int i = 0, k, nfr = 0;
+	unsigned int me = slab_fresh_slot();
 
 	if (!(gfp & __GFP_NOFAIL) &&
 	    unlikely(should_fail(&failslab, s->object_size))) {
@@ -1004,7 +1081,7 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 		return 0;
 	}
 
-	for (k = grow_ahead(s, n); k > 0; k--) {
+	for (k = grow_ahead(s, n, me); k > 0; k--) {
 		slab = allocate_slab(s, gfp);
 		if (!slab)
 			break;
@@ -1014,11 +1091,12 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 	while (i < n) {
 		enum slab_state before;
 
-		if (!list_empty(&s->partial))
-			slab = list_first_entry(&s->partial, struct page, slab_list);
-		else if (!list_empty(&s->empty))
-			slab = list_first_entry(&s->empty, struct page, slab_list);
-		else if (!list_empty(&fresh)) {
+		slab = first_usable_locked(&s->partial, me);
+		if (!slab)
+			slab = first_usable_locked(&s->empty, me);
+		if (slab) {
+			/* taken below */
+		} else if (!list_empty(&fresh)) {
 			slab = list_first_entry(&fresh, struct page, slab_list);
 			list_del(&slab->slab_list);
 			add_slab_locked(s, slab);
@@ -1031,8 +1109,11 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 		before = slab_state(slab);
 		while (i < n && slab->freelist)
 			objs[i++] = take_object_locked(s, slab, addr);
-		if (i < n && slab->fresh < slab->objects) {
+		if (i < n && slab->fresh < slab->objects &&
+		    !slab_fresh_other(slab, me)) {
+			fresh_release_locked(s, slab);
 			k = take_fresh_locked(s, slab, objs + i, n - i);
+			fresh_own_locked(s, slab, me);
 			if (nfr < (int)ARRAY_SIZE(fr))
 				fr[nfr++] = (struct fresh_run){ i, k };
 			else
