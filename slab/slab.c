@@ -791,6 +791,8 @@ static uintptr_t fill_probe_of(const struct kmem_cache *s, const void *obj,
 #define FILL_PROBE_SPAN		256
 /* Refills skipped at most between two looks when the probe stays out. */
 #define FILL_BACKOFF_MAX	32
+/* Refills at most between two looks while the probe is found written. */
+#define FILL_WRITTEN_MAX	7
 
 /*
  * A probe for the next refill: the highest of this refill's fresh
@@ -919,7 +921,7 @@ static void slab_prefault_fresh(struct kmem_cache *s, void **objs,
 				const struct fresh_run *fr, int nfr)
 {
 	unsigned long prefix = fill_prefix(s);
-	uintptr_t old = READ_ONCE(s->fill_probe), probe;
+	uintptr_t old = READ_ONCE(s->fill_probe), probe, lo = 0, hi = 0;
 	unsigned int wait = READ_ONCE(s->fill_wait), backoff;
 	int r, k, seen;
 
@@ -929,24 +931,40 @@ static void slab_prefault_fresh(struct kmem_cache *s, void **objs,
 
 	if (wait > 1) {		/* backing off: no look, no probe */
 		WRITE_ONCE(s->fill_wait, wait - 1);
-		return;
+		if (READ_ONCE(s->fill_seen) != FILL_WRITES)
+			return;
+		probe = 0;	/* the program writes: all of it */
+		goto populate;
 	}
 	probe = fill_new_probe(s, objs, fr, nfr);
 	WRITE_ONCE(s->fill_probe, probe);
 	WRITE_ONCE(s->fill_probe_owner, (void *)&fill_deferred);
 	if (wait == 1) {	/* the look is the next refill's */
 		WRITE_ONCE(s->fill_wait, 0);
-		return;
+		if (READ_ONCE(s->fill_seen) != FILL_WRITES)
+			return;
+		goto populate;
 	}
 	if (old) {
+		int before = READ_ONCE(s->fill_seen);
+
 		seen = !page_alloc_resident((void *)old) ? FILL_WRITES_NOT :
-		       READ_ONCE(s->fill_seen) >= FILL_WRITES_ONCE ? FILL_WRITES :
-		       FILL_WRITES_ONCE;
+		       before >= FILL_WRITES_ONCE ? FILL_WRITES : FILL_WRITES_ONCE;
 		WRITE_ONCE(s->fill_seen, seen);
 		WRITE_ONCE(fill_seen_last, seen);
+		/*
+		 * Looks back off while they find the same: the next after 1,
+		 * 3, 7 .. refills, up to FILL_BACKOFF_MAX when the probe
+		 * stays out of memory (nothing populated meanwhile), up to
+		 * FILL_WRITTEN_MAX when it is found written a third time in
+		 * a row (the refills between populate all their prefixes:
+		 * no probe page cuts the range in two).
+		 */
 		backoff = 0;
-		if (seen == FILL_WRITES_NOT) {
-			backoff = min_t(unsigned int, 2 * READ_ONCE(s->fill_backoff) + 1,
+		if (seen == FILL_WRITES_NOT || (seen == FILL_WRITES && before == seen)) {
+			backoff = before == seen ? READ_ONCE(s->fill_backoff) : 0;
+			backoff = min_t(unsigned int, 2 * backoff + 1,
+					seen == FILL_WRITES ? FILL_WRITTEN_MAX :
 					FILL_BACKOFF_MAX);
 			WRITE_ONCE(s->fill_wait, backoff);
 		}
@@ -959,21 +977,24 @@ static void slab_prefault_fresh(struct kmem_cache *s, void **objs,
 	}
 	if (seen != FILL_WRITES)
 		return;
-	for (r = 0; r < nfr; r++) {
-		uintptr_t lo = 0, hi = 0;
-
+populate:
+	/* runs of slabs side by side (one CPU's slabs come from its page
+	 * list in address order) are one range: one madvise, each of which
+	 * ends with the kernel's LRU drain */
+	for (r = 0; r < nfr; r++)
 		for (k = fr[r].from; k < fr[r].from + fr[r].nr; k++) {
 			uintptr_t a = (uintptr_t)objs[k] & PAGE_MASK;
 			uintptr_t b = ALIGN_UP((uintptr_t)objs[k] + prefix, PAGE_SIZE);
 
-			if (a > hi) {
+			if (a > hi || a < lo) {
 				populate_but(lo, hi, probe);
 				lo = a;
+				hi = b;
+			} else {
+				hi = max_t(uintptr_t, hi, b);
 			}
-			hi = b;
 		}
-		populate_but(lo, hi, probe);
-	}
+	populate_but(lo, hi, probe);
 	WRITE_ONCE(s->fill_prefaults, s->fill_prefaults + 1);
 }
 
