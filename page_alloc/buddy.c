@@ -207,15 +207,26 @@ unsigned long page_alloc_faults_injected(void)
  * the caller's business (prep_block, outside the lock).
  * Return: the head page, or NULL (cap reached, address space used up).
  */
-/*
- * Take the free block @page of order @o off its list and split it down to
- * @order, keeping the lower half.
- */
-static struct page *buddy_take_locked(struct page *page, unsigned int o,
-				      unsigned int order, unsigned int *resident)
+struct page *rmqueue_buddy_locked(unsigned int order, unsigned int *resident)
 {
-	unsigned int r = page->buddy_resident;
+	size_t bytes = order_bytes(order);
+	struct page *page;
+	unsigned int o, r;
 
+	pa_assert_locked();
+	if (unlikely(pa_zone.limit &&
+		     pa_zone.bytes_allocated + bytes > pa_zone.limit))
+		return NULL;
+	for (o = order; o <= MAX_PAGE_ORDER; o++)
+		if (!list_empty(&pa_zone.free_area[o]))
+			break;
+	if (o > MAX_PAGE_ORDER) {
+		if (buddy_grow_locked())
+			return NULL;
+		o = MAX_PAGE_ORDER;
+	}
+	page = list_first_entry(&pa_zone.free_area[o], struct page, buddy_list);
+	r = page->buddy_resident;
 	buddy_del_free_locked(page, o);
 	/* Split: keep the lower half, free the upper; each half may hold
 	 * at most min(resident, its size) resident pages. */
@@ -231,101 +242,8 @@ static struct page *buddy_take_locked(struct page *page, unsigned int o,
 	page->flags = 1UL << PG_head;
 	page->compound_head = page;
 	page->order = order;
-	pa_add_allocated_locked(order_bytes(order));
+	pa_add_allocated_locked(bytes);
 	*resident = r;
-	return page;
-}
-
-/* The smallest order from @order on with a free block; grows when none. */
-static int buddy_first_order_locked(unsigned int order)
-{
-	unsigned int o;
-
-	for (o = order; o <= MAX_PAGE_ORDER; o++)
-		if (!list_empty(&pa_zone.free_area[o]))
-			return (int)o;
-	if (buddy_grow_locked())
-		return -1;
-	return MAX_PAGE_ORDER;
-}
-
-static inline bool pa_over_cap_locked(unsigned int order)
-{
-	return unlikely(pa_zone.limit &&
-			pa_zone.bytes_allocated + order_bytes(order) > pa_zone.limit);
-}
-
-struct page *rmqueue_buddy_locked(unsigned int order, unsigned int *resident)
-{
-	int o;
-
-	pa_assert_locked();
-	if (pa_over_cap_locked(order))
-		return NULL;
-	o = buddy_first_order_locked(order);
-	if (o < 0)
-		return NULL;
-	return buddy_take_locked(list_first_entry(&pa_zone.free_area[o], struct page,
-						  buddy_list),
-				 (unsigned int)o, order, resident);
-}
-
-/*
- * rmqueue_home_locked - rmqueue_buddy_locked() for a CPU's page list, whose
- * fresh pages come from a 2 MiB region of its own (docs/page_alloc.md
- * "Each CPU's fresh pages in a region of its own").
- * @home: the CPU's cursor: the pfn where its next fresh block lies, 0: none.
- *
- * The block at the cursor when it is still free and whole enough; else as
- * rmqueue_buddy_locked(), except that where that would split a fresh
- * (not resident) block smaller than a region, most likely the rest of
- * another CPU's region, a block of a region or more is split instead, and
- * the cursor moves there. Nothing is held for the CPU: the region's free
- * blocks stay on the buddy lists, the cursor is a hint.
- */
-struct page *rmqueue_home_locked(unsigned int order, unsigned long *home,
-				 unsigned int *resident)
-{
-	unsigned long cur = *home, pfn;
-	struct page *page;
-	int o, big;
-
-	pa_assert_locked();
-	if (pa_over_cap_locked(order))
-		return NULL;
-	*home = 0;
-	if (cur) {
-		pfn = ALIGN_UP(cur, 1UL << order);
-		page = page_alloc_map + pfn;
-		if ((pfn >> PA_HOME_ORDER) == (cur >> PA_HOME_ORDER) &&
-		    PageFlag(page, PG_buddy) && page->order >= order) {
-			page = buddy_take_locked(page, page->order, order, resident);
-			goto out;
-		}
-	}
-	o = buddy_first_order_locked(order);
-	if (o < 0)
-		return NULL;
-	page = list_first_entry(&pa_zone.free_area[o], struct page, buddy_list);
-	/* resident first (warm memory, and RSS), as rmqueue_buddy_locked() */
-	if (PageFlag(page, PG_resident))
-		return buddy_take_locked(page, (unsigned int)o, order, resident);
-	if (o < PA_HOME_ORDER) {
-		for (big = PA_HOME_ORDER; big <= MAX_PAGE_ORDER; big++)
-			if (!list_empty(&pa_zone.free_area[big]))
-				break;
-		if (big <= MAX_PAGE_ORDER) {
-			o = big;
-			page = list_first_entry(&pa_zone.free_area[o], struct page,
-						buddy_list);
-		}
-	}
-	page = buddy_take_locked(page, (unsigned int)o, order, resident);
-out:
-	pfn = page_to_pfn(page) + (1UL << order);
-	/* the next block, while it is inside the same region */
-	if (pfn & ((1UL << PA_HOME_ORDER) - 1))
-		*home = pfn;
 	return page;
 }
 

@@ -161,12 +161,7 @@ struct pa_pagelist {
 	unsigned long frees[PAGELIST_NR_ORDERS];
 	unsigned long refills, drains;
 	unsigned long fresh;		/* pages handed out not resident */
-	unsigned long home;		/* rmqueue_home_locked()'s cursor (pfn) */
 } __attribute__((aligned(64)));
-
-/* A CPU's fresh pages come from a region of 2^PA_HOME_ORDER pages (2 MiB:
- * what one page of page table maps) of its own, while one is free. */
-#define PA_HOME_ORDER	(MAX_PAGE_ORDER < 9 ? MAX_PAGE_ORDER : 9)
 
 extern struct pa_pagelist pa_pagelists[PA_NR_PAGELISTS];
 
@@ -179,8 +174,6 @@ size_t pa_release_sections_locked(void);
 
 /* page_alloc/buddy.c */
 struct page *rmqueue_buddy_locked(unsigned int order, unsigned int *resident);
-struct page *rmqueue_home_locked(unsigned int order, unsigned long *home,
-				 unsigned int *resident);
 void pa_free_one_locked(struct page *page, unsigned int order,
 			unsigned int resident);
 void prep_block(struct page *page, unsigned int order);

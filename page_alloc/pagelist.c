@@ -117,8 +117,7 @@ static unsigned int rmqueue_bulk(struct pa_pagelist *pl, unsigned int order)
 	pa_lock_irqsave();
 	for (i = 0; i < n; i++) {
 		unsigned int resident;
-		struct page *page = rmqueue_home_locked(order, &pl->home,
-							&resident);
+		struct page *page = rmqueue_buddy_locked(order, &resident);
 
 		if (!page)
 			break;

@@ -98,42 +98,6 @@ TEST(core, test_no_decay_when_disabled)
 }
 END_TEST
 
-/*
- * Each CPU's fresh pages come from a 2 MiB region of its own
- * (docs/page_alloc.md "Each CPU's fresh pages in a region of its own"):
- * two CPUs whose page lists refill by turns from a heap being filled
- * get blocks of different regions, so their first touches never take
- * the one page-table lock of a region together. Before, the second
- * CPU's refill took the next blocks after the first's, 128 KiB apart.
- * A freed block still goes to whoever asks next.
- */
-TEST(core, test_pagelist_fresh_pages_in_a_region_per_cpu)
-{
-	static struct page *got[2][40];
-	unsigned long region[2];
-	const unsigned int order = PAGELIST_MAX_ORDER;
-	int c, k;
-
-	for (k = 0; k < 40; k++)
-		for (c = 0; c < 2; c++) {
-			ck_assert_int_eq(uslab_vcpu_set(c + 1), 0);
-			got[c][k] = alloc_pages(GFP_KERNEL, order);
-			ck_assert_ptr_nonnull(got[c][k]);
-		}
-	for (c = 0; c < 2; c++)
-		region[c] = page_to_pfn(got[c][0]) >> PA_HOME_ORDER;
-	ck_assert_uint_ne(region[0], region[1]);
-	/* 40 blocks of 32 KiB: 1.25 MiB, all in the CPU's first region */
-	for (c = 0; c < 2; c++)
-		for (k = 0; k < 40; k++)
-			ck_assert_uint_eq(page_to_pfn(got[c][k]) >> PA_HOME_ORDER,
-					  region[c]);
-	for (c = 0; c < 2; c++)
-		for (k = 0; k < 40; k++)
-			__free_pages(got[c][k], order);
-}
-END_TEST
-
 static const struct test_case cases[] = {
 	{ .name = "core", .timeout = 30 },
 };
