@@ -92,6 +92,9 @@
  * outside the object (slab_mark()). Handing an object out checks and
  * clears it.
  */
+/* CPU slots of a cache's fresh slabs (struct kmem_cache.fresh_slab) */
+#define SLAB_FRESH_SLOTS	8
+
 struct kmem_cache {
 	/* Read-mostly, set at creation. */
 	unsigned int object_size;	/* what the user asked for (class size for kmalloc) */
@@ -156,6 +159,14 @@ struct kmem_cache {
 	unsigned long alloc_calls, free_calls;
 	/* refills that dropped the lock to make slabs (grow_slabs()) */
 	unsigned long grow_relocks;
+	/*
+	 * The slab each CPU slot (uslab_cpu_id() % SLAB_FRESH_SLOTS) takes
+	 * its fresh objects from, marked by slab->frozen = slot + 1: no other
+	 * slot takes that slab's fresh objects (docs/slab.md "Fresh objects:
+	 * one slab per CPU"). @fresh_held: the fresh objects those slabs hold.
+	 */
+	struct page *fresh_slab[SLAB_FRESH_SLOTS];
+	unsigned long fresh_held;
 	/*
 	 * Written without the lock (hints, slab_prefault_fresh()): a byte
 	 * of a fresh object the last refill handed out, out of memory then

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <urcu/urcu-memb.h>
 #include <urcu/rculist.h>
+#include "lib/cpuclock.h"
 #include "lib/fault_inject.h"
 #include "slab/internal.h"
 
@@ -547,6 +548,74 @@ static void slab_check_empty(struct kmem_cache *s, struct page *slab)
 			slab_find_doubled(s, slab, obj);
 }
 
+/*
+ * Fresh objects: one slab per CPU. Each CPU slot takes the fresh objects
+ * of its own slab (s->fresh_slab[slot - 1], marked slab->frozen = slot),
+ * and no other slot takes that slab's: two CPUs filling one class touch
+ * their own pages, not neighbouring runs of one slab, whose page faults
+ * then met on the kernel's page-table lock and whose lines the program's
+ * two threads then wrote side by side (docs/slab.md "Fresh objects: one
+ * slab per CPU"). The freelists of every slab stay open to all.
+ */
+static inline unsigned int slab_fresh_slot(void)
+{
+	int cpu = uslab_cpu_id();
+
+	return (cpu < 0 ? 0U : (unsigned int)cpu % SLAB_FRESH_SLOTS) + 1;
+}
+
+/* @slab's fresh objects are another slot's (slot @me may not take them). */
+static inline bool slab_fresh_other(const struct page *slab, unsigned int me)
+{
+	return slab->frozen && slab->frozen != me;
+}
+
+/* @slab is no slot's fresh slab any more. */
+static void fresh_release_locked(struct kmem_cache *s, struct page *slab)
+{
+	slab_assert_locked(s);
+	if (!slab->frozen)
+		return;
+	s->fresh_slab[slab->frozen - 1] = NULL;
+	s->fresh_held -= (unsigned long)(slab->objects - slab->fresh);
+	slab->frozen = 0;
+}
+
+/*
+ * Slot @me took fresh objects of @slab (released first if it was @me's):
+ * with fresh objects left it becomes @me's fresh slab, the one before
+ * released (its fresh objects are then anyone's).
+ */
+static void fresh_own_locked(struct kmem_cache *s, struct page *slab,
+			     unsigned int me)
+{
+	struct page *old = s->fresh_slab[me - 1];
+
+	if (slab->fresh == slab->objects)
+		return;
+	if (old)
+		fresh_release_locked(s, old);
+	slab->frozen = (unsigned char)me;
+	s->fresh_slab[me - 1] = slab;
+	s->fresh_held += (unsigned long)(slab->objects - slab->fresh);
+}
+
+/*
+ * The first slab of @list a refill of slot @me can take from: one with
+ * freed objects, or with fresh ones that are no other slot's. At most
+ * SLAB_FRESH_SLOTS - 1 slabs are passed over.
+ */
+static struct page *first_usable_locked(struct list_head *list,
+					unsigned int me)
+{
+	struct page *slab;
+
+	list_for_each_entry(slab, list, slab_list)
+		if (slab->freelist || !slab_fresh_other(slab, me))
+			return slab;
+	return NULL;
+}
+
 static void take_empty_locked(struct kmem_cache *s, unsigned long keep,
 			      struct list_head *discard)
 {
@@ -556,6 +625,7 @@ static void take_empty_locked(struct kmem_cache *s, unsigned long keep,
 						     slab_list);
 
 		/* checked by discard_slab(), after the lock */
+		fresh_release_locked(s, slab);
 		list_move(&slab->slab_list, discard);
 		s->nr_empty--;
 		s->nr_slabs--;
@@ -721,6 +791,8 @@ static uintptr_t fill_probe_of(const struct kmem_cache *s, const void *obj,
 #define FILL_PROBE_SPAN		256
 /* Refills skipped at most between two looks when the probe stays out. */
 #define FILL_BACKOFF_MAX	32
+/* Refills at most between two looks while the probe is found written. */
+#define FILL_WRITTEN_MAX	7
 
 /*
  * A probe for the next refill: the highest of this refill's fresh
@@ -849,7 +921,7 @@ static void slab_prefault_fresh(struct kmem_cache *s, void **objs,
 				const struct fresh_run *fr, int nfr)
 {
 	unsigned long prefix = fill_prefix(s);
-	uintptr_t old = READ_ONCE(s->fill_probe), probe;
+	uintptr_t old = READ_ONCE(s->fill_probe), probe, lo = 0, hi = 0;
 	unsigned int wait = READ_ONCE(s->fill_wait), backoff;
 	int r, k, seen;
 
@@ -859,24 +931,40 @@ static void slab_prefault_fresh(struct kmem_cache *s, void **objs,
 
 	if (wait > 1) {		/* backing off: no look, no probe */
 		WRITE_ONCE(s->fill_wait, wait - 1);
-		return;
+		if (READ_ONCE(s->fill_seen) != FILL_WRITES)
+			return;
+		probe = 0;	/* the program writes: all of it */
+		goto populate;
 	}
 	probe = fill_new_probe(s, objs, fr, nfr);
 	WRITE_ONCE(s->fill_probe, probe);
 	WRITE_ONCE(s->fill_probe_owner, (void *)&fill_deferred);
 	if (wait == 1) {	/* the look is the next refill's */
 		WRITE_ONCE(s->fill_wait, 0);
-		return;
+		if (READ_ONCE(s->fill_seen) != FILL_WRITES)
+			return;
+		goto populate;
 	}
 	if (old) {
+		int before = READ_ONCE(s->fill_seen);
+
 		seen = !page_alloc_resident((void *)old) ? FILL_WRITES_NOT :
-		       READ_ONCE(s->fill_seen) >= FILL_WRITES_ONCE ? FILL_WRITES :
-		       FILL_WRITES_ONCE;
+		       before >= FILL_WRITES_ONCE ? FILL_WRITES : FILL_WRITES_ONCE;
 		WRITE_ONCE(s->fill_seen, seen);
 		WRITE_ONCE(fill_seen_last, seen);
+		/*
+		 * Looks back off while they find the same: the next after 1,
+		 * 3, 7 .. refills, up to FILL_BACKOFF_MAX when the probe
+		 * stays out of memory (nothing populated meanwhile), up to
+		 * FILL_WRITTEN_MAX when it is found written a third time in
+		 * a row (the refills between populate all their prefixes:
+		 * no probe page cuts the range in two).
+		 */
 		backoff = 0;
-		if (seen == FILL_WRITES_NOT) {
-			backoff = min_t(unsigned int, 2 * READ_ONCE(s->fill_backoff) + 1,
+		if (seen == FILL_WRITES_NOT || (seen == FILL_WRITES && before == seen)) {
+			backoff = before == seen ? READ_ONCE(s->fill_backoff) : 0;
+			backoff = min_t(unsigned int, 2 * backoff + 1,
+					seen == FILL_WRITES ? FILL_WRITTEN_MAX :
 					FILL_BACKOFF_MAX);
 			WRITE_ONCE(s->fill_wait, backoff);
 		}
@@ -889,21 +977,24 @@ static void slab_prefault_fresh(struct kmem_cache *s, void **objs,
 	}
 	if (seen != FILL_WRITES)
 		return;
-	for (r = 0; r < nfr; r++) {
-		uintptr_t lo = 0, hi = 0;
-
+populate:
+	/* runs of slabs side by side (one CPU's slabs come from its page
+	 * list in address order) are one range: one madvise, each of which
+	 * ends with the kernel's LRU drain */
+	for (r = 0; r < nfr; r++)
 		for (k = fr[r].from; k < fr[r].from + fr[r].nr; k++) {
 			uintptr_t a = (uintptr_t)objs[k] & PAGE_MASK;
 			uintptr_t b = ALIGN_UP((uintptr_t)objs[k] + prefix, PAGE_SIZE);
 
-			if (a > hi) {
+			if (a > hi || a < lo) {
 				populate_but(lo, hi, probe);
 				lo = a;
+				hi = b;
+			} else {
+				hi = max_t(uintptr_t, hi, b);
 			}
-			hi = b;
 		}
-		populate_but(lo, hi, probe);
-	}
+	populate_but(lo, hi, probe);
 	WRITE_ONCE(s->fill_prefaults, s->fill_prefaults + 1);
 }
 
@@ -974,14 +1065,20 @@ static int grow_slabs(struct kmem_cache *s, gfp_t gfp, int nr,
  * Debug caches and constructors keep the window (their objects are
  * prepared at the making, which may fail or allocate).
  */
-static int grow_ahead(struct kmem_cache *s, int n)
+static int grow_ahead(struct kmem_cache *s, int n, unsigned int me)
 {
 	unsigned long cap, used, free;
+	struct page *own;
 
 	if (slab_debug(s) || s->ctor)
 		return 0;
 	cap = READ_ONCE(s->nr_slabs) * s->objects;
-	used = READ_ONCE(s->nr_inuse);
+	/* the fresh objects of the slots' slabs, but this slot's own */
+	used = READ_ONCE(s->nr_inuse) + READ_ONCE(s->fresh_held);
+	own = READ_ONCE(s->fresh_slab[me - 1]);
+	if (own)
+		used -= min_t(unsigned long, READ_ONCE(s->fresh_held),
+			      (unsigned long)(s->objects - READ_ONCE(own->fresh)));
 	free = cap > used ? cap - used : 0;
 	if (free >= (unsigned long)n)
 		return 0;
@@ -997,6 +1094,7 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 	/* objs[] ranges of never-written objects, marked after the lock */
 	struct fresh_run fr[8];
 	int i = 0, k, nfr = 0;
+	unsigned int me = slab_fresh_slot();
 
 	if (!(gfp & __GFP_NOFAIL) &&
 	    unlikely(should_fail(&failslab, s->object_size))) {
@@ -1004,7 +1102,7 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 		return 0;
 	}
 
-	for (k = grow_ahead(s, n); k > 0; k--) {
+	for (k = grow_ahead(s, n, me); k > 0; k--) {
 		slab = allocate_slab(s, gfp);
 		if (!slab)
 			break;
@@ -1014,11 +1112,12 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 	while (i < n) {
 		enum slab_state before;
 
-		if (!list_empty(&s->partial))
-			slab = list_first_entry(&s->partial, struct page, slab_list);
-		else if (!list_empty(&s->empty))
-			slab = list_first_entry(&s->empty, struct page, slab_list);
-		else if (!list_empty(&fresh)) {
+		slab = first_usable_locked(&s->partial, me);
+		if (!slab)
+			slab = first_usable_locked(&s->empty, me);
+		if (slab) {
+			/* taken below */
+		} else if (!list_empty(&fresh)) {
 			slab = list_first_entry(&fresh, struct page, slab_list);
 			list_del(&slab->slab_list);
 			add_slab_locked(s, slab);
@@ -1031,8 +1130,11 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 		before = slab_state(slab);
 		while (i < n && slab->freelist)
 			objs[i++] = take_object_locked(s, slab, addr);
-		if (i < n && slab->fresh < slab->objects) {
+		if (i < n && slab->fresh < slab->objects &&
+		    !slab_fresh_other(slab, me)) {
+			fresh_release_locked(s, slab);
 			k = take_fresh_locked(s, slab, objs + i, n - i);
+			fresh_own_locked(s, slab, me);
 			if (nfr < (int)ARRAY_SIZE(fr))
 				fr[nfr++] = (struct fresh_run){ i, k };
 			else

@@ -729,6 +729,42 @@ int madvise(void *addr, size_t len, int advice)
 }
 
 /*
+ * Once the probes were found written three times in a row, the looks
+ * back off (the next after 1, 3, 7 refills): the refills between leave no
+ * probe and populate all of their objects' prefixes, each with one
+ * madvise, so a block then arrives with both of its pages resident.
+ * Before, every refill left a probe on its object's second page, which
+ * reached the program out of memory.
+ */
+TEST_IF(IS_ENABLED(CONFIG_SLAB_FREE_HARDENED), core,
+	test_looks_back_off_while_blocks_are_written)
+{
+	struct fill_case c;
+	static void *o[16];
+	int i, whole = 0, calls;
+
+	if (!fill_setup(&c))
+		return;
+	for (i = 0; i < (int)ARRAY_SIZE(o); i++) {
+		calls = populate_calls;
+		ck_assert_int_eq(slab_alloc_bulk(c.s, GFP_KERNEL, &o[i], 1, 0), 1);
+		ck_assert_int_le(populate_calls - calls, 1);
+		if (test_page_resident(o[i]) && test_page_resident((char *)o[i] + PAGE_SIZE)) {
+			whole++;
+			/* not the program's: no probe of this refill's */
+			ck_assert_uint_ne(c.s->fill_probe & PAGE_MASK,
+					  (uintptr_t)o[i] + PAGE_SIZE);
+		}
+		memset(o[i], 1, 8192);	/* the program writes its block */
+	}
+	ck_assert_int_eq(c.s->fill_seen, 3);
+	/* refills 7, 8 and 11..16 (1-based): looks at 6 and 10 */
+	ck_assert_int_ge(whole, 6);
+	fill_done(&c, o, (int)ARRAY_SIZE(o));
+}
+END_TEST
+
+/*
  * Through kmalloc, the per-CPU layer refills kmalloc-8k under its CPU
  * lock; the populates of a program that writes its blocks wait until
  * slab_alloc_miss() has that lock dropped (the batch's page faults would
