@@ -23,6 +23,7 @@
  * Times come from CLOCK_MONOTONIC; peak RSS from /proc/self/status's
  * VmHWM (bench_peak_rss_kb()).
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -58,25 +59,28 @@ double bench_cpu_s(void)
  * program as `perf stat ... env ...`, whose forked child held perf's
  * pages (about 3.9 MiB): every peak below that read as perf's, glibc's
  * xmalloc_t2 and small_rss among them. ru_maxrss only where /proc is not
- * there to read.
+ * there to read. Read with open()/read() into the stack: stdio's FILE
+ * and buffer would come from the allocator under test at the moment of
+ * measuring (a page of its heap, on some allocators a new one).
  */
 long bench_peak_rss_kb(void)
 {
 	struct rusage ru;
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "r");
+	char buf[4096];
+	const char *p;
+	ssize_t n, got = 0;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
 
-	if (f) {
-		while (fgets(line, sizeof(line), f))
-			if (!strncmp(line, "VmHWM:", 6)) {
-				kb = strtol(line + 6, NULL, 10);
-				break;
-			}
-		fclose(f);
+	if (fd >= 0) {
+		while (got < (ssize_t)sizeof(buf) - 1 &&
+		       (n = read(fd, buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
+			got += n;
+		close(fd);
+		buf[got] = '\0';
+		p = strstr(buf, "\nVmHWM:");
+		if (p)
+			return strtol(p + 7, NULL, 10);
 	}
-	if (kb >= 0)
-		return kb;
 	getrusage(RUSAGE_SELF, &ru);
 	return ru.ru_maxrss;
 }
