@@ -213,10 +213,18 @@ $(static-lib): $(addprefix $(obj)/,$(core-objs) $(malloc-objs))
 # Exported: the calls malloc/libuslab.map lists (versioned) and the malloc
 # API (unversioned, see the map); everything else is hidden.
 uslab-map := malloc/libuslab.map
+# Relative relocations packed (DT_RELR, binutils 2.38 and glibc 2.36; ld
+# leaves them as RELA where the C library cannot read them): the kmalloc
+# tables' 2,050 pointers to the bypass cache were 49 KiB of .rela.dyn,
+# read at every load and resident in every process (docs/malloc.md,
+# "What the library itself costs a process"; test_malloc_relocs_small.sh).
+relr-ldflag := $(shell printf 'int x; int *p = &x;\n' | \
+	$(CC) -x c -fPIC -shared -Wl,-z,pack-relative-relocs -o /dev/null - \
+	>/dev/null 2>&1 && echo -Wl,-z,pack-relative-relocs)
 $(shared-lib): $(addprefix $(obj)/,$(core-objs) $(malloc-objs)) $(uslab-map)
 	$(quiet) LD $@
 	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,libuslab.so -Wl,-z,nodelete \
-		-Wl,--version-script=$(uslab-map) \
+		$(relr-ldflag) -Wl,--version-script=$(uslab-map) \
 		-o $@ $(filter %.o,$^) $(LDLIBS)
 
 # Tests live in one folder per layer, tests/<layer>/ (tests/README.md).

@@ -38,6 +38,15 @@ for a in uslab glibc; do
 	line=$("${pre[@]}" "$B" rss_tax 1024) || bad "$a: rss_tax failed"
 	[ "$(field requested_kb)" = 1024 ] || bad "$a: rss_tax held $(field requested_kb) KiB"
 	[ "$(field rss_kb)" -gt 1024 ] || bad "$a: rss_tax: RSS $(field rss_kb) KiB while holding 1 MiB"
+	# the peak is the program's own, not its launcher's: a parent holding
+	# 64 MiB forks and execs it (as perf stat does make bench's runs), and
+	# a 1 MiB program's peak stays far below that
+	line=$(python3 -c 'import subprocess, sys
+held = b"\1" * (64 << 20)
+sys.exit(subprocess.run(sys.argv[1:]).returncode)' "${pre[@]}" "$B" small_rss 1048576 64) ||
+		bad "$a: small_rss under a 64 MiB parent failed"
+	[ "$(field peak_rss_kb)" -lt $((32 * 1024)) ] ||
+		bad "$a: small_rss's peak RSS $(field peak_rss_kb) KiB: its launcher's (64 MiB), not its own"
 done
 "$B" gmfill 1 8 16 70000 >/dev/null 2>"$T/err" && bad "gmfill took a size it cannot record"
 grep -q "MIN <= MAX <= 65535" "$T/err" || bad "gmfill's size error: $(cat "$T/err")"
