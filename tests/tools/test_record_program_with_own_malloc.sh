@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 	if (argc > 1) {		/* -p: wait to be attached to, then end */
 		puts("ready");
 		fflush(stdout);
-		for (int i = 0; i < 600; i++) {
+		for (int i = 0; i < 3000; i++) {	/* killed once recorded */
 			char *volatile p = malloc(10);
 			(void)p;
 			usleep(10000);
@@ -140,7 +140,7 @@ int main(void)
 {
 	puts("ready");
 	fflush(stdout);
-	for (int i = 0; i < 600; i++) { char *volatile p = malloc(10); free(p); usleep(10000); }
+	for (int i = 0; i < 3000; i++) { char *volatile p = malloc(10); free(p); usleep(10000); }
 	return 0;
 }
 C
