@@ -9,9 +9,12 @@
  * for them, and the callers that see a pointer they do not own ask here
  * before calling it foreign.
  *
- * A handler that allocates while its thread is in a slow path is rare (a
- * slow path is one call per magazine batch), so the table is small; when
- * it is full the allocation fails with ENOMEM, as a GFP_ATOMIC one may.
+ * In rseq mode a handler that allocates while its thread is in a slow
+ * path is rare (a slow path is one call per magazine batch); in fallback
+ * mode every call is a locked section, so most handler allocations that
+ * interrupt an allocating thread come here (docs/percpu.md, "Signal
+ * handlers that allocate", has the counts). The table is small; when it
+ * is full the allocation fails with ENOMEM, as a GFP_ATOMIC one may.
  *
  * Locking: none. A slot's address word is claimed and released by CAS
  * (0 free, 1 being filled or emptied, else the block); the length is

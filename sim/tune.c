@@ -384,21 +384,21 @@ static bool tune_have(const struct tune *tu, const struct tune_job *cand)
 int tune_compose(struct tune *tu, const struct tune_space *sp)
 {
 	double cmin = INFINITY, cmax = -INFINITY, omin = INFINITY, omax = -INFINITY;
-	const struct tune_out *o0 = NULL;
-	size_t i, grid = tu->grid;
+	/* an index, not a pointer: tune_add() below may move tu->jobs */
+	size_t i, i0 = SIZE_MAX, grid = tu->grid;
 
 	for (i = 0; i < grid; i++) {
 		const struct tune_out *o = &tu->jobs[i].out;
 
 		if (!o->ok)
 			continue;
-		o0 = o0 ? o0 : o;
+		i0 = i0 == SIZE_MAX ? i : i0;
 		cmin = fmin(cmin, o->cost_ns);
 		cmax = fmax(cmax, o->cost_ns);
 		omin = fmin(omin, o->res_mean);
 		omax = fmax(omax, o->res_mean);
 	}
-	if (!o0)
+	if (i0 == SIZE_MAX)
 		return -ENOENT;
 	for (unsigned int a = 0; a < sp->nd; a++) {
 		for (unsigned int k = 0; k < TUNE_LAMBDAS; k++) {
@@ -406,6 +406,8 @@ int tune_compose(struct tune *tu, const struct tune_space *sp)
 					(omax - omin > 0 ? omax - omin : 1) *
 					pow(10, ((double)k - TUNE_LAMBDAS / 2) / 2.0);
 			struct tune_job cand = { .depot = sp->depots[a] }, *jb;
+
+			const struct tune_out *o0 = &tu->jobs[i0].out;
 
 			memcpy(cand.out.cls_name, o0->cls_name, sizeof(cand.out.cls_name));
 			cand.out.nr_cls = o0->nr_cls;

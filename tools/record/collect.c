@@ -1060,6 +1060,18 @@ static int read_notes(const char *dir, struct image **img, size_t *n, size_t *ca
 		if (sscanf(line, "%15s %u %u %llu %4095[^\n]", kind, &pid, &ppid,
 			   &mono, file) != 5)
 			continue;
+		if (!strcmp(kind, "ownmalloc")) {	/* recorded, but not its malloc */
+			fprintf(stderr, "uslab record: warning: pid %u runs on the malloc of %s, "
+				"found before the recorder's: the calls it serves are not recorded\n",
+				pid, file);
+			continue;
+		}
+		if (!strcmp(kind, "ownmalloc-p")) {
+			fprintf(stderr, "uslab record: warning: pid %u defines malloc itself (%s): "
+				"its own calls of it pass no GOT slot and are not recorded, "
+				"the other objects' calls are\n", pid, file);
+			continue;
+		}
 		if (!add_unrecorded(img, n, cap, pid, ppid, mono, file)) {
 			fclose(f);
 			return -ENOMEM;

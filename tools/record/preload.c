@@ -1281,6 +1281,8 @@ static void *sym(const char *name)
 	return dlsym(RTLD_NEXT, name);
 }
 
+static void note_own_malloc(void);
+
 static __slowpath void record_init(void)
 {
 	int expect = 0;
@@ -1357,6 +1359,7 @@ static __slowpath void record_init(void)
 	atomic_store(&state, 2);
 	catch_fatal();
 	dump_maps();
+	note_own_malloc();
 }
 
 static __attribute__((constructor)) void record_ctor(void)
@@ -2147,6 +2150,39 @@ static void write_note(const char *why, pid_t pid, pid_t ppid, const char *path)
 	close(fd);
 }
 
+/*
+ * A program that defines malloc itself (linked with libuslab.a, a static
+ * jemalloc or tcmalloc, its own allocator) is found before the preloaded
+ * recorder: its calls, and the C library's, never reach the wrappers, and
+ * the trace would be empty without a word. The note "ownmalloc PID PPID
+ * MONO OBJECT" names the object whose malloc the process runs on; the
+ * collector warns (uslab-record(1), DESCRIPTION). Attached (-p), the GOT
+ * slots catch the other objects' calls: "ownmalloc-p" only when the
+ * program itself defines malloc (its own calls use no slot).
+ */
+static void note_own_malloc(void)
+{
+	void *m = dlsym(RTLD_DEFAULT, "malloc");
+	Dl_info own, di;
+	char path[PATH_MAX], exe[PATH_MAX];
+	ssize_t len;
+
+	if (!m || !dladdr((void *)record_init, &own) || !dladdr(m, &di) ||
+	    di.dli_fbase == own.dli_fbase)
+		return;
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[len > 0 ? len : 0] = 0;
+	/* the program itself: ld.so names it "" or as it was started
+	 * ("./prog"); PATH_MAX fits: realpath() writes no more */
+	if (!di.dli_fname || !di.dli_fname[0] || !realpath(di.dli_fname, path))
+		put_str(path, 0, sizeof(path), exe);	/* ends it */
+	/* -p: the GOT slots catch every object's calls through them, but not
+	 * the program's own calls of a malloc it defines */
+	if (attached && strcmp(path, exe))
+		return;
+	write_note(attached ? "ownmalloc-p " : "ownmalloc ", getpid(), getppid(), path);
+}
+
 /* exec keeps the pid: the note goes first (the exec may not return). */
 static void note_exec(const char *file, char *const envp[])
 {
@@ -2594,6 +2630,7 @@ __visible long uslab_record_attach(const char *dir, unsigned int depth)
 	dump_maps();
 	kreal_resolve();	/* libuslab.so's, if the process has it */
 	atomic_store(&state, 2);
+	note_own_malloc();
 	n = rec_got_patch(names, fns, ARRAY_SIZE(names), skip, skip[0] ? 1 : 0);
 	return n < 0 ? -ENOMEM : n;
 }

@@ -228,7 +228,9 @@ void rec_got_restore(void);
 /* Written once per process image as raw.<pid>.<n>.meta (text, key=value). */
 #define REC_META_SUFFIX		".meta"
 /* $USLAB_RECORD_DIR/notes: one line per exec the recorder cannot follow,
- * "static PID PATH" or "noenv PID PATH", appended with one write(2). */
+ * "static PID PATH" or "noenv PID PATH", appended with one write(2); and
+ * "ownmalloc PID PATH" from a process whose malloc is PATH's, not ours
+ * ("ownmalloc-p" attached: the program PATH defines malloc itself). */
 #define REC_NOTES		"notes"
 #define REC_LIB_NAME		"libuslab-record.so"
 

@@ -576,6 +576,16 @@ static int draw(const struct tune *tu, const struct tune_cli *o, const char *tra
 	return rc;
 }
 
+/* Did the process read allocate anything (an object id; the failed calls
+ * of the trace, id NULL, allocate nothing)? */
+static bool trace_has_object(const struct sim_trace *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->ev[i].id)
+			return true;
+	return false;
+}
+
 static void print_header(const struct tune *tu, const char *trace, const struct tune_cli *o)
 {
 	const struct sim_cost_model *m = &tu->model;
@@ -1023,6 +1033,14 @@ int cmd_tune(int argc, char **argv)
 		goto out_stdout;
 	}
 	tu.t = &t;
+	if (!trace_has_object(&t)) {
+		/* every configuration models 0 work: a "gain" would be noise
+		 * (--model-only recommended mag=4 depot=0 at "-100%") */
+		fprintf(stderr, "uslab tune: %s: the process read allocated nothing: "
+			"nothing to tune\n", trace);
+		rc = 1;
+		goto out;
+	}
 	tu.progress = isatty(2) ? tune_bar : NULL;
 	if (o.jobs) {
 		rc = print_jobs(&tu, &o, trace);
