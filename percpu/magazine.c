@@ -2032,6 +2032,7 @@ struct pcp_cache *pcp_cache_create(const char *name, void *owner,
 	page = alloc_pages(__GFP_ZERO | __GFP_NOWARN, pcp_cache_order());
 	if (!page)
 		goto out_enomem;
+	pcp_page_bytes_add((long)PAGE_SIZE << pcp_cache_order());
 	pc = (void *)((char *)page_address(page) + pcp_cache_colour());
 	d = (void *)((char *)pc + ALIGN_UP(pcp_cache_bytes(), 64));
 	slow = (void *)((char *)d + ALIGN_UP(sizeof(*d), 64));
@@ -2104,6 +2105,7 @@ void pcp_cache_destroy(struct pcp_cache *pc)
 	pthread_mutex_destroy(&pc->depot->lock);
 	pthread_mutex_destroy(&pc->lock);
 	__free_pages(virt_to_page(pc), pcp_cache_order());
+	pcp_page_bytes_add(-((long)PAGE_SIZE << pcp_cache_order()));
 }
 
 void pcp_cache_mag_range(struct pcp_cache *pc, unsigned int *lo,

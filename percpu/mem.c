@@ -28,6 +28,18 @@ struct pcp_free_block {
 
 static pthread_mutex_t pcp_mem_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pcp_free_block *pcp_mem_free_list[PCP_MEM_CLASSES];
+static size_t pcp_page_bytes_held;	/* pcp_page_bytes() */
+
+/* @bytes of page_alloc memory taken (> 0) or given back (< 0) by percpu. */
+void pcp_page_bytes_add(long bytes)
+{
+	__atomic_add_fetch(&pcp_page_bytes_held, (size_t)bytes, __ATOMIC_RELAXED);
+}
+
+size_t pcp_page_bytes(void)
+{
+	return __atomic_load_n(&pcp_page_bytes_held, __ATOMIC_RELAXED);
+}
 
 static unsigned int pcp_size_shift(size_t size)
 {
@@ -53,7 +65,10 @@ void *pcp_mem_alloc(size_t size)
 
 	if (shift >= PAGE_SHIFT) {
 		page = alloc_pages(__GFP_ZERO | __GFP_NOWARN, shift - PAGE_SHIFT);
-		return page ? page_address(page) : NULL;
+		if (!page)
+			return NULL;
+		pcp_page_bytes_add((long)1 << shift);
+		return page_address(page);
 	}
 	cls = shift - PCP_MEM_MIN_SHIFT;
 	sigsafe_enter();
@@ -70,6 +85,7 @@ void *pcp_mem_alloc(size_t size)
 			errno = ENOMEM;
 			return NULL;
 		}
+		pcp_page_bytes_add(PAGE_SIZE);	/* never given back */
 		base = page_address(page);
 		/* the whole page becomes blocks of this class */
 		for (off = PAGE_SIZE - step; off > 0; off -= step) {
@@ -98,6 +114,7 @@ void pcp_mem_free(void *p, size_t size)
 		return;
 	if (shift >= PAGE_SHIFT) {
 		__free_pages(virt_to_page(p), shift - PAGE_SHIFT);
+		pcp_page_bytes_add(-((long)1 << shift));
 		return;
 	}
 	sigsafe_enter();

@@ -283,6 +283,15 @@ const char *pcp_stat_name(enum pcp_stat_item item);
 unsigned long pcp_cache_objects(struct pcp_cache *pc, unsigned long *depot_full);
 
 /**
+ * pcp_page_bytes - bytes of page_alloc memory percpu holds for itself:
+ * the caches' blocks (headers, depot, slow[]), magazines and struct
+ * pcp_cpu (percpu/mem.c's pages, carved or whole). Not the objects in
+ * the magazines: those are the slab layer's. mallinfo2() leaves these
+ * bytes out of what the program uses (docs/malloc.md "Introspection").
+ */
+size_t pcp_page_bytes(void);
+
+/**
  * pcp_reap_all - one reaper pass over every cache: trim each depot to its
  * working set (Bonwick: magazines unused during the last period go back),
  * drain CPUs idle since the last pass. The reaper thread calls it each

@@ -4,6 +4,8 @@
  * asks the C library's introspection calls (and uslab_stats_print, when the
  * malloc in force has it) what they see. Output on stdout, in sections:
  *   mallinfo2 PHASE arena uordblks fordblks hblkhd
+ *     (PHASE: start, holding, json, freed, trimmed: after one block of each
+ *     of 1000 sizes up to 250,000 bytes was allocated and freed)
  *   <malloc ...>...</malloc>   (malloc_info, once, while holding)
  *   json {...}                 (uslab_stats_print "J", right after a mallinfo2)
  * malloc_stats() writes to stderr, as glibc's does.
@@ -66,5 +68,16 @@ int main(void)
 	for (int i = 0; i < 4000; i++)
 		free(small[i]);
 	info("freed");
+	/* one block of each of 1000 sizes up to 250,000 bytes, all freed */
+	for (int i = 0; i < 1000; i++) {
+		void *p = malloc((size_t)i * 250 + 1);
+
+		if (!p)
+			return 3;
+		memset(p, 1, (size_t)i * 250 + 1);
+		free(p);
+	}
+	malloc_trim(0);
+	info("trimmed");
 	return 0;
 }
