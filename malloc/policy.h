@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include "lib/sigsafe.h"
 #include "uslab/page_alloc.h"
 #include "uslab/slab.h"
 #include "malloc/internal.h"
@@ -140,6 +141,18 @@ static __always_inline void *__uslab_realloc(void *p, size_t size)
 		return malloc_fail();
 	if (size <= have && size >= have / 2)
 		return p;
+	if (size > have && have > (PAGE_SIZE << MAX_PAGE_ORDER) &&
+	    !sigsafe_reentered()) {
+		/*
+		 * An own mapping grows by moving its pages, as glibc's mremap
+		 * of an mmapped chunk: no copy, and the old and the new block
+		 * are never both resident (a block grown by steps to 16 MiB
+		 * peaked at 63 MiB of RSS where glibc's took 20)
+		 */
+		q = realloc_pages_large(p, size, MALLOC_GFP);
+		if (q)
+			return q;
+	}
 	q = __uslab_malloc(size);
 	if (!q)
 		return NULL;	/* the old block stays valid */

@@ -43,6 +43,10 @@
 #include "lib/fault_inject.h"
 #include "page_alloc/internal.h"
 
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP	4	/* Linux 5.7 */
+#endif
+
 /* A cached own mapping: mapped read-write, possibly resident. */
 static inline bool range_dirty(const struct page *head)
 {
@@ -424,6 +428,46 @@ out_enomem:
 		pr_debug("page_alloc: no own mapping of %zu bytes", bytes);
 	errno = ENOMEM;
 	return NULL;
+}
+
+void *realloc_pages_large(void *addr, size_t size, gfp_t gfp)
+{
+	struct page *head;
+	size_t old_bytes;
+	void *q;
+
+	if (!addr || !page_alloc_owns(addr)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	head = virt_to_page(addr);
+	if (!PageFlag(head, PG_large) || page_address(head) != addr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	old_bytes = head->large_pages << PAGE_SHIFT;
+	if (size <= old_bytes) {
+		errno = EINVAL;
+		return NULL;
+	}
+	q = alloc_pages_large(size, PAGE_SIZE, gfp);
+	if (!q)
+		return NULL;
+	/*
+	 * The old pages replace the new mapping's first old_bytes in one
+	 * call (the kernel holds its mmap lock: no other mapping can land
+	 * there meanwhile); the new mapping's tail stays as it came.
+	 */
+	if (mremap(addr, old_bytes, old_bytes,
+		   MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, q) == MAP_FAILED) {
+		int err = errno;
+
+		free_pages_large(q);
+		errno = err;
+		return NULL;
+	}
+	free_pages_large(addr);	/* mapped, no page left in it */
+	return q;
 }
 
 /**

@@ -9,11 +9,13 @@
 #ifndef USLAB_TESTS_TESTUTIL_H
 #define USLAB_TESTS_TESTUTIL_H
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,6 +68,26 @@ static inline size_t test_rss_bytes(void)
 		resident = 0;
 	fclose(f);
 	return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* The peak resident set (VmHWM of /proc/self/status) in bytes, 0 if
+ * unreadable; read with open/read, so no allocation of the allocator
+ * under test moves it. */
+static inline size_t test_peak_rss_bytes(void)
+{
+	char buf[4096], *v;
+	ssize_t n;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	v = strstr(buf, "\nVmHWM:");
+	return v ? (size_t)strtoul(v + 7, NULL, 10) << 10 : 0;
 }
 
 /* Marsaglia's xorshift64 (13, 7, 17): the generator whose sequences the

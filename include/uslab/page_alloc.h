@@ -167,6 +167,22 @@ USLAB_API void free_pages(unsigned long addr, unsigned int order);
 USLAB_API void *alloc_pages_large(size_t size, size_t align, gfp_t gfp);
 USLAB_API void free_pages_large(void *addr);
 
+#ifdef USLAB_INTERNAL	/* malloc's realloc, not the kernel API */
+/**
+ * realloc_pages_large - the own mapping at @addr grown to @size bytes
+ * without a copy: a new own mapping of @size, onto whose first pages the
+ * old one's pages are moved by the kernel (mremap(MREMAP_FIXED |
+ * MREMAP_DONTUNMAP): the old range stays mapped, so no hole opens in the
+ * reservation), then the old range is freed as by free_pages_large().
+ * Context: thread-safe; not from a signal handler inside the allocator.
+ * Return: the new address, or NULL with errno (@addr not the start of an
+ * own mapping, @size not larger, no memory, or a kernel without
+ * MREMAP_DONTUNMAP: before 5.7, valgrind): @addr is then untouched and the
+ * caller copies.
+ */
+void *realloc_pages_large(void *addr, size_t size, gfp_t gfp);
+#endif
+
 /**
  * page_alloc_set_fault - fail_page_alloc: make alloc_pages() and
  * alloc_pages_large() fail as on a shortage (NULL, errno ENOMEM; never

@@ -240,6 +240,38 @@ static void test_calloc(void)
 	free(z);
 }
 
+/*
+ * A block beyond the heap's largest order grown by realloc moves its pages
+ * (glibc: mremap of its mmapped chunk; uslab: page_alloc's
+ * realloc_pages_large()): the old and the new block are never both
+ * resident. A copy peaks at 512 MiB here (the old 256 and the new 256
+ * being copied into), a move at the new block's 288 MiB.
+ */
+static void test_realloc_large_moves(void)
+{
+	size_t big = 256u << 20, more = 288u << 20, peak;
+	unsigned char *p = malloc(big), *q;
+
+	CHECK(p, "malloc %zu", big);
+	if (!p)
+		return;
+	memset(p, 0x5a, big);
+	q = realloc(p, more);
+	CHECK(q, "realloc %zu -> %zu", big, more);
+	if (!q) {
+		free(p);
+		return;
+	}
+	CHECK(q[0] == 0x5a && q[big / 2] == 0x5a && q[big - 1] == 0x5a,
+	      "realloc %zu -> %zu lost content", big, more);
+	memset(q + big, 0x5b, more - big);
+	peak = test_peak_rss_bytes();
+	CHECK(peak && peak < big + more - (64u << 20),
+	      "peak RSS %zu MiB after growing %zu MiB to %zu: copied, not moved",
+	      peak >> 20, big >> 20, more >> 20);
+	free(q);
+}
+
 static void test_realloc(void)
 {
 	size_t s = 1, prev = 0;
@@ -789,6 +821,7 @@ static const struct {
 	{ "random_model", test_random_model },
 	{ "calloc", test_calloc },
 	{ "realloc", test_realloc },
+	{ "realloc_large_moves", test_realloc_large_moves },
 	{ "memalign", test_memalign },
 	{ "enomem", test_enomem },
 	{ "enomem_limit", test_enomem_limit },
