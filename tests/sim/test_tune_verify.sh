@@ -40,14 +40,32 @@ for l in open(sys.argv[1]):
     if m:
         n, rho = int(m[1]), float(m[2])
 assert rho is not None and n == len(rows) == 4, (rho, rows)
+import itertools
 def ranks(v):
     return [sum(x < y for x in v) + (sum(x == y for x in v) + 1) / 2 for y in v]
-rx, ry = ranks([r[0] for r in rows]), ranks([r[1] for r in rows])
-mx, my = sum(rx) / 4, sum(ry) / 4
-sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
-sxx = sum((a - mx) ** 2 for a in rx); syy = sum((b - my) ** 2 for b in ry)
-want = sxy / (sxx * syy) ** .5 if sxx and syy else 0.0
-assert -1 <= rho <= 1 and abs(want - rho) < 0.0015, (want, rho)
+def spearman(rx, ry):
+    mx, my = sum(rx) / 4, sum(ry) / 4
+    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    sxx = sum((a - mx) ** 2 for a in rx); syy = sum((b - my) ** 2 for b in ry)
+    return sxy / (sxx * syy) ** .5 if sxx and syy else 0.0
+# The table prints figures rounded to 3 decimals: two that tie there may
+# differ in the tool's full precision, which ranks them apart (a mismatch
+# seen once in a make check, 2026-11-28). Accepted: the tie-sharing rho,
+# or the rho of any order of the values tied in the table; with no tie
+# that is the one rho, as before.
+mx_, my_ = [r[0] for r in rows], [r[1] for r in rows]
+wants = {round(spearman(ranks(mx_), ranks(my_)), 6)}
+for px in itertools.permutations(range(4)):
+    for py in itertools.permutations(range(4)):
+        rx = [0] * 4; ry = [0] * 4
+        okx = all(mx_[px[i]] <= mx_[px[i + 1]] for i in range(3))
+        oky = all(my_[py[i]] <= my_[py[i + 1]] for i in range(3))
+        if not (okx and oky):
+            continue
+        for k, i in enumerate(px): rx[i] = k + 1
+        for k, i in enumerate(py): ry[i] = k + 1
+        wants.add(round(spearman(rx, ry), 6))
+assert -1 <= rho <= 1 and any(abs(w - rho) < 0.0015 for w in wants), (sorted(wants), rho)
 EOF
 }
 "$U" tune "$T/r.ustr" -j 2 --mag-sizes 4,64 --depot-limits 0,-1 --no-compose \
