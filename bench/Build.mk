@@ -7,7 +7,8 @@ progs += $(bench-progs)
 
 bench-objs := $(addprefix $(obj)/bench/,alloc_bench.o workloads.o shapes.o programs.o)
 
-$(obj)/bench/alloc_bench: $(bench-objs)
+# lib/procfs.o: the peak RSS (VmHWM) without stdio, nothing of uslab's heap
+$(obj)/bench/alloc_bench: $(bench-objs) $(obj)/lib/procfs.o
 	$(quiet) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lm -lpthread
 

@@ -23,7 +23,6 @@
  * Times come from CLOCK_MONOTONIC; peak RSS from /proc/self/status's
  * VmHWM (bench_peak_rss_kb()).
  */
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -34,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "bench.h"
+#include "lib/procfs.h"
 
 double bench_now(void)
 {
@@ -54,33 +54,22 @@ double bench_cpu_s(void)
 
 /*
  * The program's own peak RSS: VmHWM, the high-water mark of this address
- * space. Not getrusage()'s ru_maxrss: Linux carries that over execve()
- * from the image the process ran before, and make bench runs every
- * program as `perf stat ... env ...`, whose forked child held perf's
+ * space (lib/procfs.c, read with open()/read() into the stack: stdio's
+ * FILE and buffer would come from the allocator under test at the moment
+ * of measuring). Not getrusage()'s ru_maxrss: Linux carries that over
+ * execve() from the image the process ran before, and make bench runs
+ * every program as `perf stat ... env ...`, whose forked child held perf's
  * pages (about 3.9 MiB): every peak below that read as perf's, glibc's
  * xmalloc_t2 and small_rss among them. ru_maxrss only where /proc is not
- * there to read. Read with open()/read() into the stack: stdio's FILE
- * and buffer would come from the allocator under test at the moment of
- * measuring (a page of its heap, on some allocators a new one).
+ * there to read.
  */
 long bench_peak_rss_kb(void)
 {
 	struct rusage ru;
-	char buf[4096];
-	const char *p;
-	ssize_t n, got = 0;
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	int64_t hwm = proc_hwm_bytes();
 
-	if (fd >= 0) {
-		while (got < (ssize_t)sizeof(buf) - 1 &&
-		       (n = read(fd, buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
-			got += n;
-		close(fd);
-		buf[got] = '\0';
-		p = strstr(buf, "\nVmHWM:");
-		if (p)
-			return strtol(p + 7, NULL, 10);
-	}
+	if (hwm >= 0)
+		return (long)(hwm >> 10);
 	getrusage(RUSAGE_SELF, &ru);
 	return ru.ru_maxrss;
 }
