@@ -283,4 +283,73 @@ g++ kapi.cc $(pkg-config --cflags --libs uslab) -Wl,-rpath,"$prefix/lib" -o kapi
 [ "uslab $libv (trace format ${clv##*(trace format }" = "$clv" ] ||
 	fail "library version '$libv' differs from uslab --version '$clv'"
 
-echo "install: ok ($nh headers alone, as C and C++; kernel API + malloc program shared and static from README.md; replay; help of $((ncmd - 1)) commands)"
+# A C++ program that never calls malloc itself (std::vector, std::string,
+# new and delete: only libstdc++ calls malloc) built with README's two
+# link lines, `g++ in place of cc`, against a fresh `make install`, runs on
+# uslab's malloc, as README promises of "link shared" and "link static".
+#
+# Before (journey8's finding): Debian's gcc links with --as-needed, so the
+# shared line's -luslab, which satisfied no reference of the program's own
+# objects, was dropped (no NEEDED libuslab.so); the static line's archive
+# member was never pulled in (the linker takes an archive member only for
+# an undefined reference of the program). Both programs ran on glibc's
+# malloc without a word. The check: USLAB_OPTIONS=stats makes uslab (and
+# only uslab) print its counters at exit, and new's blocks are uslab's.
+cxx_new_only() {
+mkdir -p "$prefix/cxx" && cd "$prefix/cxx" || fail "cd $prefix/cxx"
+cxx_shared=$(grep -E '^cc -o app app\.c .*# shared$' "$src/README.md")
+cxx_static=$(grep -E '^cc -o app app\.c .*# static$' "$src/README.md")
+[ -n "$cxx_shared" ] && [ -n "$cxx_static" ] || fail "README: no '# shared' or '# static' cc line"
+grep -q 'g++` in place of `cc`' "$src/README.md" || fail "README no longer says g++ in place of cc"
+# README: "The headers are C11 and C++11 alike (`g++` in place of `cc` below)."
+cxx_shared=$(echo "$cxx_shared" | sed 's/^cc /g++ /; s/ app\.c / app.cc /')
+cxx_static=$(echo "$cxx_static" | sed 's/^cc /g++ /; s/ app\.c / app.cc /')
+
+cat >app.cc <<'CXX'
+// Only the C++ library allocates: no malloc, no uslab call in this file.
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+int main()
+{
+	std::vector<std::string> v;
+	std::map<int, std::unique_ptr<int[]>> m;
+
+	for (int i = 0; i < 5000; i++) {
+		v.push_back(std::string(i % 200 + 20, 'x'));
+		m[i % 300].reset(new int[i % 50 + 1]);
+	}
+	std::printf("%zu %zu\n", v.size(), m.size());
+	return 0;
+}
+CXX
+
+cxx_check() {	# check LINE-NAME: ./app built, runs on uslab
+	local what=$1 res
+	res=$(env -u LD_PRELOAD -u LD_LIBRARY_PATH USLAB_OPTIONS=stats ./app 2>err.txt) ||
+		{ head -5 err.txt; fail "$what: the program failed"; }
+	[ "$res" = "5000 300" ] || fail "$what: the program printed '$res'"
+	grep -qE '^malloc: allocated [0-9]+ KiB' err.txt ||
+		{ head -3 err.txt; fail "$what: no uslab statistics at exit under USLAB_OPTIONS=stats: the program ran on another malloc"; }
+	grep -qE '^kmalloc-32 +[0-9]+ +[0-9]+' err.txt ||
+		fail "$what: uslab's statistics show no kmalloc-32 (the strings' blocks)"
+}
+
+(eval "$cxx_shared") >cc.txt 2>&1 || { cat cc.txt; fail "README's shared line, g++: $cxx_shared"; }
+readelf -d app | grep -q 'NEEDED.*libuslab\.so' ||
+	fail "shared: g++ $(pkg-config --libs uslab) dropped libuslab.so (no NEEDED entry; --as-needed)"
+cxx_check "shared"
+
+rm -f app
+(eval "$cxx_static") >cc.txt 2>&1 || { cat cc.txt; fail "README's static line, g++: $cxx_static"; }
+nm app | grep -qE ' T malloc$' ||
+	fail "static: libuslab.a was not linked in (no malloc defined in the program)"
+cxx_check "static"
+
+}
+(cxx_new_only) || exit 1
+
+echo "install: ok ($nh headers alone, as C and C++; kernel API + malloc program shared and static from README.md; a C++ program with only new/delete on uslab, shared and static; replay; help of $((ncmd - 1)) commands)"
