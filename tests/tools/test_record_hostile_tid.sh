@@ -19,27 +19,23 @@ bad() { echo "FAIL $*"; fail=1; }
 [ -x "$py" ] || { echo "SKIP: no $py"; exit 0; }
 
 # cmd.sh TIDBASE: record python3, then rewrite its raw files' tids
+tdir=$(cd "$(dirname "$0")" && pwd)	# rawfiles.py
 cat > "$T/cmd.sh" <<EOS
 #!/bin/bash
 $py -c 'x = [bytes(2000) for i in range(20000)]; del x' &
 p=\$!
 wait \$p
 $py - "\$USLAB_RECORD_DIR" "\$p" "\$1" <<'PY'
-import os, struct, sys
+import struct, sys
+sys.path.insert(0, "$tdir")
+from rawfiles import raw_files
 d, pid, base = sys.argv[1], sys.argv[2], int(sys.argv[3])
 n = 0
-for f in os.listdir(d):
-    pre = "raw.%s." % pid
-    if not f.startswith(pre) or "." in f[len(pre):]:
-        continue
-    path = os.path.join(d, f)
-    b = bytearray(open(path, "rb").read())
-    off, tids = 0, {}
-    while off + 24 <= len(b):
-        magic, tid, count, nbytes = struct.unpack_from("<IIII", b, off)
-        assert magic == 0x4b4c4255, (path, off)
+for path, b, offs in raw_files(d, pid):
+    tids = {}
+    for off in offs:
+        tid, = struct.unpack_from("<I", b, off + 4)
         struct.pack_into("<I", b, off + 4, tids.setdefault(tid, base - len(tids)))
-        off += 24 + nbytes
         n += 1
     open(path, "wb").write(b)
 print("cmd: rewrote", n, "raw blocks of pid", pid, file=sys.stderr)

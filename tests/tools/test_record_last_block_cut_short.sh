@@ -16,6 +16,7 @@ py=/usr/bin/python3
 
 # cmd.sh HOW: record python3, then damage its raw file (the one with the
 # most blocks) as HOW says; prints the damaged block's offset on stderr
+tdir=$(cd "$(dirname "$0")" && pwd)	# rawfiles.py
 cat > "$T/cmd.sh" <<EOS
 #!/bin/bash
 $py -c 'x = [bytes(2000) for i in range(20000)]; del x' &
@@ -23,20 +24,11 @@ p=\$!
 wait \$p
 $py - "\$USLAB_RECORD_DIR" "\$p" "\$1" <<'PY'
 import os, struct, sys
+sys.path.insert(0, "$tdir")
+from rawfiles import raw_files
 d, pid, how = sys.argv[1], sys.argv[2], sys.argv[3]
 best = None
-for f in os.listdir(d):
-    pre = "raw.%s." % pid
-    if not f.startswith(pre) or "." in f[len(pre):]:
-        continue
-    path = os.path.join(d, f)
-    b = bytearray(open(path, "rb").read())
-    offs, off = [], 0
-    while off + 24 <= len(b):
-        magic, tid, count, nbytes = struct.unpack_from("<IIII", b, off)
-        assert magic == 0x4b4c4255, (path, off)
-        offs.append(off)
-        off += 24 + nbytes
+for path, b, offs in raw_files(d, pid):
     if best is None or len(offs) > len(best[2]):
         best = (path, b, offs)
 path, b, offs = best
