@@ -18,6 +18,14 @@
  *              allocator, zone lock) while handlers on those same threads
  *              malloc 16 KiB .. 6 MiB (issue 11, finding 4: a handler that
  *              interrupted its thread inside the zone lock hung)
+ *   signals-threads  ROBUST_THREADS (64; at most 300) threads, each with
+ *              its own 20 kHz timer whose handler mallocs, callocs,
+ *              reallocs and frees, one block in four kept past the
+ *              handler in a table other threads free from, while the
+ *              threads allocate and main moves them between CPUs: no
+ *              handler allocation may fail while memory exists (in
+ *              fallback mode most of them failed with ENOMEM: the
+ *              emergency table had 64 slots)
  *   migrate    threads moving themselves between CPUs while allocating
  *              and freeing each other's blocks
  *   larson     larson: threads replace random slots of a shared array
@@ -428,6 +436,166 @@ static int case_signals_large(void)
 	return 0;
 }
 
+/* ---- signals-threads --------------------------------------------------- */
+
+#define ST_MAX_THREADS	300
+#define ST_SLOTS	1024
+static _Atomic(uintptr_t) st_slot[ST_SLOTS];
+static atomic_long st_runs, st_refused;
+static pid_t st_tid[ST_MAX_THREADS];
+static __thread uint64_t st_seed;
+
+/* A handler's block: mostly small, one in eight up to 40 KiB. */
+static void *st_alloc(void)
+{
+	size_t n = 16 + (rnd(&st_seed) % 8 ? rnd(&st_seed) % 1500 :
+			 rnd(&st_seed) % 40000);
+	unsigned char *p;
+
+	if (rnd(&st_seed) % 4 == 0) {
+		p = calloc(1, n);
+		if (p)
+			for (size_t i = 0; i < n; i += 97)
+				if (p[i])
+					FAIL("calloc(%zu) in a handler: not zeroed", n);
+	} else {
+		p = malloc(n);
+	}
+	if (!p) {
+		atomic_fetch_add(&st_refused, 1);
+		return NULL;
+	}
+	memset(p, (int)(((uintptr_t)p >> 4) & 0xff), n);
+	*(size_t *)p = n;
+	return p;
+}
+
+static void on_timer(int sig)
+{
+	int e = errno;
+	void *a, *b;
+
+	(void)sig;
+	atomic_fetch_add(&st_runs, 1);
+	a = st_alloc();
+	b = st_alloc();
+	if (a) {
+		size_t n = *(size_t *)a, m = 16 + rnd(&st_seed) % 3000;
+		unsigned char c = (unsigned char)(((uintptr_t)a >> 4) & 0xff);
+		unsigned char *r = realloc(a, m);
+
+		if (!r) {
+			atomic_fetch_add(&st_refused, 1);
+			blk_check_free(a);
+		} else {
+			for (size_t i = sizeof(size_t); i < n && i < m; i += 31)
+				if (r[i] != c)
+					FAIL("realloc in a handler lost the contents at %zu", i);
+			memset(r, (int)(((uintptr_t)r >> 4) & 0xff), m);
+			*(size_t *)r = m;
+			blk_check_free(r);
+		}
+	}
+	if (b && rnd(&st_seed) % 4 == 0) {
+		uintptr_t old = atomic_exchange(&st_slot[rnd(&st_seed) % ST_SLOTS],
+						(uintptr_t)b);
+
+		if (old)
+			blk_check_free((void *)old);
+	} else if (b) {
+		blk_check_free(b);
+	}
+	errno = e;
+}
+
+static void *st_worker(void *arg)
+{
+	long id = (long)arg;
+	uint64_t s = (uint64_t)id * 7919 + 3;
+	struct sigevent ev = { .sigev_notify = SIGEV_THREAD_ID,
+			       .sigev_signo = SIGRTMIN };
+	struct itimerspec it = { { 0, 50000 }, { 0, 50000 } };
+	void *local[16] = { 0 };
+	timer_t timer;
+
+	st_seed = s ^ 0x5555;
+	st_tid[id] = gettid();
+	ev._sigev_un._tid = st_tid[id];
+	if (timer_create(CLOCK_MONOTONIC, &ev, &timer) ||
+	    timer_settime(timer, 0, &it, NULL))
+		FAIL("timer_create: %s", strerror(errno));
+	while (!atomic_load(&stop)) {
+		unsigned int k = (unsigned int)(rnd(&s) % 16);
+
+		if (local[k])
+			blk_check_free(local[k]);
+		local[k] = blk_new(16 + rnd(&s) % 2000);
+		if (rnd(&s) % 5 == 0) {
+			uintptr_t old = atomic_exchange(&st_slot[rnd(&s) % ST_SLOTS],
+							(uintptr_t)blk_new(16 + rnd(&s) % 500));
+
+			if (old)
+				blk_check_free((void *)old);
+		}
+	}
+	timer_delete(timer);
+	for (int k = 0; k < 16; k++)
+		if (local[k])
+			blk_check_free(local[k]);
+	return NULL;
+}
+
+static int case_signals_threads(void)
+{
+	const char *env = getenv("ROBUST_THREADS");
+	int n = env ? atoi(env) : 64;
+	struct sigaction sa = { .sa_handler = on_timer, .sa_flags = SA_RESTART };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), moves = 0;
+	pthread_t *t;
+	double end;
+	uint64_t s = 11;
+
+	if (n < 1 || n > ST_MAX_THREADS)
+		FAIL("ROBUST_THREADS=%d: 1 .. %d", n, ST_MAX_THREADS);
+	t = calloc((size_t)n, sizeof(*t));
+	if (!t)
+		FAIL("calloc");
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGRTMIN, &sa, NULL);
+	start_threads(n, st_worker, t);
+	end = now() + seconds;
+	while (now() < end) {
+		for (int i = 0; i < n && ncpu > 1; i++) {
+			pid_t tid = __atomic_load_n(&st_tid[i], __ATOMIC_RELAXED);
+			cpu_set_t set;
+
+			if (!tid)
+				continue;
+			CPU_ZERO(&set);
+			CPU_SET((int)(rnd(&s) % (uint64_t)ncpu), &set);
+			if (!sched_setaffinity(tid, sizeof(set), &set))
+				moves++;
+		}
+		usleep(500);
+	}
+	stop_threads(1, n, t);
+	for (int i = 0; i < ST_SLOTS; i++) {
+		uintptr_t p = atomic_exchange(&st_slot[i], 0);
+
+		if (p)
+			blk_check_free((void *)p);
+	}
+	free(t);
+	printf("%d threads: %ld handler runs, %ld handler allocations refused, %ld moves\n",
+	       n, atomic_load(&st_runs), atomic_load(&st_refused), moves);
+	if (atomic_load(&st_runs) < n)
+		FAIL("only %ld handler runs for %d threads", atomic_load(&st_runs), n);
+	if (atomic_load(&st_refused))
+		FAIL("%ld handler allocations refused (ENOMEM) of %ld handler runs",
+		     atomic_load(&st_refused), atomic_load(&st_runs));
+	return 0;
+}
+
 /* ---- migrate ---------------------------------------------------------- */
 
 static void *migrator(void *arg)
@@ -622,6 +790,7 @@ int main(int argc, char **argv)
 		{ "enomem", case_enomem }, { "threads", case_threads },
 		{ "fork", case_fork }, { "signals", case_signals },
 		{ "signals-large", case_signals_large },
+		{ "signals-threads", case_signals_threads },
 		{ "migrate", case_migrate }, { "larson", case_larson },
 		{ "xmalloc", case_xmalloc }, { "align", case_align },
 	};
