@@ -66,6 +66,10 @@ if grep -q '^CONFIG_PERCPU_CACHE=y' "$O/auto.conf" 2>/dev/null &&
 		ROBUST_THREADS=300 LD_PRELOAD="$lib" "$robust" signals-threads $S
 	run "uslab debug caches: signals-threads (64)" $tmo env USLAB_OPTIONS=debug \
 		ROBUST_THREADS=64 LD_PRELOAD="$lib" "$robust" signals-threads $S
+	# and two threads that fork while the handlers allocate; the children
+	# free handlers' blocks
+	run "uslab fallback (no rseq): signals-fork (64)" $tmo "$noseq" env \
+		ROBUST_THREADS=64 LD_PRELOAD="$lib" "$robust" signals-fork $S
 else
 	echo "SKIP signals: every operation takes a lock in this build"
 fi
@@ -104,6 +108,20 @@ if command -v valgrind >/dev/null; then
 		grep -q '^kmalloc-[0-9]' <<<"$out"; }; then
 		echo "FAIL uslab under valgrind: uslab's malloc did not run: $(echo "$out" | tail -3)"
 		fail=1
+	fi
+	# the handlers' emergency blocks (a lock-free pool, own mappings)
+	# under memcheck, in fallback mode: no error, none refused
+	if grep -q '^CONFIG_PERCPU_CACHE=y' "$O/auto.conf" 2>/dev/null &&
+	   ! grep -q '^CONFIG_SLAB_DEBUG_ON=y' "$O/auto.conf"; then
+		run "uslab under valgrind, fallback: signals-threads (8)" $tmo "$noseq" \
+			valgrind -q --error-exitcode=9 --soname-synonyms=somalloc=nouserintercepts \
+			env ROBUST_THREADS=8 LD_PRELOAD="$lib" USLAB_OPTIONS=stats \
+			"$robust" signals-threads 0.3
+		if [ $fail -eq 0 ] && ! { grep -q '^# percpu: fallback' <<<"$out" &&
+			grep -Eq 'emergency [1-9]' <<<"$out"; }; then
+			echo "FAIL uslab under valgrind, fallback: no emergency block: $(echo "$out" | tail -3)"
+			fail=1
+		fi
 	fi
 fi
 exit $fail
