@@ -82,8 +82,9 @@ struct ep_chunk {
 			 ~(EP_CHUNK - 1))
 #define EP_RANGE	(EP_DESC_BYTES + (size_t)EP_NR_CHUNKS * EP_CHUNK)
 
-static struct ep_chunk *ep_desc;	/* NULL until reserved */
-static char *ep_chunks;			/* chunk 0 */
+static char *ep_base;			/* the range: NULL until reserved */
+#define ep_desc		((struct ep_chunk *)ep_base)
+#define ep_chunks	(ep_base + EP_DESC_BYTES)
 static unsigned int ep_made;		/* chunks taken from the range */
 static unsigned int ep_hint[EP_NR_CLASSES];	/* where each class last allocated */
 
@@ -147,6 +148,7 @@ static inline unsigned long ep_valid(unsigned int c, unsigned int w)
 	return n > w * 64 ? (1UL << (n - w * 64)) - 1 : 0;
 }
 
+/* Chunk @i (the range is reserved: a chunk's class word said so). */
 static inline char *ep_chunk_addr(unsigned int i)
 {
 	return ep_chunks + ((size_t)i << EP_CHUNK_SHIFT);
@@ -160,10 +162,9 @@ static inline char *ep_chunk_addr(unsigned int i)
 static bool ep_reserve(void)
 {
 	size_t extra = EP_CHUNK - PAGE_SIZE, head;
-	struct ep_chunk *none = NULL;
-	char *p;
+	char *p, *none = NULL;
 
-	if (__atomic_load_n(&ep_desc, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&ep_base, __ATOMIC_ACQUIRE))
 		return true;
 	p = mmap(NULL, EP_RANGE + extra, PROT_NONE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -179,14 +180,10 @@ static bool ep_reserve(void)
 		munmap(p, EP_RANGE);
 		return false;
 	}
-	if (!__atomic_compare_exchange_n(&ep_desc, &none, (struct ep_chunk *)p, false,
-					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+	/* one word says where both the descriptors and the chunks are */
+	if (!__atomic_compare_exchange_n(&ep_base, &none, p, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		munmap(p, EP_RANGE);
-		return true;
-	}
-	/* ep_chunks is read only after a chunk's class word said it is made,
-	 * which comes later than this store (sequentially consistent) */
-	__atomic_store_n(&ep_chunks, p + EP_DESC_BYTES, __ATOMIC_SEQ_CST);
 	return true;
 }
 
@@ -330,8 +327,8 @@ static bool ep_retire(unsigned int i, unsigned int c)
 static bool ep_pool_find(const void *p, unsigned int *ip, unsigned int *cp,
 			 unsigned int *wp, unsigned long *bitp)
 {
-	char *base = __atomic_load_n(&ep_chunks, __ATOMIC_SEQ_CST);
-	uintptr_t off = (uintptr_t)p - (uintptr_t)base;
+	char *base = __atomic_load_n(&ep_base, __ATOMIC_SEQ_CST);
+	uintptr_t off = (uintptr_t)p - (uintptr_t)(base + EP_DESC_BYTES);
 	unsigned int i, c, cls, b;
 
 	if (!base || off >= (uintptr_t)EP_NR_CHUNKS * EP_CHUNK)
@@ -354,9 +351,10 @@ static bool ep_pool_find(const void *p, unsigned int *ip, unsigned int *cp,
 
 static bool ep_in_pool(const void *p)
 {
-	char *base = __atomic_load_n(&ep_chunks, __ATOMIC_RELAXED);
+	char *base = __atomic_load_n(&ep_base, __ATOMIC_RELAXED);
 
-	return base && (uintptr_t)p - (uintptr_t)base < (uintptr_t)EP_NR_CHUNKS * EP_CHUNK;
+	return base && (uintptr_t)p - (uintptr_t)(base + EP_DESC_BYTES) <
+		       (uintptr_t)EP_NR_CHUNKS * EP_CHUNK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -589,7 +587,7 @@ size_t page_alloc_emergency_trim(void)
 	unsigned int n = __atomic_load_n(&ep_made, __ATOMIC_SEQ_CST);
 	size_t ret = 0;
 
-	if (!__atomic_load_n(&ep_desc, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&ep_base, __ATOMIC_ACQUIRE))
 		return 0;
 	if (n > EP_NR_CHUNKS)
 		n = EP_NR_CHUNKS;
