@@ -61,7 +61,13 @@ if grep -q '^CONFIG_PERCPU_CACHE=y' "$O/auto.conf" 2>/dev/null &&
 	run "uslab signals-threads (64)" $tmo env ROBUST_THREADS=64 LD_PRELOAD="$lib" \
 		"$robust" signals-threads $S
 	run "uslab fallback (no rseq): signals-threads (64)" $tmo "$noseq" env \
-		ROBUST_THREADS=64 LD_PRELOAD="$lib" "$robust" signals-threads $S
+		ROBUST_THREADS=64 USLAB_OPTIONS=stats LD_PRELOAD="$lib" "$robust" \
+		signals-threads $S
+	# the statistics say what the handlers had: blocks, none left, none refused
+	if ! grep -Eq '^malloc: signal handlers inside the allocator: [1-9][0-9]* emergency blocks, 0 out now, 0 refused' <<<"$out"; then
+		echo "FAIL fallback signals-threads: statistics: $(grep -E '^malloc: signal' <<<"$out")"
+		fail=1
+	fi
 	run "uslab fallback (no rseq): signals-threads (300)" $tmo "$noseq" env \
 		ROBUST_THREADS=300 LD_PRELOAD="$lib" "$robust" signals-threads $S
 	run "uslab debug caches: signals-threads (64)" $tmo env USLAB_OPTIONS=debug \
