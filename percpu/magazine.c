@@ -1887,7 +1887,16 @@ static __slowpath void pcp_mag_grow(struct pcp_cache *pc)
 	if (!want)
 		return;
 	sigsafe_enter();
-	pthread_mutex_lock(&pc->lock);
+	/*
+	 * Not a wait: this slow path may run inside a flush made under
+	 * another cache's lock, or this one's (a reaper pass, a drain); a
+	 * later refill asks again.
+	 */
+	if (pthread_mutex_trylock(&pc->lock)) {
+		__atomic_store_n(&d->mag_want, want, __ATOMIC_RELAXED);
+		sigsafe_exit();
+		return;
+	}
 	limit = pc->limit;
 	if (d->mag_pinned || d->mag_base || want <= limit ||
 	    READ_ONCE(pcp_adapt_on))
