@@ -1850,8 +1850,8 @@ static void pcp_cache_resize_locked(struct pcp_cache *pc, unsigned int limit,
 }
 
 /*
- * A grown cache goes back to its base size, its bytes to the budget (the reaper after quiet periods, a size set by hand, the
- * cache's destruction). Under pc->lock.
+ * A grown cache goes back to its base size, its bytes to the budget (the
+ * reaper after quiet periods, a size set by hand). Under pc->lock.
  */
 static void mag_grow_undo_locked(struct pcp_cache *pc)
 {
@@ -1926,8 +1926,9 @@ out:
 }
 
 /*
- * Reaper pass, under pc->lock: a grown cache that flushed nothing at its
- * depot's limit for PCP_MAG_GROW_QUIET periods in a row goes back.
+ * Reaper pass, under pc->lock: a grown cache goes back at the pass that
+ * follows PCP_MAG_GROW_QUIET passes in a row without a flush at its
+ * depot's limit (a refill after one restarts the count).
  */
 #define PCP_MAG_GROW_QUIET	3u
 static void mag_grow_reap_locked(struct pcp_cache *pc)
