@@ -773,7 +773,9 @@ static void depot_grow_on_refill(struct pcp_cache *pc)
 	depot_lock(d);
 	max = depot_grow_max(pc);
 	d->mag_quiet = 0;
-	if (!d->pinned && d->grow >= max)
+	/* at the cap, or one burst flushed more than the cap holds */
+	if (!d->pinned && (d->grow >= max ||
+			   n >= READ_ONCE(pc->depot_limit) + max))
 		mag_grow_ask_locked(pc, d);
 	if (!d->pinned && d->grow < max) {
 		WRITE_ONCE(d->grow, min_t(unsigned long, d->grow + n, max));
