@@ -727,9 +727,9 @@ static unsigned long mag_grow_bytes(const struct pcp_cache *pc,
 }
 
 /*
- * Under the depot lock, from a refill: the depot grew to its cap and full
- * magazines were flushed at the limit since the last refill (its bursts
- * do not fit even the grown depot). Ask for magazines of
+ * Under the depot lock, from a refill: full magazines were flushed at the
+ * limit since the last refill while the depot was at its cap, or more of
+ * them than the cap holds (its bursts do not fit even the grown depot). Ask for magazines of
  * mag_grow_size(), once, when the budget has room; pcp_mag_grow() does it
  * after the CPU's lock is dropped (a resize drains every CPU).
  */
