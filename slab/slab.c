@@ -945,10 +945,12 @@ static void populate_but(uintptr_t lo, uintptr_t hi, uintptr_t skip)
  * bytes (alloc_test's 16 of up to 64 KiB), leaves the probe out of memory
  * and nothing is populated; the looks then back off (@fill_wait). A
  * refill without a probe from the one before goes by the last look of
- * its class, else of any class (@fill_seen, fill_seen_last). The magazine
- * hands a run out from its top, the highest object first (docs/slab.md
- * "Fresh objects: the order they leave in"), so the probe is taken from
- * the top.
+ * its class, else of any class (@fill_seen, fill_seen_last). The probe
+ * is taken from the refill's highest objects: the next refill comes when
+ * the magazine has run dry, so they were handed out by then, first (a
+ * slab's first run) or last (the others leave ascending, docs/slab.md
+ * "Fresh objects: the order they leave in"), and a program that writes
+ * each block as it gets it has written them.
  * Context: no cache lock held. Under the per-CPU layer's CPU lock (its
  * refill inside slab_alloc_miss()) the populates wait until it is dropped
  * (fill_populate()); elsewhere the faults happen here.
@@ -1122,8 +1124,13 @@ static int grow_ahead(struct kmem_cache *s, int n, unsigned int me)
 		     DIV_ROUND_UP((unsigned long)n - free, s->objects));
 }
 
-int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
-		    unsigned long addr)
+/*
+ * slab_alloc_bulk(), @objs in address order within each run; with
+ * @magazine (the per-CPU layer's refill) the runs are ordered for the
+ * magazine's stack (fresh_order()).
+ */
+static int __slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs,
+			     int n, unsigned long addr, bool magazine)
 {
 	struct page *slab, *tmp;
 	LIST_HEAD(fresh);
@@ -1194,7 +1201,8 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 		slab_prefault_fresh(s, objs, fr, nfr);
 	for (k = 0; k < nfr; k++)
 		mark_fresh(s, objs + fr[k].from, fr[k].nr);
-	fresh_order(objs, fr, nfr);
+	if (magazine)
+		fresh_order(objs, fr, nfr);
 	slab_probe(slab_refill, s->name, n, i);
 	if (gfp & __GFP_ZERO)
 		for (k = 0; k < i; k++) {
@@ -1206,6 +1214,12 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
 	if (unlikely(i < n))
 		errno = ENOMEM;
 	return i;
+}
+
+int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs, int n,
+		    unsigned long addr)
+{
+	return __slab_alloc_bulk(s, gfp, objs, n, addr, false);
 }
 
 /**
@@ -1552,7 +1566,8 @@ static unsigned int slab_pcp_refill(void *owner, void **objs, unsigned int nr)
 	int got;
 
 	nr = (unsigned int)min_t(unsigned long, nr, out);
-	got = slab_alloc_bulk(s, GFP_KERNEL | __GFP_NOWARN, objs, (int)nr, 0);
+	got = __slab_alloc_bulk(s, GFP_KERNEL | __GFP_NOWARN, objs, (int)nr, 0,
+				true);
 
 	return got > 0 ? (unsigned int)got : 0;
 }

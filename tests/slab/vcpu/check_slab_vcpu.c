@@ -108,41 +108,42 @@ TEST(core, test_fresh_slot_released_with_its_slab)
 END_TEST
 
 /*
- * The order a refill's fresh objects leave in (docs/slab.md "Fresh
- * objects: the order they leave in"): the per-CPU magazine hands out
- * from the top of the array, so a run that leaves ascending lies in the
- * array highest first. A slab's first run lies in address order (its
- * first objects leave last: they share cache sets with every page's
- * start); every later run of the slab leaves ascending, its lowest
- * object on top. Before, every run lay in address order: a heap filled
- * and then written got each run backwards.
+ * The order a refill's fresh objects leave the magazine in (docs/slab.md
+ * "Fresh objects: the order they leave in"): a slab's first run highest
+ * first, down to the slab's first object; the next run ascending from
+ * where the first ended. Before, every run left highest first, so a heap
+ * filled and then written was written down through each run.
  */
 TEST(core, test_fresh_runs_leave_ascending)
 {
 	struct kmem_cache *s = kmem_cache_create("fresh-order", 256, 0, 0, NULL);
-	static void *objs[3][16];
-	int n = 16, k, r;
+	static void *p[64];
+	char *base;
+	size_t m;
+	int k, n = 64;
 
 	ck_assert_ptr_nonnull(s);
-	ck_assert_uint_ge(s->objects, 3 * (unsigned int)n);
+	ck_assert_uint_ge(s->objects, (unsigned int)n);
 	ck_assert_int_eq(uslab_vcpu_set_nr(1), 0);
 	ck_assert_int_eq(uslab_vcpu_set(0), 0);
-	for (r = 0; r < 3; r++)
-		ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, objs[r], n, 0), n);
-	/* the slab's first run: in address order, object 0 at the bottom */
-	ck_assert_ptr_eq(objs[0][0], slab_base(slab_of(objs[0][0])));
-	for (k = 1; k < n; k++)
-		ck_assert_ptr_eq(objs[0][k], (char *)objs[0][k - 1] + s->size);
-	/* the next runs: highest at the bottom, the lowest on top, each
-	 * going on from where the run before ended */
-	for (r = 1; r < 3; r++) {
-		ck_assert_ptr_eq(objs[r][n - 1], (char *)objs[r - 1][r == 1 ? n - 1 : 0] + s->size);
-		for (k = 1; k < n; k++)
-			ck_assert_ptr_eq(objs[r][k], (char *)objs[r][k - 1] - s->size);
+	for (k = 0; k < n; k++) {
+		p[k] = kmem_cache_alloc(s, GFP_KERNEL);
+		ck_assert_ptr_nonnull(p[k]);
 	}
-	for (r = 0; r < 3; r++)
-		slab_free_bulk(s, objs[r], n, 0);
-	ck_assert_uint_eq(s->nr_inuse, 0);
+	/* the first run: p[0] its highest, down to the slab's start */
+	base = slab_base(slab_of(p[0]));
+	ck_assert_uint_eq(((char *)p[0] - base) % s->size, 0);
+	m = (size_t)((char *)p[0] - base) / s->size + 1;
+	ck_assert_uint_ge(m, 2);
+	ck_assert_uint_le(m + 2, (size_t)n);
+	for (k = 1; k < (int)m; k++)
+		ck_assert_ptr_eq(p[k], (char *)p[k - 1] - s->size);
+	ck_assert_ptr_eq(p[m - 1], base);
+	/* the second run: ascending from where the first ended */
+	ck_assert_ptr_eq(p[m], base + m * s->size);
+	ck_assert_ptr_eq(p[m + 1], base + (m + 1) * s->size);
+	for (k = 0; k < n; k++)
+		kmem_cache_free(s, p[k]);
 	kmem_cache_destroy(s);
 }
 END_TEST
