@@ -1018,7 +1018,15 @@ TEST(core, test_large_struct_pages_untouched)
 	w = alloc_pages_large(big, 0, 0);
 	page_alloc_get_stats(&st1);
 	ck_assert_ptr_eq(w, a);
-	ck_assert_uint_eq(st1.large_reuse - st0.large_reuse, 3);
+	/*
+	 * three mappings taken from the cache of freed ones; none where the
+	 * build keeps no free memory resident (the nocache preset's
+	 * watermark and share of 0: each freed mapping went back at once,
+	 * and the same addresses came from the address space)
+	 */
+	ck_assert_uint_eq(st1.large_reuse - st0.large_reuse,
+			  CONFIG_PAGE_ALLOC_RESIDENT_FREE_KB ||
+			  CONFIG_PAGE_ALLOC_RESIDENT_FREE_PCT ? 3 : 0);
 	check_heads(w, big);
 	/* again, freed the other way round (the upper part joins first) */
 	free_pages_large(w);
