@@ -557,6 +557,23 @@ static inline bool adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c,
 }
 
 /*
+ * CPU @c of its cache stops wanting room (a drain starts it over at the
+ * start size; a destroy frees it): the CPU's record of what it asked for
+ * goes with it, or the other caches of the CPU went on shrinking to pay
+ * for growth nobody would take, and a pcp_cpu allocated later at the
+ * same address was taken for the wanter. Another cache's wish stored
+ * between the load and the stores is lost; it asks again at its next
+ * window.
+ */
+static void adapt_forget_want(struct pcp_cpu *c)
+{
+	if (__atomic_load_n(&adapt_acct[c->cpu].wanter, __ATOMIC_RELAXED) != c)
+		return;
+	__atomic_store_n(&adapt_acct[c->cpu].want, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&adapt_acct[c->cpu].wanter, NULL, __ATOMIC_RELAXED);
+}
+
+/*
  * A drain of the whole cache (kmem_cache_shrink, a resize): CPU @c gives
  * its growth back and starts over at the start size, as a new CPU
  * does (so a real run drained before its timed part starts where the
@@ -564,6 +581,7 @@ static inline bool adapt_slow(struct pcp_cache *pc, struct pcp_cpu *c,
  */
 static void adapt_reset_locked(struct pcp_cache *pc, struct pcp_cpu *c)
 {
+	adapt_forget_want(c);
 	if (!c->size)
 		return;
 	if (c->size > adapt_start(pc))
@@ -2270,9 +2288,10 @@ void pcp_cache_destroy(struct pcp_cache *pc)
 		struct pcp_cpu *c = pc->slow[cpu];
 
 		if (c) {
-			/* its budget back */
+			/* its budget back, its wish for room forgotten */
 			__atomic_sub_fetch(&adapt_acct[c->cpu].used, c->acct,
 					   __ATOMIC_RELAXED);
+			adapt_forget_want(c);
 			pthread_mutex_destroy(&c->lock.mutex);
 			pc->slow[cpu] = NULL;
 			pcp_mem_free(c, sizeof(*c));
