@@ -1162,7 +1162,7 @@ static unsigned int mag_hi(struct pcp_cache *pc)
  */
 enum { G0 = 16000, GN = 20, GSIZE = 4096, GLIMIT = 16 };
 
-static struct pcp_cache *t_giver(void)
+static struct pcp_cache *t_giver_start(void)
 {
 	struct pcp_cache *g = pcp_cache_create("giver", NULL, &t_ops, GSIZE);
 
@@ -1170,10 +1170,22 @@ static struct pcp_cache *t_giver(void)
 	ck_assert_int_eq(pcp_cache_set_tunables(g, GLIMIT, GLIMIT / 2), 0);
 	t_alloc_range(g, G0, G0 + 2 * GLIMIT);
 	t_free_range(g, G0, G0 + 2 * GLIMIT);
+	return g;
+}
+
+static void t_giver_rounds(struct pcp_cache *g)
+{
 	for (int r = 0; r < 8 * 16 && mag_hi(g) == GLIMIT; r++) {
 		t_alloc_range(g, G0, G0 + GN);
 		t_free_range(g, G0, G0 + GN);
 	}
+}
+
+static struct pcp_cache *t_giver(void)
+{
+	struct pcp_cache *g = t_giver_start();
+
+	t_giver_rounds(g);
 	return g;
 }
 
@@ -1228,9 +1240,12 @@ TEST(core, test_adapt_destroyed_cache_wants_no_room)
 
 	t_alloc_range(pc, 0, N);		/* asks; no room yet */
 	ck_assert_uint_eq(mag_hi(pc), 4);
+	/* the giver on this CPU first: its per-CPU state is not the dead one's */
+	g = t_giver_start();
 	t_free_range(pc, 0, N);
-	t_destroy(pc);
-	g = t_giver();
+	pcp_cache_destroy(pc);
+	ck_assert_uint_eq(pool_out(), pcp_cache_objects(g, NULL));
+	t_giver_rounds(g);
 	ck_assert_uint_eq(mag_hi(g), GLIMIT);
 	ck_assert_uint_eq(pool_out(), pcp_cache_objects(g, NULL));
 	t_destroy(g);
