@@ -169,6 +169,17 @@ __visible void kmem_cache_stats_sub(struct kmem_cache_stats *after,
 /** kmem_cache_stats_header - the column line of the per-cache table. */
 __visible size_t kmem_cache_stats_header(char *buf, size_t len)
 {
+	return kmem_cache_stats_header_adaptive(pcp_adapt_enabled(), buf, len);
+}
+
+/*
+ * The header of rows made elsewhere (`uslab replay`: the preloaded
+ * library's rows, whose adapt setting is not this copy's): @adaptive,
+ * their KMEM_CACHE_STATS_ADAPTIVE, says whether they have the grow and
+ * shrink columns.
+ */
+__visible size_t kmem_cache_stats_header_adaptive(bool adaptive, char *buf, size_t len)
+{
 	size_t pos = 0;
 
 	uslab_bufprintf(buf, len, &pos,
@@ -178,7 +189,7 @@ __visible size_t kmem_cache_stats_header(char *buf, size_t len)
 			"peak_slabKiB");
 	/* adaptive: how often the magazines changed size (the mag column
 	 * gives the sizes in force, lo-hi over the CPUs) */
-	if (pcp_adapt_enabled()) {
+	if (adaptive) {
 		pos -= pos ? 1 : 0;
 		uslab_bufprintf(buf, len, &pos, " %6s %6s\n", "grow", "shrink");
 	}

@@ -362,6 +362,8 @@ void kmem_cache_stats_sub(struct kmem_cache_stats *after,
 			  const struct kmem_cache_stats *before);
 /* The per-cache table (`uslab sim`, USLAB_OPTIONS=stats): text into @buf. */
 size_t kmem_cache_stats_header(char *buf, size_t len);
+/* The same for rows whose KMEM_CACHE_STATS_ADAPTIVE is @adaptive. */
+size_t kmem_cache_stats_header_adaptive(bool adaptive, char *buf, size_t len);
 size_t kmem_cache_stats_row(const struct kmem_cache_stats *st, char *buf,
 			    size_t len);
 size_t kmem_cache_stats_total(uint64_t allocs, uint64_t frees, uint64_t hits,

@@ -8,7 +8,7 @@
 set -u
 O=${O:-build}
 prog=$O/tests/malloc/faults
-lib=$PWD/$O/libuslab.so
+lib=$(realpath -m "$O/libuslab.so")	# absolute: O may be out of tree
 fail=0
 total=0
 run() {		# run SEED OPTIONS

@@ -10,7 +10,7 @@
 # failed with ENOMEM), and a tid of 2^24 is refused with the byte offset.
 set -u
 O=${O:-build}
-U=$PWD/$O/uslab
+U=$(realpath -m "$O/uslab")	# absolute: O may be out of tree (O=/tmp/x)
 py=/usr/bin/python3
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

@@ -62,6 +62,15 @@ if config PERCPU_CACHE; then
 		bad "replay adapt=1,adapt=0: $(tail -2 "$T/a0.txt")"
 	grep -q "depot_put" "$T/a0.txt" && ! grep -qE "depot_put .* grow" "$T/a0.txt" ||
 		bad "replay: adapt=1,adapt=0 printed adaptive columns (or no table)"
+	# the replay's own table of the replayed events: its header has the
+	# columns its rows (the library's) have, whatever uslab's own copy
+	# of the allocator was built with (the adaptive preset printed them
+	# over rows without, the others none over rows with)
+	rphead() { sed -n '/^replayed events only/{n;p;q}' "$1"; }
+	rphead "$T/a1.txt" | grep -qE "depot_put .* grow shrink" ||
+		bad "replay's table, adapt=0,adapt=1: header without grow/shrink: $(rphead "$T/a1.txt")"
+	rphead "$T/a0.txt" | grep -q "depot_put" && ! rphead "$T/a0.txt" | grep -q "grow" ||
+		bad "replay's table, adapt=1,adapt=0: header: $(rphead "$T/a0.txt")"
 	USLAB_OPTIONS=adapt=2,adapt_budget_kb=15 LD_PRELOAD="$LIBUSLAB" /bin/true 2>"$T/bad"
 	grep -q "ignoring option 'adapt=2' (value out of range)" "$T/bad" &&
 		grep -q "ignoring option 'adapt_budget_kb=15' (value out of range)" "$T/bad" ||

@@ -123,11 +123,21 @@ void rp_stats_end(FILE *f)
 	struct kmem_cache_stats_sum sum = { 0 };
 	char line[512];
 	size_t n = rp_nafter, i;
+	bool adaptive = false;
 
 	if (!rp_stats_on)
 		return;
 	fprintf(f, "\nreplayed events only (library counters after the run less before it):\n");
-	kmem_cache_stats_header(line, sizeof(line));
+	/*
+	 * the library's rows have the grow and shrink columns when its
+	 * magazines adapt (USLAB_OPTIONS adapt=, its Kconfig default), not
+	 * when this program's own copy would (an adaptive build printed them
+	 * in the header of rows without them with adapt=0, and none over
+	 * rows with them with adapt=1 in the others)
+	 */
+	for (i = 0; i < n && !adaptive; i++)
+		adaptive = rp_after[i].flags & KMEM_CACHE_STATS_ADAPTIVE;
+	kmem_cache_stats_header_adaptive(adaptive, line, sizeof(line));
 	fputs(line, f);
 	for (i = 0; i < n; i++) {
 		struct kmem_cache_stats *st = &rp_after[i];
