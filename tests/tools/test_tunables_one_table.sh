@@ -79,7 +79,10 @@ fi
 
 # help: bounds and defaults from the rows.
 USLAB_OPTIONS=help LD_PRELOAD="$LIBUSLAB" /bin/true 2>"$T/help"
-grep -qE "^  mag_size +default by size +0 \.\. 4096: " "$T/help" || bad "help: mag_size row: $(grep mag_size "$T/help")"
+# Kconfig's PERCPU_MAG_SIZE, "by size" when 0 (the unlimited preset: 1024)
+m=$(sed -n 's/^CONFIG_PERCPU_MAG_SIZE=//p' "$O/auto.conf")
+[ "${m:-0}" = 0 ] && m="by size"
+grep -qE "^  mag_size +default $m +0 \.\. 4096: " "$T/help" || bad "help: mag_size row, not Kconfig's $m: $(grep mag_size "$T/help")"
 grep -qE "^  depot_limit +default by size +-1 \.\. 65536: " "$T/help" || bad "help: depot_limit row"
 if config PERCPU_REAPER; then
 	p=$(sed -n 's/^CONFIG_PERCPU_REAPER_PERIOD_MS=//p' "$O/auto.conf")
