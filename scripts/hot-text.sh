@@ -56,6 +56,47 @@ t = [threading.Thread(target=work) for _ in range(2)]
 subprocess.run(["true"])
 ' >/dev/null 2>&1 || true
 timeout 300 env LD_PRELOAD="$lib" sh -c 'for i in 1 2 3; do ls / | sort >/dev/null; done' || true
+# Every entry point of the malloc API once, the way programs call it
+# (aligned allocations: C++'s aligned new, glib; sized frees: C23),
+# built without builtins so that the compiler keeps every call.
+cat >"$tmp/api.c" <<'END'
+#define _GNU_SOURCE
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+void free_sized(void *, size_t) __attribute__((weak));
+void free_aligned_sized(void *, size_t, size_t) __attribute__((weak));
+int main(void)
+{
+	for (size_t n = 8; n <= (1 << 20); n *= 2) {
+		void *p, *q = aligned_alloc(64, n), *r = memalign(4096, n);
+		void *s = valloc(n), *t = pvalloc(n), *u = calloc(4, n / 4);
+		char *v = reallocarray(NULL, 2, n), *w = malloc(n);
+		if (posix_memalign(&p, 256, n))
+			return 1;
+		memset(p, 1, malloc_usable_size(p));
+		w = realloc(w, n * 3);
+		free(p);
+		free(q);
+		if (free_aligned_sized)	/* C23: in the preloaded library */
+			free_aligned_sized(r, 4096, n);
+		else
+			free(r);
+		free(s);
+		free(t);
+		if (free_sized)
+			free_sized(u, n);
+		else
+			free(u);
+		free(v);
+		free(w);
+	}
+	return 0;
+}
+END
+if cc -O0 -fno-builtin -o "$tmp/api" "$tmp/api.c" 2>/dev/null; then
+	timeout 300 env LD_PRELOAD="$lib" "$tmp/api" || true
+fi
 
 # Every function of the library whose counter is not zero (gcov's JSON;
 # the library's own objects, not the benchmark's).
