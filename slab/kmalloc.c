@@ -215,7 +215,13 @@ static unsigned int kmalloc_align(unsigned int size)
 	return size >= 16 ? 16 : 0;
 }
 
-static __slowpath struct kmem_cache *create_kmalloc_cache(unsigned int idx)
+/*
+ * @gfp: the allocation that needs the class; its __GFP_NOFAIL holds for
+ * the struct kmem_cache too (waiting for memory as the object would),
+ * else kmalloc(__GFP_NOFAIL) of a class not made yet could return NULL.
+ */
+static __slowpath struct kmem_cache *create_kmalloc_cache(unsigned int idx,
+							 gfp_t gfp)
 {
 	struct kmem_cache *s;
 	unsigned int size = kmalloc_info[idx].size;
@@ -246,7 +252,7 @@ static __slowpath struct kmem_cache *create_kmalloc_cache(unsigned int idx)
 	 * pthread_create() calls malloc (the dtv) - with libuslab preloaded that
 	 * is kmalloc of another class, which must be able to take slab_mutex.
 	 */
-	fresh = kmem_cache_zalloc(&kmem_cache_boot, GFP_KERNEL);
+	fresh = kmem_cache_zalloc(&kmem_cache_boot, GFP_KERNEL | (gfp & __GFP_NOFAIL));
 	pthread_mutex_lock(&slab_mutex);
 	s = __atomic_load_n(&kmalloc_caches[idx], __ATOMIC_ACQUIRE);
 	if (s) {
@@ -279,6 +285,17 @@ out_unlock:
 	return s;
 }
 
+/* kmalloc_cache_get(), the class made with @gfp's __GFP_NOFAIL. */
+static struct kmem_cache *kmalloc_cache_get_gfp(unsigned int idx, gfp_t gfp)
+{
+	struct kmem_cache *s = __atomic_load_n(&kmalloc_caches[idx],
+					       __ATOMIC_ACQUIRE);
+
+	if (likely(s))
+		return s;
+	return create_kmalloc_cache(idx, gfp);
+}
+
 /**
  * kmalloc_cache_get - the kmalloc cache of class @idx, created on first use.
  * Context: thread-safe; lock-free after the first call for @idx.
@@ -286,12 +303,7 @@ out_unlock:
  */
 struct kmem_cache *kmalloc_cache_get(unsigned int idx)
 {
-	struct kmem_cache *s = __atomic_load_n(&kmalloc_caches[idx],
-					       __ATOMIC_ACQUIRE);
-
-	if (likely(s))
-		return s;
-	return create_kmalloc_cache(idx);
+	return kmalloc_cache_get_gfp(idx, GFP_KERNEL);
 }
 
 struct kmem_cache *kmalloc_slab(size_t size)
@@ -403,7 +415,7 @@ __slowpath void *kmalloc_miss(size_t size, gfp_t gfp)
 		if (sigsafe_reentered())
 			return page_alloc_emergency_alloc(kmalloc_info[idx].size,
 							  kmalloc_align(kmalloc_info[idx].size));
-		s = create_kmalloc_cache(idx);
+		s = create_kmalloc_cache(idx, gfp);
 		if (unlikely(!s))
 			return NULL;
 	}
@@ -577,7 +589,7 @@ static __slowpath void *kmalloc_slow(size_t size, gfp_t flags,
 	if (size > KMALLOC_MAX_CACHE_SIZE)
 		return kmalloc_large(size, PAGE_SIZE, flags);
 	idx = kmalloc_index(size);
-	s = kmalloc_cache_get(idx);
+	s = kmalloc_cache_get_gfp(idx, flags);
 	if (unlikely(!s)) {
 		/* a handler inside the allocator, first use of the class:
 		 * as kmalloc_miss(), an emergency block */

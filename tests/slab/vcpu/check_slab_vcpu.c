@@ -107,4 +107,49 @@ TEST(core, test_fresh_slot_released_with_its_slab)
 }
 END_TEST
 
+/*
+ * The order a refill's fresh objects leave the magazine in (docs/slab.md
+ * "Fresh objects: the order they leave in"): a slab's first run its upper
+ * half first, then its lower half from the slab's first object, each
+ * ascending; the next run ascending from where the first ended. Before,
+ * every run left highest first, so a heap filled and then written was
+ * written down through each run.
+ */
+TEST(core, test_fresh_runs_leave_ascending)
+{
+	struct kmem_cache *s = kmem_cache_create("fresh-order", 256, 0, 0, NULL);
+	static void *p[64];
+	char *base;
+	size_t h, j, m, k, n = 64;
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_ge(s->objects, n);
+	ck_assert_int_eq(uslab_vcpu_set_nr(1), 0);
+	ck_assert_int_eq(uslab_vcpu_set(0), 0);
+	for (k = 0; k < n; k++) {
+		p[k] = kmem_cache_alloc(s, GFP_KERNEL);
+		ck_assert_ptr_nonnull(p[k]);
+	}
+	/* the first run: objects h..m-1, then 0..h-1 */
+	base = slab_base(slab_of(p[0]));
+	ck_assert_uint_eq(((char *)p[0] - base) % s->size, 0);
+	h = (size_t)((char *)p[0] - base) / s->size;
+	ck_assert_uint_ge(h, 1);
+	for (j = 1; j < n && p[j] != base; j++)
+		ck_assert_ptr_eq(p[j], (char *)p[j - 1] + s->size);
+	ck_assert_uint_lt(j, n);		/* object 0 came */
+	m = j + h;
+	ck_assert_uint_eq(h, m / 2);		/* the upper half: the larger */
+	ck_assert_uint_le(m + 2, n);
+	for (k = j + 1; k < m; k++)
+		ck_assert_ptr_eq(p[k], (char *)p[k - 1] + s->size);
+	/* the second run: ascending from where the first ended */
+	ck_assert_ptr_eq(p[m], base + m * s->size);
+	ck_assert_ptr_eq(p[m + 1], base + (m + 1) * s->size);
+	for (k = 0; k < n; k++)
+		kmem_cache_free(s, p[k]);
+	kmem_cache_destroy(s);
+}
+END_TEST
+
 TEST_SUITE_MAIN("slab_vcpu", "core", 30)
