@@ -66,9 +66,6 @@
  * SLAB_TAIL_MAX_ORDER (calculate_order(), docs/slab.md "Slab orders").
  */
 #define SLAB_PAGE_TAIL_PERCENT		3
-/* fresh objects below this size leave a slab more than GAP bytes apart */
-#define SLAB_FRESH_SPREAD_SIZE		128
-#define SLAB_FRESH_SPREAD_GAP		64
 #define SLAB_TAIL_MAX_ORDER		4
 
 /*
@@ -109,15 +106,6 @@ struct kmem_cache {
 	unsigned int rz_end;		/* right red zone ends at object + rz_end */
 	unsigned int order;		/* slab is 2^order pages */
 	unsigned int objects;		/* objects per slab */
-	/*
-	 * The order fresh objects leave a slab in (slab_fresh_next()): in
-	 * groups of @fresh_group objects (a page's worth), each group's
-	 * objects @fresh_step apart, @fresh_last_step in the last, shorter
-	 * group; step 1 is address order.
-	 */
-	unsigned int fresh_group, fresh_step, fresh_last_step;
-	/* the steps' inverses mod the group sizes (slab_fresh_taken()) */
-	unsigned int fresh_inv, fresh_last_inv;
 	unsigned int min_partial;	/* empty slabs kept */
 	slab_flags_t flags;
 	void (*ctor)(void *);

@@ -134,8 +134,8 @@ static size_t page_tail(size_t n, unsigned int size)
 
 /*
  * Objects per slab of @size at *@order (calculate_order()'s), the order
- * raised where that leaves less unused: objects are handed out page by
- * page from fresh memory (take_fresh_locked()), so a slab's pages are
+ * raised where that leaves less unused: objects are handed out in address
+ * order from fresh memory (take_fresh_locked()), so a slab's pages are
  * touched only as far as its objects reach, and a tail of whole pages
  * past them never is. What costs memory is the part of the last used page
  * that no object fills: at kmalloc-10k's order 3 (3 objects, 30 KiB of
@@ -164,75 +164,6 @@ static unsigned int calculate_objects(unsigned int size, unsigned int *order)
 			}
 	}
 	return (unsigned int)n;
-}
-
-static unsigned int gcd_uint(unsigned int a, unsigned int b)
-{
-	while (b) {
-		unsigned int t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
-/* The first step from @step up that visits all of a group of @n objects. */
-static unsigned int fresh_step_for(unsigned int step, unsigned int n)
-{
-	if (n < 2)
-		return 1;
-	while (gcd_uint(step, n) != 1)
-		step++;
-	return step;
-}
-
-/* x with @step * x = 1 mod @n (@step and @n coprime; n is at most a page's objects) */
-static unsigned int fresh_inverse(unsigned int step, unsigned int n)
-{
-	unsigned int x;
-
-	for (x = 1; x < n; x++)
-		if ((unsigned long)step * x % n == 1)
-			return x;
-	return 1;	/* n <= 1 */
-}
-
-/*
- * The order a slab hands out its never-used objects in (take_fresh_locked()):
- * page-sized groups in address order, and within a group, for objects
- * below SLAB_FRESH_SPREAD_SIZE bytes, a step of more than
- * SLAB_FRESH_SPREAD_GAP bytes from one object to the next, so that two
- * objects handed out one after the other are never neighbours. Why: glibc's
- * memset/memcpy of fewer than 64 bytes is one masked 64-byte store
- * (AVX-512: vmovdqu8 with a k-mask) that covers the bytes past the block
- * it writes; a load of a neighbour's bytes within those 64 bytes waits
- * for that store to commit instead of being served by it. A program that
- * allocates a block, clears it and reads the block it got just before
- * (cfrac's bignums) then stalls on every allocation when the magazine
- * hands out neighbours in turn (docs/slab.md "Fresh objects' order").
- * A group is a page's worth of objects, so a slab's pages are still
- * touched in address order, one after the other (RSS as before).
- */
-static void slab_fresh_layout(struct kmem_cache *s)
-{
-	unsigned int group, step = 1, last;
-
-	group = max_t(unsigned int, 1, (unsigned int)(PAGE_SIZE / s->size));
-	if (group > s->objects)
-		group = s->objects;
-	/* (runs of fresh objects stay ascending where the refill's fill
-	 * probe reads them: no mark in the objects, slab_fresh_unwritten()) */
-	if (s->size < SLAB_FRESH_SPREAD_SIZE && !slab_debug(s) && !s->ctor &&
-	    IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) && s->mark_mul == 1)
-		step = 1 + (SLAB_FRESH_SPREAD_GAP + s->size - 1) / s->size;
-	/* the last group takes the rest: a short one could not step apart */
-	last = s->objects - (s->objects / group - 1) * group;
-	s->fresh_group = group;
-	s->fresh_step = step == 1 ? 1 : fresh_step_for(step, group);
-	s->fresh_last_step = step == 1 ? 1 : fresh_step_for(step, last);
-	s->fresh_inv = fresh_inverse(s->fresh_step, group);
-	s->fresh_last_inv = fresh_inverse(s->fresh_last_step, last);
 }
 
 /*
@@ -365,7 +296,6 @@ int slab_calculate_layout(struct kmem_cache *s)
 	s->objects = calculate_objects(s->size, &s->order);
 	s->slab_mask = (PAGE_SIZE << s->order) - 1;
 	slab_layout_obj_check(s);
-	slab_fresh_layout(s);
 
 	/* Empty slabs kept: more for big objects, whose slabs cost more to make. */
 	if (!IS_ENABLED(CONFIG_SLAB_KEEP_EMPTY)) {
@@ -429,7 +359,7 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp)
 
 	/*
 	 * Plain caches write nothing here: objects are handed out from
-	 * @fresh on, page by page (take_fresh_locked()), so a slab's
+	 * @fresh on in address order (take_fresh_locked()), so a slab's
 	 * pages are touched only as its objects are used, and a new slab
 	 * costs no pass over its objects. Debug caches (poison, red zones)
 	 * and caches with a constructor prepare every object now.
@@ -456,95 +386,6 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp)
 	slab_mark_pages(slab, s, true);
 	slab_probe(slab_grow, s->name, base, s->order);
 	return slab;
-}
-
-/*
- * Where a slab's @j-th fresh object is (slab_fresh_layout()'s order),
- * kept as an index that slab_fresh_next() steps: the group's first
- * object @start, its size @n and step, and the position in it.
- */
-struct fresh_pos {
-	unsigned int start, n, step, pos, i;
-};
-
-/* The first index of the last group: it takes the slab's rest (G to 2G - 1). */
-static inline unsigned int slab_fresh_last_start(const struct kmem_cache *s)
-{
-	return (s->objects / s->fresh_group - 1) * s->fresh_group;
-}
-
-/* The first index of the group of the @j-th object (by index or order). */
-static inline unsigned int slab_fresh_group_start(const struct kmem_cache *s,
-						  unsigned int j)
-{
-	return min_t(unsigned int, j - j % s->fresh_group, slab_fresh_last_start(s));
-}
-
-/* Objects in the group that starts at index @start. */
-static inline unsigned int slab_fresh_group_size(const struct kmem_cache *s,
-						 unsigned int start)
-{
-	return start == slab_fresh_last_start(s) ? s->objects - start : s->fresh_group;
-}
-
-static void slab_fresh_at(const struct kmem_cache *s, unsigned int j,
-			  struct fresh_pos *fp)
-{
-	fp->start = slab_fresh_group_start(s, j);
-	fp->n = slab_fresh_group_size(s, fp->start);
-	fp->step = fp->n == s->fresh_group ? s->fresh_step : s->fresh_last_step;
-	fp->i = j - fp->start;
-	fp->pos = (unsigned int)(((unsigned long)fp->i * fp->step) % fp->n);
-}
-
-/* The object at @fp, and @fp moved to the next one in the order. */
-static char *slab_fresh_next(const struct kmem_cache *s,
-			     const struct page *slab, struct fresh_pos *fp)
-{
-	char *obj = (char *)slab_base(slab) + s->red_left_pad +
-		    (size_t)(fp->start + fp->pos) * s->size;
-
-	if (++fp->i == fp->n) {
-		if (fp->start + fp->n < s->objects)
-			slab_fresh_at(s, fp->start + fp->n, fp);
-	} else {
-		fp->pos += fp->step;
-		if (fp->pos >= fp->n)
-			fp->pos -= fp->n;
-	}
-	return obj;
-}
-
-/*
- * Objects of @slab at or above this address may not have been handed out
- * yet: its next fresh object in address order, or, for a cache whose
- * fresh objects leave in steps (slab_fresh_layout()), the first object of
- * the group that one is in. Below it every object was handed out once.
- */
-static char *slab_fresh_bound(const struct kmem_cache *s,
-			      const struct page *slab)
-{
-	unsigned int j = slab->fresh;
-
-	if (s->fresh_step != 1)
-		j = slab_fresh_group_start(s, j);
-	return (char *)slab_base(slab) + s->red_left_pad + (size_t)j * s->size;
-}
-
-/* Whether @slab handed @obj (an object boundary) out of its fresh objects. */
-static bool slab_fresh_taken(const struct kmem_cache *s,
-			     const struct page *slab, const void *obj)
-{
-	unsigned int idx = (unsigned int)(((const char *)obj -
-					   (const char *)slab_base(slab) -
-					   s->red_left_pad) / s->size);
-	unsigned int start = slab_fresh_group_start(s, idx);
-	unsigned int n = slab_fresh_group_size(s, start);
-	unsigned int inv = n == s->fresh_group ? s->fresh_inv : s->fresh_last_inv;
-
-	/* its place in the group's order: (idx - start) / step mod n */
-	return start + (unsigned int)((unsigned long)(idx - start) * inv % n) <
-	       slab->fresh;
 }
 
 static void slab_check_empty(struct kmem_cache *s, struct page *slab);
@@ -706,16 +547,12 @@ static void __slowpath slab_find_doubled(struct kmem_cache *s,
 
 static void slab_check_empty(struct kmem_cache *s, struct page *slab)
 {
-	struct fresh_pos fp;
-	unsigned int j;
-	char *obj;
+	char *obj = (char *)slab_base(slab) + s->red_left_pad;
+	char *end = obj + (size_t)slab->fresh * s->size;
 
-	slab_fresh_at(s, 0, &fp);
-	for (j = 0; j < slab->fresh; j++) {
-		obj = slab_fresh_next(s, slab, &fp);
+	for (; obj < end; obj += s->size)
 		if (unlikely(!slab_mark_on_slab(s, obj, *slab_mark(s, obj))))
 			slab_find_doubled(s, slab, obj);
-	}
 }
 
 /*
@@ -844,6 +681,14 @@ static void *take_object_locked(struct kmem_cache *s, struct page *slab,
 	return obj;
 }
 
+/* The first object @slab never handed out: one multiply, no load of it. */
+static inline char *slab_fresh_obj(const struct kmem_cache *s,
+				   const struct page *slab)
+{
+	return (char *)slab_base(slab) + s->red_left_pad +
+	       (size_t)slab->fresh * s->size;
+}
+
 /*
  * Hand out @slab's objects from @fresh on, at most @n, into @objs: they
  * were never written, so there is no freelist to follow and no mark to
@@ -859,12 +704,11 @@ static void *take_object_locked(struct kmem_cache *s, struct page *slab,
 static int take_fresh_locked(struct kmem_cache *s, struct page *slab,
 			     void **objs, int n)
 {
+	char *obj = slab_fresh_obj(s, slab);
 	int k, nr = min_t(int, n, slab->objects - slab->fresh);
-	struct fresh_pos fp;
 
-	slab_fresh_at(s, slab->fresh, &fp);
-	for (k = 0; k < nr; k++)
-		objs[k] = slab_fresh_next(s, slab, &fp);
+	for (k = 0; k < nr; k++, obj += s->size)
+		objs[k] = obj;
 	slab->fresh += (unsigned short)nr;
 	slab->inuse += (unsigned short)nr;
 	return nr;
@@ -1362,8 +1206,7 @@ static void slab_free_debug_locked(struct kmem_cache *s, void **objs, int n,
 		 * kept as every free object's */
 		if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
 			*slab_mark(s, obj) = slab_mark_slab(s);
-		if (unlikely((char *)obj >= slab_fresh_bound(s, slab) &&
-			     !slab_fresh_taken(s, slab, obj)))
+		if (unlikely((char *)obj >= slab_fresh_obj(s, slab)))
 			slab_report_double_free(slab_free_name(s), s, obj, addr);
 		set_freepointer(s, obj, slab->freelist);
 		slab->freelist = obj;
@@ -1400,8 +1243,8 @@ struct flush_run {
  * without the lock: the mark's check and store, the free pointer's store
  * (the objects are the caller's until the splice: nobody else reaches
  * them). The lock covers per run: the never-handed-out test (the run's
- * highest object against slab_fresh_bound(), which moves under the lock;
- * past it, each object: flush_run_check_fresh()), the splice and the lists. The struct page, the slab's bounds are
+ * highest object against the slab's fresh index, which moves under the
+ * lock), the splice and the lists. The struct page, the slab's bounds are
  * read once per run (stable: the run's own objects keep the slab in use).
  * Return: objects of @objs taken into @runs (up to SLAB_FLUSH_RUNS runs).
  */
@@ -1452,25 +1295,6 @@ static int flush_build_runs(struct kmem_cache *s, void **objs, int n,
 	return k;
 }
 
-/*
- * A run reaches its slab's fresh objects (slab_fresh_bound()): each of its
- * objects from there on must have been handed out (slab_fresh_taken()).
- * The run's list is its own until the splice: walked here, under the lock
- * (the fresh index moves under it).
- */
-static __slowpath void flush_run_check_fresh(struct kmem_cache *s,
-					     struct flush_run *r,
-					     unsigned long addr)
-{
-	char *bound = slab_fresh_bound(s, r->slab);
-	void *obj = r->head;
-	unsigned int k;
-
-	for (k = 0; k < r->cnt; k++, obj = get_freepointer(s, obj))
-		if ((char *)obj >= bound && !slab_fresh_taken(s, r->slab, obj))
-			slab_report_double_free(slab_free_name(s), s, obj, addr);
-}
-
 /* Put the detached runs on their slabs. */
 static void flush_splice_locked(struct kmem_cache *s, struct flush_run *runs,
 				int nr, unsigned long addr)
@@ -1484,8 +1308,8 @@ static void flush_splice_locked(struct kmem_cache *s, struct flush_run *runs,
 		enum slab_state before = slab_state(slab);
 
 		/* never handed out: freed without an allocation */
-		if (unlikely(r->hi >= slab_fresh_bound(s, slab)))
-			flush_run_check_fresh(s, r, addr);
+		if (unlikely(r->hi >= slab_fresh_obj(s, slab)))
+			slab_report_double_free(slab_free_name(s), s, r->hi, addr);
 		set_freepointer(s, r->tail, slab->freelist);
 		slab->freelist = r->head;
 		slab->inuse -= (unsigned short)r->cnt;

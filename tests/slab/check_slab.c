@@ -1208,78 +1208,6 @@ static void take_all_once_and_destroy(struct kmem_cache *s, void **again,
  * the lists and counters agree after each flush, and every object comes
  * back exactly once when all are taken again.
  */
-/*
- * Fresh objects of a cache below SLAB_FRESH_SPREAD_SIZE bytes leave their
- * slab at least SLAB_FRESH_SPREAD_GAP bytes past the end of the one
- * handed out before (or below it): glibc clears a small block with one
- * masked 64-byte store that covers the bytes past it, and a load from a
- * neighbour inside them waits for that store (docs/slab.md "Fresh
- * objects' order"). Still every object of the slab once, and page group
- * by page group, so that a slab's pages are touched in address order.
- */
-TEST(core, test_fresh_objects_not_neighbours)
-{
-	static const unsigned int sizes[] = { 8, 16, 24, 40, 48, 64, 96, 120 };
-	unsigned int t;
-
-	/* debug caches prepare every object at grow, in address order */
-	if (IS_ENABLED(CONFIG_SLAB_DEBUG_ON))
-		return;
-	for (t = 0; t < ARRAY_SIZE(sizes); t++) {
-		struct kmem_cache *s = kmem_cache_create("fresh-apart", sizes[t],
-							 0, 0, NULL);
-		unsigned int per, j, got = 0, chunk = 1;
-		size_t last;
-		unsigned char *seen;
-		void **objs;
-		char *base;
-
-		ck_assert_ptr_nonnull(s);
-		ck_assert_uint_lt(s->size, SLAB_FRESH_SPREAD_SIZE);
-		per = s->objects;
-		/* the last group takes the rest of the slab */
-		last = per / s->fresh_group - 1;
-		objs = calloc(per, sizeof(*objs));
-		seen = calloc(per, 1);
-		ck_assert(objs && seen);
-		/* refills of 1, 2, 3, ... objects: the order runs across them */
-		while (got < per) {
-			int n = (int)min_t(unsigned int, chunk++, per - got);
-
-			ck_assert_int_eq(slab_alloc_bulk(s, GFP_KERNEL, objs + got, n, 0), n);
-			got += (unsigned int)n;
-		}
-		base = slab_base(virt_to_slab(objs[0]));
-		for (j = 0; j < per; j++) {
-			size_t off = (size_t)((char *)objs[j] - base), idx = off / s->size;
-
-			ck_assert_ptr_eq(virt_to_slab(objs[j]), virt_to_slab(objs[0]));
-			ck_assert_uint_eq(off % s->size, 0);
-			ck_assert_uint_lt(idx, per);
-			ck_assert_msg(!seen[idx], "%u: object %zu handed out twice",
-				      s->size, idx);
-			seen[idx] = 1;
-			ck_assert_msg(min_t(size_t, idx / s->fresh_group, last) ==
-				      min_t(size_t, j / s->fresh_group, last),
-				      "%u: object %zu handed out %u-th, out of its group",
-				      s->size, idx, j);
-			if (j) {
-				char *a = objs[j - 1], *b = objs[j];
-
-				ck_assert_msg(b + s->size <= a ||
-					      b >= a + s->size + SLAB_FRESH_SPREAD_GAP,
-					      "%u: %p handed out right after %p", s->size,
-					      (void *)b, (void *)a);
-			}
-		}
-		slab_free_bulk(s, objs, (int)per, 0);
-		free(objs);
-		free(seen);
-		kmem_cache_destroy(s);
-	}
-}
-END_TEST
-
 TEST(core, test_free_bulk_runs)
 {
 	enum { N = 600, CHUNK = 37 };	/* over three slabs of 32 KiB */
@@ -1857,41 +1785,6 @@ static void hard_free_never_allocated(int fd)
 	kmem_cache_free(s, o);
 }
 
-/*
- * A small class's fresh objects leave their slab in steps, not in address
- * order (slab_fresh_layout()): an object below the highest one handed out
- * may never have been. Its free is reported at the flush, as the last
- * one's is, and does not reach the freelist that the slab's untaken
- * objects would be handed out from again.
- */
-static void hard_free_never_allocated_between(int fd)
-{
-	struct kmem_cache *s = kmem_cache_create("hard-fresh-step", 32, 0, 0, NULL);
-	char *o[3], *base, *hi, *p, *gap = NULL;
-	unsigned int i;
-
-	/* one object per refill: the slab hands out exactly three */
-	ck_assert_int_eq(kmem_cache_set_tunables(s, 1, 1, 0), 0);
-	for (i = 0; i < ARRAY_SIZE(o); i++)
-		o[i] = kmem_cache_alloc(s, GFP_KERNEL);
-	base = slab_base(virt_to_slab(o[0]));
-	hi = o[0];
-	for (i = 1; i < ARRAY_SIZE(o); i++) {
-		ck_assert_ptr_eq(virt_to_slab(o[i]), virt_to_slab(o[0]));
-		hi = o[i] > hi ? o[i] : hi;
-	}
-	for (p = base; p < hi && !gap; p += s->size)
-		if (p != o[0] && p != o[1] && p != o[2])
-			gap = p;
-	ck_assert_msg(gap, "three objects of 32 bytes handed out as neighbours");
-	expect_line(fd, "kmem_cache_free(hard-fresh-step): double free of object 0x%lx",
-		    (unsigned long)gap);
-	kmem_cache_free(s, gap);
-	kmem_cache_shrink(s);	/* the flush must stop here */
-	for (i = 0; i < ARRAY_SIZE(o); i++)
-		kmem_cache_free(s, o[i]);
-}
-
 TEST(hardened, test_hardened_reports)
 {
 	if (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
@@ -1915,10 +1808,8 @@ TEST(hardened, test_hardened_reports)
 	}
 	expect_report(hard_slab_tail);
 	/* debug caches prepare every object up front (docs/slab.md) */
-	if (!IS_ENABLED(CONFIG_SLAB_DEBUG_ON)) {
+	if (!IS_ENABLED(CONFIG_SLAB_DEBUG_ON))
 		expect_report(hard_free_never_allocated);
-		expect_report(hard_free_never_allocated_between);
-	}
 }
 END_TEST
 
