@@ -94,6 +94,15 @@ void malloc_print_stats(int fd)
 			st.bytes_free_returned >> 10, st.bytes_large >> 10,
 			st.limit >> 10, st.enomem,
 			__atomic_load_n(&malloc_foreign_frees, __ATOMIC_RELAXED));
+	/* handlers that allocated inside the allocator (lib/sigsafe.h) */
+	if (st.emergency)
+		uslab_bufprintf(buf, sizeof(buf), &pos,
+				"malloc: signal handlers inside the allocator: %lu emergency "
+				"blocks, %lu out now, %lu refused (ENOMEM)\n", st.emergency,
+				(unsigned long)__atomic_load_n(&page_alloc_emergency_count,
+							       __ATOMIC_RELAXED),
+				__atomic_load_n(&page_alloc_emergency_failed,
+						__ATOMIC_RELAXED));
 	malloc_write_str(fd, buf);
 }
 

@@ -424,6 +424,7 @@ size_t page_alloc_trim(void)
 		return 0;
 	drain_all_pages(false);
 	ret = buddy_reclaim(0, 0);
+	ret += page_alloc_emergency_trim();	/* no lock: its pool's empty chunks */
 	if (pa_as_limited()) {
 		pa_lock_irqsave();
 		pa_release_sections_locked();

@@ -504,6 +504,14 @@ static __slowpath bool on_freelist(struct kmem_cache *s, struct page *slab,
 	bool found = false;
 	void *p;
 
+	/*
+	 * A signal handler that interrupted its thread inside the allocator
+	 * (realloc or malloc_usable_size there) may not take the cache lock:
+	 * its thread may hold it (lib/sigsafe.h). Not checked then; a free
+	 * of the object is deferred and checked when the thread gives it back.
+	 */
+	if (sigsafe_reentered())
+		return false;
 	slab_lock(s);
 	for (p = slab->freelist; p && n++ <= slab->objects; p = get_freepointer(s, p)) {
 		if (p == obj || !is_object(s, slab, p)) {

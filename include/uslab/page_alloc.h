@@ -240,15 +240,20 @@ size_t page_alloc_decay(void);
  * nothing to do.
  */
 /*
- * Emergency mappings (page_alloc/emergency.c): blocks for a signal handler
+ * Emergency blocks (page_alloc/emergency.c): memory for a signal handler
  * that interrupted its own thread inside the allocator (lib/sigsafe.h),
- * outside the reserved range, known to the free paths by a small table.
+ * outside the reserved range, lock-free: pooled blocks up to 16 KiB and
+ * mappings of their own beyond, known to the free paths by their range
+ * and a table. _count: blocks out now; _total: ever handed out; _failed:
+ * allocations refused (the bound of blocks out at once, or no memory).
  */
 extern unsigned int page_alloc_emergency_count;
 extern unsigned long page_alloc_emergency_total;
+extern unsigned long page_alloc_emergency_failed;
 void *page_alloc_emergency_alloc(size_t size, size_t align);
 size_t page_alloc_emergency_size(const void *p);
 bool page_alloc_emergency_free(const void *p);
+size_t page_alloc_emergency_trim(void);
 
 extern int page_alloc_decayd_state;
 #define PAGE_ALLOC_DECAYD_WANTED	1

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,19 +201,56 @@ TEST(core, test_debug_kmalloc_under_zone_lock)
 }
 END_TEST
 
-TEST(core, test_emergency_table_bounded)
+/*
+ * realloc and malloc_usable_size in a handler check the block first
+ * (ksize_checked()); on a debug cache that check walked the slab's
+ * freelist under the cache lock, which the interrupted thread may hold:
+ * robust signals-threads with USLAB_OPTIONS=debug hung so, every thread in
+ * its handler waiting on the lock. Here the lock is held as an
+ * interrupted free holds it; the check answers without it.
+ */
+TEST(core, test_debug_usable_size_under_cache_lock)
 {
-	void *p[200];
+	struct kmem_cache_setting set;
+	struct kmem_cache *s;
+	unsigned char *p;
+
+	ck_assert_int_eq(kmem_cache_debug_parse("FZP,kmalloc-*", &set, 1), 1);
+	ck_assert_int_eq(kmem_cache_setting_add(&set), 0);
+	p = kmalloc(100, GFP_KERNEL);
+	ck_assert_ptr_nonnull(p);
+	s = kmalloc_slab(100);
+	ck_assert(slab_debug(s));
+	memset(p, 3, 100);
+	slab_lock(s);		/* as a free of the class interrupted by the signal */
+	ck_assert(sigsafe_reentered());
+	ck_assert_uint_eq(ksize_checked(p, "malloc_usable_size", 0), 100);
+	slab_unlock(s);
+	ck_assert_uint_eq(ksize_checked(p, "malloc_usable_size", 0), 100);
+	kfree(p);
+}
+END_TEST
+
+/*
+ * The bound is on bytes out at once (EP_MAX_BYTES, 256 MiB), not on a
+ * number of blocks: a table of 64 slots refused the 65th 1 MiB block.
+ * Past the bound: a clean ENOMEM, counted, no unbounded mapping.
+ */
+TEST(core, test_emergency_bound_is_bytes_not_slots)
+{
+	enum { MAX = 300 };	/* 1 MiB blocks: the bound is 256 of them */
+	static void *p[MAX];
+	unsigned long failed = page_alloc_emergency_failed;
 	int n = 0;
 
 	warm_up();
 	pa_lock_irqsave();
-	while (n < 200 && (p[n] = kmalloc(1 << 20, GFP_KERNEL | __GFP_NOWARN)))
+	while (n < MAX && (p[n] = kmalloc(1 << 20, GFP_KERNEL | __GFP_NOWARN)))
 		n++;
 	ck_assert_int_eq(errno, ENOMEM);
 	pa_unlock_irqrestore();
-	ck_assert_int_gt(n, 0);
-	ck_assert_int_lt(n, 200);	/* a clean ENOMEM, no unbounded mapping */
+	ck_assert_int_eq(n, 256);	/* 64 with the old table */
+	ck_assert_uint_eq(page_alloc_emergency_failed, failed + 1);
 	/* krealloc and ksize know the emergency blocks */
 	ck_assert_uint_ge(ksize(p[0]), 1 << 20);
 	memset(p[0], 7, 100);
@@ -222,6 +260,160 @@ TEST(core, test_emergency_table_bounded)
 	while (n--)
 		kfree(p[n]);
 	ck_assert_uint_eq(page_alloc_emergency_count, 0);
+}
+END_TEST
+
+/*
+ * Many small blocks out at once in the handler's place (hundreds of
+ * threads in fallback mode, or handlers that keep their blocks): each one
+ * is there (the 64-slot table failed the 65th), zeroed, aligned to its
+ * class, apart from every other; freed in any order from another thread;
+ * afterwards the pool's pages go back with malloc_trim's
+ * page_alloc_emergency_trim() and a second round needs no new chunk.
+ */
+static const size_t small_sizes[] = { 8, 24, 64, 96, 200, 512, 1000, 2048,
+				       4096, 8192, 12000, 16384 };
+#define NR_SMALL 3000
+static unsigned char *small_p[NR_SMALL];
+static size_t small_sz[NR_SMALL];
+
+static void *free_odd_ones(void *arg)
+{
+	(void)arg;
+	for (int i = 1; i < NR_SMALL; i += 2)
+		kfree(small_p[i]);
+	return NULL;
+}
+
+static void fill_small_under_zone_lock(uint64_t *seed)
+{
+	pa_lock_irqsave();
+	for (int i = 0; i < NR_SMALL; i++) {
+		size_t sz = small_sizes[rnd(seed) % ARRAY_SIZE(small_sizes)];
+
+		small_sz[i] = sz;
+		small_p[i] = kmalloc(sz, GFP_KERNEL | __GFP_ZERO);
+		ck_assert_msg(small_p[i], "block %d of %zu bytes: %s", i, sz,
+			      "refused in the handler's place");
+		ck_assert_uint_ge(ksize(small_p[i]), sz);
+		for (size_t k = 0; k < sz; k += 61)
+			ck_assert_uint_eq(small_p[i][k], 0);
+		memset(small_p[i], (i % 251) + 1, sz);
+	}
+	pa_unlock_irqrestore();
+}
+
+TEST(core, test_emergency_many_small_blocks)
+{
+	uint64_t seed = test_seed_from_env("USLAB_TEST_SEED", "sigsafe");
+	unsigned long total = page_alloc_emergency_total;
+	unsigned long failed = page_alloc_emergency_failed;
+	pthread_t t;
+	size_t trimmed;
+
+	warm_up();
+	drain_all_pages(false);
+	fill_small_under_zone_lock(&seed);
+	/* the magazines serve a few (lock-free), the rest are emergency blocks */
+	ck_assert_uint_gt(page_alloc_emergency_count, NR_SMALL / 2);
+	ck_assert_uint_eq(page_alloc_emergency_total, total + page_alloc_emergency_count);
+	for (int i = 0; i < NR_SMALL; i++) {
+		size_t a = small_sz[i] & -small_sz[i];
+
+		ck_assert_uint_eq((uintptr_t)small_p[i] & (a - 1), 0);
+		if (page_alloc_emergency_size(small_p[i]))
+			ck_assert_uint_eq((uintptr_t)small_p[i] & 63, 0);
+		for (size_t k = 0; k < small_sz[i]; k += 509)
+			ck_assert_uint_eq(small_p[i][k], (unsigned char)((i % 251) + 1));
+		ck_assert_uint_eq(small_p[i][small_sz[i] - 1],
+				  (unsigned char)((i % 251) + 1));
+	}
+	/* half freed by another thread, half here; then each is foreign */
+	ck_assert_int_eq(pthread_create(&t, NULL, free_odd_ones, NULL), 0);
+	for (int i = 0; i < NR_SMALL; i += 2)
+		kfree(small_p[i]);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_uint_eq(page_alloc_emergency_count, 0);
+	for (int i = 0; i < NR_SMALL; i++) {
+		ck_assert_uint_eq(page_alloc_emergency_size(small_p[i]), 0);
+		/* twice: not an emergency block now */
+		ck_assert(!page_alloc_emergency_free(small_p[i]));
+	}
+	trimmed = page_alloc_emergency_trim();
+	ck_assert_uint_gt(trimmed, 0);
+	ck_assert_uint_eq(page_alloc_emergency_trim(), 0);	/* nothing left */
+	/* the same again comes from the chunks trimmed (no mapping: count of
+	 * blocks handed out grows, the failures do not) */
+	fill_small_under_zone_lock(&seed);
+	for (int i = 0; i < NR_SMALL; i++)
+		kfree(small_p[i]);
+	ck_assert_uint_eq(page_alloc_emergency_count, 0);
+	ck_assert_uint_eq(page_alloc_emergency_failed, failed);
+}
+END_TEST
+
+/*
+ * Threads that all act as handlers inside the allocator at once (each one
+ * holds a sigsafe section, as an interrupted thread does), allocating,
+ * checking and freeing emergency blocks of every kind while chunks empty,
+ * give their pages back and change class under them: no block handed out
+ * twice (each carries its owner's pattern, checked before it is freed),
+ * none refused, the count back to 0.
+ */
+#define RACE_THREADS 6
+#define RACE_KEEP 48
+static atomic_int race_bad;
+
+static void *race_worker(void *arg)
+{
+	uint64_t s = (uintptr_t)arg * 7919 + 1;
+	unsigned char tag = (unsigned char)(uintptr_t)arg + 1;
+	unsigned char *keep[RACE_KEEP] = { 0 };
+	size_t sz[RACE_KEEP] = { 0 };
+
+	sigsafe_enter();	/* as a handler that interrupted the allocator */
+	for (int it = 0; it < 20000; it++) {
+		unsigned int k = (unsigned int)(rnd(&s) % RACE_KEEP);
+
+		if (keep[k]) {
+			for (size_t i = 0; i < sz[k]; i += 37)
+				if (keep[k][i] != tag)
+					atomic_fetch_add(&race_bad, 1);
+			if (keep[k][sz[k] - 1] != tag)
+				atomic_fetch_add(&race_bad, 1);
+			if (!page_alloc_emergency_free(keep[k]))
+				atomic_fetch_add(&race_bad, 1);
+			keep[k] = NULL;
+		}
+		sz[k] = rnd(&s) % 8 ? 1 + rnd(&s) % 3000 : 1 + rnd(&s) % 70000;
+		keep[k] = page_alloc_emergency_alloc(sz[k], 0);
+		if (!keep[k]) {
+			atomic_fetch_add(&race_bad, 1);
+			continue;
+		}
+		memset(keep[k], tag, sz[k]);
+		if (it % 1000 == 999)
+			page_alloc_emergency_trim();
+	}
+	for (int k = 0; k < RACE_KEEP; k++)
+		if (keep[k] && !page_alloc_emergency_free(keep[k]))
+			atomic_fetch_add(&race_bad, 1);
+	sigsafe_exit();
+	return NULL;
+}
+
+TEST(core, test_emergency_blocks_from_many_threads)
+{
+	unsigned long failed = page_alloc_emergency_failed;
+	pthread_t t[RACE_THREADS];
+
+	for (uintptr_t i = 0; i < RACE_THREADS; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, race_worker, (void *)i), 0);
+	for (int i = 0; i < RACE_THREADS; i++)
+		ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+	ck_assert_int_eq(atomic_load(&race_bad), 0);
+	ck_assert_uint_eq(page_alloc_emergency_count, 0);
+	ck_assert_uint_eq(page_alloc_emergency_failed, failed);
 }
 END_TEST
 

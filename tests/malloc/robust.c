@@ -18,6 +18,18 @@
  *              allocator, zone lock) while handlers on those same threads
  *              malloc 16 KiB .. 6 MiB (issue 11, finding 4: a handler that
  *              interrupted its thread inside the zone lock hung)
+ *   signals-threads  ROBUST_THREADS (64; at most 300) threads, each with
+ *              its own 20 kHz timer whose handler mallocs, callocs,
+ *              reallocs and frees, one block in four kept past the
+ *              handler in a table other threads free from, while the
+ *              threads allocate and main moves them between CPUs: no
+ *              handler allocation may fail while memory exists (in
+ *              fallback mode most of them failed with ENOMEM: the
+ *              emergency table had 64 slots)
+ *   signals-fork  the same, and two more threads (with timers too) fork
+ *              15 times each; a child frees 64 of the shared blocks (the
+ *              handlers' among them) after checking them, allocates in
+ *              two threads and exits 0
  *   migrate    threads moving themselves between CPUs while allocating
  *              and freeing each other's blocks
  *   larson     larson: threads replace random slots of a shared array
@@ -428,6 +440,262 @@ static int case_signals_large(void)
 	return 0;
 }
 
+/* ---- signals-threads --------------------------------------------------- */
+
+#define ST_MAX_THREADS	300
+#define ST_SLOTS	1024
+static _Atomic(uintptr_t) st_slot[ST_SLOTS];
+static atomic_long st_runs, st_refused;
+static pid_t st_tid[ST_MAX_THREADS + 2];
+static int st_nr;
+static __thread uint64_t st_seed;
+
+/* A handler's block: mostly small, one in eight up to 40 KiB. */
+static void *st_alloc(void)
+{
+	size_t n = 16 + (rnd(&st_seed) % 8 ? rnd(&st_seed) % 1500 :
+			 rnd(&st_seed) % 40000);
+	unsigned char *p;
+
+	if (rnd(&st_seed) % 4 == 0) {
+		p = calloc(1, n);
+		if (p)
+			for (size_t i = 0; i < n; i += 97)
+				if (p[i])
+					FAIL("calloc(%zu) in a handler: not zeroed", n);
+	} else {
+		p = malloc(n);
+	}
+	if (!p) {
+		atomic_fetch_add(&st_refused, 1);
+		return NULL;
+	}
+	memset(p, (int)(((uintptr_t)p >> 4) & 0xff), n);
+	*(size_t *)p = n;
+	return p;
+}
+
+static void on_timer(int sig)
+{
+	int e = errno;
+	void *a, *b;
+
+	(void)sig;
+	atomic_fetch_add(&st_runs, 1);
+	a = st_alloc();
+	b = st_alloc();
+	if (a) {
+		size_t n = *(size_t *)a, m = 16 + rnd(&st_seed) % 3000;
+		unsigned char c = (unsigned char)(((uintptr_t)a >> 4) & 0xff);
+		unsigned char *r = realloc(a, m);
+
+		if (!r) {
+			atomic_fetch_add(&st_refused, 1);
+			blk_check_free(a);
+		} else {
+			for (size_t i = sizeof(size_t); i < n && i < m; i += 31)
+				if (r[i] != c)
+					FAIL("realloc in a handler lost the contents at %zu", i);
+			memset(r, (int)(((uintptr_t)r >> 4) & 0xff), m);
+			*(size_t *)r = m;
+			blk_check_free(r);
+		}
+	}
+	if (b && rnd(&st_seed) % 4 == 0) {
+		uintptr_t old = atomic_exchange(&st_slot[rnd(&st_seed) % ST_SLOTS],
+						(uintptr_t)b);
+
+		if (old)
+			blk_check_free((void *)old);
+	} else if (b) {
+		blk_check_free(b);
+	}
+	errno = e;
+}
+
+/* This thread's 20 kHz timer (SIGRTMIN, handled by on_timer). */
+static timer_t st_arm_timer(long id)
+{
+	struct sigevent ev = { .sigev_notify = SIGEV_THREAD_ID,
+			       .sigev_signo = SIGRTMIN };
+	struct itimerspec it = { { 0, 50000 }, { 0, 50000 } };
+	timer_t timer;
+
+	st_seed = (uint64_t)id * 7919 + 0x5555;
+	st_tid[id] = gettid();
+	ev._sigev_un._tid = st_tid[id];
+	if (timer_create(CLOCK_MONOTONIC, &ev, &timer) ||
+	    timer_settime(timer, 0, &it, NULL))
+		FAIL("timer_create: %s", strerror(errno));
+	return timer;
+}
+
+static void *st_worker(void *arg)
+{
+	long id = (long)arg;
+	uint64_t s = (uint64_t)id * 7919 + 3;
+	void *local[16] = { 0 };
+	timer_t timer = st_arm_timer(id);
+
+	while (!atomic_load(&stop)) {
+		unsigned int k = (unsigned int)(rnd(&s) % 16);
+
+		if (local[k])
+			blk_check_free(local[k]);
+		local[k] = blk_new(16 + rnd(&s) % 2000);
+		if (rnd(&s) % 5 == 0) {
+			uintptr_t old = atomic_exchange(&st_slot[rnd(&s) % ST_SLOTS],
+							(uintptr_t)blk_new(16 + rnd(&s) % 500));
+
+			if (old)
+				blk_check_free((void *)old);
+		}
+	}
+	timer_delete(timer);
+	for (int k = 0; k < 16; k++)
+		if (local[k])
+			blk_check_free(local[k]);
+	return NULL;
+}
+
+/*
+ * signals-fork: the last two threads fork ST_FORKS times each while every
+ * thread's handler allocates; the child (one thread, the others' state as
+ * it was, handlers' blocks among the shared ones) frees 64 of the shared
+ * blocks after checking them, allocates in two threads and exits 0.
+ */
+#define ST_FORKS	15
+static int st_forkers;
+
+static void *st_child_thread(void *arg)
+{
+	for (int i = 0; i < 200; i++)
+		blk_check_free(blk_new(16 + (size_t)i * 41));
+	return arg;
+}
+
+static void st_child(uint64_t *s)
+{
+	void *v[64];
+	pthread_t t;
+
+	for (int k = 0; k < 64; k++) {
+		uintptr_t p = atomic_exchange(&st_slot[rnd(s) % ST_SLOTS], 0);
+
+		if (p)
+			blk_check_free((void *)p);
+		v[k] = blk_new(16 + rnd(s) % 3000);
+	}
+	if (pthread_create(&t, NULL, st_child_thread, NULL))
+		_exit(3);
+	st_child_thread(NULL);
+	pthread_join(t, NULL);
+	for (int k = 0; k < 64; k++)
+		blk_check_free(v[k]);
+	_exit(0);
+}
+
+static void *st_forker(void *arg)
+{
+	long id = (long)arg;
+	uint64_t s = (uint64_t)id * 31 + 5;
+	timer_t timer = st_arm_timer(id);
+
+	for (int i = 0; i < ST_FORKS; i++) {
+		pid_t pid;
+		int st;
+
+		for (int k = 0; k < 200; k++)
+			blk_check_free(blk_new(16 + rnd(&s) % 2000));
+		pid = fork();
+		if (pid < 0)
+			FAIL("fork: %s", strerror(errno));
+		if (pid == 0)
+			st_child(&s);
+		while (waitpid(pid, &st, 0) < 0)
+			if (errno != EINTR)
+				FAIL("waitpid: %s", strerror(errno));
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			FAIL("child %d: status %#x", pid, st);
+	}
+	timer_delete(timer);
+	return NULL;
+}
+
+static void *st_start(void *arg)
+{
+	return (long)arg >= st_nr - st_forkers ? st_forker(arg) : st_worker(arg);
+}
+
+static int st_run(int n, int forkers)
+{
+	struct sigaction sa = { .sa_handler = on_timer, .sa_flags = SA_RESTART };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), moves = 0;
+	pthread_t *t;
+	double end;
+	uint64_t s = 11;
+
+	if (n < 1 || n > ST_MAX_THREADS)
+		FAIL("ROBUST_THREADS=%d: 1 .. %d", n, ST_MAX_THREADS);
+	st_nr = n + forkers;
+	st_forkers = forkers;
+	t = calloc((size_t)st_nr, sizeof(*t));
+	if (!t)
+		FAIL("calloc");
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGRTMIN, &sa, NULL);
+	start_threads(st_nr, st_start, t);
+	end = now() + seconds;
+	while (now() < end) {
+		for (int i = 0; i < st_nr && ncpu > 1; i++) {
+			pid_t tid = __atomic_load_n(&st_tid[i], __ATOMIC_RELAXED);
+			cpu_set_t set;
+
+			if (!tid)
+				continue;
+			CPU_ZERO(&set);
+			CPU_SET((int)(rnd(&s) % (uint64_t)ncpu), &set);
+			if (!sched_setaffinity(tid, sizeof(set), &set))
+				moves++;
+		}
+		usleep(500);
+	}
+	stop_threads(1, st_nr, t);
+	for (int i = 0; i < ST_SLOTS; i++) {
+		uintptr_t p = atomic_exchange(&st_slot[i], 0);
+
+		if (p)
+			blk_check_free((void *)p);
+	}
+	free(t);
+	printf("%d threads%s: %ld handler runs, %ld handler allocations refused, %ld moves\n",
+	       n, forkers ? " and 2 forking" : "", atomic_load(&st_runs),
+	       atomic_load(&st_refused), moves);
+	if (atomic_load(&st_runs) < n)
+		FAIL("only %ld handler runs for %d threads", atomic_load(&st_runs), n);
+	if (atomic_load(&st_refused))
+		FAIL("%ld handler allocations refused (ENOMEM) of %ld handler runs",
+		     atomic_load(&st_refused), atomic_load(&st_runs));
+	return 0;
+}
+
+static int st_threads_env(void)
+{
+	const char *env = getenv("ROBUST_THREADS");
+
+	return env ? atoi(env) : 64;
+}
+
+static int case_signals_threads(void)
+{
+	return st_run(st_threads_env(), 0);
+}
+
+static int case_signals_fork(void)
+{
+	return st_run(st_threads_env(), 2);
+}
+
 /* ---- migrate ---------------------------------------------------------- */
 
 static void *migrator(void *arg)
@@ -622,6 +890,8 @@ int main(int argc, char **argv)
 		{ "enomem", case_enomem }, { "threads", case_threads },
 		{ "fork", case_fork }, { "signals", case_signals },
 		{ "signals-large", case_signals_large },
+		{ "signals-threads", case_signals_threads },
+		{ "signals-fork", case_signals_fork },
 		{ "migrate", case_migrate }, { "larson", case_larson },
 		{ "xmalloc", case_xmalloc }, { "align", case_align },
 	};

@@ -53,6 +53,29 @@ if grep -q '^CONFIG_PERCPU_CACHE=y' "$O/auto.conf" 2>/dev/null &&
 	# in the page allocator (finding 4: the zone lock is only held with
 	# signals blocked). 20 s without it ends in a hang (the timeout).
 	run "uslab signals-large" $tmo env LD_PRELOAD="$lib" "$robust" signals-large $S
+	# Many threads, each with its own timer whose handler allocates and
+	# keeps some blocks: no handler allocation refused while memory
+	# exists (the 64-slot emergency table refused most of them in
+	# fallback mode: 446,848 ENOMEM in 227,346 handler runs at 300
+	# threads, and some in rseq mode at 64).
+	run "uslab signals-threads (64)" $tmo env ROBUST_THREADS=64 LD_PRELOAD="$lib" \
+		"$robust" signals-threads $S
+	run "uslab fallback (no rseq): signals-threads (64)" $tmo "$noseq" env \
+		ROBUST_THREADS=64 USLAB_OPTIONS=stats LD_PRELOAD="$lib" "$robust" \
+		signals-threads $S
+	# the statistics say what the handlers had: blocks, none left, none refused
+	if ! grep -Eq '^malloc: signal handlers inside the allocator: [1-9][0-9]* emergency blocks, 0 out now, 0 refused' <<<"$out"; then
+		echo "FAIL fallback signals-threads: statistics: $(grep -E '^malloc: signal' <<<"$out")"
+		fail=1
+	fi
+	run "uslab fallback (no rseq): signals-threads (300)" $tmo "$noseq" env \
+		ROBUST_THREADS=300 LD_PRELOAD="$lib" "$robust" signals-threads $S
+	run "uslab debug caches: signals-threads (64)" $tmo env USLAB_OPTIONS=debug \
+		ROBUST_THREADS=64 LD_PRELOAD="$lib" "$robust" signals-threads $S
+	# and two threads that fork while the handlers allocate; the children
+	# free handlers' blocks
+	run "uslab fallback (no rseq): signals-fork (64)" $tmo "$noseq" env \
+		ROBUST_THREADS=64 LD_PRELOAD="$lib" "$robust" signals-fork $S
 else
 	echo "SKIP signals: every operation takes a lock in this build"
 fi
@@ -91,6 +114,20 @@ if command -v valgrind >/dev/null; then
 		grep -q '^kmalloc-[0-9]' <<<"$out"; }; then
 		echo "FAIL uslab under valgrind: uslab's malloc did not run: $(echo "$out" | tail -3)"
 		fail=1
+	fi
+	# the handlers' emergency blocks (a lock-free pool, own mappings)
+	# under memcheck, in fallback mode: no error, none refused
+	if grep -q '^CONFIG_PERCPU_CACHE=y' "$O/auto.conf" 2>/dev/null &&
+	   ! grep -q '^CONFIG_SLAB_DEBUG_ON=y' "$O/auto.conf"; then
+		run "uslab under valgrind, fallback: signals-threads (8)" $tmo "$noseq" \
+			valgrind -q --error-exitcode=9 --soname-synonyms=somalloc=nouserintercepts \
+			env ROBUST_THREADS=8 LD_PRELOAD="$lib" USLAB_OPTIONS=stats \
+			"$robust" signals-threads 0.3
+		if [ $fail -eq 0 ] && ! { grep -q '^# percpu: fallback' <<<"$out" &&
+			grep -Eq 'emergency [1-9]' <<<"$out"; }; then
+			echo "FAIL uslab under valgrind, fallback: no emergency block: $(echo "$out" | tail -3)"
+			fail=1
+		fi
 	fi
 fi
 exit $fail
