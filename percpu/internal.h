@@ -78,6 +78,17 @@ struct pcp_depot {
 	unsigned long grow;
 	unsigned long flushed;
 	bool grew, pinned;
+	/*
+	 * Magazines that grow while the cache cycles (docs/percpu.md): a
+	 * refill that finds the depot grown to its cap and still flushing
+	 * asks (@mag_want, the size) for larger magazines; the slow path
+	 * resizes once its CPU lock is dropped (pcp_mag_grow()). @mag_base:
+	 * the size to go back to (0: not grown); @mag_quiet: reaper passes
+	 * in a row without a flush at the limit; @mag_pinned: a size other
+	 * than the default was set (pcp_cache_set_tunables()).
+	 */
+	unsigned int mag_want, mag_base, mag_quiet;
+	bool mag_pinned;
 };
 
 /* Size 0, count 0: what a CPU has loaded before its first magazine and
@@ -107,6 +118,15 @@ static inline bool mag_is_real(const struct pcp_mag *m)
 #define PCP_DEPOT_GROW_KB	CONFIG_PERCPU_DEPOT_GROW_KB
 #else
 #define PCP_DEPOT_GROW_KB	0
+#endif
+
+/* Kconfig PERCPU_MAG_GROW_KB / _BYTES (docs/percpu.md "Magazines that grow"). */
+#ifdef CONFIG_PERCPU_MAG_GROW_KB
+#define PCP_MAG_GROW_KB		CONFIG_PERCPU_MAG_GROW_KB
+#define PCP_MAG_GROW_BYTES	CONFIG_PERCPU_MAG_GROW_BYTES
+#else
+#define PCP_MAG_GROW_KB		0
+#define PCP_MAG_GROW_BYTES	65536
 #endif
 
 #define PCP_MAX_LIMIT	4096u

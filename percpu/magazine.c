@@ -167,6 +167,7 @@ unsigned int pcp_cache_default_depot_limit(const struct pcp_cache *pc)
 
 static void mag_free(struct pcp_mag *m);
 static void adapt_shed_locked(struct pcp_cache *pc, struct pcp_cpu *c);
+static void pcp_mag_grow(struct pcp_cache *pc);
 
 /* Slow paths per window; ask to grow when half went to the layer above. */
 #define PCP_ADAPT_WINDOW	16u
@@ -701,6 +702,52 @@ static unsigned long depot_grow_max(const struct pcp_cache *pc)
 	return (unsigned long)(n - lim);
 }
 
+/*
+ * Magazines that grow while a cache cycles (docs/percpu.md): what the
+ * grown caches' two magazines a CPU hold beyond their base sizes, in
+ * bytes, summed over all caches (the same on every CPU: a cache's size is
+ * the same on all of them); PCP_MAG_GROW_KB bounds it.
+ */
+static unsigned long pcp_mag_grown;
+
+/* A grown magazine: PCP_MAG_GROW_BYTES of objects, at most PCP_MAX_LIMIT. */
+static unsigned int mag_grow_size(const struct pcp_cache *pc)
+{
+	unsigned long n = PCP_MAG_GROW_BYTES / (pc->objsize ? pc->objsize : 1);
+
+	return (unsigned int)max_t(unsigned long, 1,
+				   min_t(unsigned long, n, PCP_MAX_LIMIT));
+}
+
+/* What two magazines of @to objects hold beyond two of @from, in bytes. */
+static unsigned long mag_grow_bytes(const struct pcp_cache *pc,
+				    unsigned int from, unsigned int to)
+{
+	return to > from ? 2ul * (to - from) * (pc->objsize ? pc->objsize : 1) : 0;
+}
+
+/*
+ * Under the depot lock, from a refill: full magazines were flushed at the
+ * limit since the last refill while the depot was at its cap, or more of
+ * them than the cap holds (its bursts do not fit even the grown depot). Ask for magazines of
+ * mag_grow_size(), once, when the budget has room; pcp_mag_grow() does it
+ * after the CPU's lock is dropped (a resize drains every CPU).
+ */
+static void mag_grow_ask_locked(struct pcp_cache *pc, struct pcp_depot *d)
+{
+	unsigned int lim = READ_ONCE(pc->depot_limit), size = mag_grow_size(pc);
+
+	if (!PCP_MAG_GROW_KB || !PCP_DEPOT_GROW_KB || d->mag_pinned ||
+	    d->mag_base || d->mag_want || READ_ONCE(pcp_adapt_on) || !lim ||
+	    lim == PCP_DEPOT_UNLIMITED || size <= READ_ONCE(pc->limit))
+		return;
+	if (__atomic_load_n(&pcp_mag_grown, __ATOMIC_RELAXED) +
+	    mag_grow_bytes(pc, READ_ONCE(pc->limit), size) >
+	    (unsigned long)PCP_MAG_GROW_KB * 1024)
+		return;
+	WRITE_ONCE(d->mag_want, size);
+}
+
 /* A full magazine is flushed for want of room in the depot (free path). */
 static void depot_note_flush(struct pcp_depot *d)
 {
@@ -725,6 +772,11 @@ static void depot_grow_on_refill(struct pcp_cache *pc)
 		return;
 	depot_lock(d);
 	max = depot_grow_max(pc);
+	d->mag_quiet = 0;
+	/* at the cap, or one burst flushed more than the cap holds */
+	if (!d->pinned && (d->grow >= max ||
+			   n >= READ_ONCE(pc->depot_limit) + max))
+		mag_grow_ask_locked(pc, d);
 	if (!d->pinned && d->grow < max) {
 		WRITE_ONCE(d->grow, min_t(unsigned long, d->grow + n, max));
 		d->grew = true;
@@ -1643,6 +1695,8 @@ void *pcp_alloc_slow(struct pcp_cache *pc)
 		r = pcp_alloc_locked(pc, c, cpu, &obj);
 		pcp_cpu_unlock(c);
 	} while (r);
+	if (unlikely(READ_ONCE(pc->depot->mag_want)))
+		pcp_mag_grow(pc);
 	pcp_reaper_kick();
 	return obj;
 }
@@ -1775,25 +1829,17 @@ void pcp_drain_all(void)
 	sigsafe_exit();
 }
 
-int pcp_cache_set_tunables(struct pcp_cache *pc, unsigned int limit,
-			   unsigned int batchcount)
+/* A new magazine size and batch, under pc->lock. */
+static void pcp_cache_resize_locked(struct pcp_cache *pc, unsigned int limit,
+				    unsigned int batchcount)
 {
 	struct pcp_mag *list;
 
-	if (limit < 1 || limit > PCP_MAX_LIMIT || batchcount < 1 ||
-	    batchcount > limit)
-		return -EINVAL;
-	if (pcp_is_bypass(pc))
-		return 0;
-	sigsafe_enter();
-	pthread_mutex_lock(&pc->lock);
 	depot_lock(pc->depot);
 	WRITE_ONCE(pc->batchcount, batchcount);
 	if (limit == pc->limit) {
 		depot_unlock(pc->depot);
-		pthread_mutex_unlock(&pc->lock);
-		sigsafe_exit();
-		return 0;
+		return;
 	}
 	/* from here on the depot takes only magazines of the new size */
 	pcp_probe(pcp_resize, pc->name, limit, batchcount);
@@ -1803,6 +1849,131 @@ int pcp_cache_set_tunables(struct pcp_cache *pc, unsigned int limit,
 	mag_list_free(pc, list);
 	/* every CPU gives up its old magazines; new ones come on demand */
 	pcp_drain_cpus(pc);
+}
+
+/*
+ * A grown cache goes back to its base size, its bytes to the budget (the
+ * reaper after quiet periods, a size set by hand). Under pc->lock.
+ */
+static void mag_grow_undo_locked(struct pcp_cache *pc)
+{
+	struct pcp_depot *d = pc->depot;
+	unsigned int base = d->mag_base;
+
+	if (!base)
+		return;
+	__atomic_sub_fetch(&pcp_mag_grown,
+			   mag_grow_bytes(pc, base, READ_ONCE(pc->limit)),
+			   __ATOMIC_RELAXED);
+	depot_lock(d);
+	d->mag_base = d->mag_quiet = 0;
+	depot_unlock(d);
+	pcp_cache_resize_locked(pc, base, pcp_default_batchcount(base));
+}
+
+/*
+ * The slow path of a refill asked for larger magazines
+ * (mag_grow_ask_locked()): with no percpu lock held, resize the cache to
+ * d->mag_want within the budget. Its depot limit stays in magazines (of
+ * the new size: a grown kmalloc-16 keeps 8 of 4096 objects before it
+ * grows), its growth the same bytes in the new size, up to the same cap
+ * (depot_grow_max()). Once per cache until the reaper undoes it.
+ */
+static __slowpath void pcp_mag_grow(struct pcp_cache *pc)
+{
+	struct pcp_depot *d = pc->depot;
+	unsigned int want = __atomic_exchange_n(&d->mag_want, 0, __ATOMIC_RELAXED);
+	unsigned int limit;
+	unsigned long bytes, used, grow;
+
+	if (!want)
+		return;
+	sigsafe_enter();
+	/*
+	 * Not a wait: this slow path may run inside a flush made under
+	 * another cache's lock, or this one's (a reaper pass, a drain); a
+	 * later refill asks again.
+	 */
+	if (pthread_mutex_trylock(&pc->lock)) {
+		__atomic_store_n(&d->mag_want, want, __ATOMIC_RELAXED);
+		sigsafe_exit();
+		return;
+	}
+	limit = pc->limit;
+	if (d->mag_pinned || d->mag_base || want <= limit ||
+	    READ_ONCE(pcp_adapt_on))
+		goto out;
+	bytes = mag_grow_bytes(pc, limit, want);
+	used = __atomic_load_n(&pcp_mag_grown, __ATOMIC_RELAXED);
+	do {
+		if (used + bytes > (unsigned long)PCP_MAG_GROW_KB * 1024)
+			goto out;
+	} while (!__atomic_compare_exchange_n(&pcp_mag_grown, &used,
+					      used + bytes, false,
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	depot_lock(d);
+	d->mag_base = limit;
+	d->mag_quiet = 0;
+	/* the grown depot keeps its bytes, in magazines of the new size */
+	grow = (unsigned long)(((uint64_t)d->grow * limit + want - 1) / want);
+	depot_unlock(d);
+	pcp_cache_resize_locked(pc, want, pcp_default_batchcount(want));
+	depot_lock(d);
+	WRITE_ONCE(d->grow, min_t(unsigned long, grow, depot_grow_max(pc)));
+	depot_unlock(d);
+out:
+	pthread_mutex_unlock(&pc->lock);
+	sigsafe_exit();
+}
+
+/*
+ * Reaper pass, under pc->lock: a grown cache goes back at the pass that
+ * follows PCP_MAG_GROW_QUIET passes in a row without a flush at its
+ * depot's limit (a refill after one restarts the count).
+ */
+#define PCP_MAG_GROW_QUIET	3u
+static void mag_grow_reap_locked(struct pcp_cache *pc)
+{
+	struct pcp_depot *d = pc->depot;
+	bool back;
+
+	if (!READ_ONCE(d->mag_base))
+		return;
+	depot_lock(d);
+	if (READ_ONCE(d->flushed))
+		d->mag_quiet = 0;
+	back = ++d->mag_quiet > PCP_MAG_GROW_QUIET;
+	depot_unlock(d);
+	if (back)
+		mag_grow_undo_locked(pc);
+}
+
+int pcp_cache_set_tunables(struct pcp_cache *pc, unsigned int limit,
+			   unsigned int batchcount)
+{
+	bool set;
+
+	if (limit < 1 || limit > PCP_MAX_LIMIT || batchcount < 1 ||
+	    batchcount > limit)
+		return -EINVAL;
+	if (pcp_is_bypass(pc))
+		return 0;
+	/*
+	 * The slab layer puts every cache's resolved tunables into force
+	 * here, the defaults too: only a size or batch other than the
+	 * defaults (mag_size, batch, slabinfo -w) stays as set and never
+	 * grows; the defaults leave a grown cache grown.
+	 */
+	set = limit != pcp_default_limit(pc->objsize) ||
+	      batchcount != pcp_default_batchcount(limit);
+	sigsafe_enter();
+	pthread_mutex_lock(&pc->lock);
+	WRITE_ONCE(pc->depot->mag_pinned, set);
+	if (set)
+		mag_grow_undo_locked(pc);
+	if (set || !pc->depot->mag_base)
+		pcp_cache_resize_locked(pc, limit, batchcount);
 	pthread_mutex_unlock(&pc->lock);
 	sigsafe_exit();
 	return 0;
@@ -1922,6 +2093,7 @@ void pcp_reap_all(void)
 		sigsafe_enter();
 		pthread_mutex_lock(&pc->lock);
 		pcp_reap_idle_cpus(pc);
+		mag_grow_reap_locked(pc);
 		depot_trim(pc);
 		pthread_mutex_unlock(&pc->lock);
 		sigsafe_exit();
@@ -2086,6 +2258,10 @@ void pcp_cache_destroy(struct pcp_cache *pc)
 	pthread_mutex_unlock(&pcp_registry_lock);
 	sigsafe_exit();
 
+	if (pc->depot->mag_base)
+		__atomic_sub_fetch(&pcp_mag_grown,
+				   mag_grow_bytes(pc, pc->depot->mag_base, pc->limit),
+				   __ATOMIC_RELAXED);
 	pcp_cache_drain(pc);
 	/* what the CPU drain released into it: the depot's stacks live in
 	 * the pcp_cpus freed below */

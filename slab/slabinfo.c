@@ -53,6 +53,10 @@ static void slabinfo_line(struct kmem_cache *s, char *buf, size_t len,
 	batch = s->batchcount;
 	shared = s->shared;
 	slab_unlock(s);
+	/* what the magazines are in force at: a cache whose magazines grew
+	 * while it cycled (docs/percpu.md, "Magazines that grow") */
+	if (s->pcp && !pcp_cache_is_bypass(s->pcp) && limit)
+		pcp_cache_get_tunables(s->pcp, &limit, &batch);
 	/* adaptive magazines: the largest size in force over the CPUs, and
 	 * the batch they move: the cache's at its fixed size, where each CPU
 	 * starts, else half (docs/percpu.md, "Adaptive sizing") */

@@ -191,7 +191,10 @@ void pcp_cache_drain(struct pcp_cache *pc);
  * pcp_cache_set_tunables - magazine size and batch count.
  * @limit: objects per magazine, 1..4096.
  * @batchcount: objects per refill or flush, 1..@limit.
- * Every magazine of the old size is drained first.
+ * Every magazine of the old size is drained first. A size or batch other
+ * than the defaults (pcp_default_limit(), pcp_default_batchcount()) stays
+ * as set; with the defaults the cache's magazines may grow while it
+ * cycles (docs/percpu.md, "Magazines that grow while a cache cycles").
  * Context: may sleep; safe while other threads use @pc.
  * Return: 0 or -EINVAL.
  */
