@@ -122,8 +122,12 @@ endif
 # public headers show the inline helpers and the library's own calls.
 CPPFLAGS  := -D_GNU_SOURCE -DUSLAB_INTERNAL -I$(srctree)/include -I$(srctree) -I$(obj)/include \
              -include $(autoconf_h)
+# -ffunction-sections: each function in a section of its own, so that the
+# link of libuslab.so can put the ones programs run together
+# (malloc/libuslab-hot.lds, below).
 CFLAGS    := -std=gnu11 $(OPT) -g -fPIC -pthread -fno-strict-aliasing \
-             -fvisibility=hidden $(WARNINGS) $(SANFLAGS) $(EXTRA_CFLAGS)
+             -ffunction-sections -fvisibility=hidden $(WARNINGS) $(SANFLAGS) \
+             $(EXTRA_CFLAGS)
 LDFLAGS   := -pthread $(SANFLAGS) $(EXTRA_LDFLAGS)
 LDLIBS    := -lurcu-memb -lurcu-common -lpthread -lrt -lm
 # The one version: the release (pkg-config's Version) and the git
@@ -221,10 +225,20 @@ uslab-map := malloc/libuslab.map
 relr-ldflag := $(shell printf 'int x; int *p = &x;\n' | \
 	$(CC) -x c -fPIC -shared -Wl,-z,pack-relative-relocs -o /dev/null - \
 	>/dev/null 2>&1 && echo -Wl,-z,pack-relative-relocs)
-$(shared-lib): $(addprefix $(obj)/,$(core-objs) $(malloc-objs)) $(uslab-map)
+# The code programs run first in .text (malloc/libuslab-hot.lds, written by
+# scripts/hot-text.sh) and every segment on a 64 KiB boundary (ld.so then
+# loads the library 64 KiB-aligned): the kernel maps file-backed code 64
+# KiB at a time around a touch (fault-around), so the code that runs
+# fills the first window and the rest of .text (reports, statistics,
+# options, debug) is not mapped: 96 -> 64 KiB of resident code in every
+# process (docs/page_alloc.md, "Fixed cost of a small program";
+# tests/malloc/test_malloc_text_resident.sh).
+uslab-hot-lds := malloc/libuslab-hot.lds
+$(shared-lib): $(addprefix $(obj)/,$(core-objs) $(malloc-objs)) $(uslab-map) $(uslab-hot-lds)
 	$(quiet) LD $@
 	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,libuslab.so -Wl,-z,nodelete \
 		$(relr-ldflag) -Wl,--version-script=$(uslab-map) \
+		-Wl,-T,$(uslab-hot-lds) -Wl,-z,max-page-size=0x10000 \
 		-o $@ $(filter %.o,$^) $(LDLIBS)
 
 # Tests live in one folder per layer, tests/<layer>/ (tests/README.md).

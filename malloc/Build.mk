@@ -44,7 +44,9 @@ $(obj)/tests/malloc/conform.o: CFLAGS += -fno-builtin
 #   introspect  malloc_info/malloc_stats/mallinfo2/uslab_stats_print
 #               (test_malloc_introspect.sh): plain, run on glibc and preloaded
 #   aslimit     the heap under an address-space limit (test_malloc_aslimit.sh)
-malloc-test-one := $(addprefix $(obj)/tests/malloc/,misuse faults robust slabdebug introspect aslimit)
+#   classrss    heap pages written by a size class's first object
+#               (test_malloc_class_rss.sh)
+malloc-test-one := $(addprefix $(obj)/tests/malloc/,misuse faults robust slabdebug introspect aslimit classrss)
 $(malloc-test-one): %: %.o
 	$(quiet) LD $@
 	$(Q)$(CC) $(LDFLAGS) $(malloc-test-ldflags-$(notdir $@)) -o $@ $^ $(malloc-test-libs-$(notdir $@))

@@ -2133,15 +2133,37 @@ static size_t pcp_cache_bytes(void)
 	return sizeof(struct pcp_cache) + pcp_nr_cpus * sizeof(struct pcp_hdr);
 }
 
-/* Bytes of a pcp_cache, its depot and slow[], from the cache's start. */
+/* Bytes of a cache's depot and slow[] array. */
+static size_t pcp_cache_head_bytes(void)
+{
+	return ALIGN_UP(sizeof(struct pcp_depot), 64) + ALIGN_UP(pcp_array_bytes(), 64);
+}
+
+/* Bytes of a pcp_cache, its depot and slow[]. */
 static size_t pcp_cache_block_bytes(void)
 {
-	return ALIGN_UP(pcp_cache_bytes(), 64) +
-	       ALIGN_UP(sizeof(struct pcp_depot), 64) + pcp_array_bytes();
+	return ALIGN_UP(pcp_cache_bytes(), 64) + pcp_cache_head_bytes();
 }
 
 /* Cache colours (pcp_cache_colour()) that every block has room for. */
 #define PCP_CACHE_MIN_COLOURS	16
+
+/*
+ * The depot and slow[] lie at the block's start, before the pcp_cache,
+ * when they leave room in the first page for its colours: the cache's
+ * hdr[] array is 64 bytes per CPU id (16 KiB for 256 ids), so a depot
+ * and slow[] after it were a second page written at each cache's
+ * creation (the depot's mutex, then a CPU's slow[] entry), 4 KiB of RSS
+ * per cache a program uses (docs/page_alloc.md, "Fixed cost of a small
+ * program"). Before it, a cache's creation and its first CPUs write one
+ * page: depot, slow[], the cache and the headers of the CPUs whose
+ * hdr[] entries share that page (the low ids). With more CPU ids than
+ * leave room (about 360), after the cache as before.
+ */
+static bool pcp_cache_head_first(void)
+{
+	return pcp_cache_head_bytes() + PCP_CACHE_MIN_COLOURS * 64 <= PAGE_SIZE;
+}
 
 /* Order of the block holding a pcp_cache, its depot and slow[], with room
  * to start it at any of PCP_CACHE_MIN_COLOURS colours. */
@@ -2162,21 +2184,23 @@ static unsigned int pcp_cache_order(void)
  * offset (0x140 + 64 * cpu): the same set of a 64-set L1 (bits 6-11 of
  * the address), eight ways for every class a program uses, which the
  * hit paths' first load of the header then missed (docs/percpu.md
- * "Cost"). Each new cache starts 64 bytes x a counter further in, within
- * the block's slack (room for at least PCP_CACHE_MIN_COLOURS colours,
- * pcp_cache_order()) and below PAGE_SIZE, so that virt_to_page() of the
- * cache is still the block's first page.
+ * "Cost"). Each new cache starts 64 bytes x a counter further in (past
+ * the depot and slow[] when they come first), within the block's slack
+ * (room for at least PCP_CACHE_MIN_COLOURS colours, pcp_cache_order())
+ * and below PAGE_SIZE, so that virt_to_page() of the cache is still the
+ * block's first page.
  */
 static size_t pcp_cache_colour(void)
 {
 	static unsigned int next;
 	size_t slack = (PAGE_SIZE << pcp_cache_order()) - pcp_cache_block_bytes();
+	size_t start = pcp_cache_head_first() ? pcp_cache_head_bytes() : 0;
 	size_t colours;
 
-	if (slack > PAGE_SIZE - 64)
-		slack = PAGE_SIZE - 64;
+	if (slack > PAGE_SIZE - 64 - start)
+		slack = PAGE_SIZE - 64 - start;
 	colours = slack / 64 + 1;
-	return (__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % colours) * 64;
+	return start + (__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % colours) * 64;
 }
 
 /* Zero headers: both fast paths miss on them (percpu/fastpath.h). */
@@ -2224,7 +2248,10 @@ struct pcp_cache *pcp_cache_create(const char *name, void *owner,
 		goto out_enomem;
 	pcp_page_bytes_add((long)PAGE_SIZE << pcp_cache_order());
 	pc = (void *)((char *)page_address(page) + pcp_cache_colour());
-	d = (void *)((char *)pc + ALIGN_UP(pcp_cache_bytes(), 64));
+	if (pcp_cache_head_first())
+		d = page_address(page);
+	else
+		d = (void *)((char *)pc + ALIGN_UP(pcp_cache_bytes(), 64));
 	slow = (void *)((char *)d + ALIGN_UP(sizeof(*d), 64));
 
 	pc->slow = slow;

@@ -87,7 +87,8 @@
  * With CONFIG_SLAB_FREE_HARDENED every free object (in a magazine or on a
  * slab's freelist) also has a free mark ("Free marks" below): at
  * @mark_off, word 0 of plain caches (the free pointer then moves to word
- * 1; 8-byte objects get a 16-byte stride), a word past the free pointer
+ * 1; in 8-byte objects it shares word 0, xor'd with the slab's mark:
+ * slab_link_xor()), a word past the free pointer
  * for the others; for kmalloc classes above 1 KiB in page_alloc's shadow,
  * outside the object (slab_mark()). Handing an object out checks and
  * clears it.
@@ -128,6 +129,7 @@ struct kmem_cache {
 	uint64_t mark_mul;
 	uintptr_t mark_bias;
 	unsigned long mark_key;		/* the mark (slab_mark_key()) */
+	unsigned long link_xor;		/* free pointers xor this (slab_link_xor()) */
 	unsigned int track_off;		/* SLAB_STORE_USER tracks; 0: none */
 	unsigned int orig_off;		/* kmalloc red zone: size asked; 0: none */
 	/*
@@ -265,15 +267,30 @@ static inline struct page *virt_to_slab(const void *p)
 	return PageFlag(head, PG_slab) ? head : NULL;
 }
 
+/*
+ * What a free pointer is stored xor'd with: 0, or for a cache whose
+ * objects hold the link in the mark's own word (8-byte objects under
+ * CONFIG_SLAB_FREE_HARDENED: slab_calculate_layout()) the slab's mark,
+ * so that a free object on a slab's freelist holds `link ^ ~mark_key`
+ * (the slab's mark itself at the end of the list), never the magazine
+ * mark (that would take a link of all ones) nor 0 (a link of ~mark_key,
+ * no heap address): the mark word still tells the three states apart.
+ */
+static __always_inline unsigned long slab_link_xor(const struct kmem_cache *s)
+{
+	return IS_ENABLED(CONFIG_SLAB_FREE_HARDENED) ? s->link_xor : 0;
+}
+
 static inline void *get_freepointer(const struct kmem_cache *s, void *obj)
 {
-	return *(void **)((char *)obj + s->offset);
+	return (void *)(*(uintptr_t *)((char *)obj + s->offset) ^
+			slab_link_xor(s));
 }
 
 static inline void set_freepointer(const struct kmem_cache *s, void *obj,
 				   void *next)
 {
-	*(void **)((char *)obj + s->offset) = next;
+	*(uintptr_t *)((char *)obj + s->offset) = (uintptr_t)next ^ slab_link_xor(s);
 }
 
 /* Object that contains @addr (any byte of its stride), no checks. */
@@ -399,6 +416,24 @@ static __always_inline unsigned long slab_mark_slab(const struct kmem_cache *s)
 }
 
 /*
+ * Does @mark, the mark word of @obj, say "on a slab's freelist"? The
+ * slab's mark; where the link shares the word (slab_link_xor()), a link
+ * xor'd with it: NULL, or a word-aligned address in @obj's own slab
+ * (slabs are naturally aligned), which stops a walk from leaving it.
+ */
+static __always_inline bool slab_mark_on_slab(const struct kmem_cache *s,
+					      const void *obj, unsigned long mark)
+{
+	uintptr_t link;
+
+	if (!slab_link_xor(s))
+		return mark == slab_mark_slab(s);
+	link = mark ^ slab_link_xor(s);
+	return !link || (!((link ^ (uintptr_t)obj) & ~s->slab_mask) &&
+			 !(link & (sizeof(void *) - 1)));
+}
+
+/*
  * @obj is about to be handed out: it must hold the magazine mark (else it
  * was handed out already since its last free, or written after it: a
  * double free, reported naming the cache and the object). Clears it.
@@ -438,7 +473,7 @@ static __always_inline bool slab_obj_marked_free(const struct kmem_cache *s,
 	if (!IS_ENABLED(CONFIG_SLAB_FREE_HARDENED))
 		return false;
 	mark = *slab_mark(s, obj);
-	return mark == s->mark_key || mark == slab_mark_slab(s);
+	return mark == s->mark_key || slab_mark_on_slab(s, obj, mark);
 }
 
 enum slab_free_fault { SLAB_FREE_OK, SLAB_FREE_UNALIGNED };

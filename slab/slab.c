@@ -247,9 +247,12 @@ int slab_calculate_layout(struct kmem_cache *s)
 	/*
 	 * Objects that must stay intact while free keep the link outside,
 	 * and the free mark past it. Others hold the mark in word 0 and the
-	 * link in word 1 (outside, for 8-byte objects). With a red zone the
-	 * words must fit in the object itself (the red zone starts at its
-	 * end, not at inuse): smaller objects keep them outside too.
+	 * link in word 1; 8-byte objects hold both in word 0, the link xor'd
+	 * with the slab's mark (slab_link_xor()): a 16-byte stride there
+	 * spread espresso's 8-byte cubes over twice the lines of every peer
+	 * (docs/slab.md "Hardened frees"). With a red zone the words must
+	 * fit in the object itself (the red zone starts at its end, not at
+	 * inuse): smaller objects keep them outside too.
 	 */
 	if ((s->flags & (__OBJECT_POISON | SLAB_TYPESAFE_BY_RCU)) || s->ctor ||
 	    ((s->flags & SLAB_RED_ZONE) &&
@@ -262,8 +265,9 @@ int slab_calculate_layout(struct kmem_cache *s)
 			inuse += sizeof(void *);
 	} else if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
 		s->mark_off = 0;
-		s->offset = sizeof(void *);
-		if (inuse < 2 * sizeof(void *))
+		/* the link shares word 0 (slab_link_xor()) in 8-byte objects */
+		s->offset = inuse > sizeof(void *) || slab_debug(s) ? sizeof(void *) : 0;
+		if (s->offset && inuse < 2 * sizeof(void *))
 			inuse = 2 * sizeof(void *);
 	} else {
 		s->offset = 0;
@@ -525,13 +529,17 @@ static void __slowpath slab_find_doubled(struct kmem_cache *s,
 {
 	unsigned long visit = slab_mark_slab(s) ^ 1, *mark;
 	unsigned int n = 0;
-	void *obj;
+	void *obj, *next;
 
-	for (obj = slab->freelist; obj && n <= s->objects;
-	     obj = get_freepointer(s, obj), n++) {
+	for (obj = slab->freelist; obj && n <= s->objects; obj = next, n++) {
 		mark = slab_mark(s, obj);
 		if (*mark == visit)
 			slab_report_double_free(slab_free_name(s), s, obj, 0);
+		/* a link in the mark's word: read before the visit's store,
+		 * and not followed out of the slab */
+		if (slab_link_xor(s) && !slab_mark_on_slab(s, obj, *mark))
+			break;
+		next = get_freepointer(s, obj);
 		*mark = visit;
 	}
 	slab_report_double_free(slab_free_name(s), s, bad, 0);
@@ -541,10 +549,9 @@ static void slab_check_empty(struct kmem_cache *s, struct page *slab)
 {
 	char *obj = (char *)slab_base(slab) + s->red_left_pad;
 	char *end = obj + (size_t)slab->fresh * s->size;
-	unsigned long want = slab_mark_slab(s);
 
 	for (; obj < end; obj += s->size)
-		if (unlikely(*slab_mark(s, obj) != want))
+		if (unlikely(!slab_mark_on_slab(s, obj, *slab_mark(s, obj))))
 			slab_find_doubled(s, slab, obj);
 }
 
@@ -659,13 +666,15 @@ static void *take_object_locked(struct kmem_cache *s, struct page *slab,
 {
 	void *obj = slab->freelist;
 	unsigned long *mark = slab_mark(s, obj);
+	/* before the mark's store: the link may share its word */
+	void *next = get_freepointer(s, obj);
 
 	if (IS_ENABLED(CONFIG_SLAB_FREE_HARDENED)) {
-		if (unlikely(*mark != slab_mark_slab(s)) && !slab_debug(s))
+		if (unlikely(!slab_mark_on_slab(s, obj, *mark)) && !slab_debug(s))
 			slab_report_double_free(slab_free_name(s), s, obj, 0);
 		*mark = s->mark_key;
 	}
-	slab->freelist = get_freepointer(s, obj);
+	slab->freelist = next;
 	slab->inuse++;
 	if (slab_debug(s))
 		slab_debug_alloc_locked(s, slab, obj, addr);
@@ -1636,6 +1645,10 @@ static void slab_mark_key(struct kmem_cache *s)
 	s->mark_key = READ_ONCE(slab_free_key);
 	if (IS_ENABLED(CONFIG_PERCPU_CACHE) && s->pcp)
 		s->mark_key = (unsigned long)s->pcp;
+	/* the link shares the mark's word (8-byte objects): xor'd with the
+	 * slab's mark (slab/internal.h, slab_link_xor()) */
+	s->link_xor = s->offset == s->mark_off && s->mark_mul == 1 ?
+		      slab_mark_slab(s) : 0;
 }
 
 static void slab_pcp_attach(struct kmem_cache *s)

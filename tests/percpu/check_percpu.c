@@ -775,17 +775,27 @@ static unsigned int t_limit(struct pcp_cache *pc)
 	return limit;
 }
 
-TEST(core, test_cycling_cache_magazines_grow_and_go_back)
+/*
+ * A cache of MG_SIZE objects on this CPU with the reaper stopped: only the
+ * passes the test makes (test_depot_grows_while_a_cache_cycles).
+ */
+static struct pcp_cache *t_grow_cache(void)
 {
-	unsigned int base = pcp_default_limit(MG_SIZE), grown = T_MAG_GROW_BYTES / MG_SIZE;
 	struct pcp_cache *pc;
 
-	/* only the passes the test makes (test_depot_grows_while_a_cache_cycles) */
 	pcp_reaper_set_period(0);
 	pin_here();
 	pool_reset();
 	pc = pcp_cache_create("test", NULL, &t_ops, MG_SIZE);
 	ck_assert_ptr_nonnull(pc);
+	return pc;
+}
+
+TEST(core, test_cycling_cache_magazines_grow_and_go_back)
+{
+	unsigned int base = pcp_default_limit(MG_SIZE), grown = T_MAG_GROW_BYTES / MG_SIZE;
+	struct pcp_cache *pc = t_grow_cache();
+
 	ck_assert_uint_eq(t_limit(pc), base);
 	t_mag_cycle(pc);
 	if (!T_MAG_GROW_KB || !T_GROW_KB || grown <= base || pcp_adapt_enabled() ||
@@ -818,13 +828,8 @@ END_TEST
 TEST(core, test_set_magazine_size_never_grows)
 {
 	unsigned int base = pcp_default_limit(MG_SIZE);
-	struct pcp_cache *pc;
+	struct pcp_cache *pc = t_grow_cache();
 
-	pcp_reaper_set_period(0);
-	pin_here();
-	pool_reset();
-	pc = pcp_cache_create("test", NULL, &t_ops, MG_SIZE);
-	ck_assert_ptr_nonnull(pc);
 	ck_assert_int_eq(pcp_cache_set_tunables(pc, base - 1, base / 2), 0);
 	t_mag_cycle(pc);
 	ck_assert_uint_eq(t_limit(pc), base - 1);
