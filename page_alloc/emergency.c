@@ -155,27 +155,44 @@ static inline char *ep_chunk_addr(unsigned int i)
 }
 
 /*
+ * A mapping of @bytes aligned to @align (a power of two, at least a page),
+ * @prot and MAP_PRIVATE | MAP_ANONYMOUS | @flags: mapped @align - PAGE_SIZE
+ * larger, the ends beside the aligned block unmapped again. The pool's
+ * range (reserved) and the mapped blocks both come from here.
+ * Return: the block, or MAP_FAILED.
+ */
+static void *emerg_map(size_t bytes, size_t align, int prot, int flags)
+{
+	size_t extra = align - PAGE_SIZE, head;
+	char *p;
+
+	if (bytes + extra < bytes)
+		return MAP_FAILED;
+	p = mmap(NULL, bytes + extra, prot, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+	if (p == MAP_FAILED || !extra)
+		return p;
+	head = (align - ((uintptr_t)p & (align - 1))) & (align - 1);
+	if (head)
+		munmap(p, head);
+	if (extra - head)
+		munmap(p + head + bytes, extra - head);
+	return p + head;
+}
+
+/*
  * The pool's range, reserved at the first use: PROT_NONE (no commit
  * charge), the descriptors made writable at once (resident as touched).
  * Two handlers may race here; the loser unmaps its own.
  */
 static bool ep_reserve(void)
 {
-	size_t extra = EP_CHUNK - PAGE_SIZE, head;
 	char *p, *none = NULL;
 
 	if (__atomic_load_n(&ep_base, __ATOMIC_ACQUIRE))
 		return true;
-	p = mmap(NULL, EP_RANGE + extra, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	p = emerg_map(EP_RANGE, EP_CHUNK, PROT_NONE, MAP_NORESERVE);
 	if (p == MAP_FAILED)
 		return false;
-	head = (EP_CHUNK - ((uintptr_t)p & (EP_CHUNK - 1))) & (EP_CHUNK - 1);
-	if (head)
-		munmap(p, head);
-	if (extra - head)
-		munmap(p + head + EP_RANGE, extra - head);
-	p += head;
 	if (mprotect(p, EP_DESC_BYTES, PROT_READ | PROT_WRITE)) {
 		munmap(p, EP_RANGE);
 		return false;
@@ -360,30 +377,6 @@ static bool ep_in_pool(const void *p)
 /* ------------------------------------------------------------------ */
 /* Mapped blocks */
 
-/*
- * A mapping of @bytes aligned to @align (a power of two, at least a page):
- * mapped @align - PAGE_SIZE larger, the ends beside the aligned block
- * unmapped again. Return: the block, or MAP_FAILED.
- */
-static void *emerg_map(size_t bytes, size_t align)
-{
-	size_t extra = align - PAGE_SIZE, head;
-	char *p;
-
-	if (bytes + extra < bytes)
-		return MAP_FAILED;
-	p = mmap(NULL, bytes + extra, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED || !extra)
-		return p;
-	head = (align - ((uintptr_t)p & (align - 1))) & (align - 1);
-	if (head)
-		munmap(p, head);
-	if (extra - head)
-		munmap(p + head + bytes, extra - head);
-	return p + head;
-}
-
 /* Segment @k of the slot table, mapped if it is not yet. Return: NULL if
  * the kernel refused. */
 static struct ep_slot *ep_segment(unsigned int k)
@@ -432,7 +425,7 @@ static void *ep_mapped_alloc(size_t bytes, size_t align)
 
 	if (!slot)
 		return NULL;
-	p = emerg_map(bytes, align);
+	p = emerg_map(bytes, align, PROT_READ | PROT_WRITE, 0);
 	if (p == MAP_FAILED) {
 		__atomic_store_n(&slot->addr, 0, __ATOMIC_RELEASE);
 		return NULL;
