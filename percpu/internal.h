@@ -140,7 +140,7 @@ void pcp_fence_cpu(int cpu);
 int pcp_parse_cpulist(const char *s, unsigned int *max_id);
 
 /* percpu/mem.c: magazine and per-CPU memory, from page_alloc */
-void *pcp_mem_alloc(size_t size);
+void *pcp_mem_alloc(size_t size, size_t zero);
 void pcp_mem_free(void *p, size_t size);
 void pcp_page_bytes_add(long bytes);
 void pcp_mem_fork_prepare(void);

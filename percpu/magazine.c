@@ -633,7 +633,8 @@ static size_t mag_bytes(uint64_t size)
 
 static struct pcp_mag *mag_new(unsigned int size)
 {
-	struct pcp_mag *m = pcp_mem_alloc(mag_bytes(size));
+	struct pcp_mag *m = pcp_mem_alloc(mag_bytes(size),
+					    sizeof(struct pcp_mag));
 
 	if (m)
 		m->size = size;
@@ -1118,7 +1119,7 @@ static struct pcp_cpu *pcp_get_cpu(struct pcp_cache *pc, int cpu)
 	pthread_mutex_lock(&pc->lock);
 	c = pc->slow[cpu];
 	if (!c) {
-		c = pcp_mem_alloc(sizeof(*c));
+		c = pcp_mem_alloc(sizeof(*c), sizeof(*c));
 		if (c) {
 			c->mag = &pcp_empty_mag;
 			c->cpu = cpu;
