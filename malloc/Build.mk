@@ -46,7 +46,9 @@ $(obj)/tests/malloc/conform.o: CFLAGS += -fno-builtin
 #   aslimit     the heap under an address-space limit (test_malloc_aslimit.sh)
 #   classrss    heap pages written by a size class's first object
 #               (test_malloc_class_rss.sh)
-malloc-test-one := $(addprefix $(obj)/tests/malloc/,misuse faults robust slabdebug introspect aslimit classrss)
+#   unwind      libuslab.so's unwind tables out of memory and still found
+#               (test_malloc_unwind_apart.sh)
+malloc-test-one := $(addprefix $(obj)/tests/malloc/,misuse faults robust slabdebug introspect aslimit classrss unwind)
 $(malloc-test-one): %: %.o
 	$(quiet) LD $@
 	$(Q)$(CC) $(LDFLAGS) $(malloc-test-ldflags-$(notdir $@)) -o $@ $^ $(malloc-test-libs-$(notdir $@))
