@@ -16,12 +16,14 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "lib/cpuclock.h"
 #include "uslab/percpu.h"
 #include "percpu/fastpath.h"	/* inline pcp_alloc/pcp_free */
+#include "percpu/internal.h"	/* pcp_mem_alloc */
 #include "tests/testutil.h"
 #include "tests/suite.h"
 
@@ -316,6 +318,52 @@ TEST(core, test_default_limits)
 	}
 	if (CONFIG_PERCPU_BATCHCOUNT == 0)
 		ck_assert_uint_eq(pcp_default_batchcount(120), 60);
+}
+END_TEST
+
+/*
+ * A magazine's block is zeroed in its header only (pcp_mem_alloc's @zero):
+ * its slots are written before they are read, and page_alloc hands out a
+ * block that may be resident (a freed magazine's, a trimmed depot's) with
+ * __GFP_ZERO by memset, which made all 16-64 KiB of a large magazine
+ * resident where its objects reach only the pages its count does
+ * (docs/page_alloc.md, "Fixed cost of a small program"). The block's
+ * slot pages are dropped (MADV_DONTNEED) between its free and its reuse,
+ * so that only a write can bring them back.
+ */
+TEST(core, test_magazine_block_zeroed_in_its_header_only)
+{
+	const size_t bytes = 16384, head = 32;
+	unsigned char vec[4];
+	void *kept[8];
+	char *p, *q = NULL;
+	int i, n = 0;
+
+	p = pcp_mem_alloc(bytes, bytes);
+	ck_assert_ptr_nonnull(p);
+	for (i = 0; i < (int)bytes; i++)
+		ck_assert_int_eq(p[i], 0);
+	memset(p, 0xa5, bytes);
+	pcp_mem_free(p, bytes);
+	ck_assert_int_eq(madvise(p + 4096, bytes - 4096, MADV_DONTNEED), 0);
+	/* the same CPU's page list hands the block back (LIFO) */
+	while (n < 8) {
+		q = pcp_mem_alloc(bytes, head);
+		ck_assert_ptr_nonnull(q);
+		if (q == p)
+			break;
+		kept[n++] = q;
+	}
+	while (n > 0)
+		pcp_mem_free(kept[--n], bytes);
+	ck_assert_msg(q == p, "page_alloc did not hand the freed block %p back", (void *)p);
+	for (i = 0; i < (int)head; i++)
+		ck_assert_int_eq(q[i], 0);
+	ck_assert_int_eq(mincore(q + 4096, bytes - 4096, vec), 0);
+	for (i = 0; i < 3; i++)
+		ck_assert_msg(!(vec[i] & 1),
+			      "page %d of a magazine block made resident by zeroing", i + 1);
+	pcp_mem_free(q, bytes);
 }
 END_TEST
 
