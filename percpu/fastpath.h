@@ -41,13 +41,17 @@ extern long pcp_rseq_off __attribute__((visibility("hidden")));
  * A magazine: @count objects in objs[0..count), room for @size. While a
  * CPU has it loaded, its count lives in that CPU's struct pcp_hdr (@cur)
  * and @count is stale; the slow path writes it back when it unloads it.
+ * The slots are a block of their own (percpu/magazine.c, mag_new()):
+ * behind a header, 1024 slots took 3 pages of a 16 KiB block when full,
+ * 512 two of 8 KiB, 256 a page for 2 KiB (docs/page_alloc.md, "Fixed
+ * cost of a small program").
  */
 struct pcp_mag {
 	uint64_t count;
 	uint64_t size;
 	struct pcp_mag *next;		/* depot list */
 	uint64_t cpu;			/* the depot: the CPU whose stack it is on */
-	void *objs[];
+	void **objs;			/* @size slots */
 };
 
 /*

@@ -45,7 +45,8 @@
 #include "uslab/page_alloc.h"
 #include "percpu/internal.h"
 
-struct pcp_mag pcp_empty_mag = { .count = 0, .size = 0 };
+static void *pcp_empty_slots[1];
+struct pcp_mag pcp_empty_mag = { .count = 0, .size = 0, .objs = pcp_empty_slots };
 
 pthread_mutex_t pcp_registry_lock = PTHREAD_MUTEX_INITIALIZER;
 struct pcp_cache *pcp_registry;
@@ -628,23 +629,37 @@ static inline struct pcp_mag *mag_fit(struct pcp_cache *pc, struct pcp_cpu *c,
 
 static size_t mag_bytes(uint64_t size)
 {
-	return sizeof(struct pcp_mag) + size * sizeof(void *);
+	return size * sizeof(void *);
 }
 
+/*
+ * The header and the slots apart: slots of a power of two bytes then fill
+ * their block, and a full magazine of 1024 pointers writes 2 pages, not 3
+ * (pcp_mem_alloc rounds up to a power of two; the 32-byte header in front
+ * spilled into the next page). Only the header is zeroed: the slots are
+ * written before they are read.
+ */
 static struct pcp_mag *mag_new(unsigned int size)
 {
-	struct pcp_mag *m = pcp_mem_alloc(mag_bytes(size),
-					    sizeof(struct pcp_mag));
+	struct pcp_mag *m = pcp_mem_alloc(sizeof(*m), sizeof(*m));
 
-	if (m)
-		m->size = size;
+	if (!m)
+		return NULL;
+	m->objs = pcp_mem_alloc(mag_bytes(size), 0);
+	if (!m->objs) {
+		pcp_mem_free(m, sizeof(*m));
+		return NULL;
+	}
+	m->size = size;
 	return m;
 }
 
 static void mag_free(struct pcp_mag *m)
 {
-	if (m && mag_is_real(m))
-		pcp_mem_free(m, mag_bytes(m->size));
+	if (m && mag_is_real(m)) {
+		pcp_mem_free(m->objs, mag_bytes(m->size));
+		pcp_mem_free(m, sizeof(*m));
+	}
 }
 
 /* Give a private magazine's objects back to the layer above. */

@@ -1012,9 +1012,9 @@ END_TEST
 /* The magazine loaded on @cpu. */
 static const struct pcp_mag *loaded_mag(struct pcp_cache *pc, int cpu)
 {
-	void **slots = __atomic_load_n(&pc->hdr[cpu].begin, __ATOMIC_RELAXED);
+	struct pcp_cpu *c = __atomic_load_n(&pc->slow[cpu], __ATOMIC_ACQUIRE);
 
-	return (const void *)((char *)slots - __builtin_offsetof(struct pcp_mag, objs));
+	return c ? __atomic_load_n(&c->mag, __ATOMIC_RELAXED) : NULL;
 }
 
 /*
