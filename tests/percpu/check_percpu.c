@@ -1018,6 +1018,42 @@ static const struct pcp_mag *loaded_mag(struct pcp_cache *pc, int cpu)
 }
 
 /*
+ * A full magazine of 1024 slots writes two pages, not three: its slots are
+ * a block of their own (8 KiB, page-aligned), not a 16 KiB block behind a
+ * 32-byte header whose last four slots spilled into a third page
+ * (docs/page_alloc.md, "Fixed cost of a small program").
+ */
+TEST(core, test_full_magazine_slots_fill_whole_pages)
+{
+	enum { L = 1024 };
+	const struct pcp_mag *m;
+	unsigned char vec[3];
+	struct pcp_cache *pc = t_create_here(L, L);
+	int cpu = pcp_current_cpu();
+
+	t_alloc_range(pc, 0, L + 1);
+	t_free_range(pc, 0, L + 1);	/* the loaded magazine full, one more on the spare */
+	m = loaded_mag(pc, cpu);
+	ck_assert_ptr_nonnull(m);
+	ck_assert(mag_is_real(m));
+	ck_assert_uint_eq(m->size, L);
+	ck_assert_msg(((uintptr_t)m->objs & 4095) == 0,
+		      "a magazine's slots at %p, not at a page's start (behind its header?)",
+		      (const void *)m->objs);
+	ck_assert_msg((uintptr_t)m < (uintptr_t)m->objs ||
+		      (uintptr_t)m >= (uintptr_t)(m->objs + L),
+		      "the magazine's header lies among its slots");
+	/* the 1024 slots are the two pages, all written */
+	ck_assert_int_eq(mincore((void *)m->objs, 2 * 4096, vec), 0);
+	ck_assert(vec[0] & 1);
+	ck_assert(vec[1] & 1);
+	t_alloc_range(pc, 0, L + 1);
+	t_free_range(pc, 0, L + 1);
+	t_destroy(pc);
+}
+END_TEST
+
+/*
  * The depot keeps each CPU's magazines apart (docs/percpu.md): the empty
  * magazines CPU A takes when it frees are ones A put back, not the ones
  * CPU B put after them, and A's full magazines under ten of B's still
