@@ -3,7 +3,9 @@
 # that `uslab tune` (and so `make run`) prints is accepted by the library
 # preloaded into a real replay of the same trace, nothing is reported as
 # naming no cache, and slabinfo of that run shows each recommended magazine
-# size as the cache's limit.
+# size as the cache's limit (a per-cache size on its cache, a uniform one on
+# every kmalloc cache: which one the model's knee is depends on what the
+# simulated magazines hold resident).
 . "$(dirname "$0")/../lib.sh"
 set +e	# every check runs; bad notes a failure
 TRACE=${TRACE:-traces/default.ustr}
@@ -40,10 +42,22 @@ for item in "${items[@]}"; do
 		[ "$got" = "$want" ] || bad "$cache: slabinfo limit '${got:-none}', recommended $want"
 		n=$((n + 1))
 		;;
-	depot_limit=*|batch=*|mag_size=*) ;;
+	mag_size=*)
+		# one size for every cache (the model's knee may be uniform):
+		# each kmalloc cache's <limit> is that size
+		want=${item#mag_size=}
+		caches=$(awk '/tunables/ && $1 ~ /^kmalloc-/ { print $1 }' "$T/replay.err" | sort -u)
+		[ -n "$caches" ] || bad "no kmalloc cache in slabinfo"
+		for cache in $caches; do
+			got=$(limit_of "$cache")
+			[ "$got" = "$want" ] || bad "$cache: slabinfo limit '${got:-none}', recommended $want for every cache"
+			n=$((n + 1))
+		done
+		;;
+	depot_limit=*|batch=*) ;;
 	*) bad "unexpected item '$item'" ;;
 	esac
 done
-[ "$n" -gt 0 ] || bad "no per-cache magazine size in the recommendation"
+[ "$n" -gt 0 ] || bad "no magazine size in the recommendation"
 [ "$failed" -eq 0 ] && echo "tune apply: $n recommended magazine sizes in force in a real replay"
 exit $failed
