@@ -1958,7 +1958,8 @@ void pcp_cache_drain(struct pcp_cache *pc)
 {
 	if (pcp_is_bypass(pc))
 		return;
-	pcp_tc_drain(pc);	/* fbc10: thread caches, percpu/tcache.c */
+	if (pc->tc_id)		/* fbc10: thread caches, percpu/tcache.c */
+		pcp_tc_drain(pc);
 	sigsafe_enter();
 	pthread_mutex_lock(&pc->lock);
 	pcp_drain_cpus(pc);
@@ -2394,7 +2395,8 @@ struct pcp_cache *pcp_cache_create(const char *name, void *owner,
 	pc->limit = pcp_default_limit(objsize);
 	pc->batchcount = pcp_default_batchcount(pc->limit);
 	pc->depot_limit = pcp_default_depot_limit(objsize);
-	pc->tc_id = pcp_tc_id_get(pc);	/* fbc10: fallback's thread cache */
+	if (pcp_mode_cur == PCP_MODE_FALLBACK)	/* fbc10: its thread cache */
+		pc->tc_id = pcp_tc_id_get(pc);
 	pthread_mutex_init(&pc->lock, NULL);
 	pthread_mutex_init(&d->lock, NULL);
 	pc->depot = d;
@@ -2436,7 +2438,8 @@ void pcp_cache_destroy(struct pcp_cache *pc)
 	pthread_mutex_unlock(&pcp_registry_lock);
 	sigsafe_exit();
 
-	pcp_tc_cache_destroy(pc);	/* fbc10: every thread's bin of it */
+	if (pc->tc_id)		/* fbc10: every thread's bin of it */
+		pcp_tc_cache_destroy(pc);
 	if (pc->depot->mag_base)
 		__atomic_sub_fetch(&pcp_mag_grown,
 				   mag_grow_bytes(pc, pc->depot->mag_base, pc->limit),
@@ -2509,7 +2512,8 @@ void pcp_cache_stats(struct pcp_cache *pc, int cpu, struct pcp_stats *st)
 	if (cpu < 0) {
 		st->v[PCP_STAT_DIRECT] += __atomic_load_n(&pc->nr_direct,
 							  __ATOMIC_RELAXED);
-		pcp_tc_account(pc, st);	/* fbc10: thread caches' counts */
+		if (pc->tc_id)	/* fbc10: thread caches' counts */
+			pcp_tc_account(pc, st);
 	}
 }
 
@@ -2544,7 +2548,9 @@ unsigned long pcp_cache_objects(struct pcp_cache *pc, unsigned long *depot_full)
 	if (depot_full)
 		*depot_full = pc->depot->nr_full;
 	depot_unlock(pc->depot);
-	return n + pcp_tc_account(pc, NULL);	/* fbc10: thread caches */
+	if (pc->tc_id)		/* fbc10: thread caches */
+		n += pcp_tc_account(pc, NULL);
+	return n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -2558,7 +2564,8 @@ void pcp_fork_prepare(void)
 	struct pcp_cache *pc;
 	unsigned int cpu;
 
-	pcp_tc_fork_prepare();	/* fbc10: outermost of percpu's locks */
+	if (pcp_mode_cur == PCP_MODE_FALLBACK)	/* fbc10: outermost of percpu's */
+		pcp_tc_fork_prepare();
 	pthread_mutex_lock(&pcp_registry_lock);
 	pcp_fork_head = __atomic_load_n(&pcp_registry, __ATOMIC_ACQUIRE);
 	for (pc = pcp_fork_head; pc; pc = pc->next) {
@@ -2590,7 +2597,8 @@ void pcp_fork_parent(void)
 {
 	pcp_mem_fork_parent();
 	pcp_fork_unlock_all();
-	pcp_tc_fork_parent();	/* fbc10 */
+	if (pcp_mode_cur == PCP_MODE_FALLBACK)	/* fbc10 */
+		pcp_tc_fork_parent();
 }
 
 /*
@@ -2613,7 +2621,8 @@ void pcp_fork_child(void)
 		pthread_mutex_init(&pc->lock, NULL);
 	}
 	pthread_mutex_init(&pcp_registry_lock, NULL);
-	pcp_tc_fork_child();	/* fbc10: other threads' caches are orphans */
+	if (pcp_mode_cur == PCP_MODE_FALLBACK)	/* fbc10: others' caches orphaned */
+		pcp_tc_fork_child();
 	/* the reaper thread did not come along; none is started before exec */
 	__atomic_store_n(&pcp_reaper_state, PCP_REAPER_DISABLED, __ATOMIC_RELAXED);
 }
