@@ -47,7 +47,8 @@
 #include "lib/sigsafe.h"
 #include "percpu/internal.h"
 
-#define TC_IDS		128		/* ids of caches with a thread cache; 0: none */
+#define TC_IDS		120		/* ids of caches with a thread cache; 0: none
+					 * (struct pcp_tc then fits 1 KiB) */
 #define TC_MAX_SIZE	2048		/* largest object a thread caches */
 #define TC_BIN_BYTES	8192		/* objects one bin holds at most, bytes */
 #define TC_CAP_MIN	4
@@ -70,6 +71,7 @@ struct pcp_tc {
 	struct pcp_tc *next, *prev;	/* registry, under pcp_tc_lock */
 	struct pcp_tc_bin *bin[TC_IDS];
 };
+static_assert(sizeof(struct pcp_tc) <= 1024, "a thread's cache is one 1 KiB block");
 
 /* tc_self's values below a real pointer */
 #define TC_NONE		((struct pcp_tc *)0)	/* not made yet */
@@ -85,7 +87,7 @@ static unsigned long tc_nr_orphans;	/* a fork child's to give back */
 static bool tc_off;			/* pcp_thread_cache_set(false) */
 static pthread_key_t tc_key;
 static int tc_key_state;		/* 0: none yet, 1: made, -1: failed */
-static uint64_t tc_ids[TC_IDS / 64];	/* ids in use; bit 0 never */
+static uint64_t tc_ids[(TC_IDS + 63) / 64];	/* ids in use; bit 0 never */
 /* statistics of bins given back (thread exit, destroy) */
 static uint64_t tc_retired[TC_IDS][TC_NR_STATS];
 
@@ -158,8 +160,10 @@ unsigned int pcp_tc_id_get(const struct pcp_cache *pc)
 	if (pcp_mode_cur != PCP_MODE_FALLBACK || !pc->objsize ||
 	    pc->objsize > TC_MAX_SIZE)
 		return 0;
-	for (w = 0; w < TC_IDS / 64; w++) {
+	for (w = 0; w < ARRAY_SIZE(tc_ids); w++) {
 		mask = w ? ~0ull : ~1ull;	/* id 0: none */
+		if (TC_IDS - w * 64 < 64)	/* ids past TC_IDS: never */
+			mask &= (1ull << (TC_IDS - w * 64)) - 1;
 		old = __atomic_load_n(&tc_ids[w], __ATOMIC_RELAXED);
 		while (~old & mask) {
 			bit = (unsigned int)__builtin_ctzll(~old & mask);
