@@ -237,7 +237,7 @@ static void tc_release_locked(struct pcp_tc *t)
 		tc_bin_release_locked(t, id);
 	tc_unlink_locked(t);
 	if (t->orphan)
-		tc_nr_orphans--;
+		__atomic_sub_fetch(&tc_nr_orphans, 1, __ATOMIC_RELAXED);
 	pcp_mem_free(t, sizeof(*t));
 }
 
@@ -285,7 +285,7 @@ static noinline struct pcp_tc *tc_make(void)
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	struct pcp_tc *t;
 
-	if (tc_self != TC_NONE || sigsafe_reentered() || READ_ONCE(tc_off))
+	if (tc_self != TC_NONE || sigsafe_reentered() || __atomic_load_n(&tc_off, __ATOMIC_RELAXED))
 		return NULL;
 	tc_self = TC_MAKING;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -328,7 +328,7 @@ static bool tc_bin_gen_flush(struct pcp_cache *pc, struct pcp_tc_bin *b,
 			     bool ask)
 {
 	void *buf[TC_CAP_MAX];
-	unsigned int n = b->count, gen = READ_ONCE(pc->tc_gen);
+	unsigned int n = b->count, gen = tc_load(&pc->tc_gen);
 
 	if (n) {
 		if (ask && pc->ops->may_lock && !pc->ops->may_lock(pc->owner))
@@ -348,7 +348,7 @@ static struct pcp_tc_bin *tc_bin(struct pcp_tc *t, struct pcp_cache *pc)
 	unsigned int cap;
 
 	if (b) {
-		if (unlikely(b->gen != READ_ONCE(pc->tc_gen)) &&
+		if (unlikely(b->gen != tc_load(&pc->tc_gen)) &&
 		    !tc_bin_gen_flush(pc, b, true))
 			return NULL;
 		return b;
@@ -361,12 +361,14 @@ static struct pcp_tc_bin *tc_bin(struct pcp_tc *t, struct pcp_cache *pc)
 		return NULL;
 	b->pc = pc;
 	b->cap = cap;
-	b->gen = READ_ONCE(pc->tc_gen);
+	b->gen = tc_load(&pc->tc_gen);
 	__atomic_store_n(&t->bin[pc->tc_id], b, __ATOMIC_RELEASE);
 	return b;
 }
 
-/* Operations a signal handler sent around its thread's busy cache. */
+/* Operations that found their thread's cache busy and took the locked
+ * path: a signal handler's, or the cache's own nested calls (a deferred
+ * free given back inside a batch, pthread_setspecific's calloc). */
 unsigned long pcp_tc_nr_busy;
 
 static noinline struct pcp_tc *tc_busy(void)
@@ -379,7 +381,7 @@ static inline struct pcp_tc *tc_get(void)
 {
 	struct pcp_tc *t = tc_self;
 
-	if (unlikely(READ_ONCE(tc_off)))
+	if (unlikely(__atomic_load_n(&tc_off, __ATOMIC_RELAXED)))
 		return NULL;
 	if (likely(TC_REAL(t)))
 		return likely(!t->busy) ? t : tc_busy();
@@ -393,7 +395,7 @@ static noinline void *tc_alloc_miss(struct pcp_tc *t, struct pcp_cache *pc)
 	unsigned int got;
 
 	tc_enter(t);
-	if (unlikely(READ_ONCE(tc_nr_orphans)) && !sigsafe_reentered())
+	if (unlikely(__atomic_load_n(&tc_nr_orphans, __ATOMIC_RELAXED)) && !sigsafe_reentered())
 		tc_reap_orphans();
 	b = tc_bin(t, pc);
 	if (!b)
@@ -438,7 +440,7 @@ void *pcp_tc_alloc(struct pcp_cache *pc)
 		return NULL;
 	tc_enter(t);
 	b = t->bin[pc->tc_id];
-	if (unlikely(!b || b->gen != READ_ONCE(pc->tc_gen) || !(n = b->count))) {
+	if (unlikely(!b || b->gen != tc_load(&pc->tc_gen) || !(n = b->count))) {
 		tc_exit(t);
 		return tc_alloc_miss(t, pc);
 	}
@@ -457,7 +459,7 @@ static noinline bool tc_free_miss(struct pcp_tc *t, struct pcp_cache *pc, void *
 	bool done = false;
 
 	tc_enter(t);
-	if (unlikely(READ_ONCE(tc_nr_orphans)) && !sigsafe_reentered())
+	if (unlikely(__atomic_load_n(&tc_nr_orphans, __ATOMIC_RELAXED)) && !sigsafe_reentered())
 		tc_reap_orphans();
 	b = tc_bin(t, pc);
 	if (!b)
@@ -513,7 +515,7 @@ bool pcp_tc_free(struct pcp_cache *pc, void *obj)
 		return false;
 	tc_enter(t);
 	b = t->bin[pc->tc_id];
-	if (unlikely(!b || b->gen != READ_ONCE(pc->tc_gen) ||
+	if (unlikely(!b || b->gen != tc_load(&pc->tc_gen) ||
 		     (n = b->count) >= b->cap)) {
 		tc_exit(t);
 		return tc_free_miss(t, pc, obj);
@@ -606,12 +608,12 @@ unsigned long pcp_tc_account(struct pcp_cache *pc, struct pcp_stats *st)
 
 void pcp_thread_cache_set(bool on)
 {
-	WRITE_ONCE(tc_off, !on);
+	__atomic_store_n(&tc_off, !on, __ATOMIC_RELAXED);
 }
 
 bool pcp_thread_cache_enabled(void)
 {
-	return pcp_mode_cur == PCP_MODE_FALLBACK && !READ_ONCE(tc_off);
+	return pcp_mode_cur == PCP_MODE_FALLBACK && !__atomic_load_n(&tc_off, __ATOMIC_RELAXED);
 }
 
 /* ------------------------------------------------------------------ */
