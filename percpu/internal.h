@@ -207,13 +207,14 @@ extern bool pcp_adapt_on;
  * The thread cache's batches through the CPU's locked path (fallback
  * mode): up to @n objects into @objs, or all @n from @objs, in one hold
  * of the CPU lock; @tcstat (TC_*) added to the CPU's statistics.
- * Return: objects moved; 0 when refused (ops->may_lock) or, for get, out
- * of memory.
+ * Return: objects moved; 0 when refused (ops->may_lock, asked unless
+ * @ask is false: a thread's exit under pcp_tc_lock) or, for get, out of
+ * memory.
  */
 unsigned int pcp_tc_get(struct pcp_cache *pc, void **objs, unsigned int n,
 			const uint64_t *tcstat);
 unsigned int pcp_tc_put(struct pcp_cache *pc, void *const *objs,
-			unsigned int n, const uint64_t *tcstat);
+			unsigned int n, const uint64_t *tcstat, bool ask);
 extern pthread_mutex_t pcp_registry_lock;
 extern struct pcp_cache *pcp_registry;
 

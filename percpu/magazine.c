@@ -19,6 +19,8 @@
  * library's order, with slab_mutex above these and fork's order, is in
  * docs/locking.md:
  *
+ *   pcp_tc_lock         fallback mode's thread caches (percpu/tcache.c, where
+ *                       its rules are): above every lock here
  *   pcp_registry_lock   the list of caches: walks (reaper pass, drain all,
  *                       fork) and removal; creation pushes lock-free: a
  *                       cache may be created (under slab_mutex) by a malloc
@@ -1829,7 +1831,7 @@ unsigned int pcp_tc_get(struct pcp_cache *pc, void **objs, unsigned int n,
 }
 
 unsigned int pcp_tc_put(struct pcp_cache *pc, void *const *objs,
-			unsigned int n, const uint64_t *tcstat)
+			unsigned int n, const uint64_t *tcstat, bool ask)
 {
 	struct tc_stat_save sv;
 	unsigned int done = 0;
@@ -1838,7 +1840,7 @@ unsigned int pcp_tc_put(struct pcp_cache *pc, void *const *objs,
 	long k;
 	int cpu, r;
 
-	if (pc->ops->may_lock && !pc->ops->may_lock(pc->owner))
+	if (ask && pc->ops->may_lock && !pc->ops->may_lock(pc->owner))
 		return 0;
 	while (done < n) {
 		cpu = pcp_current_cpu();

@@ -199,11 +199,14 @@ static void tc_retire_stats(unsigned int id, struct pcp_tc_bin *b)
 }
 
 /*
- * Give back bin @id of @t straight to the layer above and free it.
- * Under pcp_tc_lock; @t's thread is not using it (exited, gone with a
- * fork, or the cache is being destroyed).
+ * Give back bin @id of @t and free it: to this CPU's magazines (a thread
+ * that exits: the next thread finds its objects there), or straight to
+ * the layer above when its cache is being destroyed (@to_slabs). Under
+ * pcp_tc_lock; @t's thread is not using it (exited, gone with a fork, or
+ * the cache is being destroyed).
  */
-static void tc_bin_release_locked(struct pcp_tc *t, unsigned int id)
+static void tc_bin_release_locked(struct pcp_tc *t, unsigned int id,
+				  bool to_slabs)
 {
 	struct pcp_tc_bin *b = t->bin[id];
 	unsigned int n;
@@ -212,8 +215,11 @@ static void tc_bin_release_locked(struct pcp_tc *t, unsigned int id)
 		return;
 	n = tc_load(&b->count);
 	tc_store(&b->count, 0);
-	if (n)
+	if (!to_slabs && pcp_tc_put(b->pc, b->objs, n, b->stat, false)) {
+		tc_stats_done(b);	/* added to the CPU's */
+	} else if (n) {
 		b->pc->ops->flush(b->pc->owner, b->objs, n);
+	}
 	tc_retire_stats(id, b);
 	__atomic_store_n(&t->bin[id], NULL, __ATOMIC_RELEASE);
 	pcp_mem_free(b, sizeof(*b) + b->cap * sizeof(void *));
@@ -234,7 +240,7 @@ static void tc_release_locked(struct pcp_tc *t)
 	unsigned int id;
 
 	for (id = 1; id < TC_IDS; id++)
-		tc_bin_release_locked(t, id);
+		tc_bin_release_locked(t, id, false);
 	tc_unlink_locked(t);
 	if (t->orphan)
 		__atomic_sub_fetch(&tc_nr_orphans, 1, __ATOMIC_RELAXED);
@@ -478,7 +484,7 @@ static noinline bool tc_free_miss(struct pcp_tc *t, struct pcp_cache *pc, void *
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		memmove(b->objs, b->objs + k, keep * sizeof(void *));
 		tc_store(&b->count, keep);
-		if (!pcp_tc_put(pc, buf, k, b->stat)) {
+		if (!pcp_tc_put(pc, buf, k, b->stat, true)) {
 			/* refused (a handler): put them back, the locked
 			 * path takes @obj */
 			tc_store(&b->count, 0);
@@ -563,7 +569,7 @@ void pcp_tc_cache_destroy(struct pcp_cache *pc)
 		return;
 	tc_lock();
 	for (t = tc_registry; t; t = t->next)
-		tc_bin_release_locked(t, pc->tc_id);
+		tc_bin_release_locked(t, pc->tc_id, true);
 	tc_unlock();
 	tc_id_put(pc->tc_id);
 	pc->tc_id = 0;
