@@ -1695,16 +1695,20 @@ flush:
  * per-thread word on each side, in both modes (before, rseq mode paid two
  * rt_sigprocmask calls per refill or flush, about 500 ns).
  */
-void *pcp_alloc_slow(struct pcp_cache *pc)
+/*
+ * fbc10: the CPU's locked path behind pcp_alloc_slow() and
+ * pcp_free_slow(), which try fallback mode's thread cache first
+ * (percpu/tcache.c) without the frame these need. In the sections of
+ * their entries, which malloc/libuslab-hot.lds places with the code
+ * programs run (.text.pcp_alloc_slow.*).
+ */
+static noinline __attribute__((section(".text.pcp_alloc_slow.cpu")))
+void *__pcp_alloc_slow(struct pcp_cache *pc)
 {
 	struct pcp_cpu *c;
 	void *obj = NULL;
 	int cpu, r;
 
-	/* fbc10: fallback mode's thread cache first (percpu/tcache.c) */
-	if (pc->tc_id && pcp_mode_cur == PCP_MODE_FALLBACK &&
-	    (obj = pcp_tc_alloc(pc)))
-		return obj;
 	if (pc->ops->may_lock && !pc->ops->may_lock(pc->owner))
 		return NULL;
 	do {
@@ -1725,14 +1729,23 @@ void *pcp_alloc_slow(struct pcp_cache *pc)
 	return obj;
 }
 
-bool pcp_free_slow(struct pcp_cache *pc, void *obj)
+void *pcp_alloc_slow(struct pcp_cache *pc)
+{
+	void *obj;
+
+	/* fbc10: fallback mode's thread cache first (percpu/tcache.c) */
+	if (pc->tc_id && pcp_mode_cur == PCP_MODE_FALLBACK &&
+	    (obj = pcp_tc_alloc(pc)))
+		return obj;
+	return __pcp_alloc_slow(pc);
+}
+
+static noinline __attribute__((section(".text.pcp_free_slow.cpu")))
+bool __pcp_free_slow(struct pcp_cache *pc, void *obj)
 {
 	struct pcp_cpu *c;
 	int cpu, r;
 
-	/* fbc10: fallback mode's thread cache first (percpu/tcache.c) */
-	if (pc->tc_id && pcp_mode_cur == PCP_MODE_FALLBACK && pcp_tc_free(pc, obj))
-		return true;
 	if (pc->ops->may_lock && !pc->ops->may_lock(pc->owner))
 		return false;
 	do {
@@ -1751,6 +1764,14 @@ bool pcp_free_slow(struct pcp_cache *pc, void *obj)
 	} while (r);
 	pcp_reaper_kick();
 	return true;
+}
+
+bool pcp_free_slow(struct pcp_cache *pc, void *obj)
+{
+	/* fbc10: fallback mode's thread cache first (percpu/tcache.c) */
+	if (pc->tc_id && pcp_mode_cur == PCP_MODE_FALLBACK && pcp_tc_free(pc, obj))
+		return true;
+	return __pcp_free_slow(pc, obj);
 }
 
 /* ------------------------------------------------------------------ */

@@ -383,15 +383,26 @@ static noinline struct pcp_tc *tc_busy(void)
 	return NULL;
 }
 
-static inline struct pcp_tc *tc_get(void)
+/*
+ * The thread's cache when the hit path cannot use it: off, busy (a
+ * handler), not made yet (made here). NULL: the locked path.
+ */
+static noinline struct pcp_tc *tc_get_cold(void)
 {
 	struct pcp_tc *t = tc_self;
 
-	if (unlikely(__atomic_load_n(&tc_off, __ATOMIC_RELAXED)))
+	if (__atomic_load_n(&tc_off, __ATOMIC_RELAXED))
 		return NULL;
-	if (likely(TC_REAL(t)))
-		return likely(!t->busy) ? t : tc_busy();
+	if (TC_REAL(t))
+		return t->busy ? tc_busy() : t;
 	return tc_make();
+}
+
+/* Can the hit path use @t? One load each of the switch and the flag. */
+static __always_inline bool tc_usable(const struct pcp_tc *t)
+{
+	return likely(TC_REAL(t) && !t->busy &&
+		      !__atomic_load_n(&tc_off, __ATOMIC_RELAXED));
 }
 
 static noinline void *tc_alloc_miss(struct pcp_tc *t, struct pcp_cache *pc)
@@ -400,6 +411,8 @@ static noinline void *tc_alloc_miss(struct pcp_tc *t, struct pcp_cache *pc)
 	void *obj = NULL;
 	unsigned int got;
 
+	if (!t && !(t = tc_get_cold()))
+		return NULL;
 	tc_enter(t);
 	if (unlikely(__atomic_load_n(&tc_nr_orphans, __ATOMIC_RELAXED)) && !sigsafe_reentered())
 		tc_reap_orphans();
@@ -437,13 +450,13 @@ out:
  */
 void *pcp_tc_alloc(struct pcp_cache *pc)
 {
-	struct pcp_tc *t = tc_get();
+	struct pcp_tc *t = tc_self;
 	struct pcp_tc_bin *b;
 	unsigned int n;
 	void *obj;
 
-	if (unlikely(!t))
-		return NULL;
+	if (unlikely(!tc_usable(t)))
+		return tc_alloc_miss(NULL, pc);	/* a tail call: no frame here */
 	tc_enter(t);
 	b = t->bin[pc->tc_id];
 	if (unlikely(!b || b->gen != tc_load(&pc->tc_gen) || !(n = b->count))) {
@@ -464,6 +477,8 @@ static noinline bool tc_free_miss(struct pcp_tc *t, struct pcp_cache *pc, void *
 	unsigned int n, k, keep;
 	bool done = false;
 
+	if (!t && !(t = tc_get_cold()))
+		return false;
 	tc_enter(t);
 	if (unlikely(__atomic_load_n(&tc_nr_orphans, __ATOMIC_RELAXED)) && !sigsafe_reentered())
 		tc_reap_orphans();
@@ -513,12 +528,12 @@ out:
  */
 bool pcp_tc_free(struct pcp_cache *pc, void *obj)
 {
-	struct pcp_tc *t = tc_get();
+	struct pcp_tc *t = tc_self;
 	struct pcp_tc_bin *b;
 	unsigned int n;
 
-	if (unlikely(!t))
-		return false;
+	if (unlikely(!tc_usable(t)))
+		return tc_free_miss(NULL, pc, obj);	/* a tail call */
 	tc_enter(t);
 	b = t->bin[pc->tc_id];
 	if (unlikely(!b || b->gen != tc_load(&pc->tc_gen) ||
