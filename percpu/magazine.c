@@ -1894,7 +1894,8 @@ unsigned int pcp_tc_put(struct pcp_cache *pc, void *const *objs,
 		}
 		pcp_cpu_unlock(c);
 	}
-	pcp_reaper_kick();
+	if (ask)	/* not under pcp_tc_lock: no thread started there */
+		pcp_reaper_kick();
 	return n;
 }
 
