@@ -1698,12 +1698,9 @@ flush:
 /*
  * fbc10: the CPU's locked path behind pcp_alloc_slow() and
  * pcp_free_slow(), which try fallback mode's thread cache first
- * (percpu/tcache.c) without the frame these need. In the sections of
- * their entries, which malloc/libuslab-hot.lds places with the code
- * programs run (.text.pcp_alloc_slow.*).
+ * (percpu/tcache.c) without the frame these need.
  */
-static noinline __attribute__((section(".text.pcp_alloc_slow.cpu")))
-void *__pcp_alloc_slow(struct pcp_cache *pc)
+static noinline void *__pcp_alloc_slow(struct pcp_cache *pc)
 {
 	struct pcp_cpu *c;
 	void *obj = NULL;
@@ -1740,8 +1737,7 @@ void *pcp_alloc_slow(struct pcp_cache *pc)
 	return __pcp_alloc_slow(pc);
 }
 
-static noinline __attribute__((section(".text.pcp_free_slow.cpu")))
-bool __pcp_free_slow(struct pcp_cache *pc, void *obj)
+static noinline bool __pcp_free_slow(struct pcp_cache *pc, void *obj)
 {
 	struct pcp_cpu *c;
 	int cpu, r;
