@@ -291,7 +291,8 @@ static noinline struct pcp_tc *tc_make(void)
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	struct pcp_tc *t;
 
-	if (tc_self != TC_NONE || sigsafe_reentered() || __atomic_load_n(&tc_off, __ATOMIC_RELAXED))
+	if (tc_self != TC_NONE || sigsafe_reentered() ||
+	    __atomic_load_n(&tc_off, __ATOMIC_RELAXED))
 		return NULL;
 	tc_self = TC_MAKING;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -414,7 +415,8 @@ static noinline void *tc_alloc_miss(struct pcp_tc *t, struct pcp_cache *pc)
 	if (!t && !(t = tc_get_cold()))
 		return NULL;
 	tc_enter(t);
-	if (unlikely(__atomic_load_n(&tc_nr_orphans, __ATOMIC_RELAXED)) && !sigsafe_reentered())
+	if (unlikely(__atomic_load_n(&tc_nr_orphans, __ATOMIC_RELAXED)) &&
+	    !sigsafe_reentered())
 		tc_reap_orphans();
 	b = tc_bin(t, pc);
 	if (!b)
@@ -480,7 +482,8 @@ static noinline bool tc_free_miss(struct pcp_tc *t, struct pcp_cache *pc, void *
 	if (!t && !(t = tc_get_cold()))
 		return false;
 	tc_enter(t);
-	if (unlikely(__atomic_load_n(&tc_nr_orphans, __ATOMIC_RELAXED)) && !sigsafe_reentered())
+	if (unlikely(__atomic_load_n(&tc_nr_orphans, __ATOMIC_RELAXED)) &&
+	    !sigsafe_reentered())
 		tc_reap_orphans();
 	b = tc_bin(t, pc);
 	if (!b)

@@ -6,3 +6,5 @@ check-prereqs-percpu += $(obj)/tests/slab/check_slab
 # test_percpu_fallback_misuse_reported.sh runs malloc's misuse program
 # preloaded under the seccomp launcher.
 check-prereqs-percpu += $(obj)/tests/malloc/misuse $(obj)/libuslab.so
+# test_percpu_fallback_hostile.sh runs malloc's robust workloads so.
+check-prereqs-percpu += $(obj)/tests/malloc/robust
