@@ -297,7 +297,7 @@ static noinline struct pcp_tc *tc_make(void)
 	tc_self = TC_MAKING;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	pthread_once(&once, tc_key_init);
-	t = tc_key_state > 0 ? pcp_mem_alloc(sizeof(*t)) : NULL;
+	t = tc_key_state > 0 ? pcp_mem_alloc(sizeof(*t), sizeof(*t)) : NULL;
 	if (!t) {
 		tc_self = TC_DEAD;	/* no exit hook, or no memory: locked path */
 		return NULL;
@@ -363,7 +363,7 @@ static struct pcp_tc_bin *tc_bin(struct pcp_tc *t, struct pcp_cache *pc)
 	if (sigsafe_reentered())	/* pcp_mem_lock may be held */
 		return NULL;
 	cap = tc_cap(pc);
-	b = pcp_mem_alloc(sizeof(*b) + cap * sizeof(void *));
+	b = pcp_mem_alloc(sizeof(*b) + cap * sizeof(void *), sizeof(*b));
 	if (!b)
 		return NULL;
 	b->pc = pc;
