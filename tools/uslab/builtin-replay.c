@@ -134,6 +134,8 @@ struct replay {
 	uint64_t records;		/* struct rp_ev held, all threads */
 	uint32_t ncaches;		/* the trace's named caches (format 1.2) */
 	bool timeline;			/* --timeline: live bytes kept by record */
+	uint64_t peak_live;		/* live bytes at most, in the trace's order */
+	uint64_t peak_event;		/* the event that reached it */
 };
 
 static inline uint64_t rdtsc(void)
@@ -252,6 +254,7 @@ static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 	uint32_t *seq = NULL;			/* by slot */
 	uint64_t *ssize = NULL, ssize_cap = 0;	/* --timeline: bytes by slot */
 	uint64_t seq_cap = 0, budget = trace_event_budget(sizeof(struct rp_ev));
+	uint64_t live = 0;
 	int rc;
 
 	r = cmd_open_trace_as("uslab replay", path);
@@ -299,9 +302,11 @@ static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 			e.seq_id = seq[e.id]++;
 		if (rp_push(rp, &rp->t[tid], &e))
 			goto out_nomem;
-		if (rp->timeline) {
+		{
 			/* live bytes in the trace's own order: a free takes back
-			 * what its slot holds, wherever it was allocated */
+			 * what its slot holds, wherever it was allocated (the
+			 * peak for rp_fits(), each record's change for
+			 * --timeline) */
 			struct rp_thread *t = &rp->t[tid];
 			int64_t d = 0;
 
@@ -327,7 +332,13 @@ static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 					d += (int64_t)ev.size;
 				}
 			}
-			t->live[t->n - 1] += d;
+			live += d;
+			if (live > rp->peak_live) {
+				rp->peak_live = live;
+				rp->peak_event = rp->events;
+			}
+			if (rp->timeline)
+				t->live[t->n - 1] += d;
 		}
 		if (ev.op < TRACE_OP_NR)
 			rp->ops[ev.op]++;
@@ -985,6 +996,29 @@ static bool rp_failed(const struct replay *rp)
 
 static const char *const rp_touch_name[] = { "none", "first", "all" };
 
+/*
+ * A trace that holds more live bytes at once than this machine has memory
+ * (recorded on a bigger one, or a hostile file: one 16 GiB malloc event)
+ * is not replayed with its pages written: --touch=first writes one byte of
+ * each page, so the run would take the machine's memory and end in the
+ * OOM killer. --touch=none replays it without writing. Return: true when
+ * the run may go on.
+ */
+static bool rp_fits(const struct replay *rp, const char *path)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), pg = sysconf(_SC_PAGESIZE);
+	uint64_t mem = pages > 0 && pg > 0 ? (uint64_t)pages * (uint64_t)pg : 0;
+
+	if (rp->touch == RP_TOUCH_NONE || !mem || rp->peak_live <= mem)
+		return true;
+	fprintf(stderr, "uslab replay: %s: the recording holds %" PRIu64 " MiB live at once "
+		"(at event %" PRIu64 "), more than this machine's %" PRIu64 " MiB of memory: "
+		"not replayed with --touch=%s (--touch=none replays it without writing "
+		"its pages)\n", path, rp->peak_live >> 20, rp->peak_event, mem >> 20,
+		rp_touch_name[rp->touch]);
+	return false;
+}
+
 static void rp_print(const struct replay *rp, const struct rp_measure *me,
 		     const char *path, const char *alloc, unsigned long fold)
 {
@@ -1216,7 +1250,7 @@ int cmd_replay(int argc, char **argv)
 	unsetenv("LD_PRELOAD");		/* not for anything we might start */
 
 	rp.timeline = timeline;
-	if (rp_load(&rp, argv[first], (unsigned int)fold))
+	if (rp_load(&rp, argv[first], (unsigned int)fold) || !rp_fits(&rp, argv[first]))
 		goto out;
 	if (rp_prepare(&rp) || rp_run(&rp, &me)) {
 		fprintf(stderr, "uslab replay: out of memory for the bookkeeping\n");
