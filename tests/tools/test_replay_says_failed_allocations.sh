@@ -7,7 +7,7 @@
 # of a run that allocated nothing; --runs and tune took them as measured.
 # And a trace that holds more live bytes than the machine has memory is
 # not replayed with its pages written (--touch=first would write one byte
-# of each page: a 16 GiB malloc event took a 23 GiB machine's memory);
+# of each page: a 16 GiB malloc event would take most of a 23 GiB machine);
 # --touch=none replays it.
 . "$(dirname "$0")/../lib.sh"
 F=$O/tests/trace/trace_forge
