@@ -159,9 +159,6 @@ static inline size_t order_bytes(unsigned int order)
  * a region of its own").
  */
 #define PAGELIST_REGION_ORDER	(MAX_PAGE_ORDER < 9 ? MAX_PAGE_ORDER : 9)
-/* ... once the zone has handed out this much (a small program's blocks
- * stay packed; pagelist_region_after, which tests may lower) */
-#define PAGELIST_REGION_AFTER	(16UL << 20)
 
 struct pa_pagelist {
 	int locked;			/* try-lock flag, see above */
@@ -208,7 +205,6 @@ void large_range_del_locked(struct page *head);
 /* page_alloc/pagelist.c */
 struct page *pagelist_alloc(unsigned int order, unsigned int *resident);
 struct page *pagelist_alloc_region(unsigned int order);
-extern size_t pagelist_region_after;
 bool pagelist_free(struct page *page, unsigned int order);
 size_t drain_all_pages(bool idle_only);
 size_t pagelist_bytes(void);

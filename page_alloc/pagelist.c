@@ -104,20 +104,14 @@ static inline void pagelist_ready(struct pa_pagelist *pl)
  * own page-table lock, instead of in alternate batches of one. Blocks that
  * may be resident still go first, as before: a region never stands in
  * for memory that may be resident. Not under a cap (pa_zone.limit), which
- * a region would take 2 MiB of at once, and not before the zone has
- * handed out pagelist_region_after: a small program keeps its blocks
- * packed (regions spread them: +40 KiB of peak RSS on rss_tax, the
- * struct pages and tags of more pages of the map).
+ * a region would take 2 MiB of at once.
  */
-size_t pagelist_region_after = PAGELIST_REGION_AFTER;
-
 static bool region_wanted_locked(unsigned int order)
 {
 	unsigned int o;
 
 	pa_assert_locked();
-	if (order > PAGELIST_REGION_ORDER || pa_zone.limit ||
-	    pa_zone.bytes_allocated < pagelist_region_after)
+	if (order > PAGELIST_REGION_ORDER || pa_zone.limit)
 		return false;
 	/* possibly-resident blocks lead their lists: none at any order that
 	 * fits (a warm block of a larger order, split, beats fresh pages:

@@ -32,7 +32,6 @@ struct pcp_cpu {
 	uint64_t slow_ops;		/* slow paths taken (idle detection) */
 	unsigned int last_miss;		/* PCP_MISS_*: the direction of the last slow path */
 	unsigned int flips;		/* slow paths in a row, each the other way from the last */
-	unsigned int same;		/* slow paths in a row the same way (capped) */
 	uint64_t idle_snap;		/* state at the last reaper pass */
 	/* the magazines this CPU put in the depot, under the depot's lock
 	 * (docs/percpu.md "The depot keeps each CPU's magazines apart") */

@@ -1300,39 +1300,12 @@ static int pcp_load_empty_locked(struct pcp_cache *pc, struct pcp_cpu *c,
 	return 0;
 }
 
-/* Alloc misses in a row after which a refill takes a whole magazine. */
-#define PCP_REFILL_WHOLE_AFTER	16u
-
-/*
- * Objects a refill asks for: the batch, but a whole magazine once the
- * CPU's last PCP_REFILL_WHOLE_AFTER slow paths of the class were all
- * alloc misses (no free miss between: the CPU takes far more of the class
- * than it gives back, a heap that fills). Refilling half a magazine there
- * only doubled the round trips of both locks (and, for the classes whose
- * fresh pages are populated ahead, the populate calls: docs/slab.md); a
- * CPU that turns keeps the batch, so that the frees after the turn find
- * room, and so does a class that has taken few batches: a whole magazine
- * of marked objects parked in each of a small program's classes was +136
- * KiB of RSS on rss_tax. The slab layer still gives no more than the
- * class has out (docs/slab.md "How much a refill takes"). Not on an
- * adaptive CPU, whose sizing counts these trips.
- */
-static unsigned int mag_refill_want(struct pcp_cache *pc, struct pcp_cpu *c,
-				    const struct pcp_mag *nm)
-{
-	if (!READ_ONCE(pcp_adapt_on) && c->last_miss == PCP_MISS_ALLOC &&
-	    c->same >= PCP_REFILL_WHOLE_AFTER && nm->size <= READ_ONCE(pc->limit))
-		return (unsigned int)nm->size;
-	return cpu_batch(pc, c);
-}
-
 /* A refill: one batch from the layer above into @nm's slots from @at on
  * (one call, one hold of the slab lock), counted. Return: objects got. */
 static unsigned int mag_fill_batch(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 				   struct pcp_mag *nm, unsigned int at)
 {
-	unsigned int want = (unsigned int)min_t(uint64_t, mag_refill_want(pc, c, nm),
-						nm->size - at);
+	unsigned int want = (unsigned int)min_t(uint64_t, cpu_batch(pc, c), nm->size - at);
 
 	depot_grow_on_refill(pc);
 	pcp_stat(c, PCP_STAT_REFILL);
@@ -1458,10 +1431,6 @@ static long mag_split_locked(struct pcp_cache *pc, struct pcp_cpu *c, int cpu,
 		c->flips = c->flips < 2 ? c->flips + 1 : 2;
 	else
 		c->flips = 0;
-	if (c->last_miss == dir)
-		c->same = c->same < PCP_REFILL_WHOLE_AFTER ? c->same + 1 : c->same;
-	else
-		c->same = 0;
 	c->last_miss = dir;
 	if (c->flips < 2 || !sp || !mag_is_real(m) || m->size < 2)
 		return 0;

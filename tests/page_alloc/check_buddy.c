@@ -292,7 +292,6 @@ TEST(core, test_model_random)
 	ck_assert_int_eq(page_alloc_init(), 0);
 	start_alloc = pa_zone.bytes_allocated - pa_zone.bytes_large;
 	ck_assert_uint_eq(start_alloc, 0);
-	pagelist_region_after = 0;	/* the lists' regions from the start */
 	for (step = 0; step < MODEL_STEPS; step++) {
 		int do_alloc = nlive == 0 ||
 			(nlive < MODEL_LIVE && rnd(&s) % 100 < 55);

@@ -559,39 +559,6 @@ TEST(core, test_may_lock_refused)
 END_TEST
 
 /*
- * A CPU that only takes (a heap that fills): after 16 alloc misses in a
- * row a refill takes a whole magazine, not the batch (half the trips to
- * both locks); before that, and after a free miss, the batch.
- */
-TEST(core, test_alloc_streak_refills_whole_magazines)
-{
-	enum { L = 16, B = 8, FIRST = 16 * B, MORE = 10 * L };
-	struct pcp_cache *pc = t_create_here(L, B);
-	unsigned long r;
-
-	t_alloc_range(pc, 0, FIRST);
-	ck_assert_uint_eq(refill_calls, FIRST / B);	/* a batch each */
-	ck_assert_uint_eq(pool_out(), FIRST);
-	r = refill_calls;
-	t_alloc_range(pc, FIRST, FIRST + MORE);
-	ck_assert_msg(refill_calls - r == MORE / L,
-		      "%lu refills for %d objects of 16-object magazines",
-		      refill_calls - r, MORE);
-	ck_assert_uint_eq(pool_out(), FIRST + MORE);
-	/* a turn: frees, then the next refill is a batch again */
-	t_free_range(pc, 0, FIRST + MORE);
-	pcp_cache_drain(pc);
-	r = pool_out();
-	held[0] = t_alloc(pc);
-	ck_assert_uint_le(pool_out() - r, B);
-	t_free(pc, held[0]);
-	pcp_cache_drain(pc);
-	ck_assert_int_eq(pool_errors, 0);
-	t_destroy(pc);
-}
-END_TEST
-
-/*
  * With the depot at its limit, a flush gives the whole full spare back in
  * one call (Bonwick's magazine layer), not one batch of it: a burst of
  * frees takes the layer above's lock once per magazine, half as often.
@@ -1110,11 +1077,7 @@ TEST(core, test_depot_growth_goes_back_when_idle)
 	t_round_trip(pc);
 	first = t_round_trip(pc);
 	ck_assert_uint_gt(first, 0);
-	/* no growth: as many calls again (a grown depot takes them to 0);
-	 * within one, as a refill after 16 alloc misses in a row takes a
-	 * whole magazine and rounds need not start in the same state */
-	ck_assert_uint_ge(t_round_trip(pc) + 1, first);
-	ck_assert_uint_eq(pcp_cache_get_depot_limit(pc), 4);
+	ck_assert_uint_eq(t_round_trip(pc), first);
 	t_destroy(pc);
 }
 END_TEST

@@ -112,23 +112,12 @@ static uintptr_t region_of(struct page *page)
 	return (uintptr_t)page_address(page) >> REGION_SHIFT;
 }
 
-/* Regions are for a heap past PAGELIST_REGION_AFTER: get there (blocks
- * of the largest order, never touched, from the zone). */
-static void grow_past_region_gate(void)
-{
-	size_t n = PAGELIST_REGION_AFTER / (PAGE_SIZE << MAX_PAGE_ORDER);
-
-	while (n--)
-		ck_assert_ptr_nonnull(alloc_pages(GFP_KERNEL, MAX_PAGE_ORDER));
-}
-
 TEST(core, test_fresh_blocks_of_two_cpus_in_regions_apart)
 {
 	enum { N = 48 };
 	static struct page *blk[2][N];
 	unsigned int i, j, c, d;
 
-	grow_past_region_gate();
 	for (i = 0; i < N; i++) {
 		for (c = 0; c < 2; c++) {
 			unsigned int order = i % 4 == 3 ? 5 : 3;
@@ -148,25 +137,12 @@ TEST(core, test_fresh_blocks_of_two_cpus_in_regions_apart)
 }
 END_TEST
 
-/* A small heap keeps its blocks packed: no region before the gate. */
-TEST(core, test_small_heap_takes_no_region)
-{
-	struct page *p;
-
-	ck_assert_int_eq(uslab_vcpu_set(1), 0);
-	p = alloc_touched(3);
-	ck_assert_uint_eq(pa_pagelists[1].region_end, 0);
-	__free_pages(p, 3);
-}
-END_TEST
-
 /* A drain (trim, ENOMEM) gives a list's region back to the buddy whole. */
 TEST(core, test_drain_gives_the_region_back)
 {
 	struct page_alloc_stats st;
 	struct page *p;
 
-	grow_past_region_gate();
 	ck_assert_int_eq(uslab_vcpu_set(1), 0);
 	p = alloc_touched(3);
 	ck_assert_uint_ne(pa_pagelists[1].region_end, 0);
@@ -177,7 +153,7 @@ TEST(core, test_drain_gives_the_region_back)
 	ck_assert_uint_eq(pa_pagelists[1].region_end, 0);
 	page_alloc_get_stats(&st);
 	ck_assert_uint_eq(st.bytes_pagelists, 0);
-	ck_assert_uint_eq(st.bytes_allocated, PAGELIST_REGION_AFTER);
+	ck_assert_uint_eq(st.bytes_allocated, 0);
 }
 END_TEST
 
