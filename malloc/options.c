@@ -317,6 +317,8 @@ void malloc_apply_options(void)
 	}
 	if (malloc_opt(ADAPT) >= 0)
 		pcp_adapt_set(malloc_opt(ADAPT) == 1);
+	if (malloc_opt(TCACHE) >= 0)
+		pcp_thread_cache_set(malloc_opt(TCACHE) == 1);
 	if (reaper_ms == 0)
 		page_alloc_decayd_disable();	/* no background thread at all */
 	if (reaper_ms >= 0) {

@@ -1,6 +1,6 @@
 # percpu/: per-CPU magazines on rseq, the depot, the reaper.
 percpu-objs := percpu/cpu.o percpu/mem.o percpu/rseq.o percpu/magazine.o \
-	       percpu/reaper.o
+	       percpu/reaper.o percpu/tcache.o
 core-objs += $(percpu-objs)
 
 # Long stress run (not part of `make check`): DURATION (or

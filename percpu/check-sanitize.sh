@@ -26,7 +26,8 @@ mk() {		# mk DIR EXTRA-CONFIG-LINE MAKE-ARGS...
 	cp "${KCONFIG_CONFIG:-.config}" "$dir/.config"
 	[ -n "$line" ] && echo "$line" >> "$dir/.config"
 	make --no-print-directory O="$dir" KCONFIG_CONFIG="$dir/.config" "$@" \
-		$(for s in $suites; do echo "$dir/tests/$s"; done) >"$dir/build.log" 2>&1 ||
+		$(for s in $suites; do echo "$dir/tests/$s"; done) \
+		"$dir/tests/percpu/percpu_no_rseq" >"$dir/build.log" 2>&1 ||
 		{ echo "FAIL build in $dir:"; tail -20 "$dir/build.log"; exit 1; }
 }
 run() {		# run WHAT CMD...
@@ -61,4 +62,7 @@ mk "$TSAN" "" EXTRA_CFLAGS="-fsanitize=thread -O1" EXTRA_LDFLAGS=-fsanitize=thre
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 run "tsan check_percpu fallback" "$noseq" "$TSAN/tests/percpu/check_percpu"
 run "tsan check_percpu_stress fallback" "$noseq" "$TSAN/tests/percpu/check_percpu_stress"
+# fallback mode's thread caches (the suite runs itself under the launcher
+# beside it, $TSAN/tests/percpu/percpu_no_rseq)
+run "tsan check_percpu_tcache fallback" "$noseq" "$TSAN/tests/percpu/check_percpu_tcache"
 exit $fail

@@ -108,6 +108,9 @@ struct pcp_cache {
 	struct pcp_depot *depot;
 	struct pcp_cache *next;		/* registry */
 	unsigned long nr_direct;	/* ops that bypassed magazines */
+	/* fallback mode's thread cache (percpu/tcache.c): id, 0 = none;
+	 * bumped by a drain (in the padding before hdr_guard) */
+	unsigned int tc_id, tc_gen;
 	/* read by the fast paths */
 	struct pcp_hdr hdr_guard[2];	/* hdr[-2], hdr[-1] */
 	struct pcp_hdr hdr[];		/* pcp_nr_cpu_ids() entries */

@@ -185,8 +185,36 @@ static __always_inline void pcp_reaper_kick(void)
 	page_alloc_decayd_poll();
 }
 
+/*
+ * percpu/tcache.c: fallback mode's cache per thread (docs/percpu.md
+ * "Modes"). A bin's statistics not yet added to a CPU's, in this order.
+ */
+enum { TC_ALLOC_HIT, TC_FREE_HIT, TC_ALLOC_MISS, TC_FREE_MISS, TC_NR_STATS };
+unsigned int pcp_tc_id_get(const struct pcp_cache *pc);
+void *pcp_tc_alloc(struct pcp_cache *pc);
+bool pcp_tc_free(struct pcp_cache *pc, void *obj);
+void pcp_tc_drain(struct pcp_cache *pc);
+void pcp_tc_cache_destroy(struct pcp_cache *pc);
+unsigned long pcp_tc_account(struct pcp_cache *pc, struct pcp_stats *st);
+void pcp_tc_fork_prepare(void);
+void pcp_tc_fork_parent(void);
+void pcp_tc_fork_child(void);
+extern unsigned long pcp_tc_nr_busy;	/* ops a handler sent around a busy cache */
+
 /* percpu/magazine.c */
 extern bool pcp_adapt_on;
+/*
+ * The thread cache's batches through the CPU's locked path (fallback
+ * mode): up to @n objects into @objs, or all @n from @objs, in one hold
+ * of the CPU lock; @tcstat (TC_*) added to the CPU's statistics.
+ * Return: objects moved; 0 when refused (ops->may_lock, asked unless
+ * @ask is false: a thread's exit under pcp_tc_lock) or, for get, out of
+ * memory.
+ */
+unsigned int pcp_tc_get(struct pcp_cache *pc, void **objs, unsigned int n,
+			const uint64_t *tcstat);
+unsigned int pcp_tc_put(struct pcp_cache *pc, void *const *objs,
+			unsigned int n, const uint64_t *tcstat, bool ask);
 extern pthread_mutex_t pcp_registry_lock;
 extern struct pcp_cache *pcp_registry;
 

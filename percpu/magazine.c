@@ -19,6 +19,8 @@
  * library's order, with slab_mutex above these and fork's order, is in
  * docs/locking.md:
  *
+ *   pcp_tc_lock         fallback mode's thread caches (percpu/tcache.c, where
+ *                       its rules are): above every lock here
  *   pcp_registry_lock   the list of caches: walks (reaper pass, drain all,
  *                       fork) and removal; creation pushes lock-free: a
  *                       cache may be created (under slab_mutex) by a malloc
@@ -1693,7 +1695,12 @@ flush:
  * per-thread word on each side, in both modes (before, rseq mode paid two
  * rt_sigprocmask calls per refill or flush, about 500 ns).
  */
-void *pcp_alloc_slow(struct pcp_cache *pc)
+/*
+ * fbc10: the CPU's locked path behind pcp_alloc_slow() and
+ * pcp_free_slow(), which try fallback mode's thread cache first
+ * (percpu/tcache.c) without the frame these need.
+ */
+static noinline void *__pcp_alloc_slow(struct pcp_cache *pc)
 {
 	struct pcp_cpu *c;
 	void *obj = NULL;
@@ -1719,7 +1726,18 @@ void *pcp_alloc_slow(struct pcp_cache *pc)
 	return obj;
 }
 
-bool pcp_free_slow(struct pcp_cache *pc, void *obj)
+void *pcp_alloc_slow(struct pcp_cache *pc)
+{
+	void *obj;
+
+	/* fbc10: fallback mode's thread cache first (percpu/tcache.c) */
+	if (pc->tc_id && pcp_mode_cur == PCP_MODE_FALLBACK &&
+	    (obj = pcp_tc_alloc(pc)))
+		return obj;
+	return __pcp_alloc_slow(pc);
+}
+
+static noinline bool __pcp_free_slow(struct pcp_cache *pc, void *obj)
 {
 	struct pcp_cpu *c;
 	int cpu, r;
@@ -1742,6 +1760,139 @@ bool pcp_free_slow(struct pcp_cache *pc, void *obj)
 	} while (r);
 	pcp_reaper_kick();
 	return true;
+}
+
+bool pcp_free_slow(struct pcp_cache *pc, void *obj)
+{
+	/* fbc10: fallback mode's thread cache first (percpu/tcache.c) */
+	if (pc->tc_id && pcp_mode_cur == PCP_MODE_FALLBACK && pcp_tc_free(pc, obj))
+		return true;
+	return __pcp_free_slow(pc, obj);
+}
+
+/* ------------------------------------------------------------------ */
+/* fbc10: the thread cache's batches (percpu/tcache.c, fallback mode) */
+
+/*
+ * The thread cache counts its operations (a hit, or a miss that came
+ * here); the policy's own alloc/free hit and slow counts of the objects
+ * a batch moves are not operations of the program and are taken back.
+ */
+struct tc_stat_save {
+	uint64_t v[TC_NR_STATS];
+};
+
+static const enum pcp_stat_item tc_stat_item[TC_NR_STATS] = {
+	[TC_ALLOC_HIT] = PCP_STAT_ALLOC_HIT, [TC_FREE_HIT] = PCP_STAT_FREE_HIT,
+	[TC_ALLOC_MISS] = PCP_STAT_ALLOC_SLOW, [TC_FREE_MISS] = PCP_STAT_FREE_SLOW,
+};
+
+static void tc_stat_save(struct pcp_cpu *c, struct tc_stat_save *sv)
+{
+	int i;
+
+	for (i = 0; i < TC_NR_STATS; i++)
+		sv->v[i] = c->stat[tc_stat_item[i]];
+}
+
+static void tc_stat_restore(struct pcp_cpu *c, const struct tc_stat_save *sv,
+			    const uint64_t *tcstat)
+{
+	int i;
+
+	if (!IS_ENABLED(CONFIG_PERCPU_STATS))
+		return;
+	for (i = 0; i < TC_NR_STATS; i++)
+		c->stat[tc_stat_item[i]] = sv->v[i] + tcstat[i];
+	pcp_stat(c, PCP_STAT_FALLBACK_OP);
+}
+
+unsigned int pcp_tc_get(struct pcp_cache *pc, void **objs, unsigned int n,
+			const uint64_t *tcstat)
+{
+	struct tc_stat_save sv;
+	unsigned int got = 0;
+	struct pcp_cpu *c;
+	void *obj;
+	long k;
+	int cpu;
+
+	if (pc->ops->may_lock && !pc->ops->may_lock(pc->owner))
+		return 0;
+	cpu = pcp_current_cpu();
+	c = cpu < 0 ? NULL : pcp_get_cpu(pc, cpu);
+	if (unlikely(!c))
+		return 0;
+	pcp_cpu_lock(c);
+	c->slow_ops++;
+	tc_stat_save(c, &sv);
+	while (got < n) {
+		k = prim_pop(pc, c, cpu, objs + got, n - got);
+		if (k < 0)
+			break;
+		got += (unsigned int)k;
+		if (got == n)
+			break;
+		/* the loaded magazine is empty: the policy's miss for one */
+		obj = NULL;
+		if (pcp_alloc_locked(pc, c, cpu, &obj) || !obj)
+			break;
+		objs[got++] = obj;
+	}
+	tc_stat_restore(c, &sv, tcstat);
+	pcp_cpu_unlock(c);
+	if (unlikely(READ_ONCE(pc->depot->mag_want)))
+		pcp_mag_grow(pc);
+	pcp_reaper_kick();
+	return got;
+}
+
+unsigned int pcp_tc_put(struct pcp_cache *pc, void *const *objs,
+			unsigned int n, const uint64_t *tcstat, bool ask)
+{
+	struct tc_stat_save sv;
+	unsigned int done = 0;
+	const uint64_t *st = tcstat;
+	struct pcp_cpu *c;
+	long k;
+	int cpu, r;
+
+	if (ask && pc->ops->may_lock && !pc->ops->may_lock(pc->owner))
+		return 0;
+	while (done < n) {
+		cpu = pcp_current_cpu();
+		c = cpu < 0 ? NULL : pcp_get_cpu(pc, cpu);
+		if (unlikely(!c)) {
+			while (done < n)
+				pcp_direct_free(pc, objs[done++]);
+			break;
+		}
+		pcp_cpu_lock(c);
+		c->slow_ops++;
+		tc_stat_save(c, &sv);
+		r = 0;
+		while (done < n && !r) {
+			k = prim_push(pc, c, cpu, objs + done, n - done);
+			if (k < 0)
+				break;
+			done += (unsigned int)k;
+			/* the loaded magazine is full: the policy's miss for one */
+			if (done < n && !(r = pcp_free_locked(pc, c, cpu, objs[done])))
+				done++;
+		}
+		if (st) {
+			tc_stat_restore(c, &sv, st);
+			st = NULL;
+		} else {
+			static const uint64_t none[TC_NR_STATS];
+
+			tc_stat_restore(c, &sv, none);
+		}
+		pcp_cpu_unlock(c);
+	}
+	if (ask)	/* not under pcp_tc_lock: no thread started there */
+		pcp_reaper_kick();
+	return n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1827,6 +1978,8 @@ void pcp_cache_drain(struct pcp_cache *pc)
 {
 	if (pcp_is_bypass(pc))
 		return;
+	if (pc->tc_id)		/* fbc10: thread caches, percpu/tcache.c */
+		pcp_tc_drain(pc);
 	sigsafe_enter();
 	pthread_mutex_lock(&pc->lock);
 	pcp_drain_cpus(pc);
@@ -2262,6 +2415,8 @@ struct pcp_cache *pcp_cache_create(const char *name, void *owner,
 	pc->limit = pcp_default_limit(objsize);
 	pc->batchcount = pcp_default_batchcount(pc->limit);
 	pc->depot_limit = pcp_default_depot_limit(objsize);
+	if (pcp_mode_cur == PCP_MODE_FALLBACK)	/* fbc10: its thread cache */
+		pc->tc_id = pcp_tc_id_get(pc);
 	pthread_mutex_init(&pc->lock, NULL);
 	pthread_mutex_init(&d->lock, NULL);
 	pc->depot = d;
@@ -2303,6 +2458,8 @@ void pcp_cache_destroy(struct pcp_cache *pc)
 	pthread_mutex_unlock(&pcp_registry_lock);
 	sigsafe_exit();
 
+	if (pc->tc_id)		/* fbc10: every thread's bin of it */
+		pcp_tc_cache_destroy(pc);
 	if (pc->depot->mag_base)
 		__atomic_sub_fetch(&pcp_mag_grown,
 				   mag_grow_bytes(pc, pc->depot->mag_base, pc->limit),
@@ -2372,9 +2529,12 @@ void pcp_cache_stats(struct pcp_cache *pc, int cpu, struct pcp_stats *st)
 		st->v[PCP_STAT_ALLOC_HIT] += READ_ONCE(pc->hdr[c].hits[0]);
 		st->v[PCP_STAT_FREE_HIT] += READ_ONCE(pc->hdr[c].hits[1]);
 	}
-	if (cpu < 0)
+	if (cpu < 0) {
 		st->v[PCP_STAT_DIRECT] += __atomic_load_n(&pc->nr_direct,
 							  __ATOMIC_RELAXED);
+		if (pc->tc_id)	/* fbc10: thread caches' counts */
+			pcp_tc_account(pc, st);
+	}
 }
 
 unsigned long pcp_cache_objects(struct pcp_cache *pc, unsigned long *depot_full)
@@ -2408,6 +2568,8 @@ unsigned long pcp_cache_objects(struct pcp_cache *pc, unsigned long *depot_full)
 	if (depot_full)
 		*depot_full = pc->depot->nr_full;
 	depot_unlock(pc->depot);
+	if (pc->tc_id)		/* fbc10: thread caches */
+		n += pcp_tc_account(pc, NULL);
 	return n;
 }
 
@@ -2422,6 +2584,8 @@ void pcp_fork_prepare(void)
 	struct pcp_cache *pc;
 	unsigned int cpu;
 
+	if (pcp_mode_cur == PCP_MODE_FALLBACK)	/* fbc10: outermost of percpu's */
+		pcp_tc_fork_prepare();
 	pthread_mutex_lock(&pcp_registry_lock);
 	pcp_fork_head = __atomic_load_n(&pcp_registry, __ATOMIC_ACQUIRE);
 	for (pc = pcp_fork_head; pc; pc = pc->next) {
@@ -2453,6 +2617,8 @@ void pcp_fork_parent(void)
 {
 	pcp_mem_fork_parent();
 	pcp_fork_unlock_all();
+	if (pcp_mode_cur == PCP_MODE_FALLBACK)	/* fbc10 */
+		pcp_tc_fork_parent();
 }
 
 /*
@@ -2475,6 +2641,8 @@ void pcp_fork_child(void)
 		pthread_mutex_init(&pc->lock, NULL);
 	}
 	pthread_mutex_init(&pcp_registry_lock, NULL);
+	if (pcp_mode_cur == PCP_MODE_FALLBACK)	/* fbc10: others' caches orphaned */
+		pcp_tc_fork_child();
 	/* the reaper thread did not come along; none is started before exec */
 	__atomic_store_n(&pcp_reaper_state, PCP_REAPER_DISABLED, __ATOMIC_RELAXED);
 }

@@ -269,6 +269,16 @@ void pcp_adapt_get_bounds(unsigned long *min_bytes, unsigned long *max_bytes,
 void pcp_cache_mag_range(struct pcp_cache *pc, unsigned int *lo,
 			 unsigned int *hi);
 
+/*
+ * Fallback mode's cache per thread (docs/percpu.md "Modes"): on by
+ * default; off, every operation takes the CPU's lock (objects already in
+ * thread caches stay there until their thread's next miss, exit or the
+ * cache's destroy). pcp_thread_cache_enabled: the process is in fallback
+ * mode and it is on.
+ */
+void pcp_thread_cache_set(bool on);
+bool pcp_thread_cache_enabled(void);
+
 /**
  * pcp_cache_stats - sum of the statistics of CPU @cpu, or of all CPUs
  * when @cpu < 0. All zero without CONFIG_PERCPU_STATS.

@@ -96,6 +96,10 @@ enum uslab_tunable_scope {
 	X(ADAPT_BUDGET_KB, adapt_budget_kb, NUM, PERCPU, 16, 1L << 30, PCP_ADAPT_BUDGET_KB,\
 	  "adaptive: KiB of growth beyond the fixed sizes one CPU's magazines "\
 	  "may hold over all caches")\
+	X(TCACHE, tcache, FLAG, PERCPU, 0, 1, 1,			\
+	  "fallback mode (no rseq: valgrind, seccomp, CONFIG_PERCPU_RSEQ=n): a "\
+	  "cache per thread in front of the per-CPU locked path; 0 = every "\
+	  "operation takes the CPU's lock (docs/percpu.md \"Modes\")")	\
 	X(TRIM, trim, NUM, PAGE_ALLOC, 0, 1L << 40, CONFIG_PAGE_ALLOC_RESIDENT_FREE_KB,\
 	  "KiB of free pages kept resident before the rest goes back to the OS")\
 	X(LIMIT_MB, limit_mb, NUM, PAGE_ALLOC, 0, 1L << 30, CONFIG_PAGE_ALLOC_LIMIT_MB,\

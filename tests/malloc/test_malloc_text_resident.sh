@@ -59,3 +59,8 @@ for i in 1 2 3; do
 done
 # The fallback mode (no rseq) takes other paths.
 check "python3 without rseq" env GLIBC_TUNABLES=glibc.pthread.rseq=0 python3 "$T/prog.py"
+# Fallback mode (rseq refused, as in a sandbox): the thread caches'
+# paths (percpu/tcache.c) and the slabs' returns there are in the list too.
+noseq=$O/tests/percpu/percpu_no_rseq
+[ -x "$noseq" ] || fail "$noseq not built"
+check "python3 in fallback mode" "$noseq" python3 "$T/prog.py"

@@ -3,7 +3,8 @@
 # mode each one must give:
 #   plain run                         rseq on glibc's registration
 #   GLIBC_TUNABLES=glibc.pthread.rseq=0   rseq on uslab's own area
-#   seccomp: rseq fails with ENOSYS   fallback; the whole slab suite passes
+#   seccomp: rseq fails with ENOSYS   fallback; the whole slab suite passes,
+#                                     and the thread caches' suite
 #   (both of the above)               fallback
 #   own area, then membarrier refused (seccomp EPERM or ENOSYS)
 #                                     fallback, the area given back: the
@@ -59,6 +60,13 @@ run fallback "stress under seccomp" "$noseq" "$O/tests/percpu/check_percpu_stres
 run fallback "own rseq area, membarrier EPERM, stress" \
 	env GLIBC_TUNABLES=glibc.pthread.rseq=0 USLAB_STRESS_SECONDS=3 \
 	"$noseq" --membarrier "$O/tests/percpu/check_percpu_stress"
+# the thread caches (check_percpu_tcache runs itself under the launcher
+# when it starts in rseq mode): here with fallback reached the other ways
+run fallback "thread caches, seccomp + glibc tunable" \
+	env GLIBC_TUNABLES=glibc.pthread.rseq=0 "$noseq" "$O/tests/percpu/check_percpu_tcache"
+run fallback "thread caches, own rseq area, membarrier EPERM" \
+	env GLIBC_TUNABLES=glibc.pthread.rseq=0 \
+	"$noseq" --membarrier "$O/tests/percpu/check_percpu_tcache"
 run fallback "own rseq area, membarrier ENOSYS" \
 	env GLIBC_TUNABLES=glibc.pthread.rseq=0 \
 	"$noseq" --membarrier=ENOSYS "$O/tests/percpu/check_percpu"

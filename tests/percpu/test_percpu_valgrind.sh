@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The slab suite and percpu's own suite under valgrind (memcheck), in one
+# The slab suite, percpu's own suite and its thread caches' (fallback
+# mode's, percpu/tcache.c) under valgrind (memcheck), in one
 # process each (CK_FORK=no) so that every error is caught and reported.
 # valgrind cannot run rseq critical sections: uslab sees RUNNING_ON_VALGRIND
 # and runs in fallback mode, which the percpu suite checks. Any memcheck
@@ -18,7 +19,7 @@ mode=fallback
 grep -q '^CONFIG_PERCPU_CACHE=y' "$O/auto.conf" || mode=off
 vg=(valgrind -q --error-exitcode=1 --fair-sched=yes --leak-check=no)
 fail=0
-for suite in percpu/check_percpu slab/check_slab; do
+for suite in percpu/check_percpu percpu/check_percpu_tcache slab/check_slab; do
 	log=$O/test-logs/valgrind-${suite#*/}.log
 	mkdir -p "$O/test-logs"
 	start=$(date +%s)
