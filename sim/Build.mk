@@ -11,7 +11,8 @@ sim-objs += sim/simulate_load.o sim/simulate.o sim/simulate_layers.o sim/tune.o 
 calibrate-prog := $(obj)/uslab-calibrate
 progs += $(calibrate-prog)
 install-bins += $(calibrate-prog)
-$(calibrate-prog): $(obj)/sim/calibrate.o $(obj)/sim/calibrate_model.o $(obj)/libuslab-core.a
+$(calibrate-prog): $(obj)/sim/calibrate.o $(obj)/sim/calibrate_model.o $(obj)/trace/outfile.o \
+                   $(obj)/libuslab-core.a
 	$(quiet) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 

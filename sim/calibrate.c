@@ -34,6 +34,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
@@ -47,6 +48,7 @@
 #include "uslab/percpu.h"
 #include "uslab/slab.h"
 #include "sim/internal.h"
+#include "trace/trace.h"
 
 #define NX	6	/* hit, refill, flush, depot, refill objects, flush objects */
 #define NW	8	/* workloads */
@@ -472,43 +474,36 @@ static double fit_error(const struct fit_rows *fr, const double *x)
 }
 
 /*
- * The model goes to a temporary beside FILE, renamed over FILE at the end;
- * the folders of the default path made (@make_dirs), a FILE named by -o
- * only where it is, as every other -o. Opened before anything is timed, so
- * that a FILE that cannot be written is said at once, not after the run.
- * Return: the stream (@tmp holds its name), or NULL after saying why.
+ * FILE is written as every other -o of the CLI writes (trace/outfile.c,
+ * docs/sim.md "Output files"): a regular file or a new name through a
+ * fresh temporary beside it, renamed over it at the end (a symlink
+ * followed, its target replaced); a device, FIFO or socket in place
+ * (renaming over /dev/null would replace the device node); a folder
+ * refused. The folders of the default path are made (@make_dirs), a FILE
+ * named by -o only where it is. Opened before anything is timed, so that
+ * a FILE that cannot be written is said at once, not after the run.
+ * Return: the stream (model_out holds the file), or NULL after saying why.
  */
-static FILE *open_model(const char *out, bool make_dirs, char *tmp, size_t len)
+static struct out_file model_out = { .fd = -1, .tmp_slot = -1 };
+
+static FILE *open_model(const char *out, bool make_dirs)
 {
-	struct stat st;
-	mode_t mask;
+	char err[PATH_MAX + 128];
 	FILE *f;
-	int fd;
 
 	if (make_dirs && mkdirs(out)) {
 		fprintf(stderr, "uslab calibrate: cannot create the folder of %s: %s\n", out,
 			strerror(errno));
 		return NULL;
 	}
-	if (!stat(out, &st) && S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "uslab calibrate: %s: %s\n", out, strerror(EISDIR));
+	if (out_open(&model_out, out, err, sizeof(err))) {
+		fprintf(stderr, "uslab calibrate: -o %s: %s\n", out, err);
 		return NULL;
 	}
-	/* A fresh name made with O_EXCL (mkstemp): a FILE.tmp left there, or a
-	 * symlink planted by name, is never followed or overwritten. */
-	snprintf(tmp, len, "%s.XXXXXX", out);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		fprintf(stderr, "uslab calibrate: %s: %s\n", out, strerror(errno));
-		return NULL;
-	}
-	mask = umask(0);
-	umask(mask);
-	f = fchmod(fd, 0666 & ~mask) ? NULL : fdopen(fd, "w");
+	f = fdopen(dup(model_out.fd), "w");
 	if (!f) {
 		fprintf(stderr, "uslab calibrate: %s: %s\n", out, strerror(errno));
-		close(fd);
-		unlink(tmp);
+		out_abort(&model_out);
 	}
 	return f;
 }
@@ -516,15 +511,14 @@ static FILE *open_model(const char *out, bool make_dirs, char *tmp, size_t len)
 /*
  * -o -: the model alone on standard output (the descriptor it had, in a
  * stream of its own), everything else on stderr, which takes over
- * descriptor 1 (it wrote a file named "-"). @tmp becomes "": no temporary.
+ * descriptor 1 (it wrote a file named "-"); model_out stays closed.
  * Return: the stream, or NULL after saying why.
  */
-static FILE *open_model_stdout(char *tmp)
+static FILE *open_model_stdout(void)
 {
 	int fd;
 	FILE *f;
 
-	tmp[0] = '\0';
 	fflush(stdout);
 	fd = dup(STDOUT_FILENO);
 	f = fd < 0 ? NULL : fdopen(fd, "w");
@@ -539,13 +533,17 @@ static FILE *open_model_stdout(char *tmp)
 	return f;
 }
 
-/* Write the model into @f (from open_model()) and rename @tmp over @out
- * (with -o -, @tmp is "": @f is standard output, checked).
- * Return: 0, or 1 after saying why. */
-static int write_model(FILE *f, const char *tmp, const char *out, const char *model,
+/* Write the model into @f (from open_model(), or standard output's with
+ * -o -, model_out closed then) and commit model_out: renamed over @out,
+ * or written in place. Return: 0, or 1 after saying why. */
+static int write_model(FILE *f, const char *out, const char *model,
 		       const double *x, double page_ns, double fault_ns, double resid)
 {
-	if (!tmp[0])
+	bool to_stdout = model_out.fd < 0;
+	char err[PATH_MAX + 128];
+	int e;
+
+	if (to_stdout)
 		fflush(stdout);	/* the measurements, on stderr, before the model */
 	fprintf(f, "# uslab cost model, written by `uslab calibrate` at %ld (Unix time)\n"
 		"# %s, mode %s, fit rms error %.1f%%\n"
@@ -553,17 +551,21 @@ static int write_model(FILE *f, const char *tmp, const char *out, const char *mo
 		"flush_obj_ns=%.3f\ndepot_ns=%.3f\npage_ns=%.3f\nfault_ns=%.3f\n",
 		(long)time(NULL), model, pcp_mode(), 100 * resid, x[0], x[1], x[2], x[4], x[5],
 		x[3], page_ns, fault_ns);
-	if (!tmp[0]) {
-		if (fflush(f) || ferror(f) || fclose(f)) {
-			fprintf(stderr, "uslab calibrate: standard output: %s\n",
-				errno ? strerror(errno) : "write error");
-			return 1;
-		}
-		return 0;
+	errno = 0;
+	e = fflush(f) || ferror(f) ? (errno ? errno : EIO) : 0;
+	if (fclose(f) && !e)
+		e = errno ? errno : EIO;
+	if (e) {
+		fprintf(stderr, "uslab calibrate: %s: %s\n", to_stdout ? "standard output" : out,
+			strerror(e));
+		if (!to_stdout)
+			out_abort(&model_out);
+		return 1;
 	}
-	if (fclose(f) || rename(tmp, out)) {
-		fprintf(stderr, "uslab calibrate: %s: %s\n", out, strerror(errno));
-		unlink(tmp);
+	if (to_stdout)
+		return 0;
+	if (out_commit(&model_out, err, sizeof(err))) {
+		fprintf(stderr, "uslab calibrate: %s\n", err);
 		return 1;
 	}
 	printf("wrote %s (used where named: uslab tune --calibration %s)\n", out, out);
@@ -571,11 +573,11 @@ static int write_model(FILE *f, const char *tmp, const char *out, const char *mo
 }
 
 /* A failed run leaves no temporary behind. */
-static int drop_model(FILE *f, const char *tmp)
+static int drop_model(FILE *f)
 {
 	fclose(f);
-	if (tmp[0])
-		unlink(tmp);
+	if (model_out.fd >= 0)
+		out_abort(&model_out);
 	return 1;
 }
 
@@ -593,7 +595,7 @@ int main(int argc, char **argv)
 	};
 	static struct fit_rows fr;
 	const char *out;
-	char path[4096], model[256], tmp[4200];
+	char path[4096], model[256];
 	FILE *mf;
 	double x[NX], page_ns, fault_ns, resid;
 	struct kmem_cache *s;
@@ -604,8 +606,7 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, path, sizeof(path), &out);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	mf = strcmp(out, "-") ? open_model(out, out == path, tmp, sizeof(tmp)) :
-				open_model_stdout(tmp);
+	mf = strcmp(out, "-") ? open_model(out, out == path) : open_model_stdout();
 	if (!mf)
 		return 1;
 	cpu = sched_getcpu();
@@ -617,12 +618,12 @@ int main(int argc, char **argv)
 	objs = calloc(4096 * 64, sizeof(void *));
 	if (!s || !objs) {
 		fprintf(stderr, "uslab calibrate: cannot create the test cache\n");
-		return drop_model(mf, tmp);
+		return drop_model(mf);
 	}
 	if (!kmem_cache_pcp(s)) {
 		fprintf(stderr, "uslab calibrate: this build has no per-CPU magazines "
 			"(mode %s): nothing to calibrate\n", pcp_mode());
-		return drop_model(mf, tmp);
+		return drop_model(mf);
 	}
 	printf("uslab calibrate: mode %s, CPU %d, %s\n", pcp_mode(), cpu,
 	       (cpu_model(model, sizeof(model)), model));
@@ -632,20 +633,20 @@ int main(int argc, char **argv)
 	if (!fault_ns) {
 		fprintf(stderr, "uslab calibrate: page_alloc counted no fresh pages "
 			"(statistics compiled out?)\n");
-		return drop_model(mf, tmp);
+		return drop_model(mf);
 	}
 	printf("  %-52s %8.1f ns per page\n", "first touch of pages handed out fresh (faults)",
 	       fault_ns);
 	if (run_all(s, wls, objs, page_ns, &fr))
-		return drop_model(mf, tmp);
+		return drop_model(mf);
 	if (fit(fr.x, fr.n, fr.y, x)) {
 		fprintf(stderr, "uslab calibrate: the workloads did not separate the paths "
 			"(singular fit); counters off?\n");
-		return drop_model(mf, tmp);
+		return drop_model(mf);
 	}
 	resid = fit_error(&fr, x);
 	printf("fit: hit %.2f ns, refill %.1f + %.2f ns/object, flush %.1f + %.2f ns/object, "
 	       "depot %.1f ns, page %.1f ns, fault %.0f ns (rms error %.1f%%)\n",
 	       x[0], x[1], x[4], x[2], x[5], x[3], page_ns, fault_ns, 100 * resid);
-	return write_model(mf, tmp, out, model, x, page_ns, fault_ns, resid);
+	return write_model(mf, out, model, x, page_ns, fault_ns, resid);
 }

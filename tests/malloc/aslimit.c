@@ -11,6 +11,10 @@
  *                            ("mib=N"), every block freed and malloc_trim:
  *                            the program's own mmap of MIB/2 works again
  *                            (the heap gave its address space back)
+ *   aslimit cap MIB          setrlimit(RLIMIT_AS) to MIB, whatever the
+ *                            process uses now (what a sandbox or a test
+ *                            harness sets from inside), then 1 MiB blocks
+ *                            until NULL: prints "mib=N" served
  *
  * Exit 0 when every step did what it says, 1 with a message otherwise.
  */
@@ -89,7 +93,7 @@ int main(int argc, char **argv)
 	void *list = NULL;
 
 	if (argc != 3)
-		die("usage: aslimit fill SIZE | runtime MIB");
+		die("usage: aslimit fill SIZE | runtime MIB | cap MIB");
 	free(malloc(16));	/* the allocator is set up */
 	if (!strcmp(argv[1], "fill")) {
 		size_t size = strtoul(argv[2], NULL, 0), n = 0;
@@ -118,6 +122,15 @@ int main(int argc, char **argv)
 		malloc_trim(0);
 		if (!own_mmap_works(room / 2))
 			die("after free and malloc_trim the program's own mmap still fails");
+		return 0;
+	}
+	if (!strcmp(argv[1], "cap")) {
+		struct rlimit rl;
+
+		rl.rlim_cur = rl.rlim_max = strtoul(argv[2], NULL, 0) << 20;
+		if (setrlimit(RLIMIT_AS, &rl))
+			die("setrlimit");
+		printf("mib=%zu\n", fill(1 << 20, &list) >> 20);
 		return 0;
 	}
 	die("unknown case");

@@ -4,7 +4,8 @@
 # quarter to a half: the reservation asked mmap for twice its size), and a
 # setrlimit(RLIMIT_AS) made at run time holds: the program's own mappings
 # still work, malloc fails with ENOMEM at the limit, and the address space
-# of freed blocks goes back (tests/malloc/aslimit.c).
+# of freed blocks goes back (tests/malloc/aslimit.c); a cap set at run
+# time below what the process holds leaves the heap what glibc gets.
 set -u
 O=${O:-build}
 prog=$O/tests/malloc/aslimit
@@ -70,4 +71,21 @@ for who in glibc uslab; do
 		echo "PASS runtime_rlimit_as_followed ($who): $m MiB in 512 MiB of room"
 	fi
 done
+# setrlimit(RLIMIT_AS) at run time to 1 GiB, whatever the process holds
+# (a sandbox or a test harness capping itself: python's
+# resource.setrlimit): the heap serves at least 90% of what glibc serves.
+# Address space the library reserved before the cap counts against it, so
+# a reservation of many GiB made at start would leave nothing.
+g=$($tmo "$prog" cap 1024 2>&1)
+u=$($tmo env LD_PRELOAD="$lib" "$prog" cap 1024 2>&1)
+gm=$(mib "$g") um=$(mib "$u")
+if [ -z "$gm" ] || [ -z "$um" ]; then
+	echo "FAIL rlimit_as_capped_at_run_time: glibc '$g', uslab '$u'"
+	fail=1
+elif [ $((um * 100)) -lt $((gm * 90)) ]; then
+	echo "FAIL rlimit_as_capped_at_run_time: uslab $um MiB < 90% of glibc's $gm MiB under a 1 GiB cap"
+	fail=1
+else
+	echo "PASS rlimit_as_capped_at_run_time: uslab $um MiB, glibc $gm MiB under a 1 GiB cap"
+fi
 exit $fail

@@ -268,6 +268,20 @@ static int record_make_dir(const char *out, char *dir, size_t len)
 		fprintf(stderr, "uslab record: %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
+	/* named to the processes by absolute path: a process started after
+	 * its parent changed directory (make -C, a script's cd) finds it */
+	if (dir[0] != '/') {
+		char abs[PATH_MAX];
+
+		int e = !realpath(dir, abs) ? errno : strlen(abs) >= len ? ENAMETOOLONG : 0;
+
+		if (e) {
+			fprintf(stderr, "uslab record: %s: %s\n", dir, strerror(e));
+			rmdir(dir);
+			return 1;
+		}
+		strcpy(dir, abs);
+	}
 	return 0;
 }
 

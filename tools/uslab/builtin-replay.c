@@ -77,6 +77,9 @@ struct rp_thread {
 	int64_t *live;			/* --timeline: live bytes this thread's
 					 * events 0..i changed, summed (by record) */
 	_Atomic size_t pos;		/* --timeline: records done (every 8th) */
+	uint64_t failed;		/* allocations the recording made that
+					 * failed here; the first one's record: */
+	const struct rp_ev *first_failed;
 };
 
 enum rp_touch { RP_TOUCH_NONE, RP_TOUCH_FIRST, RP_TOUCH_ALL };
@@ -131,6 +134,8 @@ struct replay {
 	uint64_t records;		/* struct rp_ev held, all threads */
 	uint32_t ncaches;		/* the trace's named caches (format 1.2) */
 	bool timeline;			/* --timeline: live bytes kept by record */
+	uint64_t peak_live;		/* live bytes at most, in the trace's order */
+	uint64_t peak_event;		/* the event that reached it */
 };
 
 static inline uint64_t rdtsc(void)
@@ -249,6 +254,7 @@ static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 	uint32_t *seq = NULL;			/* by slot */
 	uint64_t *ssize = NULL, ssize_cap = 0;	/* --timeline: bytes by slot */
 	uint64_t seq_cap = 0, budget = trace_event_budget(sizeof(struct rp_ev));
+	uint64_t live = 0;
 	int rc;
 
 	r = cmd_open_trace_as("uslab replay", path);
@@ -296,9 +302,11 @@ static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 			e.seq_id = seq[e.id]++;
 		if (rp_push(rp, &rp->t[tid], &e))
 			goto out_nomem;
-		if (rp->timeline) {
+		{
 			/* live bytes in the trace's own order: a free takes back
-			 * what its slot holds, wherever it was allocated */
+			 * what its slot holds, wherever it was allocated (the
+			 * peak for rp_fits(), each record's change for
+			 * --timeline) */
 			struct rp_thread *t = &rp->t[tid];
 			int64_t d = 0;
 
@@ -324,7 +332,13 @@ static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 					d += (int64_t)ev.size;
 				}
 			}
-			t->live[t->n - 1] += d;
+			live += d;
+			if (live > rp->peak_live) {
+				rp->peak_live = live;
+				rp->peak_event = rp->events;
+			}
+			if (rp->timeline)
+				t->live[t->n - 1] += d;
 		}
 		if (ev.op < TRACE_OP_NR)
 			rp->ops[ev.op]++;
@@ -565,8 +579,10 @@ static __always_inline void *rp_alloc(const struct rp_ev *e)
 	return trace_op_alloc(&rp_calls, e->op, e->size, e->align_shift);
 }
 
-/* One event. Return: the object now live under e->id, if any. */
-static __always_inline void rp_do(struct replay *rp, const struct rp_ev *e)
+/* One event; the object now live under e->id, if any.
+ * Return: true when an allocation the recording made (of a size above 0)
+ * failed here (NULL), so that the run is not taken for the recording's. */
+static __always_inline bool rp_do(struct replay *rp, const struct rp_ev *e)
 {
 	void *p;
 
@@ -577,35 +593,35 @@ static __always_inline void rp_do(struct replay *rp, const struct rp_ev *e)
 	case TRACE_OP_KFREE:
 	case TRACE_OP_CACHE_FREE:
 		if (!e->id)
-			return;
+			return false;
 		p = atomic_load_explicit(&rp->ptr[e->id], memory_order_relaxed);
 		free(p);
 		atomic_store_explicit(&rp->ptr[e->id], NULL, memory_order_relaxed);
-		return;
+		return false;
 	case TRACE_OP_REALLOC: {
 		void *old = e->old_id ?
 			atomic_load_explicit(&rp->ptr[e->old_id], memory_order_relaxed) : NULL;
 
 		if (!e->id && (e->size || !e->old_id))
-			return;		/* failed in the recording: nothing changed */
+			return false;	/* failed in the recording: nothing changed */
 		p = realloc(old, e->size);
 		if (e->old_id && e->old_id != e->id)
 			atomic_store_explicit(&rp->ptr[e->old_id], NULL, memory_order_relaxed);
 		if (e->id) {
 			rp_touch(rp, p, e->size);
 			atomic_store_explicit(&rp->ptr[e->id], p, memory_order_relaxed);
-		} else {
-			free(p);	/* realloc(p, 0) may return a new block */
+			return unlikely(!p && e->size);
 		}
-		return;
+		free(p);	/* realloc(p, 0) may return a new block */
+		return false;
 	}
 	default:
 		if (!e->id)
-			return;		/* the recorded call failed */
+			return false;	/* the recorded call failed */
 		p = rp_alloc(e);
 		rp_touch(rp, p, e->size);
 		atomic_store_explicit(&rp->ptr[e->id], p, memory_order_relaxed);
-		return;
+		return unlikely(!p && e->size);
 	}
 }
 
@@ -618,6 +634,7 @@ static void *rp_thread_fn(void *arg)
 	pthread_barrier_wait(&rp->start);
 	for (i = 0; i < t->n; i++) {
 		const struct rp_ev *e = &t->ev[i];
+		bool fail;
 
 		if (e->old_id && e->old_id != e->id)
 			rp_wait(rp, t, e->old_id, e->seq_old);
@@ -631,12 +648,14 @@ static void *rp_thread_fn(void *arg)
 			atomic_store_explicit(&t->pos, i, memory_order_relaxed);
 			t0 = rdtsc();
 
-			rp_do(rp, e);
+			fail = rp_do(rp, e);
 			d = rdtsc() - t0;
 			t->lat[t->nlat++] = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
 		} else {
-			rp_do(rp, e);
+			fail = rp_do(rp, e);
 		}
+		if (unlikely(fail) && !t->failed++)
+			t->first_failed = e;
 		for (uint32_t k = e->repeat; unlikely(k); k--)
 			rp_do(rp, e);	/* no object: nothing to order */
 		if (e->old_id && e->old_id != e->id)
@@ -945,7 +964,60 @@ static int rp_run(struct replay *rp, struct rp_measure *me)
 	return 0;
 }
 
+/*
+ * Allocations the recording made that failed here (the allocator under
+ * test out of memory, an address-space limit): the run freed nothing it
+ * did not get and measured another program than the recording's, so it is
+ * said and the exit status is 1 (`--runs` and tune then refuse the run).
+ * Return: true when any failed.
+ */
+static bool rp_failed(const struct replay *rp)
+{
+	const struct rp_ev *first = NULL;
+	unsigned int i, thread = 0;
+	uint64_t n = 0;
+
+	for (i = 0; i < rp->nthreads; i++) {
+		if (rp->t[i].failed && !first) {
+			first = rp->t[i].first_failed;
+			thread = i;
+		}
+		n += rp->t[i].failed;
+	}
+	if (!n)
+		return false;
+	fflush(stdout);
+	fprintf(stderr, "uslab replay: %" PRIu64 " allocation%s the recording made failed here "
+		"(NULL; the first: %s of %" PRIu64 " bytes, replay thread %u): the figures above "
+		"are not of the recorded run\n", n, n == 1 ? "" : "s", trace_op_name(first->op),
+		first->size, thread);
+	return true;
+}
+
 static const char *const rp_touch_name[] = { "none", "first", "all" };
+
+/*
+ * A trace that holds more live bytes at once than this machine has memory
+ * (recorded on a bigger one, or a hostile file: one 16 GiB malloc event)
+ * is not replayed with its pages written: --touch=first writes one byte of
+ * each page, so the run would take the machine's memory and end in the
+ * OOM killer. --touch=none replays it without writing. Return: true when
+ * the run may go on.
+ */
+static bool rp_fits(const struct replay *rp, const char *path)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), pg = sysconf(_SC_PAGESIZE);
+	uint64_t mem = pages > 0 && pg > 0 ? (uint64_t)pages * (uint64_t)pg : 0;
+
+	if (rp->touch == RP_TOUCH_NONE || !mem || rp->peak_live <= mem)
+		return true;
+	fprintf(stderr, "uslab replay: %s: the recording holds %" PRIu64 " MiB live at once "
+		"(at event %" PRIu64 "), more than this machine's %" PRIu64 " MiB of memory: "
+		"not replayed with --touch=%s (--touch=none replays it without writing "
+		"its pages)\n", path, rp->peak_live >> 20, rp->peak_event, mem >> 20,
+		rp_touch_name[rp->touch]);
+	return false;
+}
 
 static void rp_print(const struct replay *rp, const struct rp_measure *me,
 		     const char *path, const char *alloc, unsigned long fold)
@@ -1178,7 +1250,7 @@ int cmd_replay(int argc, char **argv)
 	unsetenv("LD_PRELOAD");		/* not for anything we might start */
 
 	rp.timeline = timeline;
-	if (rp_load(&rp, argv[first], (unsigned int)fold))
+	if (rp_load(&rp, argv[first], (unsigned int)fold) || !rp_fits(&rp, argv[first]))
 		goto out;
 	if (rp_prepare(&rp) || rp_run(&rp, &me)) {
 		fprintf(stderr, "uslab replay: out of memory for the bookkeeping\n");
@@ -1186,6 +1258,8 @@ int cmd_replay(int argc, char **argv)
 	}
 	rp_print(&rp, &me, argv[first], alloc, fold);
 	err = timeline ? rp_draw(&me, timeline, argv[first], alloc) : 0;
+	if (rp_failed(&rp))
+		err = 1;
 out:
 	rp_unmap(me.pts, me.cap_pts * sizeof(*me.pts));
 	if (me.lat)
