@@ -14,10 +14,17 @@ misuse=$O/tests/malloc/misuse
 noseq=$O/tests/percpu/percpu_no_rseq
 [ -x "$misuse" ] && [ -x "$noseq" ] || fail "$misuse or $noseq not built"
 
+# One CPU: with tcache=0 fallback's magazines are the CPU's (sched_getcpu),
+# and a thread moved between its two frees of a block leaves one copy in
+# each CPU's magazine, so the next malloc would not meet the second (seen
+# once under load in make check); the report then comes later, which is
+# not what this test checks.
+pin=
+taskset -c 0 true 2>/dev/null && pin="taskset -c 0"
 # expect OPTIONS MODE WHAT [CACHE]: SIGABRT, stderr exactly the report
 expect() {
 	local opts=$1 mode=$2 what=$3 cache=${4:-kmalloc-[0-9]+} st=0
-	env USLAB_OPTIONS="$opts" LD_PRELOAD="$LIBUSLAB" "$noseq" "$misuse" "$mode" \
+	env USLAB_OPTIONS="$opts" LD_PRELOAD="$LIBUSLAB" $pin "$noseq" "$misuse" "$mode" \
 		>"$T/out" 2>"$T/err" || st=$?
 	obj=$(sed -n 's/^object 0x\([0-9a-f]*\)$/\1/p' "$T/out")
 	[ -n "$obj" ] || { bad "$opts $mode: no object printed"; return; }
