@@ -107,6 +107,18 @@ static bool pa_map_fixed(void *addr, size_t len, int prot)
 #define pa_shadow_size(size)	ALIGN_UP((size) >> PAGE_ALLOC_SHADOW_SHIFT, PAGE_SIZE)
 
 /*
+ * Under TSan the shadow has no place: its mmap interceptor turns a hint
+ * outside the program's ranges (heap >> 7 is one) into a NULL hint, and
+ * MAP_FIXED_NOREPLACE at NULL maps page 0 for root, which TSan then
+ * kills the process for ("mmap at bad address", make check-sanitize).
+ */
+#if defined(__SANITIZE_THREAD__)
+#define PA_SHADOW_UNPLACEABLE	1
+#else
+#define PA_SHADOW_UNPLACEABLE	0
+#endif
+
+/*
  * Reserve the struct page map, the tag bytes and the shadow of the heap up
  * to @end (rounded up to PA_MAP_STEP of map). Return: 0 or -ENOMEM.
  */
@@ -312,7 +324,7 @@ static void pa_set_layout(char *base, size_t size, size_t mapsz, size_t tagsz)
 	pa_shadow_start = (unsigned char *)((uintptr_t)base >> PAGE_ALLOC_SHADOW_SHIFT);
 	pa_shadow_top = pa_shadow_start;
 	pa_shadow_end = pa_shadow_start + pa_shadow_size(size);
-	page_alloc_shadow = pa_upfront ? NULL : pa_shadow_start;
+	page_alloc_shadow = pa_upfront || PA_SHADOW_UNPLACEABLE ? NULL : pa_shadow_start;
 }
 
 /*

@@ -48,11 +48,14 @@ static inline unsigned long test_seed_from_env(const char *env, const char *suit
  */
 static inline unsigned int test_iters(unsigned int n, unsigned int light)
 {
-	static int on = -1;
+	static int on = -1;	/* threads of a test may race to set it */
+	int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
 
-	if (on < 0)
-		on = getenv("USLAB_TEST_LIGHT") != NULL;
-	return on ? light : n;
+	if (v < 0) {
+		v = getenv("USLAB_TEST_LIGHT") != NULL;
+		__atomic_store_n(&on, v, __ATOMIC_RELAXED);
+	}
+	return v ? light : n;
 }
 
 /* The resident set of this process in bytes (/proc/self/statm, through
