@@ -249,7 +249,7 @@ struct page *rmqueue_buddy_locked(unsigned int order, unsigned int *resident)
 
 /* A block of @order handed out by the zone, of which @resident pages may
  * be resident: the others fault at their first touch (pages_fresh). */
-static void pa_count_handout_locked(unsigned int order, unsigned int resident)
+void pa_count_handout_locked(unsigned int order, unsigned int resident)
 {
 	pa_assert_locked();
 	pa_stat_inc(allocs[order]);
@@ -268,7 +268,8 @@ static void pa_count_handout_locked(unsigned int order, unsigned int resident)
  * Orders up to PAGELIST_MAX_ORDER come from this CPU's page list when it has
  * one (no zone lock; the list refills a batch at a time); the rest, and
  * every call that finds its CPU's list busy, from the buddy lists under
- * the zone lock. The head page gets PG_head and @order; every page's
+ * the zone lock, or, below a region's order and when the buddy would hand
+ * out a fresh block, from the CPU's fresh region (pagelist_alloc_region). The head page gets PG_head and @order; every page's
  * compound_head points to the head.
  *
  * Context: thread-safe, async-signal-safe in the sense that a signal
@@ -295,6 +296,10 @@ struct page *alloc_pages(gfp_t gfp, unsigned int order)
 	if (order <= PAGELIST_MAX_ORDER) {
 		page = pagelist_alloc(order, &resident);
 		if (likely(page))
+			goto out_prep;
+	} else if (order < PAGELIST_REGION_ORDER) {
+		page = pagelist_alloc_region(order);
+		if (page)
 			goto out_prep;
 	}
 	pa_lock_irqsave();

@@ -151,6 +151,15 @@ static inline size_t order_bytes(unsigned int order)
 #define PAGELIST_NR_ORDERS		(PAGELIST_MAX_ORDER + 1)
 #define PA_NR_PAGELISTS		256	/* CPU ids beyond share lists (mod) */
 
+/*
+ * A list that would take its blocks from a fresh block of this order or
+ * more carves them from a region of its own this big instead: 2 MiB, what
+ * one page-table page maps, so that two CPUs filling the heap never fault
+ * under one page-table lock (docs/page_alloc.md "Each CPU's fresh pages in
+ * a region of its own").
+ */
+#define PAGELIST_REGION_ORDER	(MAX_PAGE_ORDER < 9 ? MAX_PAGE_ORDER : 9)
+
 struct pa_pagelist {
 	int locked;			/* try-lock flag, see above */
 	unsigned int count;		/* pages on the lists */
@@ -161,6 +170,9 @@ struct pa_pagelist {
 	unsigned long frees[PAGELIST_NR_ORDERS];
 	unsigned long refills, drains;
 	unsigned long fresh;		/* pages handed out not resident */
+	/* pfns [region, region_end): the rest of this list's fresh region,
+	 * handed out by the zone, on no list, never written */
+	unsigned long region, region_end;
 } __attribute__((aligned(64)));
 
 extern struct pa_pagelist pa_pagelists[PA_NR_PAGELISTS];
@@ -174,6 +186,7 @@ size_t pa_release_sections_locked(void);
 
 /* page_alloc/buddy.c */
 struct page *rmqueue_buddy_locked(unsigned int order, unsigned int *resident);
+void pa_count_handout_locked(unsigned int order, unsigned int resident);
 void pa_free_one_locked(struct page *page, unsigned int order,
 			unsigned int resident);
 void prep_block(struct page *page, unsigned int order);
@@ -191,6 +204,7 @@ void large_range_del_locked(struct page *head);
 
 /* page_alloc/pagelist.c */
 struct page *pagelist_alloc(unsigned int order, unsigned int *resident);
+struct page *pagelist_alloc_region(unsigned int order);
 bool pagelist_free(struct page *page, unsigned int order);
 size_t drain_all_pages(bool idle_only);
 size_t pagelist_bytes(void);

@@ -94,8 +94,136 @@ static inline void pagelist_ready(struct pa_pagelist *pl)
 }
 
 /*
- * Refill @pl's list of @order with a batch from the buddy lists under one
- * zone lock. Fewer near the cap, none when one block would pass it.
+ * Each CPU's fresh pages in a region of its own (docs/page_alloc.md). When
+ * the buddy has no block that may be resident at any order that fits (a
+ * heap that grows: its free blocks are fresh, or the zone must grow), a
+ * block below a region's size comes from a region of the
+ * CPU's own instead, carved in address order, refill after refill and
+ * alloc_pages() after alloc_pages(); two CPUs filling the heap together
+ * then fault (or populate) in different page-table pages, each under its
+ * own page-table lock, instead of in alternate batches of one. Blocks that
+ * may be resident still go first, as before: a region never stands in
+ * for memory that may be resident. Not under a cap (pa_zone.limit), which
+ * a region would take 2 MiB of at once.
+ */
+static bool region_wanted_locked(unsigned int order)
+{
+	unsigned int o;
+
+	pa_assert_locked();
+	if (order > PAGELIST_REGION_ORDER || pa_zone.limit)
+		return false;
+	/* possibly-resident blocks lead their lists: none at any order that
+	 * fits (a warm block of a larger order, split, beats fresh pages:
+	 * sh8bench's peak RSS 60 -> 72 MiB when only the lowest order that
+	 * fits was asked) */
+	for (o = order; o <= MAX_PAGE_ORDER; o++)
+		if (pa_zone.nr_free[o] &&
+		    list_first_entry(&pa_zone.free_area[o], struct page,
+				     buddy_list)->buddy_resident)
+			return false;
+	return true;	/* fresh blocks only, or a grow */
+}
+
+/* Pfns [@pfn, @end) of a region back to the buddy lists, never written. */
+static void region_put_locked(unsigned long pfn, unsigned long end)
+{
+	while (pfn < end) {
+		unsigned int o = 0;
+
+		/* the largest aligned block at @pfn that fits */
+		while (o < PAGELIST_REGION_ORDER && !(pfn & (1UL << o)) &&
+		       pfn + (2UL << o) <= end)
+			o++;
+		pa_free_one_locked(page_alloc_map + pfn, o, 0);
+		pfn += 1UL << o;
+	}
+}
+
+/*
+ * The next block of @order from @pl's region, its head prepared as a
+ * refill's (flags 0, known zero); the pages skipped to align it go back to
+ * the buddy lists. NULL when the region has no room for it.
+ */
+static struct page *region_carve_locked(struct pa_pagelist *pl, unsigned int order)
+{
+	unsigned long pfn = ALIGN_UP(pl->region, 1UL << order);
+	struct page *page;
+
+	if (!pl->region_end || pfn + (1UL << order) > pl->region_end)
+		return NULL;
+	region_put_locked(pl->region, pfn);
+	pl->region = pfn + (1UL << order);
+	if (pl->region == pl->region_end)
+		pl->region = pl->region_end = 0;	/* used up */
+	page = page_alloc_map + pfn;
+	page->flags = 0;
+	page->compound_head = page;
+	page->order = order;
+	page->buddy_resident = 0;
+	return page;
+}
+
+/* @pl's region, used up for @order: the rest back, a new one taken. */
+static bool region_take_locked(struct pa_pagelist *pl)
+{
+	unsigned int resident;
+	struct page *page;
+
+	region_put_locked(pl->region, pl->region_end);
+	pl->region = pl->region_end = 0;
+	/* only a fresh one: its pages are given back as known zero */
+	if (!region_wanted_locked(PAGELIST_REGION_ORDER))
+		return false;
+	page = rmqueue_buddy_locked(PAGELIST_REGION_ORDER, &resident);
+	if (!page)
+		return false;
+	if (resident) {		/* not expected: the first block was fresh */
+		pa_free_one_locked(page, PAGELIST_REGION_ORDER, resident);
+		return false;
+	}
+	page->flags = 0;
+	pl->region = page_to_pfn(page);
+	pl->region_end = pl->region + (1UL << PAGELIST_REGION_ORDER);
+	return true;
+}
+
+/* Give @pl's region back whole (drains). Return: pages given back. */
+static unsigned long region_drop(struct pa_pagelist *pl)
+{
+	unsigned long pages = pl->region_end - pl->region;
+
+	if (!pl->region_end)
+		return 0;
+	pa_lock_irqsave();
+	region_put_locked(pl->region, pl->region_end);
+	pa_unlock_irqrestore();
+	pl->region = pl->region_end = 0;
+	return pages;
+}
+
+/* One block of @order for a refill: from the region when the buddy would
+ * split a fresh region for it, else the buddy's. */
+static struct page *rmqueue_one_locked(struct pa_pagelist *pl, unsigned int order,
+				       unsigned int *resident)
+{
+	struct page *page;
+
+	if (region_wanted_locked(order)) {
+		*resident = 0;
+		page = region_carve_locked(pl, order);
+		if (page)
+			return page;
+		if (region_take_locked(pl))
+			return region_carve_locked(pl, order);
+	}
+	return rmqueue_buddy_locked(order, resident);
+}
+
+/*
+ * Refill @pl's list of @order with a batch from the buddy lists (or the
+ * list's region) under one zone lock. Fewer near the cap, none when one
+ * block would pass it.
  * Return: blocks added.
  */
 static unsigned int rmqueue_bulk(struct pa_pagelist *pl, unsigned int order)
@@ -117,7 +245,7 @@ static unsigned int rmqueue_bulk(struct pa_pagelist *pl, unsigned int order)
 	pa_lock_irqsave();
 	for (i = 0; i < n; i++) {
 		unsigned int resident;
-		struct page *page = rmqueue_buddy_locked(order, &resident);
+		struct page *page = rmqueue_one_locked(pl, order, &resident);
 
 		if (!page)
 			break;
@@ -206,6 +334,41 @@ struct page *pagelist_alloc(unsigned int order, unsigned int *resident)
 }
 
 /**
+ * pagelist_alloc_region - a block of @order above the lists' orders and
+ * below a region's, from this CPU's region when the buddy would hand out
+ * a fresh block (region_wanted_locked()).
+ *
+ * Context: any thread, also a signal handler (never waits). Counted as
+ * the zone's hand-outs (pa_count_handout_locked).
+ * Return: the head page (PG_head, order and compound_head set; tails are
+ * the caller's to prepare), known zero; NULL when the list is busy, the
+ * buddy has a block that may be resident, or no region can be had (the
+ * caller then goes to the zone itself).
+ */
+struct page *pagelist_alloc_region(unsigned int order)
+{
+	struct pa_pagelist *pl = pagelist_this();
+	struct page *page = NULL;
+
+	if (unlikely(!pagelist_trylock(pl)))
+		return NULL;
+	pa_lock_irqsave();
+	if (region_wanted_locked(order)) {
+		page = region_carve_locked(pl, order);
+		if (!page && region_take_locked(pl))
+			page = region_carve_locked(pl, order);
+	}
+	if (page) {
+		page->flags = 1UL << PG_head;
+		pa_count_handout_locked(order, 0);
+	}
+	pa_unlock_irqrestore();
+	pl->events++;
+	pagelist_unlock(pl);
+	return page;
+}
+
+/**
  * pagelist_free - put a block of @order (at most PAGELIST_MAX_ORDER) on this
  * CPU's list; at the high mark a batch goes back to the buddy lists.
  * @page: its head page.
@@ -259,25 +422,36 @@ size_t drain_all_pages(bool idle_only)
 			pl->events_seen = ev;	/* racy hint: next tick decides */
 			continue;
 		}
-		if (!__atomic_load_n(&pl->count, __ATOMIC_RELAXED) ||
+		if ((!__atomic_load_n(&pl->count, __ATOMIC_RELAXED) &&
+		     !__atomic_load_n(&pl->region_end, __ATOMIC_RELAXED)) ||
 		    !pagelist_trylock(pl))
 			continue;
 		count = pl->count;
-		pagelist_free_bulk(pl, count, &max);
+		if (count)
+			pagelist_free_bulk(pl, count, &max);
 		drained += (size_t)(count - pl->count) << PAGE_SHIFT;
+		drained += (size_t)region_drop(pl) << PAGE_SHIFT;
 		pagelist_unlock(pl);
 	}
 	return drained;
 }
 
-/* Pages held on per-CPU lists now (racy sum, exact when quiet). */
+/* Pages held on per-CPU lists and their regions now (racy sum, exact
+ * when quiet). */
 size_t pagelist_bytes(void)
 {
 	size_t pages = 0;
 	unsigned int i;
 
-	for (i = 0; i < PA_NR_PAGELISTS; i++)
-		pages += __atomic_load_n(&pa_pagelists[i].count, __ATOMIC_RELAXED);
+	for (i = 0; i < PA_NR_PAGELISTS; i++) {
+		const struct pa_pagelist *pl = &pa_pagelists[i];
+		unsigned long end = __atomic_load_n(&pl->region_end, __ATOMIC_RELAXED);
+		unsigned long at = __atomic_load_n(&pl->region, __ATOMIC_RELAXED);
+
+		pages += __atomic_load_n(&pl->count, __ATOMIC_RELAXED);
+		if (end > at)
+			pages += end - at;
+	}
 	return pages << PAGE_SHIFT;
 }
 

@@ -850,10 +850,11 @@ static void depot_push_locked(struct pcp_cache *pc, bool full, int cpu,
 	m->next = *top;
 	*top = m;
 	if (full) {
-		d->nr_full++;
+		/* the counts are peeked at without the lock (depot_exchange) */
+		WRITE_ONCE(d->nr_full, d->nr_full + 1);
 		d->full_objs += m->count;
 	} else {
-		d->nr_empty++;
+		WRITE_ONCE(d->nr_empty, d->nr_empty + 1);
 	}
 }
 
@@ -891,7 +892,8 @@ static struct pcp_mag *depot_pop_locked(struct pcp_cache *pc, bool full, int cpu
 	}
 	m = *top;
 	*top = m->next;
-	if (--*nr < *min)
+	WRITE_ONCE(*nr, *nr - 1);
+	if (*nr < *min)
 		*min = *nr;
 	if (full)
 		d->full_objs -= m->count;
@@ -1056,7 +1058,9 @@ static struct pcp_mag *depot_take_all_locked(struct pcp_cache *pc)
 			}
 		}
 	}
-	d->nr_full = d->nr_empty = d->min_full = d->min_empty = 0;
+	WRITE_ONCE(d->nr_full, 0);
+	WRITE_ONCE(d->nr_empty, 0);
+	d->min_full = d->min_empty = 0;
 	d->full_objs = 0;
 	/* a drain or a resize starts the depot over at its limit */
 	WRITE_ONCE(d->grow, 0);

@@ -584,7 +584,7 @@ static void fresh_release_locked(struct kmem_cache *s, struct page *slab)
 	if (!slab->frozen)
 		return;
 	s->fresh_slab[slab->frozen - 1] = NULL;
-	s->fresh_held -= (unsigned long)(slab->objects - slab->fresh);
+	WRITE_ONCE(s->fresh_held, s->fresh_held - (unsigned long)(slab->objects - slab->fresh));
 	slab->frozen = 0;
 }
 
@@ -604,7 +604,7 @@ static void fresh_own_locked(struct kmem_cache *s, struct page *slab,
 		fresh_release_locked(s, old);
 	slab->frozen = (unsigned char)me;
 	s->fresh_slab[me - 1] = slab;
-	s->fresh_held += (unsigned long)(slab->objects - slab->fresh);
+	WRITE_ONCE(s->fresh_held, s->fresh_held + (unsigned long)(slab->objects - slab->fresh));
 }
 
 /*
@@ -1215,7 +1215,7 @@ static int __slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, void **objs,
 		list_del(&slab->slab_list);
 		add_slab_locked(s, slab);
 	}
-	s->nr_inuse += (unsigned long)i;
+	WRITE_ONCE(s->nr_inuse, s->nr_inuse + (unsigned long)i);	/* read unlocked: slab_pcp_refill */
 	s->alloc_calls++;
 	slab_unlock(s);
 
@@ -1413,7 +1413,7 @@ void slab_free_bulk(struct kmem_cache *s, void **objs, int n,
 	if (slab_debug(s)) {
 		slab_lock(s);
 		slab_free_debug_locked(s, objs, n, addr);
-		s->nr_inuse -= (unsigned long)n;
+		WRITE_ONCE(s->nr_inuse, s->nr_inuse - (unsigned long)n);
 		s->free_calls++;
 		if (s->nr_empty > s->min_partial)
 			take_empty_locked(s, s->min_partial, &discard);
@@ -1426,7 +1426,7 @@ void slab_free_bulk(struct kmem_cache *s, void **objs, int n,
 		done = flush_build_runs(s, objs + k, n - k, runs, &nr, addr);
 		slab_lock(s);
 		flush_splice_locked(s, runs, nr, addr);
-		s->nr_inuse -= (unsigned long)done;
+		WRITE_ONCE(s->nr_inuse, s->nr_inuse - (unsigned long)done);
 		if (!k)
 			s->free_calls++;
 		if (s->nr_empty > s->min_partial)

@@ -99,6 +99,21 @@ static unsigned long verify_pagelists(struct span *spans, size_t *n, size_t max)
 		ck_assert_uint_eq(cpu_pages, pa_pagelists[i].count);
 		ck_assert_uint_le(cpu_pages, CONFIG_PAGE_ALLOC_PCP_HIGH);
 		pages += cpu_pages;
+		/* the rest of the list's fresh region: free, on no list */
+		if (pa_pagelists[i].region_end) {
+			unsigned long at = pa_pagelists[i].region, end = pa_pagelists[i].region_end;
+
+			ck_assert_uint_lt(at, end);	/* used up: none */
+			ck_assert_uint_le(end - at, 1UL << PAGELIST_REGION_ORDER);
+			ck_assert_msg(pa_page_in_buddy(page_alloc_map + at) &&
+				      pa_page_in_buddy(page_alloc_map + end - 1),
+				      "page list region outside the sections");
+			if (spans) {
+				ck_assert(*n < max);
+				spans[(*n)++] = (struct span){ at, end - at, 1 };
+			}
+			pages += end - at;
+		}
 	}
 	return pages;
 }
@@ -817,9 +832,9 @@ TEST(core, test_buddyinfo)
 	unsigned int o;
 
 	ck_assert_int_eq(page_alloc_init(), 0);
-	/* Above the per-CPU lists' orders: splits a section, one free block
-	 * per order from @ord up. */
-	const unsigned int ord = PAGELIST_MAX_ORDER < MAX_PAGE_ORDER ? PAGELIST_MAX_ORDER + 1 : 0;
+	/* Above the per-CPU lists' orders and their regions': splits a
+	 * section, one free block per order from @ord up. */
+	const unsigned int ord = PAGELIST_REGION_ORDER < MAX_PAGE_ORDER ? PAGELIST_REGION_ORDER : 0;
 
 	p = alloc_pages(0, ord);
 	ck_assert_ptr_nonnull(p);

@@ -98,6 +98,65 @@ TEST(core, test_no_decay_when_disabled)
 }
 END_TEST
 
+/*
+ * Two CPUs taking fresh blocks in turn (a heap that two threads fill) get
+ * them from different 2 MiB regions, whose page faults take different
+ * page-table locks: list refills (order 3, a slab) and the zone's orders
+ * above the lists (order 5) alike. Before, the two lists took alternate
+ * batches of one region (docs/page_alloc.md).
+ */
+#define REGION_SHIFT	(PAGE_SHIFT + PAGELIST_REGION_ORDER)
+
+static uintptr_t region_of(struct page *page)
+{
+	return (uintptr_t)page_address(page) >> REGION_SHIFT;
+}
+
+TEST(core, test_fresh_blocks_of_two_cpus_in_regions_apart)
+{
+	enum { N = 48 };
+	static struct page *blk[2][N];
+	unsigned int i, j, c, d;
+
+	for (i = 0; i < N; i++) {
+		for (c = 0; c < 2; c++) {
+			unsigned int order = i % 4 == 3 ? 5 : 3;
+
+			ck_assert_int_eq(uslab_vcpu_set((int)c), 0);
+			blk[c][i] = alloc_touched(order);
+		}
+	}
+	for (c = 0; c < 2; c++)
+		for (d = 0; d < 2; d++)
+			if (c != d)
+				for (i = 0; i < N; i++)
+					for (j = 0; j < N; j++)
+						ck_assert_msg(region_of(blk[c][i]) != region_of(blk[d][j]),
+							      "CPU %u's block %u and CPU %u's block %u share a 2 MiB region",
+							      c, i, d, j);
+}
+END_TEST
+
+/* A drain (trim, ENOMEM) gives a list's region back to the buddy whole. */
+TEST(core, test_drain_gives_the_region_back)
+{
+	struct page_alloc_stats st;
+	struct page *p;
+
+	ck_assert_int_eq(uslab_vcpu_set(1), 0);
+	p = alloc_touched(3);
+	ck_assert_uint_ne(pa_pagelists[1].region_end, 0);
+	__free_pages(p, 3);
+	page_alloc_get_stats(&st);
+	ck_assert_uint_gt(st.bytes_pagelists, 0);
+	ck_assert_uint_gt(drain_all_pages(false), 0);
+	ck_assert_uint_eq(pa_pagelists[1].region_end, 0);
+	page_alloc_get_stats(&st);
+	ck_assert_uint_eq(st.bytes_pagelists, 0);
+	ck_assert_uint_eq(st.bytes_allocated, 0);
+}
+END_TEST
+
 static const struct test_case cases[] = {
 	{ .name = "core", .timeout = 30 },
 };
