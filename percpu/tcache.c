@@ -406,19 +406,35 @@ static __always_inline bool tc_usable(const struct pcp_tc *t)
 		      !__atomic_load_n(&tc_off, __ATOMIC_RELAXED));
 }
 
-static noinline void *tc_alloc_miss(struct pcp_tc *t, struct pcp_cache *pc)
+/*
+ * The misses' common start: this thread's cache (made if need be),
+ * entered (busy), orphans' bins given back, @pc's bin in *@bp (NULL:
+ * none). Return: the cache, which the caller leaves with tc_exit(), or
+ * NULL: no cache for this thread (nothing entered).
+ */
+static __always_inline struct pcp_tc *tc_miss_begin(struct pcp_tc *t,
+						    struct pcp_cache *pc,
+						    struct pcp_tc_bin **bp)
 {
-	struct pcp_tc_bin *b;
-	void *obj = NULL;
-	unsigned int got;
-
 	if (!t && !(t = tc_get_cold()))
 		return NULL;
 	tc_enter(t);
 	if (unlikely(__atomic_load_n(&tc_nr_orphans, __ATOMIC_RELAXED)) &&
 	    !sigsafe_reentered())
 		tc_reap_orphans();
-	b = tc_bin(t, pc);
+	*bp = tc_bin(t, pc);
+	return t;
+}
+
+static noinline void *tc_alloc_miss(struct pcp_tc *t, struct pcp_cache *pc)
+{
+	struct pcp_tc_bin *b;
+	void *obj = NULL;
+	unsigned int got;
+
+	t = tc_miss_begin(t, pc, &b);
+	if (!t)
+		return NULL;
 	if (!b)
 		goto out;
 	if (b->count) {		/* the hit path saw an old generation, kept */
@@ -479,13 +495,9 @@ static noinline bool tc_free_miss(struct pcp_tc *t, struct pcp_cache *pc, void *
 	unsigned int n, k, keep;
 	bool done = false;
 
-	if (!t && !(t = tc_get_cold()))
+	t = tc_miss_begin(t, pc, &b);
+	if (!t)
 		return false;
-	tc_enter(t);
-	if (unlikely(__atomic_load_n(&tc_nr_orphans, __ATOMIC_RELAXED)) &&
-	    !sigsafe_reentered())
-		tc_reap_orphans();
-	b = tc_bin(t, pc);
 	if (!b)
 		goto out;
 	n = b->count;
