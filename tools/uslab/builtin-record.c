@@ -370,6 +370,15 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "uslab record: " REC_LIB_NAME " not found next to uslab (set USLAB_RECORD_LIB)\n");
 		return 1;
 	}
+	/* LD_PRELOAD splits its list at spaces and colons: such a path
+	 * would name pieces that do not exist, ld.so would say so in every
+	 * process and record nothing */
+	if (!attach_pid && strpbrk(lib, " :")) {
+		fprintf(stderr, "uslab record: %s: LD_PRELOAD cannot name a library "
+			"whose path has a space or a colon; install uslab elsewhere "
+			"or set USLAB_RECORD_LIB to a copy without them\n", lib);
+		return 1;
+	}
 	if (record_make_dir(out, dir, sizeof(dir)))
 		return 1;
 	if (attach_pid) {
