@@ -89,6 +89,29 @@ enum rp_touch { RP_TOUCH_NONE, RP_TOUCH_FIRST, RP_TOUCH_ALL };
  * test (whose resident set the run measures). rp_map() zeroed, rp_remap()
  * grows keeping the contents, rp_unmap() gives back. NULL on failure.
  */
+/*
+ * Live bytes of a trace, whose sizes are input: no block is larger than
+ * RP_SIZE_MAX (a forged size counts as that), and the sums saturate
+ * rather than wrap (make check's fuzzer: a signed overflow).
+ */
+#define RP_SIZE_MAX	(1ULL << 62)
+
+static int64_t rp_sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+static uint64_t rp_live_add(uint64_t live, int64_t d)
+{
+	if (d < 0)
+		return (uint64_t)-d > live ? 0 : live - (uint64_t)-d;
+	return live > UINT64_MAX - (uint64_t)d ? UINT64_MAX : live + (uint64_t)d;
+}
+
 static size_t rp_pagelen(size_t len)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
@@ -328,17 +351,20 @@ static int rp_load(struct replay *rp, const char *path, unsigned int fold)
 					ssize[e.old_id] = 0;
 				}
 				if (e.id) {
-					ssize[e.id] = ev.size;
-					d += (int64_t)ev.size;
+					/* no block above 2^62 bytes exists: a
+					 * size past it (a forged trace) counts
+					 * as that, so d stays in range */
+					ssize[e.id] = min_t(uint64_t, ev.size, RP_SIZE_MAX);
+					d += (int64_t)ssize[e.id];
 				}
 			}
-			live += d;
+			live = rp_live_add(live, d);
 			if (live > rp->peak_live) {
 				rp->peak_live = live;
 				rp->peak_event = rp->events;
 			}
 			if (rp->timeline)
-				t->live[t->n - 1] += d;
+				t->live[t->n - 1] = rp_sat_add(t->live[t->n - 1], d);
 		}
 		if (ev.op < TRACE_OP_NR)
 			rp->ops[ev.op]++;
@@ -811,7 +837,7 @@ static uint64_t rp_live_now(const struct replay *rp)
 		size_t pos = atomic_load_explicit(&((struct rp_thread *)t)->pos, memory_order_relaxed);
 
 		if (pos)
-			sum += t->live[pos - 1];
+			sum = rp_sat_add(sum, t->live[pos - 1]);
 	}
 	return sum > 0 ? (uint64_t)sum : 0;
 }
